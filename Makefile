@@ -1,0 +1,37 @@
+# zkconsumer developer commands. See README.md.
+GO      ?= go
+BROKERS ?= 1
+
+.PHONY: all jars cluster-up cluster-down demo test test-short bench fmt vet
+
+all: test
+
+## jars: resolve Kafka 3.9 and Kafka 1.1.1 tool jars from Maven Central into .cache/
+jars:
+	@testinfra/fetch-jars.sh
+
+## cluster-up: start ZooKeeper + $(BROKERS) Kafka broker(s) in the background
+cluster-up: jars
+	@$(GO) run ./internal/cmd/zkcluster up -brokers $(BROKERS)
+
+## cluster-down: stop the cluster started by cluster-up and remove its data
+cluster-down:
+	@$(GO) run ./internal/cmd/zkcluster down
+
+## demo: the main job, end to end against a local cluster
+demo: jars
+	@$(GO) run ./examples/demo
+
+## test: every unit and integration test, with -race, against a real cluster
+test:
+	@scripts/test.sh
+
+## test-short: unit tests only (skips everything that needs a cluster)
+test-short:
+	@$(GO) test -race -short ./...
+
+fmt:
+	@gofmt -l -w .
+
+vet:
+	@$(GO) vet ./...

@@ -1,0 +1,272 @@
+package testcluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/IBM/sarama"
+)
+
+var nameSeq atomic.Int64
+
+// UniqueName returns a topic or group name no other test of this run uses:
+// prefix, the time and a sequence number, in Kafka's legal alphabet.
+func UniqueName(prefix string) string {
+	clean := strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_', r == '-':
+			return r
+		}
+		return '_'
+	}, prefix)
+	return fmt.Sprintf("%s-%d-%d", clean, time.Now().UnixMilli()%1e8, nameSeq.Add(1))
+}
+
+// SaramaConfig is the client configuration the harness uses.
+func SaramaConfig() *sarama.Config {
+	cfg := sarama.NewConfig()
+	cfg.ClientID = "zkconsumer-testcluster"
+	cfg.Version = sarama.V3_9_0_0
+	cfg.Net.DialTimeout = 10 * time.Second
+	cfg.Metadata.Retry.Max = 10
+	cfg.Metadata.Retry.Backoff = 200 * time.Millisecond
+	cfg.Producer.Return.Successes = true
+	cfg.Producer.RequiredAcks = sarama.WaitForAll
+	cfg.Producer.Retry.Max = 10
+	cfg.Producer.Retry.Backoff = 200 * time.Millisecond
+	return cfg
+}
+
+// CreateTopic creates a topic and waits until every partition has a leader.
+func (c *Cluster) CreateTopic(ctx context.Context, topic string, partitions int32, replicationFactor int16) error {
+	admin, err := sarama.NewClusterAdmin(c.brokerAddrs, SaramaConfig())
+	if err != nil {
+		return fmt.Errorf("testcluster: admin client: %w", err)
+	}
+	defer admin.Close()
+	err = admin.CreateTopic(topic, &sarama.TopicDetail{NumPartitions: partitions, ReplicationFactor: replicationFactor}, false)
+	if err != nil && !errors.Is(err, sarama.ErrTopicAlreadyExists) {
+		return fmt.Errorf("testcluster: create topic %s: %w", topic, err)
+	}
+	return c.waitLeaders(ctx, topic, partitions)
+}
+
+// AddPartitions raises a topic's partition count to total.
+func (c *Cluster) AddPartitions(ctx context.Context, topic string, total int32) error {
+	admin, err := sarama.NewClusterAdmin(c.brokerAddrs, SaramaConfig())
+	if err != nil {
+		return fmt.Errorf("testcluster: admin client: %w", err)
+	}
+	defer admin.Close()
+	if err := admin.CreatePartitions(topic, total, nil, false); err != nil {
+		return fmt.Errorf("testcluster: add partitions to %s: %w", topic, err)
+	}
+	return c.waitLeaders(ctx, topic, total)
+}
+
+// DeleteRecords deletes the records of a partition below offset.
+func (c *Cluster) DeleteRecords(topic string, partition int32, before int64) error {
+	admin, err := sarama.NewClusterAdmin(c.brokerAddrs, SaramaConfig())
+	if err != nil {
+		return fmt.Errorf("testcluster: admin client: %w", err)
+	}
+	defer admin.Close()
+	return admin.DeleteRecords(topic, map[int32]int64{partition: before})
+}
+
+func (c *Cluster) waitLeaders(ctx context.Context, topic string, partitions int32) error {
+	client, err := sarama.NewClient(c.brokerAddrs, SaramaConfig())
+	if err != nil {
+		return fmt.Errorf("testcluster: client: %w", err)
+	}
+	defer client.Close()
+	for {
+		err := client.RefreshMetadata(topic)
+		if err == nil {
+			ps, perr := client.Partitions(topic)
+			ready := perr == nil && int32(len(ps)) >= partitions
+			for _, p := range ps {
+				if _, lerr := client.Leader(topic, p); lerr != nil {
+					ready = false
+				}
+			}
+			if ready {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("testcluster: topic %s has no leader for all %d partitions: %w", topic, partitions, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// ProduceOptions shapes the messages Produce writes.
+type ProduceOptions struct {
+	// Partition, if >= 0, receives every message; otherwise messages go
+	// round-robin over all partitions.
+	Partition int32
+	// Compression of the producer's batches.
+	Compression sarama.CompressionCodec
+	// ValueSize pads values to this many bytes (at least the sequence).
+	ValueSize int
+	// FirstSeq is the sequence number of the first message.
+	FirstSeq int
+}
+
+// Produced records where each message landed, by sequence number.
+type Produced struct {
+	// Offsets maps partition to the offsets written, in order.
+	Offsets map[int32][]int64
+	// Seqs maps partition to the sequence numbers written, in offset order.
+	Seqs map[int32][]int
+}
+
+// Count is the number of messages written.
+func (p Produced) Count() int {
+	n := 0
+	for _, o := range p.Offsets {
+		n += len(o)
+	}
+	return n
+}
+
+// MessageValue is the value Produce writes for seq: "seq=<n>;" padded with
+// '.' to size bytes.
+func MessageValue(seq, size int) []byte {
+	v := []byte("seq=" + strconv.Itoa(seq) + ";")
+	for len(v) < size {
+		v = append(v, '.')
+	}
+	return v
+}
+
+// ParseSeq recovers the sequence number from a value written by Produce.
+func ParseSeq(value []byte) (int, error) {
+	s := string(value)
+	if !strings.HasPrefix(s, "seq=") {
+		return 0, fmt.Errorf("testcluster: value %.20q was not written by Produce", s)
+	}
+	end := strings.IndexByte(s, ';')
+	if end < 0 {
+		return 0, fmt.Errorf("testcluster: value %.20q was not written by Produce", s)
+	}
+	return strconv.Atoi(s[4:end])
+}
+
+// Produce writes n keyed messages ("key-<seq>", MessageValue) to topic and
+// returns where they landed. Within a partition, sequence numbers ascend.
+func (c *Cluster) Produce(ctx context.Context, topic string, n int, opts ProduceOptions) (Produced, error) {
+	cfg := SaramaConfig()
+	cfg.Producer.Compression = opts.Compression
+	cfg.Producer.Flush.Messages = 500
+	cfg.Producer.Flush.Frequency = 5 * time.Millisecond
+	cfg.Producer.Idempotent = true
+	cfg.Net.MaxOpenRequests = 1
+	if opts.Partition >= 0 {
+		cfg.Producer.Partitioner = sarama.NewManualPartitioner
+	} else {
+		cfg.Producer.Partitioner = sarama.NewRoundRobinPartitioner
+	}
+	producer, err := sarama.NewAsyncProducer(c.brokerAddrs, cfg)
+	if err != nil {
+		return Produced{}, fmt.Errorf("testcluster: producer: %w", err)
+	}
+	out := Produced{Offsets: map[int32][]int64{}, Seqs: map[int32][]int{}}
+	done := make(chan error, 1)
+	go func() {
+		var errs []error
+		for i := 0; i < n; i++ {
+			select {
+			case m := <-producer.Successes():
+				out.Offsets[m.Partition] = append(out.Offsets[m.Partition], m.Offset)
+				out.Seqs[m.Partition] = append(out.Seqs[m.Partition], m.Metadata.(int))
+			case e := <-producer.Errors():
+				errs = append(errs, e.Err)
+			case <-ctx.Done():
+				done <- ctx.Err()
+				return
+			}
+		}
+		done <- errors.Join(errs...)
+	}()
+	for i := 0; i < n; i++ {
+		seq := opts.FirstSeq + i
+		msg := &sarama.ProducerMessage{
+			Topic:    topic,
+			Key:      sarama.StringEncoder("key-" + strconv.Itoa(seq)),
+			Value:    sarama.ByteEncoder(MessageValue(seq, opts.ValueSize)),
+			Metadata: seq,
+		}
+		if opts.Partition >= 0 {
+			msg.Partition = opts.Partition
+		}
+		select {
+		case producer.Input() <- msg:
+		case <-ctx.Done():
+		}
+	}
+	err = <-done
+	closeErr := producer.Close()
+	if err != nil {
+		return out, fmt.Errorf("testcluster: produce to %s: %w", topic, err)
+	}
+	if closeErr != nil {
+		return out, fmt.Errorf("testcluster: produce to %s: %w", topic, closeErr)
+	}
+	return out, nil
+}
+
+// PartitionState is the controller's view of one partition, read from
+// <chroot>/brokers/topics/<t>/partitions/<p>/state.
+type PartitionState struct {
+	Leader      int   `json:"leader"`
+	LeaderEpoch int   `json:"leader_epoch"`
+	ISR         []int `json:"isr"`
+}
+
+// ReadPartitionState reads a partition's state node from ZooKeeper.
+func (c *Cluster) ReadPartitionState(ctx context.Context, topic string, partition int32) (PartitionState, error) {
+	var st PartitionState
+	conn, err := c.dialZK(ctx)
+	if err != nil {
+		return st, err
+	}
+	defer conn.Close()
+	path := fmt.Sprintf("%s/brokers/topics/%s/partitions/%d/state", c.chroot, topic, partition)
+	data, _, err := conn.Get(path)
+	if err != nil {
+		return st, fmt.Errorf("testcluster: read %s: %w", path, err)
+	}
+	if err := json.Unmarshal(data, &st); err != nil {
+		return st, fmt.Errorf("testcluster: %s: %w", path, err)
+	}
+	return st, nil
+}
+
+// BrokerVersion asks a broker for its supported API versions and returns the
+// highest Fetch version, which identifies the broker's release line.
+func (c *Cluster) BrokerVersion(ctx context.Context) (maxFetchVersion int16, err error) {
+	b := sarama.NewBroker(c.brokerAddrs[0])
+	if err := b.Open(SaramaConfig()); err != nil {
+		return 0, err
+	}
+	defer b.Close()
+	resp, err := b.ApiVersions(&sarama.ApiVersionsRequest{Version: 3, ClientSoftwareName: "zkconsumer-testcluster", ClientSoftwareVersion: "0"})
+	if err != nil {
+		return 0, err
+	}
+	for _, k := range resp.ApiKeys {
+		if k.ApiKey == 1 {
+			return k.MaxVersion, nil
+		}
+	}
+	return 0, errors.New("testcluster: broker does not list the Fetch API")
+}

@@ -1,0 +1,449 @@
+package testcluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/IBM/sarama"
+	"github.com/go-zookeeper/zk"
+)
+
+// DefaultChroot is the ZooKeeper chroot of the brokers, as in most real
+// deployments ("127.0.0.1:2181/kafka").
+const DefaultChroot = "/kafka"
+
+// Options configures Start.
+type Options struct {
+	// Brokers is the number of Kafka brokers; 1 if zero.
+	Brokers int
+	// Chroot is the brokers' ZooKeeper chroot; DefaultChroot if empty.
+	Chroot string
+	// BrokerSessionTimeout is the brokers' zookeeper.session.timeout.ms;
+	// 6s if zero. A shorter one makes leadership move faster after a kill.
+	BrokerSessionTimeout time.Duration
+	// BrokerProperties override or add server.properties entries.
+	BrokerProperties map[string]string
+	// Dir is where data and logs go; a fresh temporary directory if empty.
+	// Stop removes it only if Start created it.
+	Dir string
+	// Detach lets the JVMs outlive this process (make cluster-up); Stop
+	// must then come from ReadState.
+	Detach bool
+	// StartTimeout bounds the whole start-up; 3 minutes if zero.
+	StartTimeout time.Duration
+	// Logf, if set, receives progress lines.
+	Logf func(format string, args ...any)
+}
+
+// Cluster is a running ZooKeeper with Kafka brokers in ZooKeeper mode. A
+// Cluster built from the environment (FromEnv) has no processes to control:
+// its control methods return ErrNotControlled.
+type Cluster struct {
+	opts    Options
+	dir     string
+	ownsDir bool
+	chroot  string
+
+	mu      sync.Mutex
+	zk      *node
+	brokers []*node // index = broker id
+
+	zkServer    string   // host:port of ZooKeeper, without chroot
+	brokerAddrs []string // host:port of each broker, by id
+}
+
+// ErrNotControlled is returned by the control methods of a cluster this
+// process did not start.
+var ErrNotControlled = errors.New("testcluster: this cluster was not started by this process, it cannot be controlled")
+
+// node is one JVM of the cluster and how to start it again.
+type node struct {
+	jvm
+	id   int
+	port int
+}
+
+// Start launches ZooKeeper and the brokers, and returns once every broker
+// has registered in ZooKeeper. On failure everything started is stopped.
+func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
+	if opts.Brokers <= 0 {
+		opts.Brokers = 1
+	}
+	if opts.Chroot == "" {
+		opts.Chroot = DefaultChroot
+	}
+	if opts.BrokerSessionTimeout <= 0 {
+		opts.BrokerSessionTimeout = 6 * time.Second
+	}
+	if opts.StartTimeout <= 0 {
+		opts.StartTimeout = 3 * time.Minute
+	}
+	if opts.Logf == nil {
+		opts.Logf = func(string, ...any) {}
+	}
+	lib, err := Kafka39Lib()
+	if err != nil {
+		return nil, err
+	}
+	log4j, err := log4jConfig()
+	if err != nil {
+		return nil, err
+	}
+	c = &Cluster{opts: opts, dir: opts.Dir, chroot: opts.Chroot}
+	if c.dir == "" {
+		if c.dir, err = os.MkdirTemp("", "zkconsumer-cluster-"); err != nil {
+			return nil, err
+		}
+		c.ownsDir = true
+	}
+	defer func() {
+		if err != nil {
+			_ = c.Stop()
+		}
+	}()
+	ctx, cancel := context.WithTimeout(ctx, opts.StartTimeout)
+	defer cancel()
+
+	ports, err := freePorts(1 + opts.Brokers)
+	if err != nil {
+		return nil, err
+	}
+	cp := filepath.Join(lib, "*")
+	if err := c.startZooKeeper(ctx, cp, log4j, ports[0]); err != nil {
+		return nil, err
+	}
+	for id := 0; id < opts.Brokers; id++ {
+		if err := c.addBroker(cp, log4j, id, ports[1+id]); err != nil {
+			return nil, err
+		}
+	}
+	// Brokers start in parallel; registration is what counts.
+	for _, b := range c.brokers {
+		if err := b.start(); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.WaitBrokers(ctx, opts.Brokers); err != nil {
+		return nil, err
+	}
+	for id := range c.brokers {
+		if err := c.waitListening(ctx, id); err != nil {
+			return nil, err
+		}
+	}
+	opts.Logf("testcluster: ZooKeeper %s, brokers %s, data in %s", c.ZKConnect(), strings.Join(c.brokerAddrs, ","), c.dir)
+	return c, nil
+}
+
+func (c *Cluster) startZooKeeper(ctx context.Context, cp, log4j string, port int) error {
+	dir := filepath.Join(c.dir, "zookeeper")
+	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
+		return err
+	}
+	cfg := filepath.Join(dir, "zoo.cfg")
+	// tickTime 500 ms allows session timeouts of 1 s (2 ticks) and up;
+	// maxSessionTimeout is raised so users' larger timeouts work too.
+	props := map[string]string{
+		"dataDir":                        filepath.Join(dir, "data"),
+		"clientPort":                     strconv.Itoa(port),
+		"clientPortAddress":              "127.0.0.1",
+		"tickTime":                       "500",
+		"maxSessionTimeout":              "60000",
+		"maxClientCnxns":                 "0",
+		"admin.enableServer":             "false",
+		"4lw.commands.whitelist":         "*",
+		"autopurge.purgeInterval":        "0",
+		"zookeeper.snapshot.trust.empty": "true",
+	}
+	if err := writeProperties(cfg, props); err != nil {
+		return err
+	}
+	c.zk = &node{port: port, jvm: jvm{
+		name:    "zookeeper",
+		detach:  c.opts.Detach,
+		logPath: filepath.Join(dir, "zookeeper.log"),
+		args: append(jvmFlags("256m", log4j, dir),
+			"-cp", cp, "org.apache.zookeeper.server.quorum.QuorumPeerMain", cfg),
+	}}
+	c.zkServer = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	if err := c.zk.start(); err != nil {
+		return err
+	}
+	return c.waitZooKeeper(ctx)
+}
+
+func (c *Cluster) addBroker(cp, log4j string, id, port int) error {
+	dir := filepath.Join(c.dir, fmt.Sprintf("broker-%d", id))
+	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
+		return err
+	}
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	rf := strconv.Itoa(min(3, c.opts.Brokers))
+	props := map[string]string{
+		"broker.id":                                strconv.Itoa(id),
+		"zookeeper.connect":                        c.zkServer + c.chroot,
+		"zookeeper.session.timeout.ms":             strconv.FormatInt(c.opts.BrokerSessionTimeout.Milliseconds(), 10),
+		"listeners":                                "PLAINTEXT://" + addr,
+		"advertised.listeners":                     "PLAINTEXT://" + addr,
+		"log.dirs":                                 filepath.Join(dir, "data"),
+		"num.partitions":                           "1",
+		"auto.create.topics.enable":                "true",
+		"delete.topic.enable":                      "true",
+		"offsets.topic.replication.factor":         rf,
+		"offsets.topic.num.partitions":             "4",
+		"transaction.state.log.replication.factor": rf,
+		"transaction.state.log.min.isr":            "1",
+		"transaction.state.log.num.partitions":     "4",
+		"min.insync.replicas":                      "1",
+		"group.initial.rebalance.delay.ms":         "0",
+		"num.network.threads":                      "2",
+		"num.io.threads":                           "2",
+		"num.recovery.threads.per.data.dir":        "1",
+		"background.threads":                       "2",
+		"log.cleaner.dedupe.buffer.size":           "8388608",
+		"log.cleaner.threads":                      "1",
+		"controlled.shutdown.enable":               "true",
+		"unclean.leader.election.enable":           "false",
+		"leader.imbalance.check.interval.seconds":  "5",
+	}
+	for k, v := range c.opts.BrokerProperties {
+		props[k] = v
+	}
+	cfg := filepath.Join(dir, "server.properties")
+	if err := writeProperties(cfg, props); err != nil {
+		return err
+	}
+	b := &node{id: id, port: port, jvm: jvm{
+		name:    fmt.Sprintf("broker-%d", id),
+		detach:  c.opts.Detach,
+		logPath: filepath.Join(dir, "server.log"),
+		args: append(jvmFlags("512m", log4j, dir),
+			"-cp", cp, "kafka.Kafka", cfg),
+	}}
+	c.brokers = append(c.brokers, b)
+	c.brokerAddrs = append(c.brokerAddrs, addr)
+	return nil
+}
+
+// jvmFlags are small-heap settings for a 2-core test machine.
+func jvmFlags(heap, log4j, logDir string) []string {
+	return []string{
+		"-Xms64m", "-Xmx" + heap,
+		"-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
+		"-XX:ParallelGCThreads=1", "-XX:ConcGCThreads=1", "-XX:CICompilerCount=2",
+		"-XX:-UsePerfData", "-Djava.awt.headless=true",
+		"-Dlog4j.configuration=file:" + log4j,
+		"-Dkafka.logs.dir=" + logDir,
+		"-Dzookeeper.admin.enableServer=false",
+		// Marks the process as ours; ReadState checks it before signalling.
+		"-Dzkconsumer.testcluster=" + logDir,
+	}
+}
+
+func writeProperties(path string, props map[string]string) error {
+	keys := make([]string, 0, len(props))
+	for k := range props {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	b.WriteString("# Written by zkconsumer's internal/testcluster.\n")
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%s=%s\n", k, props[k])
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+// freePorts reserves n distinct free TCP ports on 127.0.0.1.
+func freePorts(n int) ([]int, error) {
+	ports := make([]int, 0, n)
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+// ZKServer is ZooKeeper's host:port, without the chroot.
+func (c *Cluster) ZKServer() string { return c.zkServer }
+
+// Chroot is the brokers' ZooKeeper chroot, e.g. "/kafka".
+func (c *Cluster) Chroot() string { return c.chroot }
+
+// ZKConnect is what consumers put in zookeeper.connect: host:port/chroot.
+func (c *Cluster) ZKConnect() string { return c.zkServer + c.chroot }
+
+// BrokerAddrs are the brokers' host:port, by broker id.
+func (c *Cluster) BrokerAddrs() []string { return append([]string(nil), c.brokerAddrs...) }
+
+// Dir is where the cluster keeps its data and logs ("" for FromEnv).
+func (c *Cluster) Dir() string { return c.dir }
+
+// Controlled reports whether this process started the cluster's JVMs.
+func (c *Cluster) Controlled() bool { return c.zk != nil }
+
+// Stop ends every JVM this cluster started and removes the directory it
+// created. It is idempotent.
+func (c *Cluster) Stop() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var errs []error
+	for _, b := range c.brokers {
+		errs = append(errs, b.stop(syscall.SIGKILL, 5*time.Second))
+	}
+	if c.zk != nil {
+		errs = append(errs, c.zk.stop(syscall.SIGKILL, 5*time.Second))
+	}
+	if c.ownsDir && c.dir != "" {
+		errs = append(errs, os.RemoveAll(c.dir))
+		c.ownsDir = false
+	}
+	return errors.Join(errs...)
+}
+
+// dialZK opens an observer ZooKeeper connection (no chroot) and waits until
+// it has a session.
+func (c *Cluster) dialZK(ctx context.Context) (*zk.Conn, error) {
+	conn, events, err := zk.Connect([]string{c.zkServer}, 10*time.Second, zk.WithLogger(discardLogger{}))
+	if err != nil {
+		return nil, err
+	}
+	for {
+		select {
+		case ev := <-events:
+			if ev.State == zk.StateHasSession {
+				go drain(events)
+				return conn, nil
+			}
+		case <-ctx.Done():
+			conn.Close()
+			return nil, fmt.Errorf("testcluster: no ZooKeeper session with %s: %w", c.zkServer, ctx.Err())
+		}
+	}
+}
+
+func drain(events <-chan zk.Event) {
+	for range events {
+	}
+}
+
+type discardLogger struct{}
+
+func (discardLogger) Printf(string, ...any) {}
+
+func (c *Cluster) waitZooKeeper(ctx context.Context) error {
+	for {
+		if !c.zk.running() {
+			return fmt.Errorf("testcluster: ZooKeeper exited during start-up; see %s", c.zk.logPath)
+		}
+		conn, err := net.DialTimeout("tcp", c.zkServer, time.Second)
+		if err == nil {
+			_, _ = conn.Write([]byte("ruok"))
+			buf := make([]byte, 4)
+			_ = conn.SetReadDeadline(time.Now().Add(2 * time.Second))
+			n, _ := conn.Read(buf)
+			conn.Close()
+			if string(buf[:n]) == "imok" {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("testcluster: ZooKeeper did not come up on %s: %w; see %s", c.zkServer, ctx.Err(), c.zk.logPath)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// WaitBrokers waits until n brokers are registered under <chroot>/brokers/ids.
+func (c *Cluster) WaitBrokers(ctx context.Context, n int) error {
+	conn, err := c.dialZK(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	for {
+		ids, _, err := conn.Children(c.chroot + "/brokers/ids")
+		if err == nil && len(ids) >= n {
+			return nil
+		}
+		for _, b := range c.brokers {
+			if !b.running() {
+				return fmt.Errorf("testcluster: %s exited; see %s", b.name, b.logPath)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("testcluster: %d of %d brokers registered: %w", len(ids), n, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// RegisteredBrokers reads the broker ids registered in ZooKeeper.
+func (c *Cluster) RegisteredBrokers(ctx context.Context) ([]int, error) {
+	conn, err := c.dialZK(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	children, _, err := conn.Children(c.chroot + "/brokers/ids")
+	if err != nil {
+		return nil, fmt.Errorf("testcluster: list %s/brokers/ids: %w", c.chroot, err)
+	}
+	ids := make([]int, 0, len(children))
+	for _, s := range children {
+		id, err := strconv.Atoi(s)
+		if err != nil {
+			return nil, fmt.Errorf("testcluster: broker id %q: %w", s, err)
+		}
+		ids = append(ids, id)
+	}
+	sort.Ints(ids)
+	return ids, nil
+}
+
+// waitListening waits until broker id answers an ApiVersions request: a
+// broker registers in ZooKeeper before its listener accepts requests.
+func (c *Cluster) waitListening(ctx context.Context, id int) error {
+	for {
+		b := sarama.NewBroker(c.brokerAddrs[id])
+		cfg := SaramaConfig()
+		cfg.Net.DialTimeout = time.Second
+		if err := b.Open(cfg); err == nil {
+			_, err = b.ApiVersions(&sarama.ApiVersionsRequest{})
+			b.Close()
+			if err == nil {
+				return nil
+			}
+		}
+		if !c.brokers[id].running() {
+			return fmt.Errorf("testcluster: broker %d exited; see %s", id, c.brokers[id].logPath)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("testcluster: broker %d does not answer on %s: %w", id, c.brokerAddrs[id], ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}

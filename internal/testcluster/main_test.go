@@ -1,0 +1,5 @@
+package testcluster
+
+import "testing"
+
+func TestMain(m *testing.M) { Main(m) }

@@ -1,0 +1,52 @@
+package testcluster
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+// OldTool prepares a command running a main class from Kafka 1.1.1's Scala
+// tools (kafka.tools.ConsoleConsumer, kafka.admin.ConsumerGroupCommand, ...),
+// the reference implementation of the old consumer. The JVM runs in its own
+// process group; cancelling ctx kills the whole group.
+func OldTool(ctx context.Context, mainClass string, args ...string) (*exec.Cmd, error) {
+	lib, err := Kafka111Lib()
+	if err != nil {
+		return nil, err
+	}
+	root, err := RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	log4j := filepath.Join(root, "testinfra", "log4j-tools.properties")
+	jargs := append([]string{
+		"-Xms32m", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData",
+		"-Dlog4j.configuration=file:" + log4j,
+		"-cp", filepath.Join(lib, "*"), mainClass,
+	}, args...)
+	cmd := exec.CommandContext(ctx, "java", jargs...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 10 * time.Second
+	return cmd, nil
+}
+
+// RunOldTool runs an OldTool command to completion and returns its stdout;
+// stderr is included in the error when it fails.
+func RunOldTool(ctx context.Context, mainClass string, args ...string) (string, error) {
+	cmd, err := OldTool(ctx, mainClass, args...)
+	if err != nil {
+		return "", err
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.String(), fmt.Errorf("testcluster: %s: %w\n%s", mainClass, err, stderr.String())
+	}
+	return stdout.String(), nil
+}

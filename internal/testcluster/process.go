@@ -1,0 +1,136 @@
+package testcluster
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// jvm is one Java process of the cluster, running in its own process group.
+type jvm struct {
+	name    string
+	args    []string // everything after "java"
+	logPath string
+	detach  bool // survive the parent (make cluster-up)
+
+	cmd  *exec.Cmd
+	pid  int
+	done chan struct{} // closed when an attached process has exited
+}
+
+// start launches the JVM. Its output goes to logPath.
+func (j *jvm) start() error {
+	logFile, err := os.OpenFile(j.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
+	cmd := exec.Command("java", j.args...)
+	cmd.Stdout = logFile
+	cmd.Stderr = logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if !j.detach {
+		// A crashed test binary must not leave JVMs behind.
+		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("testcluster: start %s: %w", j.name, err)
+	}
+	j.cmd, j.pid = cmd, cmd.Process.Pid
+	j.done = make(chan struct{})
+	if j.detach {
+		// Nobody waits for a detached process; release it so the
+		// parent can exit while it keeps running.
+		_ = cmd.Process.Release()
+		close(j.done)
+		return nil
+	}
+	go func() {
+		_ = cmd.Wait()
+		close(j.done)
+	}()
+	return nil
+}
+
+// running reports whether the process is alive.
+func (j *jvm) running() bool {
+	if j.pid == 0 {
+		return false
+	}
+	if !j.detach {
+		select {
+		case <-j.done:
+			return false
+		default:
+			return true
+		}
+	}
+	return pidAlive(j.pid)
+}
+
+// signal sends sig to the JVM's whole process group.
+func (j *jvm) signal(sig syscall.Signal) error {
+	if j.pid == 0 {
+		return fmt.Errorf("testcluster: %s is not running", j.name)
+	}
+	if err := syscall.Kill(-j.pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("testcluster: signal %v to %s: %w", sig, j.name, err)
+	}
+	return nil
+}
+
+// stop ends the process: sig first, SIGKILL after grace, then waits until it
+// is gone.
+func (j *jvm) stop(sig syscall.Signal, grace time.Duration) error {
+	if !j.running() {
+		return nil
+	}
+	_ = j.signal(syscall.SIGCONT) // a paused JVM cannot handle SIGTERM
+	if err := j.signal(sig); err != nil {
+		return err
+	}
+	if j.waitGone(grace) {
+		return nil
+	}
+	_ = j.signal(syscall.SIGKILL)
+	if j.waitGone(30 * time.Second) {
+		return nil
+	}
+	return fmt.Errorf("testcluster: %s (pid %d) did not exit", j.name, j.pid)
+}
+
+func (j *jvm) waitGone(d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for {
+		if !j.running() {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// pidAlive reports whether pid exists and is not a zombie.
+func pidAlive(pid int) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the parenthesised command name.
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+}
+
+// pidCmdlineContains reports whether the command line of pid mentions s; it
+// guards against signalling a recycled pid.
+func pidCmdlineContains(pid int, s string) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	return err == nil && strings.Contains(string(data), s)
+}

@@ -1,0 +1,127 @@
+package testcluster
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+// Environment variables naming an existing cluster (make cluster-up prints
+// them; docker compose users set them by hand).
+const (
+	EnvZKConnect = "ZOOKEEPER_CONNECT"
+	EnvBrokers   = "KAFKA_BROKERS"
+)
+
+// FromEnv returns the cluster named by ZOOKEEPER_CONNECT and KAFKA_BROKERS,
+// or ok=false when they are unset. Such a cluster cannot be controlled.
+func FromEnv() (c *Cluster, ok bool, err error) {
+	zkc, brokers := os.Getenv(EnvZKConnect), os.Getenv(EnvBrokers)
+	if zkc == "" && brokers == "" {
+		return nil, false, nil
+	}
+	if zkc == "" || brokers == "" {
+		return nil, true, fmt.Errorf("testcluster: set both %s and %s, or neither", EnvZKConnect, EnvBrokers)
+	}
+	server, chroot := zkc, ""
+	if i := strings.IndexByte(zkc, '/'); i >= 0 {
+		server, chroot = zkc[:i], zkc[i:]
+	}
+	return &Cluster{zkServer: server, chroot: chroot, brokerAddrs: strings.Split(brokers, ",")}, true, nil
+}
+
+var shared struct {
+	mu      sync.Mutex
+	cluster *Cluster
+	private bool // started by this process; Main stops it
+	err     error
+}
+
+// Shared returns the cluster integration tests share: the one named by the
+// environment, or else a one-broker cluster this test binary starts once and
+// Main stops. It fails the test (never skips it) when no cluster can be had;
+// only `go test -short` skips integration tests.
+func Shared(t testing.TB) *Cluster {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test: skipped by -short")
+	}
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if shared.cluster == nil && shared.err == nil {
+		c, ok, err := FromEnv()
+		if !ok {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			c, err = Start(ctx, Options{Logf: t.Logf})
+			cancel()
+			shared.private = err == nil
+		}
+		shared.cluster, shared.err = c, err
+	}
+	if shared.err != nil {
+		t.Fatalf("integration test needs a real ZooKeeper and Kafka: %v", shared.err)
+	}
+	return shared.cluster
+}
+
+// Private starts a cluster of its own for a test that kills, pauses or
+// restarts processes, and stops it when the test ends.
+func Private(t testing.TB, opts Options) *Cluster {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test: skipped by -short")
+	}
+	if opts.Logf == nil {
+		opts.Logf = t.Logf
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	c, err := Start(ctx, opts)
+	if err != nil {
+		t.Fatalf("integration test needs a real ZooKeeper and Kafka: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := c.Stop(); err != nil {
+			t.Errorf("stop cluster: %v", err)
+		}
+	})
+	return c
+}
+
+// Main runs the tests of a package, stops the shared cluster if this binary
+// started it, then checks for leaked goroutines. Use it as
+//
+//	func TestMain(m *testing.M) { testcluster.Main(m) }
+func Main(m *testing.M, opts ...goleak.Option) {
+	code := m.Run()
+	shared.mu.Lock()
+	if shared.private && shared.cluster != nil {
+		if err := shared.cluster.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = 1
+		}
+	}
+	shared.mu.Unlock()
+	if code == 0 {
+		if err := goleak.Find(append(opts, IgnoredGoroutines()...)...); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: errors on successful test run: %v\n", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// IgnoredGoroutines are third-party background goroutines that live for the
+// whole process by design.
+func IgnoredGoroutines() []goleak.Option {
+	return []goleak.Option{
+		// go-metrics (used by sarama) starts one process-wide meter ticker.
+		goleak.IgnoreTopFunction("github.com/rcrowley/go-metrics.(*meterArbiter).tick"),
+	}
+}

@@ -1,0 +1,12 @@
+// Package rebalance decides and claims partition ownership for a consumer
+// group coordinated through ZooKeeper.
+//
+// It holds the two assignors of Kafka's Scala consumer, range and roundrobin,
+// which give byte-identical decisions to Kafka 1.1.1 so that Go and Scala
+// members can share one group, and the claim protocol on
+// /consumers/<group>/owners/<topic>/<partition>: release, compute, claim with
+// ephemeral nodes, roll back on conflict and retry.
+//
+// The package never imports the fetcher; the connector wires them together
+// through the Handler interface.
+package rebalance

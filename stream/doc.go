@@ -1,0 +1,23 @@
+// Package stream is the consumer side of the data path: the messages that
+// fetchers enqueue and that applications iterate.
+//
+// A fetcher turns one partition's fetch response into a FetchedDataChunk and
+// puts it, with PartitionTopicInfo.Enqueue, on the bounded ChunkQueue of the
+// stream that owns the partition; a full queue blocks the fetcher. A
+// KafkaStream wraps one queue; its ConsumerIterator hands out the messages of
+// each chunk in order, skips messages below the partition's consumed offset
+// (compressed batches start early), and advances the consumed offset only
+// when the caller asks for the next message or marks one with MarkConsumed,
+// so a commit never covers a message the application has not finished.
+//
+// A PartitionTopicInfo belongs to one rebalance generation. Revoking it at
+// the end of the generation fences it: none of its messages, queued or in
+// the chunk being read, is handed out afterwards, and its fetcher's Enqueue
+// fails. A fetcher's error for one partition travels as an error chunk and
+// comes out of Next as a *PartitionError; the stream carries on. Shutdown
+// ends the stream: Next returns ErrShutdown and Messages loops end.
+//
+// Next is called from one goroutine at a time per stream; everything else
+// is safe for concurrent use. The package starts no goroutines and imports
+// only the standard library.
+package stream
