@@ -1,0 +1,115 @@
+package stream
+
+import (
+	"context"
+	"testing"
+)
+
+// BenchmarkIterator measures messages per second from Enqueue to Next: one
+// fetcher goroutine enqueues chunks of 1000 messages of 100 bytes, the
+// benchmark goroutine takes them one by one. One op is one message.
+func BenchmarkIterator(b *testing.B) {
+	const chunkSize = 1000
+	const slots = 8 // chunk buffers recycled between the two goroutines
+
+	s, err := NewKafkaStream(2, -1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pti := NewPartitionTopicInfo("bench", 0, s.Queue(), 0, 0, 1<<20)
+	value := make([]byte, 100)
+
+	free := make(chan []*Message, slots)
+	for range slots {
+		msgs := make([]*Message, chunkSize)
+		for i := range msgs {
+			msgs[i] = &Message{Topic: "bench", Value: value}
+		}
+		free <- msgs
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	fetchDone := make(chan struct{})
+	go func() {
+		defer close(fetchDone)
+		var next int64
+		for {
+			var msgs []*Message
+			select {
+			case msgs = <-free:
+			case <-ctx.Done():
+				return
+			}
+			for i, m := range msgs {
+				m.Offset = next + int64(i)
+			}
+			next += chunkSize
+			if pti.Enqueue(ctx, msgs, next) != nil {
+				return
+			}
+		}
+	}()
+
+	// pending holds the chunk being read, recycled when the iterator has
+	// moved past it (the next chunk's first message has been handed out).
+	var pending []*Message
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		m, err := s.Next(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if m.Offset != int64(i) {
+			b.Fatalf("got offset %d, want %d", m.Offset, i)
+		}
+		if m.Offset%chunkSize == 0 {
+			if pending != nil {
+				free <- pending
+			}
+			pending = nil
+		}
+		if pending == nil {
+			pending = currentChunk(s)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+	cancel()
+	s.Shutdown()
+	<-fetchDone
+}
+
+// currentChunk returns the messages of the chunk the iterator is reading.
+func currentChunk(s *KafkaStream) []*Message { return s.iter.chunk.Messages }
+
+// BenchmarkChunkQueue measures one Put and one Take through a queue shared
+// by two goroutines.
+func BenchmarkChunkQueue(b *testing.B) {
+	q, err := NewChunkQueue(2)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	chunk := &FetchedDataChunk{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range b.N {
+			if q.Put(ctx, chunk) != nil {
+				return
+			}
+		}
+	}()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if _, err := q.Take(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	<-done
+	q.Close()
+}

@@ -1,0 +1,168 @@
+package stream
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+)
+
+// ConsumerIterator hands out the messages of one stream in order (Kafka's
+// ConsumerIterator). Get it from KafkaStream.Iterator; a stream has exactly
+// one.
+//
+// Next must be called from one goroutine at a time. MarkConsumed, and the
+// stream's Clear and Shutdown, may be called from any goroutine, as may
+// PartitionTopicInfo.Revoke.
+//
+// Delivery is at least once: a message counts as consumed, and so moves its
+// partition's consumed offset to Offset+1, only when the caller asks for the
+// next message on the stream or marks it with MarkConsumed. Kafka's iterator
+// instead advanced the offset as it handed the message out, so a commit
+// could cover a message the application had not finished.
+type ConsumerIterator struct {
+	queue   *ChunkQueue
+	timeout time.Duration
+	timer   *time.Timer
+
+	// clears counts Clear calls; a current chunk taken before the latest
+	// Clear is dropped.
+	clears atomic.Uint64
+
+	// Owned by the goroutine calling Next.
+	chunk       *FetchedDataChunk
+	chunkClears uint64
+	pos         int
+	prev        *Message
+	prevInfo    *PartitionTopicInfo
+}
+
+func newConsumerIterator(q *ChunkQueue, consumerTimeout time.Duration) *ConsumerIterator {
+	return &ConsumerIterator{queue: q, timeout: consumerTimeout}
+}
+
+// Next marks the message returned by the previous call consumed, then
+// returns the next message of the stream, waiting for a chunk if need be.
+//
+// Within a partition, messages come in offset order. Messages below the
+// partition's consumed offset are skipped (a compressed batch starts before
+// the offset asked for), as are all messages of revoked partitions.
+//
+// Errors:
+//   - ErrConsumerTimeout: no chunk within the consumer timeout; the iterator
+//     stays usable.
+//   - *PartitionError: a fetcher reported an error for one partition; the
+//     next call carries on with the next chunk.
+//   - ErrShutdown: the stream was shut down; final.
+//   - ctx.Err(): ctx ended; the iterator stays usable with another context.
+func (it *ConsumerIterator) Next(ctx context.Context) (*Message, error) {
+	if it.prev != nil {
+		it.prevInfo.advanceConsumed(it.prev.Offset + 1)
+		it.prev, it.prevInfo = nil, nil
+	}
+	for {
+		if it.queue.Closed() {
+			it.chunk = nil
+			return nil, ErrShutdown
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if it.chunk != nil {
+			if m := it.nextInChunk(); m != nil {
+				return m, nil
+			}
+		}
+		if err := it.fill(ctx); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// nextInChunk returns the next deliverable message of the current chunk, or
+// nil, having dropped the chunk, when there is none.
+func (it *ConsumerIterator) nextInChunk() *Message {
+	c := it.chunk
+	info := c.TopicInfo
+	for it.pos < len(c.Messages) {
+		if info.revoked.Load() || it.clears.Load() != it.chunkClears {
+			break
+		}
+		m := c.Messages[it.pos]
+		it.pos++
+		if m == nil || m.Offset < info.consumedOffset.Load() {
+			continue
+		}
+		if m.info == nil {
+			m.info = info
+		}
+		it.prev, it.prevInfo = m, info
+		return m
+	}
+	it.chunk, it.pos = nil, 0
+	return nil
+}
+
+// fill takes the next chunk off the queue and makes it current. It returns
+// nil without a current chunk when the chunk was dropped, and a
+// *PartitionError for an error chunk.
+func (it *ConsumerIterator) fill(ctx context.Context) error {
+	c, err := it.take(ctx)
+	if err != nil {
+		if err == ErrClosed {
+			return ErrShutdown
+		}
+		return err
+	}
+	if c == nil || c.TopicInfo == nil || c.TopicInfo.Revoked() {
+		return nil
+	}
+	// As in Kafka: a chunk that starts beyond the consumed offset means the
+	// messages in between were dropped (a cleared queue); consumption
+	// resumes at the chunk, and they are not delivered.
+	c.TopicInfo.advanceConsumed(c.FetchOffset)
+	if c.Err != nil {
+		return &PartitionError{Topic: c.TopicInfo.Topic, Partition: c.TopicInfo.Partition, Err: c.Err}
+	}
+	it.chunk, it.pos, it.chunkClears = c, 0, it.clears.Load()
+	return nil
+}
+
+// take waits for a chunk for at most the consumer timeout.
+func (it *ConsumerIterator) take(ctx context.Context) (*FetchedDataChunk, error) {
+	if it.timeout < 0 {
+		return it.queue.take(ctx, nil)
+	}
+	if c, ok, err := it.queue.tryTake(); ok || err != nil {
+		return c, err
+	}
+	if it.timeout == 0 {
+		return nil, ErrConsumerTimeout
+	}
+	if it.timer == nil {
+		it.timer = time.NewTimer(it.timeout)
+	} else {
+		it.timer.Reset(it.timeout)
+	}
+	c, err := it.queue.take(ctx, it.timer.C)
+	it.timer.Stop()
+	return c, err
+}
+
+// MarkConsumed marks msg consumed now, without waiting for the next call to
+// Next: its partition's consumed offset moves to msg.Offset+1 unless it is
+// already beyond that or the partition has been revoked. Use it to commit
+// progress on a message before asking for the next one. msg must have come
+// from a stream; other messages are ignored. It is safe to call from any
+// goroutine.
+func (it *ConsumerIterator) MarkConsumed(msg *Message) {
+	markConsumed(msg)
+}
+
+func markConsumed(msg *Message) {
+	if msg != nil && msg.info != nil {
+		msg.info.advanceConsumed(msg.Offset + 1)
+	}
+}
+
+// clear drops the current chunk; see KafkaStream.Clear.
+func (it *ConsumerIterator) clear() { it.clears.Add(1) }

@@ -1,0 +1,68 @@
+package stream
+
+import (
+	"errors"
+	"strconv"
+)
+
+var (
+	// ErrClosed is returned by ChunkQueue.Put, ChunkQueue.Take and
+	// PartitionTopicInfo.Enqueue once the queue has been closed, and by
+	// Enqueue once the partition has been revoked: the chunk was not queued
+	// and never will be, so the fetcher should stop serving the partition.
+	ErrClosed = errors.New("stream: closed")
+
+	// ErrShutdown is returned by ConsumerIterator.Next once the stream has
+	// been shut down. It is final, like io.EOF: every later call returns it
+	// too. KafkaStream.Messages ends quietly instead of yielding it.
+	ErrShutdown = errors.New("stream: shut down")
+
+	// ErrConsumerTimeout is returned by ConsumerIterator.Next when no chunk
+	// arrived within the stream's consumer timeout (Kafka's
+	// consumer.timeout.ms and ConsumerTimeoutException). The iterator stays
+	// usable: call Next again to keep waiting.
+	ErrConsumerTimeout = errors.New("stream: consumer timeout")
+
+	// ErrMessageTooLarge reports a message that does not fit in the
+	// partition's fetch size (Kafka's fetch.message.max.bytes), so the
+	// fetcher cannot make progress on the partition. Fetchers wrap it with
+	// the offset and the size, for example
+	//
+	//	fmt.Errorf("%w: message at offset %d is larger than fetch size %d",
+	//		stream.ErrMessageTooLarge, offset, fetchSize)
+	//
+	// and deliver it with PartitionTopicInfo.EnqueueError.
+	ErrMessageTooLarge = errors.New("stream: message larger than fetch size")
+)
+
+// PartitionError is the error ConsumerIterator.Next returns for an error
+// chunk, one that a fetcher queued with PartitionTopicInfo.EnqueueError. It
+// names the partition the error belongs to; Err is what the fetcher reported
+// (for example an error wrapping ErrMessageTooLarge).
+//
+// Unlike Kafka's iterator, which fails for good on such an error, the
+// iterator carries on: the next call to Next moves to the next chunk, so the
+// other partitions of the stream keep flowing.
+type PartitionError struct {
+	// Topic is the topic of the partition that failed.
+	Topic string
+	// Partition is the partition id.
+	Partition int32
+	// Err is the underlying error.
+	Err error
+}
+
+// Error formats the error as "stream: topic-partition: err".
+func (e *PartitionError) Error() string {
+	return "stream: " + e.Topic + "-" + strconv.FormatInt(int64(e.Partition), 10) + ": " + errString(e.Err)
+}
+
+// Unwrap returns Err, so errors.Is and errors.As see through the partition.
+func (e *PartitionError) Unwrap() error { return e.Err }
+
+func errString(err error) string {
+	if err == nil {
+		return "<nil>"
+	}
+	return err.Error()
+}

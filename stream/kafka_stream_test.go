@@ -1,0 +1,100 @@
+package stream
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestMessagesEndsOnShutdown(t *testing.T) {
+	s := newTestStream(t, 2, -1)
+	pti := NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 100)
+	require.NoError(t, pti.Enqueue(context.Background(), newMessages("t", 0, 0, 1, 2), 3))
+
+	got := make(chan int64, 10)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for m, err := range s.Messages(context.Background()) {
+			if assert.NoError(t, err) {
+				got <- m.Offset
+			}
+		}
+	}()
+	waitFor(t, time.Second, func() bool { return len(got) == 3 })
+	s.Shutdown()
+	<-done
+	assert.Equal(t, int64(3), pti.ConsumedOffset())
+}
+
+func TestMessagesEndsOnContextDone(t *testing.T) {
+	s := newTestStream(t, 2, -1)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range s.Messages(ctx) {
+			t.Error("nothing was queued")
+		}
+	}()
+	cancel()
+	<-done
+}
+
+func TestMessagesYieldsRecoverableErrors(t *testing.T) {
+	s := newTestStream(t, 2, 0)
+	pti := NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 100)
+	ctx := context.Background()
+	require.NoError(t, pti.EnqueueError(ctx, ErrMessageTooLarge))
+	require.NoError(t, pti.Enqueue(ctx, newMessages("t", 0, 0), 1))
+
+	var seen []string
+	for m, err := range s.Messages(ctx) {
+		switch {
+		case err == nil:
+			seen = append(seen, fmt.Sprint(m.Offset))
+		case assert.ErrorIs(t, err, ErrMessageTooLarge):
+			seen = append(seen, "too large")
+		}
+		if len(seen) == 2 {
+			break
+		}
+	}
+	assert.Equal(t, []string{"too large", "0"}, seen)
+
+	n := 0
+	for m, err := range s.Messages(ctx) {
+		assert.Nil(t, m)
+		assert.ErrorIs(t, err, ErrConsumerTimeout)
+		if n++; n == 3 {
+			break
+		}
+	}
+}
+
+func TestMessagesBreakLeavesLastMessageUnconsumed(t *testing.T) {
+	s := newTestStream(t, 2, 0)
+	pti := NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 100)
+	ctx := context.Background()
+	require.NoError(t, pti.Enqueue(ctx, newMessages("t", 0, 0, 1, 2, 3), 4))
+
+	for m, err := range s.Messages(ctx) {
+		require.NoError(t, err)
+		if m.Offset == 1 {
+			break
+		}
+	}
+	assert.Equal(t, int64(1), pti.ConsumedOffset(), "message 1 is not consumed by the break")
+
+	// Resuming asks for the next message, which consumes message 1.
+	for m, err := range s.Messages(ctx) {
+		require.NoError(t, err)
+		assert.Equal(t, int64(2), m.Offset)
+		assert.Equal(t, int64(2), pti.ConsumedOffset())
+		break
+	}
+}

@@ -1,0 +1,60 @@
+package stream
+
+import "time"
+
+// Header is one record header (Kafka 0.11+ message format).
+type Header struct {
+	// Key is the header name.
+	Key []byte
+	// Value is the header value; it may be nil.
+	Value []byte
+}
+
+// Message is one record of one partition, as handed out by a
+// ConsumerIterator (Kafka's MessageAndMetadata, already decoded to bytes).
+//
+// A Message belongs to exactly one FetchedDataChunk and must not be modified
+// once the chunk is queued. The application may keep a Message after asking
+// for the next one; the iterator does not reuse it.
+type Message struct {
+	// Topic is the topic the message was fetched from.
+	Topic string
+	// Partition is the partition id within Topic.
+	Partition int32
+	// Offset is the message's offset in the partition. Committing Offset+1
+	// means the message has been consumed.
+	Offset int64
+	// Key is the message key; nil when the message has none.
+	Key []byte
+	// Value is the message payload; nil for a tombstone.
+	Value []byte
+	// Timestamp is the create or log-append time (message format v1+); the
+	// zero time when the broker did not supply one.
+	Timestamp time.Time
+	// Headers are the record headers, if any.
+	Headers []Header
+
+	// info is the partition in the generation that fetched the message; set
+	// by Enqueue (or by the iterator for chunks put on the queue directly).
+	// MarkConsumed uses it.
+	info *PartitionTopicInfo
+}
+
+// FetchedDataChunk is the unit a fetcher hands to a stream: the messages of
+// one partition from one fetch response, or an error for that partition.
+type FetchedDataChunk struct {
+	// Messages are the messages of the fetch in offset order. The first ones
+	// may lie below FetchOffset (a compressed batch is returned whole); the
+	// iterator skips every message below the partition's consumed offset.
+	Messages []*Message
+	// TopicInfo is the partition and generation the chunk belongs to. The
+	// iterator drops chunks without one, and chunks whose TopicInfo has been
+	// revoked.
+	TopicInfo *PartitionTopicInfo
+	// FetchOffset is the offset the fetch asked for: the partition's fetched
+	// offset when the chunk was queued.
+	FetchOffset int64
+	// Err, when non-nil, makes this an error chunk: Messages are ignored and
+	// the iterator returns a *PartitionError wrapping Err.
+	Err error
+}

@@ -1,0 +1,154 @@
+package stream
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"sync/atomic"
+)
+
+// PartitionTopicInfo is one partition assigned to this consumer in one
+// rebalance generation (Kafka's PartitionTopicInfo). It records where the
+// fetcher is (the fetched offset: the next offset to fetch) and where the
+// application is (the consumed offset: the offset to commit, one past the
+// last message the application has finished with), and it owns the link to
+// the queue of the stream that consumes the partition.
+//
+// A new generation makes new PartitionTopicInfos; the connector revokes the
+// old ones, which fences them: nothing of a revoked partition reaches the
+// application again. All methods are safe for concurrent use.
+type PartitionTopicInfo struct {
+	// Topic is the partition's topic.
+	Topic string
+	// Partition is the partition id.
+	Partition int32
+	// FetchSize is the most bytes to fetch per request for this partition
+	// (Kafka's fetch.message.max.bytes, default 1048576).
+	FetchSize int32
+
+	queue          *ChunkQueue
+	consumedOffset atomic.Int64
+	fetchedOffset  atomic.Int64
+
+	revoked    atomic.Bool
+	revokedCh  chan struct{}
+	revokeOnce sync.Once
+}
+
+// NewPartitionTopicInfo returns the state of one assigned partition whose
+// chunks go to q. consumedOffset is the offset to start consuming from
+// (usually the committed offset) and fetchedOffset the offset to fetch next;
+// q must not be nil.
+func NewPartitionTopicInfo(topic string, partition int32, q *ChunkQueue, consumedOffset, fetchedOffset int64, fetchSize int32) *PartitionTopicInfo {
+	p := &PartitionTopicInfo{
+		Topic:     topic,
+		Partition: partition,
+		FetchSize: fetchSize,
+		queue:     q,
+		revokedCh: make(chan struct{}),
+	}
+	p.consumedOffset.Store(consumedOffset)
+	p.fetchedOffset.Store(fetchedOffset)
+	return p
+}
+
+// Queue returns the queue the partition's chunks are put on.
+func (p *PartitionTopicInfo) Queue() *ChunkQueue { return p.queue }
+
+// ConsumedOffset returns the offset to commit: one past the last message the
+// application has finished with, or where consumption starts.
+func (p *PartitionTopicInfo) ConsumedOffset() int64 { return p.consumedOffset.Load() }
+
+// FetchedOffset returns the offset the next fetch starts at.
+func (p *PartitionTopicInfo) FetchedOffset() int64 { return p.fetchedOffset.Load() }
+
+// ResetConsumeOffset sets the consumed offset, forward or backward. Fetchers
+// call it together with ResetFetchOffset after resolving an out-of-range
+// offset (auto.offset.reset).
+func (p *PartitionTopicInfo) ResetConsumeOffset(offset int64) { p.consumedOffset.Store(offset) }
+
+// ResetFetchOffset sets the offset the next fetch starts at.
+func (p *PartitionTopicInfo) ResetFetchOffset(offset int64) { p.fetchedOffset.Store(offset) }
+
+// advanceConsumed raises the consumed offset to offset unless the partition
+// is revoked or the offset is already there or beyond. Marking is
+// advance-only so that a late or repeated mark never moves a commit back.
+func (p *PartitionTopicInfo) advanceConsumed(offset int64) {
+	if p.revoked.Load() {
+		return
+	}
+	for {
+		cur := p.consumedOffset.Load()
+		if cur >= offset || p.consumedOffset.CompareAndSwap(cur, offset) {
+			return
+		}
+	}
+}
+
+// Enqueue puts the messages of one fetch on the stream's queue as a
+// FetchedDataChunk, blocking while the queue is full, then advances the
+// fetched offset to nextFetchOffset. The chunk's FetchOffset is the fetched
+// offset before the call. msgs must be this partition's messages in offset
+// order; Enqueue takes ownership of them.
+//
+// An empty msgs queues nothing and only advances the fetched offset (a
+// fetch whose records were all filtered out still moves the partition on).
+//
+// Enqueue returns ErrClosed, without queueing, if the queue is closed or the
+// partition is revoked (also while blocked), and ctx.Err() if ctx ends
+// first. The fetched offset then stays put.
+func (p *PartitionTopicInfo) Enqueue(ctx context.Context, msgs []*Message, nextFetchOffset int64) error {
+	if p.revoked.Load() {
+		return ErrClosed
+	}
+	if len(msgs) > 0 {
+		for _, m := range msgs {
+			if m != nil {
+				m.info = p
+			}
+		}
+		chunk := &FetchedDataChunk{Messages: msgs, TopicInfo: p, FetchOffset: p.fetchedOffset.Load()}
+		if err := p.queue.put(ctx, chunk, p.revokedCh); err != nil {
+			return err
+		}
+	}
+	p.fetchedOffset.Store(nextFetchOffset)
+	return nil
+}
+
+// EnqueueError puts an error chunk on the stream's queue, blocking while the
+// queue is full, so that err is delivered, as a *PartitionError, by the
+// stream that owns the partition: for example a message larger than the
+// fetch size (ErrMessageTooLarge) or an out-of-range offset with no reset
+// policy. The fetched offset does not move. It fails like Enqueue.
+func (p *PartitionTopicInfo) EnqueueError(ctx context.Context, err error) error {
+	if p.revoked.Load() {
+		return ErrClosed
+	}
+	chunk := &FetchedDataChunk{TopicInfo: p, FetchOffset: p.fetchedOffset.Load(), Err: err}
+	return p.queue.put(ctx, chunk, p.revokedCh)
+}
+
+// Revoke fences the partition at the end of its generation. Once Revoke has
+// returned, no iterator hands out another message of it: queued chunks are
+// skipped when they reach the head of the queue, an iterator in the middle
+// of one of its chunks stops before the next message, and a message handed
+// out earlier no longer moves the consumed offset when it is marked
+// consumed. Enqueue and EnqueueError fail with ErrClosed, including calls
+// blocked on a full queue. Revoke is idempotent.
+func (p *PartitionTopicInfo) Revoke() {
+	p.revokeOnce.Do(func() {
+		p.revoked.Store(true)
+		close(p.revokedCh)
+	})
+}
+
+// Revoked reports whether Revoke has been called.
+func (p *PartitionTopicInfo) Revoked() bool { return p.revoked.Load() }
+
+// String describes the partition and its offsets, for logs.
+func (p *PartitionTopicInfo) String() string {
+	return p.Topic + "-" + strconv.FormatInt(int64(p.Partition), 10) +
+		": fetched offset " + strconv.FormatInt(p.FetchedOffset(), 10) +
+		", consumed offset " + strconv.FormatInt(p.ConsumedOffset(), 10)
+}
