@@ -75,7 +75,7 @@ type node struct {
 
 // Start launches ZooKeeper and the brokers, and returns once every broker
 // has registered in ZooKeeper. On failure everything started is stopped.
-func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
+func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if opts.Brokers <= 0 {
 		opts.Brokers = 1
 	}
@@ -99,7 +99,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if err != nil {
 		return nil, err
 	}
-	c = &Cluster{opts: opts, dir: opts.Dir, chroot: opts.Chroot}
+	c := &Cluster{opts: opts, dir: opts.Dir, chroot: opts.Chroot}
 	if c.dir == "" {
 		if c.dir, err = os.MkdirTemp("", "zkconsumer-cluster-"); err != nil {
 			return nil, err
@@ -108,6 +108,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	}
 	defer func() {
 		if err != nil {
+			err = fmt.Errorf("%w%s", err, c.logTails())
 			_ = c.Stop()
 		}
 	}()
@@ -193,6 +194,7 @@ func (c *Cluster) addBroker(cp, log4j string, id, port int) error {
 		"broker.id":                                strconv.Itoa(id),
 		"zookeeper.connect":                        c.zkServer + c.chroot,
 		"zookeeper.session.timeout.ms":             strconv.FormatInt(c.opts.BrokerSessionTimeout.Milliseconds(), 10),
+		"zookeeper.connection.timeout.ms":          "60000",
 		"listeners":                                "PLAINTEXT://" + addr,
 		"advertised.listeners":                     "PLAINTEXT://" + addr,
 		"log.dirs":                                 filepath.Join(dir, "data"),
@@ -282,6 +284,27 @@ func freePorts(n int) ([]int, error) {
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
 	return ports, nil
+}
+
+// logTails returns the last lines of every JVM's log, for start-up errors.
+func (c *Cluster) logTails() string {
+	var b strings.Builder
+	nodes := append([]*node{c.zk}, c.brokers...)
+	for _, n := range nodes {
+		if n == nil {
+			continue
+		}
+		data, err := os.ReadFile(n.logPath)
+		if err != nil {
+			continue
+		}
+		lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+		if len(lines) > 15 {
+			lines = lines[len(lines)-15:]
+		}
+		fmt.Fprintf(&b, "\n--- last lines of %s (%s):\n%s", n.name, n.logPath, strings.Join(lines, "\n"))
+	}
+	return b.String()
 }
 
 // ZKServer is ZooKeeper's host:port, without the chroot.

@@ -11,7 +11,7 @@ import (
 // three times with SIGKILL and checks that the controller elects another
 // leader, then that the restarted broker registers and rejoins the ISR.
 func TestKillLeaderMovesLeadership(t *testing.T) {
-	c := Private(t, Options{Brokers: 3, BrokerSessionTimeout: 3 * time.Second})
+	c := Private(t, Options{Brokers: 3})
 	ctx := testContext(t, 3*time.Minute)
 	topic := UniqueName("harness-kill")
 	require.NoError(t, c.CreateTopic(ctx, topic, 1, 3))
