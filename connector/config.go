@@ -1,0 +1,573 @@
+package connector
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Values accepted by Config.AutoOffsetReset (auto.offset.reset).
+const (
+	// AutoOffsetResetSmallest starts from the oldest offset the broker still has.
+	AutoOffsetResetSmallest = "smallest"
+	// AutoOffsetResetLargest starts from the end of the log (Kafka's default).
+	AutoOffsetResetLargest = "largest"
+)
+
+// Values accepted by Config.PartitionAssignmentStrategy
+// (partition.assignment.strategy).
+const (
+	// StrategyRange is Kafka's RangeAssignor, the default.
+	StrategyRange = "range"
+	// StrategyRoundRobin is Kafka's RoundRobinAssignor.
+	StrategyRoundRobin = "roundrobin"
+)
+
+// Values accepted by Config.RoundRobinHashFormat
+// (zkconsumer.roundrobin.hash.format).
+const (
+	// RoundRobinHashDash hashes partitions as "topic-3", as the Scala consumer
+	// does from Kafka 1.0.0 (KAFKA-5822) to 1.1.1. It is the default.
+	RoundRobinHashDash = "dash"
+	// RoundRobinHashBracket hashes partitions as "[topic,3]", as the Scala
+	// consumer does from 0.8.2 to 0.11.0.x.
+	RoundRobinHashBracket = "bracket"
+)
+
+// Values accepted by Config.OffsetsStorage (offsets.storage).
+const (
+	// OffsetsStorageZookeeper keeps offsets under /consumers/<group>/offsets,
+	// the default.
+	OffsetsStorageZookeeper = "zookeeper"
+	// OffsetsStorageKafka commits offsets to the group coordinator
+	// (OffsetCommit/OffsetFetch), Kafka 0.8.2+.
+	OffsetsStorageKafka = "kafka"
+)
+
+// Values accepted by Config.IsolationLevel (zkconsumer.isolation.level).
+const (
+	// IsolationReadUncommitted delivers every message, the default and the
+	// only behaviour the Scala consumer has.
+	IsolationReadUncommitted = "read_uncommitted"
+	// IsolationReadCommitted hides aborted transactional messages and stops
+	// at the last stable offset.
+	IsolationReadCommitted = "read_committed"
+)
+
+// ErrInvalidConfig is matched by every error that Validate and the
+// properties loader report, so callers can test errors.Is(err,
+// ErrInvalidConfig) on the joined result.
+var ErrInvalidConfig = errors.New("connector: invalid configuration")
+
+// ConfigError reports one invalid configuration value. Validate and the
+// properties loader return several of them joined with errors.Join; use
+// errors.As to inspect the first, or errors.Is with ErrInvalidConfig.
+type ConfigError struct {
+	// Key is the Kafka property name, for example "auto.offset.reset".
+	Key string
+	// Value is the offending value as it would be written in a properties
+	// file (durations in milliseconds).
+	Value string
+	// Reason says what is wrong and, for enumerations, lists the allowed
+	// values.
+	Reason string
+}
+
+// Error formats the error as
+// `connector: invalid <key> "<value>": <reason>`.
+func (e *ConfigError) Error() string {
+	return fmt.Sprintf("connector: invalid %s %q: %s", e.Key, e.Value, e.Reason)
+}
+
+// Unwrap returns ErrInvalidConfig.
+func (e *ConfigError) Unwrap() error { return ErrInvalidConfig }
+
+// Config configures a ConsumerConnector. It has one field for every key of
+// Kafka 1.1.1's kafka.consumer.ConsumerConfig, plus a few zkconsumer
+// extensions whose keys start with "zkconsumer.".
+//
+// Start from DefaultConfig, set GroupID and ZookeeperConnect, and call
+// Validate (the connector's constructor does). A few fields default to the
+// value of another field; they are left zero (or nil) by DefaultConfig and
+// filled in by Validate, so that changing the field they follow changes them
+// too. As a consequence the literal zero cannot be requested for those
+// fields; their docs say so.
+//
+// Durations are expressed in milliseconds in properties files; their
+// Kafka keys end in ".ms". Sub-millisecond parts are dropped when a Config
+// is turned back into properties.
+type Config struct {
+	// GroupID names the consumer group: group.id, required. It must be
+	// non-empty and consist of ASCII letters, digits, '.', '_' and '-', and
+	// may not be "." or ".." (it is a znode name under /consumers).
+	GroupID string
+
+	// ZookeeperConnect is the ZooKeeper connection string:
+	// zookeeper.connect, required. It has the form
+	// "host1:port1,host2:port2/chroot"; the port defaults to 2181 and the
+	// chroot is optional.
+	ZookeeperConnect string
+
+	// ConsumerID fixes the variable part of this member's id:
+	// consumer.id, default unset. The member registers as
+	// /consumers/<group>/ids/<group>_<ConsumerID>, and its thread ids and
+	// owner values start with that name. When empty, "<host>-<millis>-<uuid8>"
+	// is generated in its place, as Kafka does. Kafka recommends setting it
+	// only for tests. It must be usable in a znode name (no '/', no control
+	// characters, not "." or "..").
+	ConsumerID string
+
+	// ClientID is sent with every request to the brokers: client.id,
+	// default GroupID. Empty means "use GroupID", so an empty client id
+	// cannot be requested. Same characters as GroupID.
+	ClientID string
+
+	// SocketTimeout is the network timeout for fetch requests:
+	// socket.timeout.ms, default 30000 (30s). It must be positive and at
+	// least FetchWaitMax, as Kafka requires.
+	SocketTimeout time.Duration
+
+	// SocketReceiveBufferBytes is the TCP receive buffer of the fetch
+	// connections: socket.receive.buffer.bytes, default 65536. Zero or a
+	// negative value keeps the operating system's default, as in Kafka.
+	SocketReceiveBufferBytes int
+
+	// FetchMessageMaxBytes is the number of bytes fetched per partition in
+	// one request: fetch.message.max.bytes, default 1048576 (1 MiB). It
+	// must be positive and at least the largest message the brokers accept,
+	// or a large message stops its partition.
+	FetchMessageMaxBytes int32
+
+	// FetchMaxBytes is fetch.max.bytes, default 52428800 (50 MiB). Kafka's
+	// old consumer parses it but never uses it; it is kept so existing
+	// properties files load without warnings. It must be positive.
+	FetchMaxBytes int32
+
+	// NumConsumerFetchers is the number of fetchers per broker: the
+	// partitions led by one broker are spread over this many fetch loops
+	// (Kafka's fetcher threads): num.consumer.fetchers, default 1. At least 1.
+	NumConsumerFetchers int
+
+	// AutoCommitEnable commits consumed offsets periodically, before every
+	// rebalance and at shutdown: auto.commit.enable, default true.
+	AutoCommitEnable bool
+
+	// AutoCommitInterval is the period of automatic commits:
+	// auto.commit.interval.ms, default 60000 (1m). It must be positive when
+	// AutoCommitEnable is set.
+	AutoCommitInterval time.Duration
+
+	// QueuedMaxMessageChunks is the capacity, in fetched chunks, of each
+	// stream's queue: queued.max.message.chunks, default 2. Each chunk holds
+	// up to FetchMessageMaxBytes. At least 1.
+	QueuedMaxMessageChunks int
+
+	// RebalanceMaxRetries is the number of rebalance attempts before giving
+	// up: rebalance.max.retries, default 4. At least 1. Kafka's FAQ advises
+	// RebalanceMaxRetries × RebalanceBackoff > ZookeeperSessionTimeout.
+	RebalanceMaxRetries int
+
+	// RebalanceBackoff is the pause between rebalance attempts:
+	// rebalance.backoff.ms, default ZookeeperSyncTime (2000). Zero means
+	// "follow ZookeeperSyncTime"; use a millisecond for (almost) no pause.
+	// It must not be negative.
+	RebalanceBackoff time.Duration
+
+	// FetchMinBytes is the minimum amount of data a broker returns for a
+	// fetch, waiting up to FetchWaitMax for it: fetch.min.bytes, default 1.
+	// It must not be negative.
+	FetchMinBytes int32
+
+	// FetchWaitMax is how long a broker may hold a fetch request that does
+	// not yet have FetchMinBytes: fetch.wait.max.ms, default 100. It must
+	// not be negative nor exceed SocketTimeout.
+	FetchWaitMax time.Duration
+
+	// RefreshLeaderBackoff is the pause before looking for a partition's
+	// new leader, and the fetchers' backoff after an empty or failed fetch:
+	// refresh.leader.backoff.ms, default 200. It must not be negative.
+	RefreshLeaderBackoff time.Duration
+
+	// AutoOffsetReset says where to start when a partition has no committed
+	// offset or its offset is out of range: auto.offset.reset, default
+	// "largest". One of AutoOffsetResetSmallest or AutoOffsetResetLargest;
+	// the new consumer's "earliest" and "latest" are rejected, as in Kafka.
+	AutoOffsetReset string
+
+	// ConsumerTimeout is how long a stream's iterator waits for a message
+	// before reporting a timeout: consumer.timeout.ms, default -1. A
+	// negative value waits forever; zero reports a timeout at once when no
+	// message is buffered.
+	ConsumerTimeout time.Duration
+
+	// ExcludeInternalTopics keeps internal topics such as __consumer_offsets
+	// out of wildcard subscriptions: exclude.internal.topics, default true.
+	ExcludeInternalTopics bool
+
+	// PartitionAssignmentStrategy chooses the assignor:
+	// partition.assignment.strategy, default "range". One of StrategyRange or
+	// StrategyRoundRobin. Every member of a group must use the same one; the
+	// strategy is not recorded in ZooKeeper.
+	PartitionAssignmentStrategy string
+
+	// RoundRobinHashFormat selects how the roundrobin assignor renders a
+	// partition before hashing it: zkconsumer.roundrobin.hash.format, a
+	// zkconsumer extension, default "dash". RoundRobinHashDash ("t-p")
+	// agrees with Scala consumers 1.0.0–1.1.1, RoundRobinHashBracket
+	// ("[t,p]") with 0.8.2–0.11.0.x. A group mixing the two fights over
+	// partitions forever, so pick the one your Scala members use.
+	RoundRobinHashFormat string
+
+	// OffsetsStorage says where offsets are committed and fetched from:
+	// offsets.storage, default "zookeeper". One of OffsetsStorageZookeeper or
+	// OffsetsStorageKafka; Validate lower-cases it, as Kafka does.
+	OffsetsStorage string
+
+	// DualCommitEnabled also writes offsets to ZooKeeper when OffsetsStorage
+	// is "kafka", and reads the larger of both: dual.commit.enabled, default
+	// OffsetsStorage == "kafka". Nil means "follow OffsetsStorage"; Validate
+	// fills it in. Set it with, for example, new(false).
+	DualCommitEnabled *bool
+
+	// OffsetsChannelBackoff is the pause before reconnecting to the offset
+	// coordinator or retrying an offset commit or fetch:
+	// offsets.channel.backoff.ms, default 1000. It must not be negative.
+	OffsetsChannelBackoff time.Duration
+
+	// OffsetsChannelSocketTimeout is the network timeout of requests to the
+	// offset coordinator and of the coordinator lookup:
+	// offsets.channel.socket.timeout.ms, default 10000. It must be positive.
+	OffsetsChannelSocketTimeout time.Duration
+
+	// OffsetsCommitMaxRetries is the number of extra attempts of a failed
+	// commit: offsets.commit.max.retries, default 5. Kafka 0.9+ applies the
+	// retries to the periodic auto-commit only; commits at rebalance and at
+	// shutdown make one attempt. It must not be negative.
+	OffsetsCommitMaxRetries int
+
+	// ZookeeperSessionTimeout is the requested ZooKeeper session timeout:
+	// zookeeper.session.timeout.ms, default 6000. It must be positive. The
+	// server may negotiate it into [2, 20] × its tickTime.
+	ZookeeperSessionTimeout time.Duration
+
+	// ZookeeperConnectionTimeout is how long to wait for the first
+	// ZooKeeper connection: zookeeper.connection.timeout.ms, default
+	// ZookeeperSessionTimeout. Zero means "follow ZookeeperSessionTimeout".
+	// It must not be negative.
+	ZookeeperConnectionTimeout time.Duration
+
+	// ZookeeperSyncTime is zookeeper.sync.time.ms, default 2000. Like Kafka's
+	// consumer, zkconsumer uses it only as the default of RebalanceBackoff.
+	// It must not be negative.
+	ZookeeperSyncTime time.Duration
+
+	// IsolationLevel selects which transactional messages are delivered:
+	// zkconsumer.isolation.level, a zkconsumer extension, default
+	// "read_uncommitted" (the Scala consumer's only behaviour). One of
+	// IsolationReadUncommitted or IsolationReadCommitted; read_committed
+	// needs brokers that support fetch v4 (Kafka 0.11+).
+	IsolationLevel string
+
+	// ZookeeperDisconnectGrace fences this member when it loses its
+	// ZooKeeper connection: after being disconnected this long it stops
+	// delivering and committing until the session is known to be alive, so
+	// it cannot consume partitions that peers may already have taken over.
+	// zkconsumer.zookeeper.disconnect.grace.ms, a zkconsumer extension,
+	// default ZookeeperSessionTimeout / 3 (2000 with the default session).
+	//
+	// One third because the ZooKeeper client notices a dead link only after
+	// about two thirds of the session timeout without an answer, and the
+	// server expires the session at the full timeout. Zero means "follow
+	// ZookeeperSessionTimeout"; a negative value disables fencing and keeps
+	// the Scala consumer's behaviour of consuming through disconnections.
+	// A positive value must be below ZookeeperSessionTimeout.
+	ZookeeperDisconnectGrace time.Duration
+
+	// Logger receives the connector's log records. It has no Kafka key.
+	// Nil discards them.
+	Logger *slog.Logger
+}
+
+// DefaultConfig returns a Config holding Kafka 1.1.1's defaults for every
+// key. GroupID and ZookeeperConnect are left empty: they are required.
+// Fields whose default follows another field (ClientID, RebalanceBackoff,
+// DualCommitEnabled, ZookeeperConnectionTimeout, ZookeeperDisconnectGrace)
+// are left unset and filled in by Validate.
+func DefaultConfig() Config {
+	return Config{
+		SocketTimeout:               30000 * time.Millisecond,
+		SocketReceiveBufferBytes:    64 * 1024,
+		FetchMessageMaxBytes:        1024 * 1024,
+		FetchMaxBytes:               50 * 1024 * 1024,
+		NumConsumerFetchers:         1,
+		AutoCommitEnable:            true,
+		AutoCommitInterval:          60000 * time.Millisecond,
+		QueuedMaxMessageChunks:      2,
+		RebalanceMaxRetries:         4,
+		FetchMinBytes:               1,
+		FetchWaitMax:                100 * time.Millisecond,
+		RefreshLeaderBackoff:        200 * time.Millisecond,
+		AutoOffsetReset:             AutoOffsetResetLargest,
+		ConsumerTimeout:             -1 * time.Millisecond,
+		ExcludeInternalTopics:       true,
+		PartitionAssignmentStrategy: StrategyRange,
+		RoundRobinHashFormat:        RoundRobinHashDash,
+		OffsetsStorage:              OffsetsStorageZookeeper,
+		OffsetsChannelBackoff:       1000 * time.Millisecond,
+		OffsetsChannelSocketTimeout: 10000 * time.Millisecond,
+		OffsetsCommitMaxRetries:     5,
+		ZookeeperSessionTimeout:     6000 * time.Millisecond,
+		ZookeeperSyncTime:           2000 * time.Millisecond,
+		IsolationLevel:              IsolationReadUncommitted,
+	}
+}
+
+// Validate fills in the defaults that follow other fields (ClientID,
+// RebalanceBackoff, DualCommitEnabled, ZookeeperConnectionTimeout,
+// ZookeeperDisconnectGrace), lower-cases OffsetsStorage, and checks every
+// field with Kafka 1.1.1's rules plus a few stricter ones that catch values
+// Kafka accepts but then fails on at run time (documented on each field).
+//
+// It reports every problem at once: the result joins one *ConfigError per
+// invalid key with errors.Join. Calling it again on a valid Config changes
+// nothing.
+func (c *Config) Validate() error {
+	var v validator
+
+	// Required names.
+	groupOK := v.check(keyGroupID, c.GroupID, validGroupName(c.GroupID),
+		"must be set, contain only ASCII alphanumerics, '.', '_' and '-', and not be \".\" or \"..\"")
+	if reason := checkZookeeperConnect(c.ZookeeperConnect); reason != "" {
+		v.fail(keyZookeeperConnect, c.ZookeeperConnect, reason)
+	}
+	if c.ConsumerID != "" {
+		v.check(keyConsumerID, c.ConsumerID, validZnodeName(c.ConsumerID),
+			"must be usable as a znode name: no '/', no control characters, not \".\" or \"..\"")
+	}
+	if c.ClientID == "" && groupOK {
+		c.ClientID = c.GroupID
+	}
+	if c.ClientID != "" {
+		v.check(keyClientID, c.ClientID, validChars(c.ClientID),
+			"must contain only ASCII alphanumerics, '.', '_' and '-'")
+	}
+
+	// Network and fetch sizes.
+	v.check(keySocketTimeout, ms(c.SocketTimeout), c.SocketTimeout > 0, "must be positive")
+	fetchWaitOK := v.check(keyFetchWaitMax, ms(c.FetchWaitMax), c.FetchWaitMax >= 0, "must not be negative")
+	if fetchWaitOK && c.SocketTimeout > 0 && c.SocketTimeout < c.FetchWaitMax {
+		v.fail(keySocketTimeout, ms(c.SocketTimeout),
+			"must be at least fetch.wait.max.ms ("+ms(c.FetchWaitMax)+") to prevent unnecessary socket timeouts")
+	}
+	v.check(keyFetchMessageMaxBytes, itoa(c.FetchMessageMaxBytes), c.FetchMessageMaxBytes > 0, "must be positive")
+	v.check(keyFetchMaxBytes, itoa(c.FetchMaxBytes), c.FetchMaxBytes > 0, "must be positive")
+	v.check(keyFetchMinBytes, itoa(c.FetchMinBytes), c.FetchMinBytes >= 0, "must not be negative")
+	v.check(keyNumConsumerFetchers, itoa(c.NumConsumerFetchers), c.NumConsumerFetchers >= 1, "must be at least 1")
+	v.check(keyQueuedMaxMessageChunks, itoa(c.QueuedMaxMessageChunks), c.QueuedMaxMessageChunks >= 1, "must be at least 1")
+	v.check(keyRefreshLeaderBackoff, ms(c.RefreshLeaderBackoff), c.RefreshLeaderBackoff >= 0, "must not be negative")
+
+	// Commits.
+	if c.AutoCommitEnable {
+		v.check(keyAutoCommitInterval, ms(c.AutoCommitInterval), c.AutoCommitInterval > 0,
+			"must be positive when auto.commit.enable is true")
+	}
+	c.OffsetsStorage = strings.ToLower(c.OffsetsStorage)
+	storageOK := v.oneOf(keyOffsetsStorage, c.OffsetsStorage, OffsetsStorageZookeeper, OffsetsStorageKafka)
+	if c.DualCommitEnabled == nil && storageOK {
+		dual := c.OffsetsStorage == OffsetsStorageKafka
+		c.DualCommitEnabled = &dual
+	}
+	v.check(keyOffsetsChannelBackoff, ms(c.OffsetsChannelBackoff), c.OffsetsChannelBackoff >= 0, "must not be negative")
+	v.check(keyOffsetsChannelSocketTimeout, ms(c.OffsetsChannelSocketTimeout), c.OffsetsChannelSocketTimeout > 0, "must be positive")
+	v.check(keyOffsetsCommitMaxRetries, itoa(c.OffsetsCommitMaxRetries), c.OffsetsCommitMaxRetries >= 0, "must not be negative")
+
+	// Rebalance.
+	v.check(keyRebalanceMaxRetries, itoa(c.RebalanceMaxRetries), c.RebalanceMaxRetries >= 1, "must be at least 1")
+	syncOK := v.check(keyZookeeperSyncTime, ms(c.ZookeeperSyncTime), c.ZookeeperSyncTime >= 0, "must not be negative")
+	if c.RebalanceBackoff == 0 && syncOK {
+		c.RebalanceBackoff = c.ZookeeperSyncTime
+	}
+	v.check(keyRebalanceBackoff, ms(c.RebalanceBackoff), c.RebalanceBackoff >= 0, "must not be negative")
+	v.oneOf(keyPartitionAssignmentStrategy, c.PartitionAssignmentStrategy, StrategyRange, StrategyRoundRobin)
+	v.oneOf(keyRoundRobinHashFormat, c.RoundRobinHashFormat, RoundRobinHashDash, RoundRobinHashBracket)
+
+	// Consumption.
+	v.oneOf(keyAutoOffsetReset, c.AutoOffsetReset, AutoOffsetResetSmallest, AutoOffsetResetLargest)
+	v.oneOf(keyIsolationLevel, c.IsolationLevel, IsolationReadUncommitted, IsolationReadCommitted)
+
+	// ZooKeeper session.
+	sessionOK := v.check(keyZookeeperSessionTimeout, ms(c.ZookeeperSessionTimeout), c.ZookeeperSessionTimeout > 0, "must be positive")
+	if c.ZookeeperConnectionTimeout == 0 && sessionOK {
+		c.ZookeeperConnectionTimeout = c.ZookeeperSessionTimeout
+	}
+	v.check(keyZookeeperConnectionTimeout, ms(c.ZookeeperConnectionTimeout), c.ZookeeperConnectionTimeout >= 0, "must not be negative")
+	if c.ZookeeperDisconnectGrace == 0 && sessionOK {
+		// Whole milliseconds, so that the value survives Properties.
+		c.ZookeeperDisconnectGrace = (c.ZookeeperSessionTimeout / 3).Truncate(time.Millisecond)
+	}
+	if sessionOK && c.ZookeeperDisconnectGrace >= c.ZookeeperSessionTimeout {
+		v.fail(keyZookeeperDisconnectGrace, ms(c.ZookeeperDisconnectGrace),
+			"must be below zookeeper.session.timeout.ms ("+ms(c.ZookeeperSessionTimeout)+"), or negative to disable fencing")
+	}
+
+	return errors.Join(v.errs...)
+}
+
+// validator collects ConfigErrors.
+type validator struct {
+	errs []error
+}
+
+func (v *validator) fail(key, value, reason string) {
+	v.errs = append(v.errs, &ConfigError{Key: key, Value: value, Reason: reason})
+}
+
+// check records an error unless ok, and returns ok.
+func (v *validator) check(key, value string, ok bool, reason string) bool {
+	if !ok {
+		v.fail(key, value, reason)
+	}
+	return ok
+}
+
+// oneOf checks that value is one of allowed (case-sensitively, as Kafka
+// does) and returns whether it is.
+func (v *validator) oneOf(key, value string, allowed ...string) bool {
+	for _, a := range allowed {
+		if value == a {
+			return true
+		}
+	}
+	v.fail(key, value, "must be one of "+strings.Join(allowed, ", "))
+	return false
+}
+
+// validChars reports whether s consists only of the characters Kafka allows
+// in group and client ids: ASCII letters, digits, '.', '_' and '-'. The empty
+// string passes, as it does in Kafka.
+func validChars(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case c == '.', c == '_', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// validGroupName is validChars plus the conditions a group id needs to be a
+// znode name, which Kafka does not check.
+func validGroupName(s string) bool {
+	return s != "" && s != "." && s != ".." && validChars(s)
+}
+
+// validZnodeName reports whether s can be one path element of a znode.
+func validZnodeName(s string) bool {
+	if s == "" || s == "." || s == ".." {
+		return false
+	}
+	for _, r := range s {
+		if r == '/' || r < 0x20 || (0x7f <= r && r <= 0x9f) || r == 0xfffd {
+			return false
+		}
+	}
+	return true
+}
+
+// checkZookeeperConnect returns why s is not a usable ZooKeeper connection
+// string, or "" if it is.
+func checkZookeeperConnect(s string) string {
+	const form = "; must look like host1:port1,host2:port2/chroot"
+	if s == "" {
+		return "required" + form
+	}
+	servers, chroot := s, ""
+	if i := strings.IndexByte(s, '/'); i >= 0 {
+		servers, chroot = s[:i], s[i:]
+	}
+	if servers == "" {
+		return "no servers before the chroot" + form
+	}
+	for _, server := range strings.Split(servers, ",") {
+		if reason := checkZookeeperServer(server); reason != "" {
+			return reason + form
+		}
+	}
+	if chroot != "/" && chroot != "" {
+		if strings.HasSuffix(chroot, "/") {
+			return "chroot " + strconv.Quote(chroot) + " ends with '/'" + form
+		}
+		for _, elem := range strings.Split(chroot[1:], "/") {
+			if elem == "" || elem == "." || elem == ".." || !validZnodeName(elem) {
+				return "chroot " + strconv.Quote(chroot) + " is not a valid znode path" + form
+			}
+		}
+	}
+	return ""
+}
+
+// checkZookeeperServer checks one "host[:port]" entry of a connection string;
+// IPv6 literals need brackets.
+func checkZookeeperServer(server string) string {
+	if server == "" {
+		return "empty server in the list"
+	}
+	if strings.ContainsAny(server, " \t\r\n") {
+		return "server " + strconv.Quote(server) + " contains white space"
+	}
+	host, port := server, ""
+	if strings.HasPrefix(server, "[") {
+		end := strings.IndexByte(server, ']')
+		if end < 0 {
+			return "server " + strconv.Quote(server) + " has an unterminated IPv6 literal"
+		}
+		host, port = server[1:end], server[end+1:]
+		if port != "" {
+			if port[0] != ':' {
+				return "server " + strconv.Quote(server) + " has junk after the IPv6 literal"
+			}
+			port = port[1:]
+			if port == "" {
+				return "server " + strconv.Quote(server) + " has an empty port"
+			}
+		}
+	} else if i := strings.LastIndexByte(server, ':'); i >= 0 {
+		host, port = server[:i], server[i+1:]
+		if strings.IndexByte(host, ':') >= 0 {
+			return "server " + strconv.Quote(server) + " has too many ':' (IPv6 literals need brackets)"
+		}
+		if port == "" {
+			return "server " + strconv.Quote(server) + " has an empty port"
+		}
+	}
+	if host == "" {
+		return "server " + strconv.Quote(server) + " has an empty host"
+	}
+	if port != "" {
+		n, err := strconv.Atoi(port)
+		if err != nil || n < 1 || n > 65535 || port[0] == '+' {
+			return "server " + strconv.Quote(server) + " has an invalid port"
+		}
+	}
+	return ""
+}
+
+// ms renders a duration as a properties value: whole milliseconds, or Go's
+// notation when it is not a whole number of milliseconds.
+func ms(d time.Duration) string {
+	if d%time.Millisecond != 0 {
+		return d.String()
+	}
+	return strconv.FormatInt(d.Milliseconds(), 10)
+}
+
+// itoa renders an integer field as a properties value.
+func itoa[T int | int32](n T) string {
+	return strconv.FormatInt(int64(n), 10)
+}

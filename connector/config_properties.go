@@ -1,0 +1,597 @@
+package connector
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// Property keys, as Kafka 1.1.1's ConsumerConfig and ZKConfig spell them,
+// plus the zkconsumer extensions.
+const (
+	keyGroupID                     = "group.id"
+	keyZookeeperConnect            = "zookeeper.connect"
+	keyConsumerID                  = "consumer.id"
+	keyClientID                    = "client.id"
+	keySocketTimeout               = "socket.timeout.ms"
+	keySocketReceiveBufferBytes    = "socket.receive.buffer.bytes"
+	keyFetchMessageMaxBytes        = "fetch.message.max.bytes"
+	keyFetchMaxBytes               = "fetch.max.bytes"
+	keyNumConsumerFetchers         = "num.consumer.fetchers"
+	keyAutoCommitEnable            = "auto.commit.enable"
+	keyAutoCommitInterval          = "auto.commit.interval.ms"
+	keyQueuedMaxMessageChunks      = "queued.max.message.chunks"
+	keyRebalanceMaxRetries         = "rebalance.max.retries"
+	keyRebalanceBackoff            = "rebalance.backoff.ms"
+	keyFetchMinBytes               = "fetch.min.bytes"
+	keyFetchWaitMax                = "fetch.wait.max.ms"
+	keyRefreshLeaderBackoff        = "refresh.leader.backoff.ms"
+	keyAutoOffsetReset             = "auto.offset.reset"
+	keyConsumerTimeout             = "consumer.timeout.ms"
+	keyExcludeInternalTopics       = "exclude.internal.topics"
+	keyPartitionAssignmentStrategy = "partition.assignment.strategy"
+	keyOffsetsStorage              = "offsets.storage"
+	keyDualCommitEnabled           = "dual.commit.enabled"
+	keyOffsetsChannelBackoff       = "offsets.channel.backoff.ms"
+	keyOffsetsChannelSocketTimeout = "offsets.channel.socket.timeout.ms"
+	keyOffsetsCommitMaxRetries     = "offsets.commit.max.retries"
+	keyZookeeperSessionTimeout     = "zookeeper.session.timeout.ms"
+	keyZookeeperConnectionTimeout  = "zookeeper.connection.timeout.ms"
+	keyZookeeperSyncTime           = "zookeeper.sync.time.ms"
+
+	keyRoundRobinHashFormat     = "zkconsumer.roundrobin.hash.format"
+	keyIsolationLevel           = "zkconsumer.isolation.level"
+	keyZookeeperDisconnectGrace = "zkconsumer.zookeeper.disconnect.grace.ms"
+)
+
+// property maps one key to one Config field.
+type property struct {
+	key string
+	// set parses a value, already trimmed, into the field. It returns the
+	// reason the value is unacceptable, or "".
+	set func(c *Config, value string) string
+	// get formats the field; ok is false when the field is unset (a default
+	// that follows another field) and the key should be left out.
+	get func(c *Config) (value string, ok bool)
+	// derived marks fields whose zero value means "follow another field";
+	// an explicit zero or empty value for them earns a warning.
+	derived bool
+}
+
+// properties lists every key the loader understands.
+var properties = []property{
+	stringProp(keyGroupID, func(c *Config) *string { return &c.GroupID }, false),
+	stringProp(keyZookeeperConnect, func(c *Config) *string { return &c.ZookeeperConnect }, false),
+	stringProp(keyConsumerID, func(c *Config) *string { return &c.ConsumerID }, true),
+	msProp(keySocketTimeout, func(c *Config) *time.Duration { return &c.SocketTimeout }, false),
+	intProp(keySocketReceiveBufferBytes, func(c *Config) *int { return &c.SocketReceiveBufferBytes }),
+	intProp(keyFetchMessageMaxBytes, func(c *Config) *int32 { return &c.FetchMessageMaxBytes }),
+	intProp(keyNumConsumerFetchers, func(c *Config) *int { return &c.NumConsumerFetchers }),
+	boolProp(keyAutoCommitEnable, func(c *Config) *bool { return &c.AutoCommitEnable }),
+	msProp(keyAutoCommitInterval, func(c *Config) *time.Duration { return &c.AutoCommitInterval }, false),
+	intProp(keyQueuedMaxMessageChunks, func(c *Config) *int { return &c.QueuedMaxMessageChunks }),
+	intProp(keyRebalanceMaxRetries, func(c *Config) *int { return &c.RebalanceMaxRetries }),
+	intProp(keyFetchMinBytes, func(c *Config) *int32 { return &c.FetchMinBytes }),
+	intProp(keyFetchMaxBytes, func(c *Config) *int32 { return &c.FetchMaxBytes }),
+	msProp(keyFetchWaitMax, func(c *Config) *time.Duration { return &c.FetchWaitMax }, false),
+	msProp(keyRebalanceBackoff, func(c *Config) *time.Duration { return &c.RebalanceBackoff }, true),
+	msProp(keyRefreshLeaderBackoff, func(c *Config) *time.Duration { return &c.RefreshLeaderBackoff }, false),
+	msProp(keyOffsetsChannelBackoff, func(c *Config) *time.Duration { return &c.OffsetsChannelBackoff }, false),
+	msProp(keyOffsetsChannelSocketTimeout, func(c *Config) *time.Duration { return &c.OffsetsChannelSocketTimeout }, false),
+	intProp(keyOffsetsCommitMaxRetries, func(c *Config) *int { return &c.OffsetsCommitMaxRetries }),
+	stringProp(keyOffsetsStorage, func(c *Config) *string { return &c.OffsetsStorage }, false),
+	{
+		key: keyDualCommitEnabled,
+		set: func(c *Config, value string) string {
+			b, reason := parseBool(value)
+			if reason == "" {
+				c.DualCommitEnabled = &b
+			}
+			return reason
+		},
+		get: func(c *Config) (string, bool) {
+			if c.DualCommitEnabled == nil {
+				return "", false
+			}
+			return strconv.FormatBool(*c.DualCommitEnabled), true
+		},
+	},
+	stringProp(keyAutoOffsetReset, func(c *Config) *string { return &c.AutoOffsetReset }, false),
+	msProp(keyConsumerTimeout, func(c *Config) *time.Duration { return &c.ConsumerTimeout }, false),
+	stringProp(keyClientID, func(c *Config) *string { return &c.ClientID }, true),
+	boolProp(keyExcludeInternalTopics, func(c *Config) *bool { return &c.ExcludeInternalTopics }),
+	stringProp(keyPartitionAssignmentStrategy, func(c *Config) *string { return &c.PartitionAssignmentStrategy }, false),
+	msProp(keyZookeeperSessionTimeout, func(c *Config) *time.Duration { return &c.ZookeeperSessionTimeout }, false),
+	msProp(keyZookeeperConnectionTimeout, func(c *Config) *time.Duration { return &c.ZookeeperConnectionTimeout }, true),
+	msProp(keyZookeeperSyncTime, func(c *Config) *time.Duration { return &c.ZookeeperSyncTime }, false),
+	stringProp(keyRoundRobinHashFormat, func(c *Config) *string { return &c.RoundRobinHashFormat }, false),
+	stringProp(keyIsolationLevel, func(c *Config) *string { return &c.IsolationLevel }, false),
+	msProp(keyZookeeperDisconnectGrace, func(c *Config) *time.Duration { return &c.ZookeeperDisconnectGrace }, true),
+}
+
+func stringProp(key string, field func(*Config) *string, derived bool) property {
+	return property{
+		key: key,
+		set: func(c *Config, value string) string {
+			*field(c) = value
+			return ""
+		},
+		get: func(c *Config) (string, bool) {
+			v := *field(c)
+			return v, v != "" || !derived
+		},
+		derived: derived,
+	}
+}
+
+func boolProp(key string, field func(*Config) *bool) property {
+	return property{
+		key: key,
+		set: func(c *Config, value string) string {
+			b, reason := parseBool(value)
+			if reason == "" {
+				*field(c) = b
+			}
+			return reason
+		},
+		get: func(c *Config) (string, bool) {
+			return strconv.FormatBool(*field(c)), true
+		},
+	}
+}
+
+func intProp[T int | int32](key string, field func(*Config) *T) property {
+	return property{
+		key: key,
+		set: func(c *Config, value string) string {
+			n, reason := parseInt(value)
+			if reason == "" {
+				*field(c) = T(n)
+			}
+			return reason
+		},
+		get: func(c *Config) (string, bool) {
+			return itoa(*field(c)), true
+		},
+	}
+}
+
+func msProp(key string, field func(*Config) *time.Duration, derived bool) property {
+	return property{
+		key: key,
+		set: func(c *Config, value string) string {
+			n, reason := parseInt(value)
+			if reason == "" {
+				*field(c) = time.Duration(n) * time.Millisecond
+			}
+			return reason
+		},
+		get: func(c *Config) (string, bool) {
+			d := *field(c)
+			return strconv.FormatInt(d.Milliseconds(), 10), d != 0 || !derived
+		},
+		derived: derived,
+	}
+}
+
+// parseInt parses a Java int as Integer.parseInt does: optional sign,
+// decimal digits, 32-bit range.
+func parseInt(s string) (int32, string) {
+	n, err := strconv.ParseInt(s, 10, 32)
+	if err != nil || s == "" || strings.ContainsRune(s, '_') {
+		return 0, "must be an integer between -2147483648 and 2147483647"
+	}
+	return int32(n), ""
+}
+
+// parseBool accepts exactly "true" and "false", as Kafka's
+// VerifiableProperties.getBoolean does.
+func parseBool(s string) (bool, string) {
+	switch s {
+	case "true":
+		return true, ""
+	case "false":
+		return false, ""
+	}
+	return false, "must be true or false"
+}
+
+// javaTrim removes leading and trailing characters up to U+0020, as Java's
+// String.trim does; Kafka trims every value it reads.
+func javaTrim(s string) string {
+	return strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
+}
+
+// renamedKeys suggests the key to use for names that people carry over from
+// the new (Java) consumer or from Kafka 0.7.
+var renamedKeys = map[string]string{
+	"bootstrap.servers":         "the ZooKeeper-based consumer finds brokers through zookeeper.connect",
+	"enable.auto.commit":        "did you mean auto.commit.enable?",
+	"max.partition.fetch.bytes": "did you mean fetch.message.max.bytes?",
+	"fetch.max.wait.ms":         "did you mean fetch.wait.max.ms?",
+	"receive.buffer.bytes":      "did you mean socket.receive.buffer.bytes?",
+	"session.timeout.ms":        "did you mean zookeeper.session.timeout.ms?",
+	"isolation.level":           "did you mean " + keyIsolationLevel + "?",
+	"queued.max.messages":       "did you mean queued.max.message.chunks?",
+	"groupid":                   "did you mean group.id?",
+	"consumerid":                "did you mean consumer.id?",
+	"zk.connect":                "did you mean zookeeper.connect?",
+	"zk.sessiontimeout.ms":      "did you mean zookeeper.session.timeout.ms?",
+	"zk.connectiontimeout.ms":   "did you mean zookeeper.connection.timeout.ms?",
+	"zk.synctime.ms":            "did you mean zookeeper.sync.time.ms?",
+	"socket.buffersize":         "did you mean socket.receive.buffer.bytes?",
+	"fetch.size":                "did you mean fetch.message.max.bytes?",
+	"autocommit.enable":         "did you mean auto.commit.enable?",
+	"autocommit.interval.ms":    "did you mean auto.commit.interval.ms?",
+	"queuedchunks.max":          "did you mean queued.max.message.chunks?",
+	"rebalance.retries.max":     "did you mean rebalance.max.retries?",
+	"autooffset.reset":          "did you mean auto.offset.reset?",
+}
+
+// ConfigFromProperties builds a Config from Kafka consumer properties,
+// starting from DefaultConfig. Values are trimmed as Kafka trims them.
+//
+// Keys that the old consumer does not know produce a warning, as Kafka's
+// VerifiableProperties.verify logs "Property ... is not valid"; keys
+// starting with "external" are exempt, as in Kafka. A warning is also given
+// for an explicit zero or empty value of a key whose default follows another
+// key (client.id, consumer.id, rebalance.backoff.ms,
+// zookeeper.connection.timeout.ms, zkconsumer.zookeeper.disconnect.grace.ms):
+// zkconsumer treats it as unset. Warnings are sorted.
+//
+// A value that does not parse (a non-numeric number, a boolean other than
+// exactly "true" or "false") is an error naming its key; all such errors
+// are joined. The Config is not validated, so that callers may still adjust
+// it; call Validate (the connector's constructor does). On error the Config
+// holds every value that did parse.
+func ConfigFromProperties(props map[string]string) (Config, []string, error) {
+	c := DefaultConfig()
+	var warnings []string
+	var errs []error
+	known := make(map[string]bool, len(properties))
+	for _, p := range properties {
+		known[p.key] = true
+		raw, ok := props[p.key]
+		if !ok {
+			continue
+		}
+		value := javaTrim(raw)
+		if reason := p.set(&c, value); reason != "" {
+			errs = append(errs, &ConfigError{Key: p.key, Value: value, Reason: reason})
+			continue
+		}
+		if _, set := p.get(&c); p.derived && !set {
+			warnings = append(warnings, fmt.Sprintf("connector: property %s=%q is treated as unset, so its default applies", p.key, value))
+		}
+	}
+	for key := range props {
+		if known[key] || strings.HasPrefix(key, "external") {
+			continue
+		}
+		w := fmt.Sprintf("connector: property %s is not valid for the ZooKeeper-based consumer and is ignored", key)
+		if hint, ok := renamedKeys[key]; ok {
+			w += " (" + hint + ")"
+		}
+		warnings = append(warnings, w)
+	}
+	slices.Sort(warnings)
+	return c, warnings, errors.Join(errs...)
+}
+
+// Properties returns the configuration as Kafka consumer properties, one
+// key per field except Logger. Fields left unset so that they follow another
+// field (see DefaultConfig) are omitted, so ConfigFromProperties restores
+// the same Config. Durations are written in whole milliseconds.
+func (c Config) Properties() map[string]string {
+	out := make(map[string]string, len(properties))
+	for _, p := range properties {
+		if v, ok := p.get(&c); ok {
+			out[p.key] = v
+		}
+	}
+	return out
+}
+
+// ConfigFromPropertiesFile loads a Java properties file with
+// LoadPropertiesFile and passes it to ConfigFromProperties.
+func ConfigFromPropertiesFile(path string) (Config, []string, error) {
+	props, err := LoadPropertiesFile(path)
+	if err != nil {
+		return Config{}, nil, err
+	}
+	return ConfigFromProperties(props)
+}
+
+// LoadPropertiesFile reads a Java properties file, such as Kafka's
+// config/consumer.properties, with the rules of java.util.Properties.load:
+//
+//   - lines end at "\n", "\r" or "\r\n"; blank lines are skipped;
+//   - a line whose first non-blank character is '#' or '!' is a comment;
+//   - a line ending in an odd number of backslashes continues on the next
+//     line, whose leading white space is dropped; comments do not continue;
+//   - the key ends at the first unescaped '=', ':', space, tab or form feed;
+//     white space around the separator is skipped, and the rest of the line,
+//     trailing white space included, is the value;
+//   - escapes \t \n \r \f and \uXXXX are decoded, a backslash before any
+//     other character stands for that character, and a malformed \uXXXX is
+//     an error;
+//   - a repeated key keeps its last value.
+//
+// Java decodes an InputStream as ISO-8859-1. This loader decodes UTF-8 when
+// the file is valid UTF-8 (dropping a leading byte order mark) and falls
+// back to ISO-8859-1 otherwise, so files written by Java tools and by UTF-8
+// editors both load; \uXXXX escapes work in either.
+func LoadPropertiesFile(path string) (map[string]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("connector: reading properties: %w", err)
+	}
+	props, err := parseProperties(decodeProperties(data))
+	if err != nil {
+		return nil, fmt.Errorf("connector: %s: %w", path, err)
+	}
+	return props, nil
+}
+
+// ParseProperties reads Java properties from r with the same rules as
+// LoadPropertiesFile.
+func ParseProperties(r io.Reader) (map[string]string, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("connector: reading properties: %w", err)
+	}
+	props, err := parseProperties(decodeProperties(data))
+	if err != nil {
+		return nil, fmt.Errorf("connector: properties: %w", err)
+	}
+	return props, nil
+}
+
+// decodeProperties turns file bytes into text: UTF-8 without its byte order
+// mark if valid, ISO-8859-1 otherwise.
+func decodeProperties(data []byte) string {
+	if utf8.Valid(data) {
+		return string(bytes.TrimPrefix(data, []byte("\uFEFF")))
+	}
+	runes := make([]rune, len(data))
+	for i, b := range data {
+		runes[i] = rune(b)
+	}
+	return string(runes)
+}
+
+// parseProperties parses properties text; see LoadPropertiesFile.
+func parseProperties(text string) (map[string]string, error) {
+	lr := lineReader{in: []rune(text)}
+	props := make(map[string]string)
+	for {
+		line, start, ok := lr.next()
+		if !ok {
+			return props, nil
+		}
+		rawKey, rawValue := splitKeyValue(line)
+		key, err := unescapeProperty(rawKey)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: key: %w", lr.lineAt(start), err)
+		}
+		value, err := unescapeProperty(rawValue)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: value of %s: %w", lr.lineAt(start), key, err)
+		}
+		props[key] = value
+	}
+}
+
+func isPropertySpace(r rune) bool { return r == ' ' || r == '\t' || r == '\f' }
+
+func isLineEnd(r rune) bool { return r == '\n' || r == '\r' }
+
+// lineReader yields logical lines, comments and blank lines removed and
+// continuations joined, following java.util.Properties.LineReader (Java 9+)
+// character for character.
+type lineReader struct {
+	in  []rune
+	pos int
+}
+
+// next returns the next logical line, still escaped, and the offset of its
+// first character.
+func (r *lineReader) next() (buf []rune, start int, ok bool) {
+	skipSpace := true          // dropping leading white space
+	appendedLineBegin := false // at the start of a continuation line
+	precedingBackslash := false
+	for {
+		if r.pos >= len(r.in) {
+			if len(buf) == 0 {
+				return nil, 0, false
+			}
+			if precedingBackslash {
+				buf = buf[:len(buf)-1]
+			}
+			return buf, start, true
+		}
+		c := r.in[r.pos]
+		r.pos++
+		if skipSpace {
+			if isPropertySpace(c) || (!appendedLineBegin && isLineEnd(c)) {
+				continue
+			}
+			skipSpace, appendedLineBegin = false, false
+		}
+		if len(buf) == 0 && (c == '#' || c == '!') {
+			// A comment runs to the end of its natural line and never
+			// continues. As in Java 9+, a line continued from a lone
+			// backslash is still empty, so it may be a comment.
+			for r.pos < len(r.in) && !isLineEnd(r.in[r.pos]) {
+				r.pos++
+			}
+			if r.pos >= len(r.in) {
+				return nil, 0, false
+			}
+			r.pos++
+			skipSpace = true
+			continue
+		}
+		if !isLineEnd(c) {
+			if len(buf) == 0 {
+				start = r.pos - 1
+			}
+			buf = append(buf, c)
+			precedingBackslash = c == '\\' && !precedingBackslash
+			continue
+		}
+		if len(buf) == 0 {
+			skipSpace = true
+			continue
+		}
+		if r.pos >= len(r.in) {
+			if precedingBackslash {
+				buf = buf[:len(buf)-1]
+			}
+			return buf, start, true
+		}
+		if !precedingBackslash {
+			return buf, start, true
+		}
+		// The backslash joins the next natural line, without its leading
+		// white space.
+		buf = buf[:len(buf)-1]
+		skipSpace, appendedLineBegin, precedingBackslash = true, true, false
+		if c == '\r' && r.in[r.pos] == '\n' {
+			r.pos++
+		}
+	}
+}
+
+// lineAt returns the 1-based natural line number of offset pos.
+func (r *lineReader) lineAt(pos int) int {
+	line := 1
+	for i := 0; i < pos && i < len(r.in); i++ {
+		if r.in[i] == '\n' || (r.in[i] == '\r' && (i+1 >= len(r.in) || r.in[i+1] != '\n')) {
+			line++
+		}
+	}
+	return line
+}
+
+// splitKeyValue splits a logical line at the first unescaped separator as
+// Properties.load does.
+func splitKeyValue(line []rune) (key, value []rune) {
+	keyLen, valueStart := 0, len(line)
+	hasSep, precedingBackslash := false, false
+	for keyLen < len(line) {
+		c := line[keyLen]
+		if !precedingBackslash && (c == '=' || c == ':') {
+			valueStart, hasSep = keyLen+1, true
+			break
+		}
+		if !precedingBackslash && isPropertySpace(c) {
+			valueStart = keyLen + 1
+			break
+		}
+		precedingBackslash = c == '\\' && !precedingBackslash
+		keyLen++
+	}
+	for valueStart < len(line) {
+		c := line[valueStart]
+		if !isPropertySpace(c) {
+			if hasSep || (c != '=' && c != ':') {
+				break
+			}
+			hasSep = true
+		}
+		valueStart++
+	}
+	return line[:keyLen], line[valueStart:]
+}
+
+// unescapeProperty decodes the escapes of a key or value. UTF-16 surrogate
+// pairs written as two \uXXXX escapes become one character; a lone surrogate
+// becomes U+FFFD.
+func unescapeProperty(in []rune) (string, error) {
+	var b strings.Builder
+	b.Grow(len(in))
+	var pendingHigh rune = -1 // a high surrogate waiting for its low half
+	flush := func() {
+		if pendingHigh >= 0 {
+			b.WriteRune(utf8.RuneError)
+			pendingHigh = -1
+		}
+	}
+	for i := 0; i < len(in); i++ {
+		c := in[i]
+		if c != '\\' {
+			flush()
+			b.WriteRune(c)
+			continue
+		}
+		i++
+		if i >= len(in) {
+			break // cannot happen: a trailing backslash continues the line
+		}
+		c = in[i]
+		switch c {
+		case 'u':
+			if i+4 >= len(in) {
+				return "", errors.New(`malformed \uxxxx encoding: too short`)
+			}
+			var r rune
+			for _, h := range in[i+1 : i+5] {
+				d, ok := hexDigit(h)
+				if !ok {
+					return "", fmt.Errorf(`malformed \uxxxx encoding: \u%s`, string(in[i+1:i+5]))
+				}
+				r = r<<4 | d
+			}
+			i += 4
+			switch {
+			case utf16.IsSurrogate(r) && r < 0xDC00: // high half
+				flush()
+				pendingHigh = r
+				continue
+			case utf16.IsSurrogate(r): // low half
+				if pendingHigh >= 0 {
+					b.WriteRune(utf16.DecodeRune(pendingHigh, r))
+					pendingHigh = -1
+					continue
+				}
+				r = utf8.RuneError
+			}
+			flush()
+			b.WriteRune(r)
+			continue
+		case 't':
+			c = '\t'
+		case 'r':
+			c = '\r'
+		case 'n':
+			c = '\n'
+		case 'f':
+			c = '\f'
+		}
+		flush()
+		b.WriteRune(c)
+	}
+	flush()
+	return b.String(), nil
+}
+
+func hexDigit(r rune) (rune, bool) {
+	switch {
+	case '0' <= r && r <= '9':
+		return r - '0', true
+	case 'a' <= r && r <= 'f':
+		return r - 'a' + 10, true
+	case 'A' <= r && r <= 'F':
+		return r - 'A' + 10, true
+	}
+	return 0, false
+}

@@ -1,0 +1,487 @@
+package connector_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkconsumer/zkconsumer/connector"
+)
+
+func parse(t *testing.T, text string) map[string]string {
+	t.Helper()
+	props, err := connector.ParseProperties(strings.NewReader(text))
+	require.NoError(t, err)
+	return props
+}
+
+// TestParseProperties checks java.util.Properties.load semantics. Every
+// expectation was confirmed by loading the same text with Java 17's
+// Properties.load(Reader), except "lone surrogate": Java keeps the unpaired
+// UTF-16 unit, which a Go string cannot hold.
+func TestParseProperties(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want map[string]string
+	}{
+		{"empty", "", map[string]string{}},
+		{"only comments and blanks", "# a\n! b\n   # c\n\n \t\f\n", map[string]string{}},
+
+		// Separators (the Properties javadoc examples and friends).
+		{"equals with spaces", "Truth = Beauty", map[string]string{"Truth": "Beauty"}},
+		{"colon, indented", " Truth:Beauty", map[string]string{"Truth": "Beauty"}},
+		{"spaces then colon", "Truth                    :Beauty", map[string]string{"Truth": "Beauty"}},
+		{"space separator", "a b", map[string]string{"a": "b"}},
+		{"tab separator", "a\tb", map[string]string{"a": "b"}},
+		{"form feed separator", "a\fb", map[string]string{"a": "b"}},
+		{"only the first separator counts", "a==b", map[string]string{"a": "=b"}},
+		{"colon then equals", "a:=b", map[string]string{"a": "=b"}},
+		{"space, equals, colon", "a =:b", map[string]string{"a": ":b"}},
+		{"space separator then equals in value", "a b=c", map[string]string{"a": "b=c"}},
+		{"key only", "cheeses", map[string]string{"cheeses": ""}},
+		{"key and separator only", "a=", map[string]string{"a": ""}},
+		{"empty key", "=b", map[string]string{"": "b"}},
+		{"trailing white space is kept", "a = b \t", map[string]string{"a": "b \t"}},
+		{"hash inside a value", "a=b#c", map[string]string{"a": "b#c"}},
+
+		// Escapes.
+		{"escaped separators in key", `a\=b\:c\ d=e`, map[string]string{"a=b:c d": "e"}},
+		{"escaped comment char", `\#k=v`, map[string]string{"#k": "v"}},
+		{"control escapes", `a=\t\n\r\f`, map[string]string{"a": "\t\n\r\f"}},
+		{"unknown escapes drop the backslash", `a=\b\q\"`, map[string]string{"a": `bq"`}},
+		{"escaped backslash", `a=C:\\dir\\`, map[string]string{"a": `C:\dir\`}},
+		{"unicode escape", `caf\u00E9=\u20ac`, map[string]string{"café": "€"}},
+		{"surrogate pair", `a=\uD83D\uDE00`, map[string]string{"a": "😀"}},
+		{"lone surrogate", `a=\uD83Dx`, map[string]string{"a": "\uFFFDx"}},
+		{"raw UTF-8", "grüße=😀", map[string]string{"grüße": "😀"}},
+		{"escaped leading space in value", `a=\  b`, map[string]string{"a": "  b"}},
+
+		// Lines and continuations.
+		{"javadoc continuation", "fruits                           apple, banana, pear, \\\n" +
+			"                                  cantaloupe, watermelon, \\\n" +
+			"                                  kiwi, mango",
+			map[string]string{"fruits": "apple, banana, pear, cantaloupe, watermelon, kiwi, mango"}},
+		{"continuation inside key", "ab\\\n  cd=e", map[string]string{"abcd": "e"}},
+		{"even backslashes do not continue", "a=b\\\\\nc=d", map[string]string{"a": `b\`, "c": "d"}},
+		{"odd backslashes continue", "a=b\\\\\\\nc=d", map[string]string{"a": `b\c=d`}},
+		{"continuation into a comment-like line", "a=b\\\n # c", map[string]string{"a": "b# c"}},
+		{"continuation into a blank line ends", "a=b\\\n\nc=d", map[string]string{"a": "b", "c": "d"}},
+		{"comments do not continue", "# x \\\na=b", map[string]string{"a": "b"}},
+		{"CRLF", "a=b\r\nc=d\r\n", map[string]string{"a": "b", "c": "d"}},
+		{"CR", "a=b\rc=d", map[string]string{"a": "b", "c": "d"}},
+		{"CRLF continuation", "a=b\\\r\n  c\r\n", map[string]string{"a": "bc"}},
+		{"trailing backslash at EOF", "a=b\\", map[string]string{"a": "b"}},
+		{"last value wins", "a=1\na=2", map[string]string{"a": "2"}},
+		{"lone backslash line joins the next", "\\\na=b", map[string]string{"a": "b"}},
+		{"lone backslash line, then a comment", "\\\n#a=b\nc=d", map[string]string{"c": "d"}},
+		{"lone backslash at EOF", "a=b\n\\\n", map[string]string{"a": "b", "": ""}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, parse(t, tt.in))
+		})
+	}
+}
+
+func TestParsePropertiesMalformedUnicode(t *testing.T) {
+	tests := map[string]string{
+		"too short":     "a=1\n\n# c\nb=\\u12",
+		"not hex":       "a=1\n\n# c\nb=\\uzzzz",
+		"in a key":      "a=1\n\n# c\n\\u00g1=x",
+		"after CR":      "a=1\r\r# c\rb=\\u12",
+		"continued key": "a=1\n\n# c\nb=x\\\n  \\u0",
+	}
+	for name, in := range tests {
+		t.Run(name, func(t *testing.T) {
+			_, err := connector.ParseProperties(strings.NewReader(in))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "line 4")
+			assert.Contains(t, err.Error(), `malformed \uxxxx encoding`)
+			assert.True(t, strings.HasPrefix(err.Error(), "connector: "), err.Error())
+		})
+	}
+}
+
+func TestLoadPropertiesFileSyntax(t *testing.T) {
+	props, err := connector.LoadPropertiesFile(filepath.Join("testdata", "syntax.properties"))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{
+		"zookeeper.connect":                    "zk1:2181,zk2:2181,zk3:2181/kafka",
+		"group.id":                             "orders",
+		"client.id":                            "orders-reader",
+		"consumer.id":                          "host1-1",
+		"auto.offset.reset":                    "smallest",
+		"rebalance.max.retries":                "10",
+		"external.app.owner":                   "café cafÃ©",
+		"external.escaped key:with=separators": "tab\tnewline\nbackslash\\end",
+		"external.unicode":                     "grüße 😀 😀",
+		"external.empty":                       "",
+		"external.trailing":                    "kept   ",
+		"external.hash":                        "#not a comment",
+		"external.crlf":                        "ab",
+		"external.cr":                          "x",
+		"external.after.cr":                    "z",
+	}, props)
+
+	c, warnings, err := connector.ConfigFromPropertiesFile(filepath.Join("testdata", "syntax.properties"))
+	require.NoError(t, err)
+	assert.Empty(t, warnings, "keys starting with external are exempt, as in Kafka")
+	require.NoError(t, c.Validate())
+	assert.Equal(t, "host1-1", c.ConsumerID)
+	assert.Equal(t, 10, c.RebalanceMaxRetries)
+}
+
+func TestLoadPropertiesFileEncodings(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, data []byte) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, data, 0o600))
+		return p
+	}
+
+	// Java's Properties.load(InputStream) reads ISO-8859-1.
+	props, err := connector.LoadPropertiesFile(write("latin1", []byte("name=caf\xe9\n")))
+	require.NoError(t, err)
+	assert.Equal(t, "café", props["name"])
+
+	props, err = connector.LoadPropertiesFile(write("utf8", []byte("name=café\n")))
+	require.NoError(t, err)
+	assert.Equal(t, "café", props["name"])
+
+	props, err = connector.LoadPropertiesFile(write("bom", []byte("\xef\xbb\xbfgroup.id=g\n")))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"group.id": "g"}, props)
+
+	_, err = connector.LoadPropertiesFile(write("bad", []byte("a=\\u00\n")))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), filepath.Join(dir, "bad")+": line 1")
+
+	_, err = connector.LoadPropertiesFile(filepath.Join(dir, "missing"))
+	require.ErrorIs(t, err, os.ErrNotExist)
+	_, _, err = connector.ConfigFromPropertiesFile(filepath.Join(dir, "missing"))
+	require.ErrorIs(t, err, os.ErrNotExist)
+}
+
+// TestKafkaConsumerPropertiesLoads loads the config/consumer.properties that
+// Kafka 0.8 to 0.11.0 shipped for the ZooKeeper-based consumer.
+func TestKafkaConsumerPropertiesLoads(t *testing.T) {
+	c, warnings, err := connector.ConfigFromPropertiesFile(filepath.Join("testdata", "consumer.properties"))
+	require.NoError(t, err)
+	assert.Empty(t, warnings)
+	require.NoError(t, c.Validate())
+	assert.Equal(t, "test-consumer-group", c.GroupID)
+	assert.Equal(t, "127.0.0.1:2181", c.ZookeeperConnect)
+	assert.Equal(t, 6*time.Second, c.ZookeeperConnectionTimeout)
+	assert.Equal(t, "test-consumer-group", c.ClientID)
+	assert.Equal(t, time.Duration(-1)*time.Millisecond, c.ConsumerTimeout, "consumer.timeout.ms is commented out")
+}
+
+// TestJavaConsumerPropertiesWarns loads the config/consumer.properties of
+// Kafka 1.0+, written for the Java consumer.
+func TestJavaConsumerPropertiesWarns(t *testing.T) {
+	c, warnings, err := connector.ConfigFromPropertiesFile(filepath.Join("testdata", "java_consumer.properties"))
+	require.NoError(t, err)
+	require.Len(t, warnings, 1)
+	assert.Contains(t, warnings[0], "bootstrap.servers")
+	assert.Contains(t, warnings[0], "zookeeper.connect")
+	assert.Equal(t, []string{"zookeeper.connect"}, errorKeys(t, c.Validate()))
+}
+
+func TestConfigFromPropertiesEveryKey(t *testing.T) {
+	c, warnings, err := connector.ConfigFromProperties(map[string]string{
+		"group.id":                          "g",
+		"zookeeper.connect":                 "zk:2181/c",
+		"consumer.id":                       "host-1-abcdef12",
+		"client.id":                         "cli",
+		"socket.timeout.ms":                 "31000",
+		"socket.receive.buffer.bytes":       "131072",
+		"fetch.message.max.bytes":           "2097152",
+		"fetch.max.bytes":                   "1000",
+		"num.consumer.fetchers":             "3",
+		"auto.commit.enable":                "false",
+		"auto.commit.interval.ms":           "5000",
+		"queued.max.message.chunks":         "7",
+		"rebalance.max.retries":             "9",
+		"rebalance.backoff.ms":              "2500",
+		"fetch.min.bytes":                   "1024",
+		"fetch.wait.max.ms":                 "500",
+		"refresh.leader.backoff.ms":         "300",
+		"auto.offset.reset":                 "smallest",
+		"consumer.timeout.ms":               "1000",
+		"exclude.internal.topics":           "false",
+		"partition.assignment.strategy":     "roundrobin",
+		"offsets.storage":                   "KAFKA",
+		"dual.commit.enabled":               "false",
+		"offsets.channel.backoff.ms":        "1500",
+		"offsets.channel.socket.timeout.ms": "12000",
+		"offsets.commit.max.retries":        "2",
+		"zookeeper.session.timeout.ms":      "30000",
+		"zookeeper.connection.timeout.ms":   "15000",
+		"zookeeper.sync.time.ms":            "4000",
+
+		"zkconsumer.roundrobin.hash.format":        "bracket",
+		"zkconsumer.isolation.level":               "read_committed",
+		"zkconsumer.zookeeper.disconnect.grace.ms": "7000",
+	})
+	require.NoError(t, err)
+	assert.Empty(t, warnings)
+	assert.Equal(t, connector.Config{
+		GroupID:                     "g",
+		ZookeeperConnect:            "zk:2181/c",
+		ConsumerID:                  "host-1-abcdef12",
+		ClientID:                    "cli",
+		SocketTimeout:               31 * time.Second,
+		SocketReceiveBufferBytes:    131072,
+		FetchMessageMaxBytes:        2097152,
+		FetchMaxBytes:               1000,
+		NumConsumerFetchers:         3,
+		AutoCommitEnable:            false,
+		AutoCommitInterval:          5 * time.Second,
+		QueuedMaxMessageChunks:      7,
+		RebalanceMaxRetries:         9,
+		RebalanceBackoff:            2500 * time.Millisecond,
+		FetchMinBytes:               1024,
+		FetchWaitMax:                500 * time.Millisecond,
+		RefreshLeaderBackoff:        300 * time.Millisecond,
+		AutoOffsetReset:             "smallest",
+		ConsumerTimeout:             time.Second,
+		ExcludeInternalTopics:       false,
+		PartitionAssignmentStrategy: "roundrobin",
+		RoundRobinHashFormat:        "bracket",
+		OffsetsStorage:              "KAFKA", // lower-cased by Validate
+		DualCommitEnabled:           new(false),
+		OffsetsChannelBackoff:       1500 * time.Millisecond,
+		OffsetsChannelSocketTimeout: 12 * time.Second,
+		OffsetsCommitMaxRetries:     2,
+		ZookeeperSessionTimeout:     30 * time.Second,
+		ZookeeperConnectionTimeout:  15 * time.Second,
+		ZookeeperSyncTime:           4 * time.Second,
+		IsolationLevel:              "read_committed",
+		ZookeeperDisconnectGrace:    7 * time.Second,
+	}, c)
+	require.NoError(t, c.Validate())
+	assert.Equal(t, "kafka", c.OffsetsStorage)
+}
+
+func TestConfigFromPropertiesTrimsValues(t *testing.T) {
+	c, warnings, err := connector.ConfigFromProperties(map[string]string{
+		"group.id":                  "  g \t",
+		"zookeeper.connect":         "zk:2181 ",
+		"fetch.wait.max.ms":         " 250 ",
+		"auto.commit.enable":        "false\r",
+		"auto.offset.reset":         "\fsmallest ",
+		"queued.max.message.chunks": "+3",
+	})
+	require.NoError(t, err)
+	assert.Empty(t, warnings)
+	assert.Equal(t, "g", c.GroupID)
+	assert.Equal(t, "zk:2181", c.ZookeeperConnect)
+	assert.Equal(t, 250*time.Millisecond, c.FetchWaitMax)
+	assert.False(t, c.AutoCommitEnable)
+	assert.Equal(t, "smallest", c.AutoOffsetReset)
+	assert.Equal(t, 3, c.QueuedMaxMessageChunks, "Integer.parseInt accepts a plus sign")
+	assert.NoError(t, c.Validate())
+}
+
+func TestConfigFromPropertiesUnknownKeysWarn(t *testing.T) {
+	c, warnings, err := connector.ConfigFromProperties(map[string]string{
+		"group.id":           "g",
+		"zookeeper.connect":  "zk:2181",
+		"enable.auto.commit": "false",
+		"zk.connect":         "old:2181",
+		"my.own.setting":     "x",
+		"external.owner":     "team-a", // Kafka exempts "external*" keys
+		"externalThing":      "y",
+	})
+	require.NoError(t, err)
+	require.Len(t, warnings, 3)
+	assert.Contains(t, warnings[0], "property enable.auto.commit is not valid")
+	assert.Contains(t, warnings[0], "did you mean auto.commit.enable?")
+	assert.Contains(t, warnings[1], "property my.own.setting is not valid")
+	assert.NotContains(t, warnings[1], "did you mean")
+	assert.Contains(t, warnings[2], "property zk.connect is not valid")
+	assert.Contains(t, warnings[2], "did you mean zookeeper.connect?")
+	for _, w := range warnings {
+		assert.True(t, strings.HasPrefix(w, "connector: "), w)
+	}
+	assert.True(t, c.AutoCommitEnable, "unknown keys are ignored")
+	assert.NoError(t, c.Validate())
+}
+
+func TestConfigFromPropertiesZeroDerivedValuesWarn(t *testing.T) {
+	c, warnings, err := connector.ConfigFromProperties(map[string]string{
+		"group.id":                        "g",
+		"zookeeper.connect":               "zk:2181",
+		"client.id":                       "",
+		"consumer.id":                     " ",
+		"rebalance.backoff.ms":            "0",
+		"zookeeper.connection.timeout.ms": "0",
+		"zkconsumer.zookeeper.disconnect.grace.ms": "0",
+	})
+	require.NoError(t, err)
+	require.Len(t, warnings, 5)
+	for i, key := range []string{"client.id", "consumer.id", "rebalance.backoff.ms", "zkconsumer.zookeeper.disconnect.grace.ms", "zookeeper.connection.timeout.ms"} {
+		assert.Contains(t, warnings[i], "property "+key+"=")
+		assert.Contains(t, warnings[i], "treated as unset")
+	}
+	require.NoError(t, c.Validate())
+	assert.Equal(t, "g", c.ClientID)
+	assert.Empty(t, c.ConsumerID)
+	assert.Equal(t, 2*time.Second, c.RebalanceBackoff)
+	assert.Equal(t, 6*time.Second, c.ZookeeperConnectionTimeout)
+	assert.Equal(t, 2*time.Second, c.ZookeeperDisconnectGrace)
+}
+
+func TestConfigFromPropertiesParseErrors(t *testing.T) {
+	tests := []struct {
+		key, value, reason string
+	}{
+		{"socket.timeout.ms", "30s", "must be an integer"},
+		{"fetch.message.max.bytes", "1MB", "must be an integer"},
+		{"fetch.message.max.bytes", "2147483648", "must be an integer between -2147483648 and 2147483647"},
+		{"num.consumer.fetchers", "1.0", "must be an integer"},
+		{"queued.max.message.chunks", "", "must be an integer"},
+		{"rebalance.max.retries", "0x10", "must be an integer"},
+		{"fetch.min.bytes", "1_000", "must be an integer"},
+		{"consumer.timeout.ms", "-", "must be an integer"},
+		{"auto.commit.enable", "TRUE", "must be true or false"},
+		{"auto.commit.enable", "yes", "must be true or false"},
+		{"exclude.internal.topics", "1", "must be true or false"},
+		{"dual.commit.enabled", "", "must be true or false"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.key+"="+tt.value, func(t *testing.T) {
+			_, _, err := connector.ConfigFromProperties(map[string]string{tt.key: tt.value})
+			errs := configErrors(t, err)
+			require.Len(t, errs, 1)
+			assert.Equal(t, tt.key, errs[0].Key)
+			assert.Equal(t, tt.value, errs[0].Value)
+			assert.Contains(t, errs[0].Reason, tt.reason)
+			assert.Contains(t, err.Error(), "connector: invalid "+tt.key+" ")
+		})
+	}
+}
+
+func TestConfigFromPropertiesReportsEveryParseError(t *testing.T) {
+	c, warnings, err := connector.ConfigFromProperties(map[string]string{
+		"group.id":               "g",
+		"socket.timeout.ms":      "thirty",
+		"auto.commit.enable":     "on",
+		"zookeeper.sync.time.ms": "2s",
+		"fetch.wait.max.ms":      "250",
+		"bootstrap.servers":      "b:9092",
+	})
+	assert.ElementsMatch(t, []string{"socket.timeout.ms", "auto.commit.enable", "zookeeper.sync.time.ms"}, errorKeys(t, err))
+	assert.Len(t, warnings, 1, "warnings are returned with errors")
+	assert.Equal(t, "g", c.GroupID, "values that parse are kept")
+	assert.Equal(t, 250*time.Millisecond, c.FetchWaitMax)
+}
+
+func TestPropertiesRoundTrip(t *testing.T) {
+	validated := validConfig()
+	require.NoError(t, validated.Validate())
+
+	custom := validConfig()
+	custom.ConsumerID = "h-1-2"
+	custom.ClientID = "c"
+	custom.AutoCommitEnable = false
+	custom.ConsumerTimeout = 0
+	custom.RebalanceBackoff = 5 * time.Second
+	custom.OffsetsStorage = "kafka"
+	custom.DualCommitEnabled = new(true)
+	custom.ZookeeperDisconnectGrace = -time.Millisecond
+	custom.SocketReceiveBufferBytes = -1
+	custom.IsolationLevel = connector.IsolationReadCommitted
+	custom.RoundRobinHashFormat = connector.RoundRobinHashBracket
+
+	oddSession := validConfig()
+	oddSession.ZookeeperSessionTimeout = 1000 * time.Millisecond
+	require.NoError(t, oddSession.Validate())
+	require.Equal(t, 333*time.Millisecond, oddSession.ZookeeperDisconnectGrace)
+
+	tests := map[string]connector.Config{
+		"odd session": oddSession,
+		"defaults":    connector.DefaultConfig(),
+		"required":    validConfig(),
+		"validated":   validated,
+		"customized":  custom,
+	}
+	for name, in := range tests {
+		t.Run(name, func(t *testing.T) {
+			out, warnings, err := connector.ConfigFromProperties(in.Properties())
+			require.NoError(t, err)
+			assert.Empty(t, warnings)
+			assert.Equal(t, in, out)
+		})
+	}
+}
+
+func TestPropertiesOmitsUnsetDerivedFields(t *testing.T) {
+	props := validConfig().Properties()
+	for _, key := range []string{"consumer.id", "client.id", "rebalance.backoff.ms", "dual.commit.enabled",
+		"zookeeper.connection.timeout.ms", "zkconsumer.zookeeper.disconnect.grace.ms"} {
+		assert.NotContains(t, props, key)
+	}
+	assert.Len(t, props, 26)
+}
+
+func TestPropertiesDropsLoggerAndSubMilliseconds(t *testing.T) {
+	c := validConfig()
+	c.FetchWaitMax = 1500 * time.Microsecond
+	props := c.Properties()
+	assert.Equal(t, "1", props["fetch.wait.max.ms"])
+}
+
+func FuzzParseProperties(f *testing.F) {
+	for _, seed := range []string{
+		"", "a=b", "a b\\\n c", "# c\n!d\n", `k\u00e9=\uD83D\uDE00`, "a=\\u12", "\\\r\n#x\r\ny:z\\",
+		"\xe9=\xff", "\ufeffk=v",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		a, errA := connector.ParseProperties(strings.NewReader(in))
+		b, errB := connector.ParseProperties(strings.NewReader(in))
+		assert.Equal(t, errA, errB)
+		assert.Equal(t, a, b)
+		// A value never contains a raw line terminator: those only come
+		// from escapes, and the input had none.
+		if errA == nil && !strings.Contains(in, `\`) {
+			for k, v := range a {
+				assert.NotContains(t, k+v, "\n")
+				assert.NotContains(t, k+v, "\r")
+			}
+		}
+	})
+}
+
+func ExampleConfigFromProperties() {
+	cfg, warnings, err := connector.ConfigFromProperties(map[string]string{
+		"zookeeper.connect":  "127.0.0.1:2181",
+		"group.id":           "test-consumer-group",
+		"auto.offset.reset":  "smallest",
+		"enable.auto.commit": "false",
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, w := range warnings {
+		fmt.Println(w)
+	}
+	if err := cfg.Validate(); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(cfg.GroupID, cfg.AutoOffsetReset, cfg.AutoCommitEnable)
+	// Output:
+	// connector: property enable.auto.commit is not valid for the ZooKeeper-based consumer and is ignored (did you mean auto.commit.enable?)
+	// test-consumer-group smallest true
+}

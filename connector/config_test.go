@@ -1,0 +1,363 @@
+package connector_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkconsumer/zkconsumer/connector"
+)
+
+// validConfig returns the defaults plus the two required keys.
+func validConfig() connector.Config {
+	c := connector.DefaultConfig()
+	c.GroupID = "grp"
+	c.ZookeeperConnect = "127.0.0.1:2181"
+	return c
+}
+
+// configErrors flattens a joined error into its ConfigErrors.
+func configErrors(t *testing.T, err error) []*connector.ConfigError {
+	t.Helper()
+	require.Error(t, err)
+	var errs []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	} else {
+		errs = []error{err}
+	}
+	out := make([]*connector.ConfigError, 0, len(errs))
+	for _, e := range errs {
+		var ce *connector.ConfigError
+		require.ErrorAs(t, e, &ce)
+		require.ErrorIs(t, e, connector.ErrInvalidConfig)
+		out = append(out, ce)
+	}
+	return out
+}
+
+func errorKeys(t *testing.T, err error) []string {
+	t.Helper()
+	var keys []string
+	for _, ce := range configErrors(t, err) {
+		keys = append(keys, ce.Key)
+	}
+	return keys
+}
+
+// TestDefaultsMatchKafka lists every key of Kafka 1.1.1's ConsumerConfig (and
+// ZKConfig) with its default, plus the zkconsumer extensions.
+func TestDefaultsMatchKafka(t *testing.T) {
+	c := validConfig()
+	require.NoError(t, c.Validate())
+	want := map[string]string{
+		"group.id":                          "grp",            // required
+		"zookeeper.connect":                 "127.0.0.1:2181", // required
+		"client.id":                         "grp",            // = group.id
+		"socket.timeout.ms":                 "30000",
+		"socket.receive.buffer.bytes":       "65536",
+		"fetch.message.max.bytes":           "1048576",
+		"fetch.max.bytes":                   "52428800",
+		"num.consumer.fetchers":             "1",
+		"auto.commit.enable":                "true",
+		"auto.commit.interval.ms":           "60000",
+		"queued.max.message.chunks":         "2",
+		"rebalance.max.retries":             "4",
+		"rebalance.backoff.ms":              "2000", // = zookeeper.sync.time.ms
+		"fetch.min.bytes":                   "1",
+		"fetch.wait.max.ms":                 "100",
+		"refresh.leader.backoff.ms":         "200",
+		"auto.offset.reset":                 "largest",
+		"consumer.timeout.ms":               "-1",
+		"exclude.internal.topics":           "true",
+		"partition.assignment.strategy":     "range",
+		"offsets.storage":                   "zookeeper",
+		"dual.commit.enabled":               "false", // = offsets.storage == "kafka"
+		"offsets.channel.backoff.ms":        "1000",
+		"offsets.channel.socket.timeout.ms": "10000",
+		"offsets.commit.max.retries":        "5",
+		"zookeeper.session.timeout.ms":      "6000",
+		"zookeeper.connection.timeout.ms":   "6000", // = zookeeper.session.timeout.ms
+		"zookeeper.sync.time.ms":            "2000",
+		// zkconsumer extensions.
+		"zkconsumer.roundrobin.hash.format":        "dash",
+		"zkconsumer.isolation.level":               "read_uncommitted",
+		"zkconsumer.zookeeper.disconnect.grace.ms": "2000", // = session / 3
+		// consumer.id is absent: it is generated when unset.
+	}
+	assert.Equal(t, want, c.Properties())
+
+	// The same defaults, field by field.
+	assert.Equal(t, connector.Config{
+		GroupID:                     "grp",
+		ZookeeperConnect:            "127.0.0.1:2181",
+		ClientID:                    "grp",
+		SocketTimeout:               30 * time.Second,
+		SocketReceiveBufferBytes:    65536,
+		FetchMessageMaxBytes:        1048576,
+		FetchMaxBytes:               52428800,
+		NumConsumerFetchers:         1,
+		AutoCommitEnable:            true,
+		AutoCommitInterval:          time.Minute,
+		QueuedMaxMessageChunks:      2,
+		RebalanceMaxRetries:         4,
+		RebalanceBackoff:            2 * time.Second,
+		FetchMinBytes:               1,
+		FetchWaitMax:                100 * time.Millisecond,
+		RefreshLeaderBackoff:        200 * time.Millisecond,
+		AutoOffsetReset:             "largest",
+		ConsumerTimeout:             -time.Millisecond,
+		ExcludeInternalTopics:       true,
+		PartitionAssignmentStrategy: "range",
+		RoundRobinHashFormat:        "dash",
+		OffsetsStorage:              "zookeeper",
+		DualCommitEnabled:           new(false),
+		OffsetsChannelBackoff:       time.Second,
+		OffsetsChannelSocketTimeout: 10 * time.Second,
+		OffsetsCommitMaxRetries:     5,
+		ZookeeperSessionTimeout:     6 * time.Second,
+		ZookeeperConnectionTimeout:  6 * time.Second,
+		ZookeeperSyncTime:           2 * time.Second,
+		IsolationLevel:              "read_uncommitted",
+		ZookeeperDisconnectGrace:    2 * time.Second,
+	}, c)
+}
+
+func TestDefaultConfigLeavesRequiredAndDerivedUnset(t *testing.T) {
+	c := connector.DefaultConfig()
+	assert.Empty(t, c.GroupID)
+	assert.Empty(t, c.ZookeeperConnect)
+	assert.Empty(t, c.ConsumerID)
+	assert.Empty(t, c.ClientID)
+	assert.Zero(t, c.RebalanceBackoff)
+	assert.Nil(t, c.DualCommitEnabled)
+	assert.Zero(t, c.ZookeeperConnectionTimeout)
+	assert.Zero(t, c.ZookeeperDisconnectGrace)
+	assert.Nil(t, c.Logger)
+
+	// The two required keys are reported, nothing else.
+	assert.ElementsMatch(t, []string{"group.id", "zookeeper.connect"}, errorKeys(t, c.Validate()))
+}
+
+func TestValidateFillsDerivedDefaults(t *testing.T) {
+	c := validConfig()
+	c.GroupID = "orders"
+	c.ZookeeperSyncTime = 3 * time.Second
+	c.ZookeeperSessionTimeout = 9 * time.Second
+	c.OffsetsStorage = "Kafka"
+	require.NoError(t, c.Validate())
+	assert.Equal(t, "orders", c.ClientID)
+	assert.Equal(t, 3*time.Second, c.RebalanceBackoff)
+	assert.Equal(t, 9*time.Second, c.ZookeeperConnectionTimeout)
+	assert.Equal(t, 3*time.Second, c.ZookeeperDisconnectGrace)
+	assert.Equal(t, "kafka", c.OffsetsStorage, "offsets.storage is lower-cased, as in Kafka")
+	require.NotNil(t, c.DualCommitEnabled)
+	assert.True(t, *c.DualCommitEnabled, "dual.commit.enabled defaults to true with kafka storage")
+}
+
+func TestValidateKeepsExplicitValues(t *testing.T) {
+	c := validConfig()
+	c.ClientID = "reader-1"
+	c.RebalanceBackoff = time.Millisecond
+	c.ZookeeperConnectionTimeout = 30 * time.Second
+	c.ZookeeperDisconnectGrace = -1
+	c.OffsetsStorage = "kafka"
+	c.DualCommitEnabled = new(false)
+	require.NoError(t, c.Validate())
+	assert.Equal(t, "reader-1", c.ClientID)
+	assert.Equal(t, time.Millisecond, c.RebalanceBackoff)
+	assert.Equal(t, 30*time.Second, c.ZookeeperConnectionTimeout)
+	assert.Equal(t, time.Duration(-1), c.ZookeeperDisconnectGrace)
+	assert.False(t, *c.DualCommitEnabled)
+}
+
+func TestValidateIsIdempotent(t *testing.T) {
+	c := validConfig()
+	require.NoError(t, c.Validate())
+	once := c
+	require.NoError(t, c.Validate())
+	assert.Equal(t, once, c)
+}
+
+func TestValidateAcceptsEdgeValues(t *testing.T) {
+	tests := map[string]func(c *connector.Config){
+		"chroot":                       func(c *connector.Config) { c.ZookeeperConnect = "zk1:2181,zk2:2182/kafka/prod" },
+		"root chroot":                  func(c *connector.Config) { c.ZookeeperConnect = "zk1:2181/" },
+		"default port":                 func(c *connector.Config) { c.ZookeeperConnect = "zk1,zk2" },
+		"IPv6":                         func(c *connector.Config) { c.ZookeeperConnect = "[::1]:2181,[fe80::1]/k" },
+		"group id characters":          func(c *connector.Config) { c.GroupID = "A-z_0.9" },
+		"generated-style consumer id":  func(c *connector.Config) { c.ConsumerID = "host.example.com-1530000000000-1a2b3c4d" },
+		"consumer timeout zero":        func(c *connector.Config) { c.ConsumerTimeout = 0 },
+		"consumer timeout positive":    func(c *connector.Config) { c.ConsumerTimeout = 5 * time.Second },
+		"socket timeout = fetch wait":  func(c *connector.Config) { c.SocketTimeout, c.FetchWaitMax = time.Second, time.Second },
+		"fetch wait zero":              func(c *connector.Config) { c.FetchWaitMax = 0 },
+		"OS receive buffer":            func(c *connector.Config) { c.SocketReceiveBufferBytes = -1 },
+		"fetch min bytes zero":         func(c *connector.Config) { c.FetchMinBytes = 0 },
+		"no commit retries":            func(c *connector.Config) { c.OffsetsCommitMaxRetries = 0 },
+		"auto-commit off, no interval": func(c *connector.Config) { c.AutoCommitEnable, c.AutoCommitInterval = false, 0 },
+		"roundrobin bracket": func(c *connector.Config) {
+			c.PartitionAssignmentStrategy, c.RoundRobinHashFormat = "roundrobin", "bracket"
+		},
+		"smallest":                      func(c *connector.Config) { c.AutoOffsetReset = "smallest" },
+		"read_committed":                func(c *connector.Config) { c.IsolationLevel = "read_committed" },
+		"fencing disabled":              func(c *connector.Config) { c.ZookeeperDisconnectGrace = -time.Millisecond },
+		"grace just below session":      func(c *connector.Config) { c.ZookeeperDisconnectGrace = c.ZookeeperSessionTimeout - time.Millisecond },
+		"sync time zero":                func(c *connector.Config) { c.ZookeeperSyncTime = 0 },
+		"zero backoffs":                 func(c *connector.Config) { c.RefreshLeaderBackoff, c.OffsetsChannelBackoff = 0, 0 },
+		"storage upper case":            func(c *connector.Config) { c.OffsetsStorage = "ZOOKEEPER" },
+		"explicit dual commit with zk":  func(c *connector.Config) { c.DualCommitEnabled = new(true) },
+		"client id differs from group":  func(c *connector.Config) { c.ClientID = "x.y-z_1" },
+		"single queued chunk and retry": func(c *connector.Config) { c.QueuedMaxMessageChunks, c.RebalanceMaxRetries = 1, 1 },
+	}
+	for name, mutate := range tests {
+		t.Run(name, func(t *testing.T) {
+			c := validConfig()
+			mutate(&c)
+			assert.NoError(t, c.Validate())
+		})
+	}
+}
+
+func TestValidateRejects(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(c *connector.Config)
+		key    string
+		reason string // a substring of the reason
+	}{
+		{"group missing", func(c *connector.Config) { c.GroupID = "" }, "group.id", "must be set"},
+		{"group chars", func(c *connector.Config) { c.GroupID = "my group" }, "group.id", "ASCII alphanumerics"},
+		{"group slash", func(c *connector.Config) { c.GroupID = "a/b" }, "group.id", "ASCII alphanumerics"},
+		{"group non-ASCII", func(c *connector.Config) { c.GroupID = "grüppe" }, "group.id", "ASCII alphanumerics"},
+		{"group dot", func(c *connector.Config) { c.GroupID = "." }, "group.id", `".."`},
+		{"group dotdot", func(c *connector.Config) { c.GroupID = ".." }, "group.id", `".."`},
+		{"client chars", func(c *connector.Config) { c.ClientID = "client:1" }, "client.id", "ASCII alphanumerics"},
+		{"consumer id slash", func(c *connector.Config) { c.ConsumerID = "a/b" }, "consumer.id", "znode"},
+		{"consumer id control", func(c *connector.Config) { c.ConsumerID = "a\x00b" }, "consumer.id", "znode"},
+		{"consumer id dotdot", func(c *connector.Config) { c.ConsumerID = ".." }, "consumer.id", "znode"},
+		{"zk missing", func(c *connector.Config) { c.ZookeeperConnect = "" }, "zookeeper.connect", "required"},
+		{"zk only chroot", func(c *connector.Config) { c.ZookeeperConnect = "/kafka" }, "zookeeper.connect", "no servers"},
+		{"zk empty server", func(c *connector.Config) { c.ZookeeperConnect = "zk1:2181,,zk2:2181" }, "zookeeper.connect", "empty server"},
+		{"zk trailing comma", func(c *connector.Config) { c.ZookeeperConnect = "zk1:2181," }, "zookeeper.connect", "empty server"},
+		{"zk space", func(c *connector.Config) { c.ZookeeperConnect = "zk1:2181, zk2:2181" }, "zookeeper.connect", "white space"},
+		{"zk bad port", func(c *connector.Config) { c.ZookeeperConnect = "zk1:http" }, "zookeeper.connect", "invalid port"},
+		{"zk port range", func(c *connector.Config) { c.ZookeeperConnect = "zk1:65536" }, "zookeeper.connect", "invalid port"},
+		{"zk empty port", func(c *connector.Config) { c.ZookeeperConnect = "zk1:" }, "zookeeper.connect", "empty port"},
+		{"zk empty host", func(c *connector.Config) { c.ZookeeperConnect = ":2181" }, "zookeeper.connect", "empty host"},
+		{"zk bare IPv6", func(c *connector.Config) { c.ZookeeperConnect = "::1:2181" }, "zookeeper.connect", "brackets"},
+		{"zk open bracket", func(c *connector.Config) { c.ZookeeperConnect = "[::1:2181" }, "zookeeper.connect", "unterminated"},
+		{"zk junk after bracket", func(c *connector.Config) { c.ZookeeperConnect = "[::1]2181" }, "zookeeper.connect", "junk"},
+		{"zk chroot trailing slash", func(c *connector.Config) { c.ZookeeperConnect = "zk1:2181/kafka/" }, "zookeeper.connect", "ends with '/'"},
+		{"zk chroot double slash", func(c *connector.Config) { c.ZookeeperConnect = "zk1:2181/a//b" }, "zookeeper.connect", "znode path"},
+		{"zk chroot dot", func(c *connector.Config) { c.ZookeeperConnect = "zk1:2181/a/./b" }, "zookeeper.connect", "znode path"},
+		{"socket timeout zero", func(c *connector.Config) { c.SocketTimeout, c.FetchWaitMax = 0, 0 }, "socket.timeout.ms", "must be positive"},
+		{"socket timeout below fetch wait", func(c *connector.Config) { c.SocketTimeout = 50 * time.Millisecond }, "socket.timeout.ms", "at least fetch.wait.max.ms (100)"},
+		{"fetch wait negative", func(c *connector.Config) { c.FetchWaitMax = -1 * time.Millisecond }, "fetch.wait.max.ms", "must not be negative"},
+		{"fetch message max zero", func(c *connector.Config) { c.FetchMessageMaxBytes = 0 }, "fetch.message.max.bytes", "must be positive"},
+		{"fetch max zero", func(c *connector.Config) { c.FetchMaxBytes = 0 }, "fetch.max.bytes", "must be positive"},
+		{"fetch min negative", func(c *connector.Config) { c.FetchMinBytes = -1 }, "fetch.min.bytes", "must not be negative"},
+		{"fetchers zero", func(c *connector.Config) { c.NumConsumerFetchers = 0 }, "num.consumer.fetchers", "at least 1"},
+		{"queued chunks zero", func(c *connector.Config) { c.QueuedMaxMessageChunks = 0 }, "queued.max.message.chunks", "at least 1"},
+		{"refresh leader negative", func(c *connector.Config) { c.RefreshLeaderBackoff = -time.Millisecond }, "refresh.leader.backoff.ms", "must not be negative"},
+		{"auto commit interval zero", func(c *connector.Config) { c.AutoCommitInterval = 0 }, "auto.commit.interval.ms", "auto.commit.enable"},
+		{"storage", func(c *connector.Config) { c.OffsetsStorage = "redis" }, "offsets.storage", "must be one of zookeeper, kafka"},
+		{"offsets channel backoff", func(c *connector.Config) { c.OffsetsChannelBackoff = -time.Millisecond }, "offsets.channel.backoff.ms", "must not be negative"},
+		{"offsets channel timeout", func(c *connector.Config) { c.OffsetsChannelSocketTimeout = 0 }, "offsets.channel.socket.timeout.ms", "must be positive"},
+		{"commit retries", func(c *connector.Config) { c.OffsetsCommitMaxRetries = -1 }, "offsets.commit.max.retries", "must not be negative"},
+		{"rebalance retries", func(c *connector.Config) { c.RebalanceMaxRetries = 0 }, "rebalance.max.retries", "at least 1"},
+		{"rebalance backoff", func(c *connector.Config) { c.RebalanceBackoff = -time.Millisecond }, "rebalance.backoff.ms", "must not be negative"},
+		{"sync time", func(c *connector.Config) { c.ZookeeperSyncTime = -time.Millisecond }, "zookeeper.sync.time.ms", "must not be negative"},
+		{"strategy", func(c *connector.Config) { c.PartitionAssignmentStrategy = "sticky" }, "partition.assignment.strategy", "must be one of range, roundrobin"},
+		{"strategy case", func(c *connector.Config) { c.PartitionAssignmentStrategy = "Range" }, "partition.assignment.strategy", "must be one of range, roundrobin"},
+		{"hash format", func(c *connector.Config) { c.RoundRobinHashFormat = "colon" }, "zkconsumer.roundrobin.hash.format", "must be one of dash, bracket"},
+		{"offset reset earliest", func(c *connector.Config) { c.AutoOffsetReset = "earliest" }, "auto.offset.reset", "must be one of smallest, largest"},
+		{"offset reset empty", func(c *connector.Config) { c.AutoOffsetReset = "" }, "auto.offset.reset", "must be one of smallest, largest"},
+		{"isolation", func(c *connector.Config) { c.IsolationLevel = "serializable" }, "zkconsumer.isolation.level", "must be one of read_uncommitted, read_committed"},
+		{"session timeout", func(c *connector.Config) { c.ZookeeperSessionTimeout = 0 }, "zookeeper.session.timeout.ms", "must be positive"},
+		{"connection timeout", func(c *connector.Config) { c.ZookeeperConnectionTimeout = -time.Millisecond }, "zookeeper.connection.timeout.ms", "must not be negative"},
+		{"grace at session", func(c *connector.Config) { c.ZookeeperDisconnectGrace = 6 * time.Second }, "zkconsumer.zookeeper.disconnect.grace.ms", "below zookeeper.session.timeout.ms (6000)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := validConfig()
+			tt.mutate(&c)
+			errs := configErrors(t, c.Validate())
+			require.Len(t, errs, 1, "want exactly one error, got %v", errs)
+			assert.Equal(t, tt.key, errs[0].Key)
+			assert.Contains(t, errs[0].Reason, tt.reason)
+			msg := errs[0].Error()
+			assert.True(t, strings.HasPrefix(msg, "connector: invalid "+tt.key+" "), msg)
+		})
+	}
+}
+
+func TestConfigErrorMessage(t *testing.T) {
+	c := validConfig()
+	c.AutoOffsetReset = "earliest"
+	assert.EqualError(t, c.Validate(),
+		`connector: invalid auto.offset.reset "earliest": must be one of smallest, largest`)
+
+	c = validConfig()
+	c.SocketTimeout = 1500 * time.Microsecond
+	assert.EqualError(t, c.Validate(),
+		`connector: invalid socket.timeout.ms "1.5ms": must be at least fetch.wait.max.ms (100) to prevent unnecessary socket timeouts`)
+}
+
+func TestValidateReportsEveryProblem(t *testing.T) {
+	c := connector.DefaultConfig()
+	c.GroupID = "bad group"
+	c.AutoOffsetReset = "earliest"
+	c.PartitionAssignmentStrategy = "sticky"
+	c.OffsetsStorage = "s3"
+	c.QueuedMaxMessageChunks = 0
+	c.SocketTimeout = 10 * time.Millisecond
+	err := c.Validate()
+	assert.ElementsMatch(t, []string{
+		"group.id", "zookeeper.connect", "auto.offset.reset", "partition.assignment.strategy",
+		"offsets.storage", "queued.max.message.chunks", "socket.timeout.ms",
+	}, errorKeys(t, err))
+	assert.ErrorIs(t, err, connector.ErrInvalidConfig)
+	// An invalid group.id is not copied into client.id and reported twice.
+	assert.Empty(t, c.ClientID)
+	assert.Nil(t, c.DualCommitEnabled, "dual.commit.enabled cannot follow an invalid offsets.storage")
+}
+
+func TestValidateDoesNotReportDerivedFieldsTwice(t *testing.T) {
+	c := validConfig()
+	c.ZookeeperSyncTime = -time.Second
+	c.ZookeeperSessionTimeout = -time.Second
+	assert.ElementsMatch(t, []string{"zookeeper.sync.time.ms", "zookeeper.session.timeout.ms"}, errorKeys(t, c.Validate()))
+}
+
+func ExampleDefaultConfig() {
+	cfg := connector.DefaultConfig()
+	cfg.GroupID = "orders"
+	cfg.ZookeeperConnect = "zk1:2181,zk2:2181/kafka"
+	cfg.AutoOffsetReset = connector.AutoOffsetResetSmallest
+	if err := cfg.Validate(); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(cfg.ClientID, cfg.RebalanceBackoff, *cfg.DualCommitEnabled)
+	// Output: orders 2s false
+}
+
+func ExampleConfig_Validate() {
+	cfg := connector.DefaultConfig()
+	cfg.GroupID = "orders"
+	cfg.ZookeeperConnect = "zk1:2181"
+	cfg.AutoOffsetReset = "earliest"
+	cfg.PartitionAssignmentStrategy = "sticky"
+	err := cfg.Validate()
+	fmt.Println(err)
+	fmt.Println(errors.Is(err, connector.ErrInvalidConfig))
+	// Output:
+	// connector: invalid partition.assignment.strategy "sticky": must be one of range, roundrobin
+	// connector: invalid auto.offset.reset "earliest": must be one of smallest, largest
+	// true
+}
