@@ -1,0 +1,223 @@
+package zkutil
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Values of the "pattern" field of a consumer registration (Scala's
+// TopicCount.staticPattern, whiteListPattern and blackListPattern).
+const (
+	// PatternStatic subscribes to the listed topics.
+	PatternStatic = "static"
+	// PatternWhitelist subscribes to every topic the single regex matches.
+	PatternWhitelist = "white_list"
+	// PatternBlacklist subscribes to every topic the single regex does not
+	// match.
+	PatternBlacklist = "black_list"
+)
+
+// registrationVersion is the only version Kafka ever wrote.
+const registrationVersion = 1
+
+// Registration is the value of a member's /consumers/<group>/ids/<id> node:
+// what it subscribes to and with how many streams.
+type Registration struct {
+	// Version is the format version. Kafka always writes 1; readers ignore
+	// it. DecodeRegistration reports 0 when it is missing or not an integer.
+	Version int
+	// Subscription maps each topic (PatternStatic) or the single regex
+	// (PatternWhitelist, PatternBlacklist) to its number of streams, which
+	// is at least 1.
+	Subscription map[string]int
+	// Pattern is PatternStatic, PatternWhitelist or PatternBlacklist.
+	Pattern string
+	// Timestamp is the registration time in milliseconds since the epoch.
+	// It is informational: no reader acts on it.
+	Timestamp int64
+}
+
+// EncodeRegistration returns the registration JSON exactly as Kafka 1.1.1
+// writes it, compact and with keys in Kafka's order:
+//
+//	{"version":1,"subscription":{"orders":2,"payments":1},"pattern":"static","timestamp":"1531000000000"}
+//
+// Subscription keys are sorted and the timestamp is a string. Keys are
+// escaped like Kafka's CoreUtils.JSONEscapeString (which also escapes '/'),
+// once: a wildcard regex therefore decodes back to itself in every Scala
+// version, unlike the double escaping of Scala 1.0.1 and later.
+//
+// Since one registration that Scala cannot use breaks the rebalance of the
+// whole group, EncodeRegistration refuses: an unknown or empty Pattern; an
+// empty Subscription; a wildcard with other than one entry; a stream count
+// outside 1..2^31-1; an empty or non-UTF-8 key; a Version other than 0 or 1
+// (0 is written as 1).
+func EncodeRegistration(r Registration) ([]byte, error) {
+	if r.Version != 0 && r.Version != registrationVersion {
+		return nil, fmt.Errorf("zkutil: registration version %d is not supported, Kafka writes %d", r.Version, registrationVersion)
+	}
+	switch r.Pattern {
+	case PatternStatic:
+	case PatternWhitelist, PatternBlacklist:
+		if len(r.Subscription) != 1 {
+			return nil, fmt.Errorf("zkutil: %s registration needs exactly one regex, got %d", r.Pattern, len(r.Subscription))
+		}
+	default:
+		return nil, fmt.Errorf("zkutil: unknown registration pattern %q", r.Pattern)
+	}
+	if len(r.Subscription) == 0 {
+		return nil, errors.New("zkutil: registration has an empty subscription")
+	}
+	keys := make([]string, 0, len(r.Subscription))
+	for k, n := range r.Subscription {
+		if k == "" {
+			return nil, errors.New("zkutil: registration subscribes to an empty topic or regex")
+		}
+		if !utf8.ValidString(k) {
+			return nil, fmt.Errorf("zkutil: registration key %q is not valid UTF-8", k)
+		}
+		if n < 1 || n > math.MaxInt32 {
+			return nil, fmt.Errorf("zkutil: registration asks for %d streams of %q, want 1 to %d", n, k, math.MaxInt32)
+		}
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+
+	b := make([]byte, 0, 96+32*len(keys))
+	b = append(b, `{"version":1,"subscription":{`...)
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, k)
+		b = append(b, ':')
+		b = strconv.AppendInt(b, int64(r.Subscription[k]), 10)
+	}
+	b = append(b, `},"pattern":`...)
+	b = appendJSONString(b, r.Pattern)
+	b = append(b, `,"timestamp":"`...)
+	b = strconv.AppendInt(b, r.Timestamp, 10)
+	b = append(b, `"}`...)
+	return b, nil
+}
+
+// DecodeRegistration parses the registration stored at path, accepting what
+// every Scala version from 0.8.0 on wrote: keys in any order, any spacing,
+// the timestamp as a string or a number or not at all, the version missing.
+// The decoded keys are returned as they are, without TopicFilter munging.
+//
+// As in Scala's TopicCount.constructTopicCount, "pattern" (a string) and
+// "subscription" (an object) are required, and a pattern other than
+// white_list/black_list, or an empty subscription, means a static
+// subscription; Pattern is then PatternStatic. Every stream count must be an
+// integer from 1 to 2^31-1: Scala fails the whole group's rebalance on a 0,
+// and rejects fractions, strings and larger numbers. Where Scala would take
+// the first of several wildcard entries, DecodeRegistration returns an error,
+// since Scala's choice depends on map iteration order.
+func DecodeRegistration(path string, data []byte) (Registration, error) {
+	r, err := decodeRegistration(data)
+	if err != nil {
+		return Registration{}, decodeError(path, err)
+	}
+	return r, nil
+}
+
+func decodeRegistration(data []byte) (Registration, error) {
+	obj, err := parseObject(data)
+	if err != nil {
+		return Registration{}, err
+	}
+	var r Registration
+	if raw, ok := obj["version"]; ok {
+		if v, err := jsonInt32(raw); err == nil {
+			r.Version = int(v)
+		}
+	}
+	if raw, ok := obj["timestamp"]; ok {
+		r.Timestamp = lenientTimestamp(raw)
+	}
+
+	rawPattern, ok := obj["pattern"]
+	if !ok {
+		return Registration{}, errors.New(`registration has no "pattern"`)
+	}
+	pattern, err := jsonString(rawPattern)
+	if err != nil {
+		return Registration{}, fmt.Errorf("registration pattern: %w", err)
+	}
+
+	rawSub, ok := obj["subscription"]
+	if !ok {
+		return Registration{}, errors.New(`registration has no "subscription"`)
+	}
+	sub, err := jsonObject(rawSub)
+	if err != nil {
+		return Registration{}, fmt.Errorf("registration subscription: %w", err)
+	}
+	r.Subscription = make(map[string]int, len(sub))
+	for k, raw := range sub {
+		n, err := jsonInt32(raw)
+		if err != nil {
+			return Registration{}, fmt.Errorf("stream count of %q: %w", k, err)
+		}
+		if n < 1 {
+			return Registration{}, fmt.Errorf("stream count of %q is %d, want at least 1", k, n)
+		}
+		r.Subscription[k] = int(n)
+	}
+
+	r.Pattern = PatternStatic
+	if (pattern == PatternWhitelist || pattern == PatternBlacklist) && len(sub) > 0 {
+		if len(sub) != 1 {
+			return Registration{}, fmt.Errorf("%s registration has %d regexes, want 1", pattern, len(sub))
+		}
+		r.Pattern = pattern
+	}
+	return r, nil
+}
+
+// lenientTimestamp reads an epoch-millisecond timestamp written as a string
+// or a number. Since no reader acts on it, anything else reads as 0 instead
+// of failing the registration.
+func lenientTimestamp(raw json.RawMessage) int64 {
+	if s, err := jsonString(raw); err == nil {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return 0
+		}
+		return n
+	}
+	n, err := jsonInt(raw, 64)
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// NormalizeTopicFilter applies Kafka's TopicFilter munging to a raw
+// whitelist or blacklist: trim characters up to U+0020 at both ends, replace
+// ',' with '|', remove spaces, and strip runs of double and single quotes
+// at the start and at the end (property files may bring quotes along). Scala applies it
+// both to its configured filter and to the regexes it reads from other
+// members' registrations.
+//
+// As with Java's "$", a quote run before a final line terminator
+// (U+0085, U+2028, U+2029, which trimming keeps) is stripped too.
+func NormalizeTopicFilter(raw string) string {
+	s := strings.TrimFunc(raw, func(r rune) bool { return r <= ' ' })
+	s = strings.ReplaceAll(s, ",", "|")
+	s = strings.ReplaceAll(s, " ", "")
+	s = strings.TrimLeft(s, `"'`)
+	for _, term := range []string{"\u0085", "\u2028", "\u2029"} {
+		if body, ok := strings.CutSuffix(s, term); ok {
+			return strings.TrimRight(body, `"'`) + term
+		}
+	}
+	return strings.TrimRight(s, `"'`)
+}
