@@ -1,9 +1,15 @@
 package rebalance
 
 import (
+	"os"
 	"testing"
 
-	"go.uber.org/goleak"
+	"github.com/zkconsumer/zkconsumer/internal/testcluster"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if os.Getenv(childMemberEnv) != "" {
+		os.Exit(runChildMember())
+	}
+	testcluster.Main(m)
+}

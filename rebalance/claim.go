@@ -1,0 +1,95 @@
+package rebalance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/zkconsumer/zkconsumer/zkutil"
+)
+
+// ConflictError reports that a partition this member was assigned is still
+// owned by another thread: its previous owner has not released it yet.
+type ConflictError struct {
+	Partition zkutil.TopicPartition
+	Owner     string // the value of the owner node, "" if unreadable
+	Path      string
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("rebalance: partition %s is still owned by %q (%s)", e.Partition, e.Owner, e.Path)
+}
+
+// sortedPartitions returns the keys of owned in a stable order.
+func sortedPartitions(owned map[zkutil.TopicPartition]zkutil.ConsumerThreadID) []zkutil.TopicPartition {
+	return slices.SortedFunc(maps.Keys(owned), func(a, b zkutil.TopicPartition) int {
+		if a.Topic != b.Topic {
+			if a.Topic < b.Topic {
+				return -1
+			}
+			return 1
+		}
+		return int(a.Partition) - int(b.Partition)
+	})
+}
+
+// claim creates the owner node of every partition in mine. A node that
+// already holds our thread id in our session counts as ours (a create whose
+// reply was lost). On the first conflict every node created by this call is
+// deleted again and a *ConflictError is returned.
+func claim(ctx context.Context, zk ZooKeeper, group string, mine map[zkutil.TopicPartition]zkutil.ConsumerThreadID) error {
+	var created []string
+	rollback := func() {
+		for _, p := range created {
+			_ = zk.Delete(context.WithoutCancel(ctx), p, -1)
+		}
+	}
+	session := zk.ID()
+	for _, tp := range sortedPartitions(mine) {
+		path := zkutil.OwnerPath(group, tp.Topic, tp.Partition)
+		want := mine[tp].String()
+		err := zk.CreateEphemeral(ctx, path, []byte(want))
+		if err == nil {
+			created = append(created, path)
+			continue
+		}
+		if !errors.Is(err, zkutil.ErrNodeExists) {
+			rollback()
+			return fmt.Errorf("rebalance: claim %s: %w", path, err)
+		}
+		data, stat, gerr := zk.Get(ctx, path)
+		if gerr == nil && string(data) == want && stat.EphemeralOwner == session {
+			continue // ours already
+		}
+		rollback()
+		return &ConflictError{Partition: tp, Owner: string(data), Path: path}
+	}
+	return nil
+}
+
+// release deletes the owner nodes of owned that still hold our thread id in
+// our session. Nodes taken over by others, or already gone, are left alone.
+func release(ctx context.Context, zk ZooKeeper, group string, owned map[zkutil.TopicPartition]zkutil.ConsumerThreadID) error {
+	var errs []error
+	session := zk.ID()
+	for _, tp := range sortedPartitions(owned) {
+		path := zkutil.OwnerPath(group, tp.Topic, tp.Partition)
+		data, stat, err := zk.Get(ctx, path)
+		if errors.Is(err, zkutil.ErrNoNode) {
+			continue
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("rebalance: release %s: %w", path, err))
+			continue
+		}
+		if string(data) != owned[tp].String() || stat.EphemeralOwner != session {
+			continue
+		}
+		if err := zk.Delete(ctx, path, stat.Version); err != nil && !errors.Is(err, zkutil.ErrNoNode) {
+			errs = append(errs, fmt.Errorf("rebalance: release %s: %w", path, err))
+		}
+	}
+	return errors.Join(errs...)
+}

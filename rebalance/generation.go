@@ -1,0 +1,58 @@
+package rebalance
+
+import (
+	"context"
+	"errors"
+
+	"github.com/zkconsumer/zkconsumer/zkutil"
+)
+
+// Errors that end a generation, available as its context's cause.
+var (
+	// ErrGenerationEnded: a new rebalance started; ownership is being
+	// handed over in an orderly way.
+	ErrGenerationEnded = errors.New("rebalance: generation ended by a rebalance")
+	// ErrOwnershipLost: the ZooKeeper session expired, or was cut off
+	// longer than the disconnect grace period; other members may already
+	// own the partitions.
+	ErrOwnershipLost = errors.New("rebalance: partition ownership lost")
+	// ErrMemberClosed: the member is shutting down.
+	ErrMemberClosed = errors.New("rebalance: member closed")
+)
+
+// Generation is one successful rebalance of a member: the partitions it
+// claimed and the context everything started for them runs under.
+type Generation struct {
+	// ID counts this member's generations from 1.
+	ID int
+	// SessionID is the ZooKeeper session that holds the owner nodes.
+	SessionID int64
+	// Owned maps each partition this member owns to the thread (stream)
+	// that consumes it.
+	Owned map[zkutil.TopicPartition]zkutil.ConsumerThreadID
+	// Assignment is the whole group's assignment as this member computed it.
+	Assignment Assignment
+
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+}
+
+// Context is cancelled when the generation ends; context.Cause tells why
+// (ErrGenerationEnded, ErrOwnershipLost or ErrMemberClosed).
+func (g *Generation) Context() context.Context { return g.ctx }
+
+// Handler is what a Member calls around each generation, so that the
+// connector can stop fetchers, commit and start fetchers. Calls come from
+// the member's own goroutine, one at a time.
+type Handler interface {
+	// Revoke ends gen. The handler stops fetching and delivering its
+	// partitions and waits until that is done. When lost is false the
+	// member still owns them: this is the moment to commit. When lost is
+	// true other members may own them already: commit nothing and drop
+	// what is buffered.
+	Revoke(ctx context.Context, gen *Generation, lost bool) error
+	// Assign starts gen, whose partitions are all claimed: read the start
+	// offsets now (after the claim, so no previous owner can commit in
+	// between) and start fetching. An error fails the rebalance attempt.
+	Assign(ctx context.Context, gen *Generation) error
+}

@@ -1,0 +1,68 @@
+package rebalance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/zkconsumer/zkconsumer/zkutil"
+)
+
+// register makes sure /consumers/<group>/ids/<consumerId> exists in the
+// current session. A node left by an earlier session of the same consumer
+// id (a restart with a fixed consumer.id within the session timeout) is
+// waited out, up to the session timeout, instead of failing at once.
+func (m *Member) register(ctx context.Context) error {
+	session := m.zk.ID()
+	if session != 0 && m.registered == session {
+		return nil
+	}
+	data, err := zkutil.EncodeRegistration(m.cfg.Subscription.Registration(m.cfg.Now()))
+	if err != nil {
+		return fmt.Errorf("rebalance: %w", err)
+	}
+	for _, p := range []string{zkutil.ConsumerIDsPath(m.cfg.Group), zkutil.OwnersPath(m.cfg.Group), zkutil.OffsetsPath(m.cfg.Group)} {
+		if err := m.zk.EnsurePath(ctx, p); err != nil {
+			return fmt.Errorf("rebalance: create %s: %w", p, err)
+		}
+	}
+	path := zkutil.ConsumerIDPath(m.cfg.Group, m.cfg.ConsumerID)
+	wait := m.cfg.SessionTimeout + m.cfg.Backoff
+	deadline := time.Now().Add(wait)
+	for {
+		err := m.zk.CreateEphemeral(ctx, path, data)
+		if err == nil {
+			m.registered = session
+			m.log.Info("registered", "path", path, "registration", string(data))
+			return nil
+		}
+		if !errors.Is(err, zkutil.ErrNodeExists) {
+			return fmt.Errorf("rebalance: register %s: %w", path, err)
+		}
+		exists, stat, gone, err := m.zk.ExistsW(ctx, path)
+		if err != nil {
+			return fmt.Errorf("rebalance: register %s: %w", path, err)
+		}
+		if exists && stat.EphemeralOwner == session {
+			m.registered = session // our own create, whose reply was lost
+			return nil
+		}
+		if exists {
+			if time.Now().After(deadline) {
+				return fmt.Errorf("rebalance: register %s: the node is held by another session (0x%x) for more than %v; is another process using consumer.id %q?",
+					path, stat.EphemeralOwner, wait, m.cfg.ConsumerID)
+			}
+			m.log.Warn("registration node held by another session; waiting for it to expire", "path", path, "owner", fmt.Sprintf("0x%x", stat.EphemeralOwner))
+			timer := time.NewTimer(time.Until(deadline))
+			select {
+			case <-ctx.Done():
+				timer.Stop()
+				return ctx.Err()
+			case <-gone:
+			case <-timer.C:
+			}
+			timer.Stop()
+		}
+	}
+}

@@ -1,0 +1,83 @@
+package rebalance
+
+import (
+	"context"
+	"errors"
+
+	"github.com/zkconsumer/zkconsumer/zkutil"
+)
+
+// armWatches sets every watch that is not armed: children of the group's
+// ids (membership), data of each consumed topic (partition count) and, for
+// wildcard members, children of /brokers/topics (new topics). A watch fires
+// once; when it does, the loop rebalances and arms it again first, so no
+// change between the two is missed.
+func (m *Member) armWatches(ctx context.Context) {
+	m.armChildren(ctx, zkutil.ConsumerIDsPath(m.cfg.Group))
+	if m.cfg.Subscription.Filter != nil {
+		m.armChildren(ctx, zkutil.BrokerTopicsPath)
+	} else {
+		for t := range m.cfg.Subscription.Topics {
+			m.watchedTopic[t] = true
+		}
+	}
+	for t := range m.watchedTopic {
+		m.armData(ctx, zkutil.TopicPath(t))
+	}
+}
+
+// watchTopics adds data watches for topics a wildcard subscription matched.
+func (m *Member) watchTopics(ctx context.Context, topics map[string][]zkutil.ConsumerThreadID) {
+	for t := range topics {
+		if !m.watchedTopic[t] {
+			m.watchedTopic[t] = true
+			m.armData(ctx, zkutil.TopicPath(t))
+		}
+	}
+}
+
+func (m *Member) armChildren(ctx context.Context, path string) {
+	if m.armed[path] {
+		return
+	}
+	_, ch, err := m.zk.ChildrenW(ctx, path)
+	if errors.Is(err, zkutil.ErrNoNode) {
+		_, _, ch, err = m.zk.ExistsW(ctx, path)
+	}
+	m.forward(path, ch, err)
+}
+
+func (m *Member) armData(ctx context.Context, path string) {
+	if m.armed[path] {
+		return
+	}
+	_, _, ch, err := m.zk.GetW(ctx, path)
+	if errors.Is(err, zkutil.ErrNoNode) {
+		_, _, ch, err = m.zk.ExistsW(ctx, path) // fires when the topic is created
+	}
+	m.forward(path, ch, err)
+}
+
+// forward hands the watch's one event to the loop. A watch that could not
+// be set (connection trouble) is retried at the next rebalance, which a
+// failed attempt schedules.
+func (m *Member) forward(path string, ch <-chan zkutil.WatchEvent, err error) {
+	if err != nil {
+		m.log.Debug("cannot set watch", "path", path, "err", err)
+		return
+	}
+	m.armed[path] = true
+	m.watchers.Add(1)
+	go func() {
+		defer m.watchers.Done()
+		select {
+		case <-ch:
+		case <-m.done:
+			return
+		}
+		select {
+		case m.fired <- path:
+		case <-m.done:
+		}
+	}()
+}
