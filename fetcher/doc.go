@@ -4,5 +4,45 @@
 // every assigned partition, and one fetcher per (broker, fetcher id), which
 // sends multi-partition fetch requests and enqueues one FetchedDataChunk per
 // partition into the queue of the stream that owns it. It uses sarama's
-// protocol layer only; the fetch loop is ours.
+// protocol layer only (sarama.Broker with Fetch, ListOffsets and Metadata
+// requests); the fetch loop is ours and follows Kafka 1.1.1's
+// ConsumerFetcherManager and ConsumerFetcherThread:
+//
+//   - StartConnections puts every partition in the leaderless set. The
+//     leader finder asks a broker from the BrokerSource (tried in random
+//     order) for the metadata of their topics, then hands each partition
+//     with a leader to the fetcher for (leader, fetcher id), where the
+//     fetcher id is abs(31*topic.hashCode + partition) % NumFetchers.
+//   - A partition without an offset (negative fetched offset) starts where
+//     AutoOffsetReset says; so does a partition whose offset is out of
+//     range. Both its fetched and its consumed offset are reset.
+//   - A fetcher blocks while a partition's queue is full, which holds back
+//     every partition of that fetcher (Kafka's backpressure). Its fetched
+//     offset advances only once the chunk is queued, so the fetched offsets
+//     StopConnections returns are exact: everything below went to the
+//     streams, nothing at or above did.
+//   - A partition whose leader moved, or whose fetcher lost its connection,
+//     goes back to the leader finder and resumes at its fetched offset: no
+//     loss, no duplicate.
+//   - A message larger than the partition's fetch size (fetch.message.max.bytes)
+//     cannot be consumed: the messages before it are delivered, then the
+//     stream gets an error wrapping stream.ErrMessageTooLarge and the
+//     partition stops at it until the next generation. A message is too
+//     large when a record batch holding only it would be, which is what
+//     Kafka's consumer saw (brokers down-convert batches to single messages
+//     for it), whatever the broker version and however the producer batched.
+//     A compressed batch can only be judged by its size on the wire, which
+//     sarama does not expose; brokers from 0.10.1 on send the first batch of
+//     a response whole however large (KIP-74), so such a batch is delivered.
+//   - Revoked partitions and closed queues are dropped from fetching.
+//
+// Protocol versions are capped at Kafka 3.9 (or Config.Sarama.Version) and
+// negotiated per connection through ApiVersions, so brokers from 0.10.0 on
+// work: Fetch v12 on 2.7+, v3 on 0.10.1 (what Kafka 1.1.1 sent). With fetch
+// v4+ record batches (v2), control records and read_committed are
+// supported; older brokers send message sets (v0/v1), compressed or not.
+//
+// Errors of one partition that stop it go to its stream; errors the manager
+// retries by itself (no broker reachable, a leader that cannot be reached)
+// go to Config.OnError and the log.
 package fetcher

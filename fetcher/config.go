@@ -1,0 +1,223 @@
+package fetcher
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/IBM/sarama"
+)
+
+// Values accepted by Config.AutoOffsetReset (auto.offset.reset).
+const (
+	// AutoOffsetResetSmallest starts from the oldest offset the broker
+	// still has (ListOffsets time -2).
+	AutoOffsetResetSmallest = "smallest"
+	// AutoOffsetResetLargest starts from the end of the log (ListOffsets
+	// time -1), Kafka's default.
+	AutoOffsetResetLargest = "largest"
+)
+
+// Values accepted by Config.IsolationLevel.
+const (
+	// IsolationReadUncommitted delivers every data record, as Kafka's Scala
+	// consumer does (fetch v3 has no isolation level). The default.
+	IsolationReadUncommitted = "read_uncommitted"
+	// IsolationReadCommitted delivers records up to the last stable offset
+	// and drops those of aborted transactions. It needs brokers that speak
+	// fetch v4 (Kafka 0.11+); older brokers behave as read_uncommitted.
+	IsolationReadCommitted = "read_committed"
+)
+
+// defaultVersion caps the protocol versions when Config.Sarama is nil.
+// Sarama (1.46+) negotiates every request down to what the broker advertises
+// in ApiVersions, so the cap only picks the newest version we are willing to
+// speak: against Kafka 2.7+ that is Fetch v12 (sarama's newest), ListOffsets
+// v6 and Metadata v11; against 0.10.1 it is Fetch v3, what Kafka 1.1.1's
+// consumer sent; 0.10.0 gets Fetch v2.
+var defaultVersion = sarama.V3_9_0_0
+
+// ErrInvalidConfig is wrapped by the errors of Config.Validate.
+var ErrInvalidConfig = errors.New("fetcher: invalid config")
+
+// Config configures a ConsumerFetcherManager. Field names follow the
+// connector's; each names the Kafka consumer property it carries.
+//
+// The zero Config is not Kafka's defaults: FetchMinBytes, FetchWaitMax and
+// RefreshLeaderBackoff are taken as given (zero is legal for all three).
+// Start from DefaultConfig.
+type Config struct {
+	// ClientID is sent with every request: client.id (Kafka defaults it to
+	// the group id). Empty means "zkconsumer".
+	ClientID string
+
+	// FetchMinBytes is the least data a broker returns for a fetch,
+	// waiting up to FetchWaitMax for it: fetch.min.bytes, default 1.
+	FetchMinBytes int32
+
+	// FetchWaitMax is how long a broker may hold a fetch that does not have
+	// FetchMinBytes yet: fetch.wait.max.ms, default 100ms. At most
+	// SocketTimeout.
+	FetchWaitMax time.Duration
+
+	// SocketTimeout bounds connecting to a broker and waiting for a
+	// response (on top of FetchWaitMax for fetches): socket.timeout.ms,
+	// default 30s. Zero means the default.
+	SocketTimeout time.Duration
+
+	// RefreshLeaderBackoff is the pause between two rounds of the leader
+	// finder and the fetchers' pause after a failed request:
+	// refresh.leader.backoff.ms, default 200ms.
+	RefreshLeaderBackoff time.Duration
+
+	// NumFetchers is the number of fetchers, each with its own connection,
+	// per broker: num.consumer.fetchers, default 1. Zero means 1.
+	NumFetchers int
+
+	// AutoOffsetReset says where a partition starts when its offset is
+	// negative (nothing committed) or out of range: auto.offset.reset,
+	// AutoOffsetResetSmallest or AutoOffsetResetLargest. Empty means
+	// largest, Kafka's default.
+	AutoOffsetReset string
+
+	// IsolationLevel is IsolationReadUncommitted (the default, also when
+	// empty) or IsolationReadCommitted: zkconsumer.isolation.level.
+	IsolationLevel string
+
+	// SocketReceiveBufferBytes is the TCP receive buffer of each fetch
+	// connection: socket.receive.buffer.bytes, default 65536. Zero or less
+	// keeps the operating system's default (and its auto-tuning).
+	SocketReceiveBufferBytes int
+
+	// Logger receives the manager's log records. Nil discards them.
+	Logger *slog.Logger
+
+	// OnError, if set, is told about errors the manager retries by itself:
+	// the broker list cannot be read or is empty, or no broker answers a
+	// metadata request (ErrNoBrokers), or a leader cannot be reached (once
+	// per series of failures, not at every retry), and partition errors
+	// other than the usual leadership changes (as *stream.PartitionError).
+	// It is called from the manager's goroutines and must return quickly
+	// without calling back into the manager. Errors that stop a partition,
+	// such as a message larger than its fetch size, go to the partition's
+	// stream instead.
+	OnError func(error)
+
+	// Sarama, if set, is the base of the configuration of every broker
+	// connection, for TLS, SASL, a proxy dialer or a pinned Version (which
+	// caps the protocol versions). The manager copies it and overrides
+	// ClientID, the Net timeouts and, to be able to interrupt blocked
+	// requests, the dialer (a configured proxy dialer is still used under
+	// it). Nil means sarama.NewConfig() with Version = sarama.V3_9_0_0; sarama
+	// negotiates each request down to what the broker supports, so brokers
+	// from 0.10.0 up work.
+	Sarama *sarama.Config
+}
+
+// DefaultConfig returns Kafka 1.1.1's defaults.
+func DefaultConfig() Config {
+	return Config{
+		ClientID:                 "zkconsumer",
+		FetchMinBytes:            1,
+		FetchWaitMax:             100 * time.Millisecond,
+		SocketTimeout:            30 * time.Second,
+		RefreshLeaderBackoff:     200 * time.Millisecond,
+		NumFetchers:              1,
+		AutoOffsetReset:          AutoOffsetResetLargest,
+		IsolationLevel:           IsolationReadUncommitted,
+		SocketReceiveBufferBytes: 64 * 1024,
+	}
+}
+
+// withDefaults fills in the fields whose zero value means "the default".
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
+	if c.ClientID == "" {
+		c.ClientID = d.ClientID
+	}
+	if c.SocketTimeout == 0 {
+		c.SocketTimeout = d.SocketTimeout
+	}
+	if c.NumFetchers == 0 {
+		c.NumFetchers = d.NumFetchers
+	}
+	if c.AutoOffsetReset == "" {
+		c.AutoOffsetReset = d.AutoOffsetReset
+	}
+	if c.IsolationLevel == "" {
+		c.IsolationLevel = d.IsolationLevel
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return c
+}
+
+// Validate reports the first invalid field, wrapping ErrInvalidConfig. Zero
+// values that mean "the default" are valid.
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", ErrInvalidConfig, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case c.FetchMinBytes < 0:
+		return bad("FetchMinBytes %d is negative", c.FetchMinBytes)
+	case c.FetchWaitMax < 0:
+		return bad("FetchWaitMax %v is negative", c.FetchWaitMax)
+	case c.SocketTimeout < 0:
+		return bad("SocketTimeout %v is negative", c.SocketTimeout)
+	case c.FetchWaitMax > c.SocketTimeout:
+		return bad("FetchWaitMax %v exceeds SocketTimeout %v", c.FetchWaitMax, c.SocketTimeout)
+	case c.FetchWaitMax/time.Millisecond > (1<<31 - 1):
+		return bad("FetchWaitMax %v does not fit a fetch request", c.FetchWaitMax)
+	case c.RefreshLeaderBackoff < 0:
+		return bad("RefreshLeaderBackoff %v is negative", c.RefreshLeaderBackoff)
+	case c.NumFetchers < 0:
+		return bad("NumFetchers %d is negative", c.NumFetchers)
+	case c.AutoOffsetReset != AutoOffsetResetSmallest && c.AutoOffsetReset != AutoOffsetResetLargest:
+		return bad("AutoOffsetReset %q is neither %q nor %q", c.AutoOffsetReset, AutoOffsetResetSmallest, AutoOffsetResetLargest)
+	case c.IsolationLevel != IsolationReadUncommitted && c.IsolationLevel != IsolationReadCommitted:
+		return bad("IsolationLevel %q is neither %q nor %q", c.IsolationLevel, IsolationReadUncommitted, IsolationReadCommitted)
+	}
+	if err := c.saramaConfig().Validate(); err != nil {
+		return bad("sarama: %v", err)
+	}
+	return nil
+}
+
+// saramaConfig returns the base configuration of the manager's broker
+// connections: a copy of c.Sarama (or sarama's defaults capped at
+// defaultVersion) with the client id and the timeouts of c.
+func (c Config) saramaConfig() *sarama.Config {
+	var sc sarama.Config
+	if c.Sarama != nil {
+		sc = *c.Sarama
+	} else {
+		sc = *sarama.NewConfig()
+		sc.Version = defaultVersion
+	}
+	sc.ClientID = c.ClientID
+	sc.Net.DialTimeout = c.SocketTimeout
+	sc.Net.WriteTimeout = c.SocketTimeout
+	// A fetch may legitimately sit on the broker for FetchWaitMax before
+	// its response starts.
+	sc.Net.ReadTimeout = c.SocketTimeout + c.FetchWaitMax
+	// One request at a time per connection, like Kafka's blocking channel.
+	sc.Net.MaxOpenRequests = 1
+	return &sc
+}
+
+// readCommitted reports whether c asks for read_committed.
+func (c Config) readCommitted() bool { return c.IsolationLevel == IsolationReadCommitted }
+
+// resetTime is the ListOffsets time for AutoOffsetReset: -2 (earliest) for
+// smallest, -1 (latest) otherwise, as Kafka's ConsumerFetcherThread does.
+func (c Config) resetTime() int64 {
+	if c.AutoOffsetReset == AutoOffsetResetSmallest {
+		return sarama.OffsetOldest
+	}
+	return sarama.OffsetNewest
+}

@@ -1,0 +1,104 @@
+package fetcher
+
+import (
+	"context"
+	"fmt"
+	"net"
+
+	"github.com/IBM/sarama"
+)
+
+// dialer is the only way sarama.Broker connects for this package. It ties
+// every connection to a context: when the context ends the connection is
+// closed, which is the one way to interrupt a sarama.Broker blocked in a
+// round trip (sarama holds the broker's lock until the response has been
+// read, so Broker.Close would wait for it). It also applies
+// socket.receive.buffer.bytes.
+type dialer struct {
+	ctx    context.Context
+	rcvBuf int
+	// proxy is the user's own dialer (Config.Sarama.Net.Proxy), if any.
+	proxy interface {
+		Dial(network, addr string) (net.Conn, error)
+	}
+	direct net.Dialer
+}
+
+// Dial connects to addr; sarama calls it from Broker.Open.
+func (d *dialer) Dial(network, addr string) (net.Conn, error) {
+	var (
+		c   net.Conn
+		err error
+	)
+	switch p := d.proxy.(type) {
+	case nil:
+		c, err = d.direct.DialContext(d.ctx, network, addr)
+	case interface {
+		DialContext(ctx context.Context, network, addr string) (net.Conn, error)
+	}:
+		c, err = p.DialContext(d.ctx, network, addr)
+	default:
+		c, err = p.Dial(network, addr)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if d.rcvBuf > 0 {
+		if tc, ok := c.(*net.TCPConn); ok {
+			_ = tc.SetReadBuffer(d.rcvBuf)
+		}
+	}
+	stop := context.AfterFunc(d.ctx, func() { _ = c.Close() })
+	return &ctxConn{Conn: c, stop: stop}, nil
+}
+
+// ctxConn is a connection that its dialer's context closes.
+type ctxConn struct {
+	net.Conn
+	stop func() bool
+}
+
+// Close releases the context hook and closes the connection.
+func (c *ctxConn) Close() error {
+	c.stop()
+	return c.Conn.Close()
+}
+
+// openBroker connects to addr and waits until the connection, including
+// sarama's ApiVersions exchange and any SASL handshake, is up. The
+// connection is closed as soon as ctx ends. base is not modified.
+func openBroker(ctx context.Context, addr string, base *sarama.Config, rcvBuf int) (*sarama.Broker, error) {
+	conf := *base
+	d := &dialer{
+		ctx:    ctx,
+		rcvBuf: rcvBuf,
+		direct: net.Dialer{
+			Timeout:   conf.Net.DialTimeout,
+			KeepAlive: conf.Net.KeepAlive,
+			LocalAddr: conf.Net.LocalAddr,
+		},
+	}
+	if conf.Net.Proxy.Enable && conf.Net.Proxy.Dialer != nil {
+		d.proxy = conf.Net.Proxy.Dialer
+	}
+	conf.Net.Proxy.Enable = true
+	conf.Net.Proxy.Dialer = d
+	b := sarama.NewBroker(addr)
+	if err := b.Open(&conf); err != nil {
+		return nil, fmt.Errorf("fetcher: connect to %s: %w", addr, err)
+	}
+	// Connected waits for Open's goroutine: it takes the broker's lock,
+	// which that goroutine holds until the connection is up or has failed.
+	ok, err := b.Connected()
+	if !ok {
+		_ = b.Close()
+		if err == nil {
+			err = sarama.ErrNotConnected
+		}
+		if ctx.Err() != nil {
+			err = context.Cause(ctx)
+		}
+		return nil, fmt.Errorf("fetcher: connect to %s: %w", addr, err)
+	}
+	return b, nil
+}

@@ -1,0 +1,406 @@
+package fetcher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/IBM/sarama"
+	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/zkutil"
+)
+
+// minRequestMaxBytes is the request-level limit of a fetch (Kafka 1.1.1
+// sent Int.MaxValue): large enough never to bind before the per-partition
+// limits of a typical fetcher, small enough to stay under
+// sarama.MaxResponseSize (100 MiB). A partition whose fetch size is larger
+// raises it. Brokers cap it further with their own fetch.max.bytes.
+const minRequestMaxBytes = 50 << 20
+
+// fetcherKey names a fetcher: one per broker and fetcher id.
+type fetcherKey struct {
+	broker int32
+	id     int
+}
+
+// partState is a partition as one fetcher serves it.
+type partState struct {
+	tp    zkutil.TopicPartition
+	pti   *stream.PartitionTopicInfo
+	epoch int32 // leader epoch for fencing (fetch v9+), -1 if unknown
+}
+
+// reqPart is a partition in one fetch request and the offset asked for.
+type reqPart struct {
+	ps     *partState
+	offset int64
+}
+
+// fetcher is Kafka's ConsumerFetcherThread: one goroutine with its own
+// connection to a broker, fetching all the partitions the leader finder
+// gave it in one request at a time and enqueueing each partition's
+// messages on its stream. A full queue blocks the whole fetcher
+// (backpressure). Partitions it cannot serve go back to the leader finder.
+type fetcher struct {
+	run  *run
+	key  fetcherKey
+	addr string
+	log  *slog.Logger
+
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	done   chan struct{}
+	wake   chan struct{} // cap 1: partitions were added
+
+	mu    sync.Mutex
+	parts map[zkutil.TopicPartition]*partState
+
+	// Owned by the loop goroutine.
+	broker  *sarama.Broker
+	failing bool // the last request or connection attempt failed
+	scratch []*partState
+	reqs    []reqPart
+}
+
+func newFetcher(r *run, key fetcherKey, addr string) *fetcher {
+	ctx, cancel := context.WithCancelCause(r.ctx)
+	return &fetcher{
+		run:    r,
+		key:    key,
+		addr:   addr,
+		log:    r.m.log.With("broker", key.broker, "fetcher", key.id, "addr", addr),
+		ctx:    ctx,
+		cancel: cancel,
+		done:   make(chan struct{}),
+		wake:   make(chan struct{}, 1),
+		parts:  map[zkutil.TopicPartition]*partState{},
+	}
+}
+
+// add gives the fetcher partitions to serve.
+func (f *fetcher) add(parts []*partState) {
+	f.mu.Lock()
+	for _, ps := range parts {
+		f.parts[ps.tp] = ps
+	}
+	f.mu.Unlock()
+	select {
+	case f.wake <- struct{}{}:
+	default:
+	}
+}
+
+// idle reports whether the fetcher serves no partition.
+func (f *fetcher) idle() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.parts) == 0
+}
+
+// stop ends the fetcher's goroutine, interrupting a blocked request or
+// Enqueue, and waits for it.
+func (f *fetcher) stop() {
+	f.cancel(errStopped)
+	<-f.done
+}
+
+// takeAll removes and returns the partitions of a stopped fetcher.
+func (f *fetcher) takeAll() []zkutil.TopicPartition {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	tps := make([]zkutil.TopicPartition, 0, len(f.parts))
+	for tp := range f.parts {
+		tps = append(tps, tp)
+	}
+	clear(f.parts)
+	return tps
+}
+
+// loop is the fetcher's goroutine (AbstractFetcherThread.doWork).
+func (f *fetcher) loop() {
+	defer close(f.done)
+	defer f.disconnect()
+	for f.ctx.Err() == nil {
+		parts := f.snapshot()
+		if len(parts) == 0 {
+			select {
+			case <-f.ctx.Done():
+				return
+			case <-f.wake:
+			}
+			continue
+		}
+		if !f.connect() {
+			continue
+		}
+		if parts = f.resolveUnset(parts); len(parts) == 0 {
+			continue
+		}
+		f.fetch(parts)
+	}
+}
+
+// snapshot returns the partitions to fetch, dropping revoked ones. The
+// slice is reused by the next call.
+func (f *fetcher) snapshot() []*partState {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := f.scratch[:0]
+	for tp, ps := range f.parts {
+		if ps.pti.Revoked() {
+			delete(f.parts, tp)
+			continue
+		}
+		out = append(out, ps)
+	}
+	f.scratch = out
+	return out
+}
+
+// owns reports whether ps is still one of the fetcher's partitions.
+func (f *fetcher) owns(ps *partState) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.parts[ps.tp] == ps
+}
+
+// drop stops serving ps without handing it back: it was revoked, its queue
+// closed, or it cannot make progress (its error went to its stream).
+func (f *fetcher) drop(ps *partState) {
+	f.mu.Lock()
+	if f.parts[ps.tp] == ps {
+		delete(f.parts, ps.tp)
+	}
+	f.mu.Unlock()
+}
+
+// handBack stops serving parts and gives them back to the leader finder.
+func (f *fetcher) handBack(parts ...*partState) {
+	tps := make([]zkutil.TopicPartition, 0, len(parts))
+	f.mu.Lock()
+	for _, ps := range parts {
+		if f.parts[ps.tp] == ps {
+			delete(f.parts, ps.tp)
+			tps = append(tps, ps.tp)
+		}
+	}
+	f.mu.Unlock()
+	f.run.partitionsWithError(tps)
+}
+
+// connect opens the connection if there is none. On failure it hands every
+// partition back and backs off.
+func (f *fetcher) connect() bool {
+	if f.broker != nil {
+		return true
+	}
+	b, err := openBroker(f.ctx, f.addr, f.run.m.sarama, f.run.m.cfg.SocketReceiveBufferBytes)
+	if err != nil {
+		f.failed(err)
+		return false
+	}
+	f.broker = b
+	return true
+}
+
+// disconnect closes the connection, if any.
+func (f *fetcher) disconnect() {
+	if f.broker != nil {
+		_ = f.broker.Close()
+		f.broker = nil
+	}
+}
+
+// failed handles a failed request or connection: the connection is closed,
+// every partition goes back to the leader finder (its leader may have
+// moved) and the fetcher pauses for RefreshLeaderBackoff.
+func (f *fetcher) failed(err error) {
+	f.disconnect()
+	if f.ctx.Err() != nil {
+		return
+	}
+	// A dead leader fails every round until the controller moves its
+	// partitions: warn and report once, then only at debug level.
+	if !f.failing {
+		f.failing = true
+		f.log.Warn("fetch failed, handing partitions back to the leader finder", "error", err)
+		f.run.report(fmt.Errorf("fetcher: broker %d at %s: %w", f.key.broker, f.addr, err))
+	} else {
+		f.log.Debug("fetch failed again", "error", err)
+	}
+	f.mu.Lock()
+	parts := make([]*partState, 0, len(f.parts))
+	for _, ps := range f.parts {
+		parts = append(parts, ps)
+	}
+	f.mu.Unlock()
+	f.handBack(parts...)
+	sleep(f.ctx, f.run.m.cfg.RefreshLeaderBackoff)
+}
+
+// fetch sends one fetch request for parts and processes the response.
+func (f *fetcher) fetch(parts []*partState) {
+	reqs := f.reqs[:0]
+	for _, ps := range parts {
+		reqs = append(reqs, reqPart{ps: ps, offset: ps.pti.FetchedOffset()})
+	}
+	f.reqs = reqs
+	resp, err := f.broker.Fetch(f.request(reqs))
+	if err == nil && resp.ErrorCode != 0 {
+		err = sarama.KError(resp.ErrorCode)
+	}
+	if err != nil {
+		f.failed(err)
+		return
+	}
+	f.failing = false
+	f.process(resp, reqs)
+}
+
+// request builds the fetch request for reqs.
+func (f *fetcher) request(reqs []reqPart) *sarama.FetchRequest {
+	cfg := &f.run.m.cfg
+	req := &sarama.FetchRequest{
+		Version:     f.run.fetchVersion,
+		MaxWaitTime: int32(cfg.FetchWaitMax / time.Millisecond),
+		MinBytes:    cfg.FetchMinBytes,
+		MaxBytes:    minRequestMaxBytes,
+		// No fetch session (KIP-227): every request is a full one.
+		SessionID:    0,
+		SessionEpoch: -1,
+	}
+	if cfg.readCommitted() {
+		req.Isolation = sarama.ReadCommitted
+	}
+	for _, rp := range reqs {
+		req.AddBlock(rp.ps.tp.Topic, rp.ps.tp.Partition, rp.offset, rp.ps.pti.FetchSize, rp.ps.epoch)
+		req.MaxBytes = max(req.MaxBytes, rp.ps.pti.FetchSize)
+	}
+	return req
+}
+
+// process handles the response to a request for reqs.
+func (f *fetcher) process(resp *sarama.FetchResponse, reqs []reqPart) {
+	var outOfRange, alone []reqPart
+	for _, rp := range reqs {
+		if f.ctx.Err() != nil {
+			return
+		}
+		ps := rp.ps
+		if !f.owns(ps) {
+			continue
+		}
+		if ps.pti.Revoked() {
+			f.drop(ps)
+			continue
+		}
+		// Kafka's check: the partition has not moved since the request.
+		if ps.pti.FetchedOffset() != rp.offset {
+			continue
+		}
+		block := resp.GetBlock(ps.tp.Topic, ps.tp.Partition)
+		if block == nil {
+			continue
+		}
+		switch block.Err {
+		case sarama.ErrNoError:
+			if f.deliver(rp, block, len(reqs) == 1) {
+				alone = append(alone, rp)
+			}
+		case sarama.ErrOffsetOutOfRange:
+			outOfRange = append(outOfRange, rp)
+		default:
+			f.partitionError(ps, block.Err)
+		}
+	}
+	if len(outOfRange) > 0 {
+		f.resetOffsets(outOfRange)
+	}
+	for _, rp := range alone {
+		f.fetchAlone(rp)
+	}
+}
+
+// deliver enqueues the messages of one partition's block. It reports true
+// when the block held only part of a batch and the partition must be
+// fetched alone to tell a batch larger than its fetch size from a request
+// whose total size ran out (see decoded.truncated).
+func (f *fetcher) deliver(rp reqPart, block *sarama.FetchResponseBlock, alone bool) (retryAlone bool) {
+	ps := rp.ps
+	d := decodeBlock(ps.tp.Topic, ps.tp.Partition, rp.offset, ps.pti.FetchSize, f.run.m.cfg.readCommitted(), block)
+	switch {
+	case d.truncated && !alone:
+		return true
+	case d.truncated:
+		f.tooLarge(ps, rp.offset)
+		return false
+	case d.oversize:
+		// The message may lie past the fetch offset (compacted gaps);
+		// move there first so that the partition stops exactly at it.
+		if d.next == rp.offset || ps.pti.Enqueue(f.ctx, nil, d.next) == nil {
+			f.tooLarge(ps, d.next)
+		}
+		return false
+	case len(d.msgs) == 0 && d.next == rp.offset:
+		return false
+	}
+	if err := ps.pti.Enqueue(f.ctx, d.msgs, d.next); errors.Is(err, stream.ErrClosed) {
+		f.drop(ps)
+	}
+	return false
+}
+
+// fetchAlone fetches one partition in a request of its own, after a
+// response held only the start of its first batch. Apache Kafka sends that
+// only on fetch v0-v2 (0.10.0 and older), whose per-partition limit is
+// hard; from 0.10.1 on (KIP-74) it sends the first batch of the first
+// partition with data whole whatever its size, and nothing at all for a
+// later partition whose first batch does not fit. The lone request tells a
+// batch larger than the fetch size from one cut by a request-level limit,
+// which other broker implementations might apply.
+func (f *fetcher) fetchAlone(rp reqPart) {
+	if f.ctx.Err() != nil || !f.owns(rp.ps) || rp.ps.pti.FetchedOffset() != rp.offset {
+		return
+	}
+	reqs := []reqPart{rp}
+	resp, err := f.broker.Fetch(f.request(reqs))
+	if err == nil && resp.ErrorCode != 0 {
+		err = sarama.KError(resp.ErrorCode)
+	}
+	if err != nil {
+		f.failed(err)
+		return
+	}
+	f.process(resp, reqs)
+}
+
+// tooLarge reports a batch at offset that does not fit in the partition's
+// fetch size on its stream and stops fetching the partition, whose fetched
+// offset stays at offset: without a larger fetch size it cannot progress.
+func (f *fetcher) tooLarge(ps *partState, offset int64) {
+	err := fmt.Errorf("fetcher: message at offset %d of %s does not fit in fetch size %d: %w", offset, ps.tp, ps.pti.FetchSize, stream.ErrMessageTooLarge)
+	f.log.Warn("message larger than the fetch size, partition stopped", "partition", ps.tp.String(), "offset", offset, "fetch_size", ps.pti.FetchSize)
+	if err := ps.pti.EnqueueError(f.ctx, err); err == nil || errors.Is(err, stream.ErrClosed) {
+		f.drop(ps)
+	}
+}
+
+// partitionError hands a partition whose fetch failed back to the leader
+// finder, as Kafka does for every error but OFFSET_OUT_OF_RANGE. The usual
+// leadership changes are routine; anything else is also reported.
+func (f *fetcher) partitionError(ps *partState, kerr sarama.KError) {
+	switch kerr {
+	case sarama.ErrNotLeaderForPartition, sarama.ErrLeaderNotAvailable, sarama.ErrUnknownTopicOrPartition,
+		sarama.ErrFencedLeaderEpoch, sarama.ErrUnknownLeaderEpoch, sarama.ErrReplicaNotAvailable,
+		sarama.ErrKafkaStorageError, sarama.ErrOffsetNotAvailable, sarama.ErrRequestTimedOut:
+		f.log.Info("partition moves back to the leader finder", "partition", ps.tp.String(), "error", kerr)
+	default:
+		f.log.Warn("fetch error, partition moves back to the leader finder", "partition", ps.tp.String(), "error", kerr)
+		f.run.report(&stream.PartitionError{Topic: ps.tp.Topic, Partition: ps.tp.Partition,
+			Err: fmt.Errorf("fetcher: fetch from broker %d: %w", f.key.broker, kerr)})
+	}
+	f.handBack(ps)
+}

@@ -1,0 +1,275 @@
+package fetcher
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/zkutil"
+)
+
+// These tests use sarama's MockBroker for the manager's own logic
+// (lifecycle, interruption, error reporting). Behaviour against Kafka is
+// proven by the integration tests.
+
+func mockAPIVersions(t *testing.T) *sarama.MockApiVersionsResponse {
+	return sarama.NewMockApiVersionsResponse(t).SetApiKeys([]sarama.ApiVersionsResponseKey{
+		{ApiKey: 1, MinVersion: 0, MaxVersion: 12},
+		{ApiKey: 2, MinVersion: 0, MaxVersion: 6},
+		{ApiKey: 3, MinVersion: 0, MaxVersion: 11},
+		{ApiKey: 18, MinVersion: 0, MaxVersion: 3},
+	})
+}
+
+// mockCluster is one MockBroker leading partitions 0..n-1 of topic "t",
+// which hold messages 0..msgs-1.
+func mockCluster(t *testing.T, partitions int32, msgs int64) *sarama.MockBroker {
+	mb := sarama.NewMockBroker(t, 0)
+	t.Cleanup(mb.Close)
+	md := sarama.NewMockMetadataResponse(t).SetBroker(mb.Addr(), 0)
+	fetch := sarama.NewMockFetchResponse(t, 3)
+	offsets := sarama.NewMockOffsetResponse(t)
+	for p := range partitions {
+		md.SetLeader("t", p, 0)
+		for o := range msgs {
+			fetch.SetMessage("t", p, o, sarama.StringEncoder("m"))
+		}
+		fetch.SetHighWaterMark("t", p, msgs)
+		offsets.SetOffset("t", p, sarama.OffsetOldest, 0).SetOffset("t", p, sarama.OffsetNewest, msgs)
+	}
+	mb.SetHandlerByMap(map[string]sarama.MockResponse{
+		"ApiVersionsRequest": mockAPIVersions(t),
+		"MetadataRequest":    md,
+		"FetchRequest":       fetch,
+		"OffsetRequest":      offsets,
+	})
+	// The mock answers an empty fetch at once; do not spin.
+	mb.SetLatency(2 * time.Millisecond)
+	return mb
+}
+
+func newManager(t *testing.T, cfg Config, brokers BrokerSource) *ConsumerFetcherManager {
+	t.Helper()
+	m, err := NewConsumerFetcherManager(cfg, brokers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Close() })
+	return m
+}
+
+func TestManagerStartStopRestart(t *testing.T) {
+	mb := mockCluster(t, 2, 30)
+	m := newManager(t, testConfig(t), StaticBrokers{{ID: 0, Addr: mb.Addr()}})
+	s := newStream(t, 2)
+	tp0, tp1 := zkutil.TopicPartition{Topic: "t", Partition: 0}, zkutil.TopicPartition{Topic: "t", Partition: 1}
+	// Partition 0 starts at 5; partition 1 has no offset and starts at the
+	// end (largest).
+	p0 := stream.NewPartitionTopicInfo("t", 0, s.Queue(), 5, 5, 1<<20)
+	p1 := stream.NewPartitionTopicInfo("t", 1, s.Queue(), -1, -1, 1<<20)
+	if err := m.StartConnections(context.Background(), []*stream.PartitionTopicInfo{p0, p1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.StartConnections(context.Background(), nil); !errors.Is(err, ErrAlreadyStarted) {
+		t.Errorf("second start: %v", err)
+	}
+	c := collect(s)
+	waitFor(t, 10*time.Second, "partition 0 fetched to 30", func() bool { return p0.FetchedOffset() == 30 && c.count() >= 25 })
+	waitFor(t, 10*time.Second, "partition 1 reset", func() bool { return p1.FetchedOffset() == 30 })
+	if p1.ConsumedOffset() != 30 {
+		t.Errorf("reset did not move the consumed offset: %d", p1.ConsumedOffset())
+	}
+	offsets := m.StopConnections()
+	msgs := c.stop()
+	if offsets[tp0] != 30 || offsets[tp1] != 30 {
+		t.Errorf("offsets %v", offsets)
+	}
+	for i, msg := range msgs {
+		if msg.Partition != 0 || msg.Offset != int64(5+i) {
+			t.Fatalf("message %d: %s-%d@%d", i, msg.Topic, msg.Partition, msg.Offset)
+		}
+	}
+	if again := m.StopConnections(); len(again) != 0 {
+		t.Errorf("second stop: %v", again)
+	}
+
+	// A new generation resumes where the last one stopped.
+	p0 = stream.NewPartitionTopicInfo("t", 0, s.Queue(), 20, 20, 1<<20)
+	if err := m.StartConnections(context.Background(), []*stream.PartitionTopicInfo{p0}); err != nil {
+		t.Fatal(err)
+	}
+	c = collect(s)
+	waitFor(t, 10*time.Second, "restart fetched", func() bool { return c.count() == 10 })
+	if offsets := m.StopConnections(); offsets[tp0] != 30 {
+		t.Errorf("offsets after restart %v", offsets)
+	}
+	if msgs := c.stop(); msgs[0].Offset != 20 || msgs[9].Offset != 29 {
+		t.Errorf("restart read %d..%d", msgs[0].Offset, msgs[len(msgs)-1].Offset)
+	}
+
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.StartConnections(context.Background(), nil); !errors.Is(err, ErrClosed) {
+		t.Errorf("start after close: %v", err)
+	}
+}
+
+func TestManagerRejectsBadInfos(t *testing.T) {
+	m := newManager(t, testConfig(t), StaticBrokers{})
+	s := newStream(t, 1)
+	p := stream.NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 1024)
+	dup := stream.NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 1024)
+	zero := stream.NewPartitionTopicInfo("t", 1, s.Queue(), 0, 0, 0)
+	for name, infos := range map[string][]*stream.PartitionTopicInfo{
+		"nil": {nil}, "duplicate": {p, dup}, "zero fetch size": {zero},
+	} {
+		if err := m.StartConnections(context.Background(), infos); err == nil {
+			t.Errorf("%s accepted", name)
+		}
+	}
+}
+
+func TestStopInterruptsBlockedEnqueueAndFetch(t *testing.T) {
+	mb := mockCluster(t, 1, 100)
+	m := newManager(t, testConfig(t), StaticBrokers{{ID: 0, Addr: mb.Addr()}})
+	s := newStream(t, 1)
+	p := stream.NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 1<<20)
+	if err := m.StartConnections(context.Background(), []*stream.PartitionTopicInfo{p}); err != nil {
+		t.Fatal(err)
+	}
+	// Nobody reads: one chunk fills the queue, the fetcher blocks on the
+	// second.
+	waitFor(t, 10*time.Second, "queue full", func() bool { return s.Queue().Len() == 1 })
+	time.Sleep(100 * time.Millisecond)
+	blockedAt := p.FetchedOffset()
+	if blockedAt != 3 {
+		t.Errorf("fetched offset %d with one chunk of 3 queued", blockedAt)
+	}
+	start := time.Now()
+	offsets := m.StopConnections()
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("stop took %v", d)
+	}
+	if got := offsets[zkutil.TopicPartition{Topic: "t", Partition: 0}]; got != blockedAt {
+		t.Errorf("offset %d, want %d", got, blockedAt)
+	}
+
+	// A fetch in flight is interrupted too. (The mock sleeps through its
+	// latency whatever happens, which delays its Close.)
+	mb.SetLatency(3 * time.Second)
+	p = stream.NewPartitionTopicInfo("t", 0, newStream(t, 1).Queue(), 0, 0, 1<<20)
+	if err := m.StartConnections(context.Background(), []*stream.PartitionTopicInfo{p}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	start = time.Now()
+	m.StopConnections()
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("stop with a request in flight took %v", d)
+	}
+}
+
+func TestStartContextCancelStopsFetching(t *testing.T) {
+	mb := mockCluster(t, 1, 10)
+	m := newManager(t, testConfig(t), StaticBrokers{{ID: 0, Addr: mb.Addr()}})
+	s := newStream(t, 1)
+	p := stream.NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 1<<20)
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := m.StartConnections(ctx, []*stream.PartitionTopicInfo{p}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "first chunk", func() bool { return s.Queue().Len() == 1 })
+	cancel()
+	m.StopConnections()
+}
+
+func TestRevokedAndClosedPartitionsAreDropped(t *testing.T) {
+	mb := mockCluster(t, 2, 50)
+	m := newManager(t, testConfig(t), StaticBrokers{{ID: 0, Addr: mb.Addr()}})
+	s0, s1 := newStream(t, 1), newStream(t, 1)
+	p0 := stream.NewPartitionTopicInfo("t", 0, s0.Queue(), 0, 0, 1<<20)
+	p1 := stream.NewPartitionTopicInfo("t", 1, s1.Queue(), 0, 0, 1<<20)
+	if err := m.StartConnections(context.Background(), []*stream.PartitionTopicInfo{p0, p1}); err != nil {
+		t.Fatal(err)
+	}
+	defer m.StopConnections()
+	waitFor(t, 10*time.Second, "both queues filled", func() bool { return s0.Queue().Len() == 1 && s1.Queue().Len() == 1 })
+	// The fetcher is blocked on one of the two queues; revoking p0 and
+	// shutting s1 down frees it whichever it is, and neither partition
+	// moves on afterwards.
+	p0.Revoke()
+	s1.Shutdown()
+	time.Sleep(200 * time.Millisecond)
+	o0, o1 := p0.FetchedOffset(), p1.FetchedOffset()
+	time.Sleep(300 * time.Millisecond)
+	if p0.FetchedOffset() != o0 || p1.FetchedOffset() != o1 {
+		t.Errorf("dropped partitions still fetched: %d->%d, %d->%d", o0, p0.FetchedOffset(), o1, p1.FetchedOffset())
+	}
+}
+
+// switchBrokers is a BrokerSource whose list a test can change.
+type switchBrokers struct {
+	mu   sync.Mutex
+	list StaticBrokers
+}
+
+func (s *switchBrokers) Brokers(ctx context.Context) ([]BrokerInfo, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.list.Brokers(ctx)
+}
+
+func (s *switchBrokers) set(list StaticBrokers) {
+	s.mu.Lock()
+	s.list = list
+	s.mu.Unlock()
+}
+
+// TestNoBrokerIsReported: the leader finder reports a missing broker once
+// and keeps trying until one appears.
+func TestNoBrokerIsReported(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := ln.Addr().String()
+	_ = ln.Close()
+	mb := mockCluster(t, 1, 10)
+	for name, list := range map[string]StaticBrokers{"unreachable": {{ID: 0, Addr: dead}}, "empty": {}} {
+		var mu sync.Mutex
+		var reported []error
+		cfg := testConfig(t)
+		cfg.OnError = func(err error) {
+			mu.Lock()
+			reported = append(reported, err)
+			mu.Unlock()
+		}
+		brokers := &switchBrokers{list: list}
+		m := newManager(t, cfg, brokers)
+		s := newStream(t, 1)
+		p := stream.NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 1<<20)
+		if err := m.StartConnections(context.Background(), []*stream.PartitionTopicInfo{p}); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 10*time.Second, name+" reported", func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return len(reported) > 0
+		})
+		time.Sleep(300 * time.Millisecond) // several rounds of the leader finder
+		brokers.set(StaticBrokers{{ID: 0, Addr: mb.Addr()}})
+		waitFor(t, 10*time.Second, name+": fetching once a broker is there", func() bool { return s.Queue().Len() > 0 })
+		m.StopConnections()
+		mu.Lock()
+		if len(reported) != 1 || !errors.Is(reported[0], ErrNoBrokers) {
+			t.Errorf("%s: reported %v, want ErrNoBrokers once", name, reported)
+		}
+		mu.Unlock()
+	}
+}
