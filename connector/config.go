@@ -276,11 +276,14 @@ type Config struct {
 	// delivering and committing until the session is known to be alive, so
 	// it cannot consume partitions that peers may already have taken over.
 	// zkconsumer.zookeeper.disconnect.grace.ms, a zkconsumer extension,
-	// default ZookeeperSessionTimeout / 3 (2000 with the default session).
+	// default ZookeeperSessionTimeout / 6 (1000 with the default session).
 	//
-	// One third because the ZooKeeper client notices a dead link only after
-	// about two thirds of the session timeout without an answer, and the
-	// server expires the session at the full timeout. Zero means "follow
+	// The grace counts from the moment the ZooKeeper client notices the
+	// dead link, which is up to two thirds of the session timeout after the
+	// last answer; the server expires the session, and peers take over, at
+	// the full timeout. So a member fences itself before any peer can own
+	// its partitions only while the grace is below a third of the session
+	// timeout; the default leaves a sixth as margin. Zero means "follow
 	// ZookeeperSessionTimeout"; a negative value disables fencing and keeps
 	// the Scala consumer's behaviour of consuming through disconnections.
 	// A positive value must be below ZookeeperSessionTimeout.
@@ -406,7 +409,7 @@ func (c *Config) Validate() error {
 	v.check(keyZookeeperConnectionTimeout, ms(c.ZookeeperConnectionTimeout), c.ZookeeperConnectionTimeout >= 0, "must not be negative")
 	if c.ZookeeperDisconnectGrace == 0 && sessionOK {
 		// Whole milliseconds, so that the value survives Properties.
-		c.ZookeeperDisconnectGrace = (c.ZookeeperSessionTimeout / 3).Truncate(time.Millisecond)
+		c.ZookeeperDisconnectGrace = (c.ZookeeperSessionTimeout / 6).Truncate(time.Millisecond)
 	}
 	if sessionOK && c.ZookeeperDisconnectGrace >= c.ZookeeperSessionTimeout {
 		v.fail(keyZookeeperDisconnectGrace, ms(c.ZookeeperDisconnectGrace),

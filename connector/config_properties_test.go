@@ -336,7 +336,7 @@ func TestConfigFromPropertiesZeroDerivedValuesWarn(t *testing.T) {
 	assert.Empty(t, c.ConsumerID)
 	assert.Equal(t, 2*time.Second, c.RebalanceBackoff)
 	assert.Equal(t, 6*time.Second, c.ZookeeperConnectionTimeout)
-	assert.Equal(t, 2*time.Second, c.ZookeeperDisconnectGrace)
+	assert.Equal(t, time.Second, c.ZookeeperDisconnectGrace)
 }
 
 func TestConfigFromPropertiesParseErrors(t *testing.T) {
@@ -404,7 +404,7 @@ func TestPropertiesRoundTrip(t *testing.T) {
 	oddSession := validConfig()
 	oddSession.ZookeeperSessionTimeout = 1000 * time.Millisecond
 	require.NoError(t, oddSession.Validate())
-	require.Equal(t, 333*time.Millisecond, oddSession.ZookeeperDisconnectGrace)
+	require.Equal(t, 166*time.Millisecond, oddSession.ZookeeperDisconnectGrace)
 
 	tests := map[string]connector.Config{
 		"odd session": oddSession,

@@ -87,7 +87,7 @@ func TestDefaultsMatchKafka(t *testing.T) {
 		// zkconsumer extensions.
 		"zkconsumer.roundrobin.hash.format":        "dash",
 		"zkconsumer.isolation.level":               "read_uncommitted",
-		"zkconsumer.zookeeper.disconnect.grace.ms": "2000", // = session / 3
+		"zkconsumer.zookeeper.disconnect.grace.ms": "1000", // = session / 6
 		// consumer.id is absent: it is generated when unset.
 	}
 	assert.Equal(t, want, c.Properties())
@@ -124,7 +124,7 @@ func TestDefaultsMatchKafka(t *testing.T) {
 		ZookeeperConnectionTimeout:  6 * time.Second,
 		ZookeeperSyncTime:           2 * time.Second,
 		IsolationLevel:              "read_uncommitted",
-		ZookeeperDisconnectGrace:    2 * time.Second,
+		ZookeeperDisconnectGrace:    time.Second,
 	}, c)
 }
 
@@ -154,7 +154,7 @@ func TestValidateFillsDerivedDefaults(t *testing.T) {
 	assert.Equal(t, "orders", c.ClientID)
 	assert.Equal(t, 3*time.Second, c.RebalanceBackoff)
 	assert.Equal(t, 9*time.Second, c.ZookeeperConnectionTimeout)
-	assert.Equal(t, 3*time.Second, c.ZookeeperDisconnectGrace)
+	assert.Equal(t, 1500*time.Millisecond, c.ZookeeperDisconnectGrace)
 	assert.Equal(t, "kafka", c.OffsetsStorage, "offsets.storage is lower-cased, as in Kafka")
 	require.NotNil(t, c.DualCommitEnabled)
 	assert.True(t, *c.DualCommitEnabled, "dual.commit.enabled defaults to true with kafka storage")

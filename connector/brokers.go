@@ -1,0 +1,54 @@
+package connector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/zkconsumer/zkconsumer/fetcher"
+	"github.com/zkconsumer/zkconsumer/zkutil"
+)
+
+// zkBrokers lists the brokers registered under /brokers/ids, using each
+// broker's first PLAINTEXT endpoint as Kafka's old consumer does. A broker
+// whose registration cannot be read is skipped and reported.
+type zkBrokers struct {
+	zk interface {
+		Children(ctx context.Context, path string) ([]string, error)
+		Get(ctx context.Context, path string) ([]byte, zkutil.Stat, error)
+	}
+	report func(error)
+}
+
+var _ fetcher.BrokerSource = (*zkBrokers)(nil)
+
+func (b *zkBrokers) Brokers(ctx context.Context) ([]fetcher.BrokerInfo, error) {
+	ids, err := b.zk.Children(ctx, zkutil.BrokerIDsPath)
+	if err != nil {
+		return nil, fmt.Errorf("connector: list brokers: %w", err)
+	}
+	out := make([]fetcher.BrokerInfo, 0, len(ids))
+	for _, s := range ids {
+		id, err := strconv.ParseInt(s, 10, 32)
+		if err != nil {
+			b.report(fmt.Errorf("connector: broker id %q under %s is not a number", s, zkutil.BrokerIDsPath))
+			continue
+		}
+		path := zkutil.BrokerIDPath(int32(id))
+		data, _, err := b.zk.Get(ctx, path)
+		if errors.Is(err, zkutil.ErrNoNode) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("connector: read broker %s: %w", path, err)
+		}
+		br, err := zkutil.DecodeBroker(int32(id), path, data)
+		if err != nil {
+			b.report(err)
+			continue
+		}
+		out = append(out, fetcher.BrokerInfo{ID: br.ID, Addr: br.Addr()})
+	}
+	return out, nil
+}

@@ -1,0 +1,132 @@
+package connector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/zkconsumer/zkconsumer/rebalance"
+	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/zkutil"
+)
+
+// CommitOffsets commits, for every partition this member owns, the offset
+// after the last message the application consumed: a message counts as
+// consumed once the application asks its stream for the next message or
+// marks it (KafkaStream.MarkConsumed). Offsets that have not moved since the
+// last commit are not written again. Nothing is committed for partitions
+// whose ownership is no longer certain (during a rebalance, or while the
+// ZooKeeper session is lost).
+func (c *ConsumerConnector) CommitOffsets(ctx context.Context) error {
+	c.mu.Lock()
+	gen, infos := c.gen, c.infos
+	c.mu.Unlock()
+	if gen == nil || !c.stillOwns(gen) {
+		return nil
+	}
+	return c.commitInfos(ctx, gen, infos, 1+c.cfg.OffsetsCommitMaxRetries)
+}
+
+// CommitOffsetsMap commits explicit offsets (the next offset to consume) for
+// partitions this member owns. Partitions it does not own in its current
+// session are refused with ErrNotOwner; the others are committed.
+func (c *ConsumerConnector) CommitOffsetsMap(ctx context.Context, offsets map[zkutil.TopicPartition]int64) error {
+	c.mu.Lock()
+	gen := c.gen
+	c.mu.Unlock()
+	var refused []error
+	owned := map[zkutil.TopicPartition]int64{}
+	for tp, off := range offsets {
+		if gen == nil || !c.stillOwns(gen) {
+			refused = append(refused, fmt.Errorf("%w: %s", ErrNotOwner, tp))
+			continue
+		}
+		if _, ok := gen.Owned[tp]; !ok {
+			refused = append(refused, fmt.Errorf("%w: %s", ErrNotOwner, tp))
+			continue
+		}
+		owned[tp] = off
+	}
+	err := c.commit(ctx, owned, 1+c.cfg.OffsetsCommitMaxRetries)
+	return errors.Join(append(refused, err)...)
+}
+
+// stillOwns reports whether gen is still this member's generation in the
+// ZooKeeper session that claimed it.
+func (c *ConsumerConnector) stillOwns(gen *rebalance.Generation) bool {
+	c.mu.Lock()
+	member, releasing := c.member, c.releasing
+	c.mu.Unlock()
+	return member != nil && (member.Generation() == gen || releasing == gen) && c.session.ID() == gen.SessionID
+}
+
+// commitInfos commits the consumed offsets of infos while gen still owns
+// them.
+func (c *ConsumerConnector) commitInfos(ctx context.Context, gen *rebalance.Generation, infos map[zkutil.TopicPartition]*stream.PartitionTopicInfo, attempts int) error {
+	if c.session.ID() != gen.SessionID {
+		return nil // the session that owned them is gone
+	}
+	offsets := make(map[zkutil.TopicPartition]int64, len(infos))
+	for tp, info := range infos {
+		offsets[tp] = info.ConsumedOffset()
+	}
+	return c.commit(ctx, offsets, attempts)
+}
+
+// commit writes the offsets that changed since the last commit.
+func (c *ConsumerConnector) commit(ctx context.Context, offsets map[zkutil.TopicPartition]int64, attempts int) error {
+	c.commitMu.Lock()
+	defer c.commitMu.Unlock()
+	changed := map[zkutil.TopicPartition]int64{}
+	for tp, off := range offsets {
+		if off < 0 {
+			continue // nothing consumed and no position yet
+		}
+		if last, ok := c.checkpoint[tp]; ok && last == off {
+			continue
+		}
+		changed[tp] = off
+	}
+	if len(changed) == 0 {
+		return nil
+	}
+	var err error
+	for attempt := 0; attempt < attempts; attempt++ {
+		if attempt > 0 {
+			select {
+			case <-ctx.Done():
+				return errors.Join(err, ctx.Err())
+			case <-time.After(c.cfg.OffsetsChannelBackoff):
+			}
+		}
+		if err = c.offsets.Commit(ctx, changed); err == nil {
+			for tp, off := range changed {
+				c.checkpoint[tp] = off
+			}
+			c.log.Debug("committed offsets", "partitions", len(changed))
+			return nil
+		}
+	}
+	return err
+}
+
+// autoCommitLoop commits every auto.commit.interval.ms until Shutdown,
+// which commits one last time itself.
+func (c *ConsumerConnector) autoCommitLoop() {
+	defer c.autoCommit.Done()
+	ticker := time.NewTicker(c.cfg.AutoCommitInterval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-c.closing:
+			return
+		case <-ticker.C:
+			ctx, cancel := context.WithTimeout(context.Background(), c.cfg.ZookeeperSessionTimeout)
+			if err := c.CommitOffsets(ctx); err != nil {
+				c.report(fmt.Errorf("connector: auto-commit: %w", err))
+			}
+			cancel()
+		}
+	}
+}

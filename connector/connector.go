@@ -1,0 +1,265 @@
+package connector
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/IBM/sarama"
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkconsumer/zkconsumer/fetcher"
+	"github.com/zkconsumer/zkconsumer/rebalance"
+	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/zkutil"
+)
+
+// Errors of the connector's lifecycle.
+var (
+	// ErrStreamsExist: CreateMessageStreams or CreateMessageStreamsByFilter
+	// was already called on this connector (Kafka's
+	// MessageStreamsExistException).
+	ErrStreamsExist = errors.New("connector: message streams were already created for this connector")
+	// ErrShutdown: the connector has been shut down.
+	ErrShutdown = errors.New("connector: shut down")
+	// ErrNotOwner: an explicit commit named a partition this member does
+	// not own in its current ZooKeeper session.
+	ErrNotOwner = errors.New("connector: partition not owned by this consumer")
+)
+
+// ConsumerConnector is one member of a consumer group coordinated through
+// ZooKeeper: Kafka's ZookeeperConsumerConnector. Create it with New, call
+// CreateMessageStreams (or CreateMessageStreamsByFilter) once, read the
+// streams from your own goroutines, and call Shutdown at the end.
+type ConsumerConnector struct {
+	cfg      Config
+	id       string
+	log      *slog.Logger
+	session  *zkutil.Session
+	offsets  offsetStore
+	fetcher  *fetcher.ConsumerFetcherManager
+	errs     chan error
+	closing  chan struct{}
+	listener RebalanceListener
+
+	mu       sync.Mutex
+	created  bool
+	shutdown bool
+	member   *rebalance.Member
+	streams  map[streamKey]*stream.KafkaStream
+	wildcard bool
+	infos    map[zkutil.TopicPartition]*stream.PartitionTopicInfo
+	gen      *rebalance.Generation
+	// releasing is the generation being revoked in an orderly way; its
+	// offsets may still be committed (by the listener, say) until release.
+	releasing *rebalance.Generation
+
+	commitMu   sync.Mutex
+	checkpoint map[zkutil.TopicPartition]int64 // guarded by commitMu
+
+	autoCommit sync.WaitGroup
+	stopOnce   sync.Once
+	stopErr    error
+}
+
+// streamKey names a stream: the topic ("" for wildcard streams, which serve
+// every matching topic) and the thread number.
+type streamKey struct {
+	topic  string
+	thread int
+}
+
+// Option adjusts a connector beyond its Kafka configuration.
+type Option func(*options)
+
+type options struct {
+	dialer   zk.Dialer
+	listener RebalanceListener
+}
+
+// WithZooKeeperDialer makes the ZooKeeper session connect through dial
+// (for example through a proxy or with custom socket options).
+func WithZooKeeperDialer(dial zk.Dialer) Option { return func(o *options) { o.dialer = dial } }
+
+// WithRebalanceListener installs a listener that is told before ownership
+// of partitions moves (Kafka's setConsumerRebalanceListener).
+func WithRebalanceListener(l RebalanceListener) Option { return func(o *options) { o.listener = l } }
+
+// New validates cfg, connects to ZooKeeper (bounded by
+// zookeeper.connection.timeout.ms) and returns a connector that has not
+// joined its group yet: that happens in CreateMessageStreams.
+func New(cfg Config, opts ...Option) (*ConsumerConnector, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	hostname, err := os.Hostname()
+	if err != nil || hostname == "" {
+		hostname = "localhost"
+	}
+	id, err := zkutil.NewConsumerID(cfg.GroupID, cfg.ConsumerID, hostname, time.Now(), rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("connector: %w", err)
+	}
+	c := &ConsumerConnector{
+		cfg: cfg, id: id,
+		log:        logger.With("group", cfg.GroupID, "consumer", id),
+		errs:       make(chan error, 256),
+		closing:    make(chan struct{}),
+		listener:   o.listener,
+		streams:    map[streamKey]*stream.KafkaStream{},
+		checkpoint: map[zkutil.TopicPartition]int64{},
+	}
+	// Dial itself gives up after ZookeeperConnectionTimeout, with an
+	// error that wraps zkutil.ErrConnectionTimeout.
+	c.session, err = zkutil.Dial(context.Background(), zkutil.SessionConfig{
+		Connect:           cfg.ZookeeperConnect,
+		SessionTimeout:    cfg.ZookeeperSessionTimeout,
+		ConnectionTimeout: cfg.ZookeeperConnectionTimeout,
+		Dialer:            o.dialer,
+		Logger:            c.log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("connector: %w", err)
+	}
+	brokers := &zkBrokers{zk: c.session, report: c.report}
+	c.offsets = c.newOffsetStore(brokers)
+	c.fetcher, err = fetcher.NewConsumerFetcherManager(fetcher.Config{
+		ClientID:                 cfg.ClientID,
+		FetchMinBytes:            cfg.FetchMinBytes,
+		FetchWaitMax:             cfg.FetchWaitMax,
+		SocketTimeout:            cfg.SocketTimeout,
+		SocketReceiveBufferBytes: cfg.SocketReceiveBufferBytes,
+		RefreshLeaderBackoff:     cfg.RefreshLeaderBackoff,
+		NumFetchers:              cfg.NumConsumerFetchers,
+		AutoOffsetReset:          cfg.AutoOffsetReset,
+		IsolationLevel:           cfg.IsolationLevel,
+		Logger:                   c.log,
+		OnError:                  c.report,
+	}, brokers)
+	if err != nil {
+		_ = c.session.Close()
+		return nil, fmt.Errorf("connector: %w", err)
+	}
+	c.log.Info("connected to ZooKeeper", "zookeeper", cfg.ZookeeperConnect)
+	return c, nil
+}
+
+func (c *ConsumerConnector) newOffsetStore(brokers *zkBrokers) offsetStore {
+	zkStore := &zkOffsetStore{zk: c.session, group: c.cfg.GroupID}
+	if c.cfg.OffsetsStorage != OffsetsStorageKafka {
+		return zkStore
+	}
+	kafka := &kafkaOffsetStore{
+		group:   c.cfg.GroupID,
+		retries: c.cfg.OffsetsCommitMaxRetries,
+		backoff: c.cfg.OffsetsChannelBackoff,
+		newClient: func() (sarama.Client, error) {
+			ctx, cancel := context.WithTimeout(context.Background(), c.cfg.OffsetsChannelSocketTimeout)
+			defer cancel()
+			list, err := brokers.Brokers(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if len(list) == 0 {
+				return nil, errors.New("no broker registered in ZooKeeper")
+			}
+			addrs := make([]string, len(list))
+			for i, b := range list {
+				addrs[i] = b.Addr
+			}
+			sc := sarama.NewConfig()
+			sc.ClientID = c.cfg.ClientID
+			sc.Version = sarama.V0_10_2_0
+			sc.Net.DialTimeout = c.cfg.OffsetsChannelSocketTimeout
+			sc.Net.ReadTimeout = c.cfg.OffsetsChannelSocketTimeout
+			sc.Net.WriteTimeout = c.cfg.OffsetsChannelSocketTimeout
+			sc.Metadata.Full = false
+			return sarama.NewClient(addrs, sc)
+		},
+	}
+	if c.cfg.DualCommitEnabled != nil && *c.cfg.DualCommitEnabled {
+		return &dualOffsetStore{kafka: kafka, zk: zkStore}
+	}
+	return kafka
+}
+
+// ConsumerID is this member's id in the group, as registered under
+// /consumers/<group>/ids.
+func (c *ConsumerConnector) ConsumerID() string { return c.id }
+
+// Errors delivers errors the application should know about: rebalances
+// that keep failing, lost ZooKeeper sessions, unreadable data in ZooKeeper,
+// failed automatic commits, brokers that cannot be reached. Partition
+// errors (a message too large for fetch.message.max.bytes) come through the
+// stream that owns the partition instead. The channel is buffered; when the
+// application does not read it, the oldest errors are dropped (and logged).
+// It is closed by Shutdown.
+func (c *ConsumerConnector) Errors() <-chan error { return c.errs }
+
+func (c *ConsumerConnector) report(err error) {
+	if err == nil {
+		return
+	}
+	c.log.Warn("consumer error", "err", err)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.shutdown {
+		return
+	}
+	for {
+		select {
+		case c.errs <- err:
+			return
+		default:
+		}
+		select {
+		case <-c.errs: // drop the oldest
+		default:
+		}
+	}
+}
+
+// Shutdown leaves the group: it stops the automatic commits, ends the
+// current generation (stopping the fetchers and, with auto.commit.enable,
+// committing what the application consumed), releases the partitions,
+// deletes the registration, ends every stream's iteration and closes the
+// ZooKeeper session. It is idempotent; later calls return the first
+// result. ctx bounds the ZooKeeper work; the shutdown completes either way.
+func (c *ConsumerConnector) Shutdown(ctx context.Context) error {
+	c.stopOnce.Do(func() {
+		close(c.closing)
+		c.autoCommit.Wait()
+		c.mu.Lock()
+		member := c.member
+		c.mu.Unlock()
+		var errs []error
+		if member != nil {
+			errs = append(errs, member.Close(ctx))
+		}
+		errs = append(errs, c.fetcher.Close())
+		c.mu.Lock()
+		c.shutdown = true
+		for _, s := range c.streams {
+			s.Shutdown()
+		}
+		c.mu.Unlock()
+		errs = append(errs, c.offsets.Close(), c.session.Close())
+		close(c.errs)
+		c.stopErr = errors.Join(errs...)
+		c.log.Info("shut down", "err", c.stopErr)
+	})
+	return c.stopErr
+}

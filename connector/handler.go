@@ -1,0 +1,109 @@
+package connector
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/zkconsumer/zkconsumer/rebalance"
+	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/zkutil"
+)
+
+// handler is the connector as the rebalance member sees it: it stops and
+// starts the data path around each generation.
+type handler ConsumerConnector
+
+var _ rebalance.Handler = (*handler)(nil)
+
+// Revoke stops fetching, fences every partition of gen so that no message
+// of it is handed out any more, drops what is buffered, commits (when
+// ownership is still ours and auto-commit is on) and tells the listener.
+func (h *handler) Revoke(ctx context.Context, gen *rebalance.Generation, lost bool) error {
+	c := (*ConsumerConnector)(h)
+	c.fetcher.StopConnections()
+	c.mu.Lock()
+	infos := c.infos
+	if !lost {
+		c.releasing = gen // commits stay allowed until ownership is released
+	}
+	streams := slices.Collect(maps.Values(c.streams))
+	c.mu.Unlock()
+	for _, info := range infos {
+		info.Revoke()
+	}
+	for _, s := range streams {
+		s.Clear()
+	}
+	var err error
+	if !lost && c.cfg.AutoCommitEnable {
+		err = c.commitInfos(ctx, gen, infos, 1)
+	}
+	if c.listener != nil {
+		owned := map[string][]int32{}
+		for tp := range gen.Owned {
+			owned[tp.Topic] = append(owned[tp.Topic], tp.Partition)
+		}
+		for _, ps := range owned {
+			slices.Sort(ps)
+		}
+		c.listener.BeforeReleasingPartitions(ctx, owned, lost)
+	}
+	c.mu.Lock()
+	c.infos, c.gen, c.releasing = nil, nil, nil
+	c.mu.Unlock()
+	c.log.Info("released generation", "generation", gen.ID, "partitions", len(gen.Owned), "lost", lost)
+	return err
+}
+
+// Assign reads the start offsets of gen's partitions, now that they are
+// claimed, and starts fetching them into the streams of their threads.
+func (h *handler) Assign(ctx context.Context, gen *rebalance.Generation) error {
+	c := (*ConsumerConnector)(h)
+	tps := make([]zkutil.TopicPartition, 0, len(gen.Owned))
+	for tp := range gen.Owned {
+		tps = append(tps, tp)
+	}
+	offsets, err := c.offsets.Fetch(ctx, tps)
+	if err != nil {
+		return err
+	}
+	infos := make(map[zkutil.TopicPartition]*stream.PartitionTopicInfo, len(tps))
+	list := make([]*stream.PartitionTopicInfo, 0, len(tps))
+	for tp, th := range gen.Owned {
+		s := c.streamFor(tp.Topic, th.Thread)
+		if s == nil {
+			return fmt.Errorf("connector: no stream for thread %s of topic %s", th, tp.Topic)
+		}
+		off := offsets[tp]
+		info := stream.NewPartitionTopicInfo(tp.Topic, tp.Partition, s.Queue(), off, off, c.cfg.FetchMessageMaxBytes)
+		infos[tp] = info
+		list = append(list, info)
+	}
+	c.commitMu.Lock()
+	for tp, off := range offsets {
+		c.checkpoint[tp] = off
+	}
+	c.commitMu.Unlock()
+	if c.listener != nil {
+		global := map[string]map[int32]zkutil.ConsumerThreadID{}
+		for _, owned := range gen.Assignment {
+			for tp, th := range owned {
+				if global[tp.Topic] == nil {
+					global[tp.Topic] = map[int32]zkutil.ConsumerThreadID{}
+				}
+				global[tp.Topic][tp.Partition] = th
+			}
+		}
+		c.listener.BeforeStartingFetchers(ctx, c.id, global)
+	}
+	c.mu.Lock()
+	c.infos, c.gen = infos, gen
+	c.mu.Unlock()
+	if err := c.fetcher.StartConnections(gen.Context(), list); err != nil {
+		return err
+	}
+	c.log.Info("started generation", "generation", gen.ID, "partitions", len(list))
+	return nil
+}

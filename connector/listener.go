@@ -1,0 +1,24 @@
+package connector
+
+import (
+	"context"
+
+	"github.com/zkconsumer/zkconsumer/zkutil"
+)
+
+// RebalanceListener is told when partition ownership moves, so that an
+// application that commits its own progress (auto.commit.enable=false) can
+// do so before another member takes over. It is Kafka's
+// ConsumerRebalanceListener. Calls come from the connector's rebalance
+// goroutine; a slow listener delays the whole group's rebalance.
+type RebalanceListener interface {
+	// BeforeReleasingPartitions is called after fetching has stopped and
+	// before ownership of owned is released. Messages handed out before
+	// the call may still be in the application's hands. When lost is true
+	// the session was lost and others may own the partitions already.
+	BeforeReleasingPartitions(ctx context.Context, owned map[string][]int32, lost bool)
+	// BeforeStartingFetchers is called once the partitions of a new
+	// generation are claimed, with the whole group's assignment
+	// (topic -> partition -> owning thread), before fetching starts.
+	BeforeStartingFetchers(ctx context.Context, consumerID string, assignment map[string]map[int32]zkutil.ConsumerThreadID)
+}

@@ -1,0 +1,103 @@
+package connector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/zkconsumer/zkconsumer/zkutil"
+)
+
+// offsetStore reads and writes committed offsets (the next offset to
+// consume) of one group.
+type offsetStore interface {
+	// Fetch returns the committed offset of each partition, zkutil.NoOffset
+	// where there is none.
+	Fetch(ctx context.Context, tps []zkutil.TopicPartition) (map[zkutil.TopicPartition]int64, error)
+	// Commit writes offsets. It returns the partitions it did write, so
+	// that dual commit can mirror only those.
+	Commit(ctx context.Context, offsets map[zkutil.TopicPartition]int64) error
+	Close() error
+}
+
+// zkSession is the part of *zkutil.Session the connector's offset store
+// uses.
+type zkSession interface {
+	Get(ctx context.Context, path string) ([]byte, zkutil.Stat, error)
+	SetOrCreate(ctx context.Context, path string, data []byte) error
+}
+
+// zkOffsetStore keeps offsets under /consumers/<group>/offsets/<t>/<p>,
+// Kafka's offsets.storage=zookeeper.
+type zkOffsetStore struct {
+	zk    zkSession
+	group string
+}
+
+func (s *zkOffsetStore) Fetch(ctx context.Context, tps []zkutil.TopicPartition) (map[zkutil.TopicPartition]int64, error) {
+	out := make(map[zkutil.TopicPartition]int64, len(tps))
+	for _, tp := range tps {
+		path := zkutil.OffsetPath(s.group, tp.Topic, tp.Partition)
+		data, _, err := s.zk.Get(ctx, path)
+		switch {
+		case errors.Is(err, zkutil.ErrNoNode):
+			out[tp] = zkutil.NoOffset
+		case err != nil:
+			return nil, fmt.Errorf("connector: read offset %s: %w", path, err)
+		default:
+			off, err := zkutil.DecodeOffset(path, data)
+			if err != nil {
+				return nil, err
+			}
+			out[tp] = off
+		}
+	}
+	return out, nil
+}
+
+func (s *zkOffsetStore) Commit(ctx context.Context, offsets map[zkutil.TopicPartition]int64) error {
+	var errs []error
+	for tp, off := range offsets {
+		path := zkutil.OffsetPath(s.group, tp.Topic, tp.Partition)
+		if err := s.zk.SetOrCreate(ctx, path, zkutil.EncodeOffset(off)); err != nil {
+			errs = append(errs, fmt.Errorf("connector: commit %s=%s: %w", path, strconv.FormatInt(off, 10), err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (s *zkOffsetStore) Close() error { return nil }
+
+// dualOffsetStore is dual.commit.enabled: commits go to Kafka, then to
+// ZooKeeper; a fetch returns the larger of the two, which is how a group
+// moves off ZooKeeper offsets without rewinding.
+type dualOffsetStore struct {
+	kafka, zk offsetStore
+}
+
+func (s *dualOffsetStore) Fetch(ctx context.Context, tps []zkutil.TopicPartition) (map[zkutil.TopicPartition]int64, error) {
+	k, err := s.kafka.Fetch(ctx, tps)
+	if err != nil {
+		return nil, err
+	}
+	z, err := s.zk.Fetch(ctx, tps)
+	if err != nil {
+		return nil, err
+	}
+	for tp, off := range z {
+		if off > k[tp] {
+			k[tp] = off
+		}
+	}
+	return k, nil
+}
+
+func (s *dualOffsetStore) Commit(ctx context.Context, offsets map[zkutil.TopicPartition]int64) error {
+	if err := s.kafka.Commit(ctx, offsets); err != nil {
+		return err
+	}
+	return s.zk.Commit(ctx, offsets)
+}
+
+func (s *dualOffsetStore) Close() error { return errors.Join(s.kafka.Close(), s.zk.Close()) }

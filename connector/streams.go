@@ -1,0 +1,157 @@
+package connector
+
+import (
+	"context"
+	"fmt"
+	"maps"
+
+	"github.com/zkconsumer/zkconsumer/rebalance"
+	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/zkutil"
+)
+
+// TopicFilter selects topics by regex for CreateMessageStreamsByFilter:
+// Kafka's Whitelist and Blacklist. The regex must match a whole topic name
+// (Java's String.matches); commas count as '|', as in Kafka.
+type TopicFilter struct {
+	pattern string
+	regex   string
+}
+
+// Whitelist consumes every topic whose name matches regex.
+func Whitelist(regex string) TopicFilter {
+	return TopicFilter{pattern: zkutil.PatternWhitelist, regex: regex}
+}
+
+// Blacklist consumes every topic whose name does not match regex.
+func Blacklist(regex string) TopicFilter {
+	return TopicFilter{pattern: zkutil.PatternBlacklist, regex: regex}
+}
+
+// CreateMessageStreams joins the group with a static subscription: for
+// each topic, the number of streams to consume it with. It registers under
+// /consumers/<group>/ids, runs the first rebalance and returns the streams
+// by topic. Partitions are spread over the streams of all members by
+// partition.assignment.strategy. It may be called once per connector.
+func (c *ConsumerConnector) CreateMessageStreams(ctx context.Context, topicCountMap map[string]int) (map[string][]*stream.KafkaStream, error) {
+	sub := rebalance.StaticSubscription(topicCountMap)
+	if err := sub.Validate(); err != nil {
+		return nil, fmt.Errorf("connector: %w", err)
+	}
+	out := map[string][]*stream.KafkaStream{}
+	streams := map[streamKey]*stream.KafkaStream{}
+	for topic, n := range topicCountMap {
+		for i := range n {
+			s, err := c.newStream()
+			if err != nil {
+				return nil, err
+			}
+			streams[streamKey{topic, i}] = s
+			out[topic] = append(out[topic], s)
+		}
+	}
+	if err := c.join(ctx, sub, streams, false); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// CreateMessageStreamsByFilter joins the group with a wildcard
+// subscription: numStreams streams shared by every topic filter admits, now
+// or created later. With exclude.internal.topics, Kafka's internal topics
+// are never admitted. Patterns that Go's regexp engine cannot express with
+// Java's meaning (look-around, back-references) are refused.
+func (c *ConsumerConnector) CreateMessageStreamsByFilter(ctx context.Context, filter TopicFilter, numStreams int) ([]*stream.KafkaStream, error) {
+	f, err := rebalance.NewTopicFilter(filter.pattern, filter.regex)
+	if err != nil {
+		return nil, fmt.Errorf("connector: %w", err)
+	}
+	sub := rebalance.WildcardSubscription(f, numStreams)
+	if err := sub.Validate(); err != nil {
+		return nil, fmt.Errorf("connector: %w", err)
+	}
+	out := make([]*stream.KafkaStream, numStreams)
+	streams := map[streamKey]*stream.KafkaStream{}
+	for i := range out {
+		if out[i], err = c.newStream(); err != nil {
+			return nil, err
+		}
+		streams[streamKey{"", i}] = out[i]
+	}
+	if err := c.join(ctx, sub, streams, true); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *ConsumerConnector) newStream() (*stream.KafkaStream, error) {
+	s, err := stream.NewKafkaStream(c.cfg.QueuedMaxMessageChunks, c.cfg.ConsumerTimeout)
+	if err != nil {
+		return nil, fmt.Errorf("connector: %w", err)
+	}
+	return s, nil
+}
+
+// join registers the member and runs its first rebalance.
+func (c *ConsumerConnector) join(ctx context.Context, sub rebalance.Subscription, streams map[streamKey]*stream.KafkaStream, wildcard bool) error {
+	format, err := rebalance.ParseRoundRobinHashFormat(c.cfg.RoundRobinHashFormat)
+	if err != nil {
+		return fmt.Errorf("connector: %w", err)
+	}
+	assignor, err := rebalance.NewAssignor(c.cfg.PartitionAssignmentStrategy, rebalance.WithRoundRobinHashFormat(format))
+	if err != nil {
+		return fmt.Errorf("connector: %w", err)
+	}
+	c.mu.Lock()
+	if c.shutdown {
+		c.mu.Unlock()
+		return ErrShutdown
+	}
+	if c.created {
+		c.mu.Unlock()
+		return ErrStreamsExist
+	}
+	c.created = true
+	c.streams = maps.Clone(streams)
+	c.wildcard = wildcard
+	c.mu.Unlock()
+
+	member, err := rebalance.NewMember(c.session, rebalance.MemberConfig{
+		Group:                 c.cfg.GroupID,
+		ConsumerID:            c.id,
+		Subscription:          sub,
+		ExcludeInternalTopics: c.cfg.ExcludeInternalTopics,
+		Assignor:              assignor,
+		MaxRetries:            c.cfg.RebalanceMaxRetries,
+		Backoff:               c.cfg.RebalanceBackoff,
+		SessionTimeout:        c.cfg.ZookeeperSessionTimeout,
+		DisconnectGrace:       c.cfg.ZookeeperDisconnectGrace,
+		Handler:               (*handler)(c),
+		Logger:                c.log,
+		OnError:               c.report,
+	})
+	if err != nil {
+		return fmt.Errorf("connector: %w", err)
+	}
+	c.mu.Lock()
+	c.member = member
+	c.mu.Unlock()
+	if err := member.Start(ctx); err != nil {
+		return fmt.Errorf("connector: join group %s: %w", c.cfg.GroupID, err)
+	}
+	if c.cfg.AutoCommitEnable {
+		c.autoCommit.Add(1)
+		go c.autoCommitLoop()
+	}
+	return nil
+}
+
+// streamFor returns the stream that consumes topic for thread.
+func (c *ConsumerConnector) streamFor(topic string, thread int) *stream.KafkaStream {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.wildcard {
+		topic = ""
+	}
+	return c.streams[streamKey{topic, thread}]
+}
