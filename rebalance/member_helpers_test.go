@@ -123,6 +123,14 @@ type recorder struct {
 	gens    int
 	revokes int
 	lost    int
+	lostAt  time.Time // the first revoke with lost=true
+	history []assignedAt
+}
+
+// assignedAt is one generation start: when, and how many partitions.
+type assignedAt struct {
+	at    time.Time
+	owned int
 }
 
 func (r *recorder) Revoke(_ context.Context, _ *Generation, lost bool) error {
@@ -132,6 +140,9 @@ func (r *recorder) Revoke(_ context.Context, _ *Generation, lost bool) error {
 	r.revokes++
 	if lost {
 		r.lost++
+		if r.lostAt.IsZero() {
+			r.lostAt = time.Now()
+		}
 	}
 	return nil
 }
@@ -141,6 +152,7 @@ func (r *recorder) Assign(_ context.Context, gen *Generation) error {
 	defer r.mu.Unlock()
 	r.owned = maps.Clone(gen.Owned)
 	r.gens++
+	r.history = append(r.history, assignedAt{at: time.Now(), owned: len(gen.Owned)})
 	return nil
 }
 
@@ -161,6 +173,7 @@ type testMember struct {
 }
 
 type memberOpts struct {
+	connect  string // ZooKeeper connect string; the cluster's by default
 	strategy string
 	topics   map[string]int
 	filter   *TopicFilter
@@ -172,7 +185,10 @@ func startMember(t *testing.T, c *testcluster.Cluster, group, id string, o membe
 	t.Helper()
 	ctx := context.Background()
 	tap := &testcluster.SessionTap{}
-	s, err := zkutil.Dial(ctx, zkutil.SessionConfig{Connect: c.ZKConnect(), SessionTimeout: 4 * time.Second,
+	if o.connect == "" {
+		o.connect = c.ZKConnect()
+	}
+	s, err := zkutil.Dial(ctx, zkutil.SessionConfig{Connect: o.connect, SessionTimeout: 4 * time.Second,
 		ConnectionTimeout: 20 * time.Second, Dialer: tap.Dial})
 	require.NoError(t, err)
 	if o.strategy == "" {
