@@ -39,7 +39,8 @@ var (
 type ConsumerConnector struct {
 	cfg      Config
 	id       string
-	log      *slog.Logger
+	log      *slog.Logger // baseLog with the group and consumer id
+	baseLog  *slog.Logger
 	session  *zkutil.Session
 	offsets  offsetStore
 	fetcher  *fetcher.ConsumerFetcherManager
@@ -115,6 +116,7 @@ func New(cfg Config, opts ...Option) (*ConsumerConnector, error) {
 	}
 	c := &ConsumerConnector{
 		cfg: cfg, id: id,
+		baseLog:    logger,
 		log:        logger.With("group", cfg.GroupID, "consumer", id),
 		errs:       make(chan error, 256),
 		closing:    make(chan struct{}),

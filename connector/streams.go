@@ -127,7 +127,7 @@ func (c *ConsumerConnector) join(ctx context.Context, sub rebalance.Subscription
 		SessionTimeout:        c.cfg.ZookeeperSessionTimeout,
 		DisconnectGrace:       c.cfg.ZookeeperDisconnectGrace,
 		Handler:               (*handler)(c),
-		Logger:                c.log,
+		Logger:                c.baseLog,
 		OnError:               c.report,
 	})
 	if err != nil {

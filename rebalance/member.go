@@ -255,6 +255,14 @@ func (m *Member) run(ctx context.Context, events <-chan zkutil.SessionEvent, uns
 	}
 }
 
+// handOverTimeout bounds the end of a generation.
+func (m *Member) handOverTimeout() time.Duration {
+	if m.cfg.SessionTimeout > 0 {
+		return m.cfg.SessionTimeout + m.cfg.Backoff
+	}
+	return 10*time.Second + m.cfg.Backoff
+}
+
 func (m *Member) drainTriggers() {
 	for {
 		select {
@@ -388,6 +396,12 @@ func (m *Member) endGeneration(ctx context.Context, lost bool, cause error) erro
 		return nil
 	}
 	gen.cancel(cause)
+	// An orderly hand-over (commit, release) must finish even when the
+	// member is being closed meanwhile: Close cancels the loop's context,
+	// and a commit cut short there would make the next owner re-read
+	// what was already consumed. It stays bounded.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.handOverTimeout())
+	defer cancel()
 	err := m.cfg.Handler.Revoke(ctx, gen, lost)
 	if err != nil {
 		err = fmt.Errorf("rebalance: revoke generation %d: %w", gen.ID, err)

@@ -1,7 +1,8 @@
 // Command demo is zkconsumer's main job, end to end: it starts a local
-// ZooKeeper and Kafka 3.9 broker (or uses ZOOKEEPER_CONNECT/KAFKA_BROKERS),
-// creates a topic, produces messages and reads back from ZooKeeper what the
-// brokers registered, printing each step.
+// ZooKeeper and Kafka 3.9 broker (or uses ZOOKEEPER_CONNECT and
+// KAFKA_BROKERS), creates a topic, produces messages, and runs a consumer
+// group that splits the partitions, rebalancing as a member joins and
+// another leaves, then prints the committed offsets and lag per partition.
 //
 //	make demo
 package main
@@ -9,16 +10,25 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
-	"sort"
+	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/IBM/sarama"
 
+	"github.com/zkconsumer/zkconsumer/connector"
 	"github.com/zkconsumer/zkconsumer/internal/testcluster"
+	"github.com/zkconsumer/zkconsumer/zkutil"
+)
+
+const (
+	partitions = 6
+	batch      = 6000
 )
 
 func main() {
@@ -31,7 +41,7 @@ func main() {
 }
 
 func step(format string, args ...any) {
-	fmt.Printf("==> "+format+"\n", args...)
+	fmt.Printf("\n==> "+format+"\n", args...)
 }
 
 func run(ctx context.Context) error {
@@ -44,8 +54,7 @@ func run(ctx context.Context) error {
 	} else {
 		step("starting ZooKeeper and a Kafka 3.9 broker (ZooKeeper mode) as local JVMs ...")
 		start := time.Now()
-		cluster, err = testcluster.Start(ctx, testcluster.Options{})
-		if err != nil {
+		if cluster, err = testcluster.Start(ctx, testcluster.Options{}); err != nil {
 			return err
 		}
 		defer func() {
@@ -54,57 +63,186 @@ func run(ctx context.Context) error {
 				fmt.Fprintln(os.Stderr, "demo:", err)
 			}
 		}()
-		step("cluster up in %s: zookeeper.connect=%s, brokers %s", time.Since(start).Round(time.Millisecond),
+		fmt.Printf("    up in %s: zookeeper.connect=%s, brokers %s\n", time.Since(start).Round(time.Millisecond),
 			cluster.ZKConnect(), strings.Join(cluster.BrokerAddrs(), ","))
 	}
 
-	topic := testcluster.UniqueName("demo")
-	step("creating topic %s with 4 partitions", topic)
-	if err := cluster.CreateTopic(ctx, topic, 4, 1); err != nil {
+	topic := testcluster.UniqueName("demo-orders")
+	group := testcluster.UniqueName("demo-group")
+	step("creating topic %s with %d partitions and producing %d messages", topic, partitions, batch)
+	if err := cluster.CreateTopic(ctx, topic, partitions, 1); err != nil {
 		return err
 	}
-	step("producing 1000 messages")
-	produced, err := cluster.Produce(ctx, topic, 1000, testcluster.ProduceOptions{Partition: -1, ValueSize: 100})
-	if err != nil {
+	if _, err := cluster.Produce(ctx, topic, batch, testcluster.ProduceOptions{Partition: -1, ValueSize: 100}); err != nil {
 		return err
-	}
-	parts := make([]int32, 0, len(produced.Offsets))
-	for p := range produced.Offsets {
-		parts = append(parts, p)
-	}
-	sort.Slice(parts, func(i, j int) bool { return parts[i] < parts[j] })
-	for _, p := range parts {
-		o := produced.Offsets[p]
-		fmt.Printf("    partition %d: %d messages, offsets %d..%d\n", p, len(o), o[0], o[len(o)-1])
 	}
 
-	step("reading what the brokers registered in ZooKeeper under %s", cluster.Chroot())
-	conn, _, err := zk.Connect([]string{cluster.ZKServer()}, 10*time.Second, zk.WithLogger(quiet{}))
+	seen := &progress{counts: map[string]int{}, seqs: map[int]bool{}}
+	step("member A joins group %s with 2 streams", group)
+	a, err := startMember(ctx, cluster, group, "A", topic, 2, seen)
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
-	ids, _, err := conn.Children(cluster.Chroot() + "/brokers/ids")
+	seen.waitFor(ctx, batch/2)
+
+	step("member B joins with 1 stream: the group rebalances")
+	b, err := startMember(ctx, cluster, group, "B", topic, 1, seen)
 	if err != nil {
-		return fmt.Errorf("list brokers: %w", err)
+		a.stop()
+		return err
 	}
-	sort.Strings(ids)
-	for _, id := range ids {
-		data, _, err := conn.Get(cluster.Chroot() + "/brokers/ids/" + id)
+	if _, err := cluster.Produce(ctx, topic, batch, testcluster.ProduceOptions{Partition: -1, ValueSize: 100, FirstSeq: batch}); err != nil {
+		return err
+	}
+	seen.waitFor(ctx, batch+batch/2)
+
+	step("member A leaves: B takes over every partition")
+	a.stop()
+	seen.waitFor(ctx, 2*batch)
+	b.stop()
+	seen.print()
+
+	step("committed offsets and lag of group %s (read back from ZooKeeper)", group)
+	return printLag(ctx, cluster, group, topic)
+}
+
+// member is one ConsumerConnector of the demo group.
+type member struct {
+	name string
+	conn *connector.ConsumerConnector
+	wg   sync.WaitGroup
+}
+
+func (m *member) stop() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := m.conn.Shutdown(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "demo:", err)
+	}
+	m.wg.Wait()
+	fmt.Printf("    member %s shut down (offsets committed, partitions released)\n", m.name)
+}
+
+// listener prints each member's share of every generation.
+type listener struct{ name string }
+
+func (l listener) BeforeReleasingPartitions(_ context.Context, owned map[string][]int32, lost bool) {}
+
+func (l listener) BeforeStartingFetchers(_ context.Context, consumerID string, assignment map[string]map[int32]zkutil.ConsumerThreadID) {
+	var mine []string
+	for _, parts := range assignment {
+		for p, th := range parts {
+			if th.ConsumerID == consumerID {
+				mine = append(mine, fmt.Sprintf("p%d→stream %d", p, th.Thread))
+			}
+		}
+	}
+	slices.Sort(mine)
+	fmt.Printf("    member %s owns %d partitions: %s\n", l.name, len(mine), strings.Join(mine, ", "))
+}
+
+func startMember(ctx context.Context, cluster *testcluster.Cluster, group, name, topic string, streams int, seen *progress) (*member, error) {
+	cfg := connector.DefaultConfig()
+	cfg.ZookeeperConnect = cluster.ZKConnect()
+	cfg.GroupID = group
+	cfg.AutoOffsetReset = connector.AutoOffsetResetSmallest
+	cfg.AutoCommitInterval = time.Second
+	cfg.RebalanceBackoff = 500 * time.Millisecond
+	if os.Getenv("DEMO_DEBUG") != "" {
+		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})).With("member", name)
+	}
+	conn, err := connector.New(cfg, connector.WithRebalanceListener(listener{name}))
+	if err != nil {
+		return nil, err
+	}
+	m := &member{name: name, conn: conn}
+	ss, err := conn.CreateMessageStreams(ctx, map[string]int{topic: streams})
+	if err != nil {
+		_ = conn.Shutdown(ctx)
+		return nil, err
+	}
+	for _, s := range ss[topic] {
+		m.wg.Add(1)
+		go func() {
+			defer m.wg.Done()
+			for msg, err := range s.Messages(ctx) {
+				if err != nil {
+					fmt.Fprintf(os.Stderr, "    member %s: %v\n", name, err)
+					continue
+				}
+				seq, _ := testcluster.ParseSeq(msg.Value)
+				seen.add(name, seq)
+			}
+		}()
+	}
+	return m, nil
+}
+
+// progress counts what each member consumed.
+type progress struct {
+	mu     sync.Mutex
+	counts map[string]int
+	seqs   map[int]bool
+}
+
+func (p *progress) add(name string, seq int) {
+	p.mu.Lock()
+	p.counts[name]++
+	p.seqs[seq] = true
+	p.mu.Unlock()
+}
+
+// waitFor prints progress until n distinct messages were consumed.
+func (p *progress) waitFor(ctx context.Context, n int) {
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		p.mu.Lock()
+		distinct := len(p.seqs)
+		line := fmt.Sprintf("    consumed %d distinct messages (A: %d, B: %d)", distinct, p.counts["A"], p.counts["B"])
+		p.mu.Unlock()
+		fmt.Println(line)
+		if distinct >= n {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+func (p *progress) print() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	total := p.counts["A"] + p.counts["B"]
+	fmt.Printf("    all %d messages consumed: %d deliveries (A: %d, B: %d); %d redelivered around rebalances (at least once)\n",
+		len(p.seqs), total, p.counts["A"], p.counts["B"], total-len(p.seqs))
+}
+
+func printLag(ctx context.Context, cluster *testcluster.Cluster, group, topic string) error {
+	s, err := zkutil.Dial(ctx, zkutil.SessionConfig{Connect: cluster.ZKConnect(), SessionTimeout: 10 * time.Second})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	client, err := sarama.NewClient(cluster.BrokerAddrs(), testcluster.SaramaConfig())
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	fmt.Printf("    %-9s %-10s %-14s %s\n", "PARTITION", "COMMITTED", "LOG-END-OFFSET", "LAG")
+	for p := int32(0); p < partitions; p++ {
+		end, err := client.GetOffset(topic, p, sarama.OffsetNewest)
 		if err != nil {
 			return err
 		}
-		fmt.Printf("    /brokers/ids/%s = %s\n", id, data)
+		committed := int64(-1)
+		if data, _, err := s.Get(ctx, zkutil.OffsetPath(group, topic, p)); err == nil {
+			committed, _ = zkutil.DecodeOffset("", data)
+		}
+		fmt.Printf("    %-9d %-10d %-14d %d\n", p, committed, end, end-committed)
 	}
-	data, _, err := conn.Get(cluster.Chroot() + "/brokers/topics/" + topic)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("    /brokers/topics/%s = %s\n", topic, data)
-	step("done")
 	return nil
 }
-
-type quiet struct{}
-
-func (quiet) Printf(string, ...any) {}

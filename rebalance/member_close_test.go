@@ -1,0 +1,71 @@
+package rebalance
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkconsumer/zkconsumer/internal/testcluster"
+	"github.com/zkconsumer/zkconsumer/zkutil"
+)
+
+// blockingHandler holds the first orderly Revoke until released, and
+// records whether its context was still usable then.
+type blockingHandler struct {
+	recorder
+	entered chan struct{}
+	release chan struct{}
+	ctxErr  chan error
+}
+
+func (h *blockingHandler) Revoke(ctx context.Context, gen *Generation, lost bool) error {
+	select {
+	case h.entered <- struct{}{}:
+		<-h.release
+		h.ctxErr <- ctx.Err()
+	default:
+	}
+	return h.recorder.Revoke(ctx, gen, lost)
+}
+
+// TestCloseDuringRebalanceLetsTheHandOverFinish: Close while the member's
+// loop is ending a generation for a rebalance must not cancel the
+// hand-over (the handler's commit) halfway.
+func TestCloseDuringRebalanceLetsTheHandOverFinish(t *testing.T) {
+	c := testcluster.Shared(t)
+	topic := newTopic(t, c, 2)
+	group := testcluster.UniqueName("g-close")
+	s := dialObserver(t, c)
+	h := &blockingHandler{entered: make(chan struct{}), release: make(chan struct{}), ctxErr: make(chan error, 1)}
+	a, err := NewAssignor(StrategyRange)
+	require.NoError(t, err)
+	m, err := NewMember(s, MemberConfig{Group: group, ConsumerID: group + "_m", Subscription: StaticSubscription(map[string]int{topic: 1}),
+		Assignor: a, MaxRetries: 3, Backoff: time.Second, SessionTimeout: 4 * time.Second, DisconnectGrace: -1, Handler: h})
+	require.NoError(t, err)
+	ctx := context.Background()
+	require.NoError(t, m.Start(ctx))
+	require.NotNil(t, m.Generation())
+
+	m.Rebalance()
+	select {
+	case <-h.entered:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the rebalance never ended the generation")
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- m.Close(ctx) }()
+	time.Sleep(200 * time.Millisecond) // let Close cancel the loop
+	close(h.release)
+	require.NoError(t, <-h.ctxErr, "the hand-over's context was cancelled by Close")
+	select {
+	case err := <-closed:
+		require.NoError(t, err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("Close hung")
+	}
+	ids, err := s.Children(ctx, zkutil.ConsumerIDsPath(group))
+	require.NoError(t, err)
+	require.Empty(t, ids, "Close deleted the registration")
+}
