@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testcluster"
+	"github.com/zkconsumer/zkconsumer/rebalance"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -270,4 +271,35 @@ func TestNewFailsFastWithoutZooKeeper(t *testing.T) {
 	require.Error(t, err)
 	require.True(t, errors.Is(err, zkutil.ErrConnectionTimeout), "got %v", err)
 	require.Less(t, time.Since(start), 10*time.Second)
+}
+
+// TestSessionExpiryIsReportedAndConsumptionResumes: when the ZooKeeper
+// session expires, the application hears of it on Errors, the connector
+// rejoins in a new session, and every message is still read.
+func TestSessionExpiryIsReportedAndConsumptionResumes(t *testing.T) {
+	c := testcluster.Shared(t)
+	topic := newTopic(t, c, 4, 400)
+	group := testcluster.UniqueName("g-expiry")
+	tap := &testcluster.SessionTap{}
+	conn := newConnector(t, testConfig(c, group), WithZooKeeperDialer(tap.Dial))
+	ctx := testCtx(t, 3*time.Minute)
+	streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 2})
+	require.NoError(t, err)
+	col := newCollector()
+	for _, s := range streams[topic] {
+		col.read(ctx, "c", s)
+	}
+	col.waitAll(t, 0, 400, 2*time.Minute)
+
+	require.NoError(t, tap.Expire())
+	select {
+	case err := <-conn.Errors():
+		require.ErrorIs(t, err, rebalance.ErrOwnershipLost)
+	case <-time.After(time.Minute):
+		t.Fatal("the session loss was not reported")
+	}
+	waitOwners(t, c, group, topic, 4, 1)
+	_, err = c.Produce(ctx, topic, 200, testcluster.ProduceOptions{Partition: -1, FirstSeq: 400})
+	require.NoError(t, err)
+	col.waitAll(t, 0, 600, 2*time.Minute)
 }

@@ -225,6 +225,9 @@ func (m *Member) run(ctx context.Context, events <-chan zkutil.SessionEvent, uns
 		case <-graceC:
 			grace, graceC = nil, nil
 			m.log.Warn("ZooKeeper disconnected longer than the grace period: no longer delivering owned partitions", "grace", m.cfg.DisconnectGrace)
+			if m.Generation() != nil {
+				m.report(fmt.Errorf("%w: disconnected from ZooKeeper for more than %v; partitions fenced until the session is back", ErrOwnershipLost, m.cfg.DisconnectGrace))
+			}
 			m.report(m.endGeneration(ctx, true, ErrOwnershipLost))
 		case ev, ok := <-events:
 			if !ok {
@@ -244,6 +247,7 @@ func (m *Member) run(ctx context.Context, events <-chan zkutil.SessionEvent, uns
 			case zkutil.StateExpired:
 				stopGrace()
 				m.log.Warn("ZooKeeper session expired: re-registering and rebalancing", "session", fmt.Sprintf("0x%x", ev.SessionID))
+				m.report(fmt.Errorf("%w: ZooKeeper session 0x%x expired; rejoining the group", ErrOwnershipLost, ev.SessionID))
 				m.report(m.endGeneration(ctx, true, ErrOwnershipLost))
 				m.registered = 0
 				clear(m.armed)
