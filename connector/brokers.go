@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 
 	"github.com/zkconsumer/zkconsumer/fetcher"
 	"github.com/zkconsumer/zkconsumer/zkutil"
@@ -12,13 +13,33 @@ import (
 
 // zkBrokers lists the brokers registered under /brokers/ids, using each
 // broker's first PLAINTEXT endpoint as Kafka's old consumer does. A broker
-// whose registration cannot be read is skipped and reported.
+// whose registration cannot be read is skipped and reported, once for each
+// distinct problem: the leader finder asks again every few hundred
+// milliseconds.
 type zkBrokers struct {
 	zk interface {
 		Children(ctx context.Context, path string) ([]string, error)
 		Get(ctx context.Context, path string) ([]byte, zkutil.Stat, error)
 	}
 	report func(error)
+
+	mu       sync.Mutex
+	reported map[string]bool
+}
+
+func (b *zkBrokers) reportOnce(err error) {
+	b.mu.Lock()
+	seen := b.reported[err.Error()]
+	if !seen {
+		if b.reported == nil {
+			b.reported = map[string]bool{}
+		}
+		b.reported[err.Error()] = true
+	}
+	b.mu.Unlock()
+	if !seen {
+		b.report(err)
+	}
 }
 
 var _ fetcher.BrokerSource = (*zkBrokers)(nil)
@@ -32,7 +53,7 @@ func (b *zkBrokers) Brokers(ctx context.Context) ([]fetcher.BrokerInfo, error) {
 	for _, s := range ids {
 		id, err := strconv.ParseInt(s, 10, 32)
 		if err != nil {
-			b.report(fmt.Errorf("connector: broker id %q under %s is not a number", s, zkutil.BrokerIDsPath))
+			b.reportOnce(fmt.Errorf("connector: broker id %q under %s is not a number", s, zkutil.BrokerIDsPath))
 			continue
 		}
 		path := zkutil.BrokerIDPath(int32(id))
@@ -45,7 +66,7 @@ func (b *zkBrokers) Brokers(ctx context.Context) ([]fetcher.BrokerInfo, error) {
 		}
 		br, err := zkutil.DecodeBroker(int32(id), path, data)
 		if err != nil {
-			b.report(err)
+			b.reportOnce(err)
 			continue
 		}
 		out = append(out, fetcher.BrokerInfo{ID: br.ID, Addr: br.Addr()})

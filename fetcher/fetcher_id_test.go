@@ -1,32 +1,12 @@
 package fetcher
 
-import "testing"
+import (
+	"testing"
 
-// Golden values from Java 17 (jshell):
-//
-//	s.hashCode() and ((31*s.hashCode()+p) & 0x7fffffff) % 3 for p = 0..3
-func TestJavaStringHash(t *testing.T) {
-	for _, tc := range []struct {
-		s    string
-		want int32
-	}{
-		{"", 0},
-		{"a", 97},
-		{"test", 3556498},
-		{"hello", 99162322},
-		{"topic", 110546223},
-		{"orders", -1008770331},
-		{"my-topic-with-a-long-name", 1830258792},
-		{"zkconsumer-fetch", -1501072492},
-		{"été", 227742},
-		{"😀x", 54959989}, // a surrogate pair
-	} {
-		if got := javaStringHash(tc.s); got != tc.want {
-			t.Errorf("javaStringHash(%q) = %d, want %d", tc.s, got, tc.want)
-		}
-	}
-}
+	"github.com/zkconsumer/zkconsumer/internal/javastr"
+)
 
+// Golden values from Java 17 (jshell): ((31*s.hashCode()+p) & 0x7fffffff) % 3.
 func TestFetcherID(t *testing.T) {
 	for _, tc := range []struct {
 		topic string
@@ -54,7 +34,7 @@ func TestFetcherID(t *testing.T) {
 	}
 	// "polygenelubricants".hashCode() is Integer.MIN_VALUE, and so is
 	// 31 times it: Utils.abs gives 0 where Math.abs would stay negative.
-	if h := javaStringHash("polygenelubricants"); h != -2147483648 {
+	if h := javastr.Hash("polygenelubricants"); h != -2147483648 {
 		t.Fatalf("hash %d", h)
 	}
 	if got := fetcherID("polygenelubricants", 0, 7); got != 0 {

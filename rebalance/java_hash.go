@@ -5,28 +5,15 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/zkconsumer/zkconsumer/internal/javastr"
 )
 
-// JavaStringHash returns Java's String.hashCode of s: h = 31*h + c over the
-// UTF-16 code units of s, wrapping around as a 32-bit signed integer. Runes
-// above U+FFFF count as their two surrogates.
-//
-// s is decoded as UTF-8; each invalid byte counts as U+FFFD, which is what
-// Java sees for most malformed input after decoding znode data as UTF-8.
-// Kafka topic names are ASCII, where the two agree exactly.
-func JavaStringHash(s string) int32 {
-	var h int32
-	for _, r := range s {
-		if r > 0xFFFF {
-			hi, lo := utf16.EncodeRune(r)
-			h = 31*h + hi
-			h = 31*h + lo
-			continue
-		}
-		h = 31*h + r
-	}
-	return h
-}
+// JavaStringHash returns Java's String.hashCode of s, the hash by which
+// the roundrobin assignor orders partitions: h = 31*h + c over the UTF-16
+// code units of s with 32-bit wrap-around. Invalid UTF-8 bytes count as
+// U+FFFD; Kafka topic names are ASCII, where Go and Java agree exactly.
+func JavaStringHash(s string) int32 { return javastr.Hash(s) }
 
 // javaStringCompare orders strings like Java's String.compareTo, by UTF-16
 // code units, and returns -1, 0 or +1. This differs from Go's byte order

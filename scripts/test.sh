@@ -22,5 +22,6 @@ if [[ -z "${ZOOKEEPER_CONNECT:-}" ]]; then
   set -a; source "$state/env"; set +a
 fi
 echo "test.sh: integration tests use ZOOKEEPER_CONNECT=$ZOOKEEPER_CONNECT KAFKA_BROKERS=$KAFKA_BROKERS"
+go run ./internal/cmd/zkcluster info
 
-go test -race -count=1 -timeout 40m ${GOTESTFLAGS:-} ./... 
+go test -race -count=1 -timeout 40m ${GOTESTFLAGS:-} ./...

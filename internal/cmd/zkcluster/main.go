@@ -5,6 +5,9 @@
 //	zkcluster [-state DIR] up [-brokers N]   start in the background, print the settings
 //	zkcluster [-state DIR] down              stop it and remove its data
 //	zkcluster [-state DIR] env               print the settings of the running cluster
+//	zkcluster info                           describe the cluster named by ZOOKEEPER_CONNECT
+//	                                         and KAFKA_BROKERS: broker API level and the
+//	                                         broker ids registered in ZooKeeper
 //
 // DIR (default .cache/cluster) holds state.json, which down needs, and env,
 // the settings as shell assignments.
@@ -42,7 +45,7 @@ func run(args []string) error {
 	}
 	args = global.Args()
 	if len(args) == 0 {
-		return errors.New("usage: zkcluster [-state DIR] up [-brokers N] | down | env")
+		return errors.New("usage: zkcluster [-state DIR] up [-brokers N] | down | env | info")
 	}
 	stateFile := filepath.Join(*stateDir, "state.json")
 	envFile := filepath.Join(*stateDir, "env")
@@ -87,6 +90,27 @@ func run(args []string) error {
 		}
 		_ = os.Remove(envFile)
 		return os.Remove(stateFile)
+	case "info":
+		c, ok, err := testcluster.FromEnv()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("set %s and %s", testcluster.EnvZKConnect, testcluster.EnvBrokers)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		fetch, err := c.BrokerVersion(ctx)
+		if err != nil {
+			return fmt.Errorf("ask broker %s for its API versions: %w", c.BrokerAddrs()[0], err)
+		}
+		ids, err := c.RegisteredBrokers(ctx)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("zkcluster: broker %s answers Fetch up to v%d (v17 = Kafka 3.9); broker ids %v registered under %s/brokers/ids\n",
+			c.BrokerAddrs()[0], fetch, ids, c.Chroot())
+		return nil
 	case "env":
 		s, err := testcluster.ReadState(stateFile)
 		if err != nil {

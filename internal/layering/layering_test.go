@@ -1,0 +1,57 @@
+package layering
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/zkconsumer/zkconsumer/"
+
+// deps lists the non-test dependencies of pkg inside this module and
+// whether it depends on anything outside the standard library.
+func deps(t *testing.T, pkg string) (ours []string, nonStd []string) {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}} {{.Standard}}", module+pkg).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list %s: %v\n%s", pkg, err, out)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		path, std, _ := strings.Cut(line, " ")
+		switch {
+		case path == module+pkg:
+		case strings.HasPrefix(path, module):
+			ours = append(ours, strings.TrimPrefix(path, module))
+		case std != "true":
+			nonStd = append(nonStd, path)
+		}
+	}
+	return ours, nonStd
+}
+
+func TestDependenciesFlowOneWay(t *testing.T) {
+	rules := []struct {
+		pkg       string
+		forbidden []string // packages of ours it must not depend on
+		stdOnly   bool
+	}{
+		{pkg: "stream", forbidden: []string{"zkutil", "rebalance", "fetcher", "connector", "internal/testcluster"}, stdOnly: true},
+		{pkg: "zkutil", forbidden: []string{"stream", "rebalance", "fetcher", "connector", "internal/testcluster"}},
+		{pkg: "rebalance", forbidden: []string{"fetcher", "stream", "connector", "internal/testcluster"}},
+		{pkg: "fetcher", forbidden: []string{"rebalance", "connector", "internal/testcluster"}},
+		{pkg: "connector", forbidden: []string{"internal/testcluster"}},
+	}
+	for _, r := range rules {
+		ours, nonStd := deps(t, r.pkg)
+		for _, dep := range ours {
+			for _, f := range r.forbidden {
+				if dep == f {
+					t.Errorf("%s depends on %s", r.pkg, dep)
+				}
+			}
+		}
+		if r.stdOnly && len(nonStd) > 0 {
+			t.Errorf("%s must use only the standard library, but depends on %v", r.pkg, nonStd)
+		}
+	}
+}
