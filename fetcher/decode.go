@@ -125,7 +125,7 @@ func decodeBlock(topic string, partition int32, fetchOffset int64, fetchSize int
 				m := newMsg()
 				m.Topic, m.Partition, m.Offset = topic, partition, off
 				m.Key, m.Value = r.Key, r.Value
-				m.Timestamp = recordTime(b, r)
+				m.Timestamp, m.TimestampType = recordTime(b, r)
 				m.Headers = hs
 			}
 			continue
@@ -145,7 +145,8 @@ func decodeBlock(topic string, partition int32, fetchOffset int64, fetchSize int
 				if mb.Offset >= fetchOffset {
 					m := newMsg()
 					m.Topic, m.Partition, m.Offset = topic, partition, mb.Offset
-					m.Key, m.Value, m.Timestamp = w.Key, w.Value, w.Timestamp
+					m.Key, m.Value = w.Key, w.Value
+					m.Timestamp, m.TimestampType = messageTime(w.Version, w.LogAppendTime, w.Timestamp)
 				}
 				continue
 			}
@@ -168,7 +169,8 @@ func decodeBlock(topic string, partition int32, fetchOffset int64, fetchSize int
 				}
 				m := newMsg()
 				m.Topic, m.Partition, m.Offset = topic, partition, off
-				m.Key, m.Value, m.Timestamp = im.Msg.Key, im.Msg.Value, ts
+				m.Key, m.Value = im.Msg.Key, im.Msg.Value
+				m.Timestamp, m.TimestampType = messageTime(w.Version, w.LogAppendTime, ts)
 			}
 		}
 	}
@@ -221,15 +223,26 @@ func countRecords(sets []*sarama.Records) (n, headers int) {
 
 // recordTime is a v2 record's timestamp: the batch's max timestamp when the
 // topic uses log-append time, else the batch's first timestamp plus the
-// record's delta; the zero time when the batch has none.
-func recordTime(b *sarama.RecordBatch, r *sarama.Record) time.Time {
+// record's delta.
+func recordTime(b *sarama.RecordBatch, r *sarama.Record) (time.Time, stream.TimestampType) {
 	if b.LogAppendTime {
-		return b.MaxTimestamp
+		return b.MaxTimestamp, stream.LogAppendTime
 	}
 	if b.FirstTimestamp.IsZero() {
-		return time.Time{}
+		return time.Time{}, stream.CreateTime
 	}
-	return b.FirstTimestamp.Add(r.TimestampDelta)
+	return b.FirstTimestamp.Add(r.TimestampDelta), stream.CreateTime
+}
+
+// messageTime is a v0/v1 message's timestamp; format v0 has none.
+func messageTime(version int8, logAppend bool, ts time.Time) (time.Time, stream.TimestampType) {
+	switch {
+	case version < 1:
+		return time.Time{}, stream.NoTimestampType
+	case logAppend:
+		return ts, stream.LogAppendTime
+	}
+	return ts, stream.CreateTime
 }
 
 // transactions tracks aborted transactions while walking the batches of a

@@ -102,11 +102,17 @@ func TestDecodeLogAppendTimeAndNoTimestamp(t *testing.T) {
 	if !d.msgs[1].Timestamp.Equal(b.MaxTimestamp) {
 		t.Errorf("log-append time %v, want %v", d.msgs[1].Timestamp, b.MaxTimestamp)
 	}
+	if d.msgs[1].TimestampType != stream.LogAppendTime {
+		t.Errorf("timestamp type %v, want LogAppendTime", d.msgs[1].TimestampType)
+	}
 	b = batch(0, 0)
 	b.FirstTimestamp = time.Time{}
 	d = decodeBlock("t", 0, 0, 1<<20, false, blockOf(b))
 	if !d.msgs[0].Timestamp.IsZero() {
 		t.Errorf("timestamp %v, want zero", d.msgs[0].Timestamp)
+	}
+	if d.msgs[0].TimestampType != stream.CreateTime {
+		t.Errorf("timestamp type %v, want CreateTime", d.msgs[0].TimestampType)
 	}
 }
 

@@ -22,7 +22,10 @@ func (m *Member) register(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("rebalance: %w", err)
 	}
-	for _, p := range []string{zkutil.ConsumerIDsPath(m.cfg.Group), zkutil.OwnersPath(m.cfg.Group), zkutil.OffsetsPath(m.cfg.Group)} {
+	// Like Kafka, create only what membership needs: /offsets appears with
+	// the first commit, and tools read its presence as "this group has
+	// consumed" (ConsoleConsumer refuses --from-beginning then).
+	for _, p := range []string{zkutil.ConsumerIDsPath(m.cfg.Group), zkutil.OwnersPath(m.cfg.Group)} {
 		if err := m.zk.EnsurePath(ctx, p); err != nil {
 			return fmt.Errorf("rebalance: create %s: %w", p, err)
 		}

@@ -31,6 +31,8 @@ type Message struct {
 	// Timestamp is the create or log-append time (message format v1+); the
 	// zero time when the broker did not supply one.
 	Timestamp time.Time
+	// TimestampType says which of the two Timestamp is.
+	TimestampType TimestampType
 	// Headers are the record headers, if any.
 	Headers []Header
 
@@ -38,6 +40,32 @@ type Message struct {
 	// by Enqueue (or by the iterator for chunks put on the queue directly).
 	// MarkConsumed uses it.
 	info *PartitionTopicInfo
+}
+
+// TimestampType tells what a message's timestamp means, as Kafka's
+// TimestampType does.
+type TimestampType int8
+
+const (
+	// NoTimestampType: the message has no timestamp (format v0).
+	NoTimestampType TimestampType = iota
+	// CreateTime: the producer's time.
+	CreateTime
+	// LogAppendTime: the broker's time when it wrote the message
+	// (message.timestamp.type=LogAppendTime).
+	LogAppendTime
+)
+
+// String returns Kafka's name: "NoTimestampType", "CreateTime" or
+// "LogAppendTime".
+func (t TimestampType) String() string {
+	switch t {
+	case CreateTime:
+		return "CreateTime"
+	case LogAppendTime:
+		return "LogAppendTime"
+	}
+	return "NoTimestampType"
 }
 
 // FetchedDataChunk is the unit a fetcher hands to a stream: the messages of

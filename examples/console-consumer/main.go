@@ -1,27 +1,33 @@
-// Command console-consumer prints messages of a topic to standard output,
-// one message a line, as a member of a ZooKeeper-coordinated consumer group.
-// It takes the flags of Kafka's old console consumer
-// (kafka-console-consumer.sh --zookeeper ...):
+// Command console-consumer prints messages of topics to standard output, as
+// a member of a ZooKeeper-coordinated consumer group. It behaves like Kafka
+// 1.1.1's old console consumer (kafka-console-consumer.sh --zookeeper ...)
+// with the default formatter, and takes the same flags:
 //
 //	go run ./examples/console-consumer --zookeeper 127.0.0.1:2181/kafka --topic orders --from-beginning
-//	go run ./examples/console-consumer --zookeeper ... --whitelist 'orders|payments' --property print.key=true
+//	go run ./examples/console-consumer --zookeeper 127.0.0.1:2181/kafka --whitelist 'orders|payments' \
+//		--property print.key=true --property print.timestamp=true --group audit
+//
+// As in Kafka, --topic is a regex like --whitelist, internal topics are
+// left out unless exclude.internal.topics=false, a group started with
+// --from-beginning must not have offsets yet (--delete-consumer-offsets
+// deletes them), and a group generated because none was given
+// (console-consumer-<random>) is deleted from ZooKeeper on exit.
 //
 // It stops after --max-messages messages, after --timeout-ms without a
-// message, or on SIGINT/SIGTERM, and leaves the group cleanly.
+// message, or on SIGINT/SIGTERM; it then leaves the group, committing what
+// it printed, and reports "Processed a total of N messages" on standard
+// error.
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"os/signal"
-	"strconv"
-	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -29,149 +35,130 @@ import (
 	"github.com/zkconsumer/zkconsumer/stream"
 )
 
-type multiFlag []string
-
-func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
-func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
-
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	n, err := run(ctx, os.Args[1:], os.Stdout)
-	fmt.Fprintf(os.Stderr, "Processed a total of %d messages\n", n)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "console-consumer:", err)
-		os.Exit(1)
-	}
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }
 
-func run(ctx context.Context, args []string, stdout io.Writer) (int, error) {
-	fs := flag.NewFlagSet("console-consumer", flag.ContinueOnError)
-	var (
-		zkConnect     = fs.String("zookeeper", "", "REQUIRED: the ZooKeeper connection string, host:port[,host:port]/chroot")
-		topic         = fs.String("topic", "", "the topic to consume")
-		whitelist     = fs.String("whitelist", "", "regex of topics to consume")
-		blacklist     = fs.String("blacklist", "", "regex of topics not to consume")
-		group         = fs.String("group", "", "consumer group id (default: console-consumer-<random>)")
-		fromBeginning = fs.Bool("from-beginning", false, "start at the earliest message when the group has no committed offset")
-		maxMessages   = fs.Int("max-messages", -1, "exit after this many messages (default: unlimited)")
-		timeoutMs     = fs.Int("timeout-ms", -1, "exit when no message arrives for this long")
-		configFile    = fs.String("consumer.config", "", "consumer properties file")
-		consumerProps multiFlag
-		formatProps   multiFlag
-	)
-	fs.Var(&consumerProps, "consumer-property", "a consumer property key=value (repeatable)")
-	fs.Var(&formatProps, "property", "a formatter property: print.key, print.partition, print.offset, print.timestamp, key.separator, line.separator (repeatable)")
-	if err := fs.Parse(args); err != nil {
-		return 0, err
-	}
-	props := map[string]string{}
-	if *configFile != "" {
-		loaded, err := connector.LoadPropertiesFile(*configFile)
-		if err != nil {
-			return 0, err
-		}
-		props = loaded
-	}
-	for _, kv := range consumerProps {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok {
-			return 0, fmt.Errorf("--consumer-property %q: want key=value", kv)
-		}
-		props[k] = v
-	}
-	if *zkConnect == "" {
-		return 0, errors.New("--zookeeper is required")
-	}
-	props["zookeeper.connect"] = *zkConnect
-	if *group != "" {
-		props["group.id"] = *group
-	} else if props["group.id"] == "" {
-		props["group.id"] = fmt.Sprintf("console-consumer-%d", rand.IntN(100000))
-	}
-	if *fromBeginning {
-		props["auto.offset.reset"] = "smallest"
-	}
-	if *timeoutMs >= 0 {
-		props["consumer.timeout.ms"] = strconv.Itoa(*timeoutMs)
-	}
-	format, err := newFormatter(formatProps)
-	if err != nil {
-		return 0, err
-	}
-	chosen := 0
-	for _, s := range []string{*topic, *whitelist, *blacklist} {
-		if s != "" {
-			chosen++
-		}
-	}
-	if chosen != 1 {
-		return 0, errors.New("exactly one of --topic, --whitelist and --blacklist is required")
-	}
+// shutdownTimeout bounds leaving the group and deleting a generated one.
+const shutdownTimeout = 30 * time.Second
 
-	cfg, warnings, err := connector.ConfigFromProperties(props)
+// run is the whole program: it consumes as args say, prints messages on
+// stdout and everything else on stderr, and returns the exit status: 0
+// after a normal end (max messages, timeout, ctx cancelled by a signal) and
+// for -h, 1 after an error.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	stderr = &syncWriter{w: stderr}
+	fs := newFlagSet(stderr)
+	o, err := parseOptions(fs, args)
+	if err != nil {
+		return fail(fs, stderr, err)
+	}
+	cfg, warnings, err := connector.ConfigFromProperties(o.props)
 	for _, w := range warnings {
-		fmt.Fprintln(os.Stderr, "console-consumer: warning:", w)
+		fmt.Fprintln(stderr, "console-consumer: warning:", w)
+	}
+	if err == nil {
+		err = cfg.Validate()
 	}
 	if err != nil {
-		return 0, err
+		return fail(fs, stderr, err)
+	}
+	if err := checkZK(ctx, cfg, o); err != nil {
+		return fail(fs, stderr, err)
 	}
 	c, err := connector.New(cfg)
 	if err != nil {
-		return 0, err
+		return fail(fs, stderr, err)
 	}
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = c.Shutdown(sctx)
-	}()
-	var streams []*stream.KafkaStream
-	switch {
-	case *topic != "":
-		m, err := c.CreateMessageStreams(ctx, map[string]int{*topic: 1})
-		if err != nil {
-			return 0, err
-		}
-		streams = m[*topic]
-	case *whitelist != "":
-		streams, err = c.CreateMessageStreamsByFilter(ctx, connector.Whitelist(*whitelist), 1)
-	default:
-		streams, err = c.CreateMessageStreamsByFilter(ctx, connector.Blacklist(*blacklist), 1)
-	}
-	if err != nil {
-		return 0, err
-	}
-	go func() {
-		for err := range c.Errors() {
-			fmt.Fprintln(os.Stderr, "console-consumer:", err)
-		}
-	}()
 
-	out := bufio.NewWriterSize(stdout, 64<<10)
-	defer out.Flush()
 	count := 0
+	var errorsDone sync.WaitGroup
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+		defer cancel()
+		if err := c.Shutdown(sctx); err != nil {
+			fmt.Fprintln(stderr, "console-consumer: shutdown:", err)
+		}
+		errorsDone.Wait()
+		fmt.Fprintf(stderr, "Processed a total of %d messages\n", count)
+		if !o.groupPassed {
+			if err := deleteGroup(sctx, cfg); err != nil {
+				fmt.Fprintln(stderr, "console-consumer: delete generated group:", err)
+			}
+		}
+	}()
+	errorsDone.Go(func() {
+		for err := range c.Errors() { // closed by Shutdown
+			fmt.Fprintln(stderr, "console-consumer:", err)
+		}
+	})
+	streams, err := c.CreateMessageStreamsByFilter(ctx, o.filter, 1)
+	if err != nil {
+		if ctx.Err() != nil {
+			return 0 // interrupted while joining
+		}
+		return fail(fs, stderr, err)
+	}
 	s := streams[0]
-	for *maxMessages < 0 || count < *maxMessages {
+	var buf []byte
+	for o.maxMessages == -1 || count < o.maxMessages {
 		msg, err := s.Next(ctx)
 		switch {
-		case errors.Is(err, stream.ErrConsumerTimeout):
-			return count, nil // Kafka's console consumer exits quietly on timeout
-		case errors.Is(err, context.Canceled), errors.Is(err, stream.ErrShutdown):
-			return count, nil
-		case err != nil:
-			var pe *stream.PartitionError
-			if errors.As(err, &pe) {
-				fmt.Fprintln(os.Stderr, "console-consumer:", err)
-				continue
-			}
-			return count, err
+		case err == nil:
+		case errors.Is(err, stream.ErrConsumerTimeout),
+			errors.Is(err, stream.ErrShutdown),
+			ctx.Err() != nil && errors.Is(err, ctx.Err()):
+			return 0
+		default:
+			// Kafka's old console consumer stops at the first error,
+			// a partition's included.
+			fmt.Fprintln(stderr, "console-consumer: Error processing message, terminating consumer process:", err)
+			return 1
 		}
-		format.write(out, msg)
-		s.MarkConsumed(msg) // printed counts as processed
 		count++
-		if out.Buffered() > 32<<10 {
-			out.Flush()
+		if buf, err = o.format.write(stdout, buf, msg); err != nil {
+			fmt.Fprintln(stderr, "Unable to write to standard out, closing consumer.")
+			return 1
 		}
+		s.MarkConsumed(msg) // printed counts as processed
 	}
-	return count, nil
+	return 0
+}
+
+// fail reports err on stderr, with the usage for command-line mistakes as
+// Kafka does, and returns the exit status.
+func fail(fs *flag.FlagSet, stderr io.Writer, err error) int {
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	var ue *usageError
+	var pe *flagParseError
+	switch {
+	case errors.As(err, &pe):
+		// The flag package has printed the error and the usage.
+	case errors.As(err, &ue):
+		fmt.Fprintln(stderr, "console-consumer:", ue.msg)
+		if ue.usage {
+			fs.Usage()
+		}
+	default:
+		fmt.Fprintln(stderr, "console-consumer:", err)
+	}
+	return 1
+}
+
+// syncWriter serialises writes to stderr, which the error-reporting
+// goroutine shares with the main loop.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (w *syncWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.w.Write(p)
 }

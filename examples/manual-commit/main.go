@@ -2,15 +2,21 @@
 // every batch of processed messages, and in a rebalance listener before
 // ownership of its partitions moves to another member.
 //
-//	go run ./examples/manual-commit -topic orders
+//	go run ./examples/manual-commit -zookeeper 127.0.0.1:2181/kafka -topic orders -batch 100
+//
+// It logs every commit and exits cleanly on SIGINT or SIGTERM, after a
+// last commit.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
+	"fmt"
 	"log"
 	"os"
 	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/zkconsumer/zkconsumer/connector"
@@ -48,28 +54,45 @@ func main() {
 	zkConnect := flag.String("zookeeper", os.Getenv("ZOOKEEPER_CONNECT"), "ZooKeeper connect string with chroot")
 	topic := flag.String("topic", "orders", "topic to consume")
 	group := flag.String("group", "manual-commit-example", "consumer group")
-	batch := flag.Int("batch", 100, "commit after this many messages")
+	batch := flag.Int("batch", 100, "commit after this many messages (at least 1)")
 	flag.Parse()
+	if *batch < 1 {
+		log.Fatalf("-batch must be at least 1, got %d", *batch)
+	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, *zkConnect, *topic, *group, *batch)
+	stop()
+	if err != nil {
+		log.Fatal(err)
+	}
+}
 
+func run(ctx context.Context, zkConnect, topic, group string, batch int) (err error) {
 	cfg := connector.DefaultConfig()
-	cfg.ZookeeperConnect = *zkConnect
-	cfg.GroupID = *group
+	cfg.ZookeeperConnect = zkConnect
+	cfg.GroupID = group
 	cfg.AutoCommitEnable = false
 	cfg.AutoOffsetReset = connector.AutoOffsetResetSmallest
 	l := &listener{}
 	c, err := connector.New(cfg, connector.WithRebalanceListener(l))
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
 	l.c = c
-	streams, err := c.CreateMessageStreams(ctx, map[string]int{*topic: 1})
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		err = errors.Join(err, c.Shutdown(sctx))
+	}()
+	streams, err := c.CreateMessageStreams(ctx, map[string]int{topic: 1})
 	if err != nil {
-		log.Fatal(err)
+		if ctx.Err() != nil {
+			return nil // interrupted while joining the group
+		}
+		return err
 	}
-	s := streams[*topic][0]
+	s := streams[topic][0]
 	n := 0
 	for msg, err := range s.Messages(ctx) {
 		if err != nil {
@@ -78,18 +101,20 @@ func main() {
 		}
 		_ = msg // process the message here
 		s.MarkConsumed(msg)
-		if n++; n%*batch == 0 {
+		if n++; n%batch == 0 {
 			if err := c.CommitOffsets(ctx); err != nil {
 				log.Print("commit: ", err)
+			} else {
+				log.Printf("committed after %d messages", n)
 			}
 		}
 	}
+	// ctx is done: commit the last partial batch before leaving.
 	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := c.CommitOffsets(sctx); err != nil {
-		log.Print("final commit: ", err)
+		return fmt.Errorf("final commit: %w", err)
 	}
-	if err := c.Shutdown(sctx); err != nil {
-		log.Print(err)
-	}
+	log.Printf("committed after %d messages (final)", n)
+	return nil
 }

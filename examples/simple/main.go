@@ -5,7 +5,7 @@
 //	source .cache/cluster/env
 //	go run ./examples/simple -topic orders
 //
-// It exits cleanly on SIGINT, committing what it printed.
+// It exits cleanly on SIGINT or SIGTERM, committing what it printed.
 package main
 
 import (
@@ -16,6 +16,7 @@ import (
 	"log"
 	"os"
 	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/zkconsumer/zkconsumer/connector"
@@ -27,38 +28,43 @@ func main() {
 	group := flag.String("group", "simple-example", "consumer group")
 	flag.Parse()
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-
-	cfg := connector.DefaultConfig()
-	cfg.ZookeeperConnect = *zkConnect
-	cfg.GroupID = *group
-	cfg.AutoOffsetReset = connector.AutoOffsetResetSmallest
-	c, err := connector.New(cfg)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, *zkConnect, *topic, *group)
+	stop()
 	if err != nil {
 		log.Fatal(err)
 	}
+}
+
+func run(ctx context.Context, zkConnect, topic, group string) (err error) {
+	cfg := connector.DefaultConfig()
+	cfg.ZookeeperConnect = zkConnect
+	cfg.GroupID = group
+	cfg.AutoOffsetReset = connector.AutoOffsetResetSmallest
+	c, err := connector.New(cfg)
+	if err != nil {
+		return err
+	}
 	defer func() {
+		// Leaving the group commits what was printed.
 		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		if err := c.Shutdown(sctx); err != nil {
-			log.Print(err)
-		}
+		err = errors.Join(err, c.Shutdown(sctx))
 	}()
 
-	streams, err := c.CreateMessageStreams(ctx, map[string]int{*topic: 1})
+	streams, err := c.CreateMessageStreams(ctx, map[string]int{topic: 1})
 	if err != nil {
-		log.Print(err)
-		return
+		if ctx.Err() != nil {
+			return nil // interrupted while joining the group
+		}
+		return err
 	}
-	for msg, err := range streams[*topic][0].Messages(ctx) {
+	for msg, err := range streams[topic][0].Messages(ctx) {
 		if err != nil {
 			log.Print(err) // e.g. a partition error; iteration goes on
 			continue
 		}
 		fmt.Printf("%s-%d@%d: %s\n", msg.Topic, msg.Partition, msg.Offset, msg.Value)
 	}
-	if !errors.Is(ctx.Err(), context.Canceled) {
-		log.Print("stream ended")
-	}
+	return nil
 }

@@ -1,16 +1,20 @@
 // Command wildcard consumes every topic matching a regex, including topics
-// created after it started.
+// created after it started, and prints every message:
 //
-//	go run ./examples/wildcard -whitelist 'orders.*'
+//	go run ./examples/wildcard -zookeeper 127.0.0.1:2181/kafka -whitelist 'orders.*'
+//
+// It exits cleanly on SIGINT or SIGTERM, committing what it printed.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log"
 	"os"
 	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/zkconsumer/zkconsumer/connector"
@@ -22,26 +26,34 @@ func main() {
 	group := flag.String("group", "wildcard-example", "consumer group")
 	flag.Parse()
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, *zkConnect, *whitelist, *group)
+	stop()
+	if err != nil {
+		log.Fatal(err)
+	}
+}
 
+func run(ctx context.Context, zkConnect, whitelist, group string) (err error) {
 	cfg := connector.DefaultConfig()
-	cfg.ZookeeperConnect = *zkConnect
-	cfg.GroupID = *group
+	cfg.ZookeeperConnect = zkConnect
+	cfg.GroupID = group
 	cfg.AutoOffsetReset = connector.AutoOffsetResetSmallest
 	c, err := connector.New(cfg)
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
 	defer func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		_ = c.Shutdown(sctx)
+		err = errors.Join(err, c.Shutdown(sctx))
 	}()
-	streams, err := c.CreateMessageStreamsByFilter(ctx, connector.Whitelist(*whitelist), 1)
+	streams, err := c.CreateMessageStreamsByFilter(ctx, connector.Whitelist(whitelist), 1)
 	if err != nil {
-		log.Print(err)
-		return
+		if ctx.Err() != nil {
+			return nil // interrupted while joining the group
+		}
+		return err
 	}
 	for msg, err := range streams[0].Messages(ctx) {
 		if err != nil {
@@ -50,4 +62,5 @@ func main() {
 		}
 		fmt.Printf("%s-%d@%d: %s\n", msg.Topic, msg.Partition, msg.Offset, msg.Value)
 	}
+	return nil
 }

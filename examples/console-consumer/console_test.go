@@ -1,0 +1,172 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkconsumer/zkconsumer/internal/testcluster"
+	"github.com/zkconsumer/zkconsumer/zkutil"
+)
+
+func TestCancelExitsCleanlyAndDeletesGeneratedGroup(t *testing.T) {
+	c := testcluster.Shared(t)
+	ctx := testContext(t, 2*time.Minute)
+	zk := zkSession(t, ctx, c)
+	topic := testcluster.UniqueName("cc-cancel")
+	require.NoError(t, c.CreateTopic(ctx, topic, 1, 1))
+	before, err := zk.Children(ctx, "/consumers")
+	require.NoError(t, err)
+
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan result, 1)
+	go func() { done <- runOurs(runCtx, "--zookeeper", c.ZKConnect(), "--topic", topic) }()
+
+	// The member registers in a generated group, named as Kafka names it.
+	var group string
+	waitFor(t, 30*time.Second, func() bool {
+		groups, err := zk.Children(ctx, "/consumers")
+		require.NoError(t, err)
+		for _, g := range groups {
+			if !strings.HasPrefix(g, "console-consumer-") || contains(before, g) {
+				continue
+			}
+			owners, err := zk.Children(ctx, zkutil.OwnersTopicPath(g, topic))
+			if err == nil && len(owners) == 1 {
+				group = g
+				return true
+			}
+		}
+		return false
+	}, "a console-consumer-<random> group owning %s", topic)
+	require.Regexp(t, regexp.MustCompile(`^console-consumer-\d{1,5}$`), group)
+
+	cancel() // what SIGINT does
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(45 * time.Second):
+		t.Fatal("run did not return after its context was cancelled")
+	}
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Empty(t, r.stdout)
+	require.Contains(t, r.stderr, "Processed a total of 0 messages")
+	ok, _, err := zk.Exists(ctx, zkutil.GroupPath(group))
+	require.NoError(t, err)
+	require.False(t, ok, "the generated group is deleted on exit")
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func TestTimeoutExitsWhenIdle(t *testing.T) {
+	c := testcluster.Shared(t)
+	ctx := testContext(t, 2*time.Minute)
+	topic := testcluster.UniqueName("cc-idle")
+	require.NoError(t, c.CreateTopic(ctx, topic, 1, 1))
+	_, err := c.Produce(ctx, topic, 5, testcluster.ProduceOptions{Partition: 0})
+	require.NoError(t, err)
+
+	start := time.Now()
+	r := runOurs(ctx, "--zookeeper", c.ZKConnect(), "--topic", topic, "--from-beginning", "--timeout-ms", "2000")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Len(t, r.lines(), 5)
+	require.Contains(t, r.stderr, "Processed a total of 5 messages")
+	require.Less(t, time.Since(start), 40*time.Second)
+
+	// Like Kafka, it stops when standard output is gone.
+	var stderr lockedBuffer
+	code := run(ctx, []string{"--zookeeper", c.ZKConnect(), "--topic", topic, "--from-beginning", "--timeout-ms", "30000"},
+		failingWriter{}, &stderr)
+	require.Equal(t, 1, code, stderr.String())
+	require.Contains(t, stderr.String(), "Unable to write to standard out, closing consumer.")
+	require.Contains(t, stderr.String(), "Processed a total of 1 messages")
+
+	// Without --from-beginning a new group starts at the end: nothing.
+	r = runOurs(ctx, "--zookeeper", c.ZKConnect(), "--topic", topic, "--timeout-ms", "1000")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Empty(t, r.stdout)
+	require.Contains(t, r.stderr, "Processed a total of 0 messages")
+}
+
+func TestConsumerConfigFileAndConsumerProperty(t *testing.T) {
+	c := testcluster.Shared(t)
+	ctx := testContext(t, 2*time.Minute)
+	zk := zkSession(t, ctx, c)
+	topic := testcluster.UniqueName("cc-props")
+	require.NoError(t, c.CreateTopic(ctx, topic, 1, 1))
+	_, err := c.Produce(ctx, topic, 20, testcluster.ProduceOptions{Partition: 0})
+	require.NoError(t, err)
+
+	group := testcluster.UniqueName("cc-props")
+	file := filepath.Join(t.TempDir(), "consumer.properties")
+	require.NoError(t, os.WriteFile(file, []byte(strings.Join([]string{
+		"# as in Kafka's config/consumer.properties",
+		"group.id=" + group,
+		"auto.commit.enable=false",
+		"no.such.property=1",
+	}, "\n")), 0o644))
+	base := []string{"--zookeeper", c.ZKConnect(), "--topic", topic, "--consumer.config", file,
+		"--from-beginning", "--timeout-ms", "30000"}
+
+	// The file's group applies; with auto.commit.enable false nothing is
+	// committed; unknown keys only warn.
+	r := runOurs(ctx, append(base, "--max-messages", "5")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, []string{"seq=0;", "seq=1;", "seq=2;", "seq=3;", "seq=4;"}, r.lines())
+	require.Contains(t, r.stderr, "no.such.property is not valid")
+	_, ok := committed(t, ctx, zk, group, topic, 0)
+	require.False(t, ok, "auto.commit.enable=false in the file")
+
+	// --consumer-property wins over the file. (--delete-consumer-offsets:
+	// zkconsumer creates /consumers/<group>/offsets when it joins, so
+	// --from-beginning would be refused as for a group with offsets.)
+	r = runOurs(ctx, append(base, "--max-messages", "7", "--delete-consumer-offsets",
+		"--consumer-property", "auto.commit.enable=true")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Len(t, r.lines(), 7)
+	off, ok := committed(t, ctx, zk, group, topic, 0)
+	require.True(t, ok)
+	require.EqualValues(t, 7, off)
+
+	// A group given in the file counts as given: it is kept on exit.
+	exists, _, err := zk.Exists(ctx, zkutil.GroupPath(group))
+	require.NoError(t, err)
+	require.True(t, exists)
+}
+
+func TestBadRegexIsAnError(t *testing.T) {
+	c := testcluster.Shared(t)
+	ctx := testContext(t, time.Minute)
+	r := runOurs(ctx, "--zookeeper", c.ZKConnect(), "--whitelist", "(unclosed", "--group", testcluster.UniqueName("cc-badre"))
+	require.Equal(t, 1, r.code)
+	require.Contains(t, r.stderr, "(unclosed")
+	require.Empty(t, r.stdout)
+}
+
+func TestNoBrokersInZooKeeper(t *testing.T) {
+	c := testcluster.Shared(t)
+	ctx := testContext(t, time.Minute)
+	// A chroot nobody uses has no /brokers/ids.
+	r := runOurs(ctx, "--zookeeper", c.ZKServer()+"/"+testcluster.UniqueName("cc-empty"), "--topic", "t")
+	require.Equal(t, 1, r.code)
+	require.Contains(t, r.stderr, "No brokers found in ZK.")
+}
+
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("broken pipe") }

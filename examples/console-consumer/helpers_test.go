@@ -1,0 +1,150 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkconsumer/zkconsumer/internal/testcluster"
+	"github.com/zkconsumer/zkconsumer/zkutil"
+)
+
+func TestMain(m *testing.M) { testcluster.Main(m) }
+
+// result is what one run of a console consumer printed and returned.
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+func (r result) lines() []string { return splitLines(r.stdout) }
+
+func splitLines(s string) []string {
+	s = strings.TrimSuffix(s, "\n")
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
+}
+
+func sortedCopy(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s
+}
+
+func testContext(t *testing.T, d time.Duration) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// runOurs runs this console consumer in-process.
+func runOurs(ctx context.Context, args ...string) result {
+	var stdout, stderr lockedBuffer
+	code := run(ctx, args, &stdout, &stderr)
+	return result{stdout: stdout.String(), stderr: stderr.String(), code: code}
+}
+
+// runKafka runs Kafka 1.1.1's kafka.tools.ConsoleConsumer with args.
+func runKafka(t *testing.T, ctx context.Context, args ...string) result {
+	t.Helper()
+	cmd, err := testcluster.OldTool(ctx, "kafka.tools.ConsoleConsumer", args...)
+	require.NoError(t, err)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	code := 0
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		code = exit.ExitCode()
+	case err != nil:
+		t.Fatalf("Kafka 1.1.1 ConsoleConsumer: %v\n%s", err, stderr.String())
+	}
+	return result{stdout: stdout.String(), stderr: stderr.String(), code: code}
+}
+
+// lockedBuffer is a bytes.Buffer that a test may read while run writes.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// waitFor polls cond until it holds or timeout passes.
+func waitFor(t *testing.T, timeout time.Duration, cond func() bool, format string, args ...any) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for: "+format, append([]any{timeout}, args...)...)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// zkSession opens a ZooKeeper session under the cluster's chroot.
+func zkSession(t *testing.T, ctx context.Context, c *testcluster.Cluster) *zkutil.Session {
+	t.Helper()
+	s, err := zkutil.Dial(ctx, zkutil.SessionConfig{Connect: c.ZKConnect()})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// committed reads a group's committed offset of one partition from
+// ZooKeeper; ok is false when there is none.
+func committed(t *testing.T, ctx context.Context, s *zkutil.Session, group, topic string, partition int32) (offset int64, ok bool) {
+	t.Helper()
+	path := zkutil.OffsetPath(group, topic, partition)
+	data, _, err := s.Get(ctx, path)
+	if errors.Is(err, zkutil.ErrNoNode) {
+		return 0, false
+	}
+	require.NoError(t, err)
+	offset, err = zkutil.DecodeOffset(path, data)
+	require.NoError(t, err)
+	return offset, true
+}
+
+// produceRaw writes one message with exactly this key and value (nil
+// stays null) to a partition.
+func produceRaw(t *testing.T, c *testcluster.Cluster, topic string, partition int32, key, value []byte) {
+	t.Helper()
+	cfg := testcluster.SaramaConfig()
+	cfg.Producer.Partitioner = sarama.NewManualPartitioner
+	p, err := sarama.NewSyncProducer(c.BrokerAddrs(), cfg)
+	require.NoError(t, err)
+	defer p.Close()
+	msg := &sarama.ProducerMessage{Topic: topic, Partition: partition}
+	if key != nil {
+		msg.Key = sarama.ByteEncoder(key)
+	}
+	if value != nil {
+		msg.Value = sarama.ByteEncoder(value)
+	}
+	_, _, err = p.SendMessage(msg)
+	require.NoError(t, err)
+}

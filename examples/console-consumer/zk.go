@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/zkconsumer/zkconsumer/connector"
+	"github.com/zkconsumer/zkconsumer/zkutil"
+)
+
+// The console consumer's own ZooKeeper work, around the connector's: the
+// checks Kafka's ConsoleConsumer makes before it starts (checkZk,
+// checkAndMaybeDeleteOldPath) and the removal of a generated group's
+// znodes when it exits.
+
+// dialZK opens a short-lived session with the consumer's ZooKeeper
+// settings.
+func dialZK(ctx context.Context, cfg connector.Config) (*zkutil.Session, error) {
+	return zkutil.Dial(ctx, zkutil.SessionConfig{
+		Connect:           cfg.ZookeeperConnect,
+		SessionTimeout:    cfg.ZookeeperSessionTimeout,
+		ConnectionTimeout: cfg.ZookeeperConnectionTimeout,
+	})
+}
+
+// checkZK refuses to start, as Kafka does, when no broker is registered or
+// when the group already has offsets and would be told to start from the
+// beginning (a group continues from its offsets, so --from-beginning would
+// silently mean nothing); --delete-consumer-offsets deletes the group
+// instead.
+func checkZK(ctx context.Context, cfg connector.Config, o *options) error {
+	s, err := dialZK(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	ok, _, err := s.Exists(ctx, zkutil.BrokerIDsPath)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return &usageError{msg: "No brokers found in ZK."}
+	}
+	if o.deleteOffsets {
+		return deleteRecursive(ctx, s, zkutil.GroupPath(cfg.GroupID))
+	}
+	if cfg.AutoOffsetReset != connector.AutoOffsetResetSmallest {
+		return nil
+	}
+	ok, _, err = s.Exists(ctx, zkutil.OffsetsPath(cfg.GroupID))
+	if err != nil {
+		return err
+	}
+	if ok {
+		return &usageError{msg: "Found previous offset information for this group " + cfg.GroupID +
+			". Please use --delete-consumer-offsets to delete previous offsets metadata"}
+	}
+	return nil
+}
+
+// deleteGroup removes /consumers/<group> and everything below it, as
+// Kafka does on exit for a group it generated, so that random groups do
+// not pile up in ZooKeeper.
+func deleteGroup(ctx context.Context, cfg connector.Config) error {
+	s, err := dialZK(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return deleteRecursive(ctx, s, zkutil.GroupPath(cfg.GroupID))
+}
+
+// deleteRecursive deletes path and its descendants; a missing node is not
+// an error (ZkUtils.maybeDeletePath).
+func deleteRecursive(ctx context.Context, s *zkutil.Session, path string) error {
+	children, err := s.Children(ctx, path)
+	if errors.Is(err, zkutil.ErrNoNode) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, c := range children {
+		if err := deleteRecursive(ctx, s, path+"/"+c); err != nil {
+			return err
+		}
+	}
+	err = s.Delete(ctx, path, -1)
+	if err != nil && !errors.Is(err, zkutil.ErrNoNode) {
+		return fmt.Errorf("delete %s: %w", path, err)
+	}
+	return nil
+}
