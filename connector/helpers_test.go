@@ -3,14 +3,12 @@ package connector
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"sort"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -202,7 +200,7 @@ type childSpec struct {
 // "<partition> <offset> <seq>" per message, until stdin closes.
 func runChild() int {
 	var spec childSpec
-	if err := json.Unmarshal([]byte(os.Getenv(childEnv)), &spec); err != nil {
+	if _, err := testcluster.SelfSpec(childEnv, &spec); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
@@ -267,18 +265,9 @@ type child struct {
 
 func startChild(t *testing.T, col *collector, spec childSpec) *child {
 	t.Helper()
-	data, err := json.Marshal(spec)
-	require.NoError(t, err)
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+string(data))
-	cmd.Stderr = os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	stdin, err := cmd.StdinPipe()
-	require.NoError(t, err)
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	ch := &child{cmd: cmd, stdin: stdin, name: spec.Name, done: make(chan struct{})}
+	p := testcluster.StartSelf(t, childEnv, spec)
+	cmd, stdout := p.Cmd, p.Stdout
+	ch := &child{cmd: cmd, stdin: p.Stdin, name: spec.Name, done: make(chan struct{})}
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
 		<-ch.done

@@ -3,7 +3,6 @@ package rebalance
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -38,7 +37,7 @@ type childSpec struct {
 // runs until its standard input closes (graceful leave) or it is killed.
 func runChildMember() int {
 	var spec childSpec
-	if err := json.Unmarshal([]byte(os.Getenv(childMemberEnv)), &spec); err != nil {
+	if _, err := testcluster.SelfSpec(childMemberEnv, &spec); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
@@ -82,18 +81,9 @@ type child struct {
 
 func startChild(t *testing.T, spec childSpec) *child {
 	t.Helper()
-	data, err := json.Marshal(spec)
-	require.NoError(t, err)
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childMemberEnv+"="+string(data))
-	cmd.Stderr = os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	stdin, err := cmd.StdinPipe()
-	require.NoError(t, err)
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	c := &child{cmd: cmd, stdin: stdin, id: spec.ConsumerID}
+	p := testcluster.StartSelf(t, childMemberEnv, spec)
+	stdout := p.Stdout
+	c := &child{cmd: p.Cmd, stdin: p.Stdin, id: spec.ConsumerID}
 	t.Cleanup(func() {
 		_ = c.cmd.Process.Kill()
 		_ = c.cmd.Wait()

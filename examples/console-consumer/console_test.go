@@ -89,7 +89,7 @@ func TestTimeoutExitsWhenIdle(t *testing.T) {
 	require.Less(t, time.Since(start), 40*time.Second)
 
 	// Like Kafka, it stops when standard output is gone.
-	var stderr lockedBuffer
+	var stderr testcluster.LockedBuffer
 	code := run(ctx, []string{"--zookeeper", c.ZKConnect(), "--topic", topic, "--from-beginning", "--timeout-ms", "30000"},
 		failingWriter{}, &stderr)
 	require.Equal(t, 1, code, stderr.String())

@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -51,7 +50,7 @@ func testContext(t *testing.T, d time.Duration) context.Context {
 
 // runOurs runs this console consumer in-process.
 func runOurs(ctx context.Context, args ...string) result {
-	var stdout, stderr lockedBuffer
+	var stdout, stderr testcluster.LockedBuffer
 	code := run(ctx, args, &stdout, &stderr)
 	return result{stdout: stdout.String(), stderr: stderr.String(), code: code}
 }
@@ -73,24 +72,6 @@ func runKafka(t *testing.T, ctx context.Context, args ...string) result {
 		t.Fatalf("Kafka 1.1.1 ConsoleConsumer: %v\n%s", err, stderr.String())
 	}
 	return result{stdout: stdout.String(), stderr: stderr.String(), code: code}
-}
-
-// lockedBuffer is a bytes.Buffer that a test may read while run writes.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // waitFor polls cond until it holds or timeout passes.

@@ -1,7 +1,6 @@
 package examples_test
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -9,7 +8,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -139,7 +137,7 @@ func build(t *testing.T, name string) string {
 // proc is a running example.
 type proc struct {
 	cmd            *exec.Cmd
-	stdout, stderr lockedBuffer
+	stdout, stderr testcluster.LockedBuffer
 	done           chan struct{}
 	err            error // set before done is closed
 }
@@ -266,22 +264,4 @@ func waitFor(t *testing.T, timeout time.Duration, cond func() bool, format strin
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-// lockedBuffer collects a process's output while the test reads it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
