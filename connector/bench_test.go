@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -38,9 +39,13 @@ import (
 // (the connector's ZooKeeper registration and first rebalance, kcat's
 // process start). Values are counted as they arrive; MB/s is value bytes
 // (10^6) per second. Topics are filled once per cluster and reused by later
-// runs against the same cluster (scripts/bench.sh runs several rounds).
+// runs against the same cluster (scripts/bench.sh runs several rounds);
+// each test process reads a topic twice, untimed, before measuring.
 //
-// ZKCONSUMER_BENCH_SCALE (default 1) scales the message counts.
+// BenchmarkConsumeConnectorVariants reads the 100-byte topic with other
+// connector settings, and BenchmarkStalledConsumerHeap shows the memory
+// bound. ZKCONSUMER_BENCH_SCALE (default 1) scales the message counts;
+// ZKCONSUMER_BENCH_WARMUP=0 skips the warm-up read.
 
 // benchCase is one topic the consume benchmarks read.
 type benchCase struct {
@@ -94,7 +99,7 @@ func benchData(b *testing.B, c *testcluster.Cluster, bc benchCase) *benchTopic {
 	defer cancel()
 	ends, err := topicEnds(c, name)
 	if err != nil || sum(ends) != int64(n) {
-		if err == nil {
+		if !errors.Is(err, sarama.ErrUnknownTopicOrPartition) {
 			// Left over from an interrupted fill: use a fresh topic.
 			name = testcluster.UniqueName(name)
 		}
@@ -114,6 +119,18 @@ func benchData(b *testing.B, c *testcluster.Cluster, bc benchCase) *benchTopic {
 		b.Logf("filled %s: %d messages of %d bytes in %v", name, n, bc.size, time.Since(start).Round(time.Millisecond))
 	}
 	t := &benchTopic{name: name, size: bc.size, ends: ends, total: n}
+	// Untimed reads first, with sarama and with the connector, so that no
+	// client pays for the broker's JIT warm-up, for pages still being
+	// written back after the fill, or for growing this process's heap
+	// (ZKCONSUMER_BENCH_WARMUP=0 skips them, for profiles of one client).
+	if os.Getenv("ZKCONSUMER_BENCH_WARMUP") != "0" {
+		if err := readSarama(ctx, c, t, newProgress(t)); err != nil {
+			b.Fatalf("warm-up read of %s: %v", name, err)
+		}
+		if err := readConnector(ctx, c, t, len(t.ends), newProgress(t)); err != nil {
+			b.Fatalf("warm-up read of %s: %v", name, err)
+		}
+	}
 	if benchTopics.byID == nil {
 		benchTopics.byID = map[string]*benchTopic{}
 	}
@@ -162,8 +179,7 @@ func topicEnds(c *testcluster.Cluster, topic string) ([]int64, error) {
 // fillTopic writes n uncompressed messages without key, each value size
 // bytes ("seq=<i>;" padded), message i to partition i % partitions. It is
 // testcluster.Produce without idempotence, per-message bookkeeping and
-// small batches: about ten times faster, which matters for millions of
-// messages.
+// small batches, which matters for millions of messages.
 func fillTopic(ctx context.Context, addrs []string, topic string, partitions int32, n, size int) error {
 	cfg := sarama.NewConfig()
 	cfg.ClientID = "zkconsumer-bench-fill"
@@ -225,14 +241,95 @@ func BenchmarkConsume(b *testing.B) {
 	}
 }
 
-// BenchmarkConsumeConnectorOneStream is the connector reading all four
-// partitions of the 100-byte topic through a single stream.
-func BenchmarkConsumeConnectorOneStream(b *testing.B) {
+// BenchmarkConsumeConnectorVariants reads the 100-byte, 4-partition topic
+// with the connector set up differently from BenchmarkConsume: all four
+// partitions in one stream; two fetchers per broker
+// (num.consumer.fetchers=2, two partitions each); the operating system's
+// socket receive buffer (socket.receive.buffer.bytes=-1) instead of
+// Kafka's 64 KiB; and both.
+func BenchmarkConsumeConnectorVariants(b *testing.B) {
 	c := testcluster.Shared(b)
 	t := benchData(b, c, benchCases[0])
-	benchRead(b, t, func(ctx context.Context, p *progress) error {
-		return readConnector(ctx, c, t, 1, p)
-	})
+	variants := []struct {
+		name    string
+		streams int
+		tune    func(*Config)
+	}{
+		{"streams=1", 1, func(*Config) {}},
+		{"fetchers=2", 4, func(cfg *Config) { cfg.NumConsumerFetchers = 2 }},
+		{"rcvbuf=os", 4, func(cfg *Config) { cfg.SocketReceiveBufferBytes = -1 }},
+		{"fetchers=2,rcvbuf=os", 4, func(cfg *Config) { cfg.NumConsumerFetchers = 2; cfg.SocketReceiveBufferBytes = -1 }},
+	}
+	for _, v := range variants {
+		b.Run(v.name, func(b *testing.B) {
+			benchRead(b, t, func(ctx context.Context, p *progress) error {
+				cfg := benchConfig(c)
+				v.tune(&cfg)
+				return readConnectorWith(ctx, cfg, t, v.streams, p)
+			})
+		})
+	}
+}
+
+// BenchmarkStalledConsumerHeap shows the connector's memory bound: it
+// joins with four streams on the 100-byte topic and reads nothing, so the
+// fetchers fill every stream's queue and block. It reports the peak heap
+// in use and the live heap (after a GC) once every queue is full, for the
+// default queued.max.message.chunks and a larger one.
+func BenchmarkStalledConsumerHeap(b *testing.B) {
+	c := testcluster.Shared(b)
+	t := benchData(b, c, benchCases[0])
+	for _, chunks := range []int{2, 8} {
+		b.Run(fmt.Sprintf("queued.max.message.chunks=%d", chunks), func(b *testing.B) {
+			var (
+				mem  heapPeak
+				live uint64
+			)
+			for b.Loop() {
+				runtime.GC()
+				stopMem := mem.sample()
+				cfg := benchConfig(c)
+				cfg.QueuedMaxMessageChunks = chunks
+				conn, err := New(cfg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				byTopic, err := conn.CreateMessageStreams(context.Background(), map[string]int{t.name: len(t.ends)})
+				if err != nil {
+					b.Fatal(err)
+				}
+				full := func() bool {
+					for _, s := range byTopic[t.name] {
+						if s.Queue().Len() < s.Queue().Cap() {
+							return false
+						}
+					}
+					return true
+				}
+				deadline := time.Now().Add(time.Minute)
+				for !full() {
+					if time.Now().After(deadline) {
+						b.Fatal("the stream queues never filled")
+					}
+					time.Sleep(10 * time.Millisecond)
+				}
+				time.Sleep(500 * time.Millisecond) // the fetcher blocks with one more chunk
+				runtime.GC()
+				var ms runtime.MemStats
+				runtime.ReadMemStats(&ms)
+				live = max(live, ms.HeapAlloc)
+				stopMem()
+				sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				err = conn.Shutdown(sctx)
+				cancel()
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(mem.inuse)/1e6, "peak-heap-MB")
+			b.ReportMetric(float64(live)/1e6, "live-full-MB")
+		})
+	}
 }
 
 // progress is what the readers of one op report. Each reader goroutine
@@ -347,13 +444,24 @@ func reportThroughput(b *testing.B, msgs, bytes int64, elapsed time.Duration) {
 	b.ReportMetric(float64(bytes)/1e6/elapsed.Seconds(), "MB/s")
 }
 
-// readConnector reads t through the public API with default settings, one
-// goroutine per stream.
-func readConnector(ctx context.Context, c *testcluster.Cluster, t *benchTopic, streams int, p *progress) error {
+// benchConfig is DefaultConfig in a fresh group that starts at the
+// beginning of the topic.
+func benchConfig(c *testcluster.Cluster) Config {
 	cfg := DefaultConfig()
 	cfg.ZookeeperConnect = c.ZKConnect()
 	cfg.GroupID = testcluster.UniqueName("bench")
 	cfg.AutoOffsetReset = AutoOffsetResetSmallest
+	return cfg
+}
+
+// readConnector reads t through the public API with default settings, one
+// goroutine per stream.
+func readConnector(ctx context.Context, c *testcluster.Cluster, t *benchTopic, streams int, p *progress) error {
+	return readConnectorWith(ctx, benchConfig(c), t, streams, p)
+}
+
+// readConnectorWith is readConnector with cfg.
+func readConnectorWith(ctx context.Context, cfg Config, t *benchTopic, streams int, p *progress) error {
 	conn, err := New(cfg)
 	if err != nil {
 		return err
@@ -468,7 +576,13 @@ func benchKcat(b *testing.B, c *testcluster.Cluster, t *benchTopic) {
 			"-c", strconv.Itoa(t.total), "-e", "-q")
 		cmd.Stdout, cmd.Stderr = devNull, &stderr
 		start := time.Now()
-		err := cmd.Run()
+		err := cmd.Start()
+		var hwm int64
+		if err == nil {
+			stop := watchHWM(cmd.Process.Pid, &hwm)
+			err = cmd.Wait()
+			stop()
+		}
 		elapsed += time.Since(start)
 		b.StopTimer()
 		if err != nil || stderr.Len() > 0 {
@@ -477,14 +591,49 @@ func benchKcat(b *testing.B, c *testcluster.Cluster, t *benchTopic) {
 		msgs += int64(t.total)
 		nbytes += int64(t.total) * int64(t.size)
 		cpu += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
-		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-			rss = max(rss, ru.Maxrss*1024)
-		}
+		rss = max(rss, hwm)
 		b.StartTimer()
 	}
 	reportThroughput(b, msgs, nbytes, elapsed)
 	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
 	b.ReportMetric(float64(rss)/1e6, "peak-rss-MB")
+}
+
+// watchHWM records the peak resident set size (VmHWM) of process pid in
+// *hwm, read from /proc every 5ms, until stop is called. The child's own
+// rusage cannot be used: Go starts it sharing this process's memory until
+// exec, so its ru_maxrss reports this process's peak if that is larger.
+func watchHWM(pid int, hwm *int64) (stop func()) {
+	path := fmt.Sprintf("/proc/%d/status", pid)
+	read := func() {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return
+		}
+		for line := range strings.Lines(string(data)) {
+			if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+				var kb int64
+				if _, err := fmt.Sscan(rest, &kb); err == nil {
+					*hwm = max(*hwm, kb*1024)
+				}
+			}
+		}
+	}
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			read()
+			select {
+			case <-quit:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() { close(quit); <-done }
 }
 
 // processCPU is the CPU time (user and system) this process has used.

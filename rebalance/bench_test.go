@@ -37,7 +37,7 @@ const (
 // leaves each time, so the leaver is always first in the group's order.
 //
 // Metrics: ms/op is the mean; p50-ms, p90-ms and max-ms the distribution;
-// close-ms the leaver's own Close; assigns/op the generations the three
+// close-ms the leaver's own Close and session close; assigns/op the generations the three
 // members started per op (3 when nobody needed a second attempt that got
 // as far as a generation).
 func BenchmarkGracefulLeaveRebalance(b *testing.B) {
