@@ -30,6 +30,10 @@ test:
 test-short:
 	@$(GO) test -race -short ./...
 
+## bench: throughput vs sarama and kcat, memory, rebalance latency (see BENCHMARKS.md)
+bench: jars
+	@scripts/bench.sh
+
 fmt:
 	@gofmt -l -w .
 
