@@ -184,6 +184,48 @@ func decodeBlock(topic string, partition int32, fetchOffset int64, fetchSize int
 	return res
 }
 
+// predictNext returns the offset decodeBlock will move a partition to
+// (decoded.next), from the batch headers alone, without decoding a record:
+// one past the last complete batch, or where emptied batches end, or the
+// fetch offset when the block holds nothing complete. It is what the
+// fetcher asks for in the request it sends ahead. It is exact except when
+// the block holds a message larger than fetchSize, at which decodeBlock
+// stops. ok is false when decodeBlock will find the block truncated (the
+// start of the batch at the fetch offset only), which the fetcher
+// resolves with a request of its own.
+func predictNext(fetchOffset int64, block *sarama.FetchResponseBlock) (next int64, ok bool) {
+	sets := block.RecordsSet
+	if len(sets) == 0 {
+		if end, found := emptyBatchesEnd(block); found && end > fetchOffset {
+			return end, true
+		}
+		return fetchOffset, !block.Partial
+	}
+	if truncatedOnly(sets[0]) {
+		if b := sets[0].RecordBatch; b != nil && b.FirstOffset > fetchOffset {
+			return b.FirstOffset, true
+		}
+		return fetchOffset, false
+	}
+	next = fetchOffset
+	for _, rs := range sets {
+		if b := rs.RecordBatch; b != nil {
+			if b.PartialTrailingRecord {
+				break
+			}
+			next = max(next, b.LastOffset()+1)
+			continue
+		}
+		// A compressed wrapper's offset is that of its last inner message.
+		if ms := rs.MsgSet; ms != nil {
+			for _, mb := range ms.Messages {
+				next = max(next, mb.Offset+1)
+			}
+		}
+	}
+	return next, true
+}
+
 // truncatedOnly reports whether rs holds only an incomplete batch. Sarama
 // keeps an incomplete batch only when nothing complete precedes it.
 func truncatedOnly(rs *sarama.Records) bool {

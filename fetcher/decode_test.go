@@ -346,3 +346,58 @@ func BenchmarkDecodeBlock(b *testing.B) {
 		decodeBlock("t", 0, 0, 1<<20, false, blk)
 	}
 }
+
+// TestPredictNext checks the offset the fetcher asks for in the request it
+// sends ahead against where decodeBlock then moves the partition: equal,
+// unless decodeBlock stops at a message too large for the fetch size.
+func TestPredictNext(t *testing.T) {
+	big := batch(3, 0)
+	big.Records[0].Value = bytes.Repeat([]byte{'x'}, 2000)
+	mixed := batch(10, 0, 1, 2, 3, 4, 5, 6)
+	mixed.Records[4].Value = bytes.Repeat([]byte{'B'}, 2000)
+	compacted := batch(100, 0, 3)
+	compacted.LastOffsetDelta = 7
+	v1 := &sarama.MessageSet{Messages: []*sarama.MessageBlock{
+		{Offset: 105, Msg: &sarama.Message{Version: 1, Codec: sarama.CompressionGZIP, Set: &sarama.MessageSet{Messages: []*sarama.MessageBlock{
+			{Offset: 0, Msg: &sarama.Message{Version: 1}}, {Offset: 1, Msg: &sarama.Message{Version: 1}}}}}},
+		{Offset: 106, Msg: &sarama.Message{Version: 1, Value: []byte("x")}},
+	}}
+	cases := []struct {
+		name      string
+		offset    int64
+		block     *sarama.FetchResponseBlock
+		want      int64
+		truncated bool // decodeBlock reports the block truncated
+		stops     bool // decodeBlock stops at a too large message
+	}{
+		{"batches", 11, blockOf(batch(10, 0, 1, 2), batch(13, 0, 1)), 15, false, false},
+		{"compacted", 101, blockOf(compacted), 108, false, false},
+		{"control", 50, blockOf(controlBatch(50, 9, false)), 51, false, false},
+		{"batch then cut batch", 10, blockOf(batch(10, 0, 1), &sarama.RecordBatch{Version: 2, FirstOffset: 12, PartialTrailingRecord: true}), 12, false, false},
+		{"message sets", 104, legacyBlock(v1), 107, false, false},
+		{"complete then cut message", 7, legacyBlock(&sarama.MessageSet{PartialTrailingMessage: true, Messages: []*sarama.MessageBlock{{Offset: 7, Msg: &sarama.Message{Value: []byte("x")}}}}), 8, false, false},
+		{"empty", 7, &sarama.FetchResponseBlock{}, 7, false, false},
+		{"partial block", 7, &sarama.FetchResponseBlock{Partial: true}, 7, true, false},
+		{"cut batch at the offset", 7, blockOf(&sarama.RecordBatch{Version: 2, FirstOffset: 7, PartialTrailingRecord: true}), 7, true, false},
+		{"cut batch after emptied ones", 7, blockOf(&sarama.RecordBatch{Version: 2, FirstOffset: 9, PartialTrailingRecord: true}), 9, false, false},
+		{"cut message set", 7, legacyBlock(&sarama.MessageSet{PartialTrailingMessage: true}), 7, true, false},
+		{"too large at the offset", 3, blockOf(big), 4, false, true},
+		{"too large inside", 11, blockOf(mixed), 17, false, true},
+	}
+	for _, c := range cases {
+		got, ok := predictNext(c.offset, c.block)
+		d := decodeBlock("t", 0, c.offset, 1024, false, c.block)
+		if ok == d.truncated || ok == c.truncated {
+			t.Errorf("%s: ok %v, decodeBlock truncated %v", c.name, ok, d.truncated)
+		}
+		if got != c.want {
+			t.Errorf("%s: predicted %d, want %d", c.name, got, c.want)
+		}
+		if !c.stops && got != d.next {
+			t.Errorf("%s: predicted %d, decodeBlock moves to %d", c.name, got, d.next)
+		}
+		if c.stops && got == d.next {
+			t.Errorf("%s: decodeBlock did not stop at the large message (next %d)", c.name, d.next)
+		}
+	}
+}

@@ -21,6 +21,15 @@
 //     offset advances only once the chunk is queued, so the fetched offsets
 //     StopConnections returns are exact: everything below went to the
 //     streams, nothing at or above did.
+//   - Unlike Kafka's thread, a fetcher keeps one request in flight while
+//     it decodes and enqueues the previous response: the next request goes
+//     out as soon as a response arrives, at the offsets that response will
+//     move its partitions to (read from the batch headers). A partition
+//     that ends up elsewhere (a message too large, a reset, a revocation)
+//     is skipped in that response and asked for again. This costs at most
+//     one more response in memory per fetcher (up to the sum of its
+//     partitions' fetch sizes, plus sarama's decoded records); a fetcher
+//     blocked on a full queue has at most that one request ahead.
 //   - A partition whose leader moved, or whose fetcher lost its connection,
 //     goes back to the leader finder and resumes at its fetched offset: no
 //     loss, no duplicate.

@@ -273,3 +273,52 @@ func TestNoBrokerIsReported(t *testing.T) {
 		mu.Unlock()
 	}
 }
+
+// TestOneFetchAhead: the fetcher sends the next request while it enqueues
+// a response, but never more than one: blocked on a full queue, it has
+// sent exactly one request past the response it is blocked on. Read on,
+// the chain of requests sent ahead delivers every message once, in order.
+func TestOneFetchAhead(t *testing.T) {
+	mb := mockCluster(t, 1, 100)
+	m := newManager(t, testConfig(t), StaticBrokers{{ID: 0, Addr: mb.Addr()}})
+	s := newStream(t, 1)
+	p := stream.NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 1<<20)
+	fetches := func() int {
+		n := 0
+		for _, rr := range mb.History() {
+			if _, ok := rr.Request.(*sarama.FetchRequest); ok {
+				n++
+			}
+		}
+		return n
+	}
+	if err := m.StartConnections(context.Background(), []*stream.PartitionTopicInfo{p}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "queue full", func() bool { return s.Queue().Len() == 1 })
+	time.Sleep(200 * time.Millisecond)
+	// Offsets 0-2 are queued, 3-5 wait for room, 6-8 were asked for ahead.
+	n := fetches()
+	time.Sleep(300 * time.Millisecond)
+	if got := fetches(); n != 3 || got != n {
+		t.Errorf("fetch requests while blocked: %d, then %d; want 3 (the queued one, the blocked one, one ahead)", n, got)
+	}
+	if p.FetchedOffset() != 3 {
+		t.Errorf("fetched offset %d while blocked, want 3", p.FetchedOffset())
+	}
+	c := collect(s)
+	waitFor(t, 10*time.Second, "all messages", func() bool { return c.count() >= 100 })
+	offsets := m.StopConnections()
+	msgs := c.stop()
+	if len(msgs) != 100 {
+		t.Errorf("read %d messages, want 100", len(msgs))
+	}
+	for i, msg := range msgs {
+		if msg.Offset != int64(i) {
+			t.Fatalf("message %d has offset %d", i, msg.Offset)
+		}
+	}
+	if got := offsets[zkutil.TopicPartition{Topic: "t", Partition: 0}]; got != 100 {
+		t.Errorf("offset %d, want 100", got)
+	}
+}
