@@ -18,6 +18,7 @@ type ConflictError struct {
 	Path      string
 }
 
+// Error names the partition, its owner and the owner node.
 func (e *ConflictError) Error() string {
 	return fmt.Sprintf("rebalance: partition %s is still owned by %q (%s)", e.Partition, e.Owner, e.Path)
 }

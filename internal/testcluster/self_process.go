@@ -62,6 +62,7 @@ type LockedBuffer struct {
 	buf bytes.Buffer
 }
 
+// Write appends p.
 func (b *LockedBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
