@@ -35,10 +35,11 @@ func (c *ConsumerConnector) CommitOffsetsMap(ctx context.Context, offsets map[zk
 	c.mu.Lock()
 	gen := c.gen
 	c.mu.Unlock()
+	current := gen != nil && c.stillOwns(gen)
 	var refused []error
 	owned := map[zkutil.TopicPartition]int64{}
 	for tp, off := range offsets {
-		if gen == nil || !c.stillOwns(gen) {
+		if !current {
 			refused = append(refused, fmt.Errorf("%w: %s", ErrNotOwner, tp))
 			continue
 		}

@@ -303,3 +303,29 @@ func TestSessionExpiryIsReportedAndConsumptionResumes(t *testing.T) {
 	require.NoError(t, err)
 	col.waitAll(t, 0, 600, 2*time.Minute)
 }
+
+// TestCommitOffsetsMap commits explicit offsets for owned partitions and
+// refuses partitions this member does not own.
+func TestCommitOffsetsMap(t *testing.T) {
+	c := testcluster.Shared(t)
+	topic := newTopic(t, c, 2, 0)
+	group := testcluster.UniqueName("g-map")
+	cfg := testConfig(c, group)
+	cfg.AutoCommitEnable = false
+	conn := newConnector(t, cfg)
+	ctx := testCtx(t, 2*time.Minute)
+	_, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
+	require.NoError(t, err)
+	waitOwners(t, c, group, topic, 2, 1)
+
+	p0 := zkutil.TopicPartition{Topic: topic, Partition: 0}
+	other := zkutil.TopicPartition{Topic: topic + "-other", Partition: 0}
+	err = conn.CommitOffsetsMap(ctx, map[zkutil.TopicPartition]int64{p0: 42, other: 7})
+	require.ErrorIs(t, err, ErrNotOwner)
+	require.Contains(t, err.Error(), other.String())
+	require.Equal(t, map[int32]int64{0: 42}, readOffsets(t, c, group, topic, 2))
+
+	require.NoError(t, conn.Shutdown(ctx))
+	require.ErrorIs(t, conn.CommitOffsetsMap(ctx, map[zkutil.TopicPartition]int64{p0: 50}), ErrNotOwner, "nothing is owned after Shutdown")
+	require.Equal(t, map[int32]int64{0: 42}, readOffsets(t, c, group, topic, 2))
+}

@@ -15,8 +15,7 @@ type offsetStore interface {
 	// Fetch returns the committed offset of each partition, zkutil.NoOffset
 	// where there is none.
 	Fetch(ctx context.Context, tps []zkutil.TopicPartition) (map[zkutil.TopicPartition]int64, error)
-	// Commit writes offsets. It returns the partitions it did write, so
-	// that dual commit can mirror only those.
+	// Commit writes offsets; with an error, some may have been written.
 	Commit(ctx context.Context, offsets map[zkutil.TopicPartition]int64) error
 	Close() error
 }

@@ -25,7 +25,7 @@ type kafkaOffsetStore struct {
 	client    sarama.Client
 }
 
-func (s *kafkaOffsetStore) coordinator(ctx context.Context) (*sarama.Broker, error) {
+func (s *kafkaOffsetStore) coordinator() (*sarama.Broker, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.client == nil || s.client.Closed() {
@@ -63,7 +63,7 @@ func (s *kafkaOffsetStore) retry(ctx context.Context, op func(*sarama.Broker) er
 			}
 		}
 		var b *sarama.Broker
-		if b, err = s.coordinator(ctx); err == nil {
+		if b, err = s.coordinator(); err == nil {
 			if err = op(b); err == nil {
 				return nil
 			}

@@ -45,12 +45,8 @@ func TestRegistrationBytesMatchScala(t *testing.T) {
 			group := testcluster.UniqueName("g-scala-reg")
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			args := append([]string{tc.args[0], "--zookeeper", c.ZKConnect(), "--group", group}, tc.args[1:]...)
-			if tc.args[0] == "kafka.tools.ConsumerPerformance" {
-				args = []string{tc.args[0], "--zookeeper", c.ZKConnect(), "--group", group}
-				args = append(args, tc.args[1:]...)
-			}
-			cmd, err := testcluster.OldTool(ctx, args[0], args[1:]...)
+			args := append([]string{"--zookeeper", c.ZKConnect(), "--group", group}, tc.args[1:]...)
+			cmd, err := testcluster.OldTool(ctx, tc.args[0], args...)
 			require.NoError(t, err)
 			require.NoError(t, cmd.Start())
 			defer func() {
