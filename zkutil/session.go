@@ -237,6 +237,7 @@ type Session struct {
 	acl    []zk.ACL
 
 	conn      Conn
+	lease     *lease
 	connReady chan struct{} // closed once conn is set; the event callback waits for it
 	zkEvents  <-chan zk.Event
 	dialer    *trackingDialer
@@ -270,6 +271,7 @@ func newSession(cfg SessionConfig, hosts []string, chroot string) *Session {
 		connReady: make(chan struct{}),
 		changed:   make(chan struct{}),
 		subs:      map[*subscriber]struct{}{},
+		lease:     newLease(),
 		abandon:   make(chan struct{}),
 		done:      make(chan struct{}),
 	}
@@ -287,7 +289,7 @@ func Dial(ctx context.Context, cfg SessionConfig) (*Session, error) {
 	cfg = cfg.withDefaults()
 	hosts, chroot, _ := ParseConnectString(cfg.Connect)
 	s := newSession(cfg, hosts, chroot)
-	s.dialer = &trackingDialer{dial: cfg.Dialer, conns: map[*trackedConn]struct{}{}}
+	s.dialer = &trackingDialer{dial: cfg.Dialer, lease: s.lease, conns: map[*trackedConn]struct{}{}}
 	conn, events, err := zk.Connect(hosts, cfg.SessionTimeout,
 		zk.WithDialer(s.dialer.Dial),
 		zk.WithLogger(zkLogger{s.logger}),
@@ -347,6 +349,7 @@ func (s *Session) Close() error {
 }
 
 func (s *Session) close() {
+	s.lease.revoke(0)
 	s.mu.Lock()
 	s.closing = true
 	if s.disconnectedSince.IsZero() {
@@ -485,7 +488,8 @@ func (s *Session) goTracked(f func()) bool {
 // them: go-zookeeper may otherwise wait on a stalled socket for up to ten
 // read timeouts before its loop notices the Close.
 type trackingDialer struct {
-	dial zk.Dialer
+	dial  zk.Dialer
+	lease *lease
 
 	mu      sync.Mutex
 	conns   map[*trackedConn]struct{}
@@ -514,7 +518,7 @@ func (d *trackingDialer) Dial(network, address string, timeout time.Duration) (n
 		c.Close()
 		return nil, errDialerClosed
 	}
-	tc := &trackedConn{Conn: c, d: d}
+	tc := &trackedConn{Conn: c, d: d, wire: newWireTracker(d.lease)}
 	d.conns[tc] = struct{}{}
 	return tc, nil
 }
@@ -538,7 +542,23 @@ func (d *trackingDialer) closeAll() {
 
 type trackedConn struct {
 	net.Conn
-	d *trackingDialer
+	d    *trackingDialer
+	wire *wireTracker
+}
+
+// Read feeds what the server sent to the lease.
+func (c *trackedConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 {
+		c.wire.read(p[:n])
+	}
+	return n, err
+}
+
+// Write records when each request went out, before it does.
+func (c *trackedConn) Write(p []byte) (int, error) {
+	c.wire.wrote(p, time.Now())
+	return c.Conn.Write(p)
 }
 
 func (c *trackedConn) Close() error {

@@ -256,6 +256,7 @@ func (s *Session) handleEvent(ev zk.Event) {
 // expireLocked records the expiry of the last session. s.mu is held.
 func (s *Session) expireLocked(now time.Time) {
 	old := s.lastSessionID
+	s.lease.revoke(old)
 	s.state = StateExpired
 	s.sessionID = 0
 	s.pendingExpired = old

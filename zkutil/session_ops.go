@@ -407,7 +407,13 @@ type attempt func(ctx context.Context, c Conn, retried bool) error
 // ends or the Session closes. After a connection loss it waits for a
 // session established after the try began (the same session reconnected,
 // or a new one after an expiry), as ZkClient.retryUntilConnected does.
+//
+// An operation whose ctx is bound to a session (InSession) runs only while
+// that session's lease holds: it waits for the lease while it has lapsed,
+// and fails with ErrSessionExpired once the session is gone, instead of
+// being replayed on the session that replaces it.
 func (s *Session) do(ctx context.Context, fn attempt) error {
+	bound, isBound := ctx.Value(boundSessionKey{}).(int64)
 	retried := false
 	for {
 		s.mu.Lock()
@@ -415,6 +421,11 @@ func (s *Session) do(ctx context.Context, fn attempt) error {
 		s.mu.Unlock()
 		if closing {
 			return ErrClosed
+		}
+		if isBound {
+			if err := s.awaitLease(ctx, bound); err != nil {
+				return err
+			}
 		}
 		err := s.call(ctx, func() error { return fn(ctx, s.conn, retried) })
 		if !isConnectionLoss(err) {
@@ -575,4 +586,49 @@ func parentPath(p string) string {
 		return "/"
 	}
 	return p[:i]
+}
+
+// boundSessionKey is the context key of InSession.
+type boundSessionKey struct{}
+
+// InSession returns a context that binds the operations run with it to the
+// ZooKeeper session id: each attempt waits until the lease of that session
+// holds (see LeaseHeld) and none runs once the session is gone. Writes that
+// act on ownership held by a session (offset commits, claims and their
+// rollback, releases) use it, so that a write meant for an expired session
+// is never applied by its successor.
+//
+// go-zookeeper keeps requests queued while it reconnects, so a request
+// checked against a live lease could in principle still leave on a new
+// session if the old one expired during the few microseconds between the
+// check and the queueing; the lease ends a quarter of the session timeout
+// before the server can expire the session, which leaves that window
+// closed in practice.
+func InSession(ctx context.Context, id int64) context.Context {
+	return context.WithValue(ctx, boundSessionKey{}, id)
+}
+
+// awaitLease waits until the lease of session id holds, or fails once the
+// session is gone, the Session closes or ctx ends.
+func (s *Session) awaitLease(ctx context.Context, id int64) error {
+	for {
+		ch := s.lease.changedCh()
+		switch s.lease.status(id) {
+		case leaseHeld:
+			return nil
+		case leaseGone:
+			return fmt.Errorf("%w: the operation belongs to session %s, which is gone", ErrSessionExpired, sessionString(id))
+		}
+		if s.isClosing() {
+			return ErrClosed
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return &causeError{ours: ErrConnectionLoss, theirs: ctx.Err(),
+				msg: "zkutil: session " + sessionString(id) + " not known to be alive: " + ctx.Err().Error()}
+		case <-s.done:
+			return ErrClosed
+		}
+	}
 }
