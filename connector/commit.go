@@ -49,7 +49,10 @@ func (c *ConsumerConnector) CommitOffsetsMap(ctx context.Context, offsets map[zk
 		}
 		owned[tp] = off
 	}
-	err := c.commit(ctx, owned, 1+c.cfg.OffsetsCommitMaxRetries)
+	var err error
+	if current {
+		err = c.commit(ctx, gen.SessionID, owned, 1+c.cfg.OffsetsCommitMaxRetries)
+	}
 	return errors.Join(append(refused, err)...)
 }
 
@@ -72,11 +75,19 @@ func (c *ConsumerConnector) commitInfos(ctx context.Context, gen *rebalance.Gene
 	for tp, info := range infos {
 		offsets[tp] = info.ConsumedOffset()
 	}
-	return c.commit(ctx, offsets, attempts)
+	err := c.commit(ctx, gen.SessionID, offsets, attempts)
+	if errors.Is(err, ErrNotOwner) {
+		return nil // the session that owned them is gone; the member reports the loss
+	}
+	return err
 }
 
-// commit writes the offsets that changed since the last commit.
-func (c *ConsumerConnector) commit(ctx context.Context, offsets map[zkutil.TopicPartition]int64, attempts int) error {
+// commit writes the offsets that changed since the last commit, while the
+// lease of session, which owns the partitions, holds: each write is bound
+// to the session (zkutil.InSession), so none is applied after the session
+// is gone, and a commit to Kafka is made only while the lease holds.
+func (c *ConsumerConnector) commit(ctx context.Context, session int64, offsets map[zkutil.TopicPartition]int64, attempts int) error {
+	ctx = zkutil.InSession(ctx, session)
 	c.commitMu.Lock()
 	defer c.commitMu.Unlock()
 	changed := map[zkutil.TopicPartition]int64{}
@@ -100,6 +111,12 @@ func (c *ConsumerConnector) commit(ctx context.Context, offsets map[zkutil.Topic
 				return errors.Join(err, ctx.Err())
 			case <-time.After(c.cfg.OffsetsChannelBackoff):
 			}
+		}
+		if err = c.session.AwaitLease(ctx, session); err != nil {
+			if errors.Is(err, zkutil.ErrSessionExpired) {
+				return fmt.Errorf("%w: the ZooKeeper session that owned the partitions is gone", ErrNotOwner)
+			}
+			return fmt.Errorf("connector: commit: ownership not confirmed: %w", err)
 		}
 		if err = c.offsets.Commit(ctx, changed); err == nil {
 			for tp, off := range changed {

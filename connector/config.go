@@ -271,24 +271,6 @@ type Config struct {
 	// needs brokers that support fetch v4 (Kafka 0.11+).
 	IsolationLevel string
 
-	// ZookeeperDisconnectGrace fences this member when it loses its
-	// ZooKeeper connection: after being disconnected this long it stops
-	// delivering and committing until the session is known to be alive, so
-	// it cannot consume partitions that peers may already have taken over.
-	// zkconsumer.zookeeper.disconnect.grace.ms, a zkconsumer extension,
-	// default ZookeeperSessionTimeout / 6 (1000 with the default session).
-	//
-	// The grace counts from the moment the ZooKeeper client notices the
-	// dead link, which is up to two thirds of the session timeout after the
-	// last answer; the server expires the session, and peers take over, at
-	// the full timeout. So a member fences itself before any peer can own
-	// its partitions only while the grace is below a third of the session
-	// timeout; the default leaves a sixth as margin. Zero means "follow
-	// ZookeeperSessionTimeout"; a negative value disables fencing and keeps
-	// the Scala consumer's behaviour of consuming through disconnections.
-	// A positive value must be below ZookeeperSessionTimeout.
-	ZookeeperDisconnectGrace time.Duration
-
 	// Logger receives the connector's log records. It has no Kafka key.
 	// Nil discards them.
 	Logger *slog.Logger
@@ -297,7 +279,7 @@ type Config struct {
 // DefaultConfig returns a Config holding Kafka 1.1.1's defaults for every
 // key. GroupID and ZookeeperConnect are left empty: they are required.
 // Fields whose default follows another field (ClientID, RebalanceBackoff,
-// DualCommitEnabled, ZookeeperConnectionTimeout, ZookeeperDisconnectGrace)
+// DualCommitEnabled, ZookeeperConnectionTimeout)
 // are left unset and filled in by Validate.
 func DefaultConfig() Config {
 	return Config{
@@ -407,14 +389,6 @@ func (c *Config) Validate() error {
 		c.ZookeeperConnectionTimeout = c.ZookeeperSessionTimeout
 	}
 	v.check(keyZookeeperConnectionTimeout, ms(c.ZookeeperConnectionTimeout), c.ZookeeperConnectionTimeout >= 0, "must not be negative")
-	if c.ZookeeperDisconnectGrace == 0 && sessionOK {
-		// Whole milliseconds, so that the value survives Properties.
-		c.ZookeeperDisconnectGrace = (c.ZookeeperSessionTimeout / 6).Truncate(time.Millisecond)
-	}
-	if sessionOK && c.ZookeeperDisconnectGrace >= c.ZookeeperSessionTimeout {
-		v.fail(keyZookeeperDisconnectGrace, ms(c.ZookeeperDisconnectGrace),
-			"must be below zookeeper.session.timeout.ms ("+ms(c.ZookeeperSessionTimeout)+"), or negative to disable fencing")
-	}
 
 	return errors.Join(v.errs...)
 }

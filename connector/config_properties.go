@@ -47,9 +47,8 @@ const (
 	keyZookeeperConnectionTimeout  = "zookeeper.connection.timeout.ms"
 	keyZookeeperSyncTime           = "zookeeper.sync.time.ms"
 
-	keyRoundRobinHashFormat     = "zkconsumer.roundrobin.hash.format"
-	keyIsolationLevel           = "zkconsumer.isolation.level"
-	keyZookeeperDisconnectGrace = "zkconsumer.zookeeper.disconnect.grace.ms"
+	keyRoundRobinHashFormat = "zkconsumer.roundrobin.hash.format"
+	keyIsolationLevel       = "zkconsumer.isolation.level"
 )
 
 // property maps one key to one Config field.
@@ -114,7 +113,6 @@ var properties = []property{
 	msProp(keyZookeeperSyncTime, func(c *Config) *time.Duration { return &c.ZookeeperSyncTime }, false),
 	stringProp(keyRoundRobinHashFormat, func(c *Config) *string { return &c.RoundRobinHashFormat }, false),
 	stringProp(keyIsolationLevel, func(c *Config) *string { return &c.IsolationLevel }, false),
-	msProp(keyZookeeperDisconnectGrace, func(c *Config) *time.Duration { return &c.ZookeeperDisconnectGrace }, true),
 }
 
 func stringProp(key string, field func(*Config) *string, derived bool) property {
@@ -244,7 +242,7 @@ var renamedKeys = map[string]string{
 // starting with "external" are exempt, as in Kafka. A warning is also given
 // for an explicit zero or empty value of a key whose default follows another
 // key (client.id, consumer.id, rebalance.backoff.ms,
-// zookeeper.connection.timeout.ms, zkconsumer.zookeeper.disconnect.grace.ms):
+// zookeeper.connection.timeout.ms):
 // zkconsumer treats it as unset. Warnings are sorted.
 //
 // A value that does not parse (a non-numeric number, a boolean other than

@@ -226,9 +226,8 @@ func TestConfigFromPropertiesEveryKey(t *testing.T) {
 		"zookeeper.connection.timeout.ms":   "15000",
 		"zookeeper.sync.time.ms":            "4000",
 
-		"zkconsumer.roundrobin.hash.format":        "bracket",
-		"zkconsumer.isolation.level":               "read_committed",
-		"zkconsumer.zookeeper.disconnect.grace.ms": "7000",
+		"zkconsumer.roundrobin.hash.format": "bracket",
+		"zkconsumer.isolation.level":        "read_committed",
 	})
 	require.NoError(t, err)
 	assert.Empty(t, warnings)
@@ -264,7 +263,6 @@ func TestConfigFromPropertiesEveryKey(t *testing.T) {
 		ZookeeperConnectionTimeout:  15 * time.Second,
 		ZookeeperSyncTime:           4 * time.Second,
 		IsolationLevel:              "read_committed",
-		ZookeeperDisconnectGrace:    7 * time.Second,
 	}, c)
 	require.NoError(t, c.Validate())
 	assert.Equal(t, "kafka", c.OffsetsStorage)
@@ -323,11 +321,10 @@ func TestConfigFromPropertiesZeroDerivedValuesWarn(t *testing.T) {
 		"consumer.id":                     " ",
 		"rebalance.backoff.ms":            "0",
 		"zookeeper.connection.timeout.ms": "0",
-		"zkconsumer.zookeeper.disconnect.grace.ms": "0",
 	})
 	require.NoError(t, err)
-	require.Len(t, warnings, 5)
-	for i, key := range []string{"client.id", "consumer.id", "rebalance.backoff.ms", "zkconsumer.zookeeper.disconnect.grace.ms", "zookeeper.connection.timeout.ms"} {
+	require.Len(t, warnings, 4)
+	for i, key := range []string{"client.id", "consumer.id", "rebalance.backoff.ms", "zookeeper.connection.timeout.ms"} {
 		assert.Contains(t, warnings[i], "property "+key+"=")
 		assert.Contains(t, warnings[i], "treated as unset")
 	}
@@ -336,7 +333,6 @@ func TestConfigFromPropertiesZeroDerivedValuesWarn(t *testing.T) {
 	assert.Empty(t, c.ConsumerID)
 	assert.Equal(t, 2*time.Second, c.RebalanceBackoff)
 	assert.Equal(t, 6*time.Second, c.ZookeeperConnectionTimeout)
-	assert.Equal(t, time.Second, c.ZookeeperDisconnectGrace)
 }
 
 func TestConfigFromPropertiesParseErrors(t *testing.T) {
@@ -396,7 +392,6 @@ func TestPropertiesRoundTrip(t *testing.T) {
 	custom.RebalanceBackoff = 5 * time.Second
 	custom.OffsetsStorage = "kafka"
 	custom.DualCommitEnabled = new(true)
-	custom.ZookeeperDisconnectGrace = -time.Millisecond
 	custom.SocketReceiveBufferBytes = -1
 	custom.IsolationLevel = connector.IsolationReadCommitted
 	custom.RoundRobinHashFormat = connector.RoundRobinHashBracket
@@ -404,7 +399,6 @@ func TestPropertiesRoundTrip(t *testing.T) {
 	oddSession := validConfig()
 	oddSession.ZookeeperSessionTimeout = 1000 * time.Millisecond
 	require.NoError(t, oddSession.Validate())
-	require.Equal(t, 166*time.Millisecond, oddSession.ZookeeperDisconnectGrace)
 
 	tests := map[string]connector.Config{
 		"odd session": oddSession,
@@ -426,7 +420,7 @@ func TestPropertiesRoundTrip(t *testing.T) {
 func TestPropertiesOmitsUnsetDerivedFields(t *testing.T) {
 	props := validConfig().Properties()
 	for _, key := range []string{"consumer.id", "client.id", "rebalance.backoff.ms", "dual.commit.enabled",
-		"zookeeper.connection.timeout.ms", "zkconsumer.zookeeper.disconnect.grace.ms"} {
+		"zookeeper.connection.timeout.ms"} {
 		assert.NotContains(t, props, key)
 	}
 	assert.Len(t, props, 26)

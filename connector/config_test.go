@@ -85,9 +85,8 @@ func TestDefaultsMatchKafka(t *testing.T) {
 		"zookeeper.connection.timeout.ms":   "6000", // = zookeeper.session.timeout.ms
 		"zookeeper.sync.time.ms":            "2000",
 		// zkconsumer extensions.
-		"zkconsumer.roundrobin.hash.format":        "dash",
-		"zkconsumer.isolation.level":               "read_uncommitted",
-		"zkconsumer.zookeeper.disconnect.grace.ms": "1000", // = session / 6
+		"zkconsumer.roundrobin.hash.format": "dash",
+		"zkconsumer.isolation.level":        "read_uncommitted",
 		// consumer.id is absent: it is generated when unset.
 	}
 	assert.Equal(t, want, c.Properties())
@@ -124,7 +123,6 @@ func TestDefaultsMatchKafka(t *testing.T) {
 		ZookeeperConnectionTimeout:  6 * time.Second,
 		ZookeeperSyncTime:           2 * time.Second,
 		IsolationLevel:              "read_uncommitted",
-		ZookeeperDisconnectGrace:    time.Second,
 	}, c)
 }
 
@@ -137,7 +135,6 @@ func TestDefaultConfigLeavesRequiredAndDerivedUnset(t *testing.T) {
 	assert.Zero(t, c.RebalanceBackoff)
 	assert.Nil(t, c.DualCommitEnabled)
 	assert.Zero(t, c.ZookeeperConnectionTimeout)
-	assert.Zero(t, c.ZookeeperDisconnectGrace)
 	assert.Nil(t, c.Logger)
 
 	// The two required keys are reported, nothing else.
@@ -154,7 +151,6 @@ func TestValidateFillsDerivedDefaults(t *testing.T) {
 	assert.Equal(t, "orders", c.ClientID)
 	assert.Equal(t, 3*time.Second, c.RebalanceBackoff)
 	assert.Equal(t, 9*time.Second, c.ZookeeperConnectionTimeout)
-	assert.Equal(t, 1500*time.Millisecond, c.ZookeeperDisconnectGrace)
 	assert.Equal(t, "kafka", c.OffsetsStorage, "offsets.storage is lower-cased, as in Kafka")
 	require.NotNil(t, c.DualCommitEnabled)
 	assert.True(t, *c.DualCommitEnabled, "dual.commit.enabled defaults to true with kafka storage")
@@ -165,14 +161,12 @@ func TestValidateKeepsExplicitValues(t *testing.T) {
 	c.ClientID = "reader-1"
 	c.RebalanceBackoff = time.Millisecond
 	c.ZookeeperConnectionTimeout = 30 * time.Second
-	c.ZookeeperDisconnectGrace = -1
 	c.OffsetsStorage = "kafka"
 	c.DualCommitEnabled = new(false)
 	require.NoError(t, c.Validate())
 	assert.Equal(t, "reader-1", c.ClientID)
 	assert.Equal(t, time.Millisecond, c.RebalanceBackoff)
 	assert.Equal(t, 30*time.Second, c.ZookeeperConnectionTimeout)
-	assert.Equal(t, time.Duration(-1), c.ZookeeperDisconnectGrace)
 	assert.False(t, *c.DualCommitEnabled)
 }
 
@@ -205,8 +199,6 @@ func TestValidateAcceptsEdgeValues(t *testing.T) {
 		},
 		"smallest":                      func(c *connector.Config) { c.AutoOffsetReset = "smallest" },
 		"read_committed":                func(c *connector.Config) { c.IsolationLevel = "read_committed" },
-		"fencing disabled":              func(c *connector.Config) { c.ZookeeperDisconnectGrace = -time.Millisecond },
-		"grace just below session":      func(c *connector.Config) { c.ZookeeperDisconnectGrace = c.ZookeeperSessionTimeout - time.Millisecond },
 		"sync time zero":                func(c *connector.Config) { c.ZookeeperSyncTime = 0 },
 		"zero backoffs":                 func(c *connector.Config) { c.RefreshLeaderBackoff, c.OffsetsChannelBackoff = 0, 0 },
 		"storage upper case":            func(c *connector.Config) { c.OffsetsStorage = "ZOOKEEPER" },
@@ -280,7 +272,6 @@ func TestValidateRejects(t *testing.T) {
 		{"isolation", func(c *connector.Config) { c.IsolationLevel = "serializable" }, "zkconsumer.isolation.level", "must be one of read_uncommitted, read_committed"},
 		{"session timeout", func(c *connector.Config) { c.ZookeeperSessionTimeout = 0 }, "zookeeper.session.timeout.ms", "must be positive"},
 		{"connection timeout", func(c *connector.Config) { c.ZookeeperConnectionTimeout = -time.Millisecond }, "zookeeper.connection.timeout.ms", "must not be negative"},
-		{"grace at session", func(c *connector.Config) { c.ZookeeperDisconnectGrace = 6 * time.Second }, "zkconsumer.zookeeper.disconnect.grace.ms", "below zookeeper.session.timeout.ms (6000)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

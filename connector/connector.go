@@ -239,8 +239,22 @@ func (c *ConsumerConnector) report(err error) {
 // committing what the application consumed), releases the partitions,
 // deletes the registration, ends every stream's iteration and closes the
 // ZooKeeper session. It is idempotent; later calls return the first
-// result. ctx bounds the ZooKeeper work; the shutdown completes either way.
+// result. ctx bounds the ZooKeeper work, which is also bounded by the
+// session timeout plus rebalance.backoff.ms, so Shutdown returns even while
+// ZooKeeper is unreachable; the shutdown completes either way.
+//
+// Called from a RebalanceListener, Shutdown cannot wait for the rebalance
+// that runs the listener: it starts the shutdown and returns nil at once;
+// the shutdown completes in the background after the listener returns.
 func (c *ConsumerConnector) Shutdown(ctx context.Context) error {
+	c.mu.Lock()
+	member := c.member
+	c.mu.Unlock()
+	if member != nil && member.InHandler() {
+		go func() { _ = c.Shutdown(context.WithoutCancel(ctx)) }()
+		_ = member.Close(ctx) // stops the member without waiting
+		return nil
+	}
 	c.stopOnce.Do(func() {
 		close(c.closing)
 		c.autoCommit.Wait()

@@ -78,6 +78,7 @@ func (h *handler) Assign(ctx context.Context, gen *rebalance.Generation) error {
 		}
 		off := offsets[tp]
 		info := stream.NewPartitionTopicInfo(tp.Topic, tp.Partition, s.Queue(), off, off, c.cfg.FetchMessageMaxBytes)
+		info.SetFence(sessionFence{c.session, gen.SessionID})
 		infos[tp] = info
 		list = append(list, info)
 	}

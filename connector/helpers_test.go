@@ -28,6 +28,7 @@ type record struct {
 	Partition int32
 	Offset    int64
 	Seq       int
+	At        time.Time // when Next handed the message out
 }
 
 // collector reads streams in the background and records every message.
@@ -63,6 +64,7 @@ func (c *collector) read(ctx context.Context, name string, s *stream.KafkaStream
 				c.mu.Unlock()
 				continue
 			}
+			at := time.Now()
 			seq, err := testcluster.ParseSeq(msg.Value)
 			if err != nil {
 				c.mu.Lock()
@@ -70,7 +72,7 @@ func (c *collector) read(ctx context.Context, name string, s *stream.KafkaStream
 				c.mu.Unlock()
 				continue
 			}
-			c.add(record{Consumer: name, Partition: msg.Partition, Offset: msg.Offset, Seq: seq})
+			c.add(record{Consumer: name, Partition: msg.Partition, Offset: msg.Offset, Seq: seq, At: at})
 		}
 	}()
 }
@@ -197,7 +199,8 @@ type childSpec struct {
 }
 
 // runChild consumes as one member in its own process, printing
-// "<partition> <offset> <seq>" per message, until stdin closes.
+// "<partition> <offset> <seq> <unix nanos>" per message, until stdin
+// closes.
 func runChild() int {
 	var spec childSpec
 	if _, err := testcluster.SelfSpec(childEnv, &spec); err != nil {
@@ -234,9 +237,10 @@ func runChild() int {
 				if err != nil {
 					continue
 				}
+				at := time.Now()
 				seq, _ := testcluster.ParseSeq(msg.Value)
 				mu.Lock()
-				fmt.Fprintf(out, "%d %d %d\n", msg.Partition, msg.Offset, seq)
+				fmt.Fprintf(out, "%d %d %d %d\n", msg.Partition, msg.Offset, seq, at.UnixNano())
 				out.Flush()
 				mu.Unlock()
 			}
@@ -279,8 +283,9 @@ func startChild(t *testing.T, col *collector, spec childSpec) *child {
 		defer close(ch.done)
 		for lines.Scan() {
 			var r record
-			if _, err := fmt.Sscan(lines.Text(), &r.Partition, &r.Offset, &r.Seq); err == nil {
-				r.Consumer = spec.Name
+			var at int64
+			if _, err := fmt.Sscan(lines.Text(), &r.Partition, &r.Offset, &r.Seq, &at); err == nil {
+				r.Consumer, r.At = spec.Name, time.Unix(0, at)
 				col.add(r)
 			}
 		}

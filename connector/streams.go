@@ -125,7 +125,6 @@ func (c *ConsumerConnector) join(ctx context.Context, sub rebalance.Subscription
 		MaxRetries:            c.cfg.RebalanceMaxRetries,
 		Backoff:               c.cfg.RebalanceBackoff,
 		SessionTimeout:        c.cfg.ZookeeperSessionTimeout,
-		DisconnectGrace:       c.cfg.ZookeeperDisconnectGrace,
 		Handler:               (*handler)(c),
 		Logger:                c.baseLog,
 		OnError:               c.report,

@@ -15,15 +15,13 @@ import (
 // Settings of the members in BenchmarkGracefulLeaveRebalance: the
 // connector's defaults (Kafka 1.1.1's), which it passes to its Member:
 // rebalance.backoff.ms follows zookeeper.sync.time.ms (2000),
-// rebalance.max.retries 4, zookeeper.session.timeout.ms 6000 and the
-// disconnect grace of a sixth of it.
+// rebalance.max.retries 4 and zookeeper.session.timeout.ms 6000.
 const (
-	benchGroupSize    = 4
-	benchPartitions   = 32
-	benchBackoff      = 2000 * time.Millisecond
-	benchMaxRetries   = 4
-	benchSessionTime  = 6000 * time.Millisecond
-	benchDisconnGrace = benchSessionTime / 6
+	benchGroupSize   = 4
+	benchPartitions  = 32
+	benchBackoff     = 2000 * time.Millisecond
+	benchMaxRetries  = 4
+	benchSessionTime = 6000 * time.Millisecond
 )
 
 // BenchmarkGracefulLeaveRebalance measures how long a group of four
@@ -171,7 +169,7 @@ func startBenchMember(b *testing.B, c *testcluster.Cluster, group, id, strategy 
 	}
 	bm := &benchMember{id: id, session: s, rec: &recorder{}}
 	m, err := NewMember(s, MemberConfig{Group: group, ConsumerID: id, Subscription: StaticSubscription(topics), ExcludeInternalTopics: true,
-		Assignor: a, MaxRetries: benchMaxRetries, Backoff: benchBackoff, SessionTimeout: benchSessionTime, DisconnectGrace: benchDisconnGrace,
+		Assignor: a, MaxRetries: benchMaxRetries, Backoff: benchBackoff, SessionTimeout: benchSessionTime,
 		Handler: signalingRecorder{bm.rec, assigned}, Logger: testLogger(),
 		OnError: func(err error) { b.Logf("member %s: %v", id, err) }})
 	if err != nil {

@@ -36,24 +36,23 @@ func sortedPartitions(owned map[zkutil.TopicPartition]zkutil.ConsumerThreadID) [
 	})
 }
 
-// claim creates the owner node of every partition in mine. A node that
-// already holds our thread id in our session counts as ours (a create whose
-// reply was lost). On the first conflict every node created by this call is
-// deleted again and a *ConflictError is returned.
-func claim(ctx context.Context, zk ZooKeeper, group string, mine map[zkutil.TopicPartition]zkutil.ConsumerThreadID) error {
-	var created []string
+// claim creates, in session, the owner node of every partition in mine. A
+// node that already holds our thread id in our session counts as ours (a
+// create whose reply was lost). On the first conflict every node created
+// by this call is deleted again and a *ConflictError is returned. Every
+// write is bound to session: none is applied by a later session.
+func claim(ctx context.Context, zk ZooKeeper, session int64, group string, mine map[zkutil.TopicPartition]zkutil.ConsumerThreadID) error {
+	ctx = zkutil.InSession(ctx, session)
+	created := map[zkutil.TopicPartition]zkutil.ConsumerThreadID{}
 	rollback := func() {
-		for _, p := range created {
-			_ = zk.Delete(context.WithoutCancel(ctx), p, -1)
-		}
+		_ = release(context.WithoutCancel(ctx), zk, session, group, created)
 	}
-	session := zk.ID()
 	for _, tp := range sortedPartitions(mine) {
 		path := zkutil.OwnerPath(group, tp.Topic, tp.Partition)
 		want := mine[tp].String()
 		err := zk.CreateEphemeral(ctx, path, []byte(want))
 		if err == nil {
-			created = append(created, path)
+			created[tp] = mine[tp]
 			continue
 		}
 		if !errors.Is(err, zkutil.ErrNodeExists) {
@@ -62,6 +61,7 @@ func claim(ctx context.Context, zk ZooKeeper, group string, mine map[zkutil.Topi
 		}
 		data, stat, gerr := zk.Get(ctx, path)
 		if gerr == nil && string(data) == want && stat.EphemeralOwner == session {
+			created[tp] = mine[tp]
 			continue // ours already
 		}
 		rollback()
@@ -71,15 +71,23 @@ func claim(ctx context.Context, zk ZooKeeper, group string, mine map[zkutil.Topi
 }
 
 // release deletes the owner nodes of owned that still hold our thread id in
-// our session. Nodes taken over by others, or already gone, are left alone.
-func release(ctx context.Context, zk ZooKeeper, group string, owned map[zkutil.TopicPartition]zkutil.ConsumerThreadID) error {
+// session. Nodes taken over by others, or already gone, are left alone:
+// each delete is conditional on the node's version, after its owner and
+// value were checked, and bound to session.
+func release(ctx context.Context, zk ZooKeeper, session int64, group string, owned map[zkutil.TopicPartition]zkutil.ConsumerThreadID) error {
+	if session == 0 || len(owned) == 0 {
+		return nil // no session: its ephemeral nodes are gone with it
+	}
+	ctx = zkutil.InSession(ctx, session)
 	var errs []error
-	session := zk.ID()
 	for _, tp := range sortedPartitions(owned) {
 		path := zkutil.OwnerPath(group, tp.Topic, tp.Partition)
 		data, stat, err := zk.Get(ctx, path)
 		if errors.Is(err, zkutil.ErrNoNode) {
 			continue
+		}
+		if errors.Is(err, zkutil.ErrSessionExpired) {
+			return nil // the session's nodes went with it
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("rebalance: release %s: %w", path, err))
@@ -88,7 +96,8 @@ func release(ctx context.Context, zk ZooKeeper, group string, owned map[zkutil.T
 		if string(data) != owned[tp].String() || stat.EphemeralOwner != session {
 			continue
 		}
-		if err := zk.Delete(ctx, path, stat.Version); err != nil && !errors.Is(err, zkutil.ErrNoNode) {
+		err = zk.Delete(ctx, path, stat.Version)
+		if err != nil && !errors.Is(err, zkutil.ErrNoNode) && !errors.Is(err, zkutil.ErrSessionExpired) {
 			errs = append(errs, fmt.Errorf("rebalance: release %s: %w", path, err))
 		}
 	}

@@ -10,10 +10,11 @@ import (
 )
 
 // TestPartitionedMemberFencesBeforeTakeover cuts one member off ZooKeeper
-// (its traffic is blackholed, the process keeps running, like a long GC
-// pause or a network partition). It must stop delivering its partitions
-// before its session expires, so that it never consumes alongside the
-// member that takes them over; when the network heals it rejoins.
+// (its traffic is blackholed, the process keeps running, like a network
+// partition). The lease of its session, which fences delivery and commits
+// of its partitions, must lapse before its session expires and the peer
+// takes the partitions over; when the network heals it learns that its
+// session expired, drops the generation as lost and rejoins.
 func TestPartitionedMemberFencesBeforeTakeover(t *testing.T) {
 	c := testcluster.Shared(t)
 	observer := dialObserver(t, c)
@@ -25,16 +26,21 @@ func TestPartitionedMemberFencesBeforeTakeover(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { proxy.Close() }) // after the members' cleanups
 
-	// Session 4 s: the client notices the cut after up to 2/3 of it; a
-	// grace of 500 ms fences well before the server expires the session.
-	cut := startMember(t, c, group, group+"_cut", memberOpts{topics: topics, connect: proxy.Addr() + c.Chroot(), grace: 500 * time.Millisecond})
+	cut := startMember(t, c, group, group+"_cut", memberOpts{topics: topics, connect: proxy.Addr() + c.Chroot()})
 	peer := startMember(t, c, group, group+"_peer", memberOpts{topics: topics})
 	waitConverged(t, observer, group, topics, StrategyRange, 2, cut, peer)
+	cut.rec.mu.Lock()
+	session := cut.rec.session
+	cut.rec.mu.Unlock()
+	require.True(t, cut.session.LeaseHeld(session))
 
 	start := time.Now()
 	proxy.SetMode(testcluster.Blackhole)
-	var takeover time.Time
+	var fencedAt, takeover time.Time
 	require.True(t, waitUntil(60*time.Second, func() bool {
+		if fencedAt.IsZero() && !cut.session.LeaseHeld(session) {
+			fencedAt = time.Now()
+		}
 		peer.rec.mu.Lock()
 		defer peer.rec.mu.Unlock()
 		for _, h := range peer.rec.history {
@@ -45,13 +51,14 @@ func TestPartitionedMemberFencesBeforeTakeover(t *testing.T) {
 		}
 		return false
 	}), "the peer takes over every partition once the cut member's session expires")
-	cut.rec.mu.Lock()
-	fencedAt := cut.rec.lostAt
-	cut.rec.mu.Unlock()
-	require.False(t, fencedAt.IsZero(), "the cut member fenced itself")
+	require.False(t, fencedAt.IsZero(), "the cut member's lease lapsed")
 	require.True(t, fencedAt.Before(takeover), "fenced at +%v, but the peer took over at +%v", fencedAt.Sub(start), takeover.Sub(start))
-	t.Logf("cut at 0: fenced at +%v, peer took over at +%v", fencedAt.Sub(start).Round(time.Millisecond), takeover.Sub(start).Round(time.Millisecond))
+	t.Logf("cut at 0: lease lapsed at +%v, peer took over at +%v", fencedAt.Sub(start).Round(time.Millisecond), takeover.Sub(start).Round(time.Millisecond))
 
 	proxy.SetMode(testcluster.Forward)
 	waitConverged(t, observer, group, topics, StrategyRange, 2, cut, peer)
+	cut.rec.mu.Lock()
+	lost := cut.rec.lost
+	cut.rec.mu.Unlock()
+	require.Equal(t, 1, lost, "the generation of the expired session ended as lost, once")
 }

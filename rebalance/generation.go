@@ -12,9 +12,9 @@ var (
 	// ErrGenerationEnded: a new rebalance started; ownership is being
 	// handed over in an orderly way.
 	ErrGenerationEnded = errors.New("rebalance: generation ended by a rebalance")
-	// ErrOwnershipLost: the ZooKeeper session expired, or was cut off
-	// longer than the disconnect grace period; other members may already
-	// own the partitions.
+	// ErrOwnershipLost: the ZooKeeper session that held the partitions
+	// expired, or could not be confirmed alive when the generation ended;
+	// other members may already own the partitions.
 	ErrOwnershipLost = errors.New("rebalance: partition ownership lost")
 	// ErrMemberClosed: the member is shutting down.
 	ErrMemberClosed = errors.New("rebalance: member closed")

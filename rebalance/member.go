@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zkconsumer/zkconsumer/zkutil"
@@ -37,10 +38,6 @@ type MemberConfig struct {
 	// SessionTimeout bounds how long registration waits for a leftover
 	// registration node of the same consumer id to expire.
 	SessionTimeout time.Duration
-	// DisconnectGrace is how long the ZooKeeper connection may be down
-	// before the member stops delivering its partitions (they may be given
-	// to others once the session expires). Negative disables fencing.
-	DisconnectGrace time.Duration
 	// Handler is called around each generation.
 	Handler Handler
 	// Logger receives the member's logs; nil discards them.
@@ -65,12 +62,20 @@ type Member struct {
 
 	trigger chan struct{} // Rebalance requests, coalesced
 	fired   chan string   // paths whose watch fired
-	cancel  context.CancelFunc
-	done    chan struct{}
+	loopCtx context.Context
+	cancel  context.CancelFunc // ends Start and the loop; set once by NewMember
+	active  sync.WaitGroup     // Start and the loop
+	done    chan struct{}      // closed when the loop has ended
 	once    sync.Once
 
-	mu  sync.Mutex
-	gen *Generation // guarded by mu for Generation(); written by the loop
+	// handlerGoroutine is the goroutine calling the Handler, 0 when none:
+	// Close called from a handler must not wait for that handler.
+	handlerGoroutine atomic.Uint64
+
+	mu      sync.Mutex
+	gen     *Generation // guarded by mu for Generation(); written by the loop
+	started bool
+	closed  bool
 
 	// Owned by the loop goroutine (or by Start/Close while it is not
 	// running).
@@ -80,6 +85,7 @@ type Member struct {
 	armed        map[string]bool
 	watchedTopic map[string]bool
 	reported     map[string]bool
+	conflicts    map[string]<-chan zkutil.WatchEvent // pending watches on conflicting owner nodes
 	watchers     sync.WaitGroup
 }
 
@@ -114,32 +120,65 @@ func NewMember(zk ZooKeeper, cfg MemberConfig) (*Member, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	loopCtx, cancel := context.WithCancel(context.Background())
 	return &Member{
 		zk: zk, cfg: cfg,
 		log:     logger.With("group", cfg.Group, "consumer", cfg.ConsumerID),
 		trigger: make(chan struct{}, 1),
 		fired:   make(chan string, 16),
-		done:    make(chan struct{}),
-		stale:   map[zkutil.TopicPartition]zkutil.ConsumerThreadID{},
-		armed:   map[string]bool{}, watchedTopic: map[string]bool{}, reported: map[string]bool{},
+		loopCtx: loopCtx, cancel: cancel,
+		done:  make(chan struct{}),
+		stale: map[zkutil.TopicPartition]zkutil.ConsumerThreadID{},
+		armed: map[string]bool{}, watchedTopic: map[string]bool{}, reported: map[string]bool{},
+		conflicts: map[string]<-chan zkutil.WatchEvent{},
 	}, nil
 }
 
 // Start registers the member, runs the first rebalance on the caller's
 // goroutine and then keeps the member in step with the group in the
 // background until Close. It returns an error only if the member could not
-// register; a first rebalance that fails is reported through OnError and
-// retried in the background.
+// register, or was closed meanwhile (ErrMemberClosed); a first rebalance
+// that fails is reported through OnError and retried in the background.
+// Start may be called once.
 func (m *Member) Start(ctx context.Context) error {
+	m.mu.Lock()
+	switch {
+	case m.closed:
+		m.mu.Unlock()
+		return ErrMemberClosed
+	case m.started:
+		m.mu.Unlock()
+		return errors.New("rebalance: member already started")
+	}
+	m.started = true
+	m.active.Add(1)
+	m.mu.Unlock()
+	defer m.active.Done()
+
+	// Close ends Start too.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(m.loopCtx, cancel)
+	defer stop()
+
 	if err := m.register(ctx); err != nil {
+		if m.loopCtx.Err() != nil {
+			return ErrMemberClosed
+		}
 		return err
 	}
-	loopCtx, cancel := context.WithCancel(context.Background())
-	m.cancel = cancel
 	events, unsubscribe := m.zk.Subscribe()
-	m.armWatches(loopCtx)
+	m.armWatches(ctx)
 	ok := m.syncedRebalance(ctx)
-	go m.run(loopCtx, events, unsubscribe, !ok)
+	if m.loopCtx.Err() != nil {
+		unsubscribe()
+		return ErrMemberClosed
+	}
+	m.active.Add(1)
+	go func() {
+		defer m.active.Done()
+		m.run(m.loopCtx, events, unsubscribe, !ok)
+	}()
 	return nil
 }
 
@@ -162,20 +201,37 @@ func (m *Member) Generation() *Generation {
 // Close stops the member: it ends the current generation in an orderly way
 // (the handler commits), releases the owner nodes and deletes the
 // registration, so the rest of the group rebalances at once instead of
-// after the session timeout. It is idempotent.
+// after the session timeout. Its ZooKeeper work is bounded by ctx and by
+// the hand-over timeout (session timeout plus backoff), so it returns even
+// when ZooKeeper is unreachable; the session's ephemeral nodes then go
+// when the caller closes the session. It is idempotent.
+//
+// Called from the Handler (for example from a rebalance listener the
+// handler runs), Close cannot wait for the rebalance it is part of: it
+// stops the member and returns at once, and the rest happens in the
+// background once the handler returns.
 func (m *Member) Close(ctx context.Context) error {
+	if m.InHandler() {
+		m.cancel()
+		go func() { _ = m.Close(context.WithoutCancel(ctx)) }()
+		return nil
+	}
 	var err error
 	m.once.Do(func() {
-		if m.cancel != nil {
-			m.cancel()
-			<-m.done
-		}
+		m.mu.Lock()
+		m.closed = true
+		m.mu.Unlock()
+		m.cancel()
+		m.active.Wait()
 		m.watchers.Wait()
-		err = m.endGeneration(ctx, false, ErrMemberClosed)
-		err = errors.Join(err, release(ctx, m.zk, m.cfg.Group, m.stale))
+		ctx, cancel := context.WithTimeout(ctx, m.handOverTimeout())
+		defer cancel()
+		err = m.endGeneration(ctx, ErrMemberClosed)
+		err = errors.Join(err, m.releaseStale(ctx))
 		if m.registered != 0 && m.registered == m.zk.ID() {
 			path := zkutil.ConsumerIDPath(m.cfg.Group, m.cfg.ConsumerID)
-			if derr := m.zk.Delete(ctx, path, -1); derr != nil && !errors.Is(derr, zkutil.ErrNoNode) {
+			derr := m.zk.Delete(zkutil.InSession(ctx, m.registered), path, -1)
+			if derr != nil && !errors.Is(derr, zkutil.ErrNoNode) && !errors.Is(derr, zkutil.ErrSessionExpired) {
 				err = errors.Join(err, fmt.Errorf("rebalance: delete registration %s: %w", path, derr))
 			}
 		}
@@ -183,22 +239,20 @@ func (m *Member) Close(ctx context.Context) error {
 	return err
 }
 
+// InHandler reports whether the calling goroutine is the one running the
+// Handler at this moment.
+func (m *Member) InHandler() bool {
+	id := m.handlerGoroutine.Load()
+	return id != 0 && id == goroutineID()
+}
+
 func (m *Member) run(ctx context.Context, events <-chan zkutil.SessionEvent, unsubscribe func(), retry bool) {
 	defer close(m.done)
 	defer unsubscribe()
 	var (
-		grace   *time.Timer
-		graceC  <-chan time.Time
 		retryC  <-chan time.Time
 		pending = retry
 	)
-	stopGrace := func() {
-		if grace != nil {
-			grace.Stop()
-			grace, graceC = nil, nil
-		}
-	}
-	defer stopGrace()
 	for {
 		if pending {
 			pending = false
@@ -222,41 +276,40 @@ func (m *Member) run(ctx context.Context, events <-chan zkutil.SessionEvent, uns
 			pending = true
 		case <-retryC:
 			pending = true
-		case <-graceC:
-			grace, graceC = nil, nil
-			m.log.Warn("ZooKeeper disconnected longer than the grace period: no longer delivering owned partitions", "grace", m.cfg.DisconnectGrace)
-			if m.Generation() != nil {
-				m.report(fmt.Errorf("%w: disconnected from ZooKeeper for more than %v; partitions fenced until the session is back", ErrOwnershipLost, m.cfg.DisconnectGrace))
-			}
-			m.report(m.endGeneration(ctx, true, ErrOwnershipLost))
 		case ev, ok := <-events:
 			if !ok {
 				return
 			}
 			switch ev.State {
-			case zkutil.StateDisconnected:
-				if m.cfg.DisconnectGrace >= 0 && grace == nil {
-					grace = time.NewTimer(m.cfg.DisconnectGrace)
-					graceC = grace.C
-				}
 			case zkutil.StateConnected:
-				stopGrace()
 				if m.Generation() == nil {
-					pending = true // fenced meanwhile: claim again
+					pending = true // nothing owned: try again now
 				}
 			case zkutil.StateExpired:
-				stopGrace()
-				m.log.Warn("ZooKeeper session expired: re-registering and rebalancing", "session", fmt.Sprintf("0x%x", ev.SessionID))
-				m.report(fmt.Errorf("%w: ZooKeeper session 0x%x expired; rejoining the group", ErrOwnershipLost, ev.SessionID))
-				m.report(m.endGeneration(ctx, true, ErrOwnershipLost))
-				m.registered = 0
-				clear(m.armed)
+				m.sessionExpired(ctx, ev.SessionID)
 				pending = true
 			case zkutil.StateClosed:
 				return
 			}
 		}
 	}
+}
+
+// sessionExpired handles the expiry of session: the generation it held, if
+// it is still current, is lost; the registration and watches went with it.
+// Expiry is signalled both by the session event and by every watch it
+// lost; only the event acts, and only on the generation of that session.
+func (m *Member) sessionExpired(ctx context.Context, session int64) {
+	if gen := m.Generation(); gen != nil && gen.SessionID == session {
+		m.log.Warn("ZooKeeper session expired: partitions lost; re-registering and rebalancing", "session", fmt.Sprintf("0x%x", session))
+		m.report(fmt.Errorf("%w: ZooKeeper session 0x%x expired; rejoining the group", ErrOwnershipLost, session))
+		m.report(m.endGeneration(ctx, ErrOwnershipLost))
+	}
+	if m.registered == session {
+		m.registered = 0
+	}
+	clear(m.armed)
+	clear(m.conflicts)
 }
 
 // handOverTimeout bounds the end of a generation.
@@ -299,6 +352,12 @@ func (m *Member) syncedRebalance(ctx context.Context) bool {
 			m.log.Info("rebalance done", "generation", gen.ID, "partitions", len(gen.Owned), "attempts", attempt, "took", time.Since(start))
 			return true
 		}
+		if errors.Is(err, errNoSession) {
+			// The session expired and the next is not there yet; its
+			// arrival (StateConnected) triggers the next attempt.
+			m.log.Info("rebalance waits for a new ZooKeeper session")
+			return false
+		}
 		last = err
 		m.log.Info("rebalance attempt failed", "attempt", attempt, "err", err)
 		if attempt < m.cfg.MaxRetries {
@@ -315,23 +374,32 @@ func (m *Member) syncedRebalance(ctx context.Context) bool {
 }
 
 // backoff waits before the next attempt: until a conflicting owner node is
-// deleted, or the backoff passes, whichever comes first.
+// deleted, or the backoff passes, whichever comes first. The watch on a
+// conflicting node is kept for the next attempts until it fires, so that
+// repeated conflicts on one node do not pile up watches.
 func (m *Member) backoff(ctx context.Context, err error) {
 	timer := time.NewTimer(m.cfg.Backoff)
 	defer timer.Stop()
 	var deleted <-chan zkutil.WatchEvent
 	var conflict *ConflictError
 	if errors.As(err, &conflict) {
-		exists, _, ch, werr := m.zk.ExistsW(ctx, conflict.Path)
-		if werr == nil && !exists {
-			return
+		deleted = m.conflicts[conflict.Path]
+		if deleted == nil {
+			exists, _, ch, werr := m.zk.ExistsW(ctx, conflict.Path)
+			if werr == nil && !exists {
+				return
+			}
+			if werr == nil {
+				m.conflicts[conflict.Path] = ch
+				deleted = ch
+			}
 		}
-		deleted = ch
 	}
 	select {
 	case <-ctx.Done():
 	case <-timer.C:
 	case <-deleted:
+		delete(m.conflicts, conflict.Path)
 	}
 }
 
@@ -341,13 +409,12 @@ func (m *Member) rebalanceOnce(ctx context.Context) error {
 	if err := m.register(ctx); err != nil {
 		return err
 	}
-	if err := m.endGeneration(ctx, false, ErrGenerationEnded); err != nil {
+	if err := m.endGeneration(ctx, ErrGenerationEnded); err != nil {
 		m.report(err)
 	}
-	if err := release(ctx, m.zk, m.cfg.Group, m.stale); err != nil {
+	if err := m.releaseStale(ctx); err != nil {
 		return err
 	}
-	clear(m.stale)
 
 	view, err := readGroup(ctx, m.zk, m.cfg.Group, m.cfg.ConsumerID, m.cfg.Subscription, m.cfg.ExcludeInternalTopics)
 	if err != nil {
@@ -360,7 +427,7 @@ func (m *Member) rebalanceOnce(ctx context.Context) error {
 			m.report(b)
 		}
 	}
-	m.watchTopics(ctx, view.ctx.MyTopicThreadIDs)
+	m.watchTopics(ctx, m.topicsToWatch(view.ctx))
 	assignment, err := m.cfg.Assignor.Assign(view.ctx)
 	if err != nil {
 		return err
@@ -369,17 +436,18 @@ func (m *Member) rebalanceOnce(ctx context.Context) error {
 	if mine == nil {
 		mine = map[zkutil.TopicPartition]zkutil.ConsumerThreadID{}
 	}
-	session := m.zk.ID()
-	if err := claim(ctx, m.zk, m.cfg.Group, mine); err != nil {
+	session := m.registered
+	if err := claim(ctx, m.zk, session, m.cfg.Group, mine); err != nil {
 		return err
 	}
 	m.genCount++
 	gctx, cancel := context.WithCancelCause(context.Background())
 	gen := &Generation{ID: m.genCount, SessionID: session, Owned: mine, Assignment: assignment, ctx: gctx, cancel: cancel}
-	if err := m.cfg.Handler.Assign(ctx, gen); err != nil {
+	err = m.inHandler(func() error { return m.cfg.Handler.Assign(ctx, gen) })
+	if err != nil {
 		cancel(ErrGenerationEnded)
-		_ = m.cfg.Handler.Revoke(ctx, gen, false)
-		return errors.Join(fmt.Errorf("rebalance: start generation %d: %w", gen.ID, err), release(ctx, m.zk, m.cfg.Group, mine))
+		_ = m.inHandler(func() error { return m.cfg.Handler.Revoke(ctx, gen, false) })
+		return errors.Join(fmt.Errorf("rebalance: start generation %d: %w", gen.ID, err), release(ctx, m.zk, session, m.cfg.Group, mine))
 	}
 	m.mu.Lock()
 	m.gen = gen
@@ -387,11 +455,31 @@ func (m *Member) rebalanceOnce(ctx context.Context) error {
 	return nil
 }
 
-// endGeneration ends the current generation, if any. Orderly (lost=false):
-// the handler commits, then the owner nodes are released by the caller.
-// Lost: the handler drops everything; the owner nodes are remembered and
-// released at the next attempt if the session still holds them.
-func (m *Member) endGeneration(ctx context.Context, lost bool, cause error) error {
+// topicsToWatch returns the topics whose partition count this member
+// watches: its own, and under roundrobin every topic of the group, since
+// there a change to any topic moves partitions of all of them.
+func (m *Member) topicsToWatch(ctx AssignmentContext) map[string][]zkutil.ConsumerThreadID {
+	if m.cfg.Assignor.Name() == StrategyRoundRobin {
+		return ctx.ConsumersForTopic
+	}
+	return ctx.MyTopicThreadIDs
+}
+
+// inHandler runs f, a call of the Handler, marking this goroutine as the
+// handler's so that Close called from it does not wait for itself.
+func (m *Member) inHandler(f func() error) error {
+	m.handlerGoroutine.Store(goroutineID())
+	defer m.handlerGoroutine.Store(0)
+	return f()
+}
+
+// endGeneration ends the current generation, if any. When the session that
+// claimed it is still alive (its lease holds, or comes back within the
+// hand-over timeout) the end is orderly: the handler commits and the owner
+// nodes are released. Otherwise ownership is lost: other members may own
+// the partitions already, so the handler drops everything and commits
+// nothing; the owner nodes, if they still exist, are released later.
+func (m *Member) endGeneration(ctx context.Context, cause error) error {
 	m.mu.Lock()
 	gen := m.gen
 	m.gen = nil
@@ -399,14 +487,18 @@ func (m *Member) endGeneration(ctx context.Context, lost bool, cause error) erro
 	if gen == nil {
 		return nil
 	}
-	gen.cancel(cause)
 	// An orderly hand-over (commit, release) must finish even when the
 	// member is being closed meanwhile: Close cancels the loop's context,
 	// and a commit cut short there would make the next owner re-read
 	// what was already consumed. It stays bounded.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.handOverTimeout())
 	defer cancel()
-	err := m.cfg.Handler.Revoke(ctx, gen, lost)
+	lost := errors.Is(cause, ErrOwnershipLost)
+	if !lost && m.zk.AwaitLease(ctx, gen.SessionID) != nil {
+		lost, cause = true, ErrOwnershipLost
+	}
+	gen.cancel(cause)
+	err := m.inHandler(func() error { return m.cfg.Handler.Revoke(ctx, gen, lost) })
 	if err != nil {
 		err = fmt.Errorf("rebalance: revoke generation %d: %w", gen.ID, err)
 	}
@@ -414,10 +506,22 @@ func (m *Member) endGeneration(ctx context.Context, lost bool, cause error) erro
 		m.stale[tp] = th
 	}
 	if !lost {
-		if rerr := release(ctx, m.zk, m.cfg.Group, m.stale); rerr != nil {
+		if rerr := m.releaseStale(ctx); rerr != nil {
 			return errors.Join(err, rerr)
 		}
-		clear(m.stale)
 	}
 	return err
+}
+
+// releaseStale deletes the owner nodes of earlier generations that the
+// current session still holds.
+func (m *Member) releaseStale(ctx context.Context) error {
+	if len(m.stale) == 0 {
+		return nil
+	}
+	if err := release(ctx, m.zk, m.zk.ID(), m.cfg.Group, m.stale); err != nil {
+		return err
+	}
+	clear(m.stale)
+	return nil
 }

@@ -42,7 +42,7 @@ func TestCloseDuringRebalanceLetsTheHandOverFinish(t *testing.T) {
 	a, err := NewAssignor(StrategyRange)
 	require.NoError(t, err)
 	m, err := NewMember(s, MemberConfig{Group: group, ConsumerID: group + "_m", Subscription: StaticSubscription(map[string]int{topic: 1}),
-		Assignor: a, MaxRetries: 3, Backoff: time.Second, SessionTimeout: 4 * time.Second, DisconnectGrace: -1, Handler: h})
+		Assignor: a, MaxRetries: 3, Backoff: time.Second, SessionTimeout: 4 * time.Second, Handler: h})
 	require.NoError(t, err)
 	ctx := context.Background()
 	require.NoError(t, m.Start(ctx))

@@ -54,7 +54,7 @@ func runChildMember() int {
 		return 2
 	}
 	m, err := NewMember(s, MemberConfig{Group: spec.Group, ConsumerID: spec.ConsumerID, Subscription: StaticSubscription(spec.Topics),
-		Assignor: a, MaxRetries: 10, Backoff: time.Second, SessionTimeout: 4 * time.Second, DisconnectGrace: -1, Handler: &recorder{}, Logger: testLogger()})
+		Assignor: a, MaxRetries: 10, Backoff: time.Second, SessionTimeout: 4 * time.Second, Handler: &recorder{}, Logger: testLogger()})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
@@ -114,6 +114,7 @@ type recorder struct {
 	revokes int
 	lost    int
 	lostAt  time.Time // the first revoke with lost=true
+	session int64     // the session of the last generation
 	history []assignedAt
 }
 
@@ -141,6 +142,7 @@ func (r *recorder) Assign(_ context.Context, gen *Generation) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.owned = maps.Clone(gen.Owned)
+	r.session = gen.SessionID
 	r.gens++
 	r.history = append(r.history, assignedAt{at: time.Now(), owned: len(gen.Owned)})
 	return nil
@@ -168,7 +170,6 @@ type memberOpts struct {
 	topics   map[string]int
 	filter   *TopicFilter
 	streams  int
-	grace    time.Duration
 }
 
 func startMember(t *testing.T, c *testcluster.Cluster, group, id string, o memberOpts) *testMember {
@@ -190,12 +191,9 @@ func startMember(t *testing.T, c *testcluster.Cluster, group, id string, o membe
 	if o.filter != nil {
 		sub = WildcardSubscription(o.filter, o.streams)
 	}
-	if o.grace == 0 {
-		o.grace = -1
-	}
 	tm := &testMember{id: id, session: s, rec: &recorder{}, tap: tap, errs: make(chan error, 100)}
 	m, err := NewMember(s, MemberConfig{Group: group, ConsumerID: id, Subscription: sub, ExcludeInternalTopics: true,
-		Assignor: a, MaxRetries: 10, Backoff: time.Second, SessionTimeout: 4 * time.Second, DisconnectGrace: o.grace,
+		Assignor: a, MaxRetries: 10, Backoff: time.Second, SessionTimeout: 4 * time.Second,
 		Handler: tm.rec, Logger: testLogger(), OnError: func(err error) {
 			select {
 			case tm.errs <- err:

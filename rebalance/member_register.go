@@ -9,15 +9,36 @@ import (
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
+// errNoSession: the previous session expired and no new one is established
+// yet; the member tries again when it is.
+var errNoSession = errors.New("rebalance: no ZooKeeper session at the moment")
+
 // register makes sure /consumers/<group>/ids/<consumerId> exists in the
 // current session. A node left by an earlier session of the same consumer
 // id (a restart with a fixed consumer.id within the session timeout) is
 // waited out, up to the session timeout, instead of failing at once.
+//
+// A registration already made in the current session is checked, not
+// trusted: an operator may have deleted the node, and a member missing from
+// /ids is left out of every other member's assignment.
 func (m *Member) register(ctx context.Context) error {
 	session := m.zk.ID()
-	if session != 0 && m.registered == session {
-		return nil
+	if session == 0 {
+		return errNoSession
 	}
+	path := zkutil.ConsumerIDPath(m.cfg.Group, m.cfg.ConsumerID)
+	if m.registered == session {
+		ok, stat, err := m.zk.Exists(zkutil.InSession(ctx, session), path)
+		if err != nil {
+			return fmt.Errorf("rebalance: check registration %s: %w", path, err)
+		}
+		if ok && stat.EphemeralOwner == session {
+			return nil
+		}
+		m.log.Warn("our registration node is gone although our session lives; registering again", "path", path)
+		m.registered = 0
+	}
+	ctx = zkutil.InSession(ctx, session)
 	data, err := zkutil.EncodeRegistration(m.cfg.Subscription.Registration(m.cfg.Now()))
 	if err != nil {
 		return fmt.Errorf("rebalance: %w", err)
@@ -30,7 +51,6 @@ func (m *Member) register(ctx context.Context) error {
 			return fmt.Errorf("rebalance: create %s: %w", p, err)
 		}
 	}
-	path := zkutil.ConsumerIDPath(m.cfg.Group, m.cfg.ConsumerID)
 	wait := m.cfg.SessionTimeout + m.cfg.Backoff
 	deadline := time.Now().Add(wait)
 	for {

@@ -3,6 +3,7 @@ package rebalance
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
@@ -26,8 +27,16 @@ func (m *Member) armWatches(ctx context.Context) {
 	}
 }
 
-// watchTopics adds data watches for topics a wildcard subscription matched.
+// watchTopics adds data watches for topics of the group that the member
+// does not watch yet (topics a wildcard matched, or other members' topics
+// under roundrobin). Topics that left the group stop being watched once
+// their watch fires; the subscription's own static topics always stay.
 func (m *Member) watchTopics(ctx context.Context, topics map[string][]zkutil.ConsumerThreadID) {
+	for t := range m.watchedTopic {
+		if _, ok := topics[t]; !ok && m.cfg.Subscription.Topics[t] == 0 {
+			delete(m.watchedTopic, t)
+		}
+	}
 	for t := range topics {
 		if !m.watchedTopic[t] {
 			m.watchedTopic[t] = true
@@ -53,6 +62,13 @@ func (m *Member) armData(ctx context.Context, path string) {
 	}
 	_, _, ch, err := m.zk.GetW(ctx, path)
 	if errors.Is(err, zkutil.ErrNoNode) {
+		if m.cfg.Subscription.Filter != nil {
+			// A wildcard member learns of new topics from the children
+			// of /brokers/topics; a watch per vanished topic would only
+			// pile up.
+			delete(m.watchedTopic, strings.TrimPrefix(path, zkutil.BrokerTopicsPath+"/"))
+			return
+		}
 		_, _, ch, err = m.zk.ExistsW(ctx, path) // fires when the topic is created
 	}
 	m.forward(path, ch, err)

@@ -13,11 +13,13 @@ type ZooKeeper interface {
 	GetW(ctx context.Context, path string) ([]byte, zkutil.Stat, <-chan zkutil.WatchEvent, error)
 	Children(ctx context.Context, path string) ([]string, error)
 	ChildrenW(ctx context.Context, path string) ([]string, <-chan zkutil.WatchEvent, error)
+	Exists(ctx context.Context, path string) (bool, zkutil.Stat, error)
 	ExistsW(ctx context.Context, path string) (bool, zkutil.Stat, <-chan zkutil.WatchEvent, error)
 	CreateEphemeral(ctx context.Context, path string, data []byte) error
 	EnsurePath(ctx context.Context, path string) error
 	Delete(ctx context.Context, path string, version int32) error
 	ID() int64
+	AwaitLease(ctx context.Context, id int64) error
 	Subscribe() (<-chan zkutil.SessionEvent, func())
 }
 

@@ -68,8 +68,15 @@ func (it *ConsumerIterator) Next(ctx context.Context) (*Message, error) {
 			return nil, err
 		}
 		if it.chunk != nil {
-			if m := it.nextInChunk(); m != nil {
+			m, fenced := it.nextInChunk()
+			if m != nil {
 				return m, nil
+			}
+			if fenced != nil {
+				if err := it.awaitFence(ctx, fenced); err != nil {
+					return nil, err
+				}
+				continue
 			}
 		}
 		if err := it.fill(ctx); err != nil {
@@ -79,8 +86,9 @@ func (it *ConsumerIterator) Next(ctx context.Context) (*Message, error) {
 }
 
 // nextInChunk returns the next deliverable message of the current chunk, or
-// nil, having dropped the chunk, when there is none.
-func (it *ConsumerIterator) nextInChunk() *Message {
+// nil, having dropped the chunk, when there is none. When the partition's
+// fence does not hold, it keeps its place and returns the fence instead.
+func (it *ConsumerIterator) nextInChunk() (*Message, Fence) {
 	c := it.chunk
 	info := c.TopicInfo
 	for it.pos < len(c.Messages) {
@@ -88,18 +96,56 @@ func (it *ConsumerIterator) nextInChunk() *Message {
 			break
 		}
 		m := c.Messages[it.pos]
-		it.pos++
 		if m == nil || m.Offset < info.consumedOffset.Load() {
+			it.pos++
 			continue
 		}
+		if f := info.fence; f != nil && !f.Held() {
+			return nil, f
+		}
+		it.pos++
 		if m.info == nil {
 			m.info = info
 		}
 		it.prev, it.prevInfo = m, info
-		return m
+		return m, nil
 	}
 	it.chunk, it.pos = nil, 0
-	return nil
+	return nil, nil
+}
+
+// awaitFence waits until f holds again, the current chunk's partition is
+// revoked or cleared, the stream shuts down, the consumer timeout passes
+// (ErrConsumerTimeout; the iterator keeps its place) or ctx ends.
+func (it *ConsumerIterator) awaitFence(ctx context.Context, f Fence) error {
+	info := it.chunk.TopicInfo
+	var timeout <-chan time.Time
+	if it.timeout >= 0 {
+		if it.timer == nil {
+			it.timer = time.NewTimer(it.timeout)
+		} else {
+			it.timer.Reset(it.timeout)
+		}
+		defer it.timer.Stop()
+		timeout = it.timer.C
+	}
+	for {
+		changed := f.Changed()
+		if f.Held() || info.revoked.Load() || it.clears.Load() != it.chunkClears {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-info.revokedCh:
+			return nil
+		case <-it.queue.closed:
+			return nil
+		case <-timeout:
+			return ErrConsumerTimeout
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 // fill takes the next chunk off the queue and makes it current. It returns

@@ -27,6 +27,7 @@ type PartitionTopicInfo struct {
 	FetchSize int32
 
 	queue          *ChunkQueue
+	fence          Fence // nil: always held
 	consumedOffset atomic.Int64
 	fetchedOffset  atomic.Int64
 

@@ -1,6 +1,7 @@
 package zkutil
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -174,3 +175,9 @@ func (s *Session) LeaseChanged() <-chan struct{} { return s.lease.changedCh() }
 // NegotiatedTimeout returns the session timeout the server granted to
 // session id, 0 if unknown.
 func (s *Session) NegotiatedTimeout(id int64) time.Duration { return s.lease.timeoutOf(id) }
+
+// AwaitLease waits until the lease of session id holds. It fails with an
+// error wrapping ErrSessionExpired once that session is gone (expired or
+// replaced), with ErrClosed when the Session closes, and with an error
+// wrapping ErrConnectionLoss and ctx's error when ctx ends first.
+func (s *Session) AwaitLease(ctx context.Context, id int64) error { return s.awaitLease(ctx, id) }

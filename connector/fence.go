@@ -1,0 +1,21 @@
+package connector
+
+import (
+	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/zkutil"
+)
+
+// sessionFence lets the messages of a generation's partitions be handed out
+// only while the lease of the ZooKeeper session that claimed them holds
+// (zkutil.Session.LeaseHeld): a member frozen or cut off past the lease
+// delivers nothing more of them until the server has answered that same
+// session again, and nothing at all once the session has expired.
+type sessionFence struct {
+	session *zkutil.Session
+	id      int64
+}
+
+var _ stream.Fence = sessionFence{}
+
+func (f sessionFence) Held() bool               { return f.session.LeaseHeld(f.id) }
+func (f sessionFence) Changed() <-chan struct{} { return f.session.LeaseChanged() }
