@@ -61,7 +61,7 @@ type Member struct {
 	log *slog.Logger
 
 	trigger chan struct{} // Rebalance requests, coalesced
-	fired   chan string   // paths whose watch fired
+	fired   chan firedWatch // watches that fired
 	loopCtx context.Context
 	cancel  context.CancelFunc // ends Start and the loop; set once by NewMember
 	active  sync.WaitGroup     // Start and the loop
@@ -83,6 +83,7 @@ type Member struct {
 	stale        map[zkutil.TopicPartition]zkutil.ConsumerThreadID // owner nodes to release
 	registered   int64                                             // session the registration belongs to
 	armed        map[string]bool
+	watchEpoch   int // counts sessions; watches of earlier ones are ignored
 	watchedTopic map[string]bool
 	reported     map[string]bool
 	conflicts    map[string]<-chan zkutil.WatchEvent // pending watches on conflicting owner nodes
@@ -125,7 +126,7 @@ func NewMember(zk ZooKeeper, cfg MemberConfig) (*Member, error) {
 		zk: zk, cfg: cfg,
 		log:     logger.With("group", cfg.Group, "consumer", cfg.ConsumerID),
 		trigger: make(chan struct{}, 1),
-		fired:   make(chan string, 16),
+		fired:   make(chan firedWatch, 16),
 		loopCtx: loopCtx, cancel: cancel,
 		done:  make(chan struct{}),
 		stale: map[zkutil.TopicPartition]zkutil.ConsumerThreadID{},
@@ -258,12 +259,24 @@ func (m *Member) run(ctx context.Context, events <-chan zkutil.SessionEvent, uns
 			pending = false
 			// Drain first, then arm, then read: a change after the
 			// watch is armed fires it again, so none is missed.
+			// Registering (again, after an expiry) comes before arming,
+			// so that our own node does not fire the membership watch.
 			m.drainTriggers()
-			m.armWatches(ctx)
-			if m.syncedRebalance(ctx) {
-				retryC = nil
-			} else {
-				retryC = time.After(m.cfg.Backoff)
+			err := m.register(ctx)
+			switch {
+			case errors.Is(err, errNoSession):
+				// Expired, and no new session yet: its StateConnected
+				// brings the member back here.
+			default:
+				if err != nil {
+					m.log.Info("registration failed; the rebalance tries again", "err", err)
+				}
+				m.armWatches(ctx)
+				if m.syncedRebalance(ctx) {
+					retryC = nil
+				} else {
+					retryC = time.After(m.cfg.Backoff)
+				}
 			}
 		}
 		select {
@@ -271,9 +284,11 @@ func (m *Member) run(ctx context.Context, events <-chan zkutil.SessionEvent, uns
 			return
 		case <-m.trigger:
 			pending = true
-		case path := <-m.fired:
-			delete(m.armed, path)
-			pending = true
+		case w := <-m.fired:
+			if w.epoch == m.watchEpoch {
+				delete(m.armed, w.path)
+				pending = true
+			}
 		case <-retryC:
 			pending = true
 		case ev, ok := <-events:
@@ -308,6 +323,9 @@ func (m *Member) sessionExpired(ctx context.Context, session int64) {
 	if m.registered == session {
 		m.registered = 0
 	}
+	// The watches of the expired session all report WatchLost; the
+	// expiry itself triggers the rebalance, so they are ignored.
+	m.watchEpoch++
 	clear(m.armed)
 	clear(m.conflicts)
 }
@@ -324,8 +342,10 @@ func (m *Member) drainTriggers() {
 	for {
 		select {
 		case <-m.trigger:
-		case p := <-m.fired:
-			delete(m.armed, p)
+		case w := <-m.fired:
+			if w.epoch == m.watchEpoch {
+				delete(m.armed, w.path)
+			}
 		default:
 			return
 		}

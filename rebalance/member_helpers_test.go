@@ -116,6 +116,14 @@ type recorder struct {
 	lostAt  time.Time // the first revoke with lost=true
 	session int64     // the session of the last generation
 	history []assignedAt
+	ended   []revoked
+}
+
+// revoked is one generation end.
+type revoked struct {
+	gen     int
+	session int64
+	lost    bool
 }
 
 // assignedAt is one generation start: when, and how many partitions.
@@ -124,9 +132,10 @@ type assignedAt struct {
 	owned int
 }
 
-func (r *recorder) Revoke(_ context.Context, _ *Generation, lost bool) error {
+func (r *recorder) Revoke(_ context.Context, gen *Generation, lost bool) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.ended = append(r.ended, revoked{gen: gen.ID, session: gen.SessionID, lost: lost})
 	r.owned = nil
 	r.revokes++
 	if lost {

@@ -84,16 +84,24 @@ func (m *Member) forward(path string, ch <-chan zkutil.WatchEvent, err error) {
 	}
 	m.armed[path] = true
 	m.watchers.Add(1)
+	fired := firedWatch{path: path, epoch: m.watchEpoch}
 	go func() {
 		defer m.watchers.Done()
 		select {
 		case <-ch:
-		case <-m.done:
+		case <-m.loopCtx.Done():
 			return
 		}
 		select {
-		case m.fired <- path:
-		case <-m.done:
+		case m.fired <- fired:
+		case <-m.loopCtx.Done():
 		}
 	}()
+}
+
+// firedWatch is a watch that fired: its path, and the watch epoch it was
+// armed in.
+type firedWatch struct {
+	path  string
+	epoch int
 }

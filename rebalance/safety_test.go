@@ -1,0 +1,168 @@
+package rebalance
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkconsumer/zkconsumer/internal/testcluster"
+	"github.com/zkconsumer/zkconsumer/zkutil"
+)
+
+// TestExpiryEndsOnlyTheExpiredGeneration expires a member's session three
+// times. Expiry reaches the member twice (the session event and every lost
+// watch); whichever comes first, the generation of the expired session
+// must end exactly once and as lost, and the generation claimed in the new
+// session must not be revoked by the late second signal.
+func TestExpiryEndsOnlyTheExpiredGeneration(t *testing.T) {
+	c := testcluster.Shared(t)
+	observer := dialObserver(t, c)
+	topic := newTopic(t, c, 4)
+	topics := map[string]int{topic: 1}
+	group := testcluster.UniqueName("g-expire2")
+	m := startMember(t, c, group, group+"_m", memberOpts{topics: topics})
+	waitConverged(t, observer, group, topics, StrategyRange, 1, m)
+
+	for round := 1; round <= 3; round++ {
+		old := m.session.ID()
+		require.NoError(t, m.tap.Expire())
+		require.True(t, waitUntil(30*time.Second, func() bool {
+			gen := m.Generation()
+			return gen != nil && gen.SessionID != old && gen.SessionID == m.session.ID()
+		}), "round %d: no generation in the new session", round)
+		waitConverged(t, observer, group, topics, StrategyRange, 1, m)
+		time.Sleep(500 * time.Millisecond) // room for a late second signal
+		m.rec.mu.Lock()
+		ended, gens := append([]revoked(nil), m.rec.ended...), m.rec.gens
+		m.rec.mu.Unlock()
+		require.Len(t, ended, round, "round %d: generations ended: %+v", round, ended)
+		require.Equal(t, round+1, gens, "round %d: a fresh generation was revoked and claimed again", round)
+		last := ended[len(ended)-1]
+		require.Equal(t, old, last.session)
+		require.True(t, last.lost, "round %d: the expired generation ended orderly: %+v", round, last)
+		require.Equal(t, m.session.ID(), m.Generation().SessionID)
+	}
+}
+
+// TestRoundRobinMembersWithDifferentTopicsFollowGrowth: under roundrobin a
+// new partition of any topic moves partitions of every topic, so a member
+// that does not consume the grown topic must rebalance too; otherwise it
+// keeps owner nodes the others are assigned and they conflict forever.
+func TestRoundRobinMembersWithDifferentTopicsFollowGrowth(t *testing.T) {
+	c := testcluster.Shared(t)
+	observer := dialObserver(t, c)
+	t1, t2 := newTopic(t, c, 3), newTopic(t, c, 2)
+	group := testcluster.UniqueName("g-rr-grow")
+	both := map[string]int{t1: 1, t2: 1}
+	b := startMember(t, c, group, group+"_b", memberOpts{topics: both, strategy: StrategyRoundRobin})
+	a := startMember(t, c, group, group+"_a", memberOpts{topics: map[string]int{t1: 1}, strategy: StrategyRoundRobin})
+	waitConverged(t, observer, group, both, StrategyRoundRobin, 2, b, a)
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	require.NoError(t, c.AddPartitions(ctx, t2, 7))
+	owners := waitConverged(t, observer, group, both, StrategyRoundRobin, 2, b, a)
+	require.Len(t, owners, 10)
+}
+
+// TestConflictingClaimsDoNotPileUpWatches keeps a partition's owner node
+// held by a stranger while a member tries to claim it again and again: each
+// attempt used to leave an exists-watch, and its goroutine, behind.
+func TestConflictingClaimsDoNotPileUpWatches(t *testing.T) {
+	c := testcluster.Shared(t)
+	observer := dialObserver(t, c)
+	topic := newTopic(t, c, 1)
+	group := testcluster.UniqueName("g-squat")
+	ctx := context.Background()
+	squatter := zkutil.OwnerPath(group, topic, 0)
+	require.NoError(t, observer.CreateEphemeral(ctx, squatter, []byte("stranger-0")))
+
+	s, err := zkutil.Dial(ctx, zkutil.SessionConfig{Connect: c.ZKConnect(), SessionTimeout: 4 * time.Second, ConnectionTimeout: 20 * time.Second})
+	require.NoError(t, err)
+	defer s.Close()
+	a, err := NewAssignor(StrategyRange)
+	require.NoError(t, err)
+	rec := &recorder{}
+	m, err := NewMember(s, MemberConfig{Group: group, ConsumerID: group + "_m", Subscription: StaticSubscription(map[string]int{topic: 1}),
+		Assignor: a, MaxRetries: 1000, Backoff: 20 * time.Millisecond, SessionTimeout: 4 * time.Second, Handler: rec})
+	require.NoError(t, err)
+	started := make(chan error, 1)
+	go func() { started <- m.Start(ctx) }()
+	time.Sleep(300 * time.Millisecond)
+	before := runtime.NumGoroutine()
+	time.Sleep(2 * time.Second) // about a hundred failed attempts
+	after := runtime.NumGoroutine()
+	require.Less(t, after-before, 5, "goroutines grew from %d to %d while claims conflicted", before, after)
+
+	require.NoError(t, observer.Delete(ctx, squatter, -1))
+	select {
+	case err := <-started:
+		require.NoError(t, err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the member never claimed the released partition")
+	}
+	require.NotNil(t, m.Generation())
+	require.Len(t, m.Generation().Owned, 1)
+	require.NoError(t, m.Close(ctx))
+}
+
+// TestCloseRacingStart closes members while they start: Close must wait
+// for Start, Start must not register or claim after Close, and nothing may
+// be left in ZooKeeper (run with -race: Close used to race on Start's
+// cancel function).
+func TestCloseRacingStart(t *testing.T) {
+	c := testcluster.Shared(t)
+	observer := dialObserver(t, c)
+	topic := newTopic(t, c, 2)
+	group := testcluster.UniqueName("g-race")
+	ctx := context.Background()
+	s, err := zkutil.Dial(ctx, zkutil.SessionConfig{Connect: c.ZKConnect(), SessionTimeout: 4 * time.Second, ConnectionTimeout: 20 * time.Second})
+	require.NoError(t, err)
+	defer s.Close()
+	a, err := NewAssignor(StrategyRange)
+	require.NoError(t, err)
+	for i, delay := range []time.Duration{0, time.Millisecond, 5 * time.Millisecond, 20 * time.Millisecond, 50 * time.Millisecond} {
+		id := group + "_m" + string(rune('a'+i))
+		m, err := NewMember(s, MemberConfig{Group: group, ConsumerID: id, Subscription: StaticSubscription(map[string]int{topic: 1}),
+			Assignor: a, MaxRetries: 3, Backoff: 100 * time.Millisecond, SessionTimeout: 4 * time.Second, Handler: &recorder{}})
+		require.NoError(t, err)
+		started := make(chan error, 1)
+		go func() { started <- m.Start(ctx) }()
+		time.Sleep(delay)
+		require.NoError(t, m.Close(ctx))
+		err = <-started
+		require.True(t, err == nil || errors.Is(err, ErrMemberClosed), "Start: %v", err)
+		ok, _, err := observer.Exists(ctx, zkutil.ConsumerIDPath(group, id))
+		require.NoError(t, err)
+		require.False(t, ok, "delay %v: the registration outlived Close", delay)
+		owners, err := ownersOf(ctx, observer, group, []string{topic})
+		require.NoError(t, err)
+		require.Empty(t, owners, "delay %v: owner nodes outlived Close", delay)
+		require.ErrorIs(t, m.Start(ctx), ErrMemberClosed)
+	}
+}
+
+// TestDeletedRegistrationIsMadeAgain: an operator deletes a live member's
+// node under /ids. The member sees the membership change and registers
+// again instead of staying invisible to the rest of the group.
+func TestDeletedRegistrationIsMadeAgain(t *testing.T) {
+	c := testcluster.Shared(t)
+	observer := dialObserver(t, c)
+	topic := newTopic(t, c, 2)
+	topics := map[string]int{topic: 1}
+	group := testcluster.UniqueName("g-reg")
+	m := startMember(t, c, group, group+"_m", memberOpts{topics: topics})
+	waitConverged(t, observer, group, topics, StrategyRange, 1, m)
+	ctx := context.Background()
+	path := zkutil.ConsumerIDPath(group, m.id)
+	require.NoError(t, observer.Delete(ctx, path, -1))
+	require.True(t, waitUntil(30*time.Second, func() bool {
+		ok, st, err := observer.Exists(ctx, path)
+		return err == nil && ok && st.EphemeralOwner == m.session.ID()
+	}), "the member did not register again")
+	waitConverged(t, observer, group, topics, StrategyRange, 1, m)
+}
