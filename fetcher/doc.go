@@ -24,9 +24,10 @@
 //   - Unlike Kafka's thread, a fetcher keeps one request in flight while
 //     it decodes and enqueues the previous response: the next request goes
 //     out as soon as a response arrives, at the offsets that response will
-//     move its partitions to (read from the batch headers). A partition
-//     that ends up elsewhere (a message too large, a reset, a revocation)
-//     is skipped in that response and asked for again. This costs at most
+//     move its partitions to (read from the batch headers, and stopping at
+//     a message too large). A partition that ends up elsewhere anyway is
+//     skipped in the response to that request and asked for again, where
+//     it is, in the next one. This costs at most
 //     one more response in memory per fetcher (up to the sum of its
 //     partitions' fetch sizes, plus sarama's decoded records); a fetcher
 //     blocked on a full queue has at most that one request ahead.
