@@ -44,6 +44,13 @@
 //     A compressed batch can only be judged by its size on the wire, which
 //     sarama does not expose; brokers from 0.10.1 on send the first batch of
 //     a response whole however large (KIP-74), so such a batch is delivered.
+//   - A batch that cannot be decoded (a checksum mismatch, a payload that
+//     does not decompress) fails sarama's decoding of the whole response.
+//     The fetcher then fetches that response's partitions one by one: the
+//     others carry on, and the one at fault delivers the messages before
+//     the bad batch, then its stream gets an error wrapping
+//     stream.ErrCorruptMessage and the partition stops at the bad batch
+//     until the next generation.
 //   - Revoked partitions and closed queues are dropped from fetching.
 //
 // Protocol versions are capped at Kafka 3.9 (or Config.Sarama.Version) and

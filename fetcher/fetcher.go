@@ -310,6 +310,10 @@ func (f *fetcher) fetch(parts []*partState) {
 	if err == nil && resp.ErrorCode != 0 {
 		err = sarama.KError(resp.ErrorCode)
 	}
+	if undecodable(err) {
+		f.isolate(parts, err)
+		return
+	}
 	if err != nil {
 		f.failed(err)
 		return
@@ -496,6 +500,10 @@ func (f *fetcher) fetchAlone(rp reqPart) {
 	resp, err := f.broker.Fetch(f.request(reqs))
 	if err == nil && resp.ErrorCode != 0 {
 		err = sarama.KError(resp.ErrorCode)
+	}
+	if undecodable(err) {
+		f.salvage(rp, err)
+		return
 	}
 	if err != nil {
 		f.failed(err)

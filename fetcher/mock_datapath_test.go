@@ -1,9 +1,14 @@
 package fetcher
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
+	"io"
+	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -88,4 +93,159 @@ func TestTooLargeInTheMiddleOfABatch(t *testing.T) {
 	if more := len(mb.History()) - n; more > 0 {
 		t.Errorf("%d more requests to the broker after the partition stopped", more)
 	}
+}
+
+// corruptingProxy forwards connections to a broker and replaces, in every
+// response frame, the bytes from with to (same length), leaving checksums
+// as they were: what a corrupt batch on the broker looks like on the wire.
+type corruptingProxy struct {
+	ln       net.Listener
+	target   string
+	from, to []byte
+
+	mu    sync.Mutex
+	conns []net.Conn
+	wg    sync.WaitGroup
+}
+
+func newCorruptingProxy(t *testing.T, target string, from, to []byte) *corruptingProxy {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &corruptingProxy{ln: ln, target: target, from: from, to: to}
+	p.wg.Add(1)
+	go p.accept()
+	t.Cleanup(p.close)
+	return p
+}
+
+func (p *corruptingProxy) addr() string { return p.ln.Addr().String() }
+
+func (p *corruptingProxy) accept() {
+	defer p.wg.Done()
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		s, err := net.Dial("tcp", p.target)
+		if err != nil {
+			_ = c.Close()
+			continue
+		}
+		p.mu.Lock()
+		p.conns = append(p.conns, c, s)
+		p.mu.Unlock()
+		p.wg.Add(2)
+		go func() {
+			defer p.wg.Done()
+			_, _ = io.Copy(s, c)
+			_ = s.Close()
+		}()
+		go func() {
+			defer p.wg.Done()
+			defer c.Close()
+			for {
+				var size [4]byte
+				if _, err := io.ReadFull(s, size[:]); err != nil {
+					return
+				}
+				body := make([]byte, binary.BigEndian.Uint32(size[:]))
+				if _, err := io.ReadFull(s, body); err != nil {
+					return
+				}
+				body = bytes.ReplaceAll(body, p.from, p.to)
+				if _, err := c.Write(append(size[:], body...)); err != nil {
+					return
+				}
+			}
+		}()
+	}
+}
+
+func (p *corruptingProxy) close() {
+	_ = p.ln.Close()
+	p.mu.Lock()
+	for _, c := range p.conns {
+		_ = c.Close()
+	}
+	p.mu.Unlock()
+	p.wg.Wait()
+}
+
+// TestCorruptBatchIsIsolated: one partition's response holds a batch whose
+// checksum does not match, which fails sarama's decoding of the whole
+// response. The other partition of the fetcher keeps flowing; the corrupt
+// one delivers what precedes the bad data, then its stream reports
+// ErrCorruptMessage and the partition stops there.
+func TestCorruptBatchIsIsolated(t *testing.T) {
+	mb := sarama.NewMockBroker(t, 0)
+	t.Cleanup(mb.Close)
+	proxy := newCorruptingProxy(t, mb.Addr(), []byte("CORRUPT!"), []byte("corrupt!"))
+	md := sarama.NewMockMetadataResponse(t).SetBroker(proxy.addr(), 0).SetLeader("t", 0, 0).SetLeader("t", 1, 0)
+	fetch := sarama.NewMockFetchResponse(t, 3)
+	for o := range int64(30) {
+		fetch.SetMessage("t", 0, o, sarama.StringEncoder("m"))
+		v := "m"
+		if o == 10 {
+			v = "CORRUPT!"
+		}
+		fetch.SetMessage("t", 1, o, sarama.StringEncoder(v))
+	}
+	fetch.SetHighWaterMark("t", 0, 30).SetHighWaterMark("t", 1, 30)
+	mb.SetHandlerByMap(map[string]sarama.MockResponse{
+		"ApiVersionsRequest": mockAPIVersions(t),
+		"MetadataRequest":    md,
+		"FetchRequest":       fetch,
+	})
+	mb.SetLatency(2 * time.Millisecond)
+
+	var mu sync.Mutex
+	var reported []error
+	cfg := testConfig(t)
+	cfg.OnError = func(err error) {
+		mu.Lock()
+		reported = append(reported, err)
+		mu.Unlock()
+	}
+	m := newManager(t, cfg, StaticBrokers{{ID: 0, Addr: proxy.addr()}})
+	s0, s1 := newStream(t, 2), newStream(t, 2)
+	p0 := stream.NewPartitionTopicInfo("t", 0, s0.Queue(), 0, 0, 1<<20)
+	p1 := stream.NewPartitionTopicInfo("t", 1, s1.Queue(), 0, 0, 1<<20)
+	col := collect(s0)
+	if err := m.StartConnections(context.Background(), []*stream.PartitionTopicInfo{p0, p1}); err != nil {
+		t.Fatal(err)
+	}
+	defer m.StopConnections()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	got, err := nextOrError(ctx, s1)
+	var perr *stream.PartitionError
+	if !errors.As(err, &perr) || !errors.Is(err, stream.ErrCorruptMessage) || perr.Partition != 1 {
+		t.Fatalf("partition 1: %d messages, then %v; want a PartitionError wrapping ErrCorruptMessage", len(got), err)
+	}
+	t.Logf("partition 1: %d messages, then %v", len(got), err)
+	for i, msg := range got {
+		if msg.Offset != int64(i) {
+			t.Fatalf("partition 1: message %d has offset %d", i, msg.Offset)
+		}
+	}
+	stopped := p1.FetchedOffset()
+	if int(stopped) != len(got) || stopped > 10 {
+		t.Errorf("partition 1 stopped at %d after %d messages; want at the messages delivered, at most 10", stopped, len(got))
+	}
+	waitFor(t, 10*time.Second, "partition 0 read to the end", func() bool { return col.count() == 30 })
+	time.Sleep(200 * time.Millisecond)
+	if p1.FetchedOffset() != stopped {
+		t.Errorf("partition 1 moved on from %d to %d", stopped, p1.FetchedOffset())
+	}
+	for i, msg := range col.stop() {
+		if msg.Partition != 0 || msg.Offset != int64(i) {
+			t.Fatalf("partition 0: message %d is %d@%d", i, msg.Partition, msg.Offset)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	t.Logf("reported: %v", reported)
 }
