@@ -98,6 +98,9 @@ func (it *ConsumerIterator) nextInChunk() *Message {
 		it.prev, it.prevInfo = m, info
 		return m
 	}
+	if it.pos == len(c.Messages) {
+		c.passFiltered()
+	}
 	it.chunk, it.pos = nil, 0
 	return nil
 }
