@@ -51,6 +51,13 @@
 //     the bad batch, then its stream gets an error wrapping
 //     stream.ErrCorruptMessage and the partition stops at the bad batch
 //     until the next generation.
+//   - A partition the metadata gives no leader (its topic was deleted or
+//     is not authorised, no replica is alive) stays with the leader
+//     finder, which asks again every RefreshLeaderBackoff. Once it has
+//     been leaderless for 5 seconds it is reported to Config.OnError as a
+//     *stream.PartitionError wrapping ErrNoLeader and the broker's error
+//     code (UNKNOWN_TOPIC_OR_PARTITION, TOPIC_AUTHORIZATION_FAILED, ...):
+//     again when the code changes, else once a minute while it lasts.
 //   - Revoked partitions and closed queues are dropped from fetching.
 //
 // Protocol versions are capped at Kafka 3.9 (or Config.Sarama.Version) and
@@ -60,6 +67,6 @@
 // supported; older brokers send message sets (v0/v1), compressed or not.
 //
 // Errors of one partition that stop it go to its stream; errors the manager
-// retries by itself (no broker reachable, a leader that cannot be reached)
-// go to Config.OnError and the log.
+// retries by itself (no broker reachable, a leader that cannot be reached,
+// a partition without a leader) go to Config.OnError and the log.
 package fetcher

@@ -249,3 +249,105 @@ func TestCorruptBatchIsIsolated(t *testing.T) {
 	defer mu.Unlock()
 	t.Logf("reported: %v", reported)
 }
+
+// errorRecorder collects what a manager reports through Config.OnError.
+type errorRecorder struct {
+	mu   sync.Mutex
+	errs []error
+}
+
+func (r *errorRecorder) record(err error) {
+	r.mu.Lock()
+	r.errs = append(r.errs, err)
+	r.mu.Unlock()
+}
+
+// partitionErrors returns the reports that are PartitionErrors of topic.
+func (r *errorRecorder) partitionErrors(topic string) []*stream.PartitionError {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*stream.PartitionError
+	for _, err := range r.errs {
+		var perr *stream.PartitionError
+		if errors.As(err, &perr) && perr.Topic == topic {
+			out = append(out, perr)
+		}
+	}
+	return out
+}
+
+// TestLeaderlessPartitionIsReported: a topic the broker refuses
+// (TOPIC_AUTHORIZATION_FAILED) leaves its partition without a leader. The
+// leader finder reports it through OnError, naming topic, partition and
+// error code, once per state and then at most every leaderlessRepeat,
+// while asking for metadata every RefreshLeaderBackoff; another topic of
+// the same fetcher flows. Once authorised, the partition is fetched.
+func TestLeaderlessPartitionIsReported(t *testing.T) {
+	mb := sarama.NewMockBroker(t, 0)
+	t.Cleanup(mb.Close)
+	denied := sarama.NewMockMetadataResponse(t).SetBroker(mb.Addr(), 0).SetLeader("u", 0, 0).SetError("t", sarama.ErrTopicAuthorizationFailed)
+	fetch := sarama.NewMockFetchResponse(t, 3)
+	for o := range int64(10) {
+		fetch.SetMessage("t", 0, o, sarama.StringEncoder("m"))
+		fetch.SetMessage("u", 0, o, sarama.StringEncoder("m"))
+	}
+	fetch.SetHighWaterMark("t", 0, 10).SetHighWaterMark("u", 0, 10)
+	handlers := func(md *sarama.MockMetadataResponse) map[string]sarama.MockResponse {
+		return map[string]sarama.MockResponse{
+			"ApiVersionsRequest": mockAPIVersions(t),
+			"MetadataRequest":    md,
+			"FetchRequest":       fetch,
+		}
+	}
+	mb.SetHandlerByMap(handlers(denied))
+	mb.SetLatency(2 * time.Millisecond)
+
+	var rec errorRecorder
+	cfg := testConfig(t)
+	cfg.OnError = rec.record
+	m := newManager(t, cfg, StaticBrokers{{ID: 0, Addr: mb.Addr()}})
+	m.leaderlessGrace, m.leaderlessRepeat = 0, 400*time.Millisecond
+	s := newStream(t, 2)
+	pt := stream.NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 1<<20)
+	pu := stream.NewPartitionTopicInfo("u", 0, s.Queue(), 0, 0, 1<<20)
+	col := collect(s)
+	start := time.Now()
+	if err := m.StartConnections(context.Background(), []*stream.PartitionTopicInfo{pt, pu}); err != nil {
+		t.Fatal(err)
+	}
+	defer m.StopConnections()
+	waitFor(t, 5*time.Second, "a report for t-0", func() bool { return len(rec.partitionErrors("t")) > 0 })
+	first := rec.partitionErrors("t")[0]
+	t.Logf("reported: %v", first)
+	if first.Partition != 0 || !errors.Is(first, ErrNoLeader) || !errors.Is(first, sarama.ErrTopicAuthorizationFailed) ||
+		!strings.Contains(first.Error(), "TOPIC_AUTHORIZATION_FAILED") {
+		t.Errorf("report %q: want t-0, ErrNoLeader and TOPIC_AUTHORIZATION_FAILED", first)
+	}
+	waitFor(t, 5*time.Second, "u-0 read", func() bool { return col.count() == 10 })
+
+	time.Sleep(time.Second)
+	elapsed := time.Since(start)
+	metadata := 0
+	for _, rr := range mb.History() {
+		if _, ok := rr.Request.(*sarama.MetadataRequest); ok {
+			metadata++
+		}
+	}
+	reports := len(rec.partitionErrors("t"))
+	// Every 50 ms a metadata request; every 400 ms at most a report.
+	if maxReports := int(elapsed/(400*time.Millisecond)) + 1; reports > maxReports {
+		t.Errorf("%d reports in %v, want at most %d", reports, elapsed, maxReports)
+	}
+	if maxRounds := int(elapsed/(50*time.Millisecond)) + 2; metadata < 5 || metadata > maxRounds {
+		t.Errorf("%d metadata requests in %v, want a few and at most %d (one per backoff)", metadata, elapsed, maxRounds)
+	}
+	t.Logf("%d reports and %d metadata requests in %v", reports, metadata, elapsed)
+
+	// Authorised: the partition gets its leader and is read.
+	mb.SetHandlerByMap(handlers(sarama.NewMockMetadataResponse(t).SetBroker(mb.Addr(), 0).SetLeader("u", 0, 0).SetLeader("t", 0, 0)))
+	waitFor(t, 5*time.Second, "t-0 read", func() bool { return col.count() == 20 })
+	col.stop()
+	if rec.partitionErrors("u") != nil {
+		t.Errorf("u-0 reported: %v", rec.partitionErrors("u"))
+	}
+}
