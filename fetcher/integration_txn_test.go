@@ -2,72 +2,12 @@ package fetcher
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
-	"github.com/IBM/sarama"
 	"github.com/zkconsumer/zkconsumer/internal/testcluster"
 	"github.com/zkconsumer/zkconsumer/stream"
 )
-
-// produceTxn writes n keyed messages to partition 0 of topic in one
-// transaction, sequence numbers from firstSeq, and commits or aborts it.
-// It returns the offsets of the messages.
-func produceTxn(t *testing.T, c *testcluster.Cluster, topic string, firstSeq, n int, commit bool) []int64 {
-	t.Helper()
-	cfg := testcluster.SaramaConfig()
-	cfg.Producer.Idempotent = true
-	cfg.Producer.Transaction.ID = testcluster.UniqueName("zkconsumer-test-txn")
-	cfg.Producer.Partitioner = sarama.NewManualPartitioner
-	cfg.Net.MaxOpenRequests = 1
-	p, err := sarama.NewSyncProducer(c.BrokerAddrs(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	if err := p.BeginTxn(); err != nil {
-		t.Fatal(err)
-	}
-	msgs := make([]*sarama.ProducerMessage, n)
-	for i := range msgs {
-		seq := firstSeq + i
-		msgs[i] = &sarama.ProducerMessage{Topic: topic, Partition: 0,
-			Key:   sarama.StringEncoder(fmt.Sprintf("key-%d", seq)),
-			Value: sarama.ByteEncoder(testcluster.MessageValue(seq, 100))}
-	}
-	if err := p.SendMessages(msgs); err != nil {
-		t.Fatal(err)
-	}
-	if commit {
-		err = p.CommitTxn()
-	} else {
-		err = p.AbortTxn()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	offsets := make([]int64, n)
-	for i, m := range msgs {
-		offsets[i] = m.Offset
-	}
-	return offsets
-}
-
-// logEnd is the log end offset of partition 0 of topic.
-func logEnd(t *testing.T, c *testcluster.Cluster, topic string) int64 {
-	t.Helper()
-	client, err := sarama.NewClient(c.BrokerAddrs(), testcluster.SaramaConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	off, err := client.GetOffset(topic, 0, sarama.OffsetNewest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return off
-}
 
 // TestIntegrationConsumedOffsetPassesTransactionMarkers: a partition ends
 // with a committed transaction and an aborted one. Once the application
@@ -80,14 +20,23 @@ func TestIntegrationConsumedOffsetPassesTransactionMarkers(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	topic := newTopic(ctx, t, c, "fetch-txn-tail", 1, 1)
-	// Brokers write the markers after the transaction ends: wait for each,
-	// so that it directly follows its transaction's messages.
-	committed := produceTxn(t, c, topic, 0, 10, true)
-	waitFor(t, 30*time.Second, "the commit marker", func() bool { return logEnd(t, c, topic) == committed[9]+2 })
-	aborted := produceTxn(t, c, topic, 10, 5, false)
-	end := aborted[len(aborted)-1] + 2
-	waitFor(t, 30*time.Second, "the abort marker", func() bool { return logEnd(t, c, topic) == end })
+	txn, err := c.ProduceTxn(ctx, topic, 0, 0, 10, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	abortedTxn, err := c.ProduceTxn(ctx, topic, 0, 10, 5, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	committed, aborted := txn.Offsets[0], abortedTxn.Offsets[0]
+	end, err := c.LogEnd(topic, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Logf("committed at %v, aborted at %v, log end %d", committed, aborted, end)
+	if end != aborted[len(aborted)-1]+2 {
+		t.Fatalf("log end %d: the markers are not where the test expects them", end)
+	}
 
 	for _, isolation := range []string{IsolationReadCommitted, IsolationReadUncommitted} {
 		t.Run(isolation, func(t *testing.T) {
