@@ -93,8 +93,8 @@ func (f *fetcher) isolate(parts []*partState, cause error) {
 // one and the start of the next (which sarama leaves undecoded). The first
 // response that decodes is processed, which delivers those batches; the
 // next round finds the bad batch again, closer. When even the first batch
-// at rp does not decode, the partition reports ErrCorruptMessage on its
-// stream and stops at rp.
+// at rp does not decode (or what decodes does not move the partition),
+// the partition reports ErrCorruptMessage on its stream and stops at rp.
 func (f *fetcher) salvage(rp reqPart, cause error) {
 	ps := rp.ps
 	for size := ps.pti.FetchSize / 2; size > 0; size /= 2 {
@@ -118,6 +118,10 @@ func (f *fetcher) salvage(rp reqPart, cause error) {
 			}
 		}
 		f.process(resp, []reqPart{rp})
+		if f.ctx.Err() == nil && f.owns(ps) && ps.pti.FetchedOffset() == rp.offset {
+			// Nothing came of it: no message, no error, no move.
+			break
+		}
 		return
 	}
 	f.corrupt(ps, rp.offset, cause)

@@ -139,6 +139,7 @@ func (r *run) noteLeaderless(md *sarama.MetadataResponse, still []zkutil.TopicPa
 		return
 	}
 	reasons := noLeaderReasons(md, still)
+	var quiet []string
 	for _, tp := range still {
 		reason := reasons[tp]
 		st := r.leaderlessParts[tp]
@@ -149,17 +150,21 @@ func (r *run) noteLeaderless(md *sarama.MetadataResponse, still []zkutil.TopicPa
 		since := now.Sub(st.since)
 		switch {
 		case since < r.m.leaderlessGrace:
+			quiet = append(quiet, tp.String())
 			continue
 		case st.reported.IsZero():
 		case reason != st.lastReported && now.Sub(st.reported) >= r.m.leaderlessGrace:
 		case now.Sub(st.reported) >= r.m.leaderlessRepeat:
 		default:
-			r.m.log.Debug("partition has no leader yet", "partition", tp.String(), "code", errorName(reason.code))
+			quiet = append(quiet, tp.String())
 			continue
 		}
 		st.reported, st.lastReported = now, reason
 		err := reason.err(tp, since, r.m.cfg.RefreshLeaderBackoff)
 		r.m.log.Warn("partition has no leader", "partition", tp.String(), "error", err)
 		r.report(err)
+	}
+	if len(quiet) > 0 {
+		r.m.log.Debug("partitions have no leader yet", "partitions", quiet)
 	}
 }
