@@ -204,8 +204,10 @@ func (c *ConsumerConnector) ConsumerID() string { return c.id }
 
 // Errors delivers errors the application should know about: rebalances
 // that keep failing, lost ZooKeeper sessions, unreadable data in ZooKeeper,
-// failed automatic commits, brokers that cannot be reached. Partition
-// errors (a message too large for fetch.message.max.bytes) come through the
+// failed automatic commits, brokers that cannot be reached, partitions left
+// without a leader (a deleted or unauthorised topic: a *stream.PartitionError
+// wrapping fetcher.ErrNoLeader). Errors that stop a partition (a message too
+// large for fetch.message.max.bytes, a corrupt batch) come through the
 // stream that owns the partition instead. The channel is buffered; when the
 // application does not read it, the oldest errors are dropped (and logged).
 // It is closed by Shutdown.

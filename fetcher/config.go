@@ -97,9 +97,11 @@ type Config struct {
 	// OnError, if set, is told about errors the manager retries by itself:
 	// the broker list cannot be read or is empty, or no broker answers a
 	// metadata request (ErrNoBrokers), or a leader cannot be reached (once
-	// per series of failures, not at every retry), and partition errors
-	// other than the usual leadership changes (as *stream.PartitionError).
-	// It is called from the manager's goroutines and must return quickly
+	// per series of failures, not at every retry), partition errors other
+	// than the usual leadership changes, and partitions left without a
+	// leader for a while, say by a deleted or unauthorised topic (both as
+	// *stream.PartitionError; the latter wrap ErrNoLeader and the broker's
+	// error code, and repeat at most once a minute). It is called from the manager's goroutines and must return quickly
 	// without calling back into the manager. Errors that stop a partition,
 	// such as a message larger than its fetch size, go to the partition's
 	// stream instead.

@@ -187,13 +187,13 @@ func decodeBlock(topic string, partition int32, fetchOffset int64, fetchSize int
 // predictNext returns the offset decodeBlock will move a partition to
 // (decoded.next), from the batch headers alone, without decoding a record:
 // one past the last complete batch, or where emptied batches end, or the
-// fetch offset when the block holds nothing complete. It is what the
-// fetcher asks for in the request it sends ahead. It is exact except when
-// the block holds a message larger than fetchSize, at which decodeBlock
-// stops. ok is false when decodeBlock will find the block truncated (the
-// start of the batch at the fetch offset only), which the fetcher
-// resolves with a request of its own.
-func predictNext(fetchOffset int64, block *sarama.FetchResponseBlock) (next int64, ok bool) {
+// fetch offset when the block holds nothing complete, or the offset of a
+// message larger than fetchSize, at which decodeBlock stops. It is what
+// the fetcher asks for in the request it sends ahead. ok is false when
+// decodeBlock will find the block truncated (the start of the batch at the
+// fetch offset only), which the fetcher resolves with a request of its
+// own.
+func predictNext(fetchOffset int64, fetchSize int32, block *sarama.FetchResponseBlock) (next int64, ok bool) {
 	sets := block.RecordsSet
 	if len(sets) == 0 {
 		if end, found := emptyBatchesEnd(block); found && end > fetchOffset {
@@ -206,6 +206,11 @@ func predictNext(fetchOffset int64, block *sarama.FetchResponseBlock) (next int6
 			return b.FirstOffset, true
 		}
 		return fetchOffset, false
+	}
+	if len(sets) == 1 {
+		if off, tooLarge := tooLargeAt(sets[0], fetchOffset, fetchSize); tooLarge {
+			return off, true
+		}
 	}
 	next = fetchOffset
 	for _, rs := range sets {

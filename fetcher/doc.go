@@ -24,9 +24,10 @@
 //   - Unlike Kafka's thread, a fetcher keeps one request in flight while
 //     it decodes and enqueues the previous response: the next request goes
 //     out as soon as a response arrives, at the offsets that response will
-//     move its partitions to (read from the batch headers). A partition
-//     that ends up elsewhere (a message too large, a reset, a revocation)
-//     is skipped in that response and asked for again. This costs at most
+//     move its partitions to (read from the batch headers, and stopping at
+//     a message too large). A partition that ends up elsewhere anyway is
+//     skipped in the response to that request and asked for again, where
+//     it is, in the next one. This costs at most
 //     one more response in memory per fetcher (up to the sum of its
 //     partitions' fetch sizes, plus sarama's decoded records); a fetcher
 //     blocked on a full queue has at most that one request ahead.
@@ -43,6 +44,20 @@
 //     A compressed batch can only be judged by its size on the wire, which
 //     sarama does not expose; brokers from 0.10.1 on send the first batch of
 //     a response whole however large (KIP-74), so such a batch is delivered.
+//   - A batch that cannot be decoded (a checksum mismatch, a payload that
+//     does not decompress) fails sarama's decoding of the whole response.
+//     The fetcher then fetches that response's partitions one by one: the
+//     others carry on, and the one at fault delivers the messages before
+//     the bad batch, then its stream gets an error wrapping
+//     stream.ErrCorruptMessage and the partition stops at the bad batch
+//     until the next generation.
+//   - A partition the metadata gives no leader (its topic was deleted or
+//     is not authorised, no replica is alive) stays with the leader
+//     finder, which asks again every RefreshLeaderBackoff. Once it has
+//     been leaderless for 5 seconds it is reported to Config.OnError as a
+//     *stream.PartitionError wrapping ErrNoLeader and the broker's error
+//     code (UNKNOWN_TOPIC_OR_PARTITION, TOPIC_AUTHORIZATION_FAILED, ...):
+//     again when the code changes, else once a minute while it lasts.
 //   - Revoked partitions and closed queues are dropped from fetching.
 //
 // Protocol versions are capped at Kafka 3.9 (or Config.Sarama.Version) and
@@ -52,6 +67,6 @@
 // supported; older brokers send message sets (v0/v1), compressed or not.
 //
 // Errors of one partition that stop it go to its stream; errors the manager
-// retries by itself (no broker reachable, a leader that cannot be reached)
-// go to Config.OnError and the log.
+// retries by itself (no broker reachable, a leader that cannot be reached,
+// a partition without a leader) go to Config.OnError and the log.
 package fetcher

@@ -16,6 +16,15 @@ var (
 	// finder keeps trying.
 	ErrNoBrokers = errors.New("fetcher: no broker available")
 
+	// ErrNoLeader is wrapped by the errors reported (Config.OnError, as a
+	// *stream.PartitionError) for a partition that has stayed without a
+	// leader: its topic was deleted or is not authorised, no replica is
+	// alive, ... They also wrap the broker's error code (a sarama.KError,
+	// such as sarama.ErrUnknownTopicOrPartition or
+	// sarama.ErrTopicAuthorizationFailed) when there is one. The leader
+	// finder keeps trying.
+	ErrNoLeader = errors.New("fetcher: partition has no leader")
+
 	// errStopped is the cause of a run's or a fetcher's context when it is
 	// stopped on purpose.
 	errStopped = errors.New("fetcher: stopped")

@@ -310,6 +310,10 @@ func (f *fetcher) fetch(parts []*partState) {
 	if err == nil && resp.ErrorCode != 0 {
 		err = sarama.KError(resp.ErrorCode)
 	}
+	if undecodable(err) {
+		f.isolate(parts, err)
+		return
+	}
 	if err != nil {
 		f.failed(err)
 		return
@@ -322,9 +326,11 @@ func (f *fetcher) fetch(parts []*partState) {
 // sendAhead starts the request that will follow resp, the response to
 // reqs, before resp is processed: it asks for each partition of parts at
 // the offset processing resp should leave it at (predictNext), or at its
-// fetched offset if resp does not cover it. Whatever goes differently (a
-// message too large, a partition revoked, moved or reset meanwhile) only
-// makes process skip that partition in the response.
+// fetched offset if resp does not cover it or will be skipped for it (the
+// request for resp was itself sent ahead at an offset the partition did not
+// reach). Whatever goes differently (a partition revoked, moved or reset
+// meanwhile) only makes process skip that partition in the response, and
+// the request after it asks for the partition where it is.
 //
 // It sends nothing when processing resp will itself need the connection
 // (an offset out of range to reset, a truncated batch to fetch alone), so
@@ -341,12 +347,18 @@ func (f *fetcher) sendAhead(parts []*partState, reqs []reqPart, resp *sarama.Fet
 	pred := f.predicted
 	defer clear(pred)
 	for _, rp := range reqs {
+		// The requests before resp have been processed: a partition they
+		// left elsewhere than resp's request assumed skips resp.
+		if cur := rp.ps.pti.FetchedOffset(); cur != rp.offset {
+			pred[rp.ps] = cur
+			continue
+		}
 		next := rp.offset
 		if block := resp.GetBlock(rp.ps.tp.Topic, rp.ps.tp.Partition); block != nil {
 			switch block.Err {
 			case sarama.ErrNoError:
 				var ok bool
-				if next, ok = predictNext(rp.offset, block); !ok {
+				if next, ok = predictNext(rp.offset, rp.ps.pti.FetchSize, block); !ok {
 					return
 				}
 			case sarama.ErrOffsetOutOfRange:
@@ -488,6 +500,10 @@ func (f *fetcher) fetchAlone(rp reqPart) {
 	resp, err := f.broker.Fetch(f.request(reqs))
 	if err == nil && resp.ErrorCode != 0 {
 		err = sarama.KError(resp.ErrorCode)
+	}
+	if undecodable(err) {
+		f.salvage(rp, err)
+		return
 	}
 	if err != nil {
 		f.failed(err)

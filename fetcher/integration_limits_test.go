@@ -3,6 +3,7 @@ package fetcher
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -92,6 +93,96 @@ func TestIntegrationMessageTooLarge(t *testing.T) {
 			col0.stop()
 		}
 	})
+}
+
+// TestIntegrationMessageTooLargeMidBatch: a producer batch holds small
+// messages, one larger than the fetch size, and small ones again. The
+// broker sends the batch whole; the messages before the big one are
+// delivered, then the stream reports ErrMessageTooLarge, the partition
+// stays at the big message, and a larger fetch size reads on from there
+// with nothing skipped.
+func TestIntegrationMessageTooLargeMidBatch(t *testing.T) {
+	c := testcluster.Shared(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	topic := newTopic(ctx, t, c, "fetch-too-large-mid", 1, 1)
+	sizes := []int{100, 100, 100, 100, 100, 20 << 10, 100, 100, 100, 100, 100}
+	batch := produceOneBatch(ctx, t, c, topic, 0, 0, sizes)
+	rest := produce(ctx, t, c, topic, 20, testcluster.ProduceOptions{Partition: 0, ValueSize: 100, FirstSeq: len(sizes)})
+	bigOffset := batch.Offsets[0][5]
+	tp := zkutil.TopicPartition{Topic: topic, Partition: 0}
+
+	m := newManager(t, testConfig(t), clusterBrokers(c))
+	s := newStream(t, 2)
+	p := stream.NewPartitionTopicInfo(topic, 0, s.Queue(), 0, 0, 1024)
+	if err := m.StartConnections(ctx, []*stream.PartitionTopicInfo{p}); err != nil {
+		t.Fatal(err)
+	}
+	readCtx, readCancel := context.WithTimeout(ctx, 20*time.Second)
+	var got []*stream.Message
+	var err error
+	for err == nil {
+		var msg *stream.Message
+		if msg, err = s.Next(readCtx); err == nil {
+			got = append(got, msg)
+		}
+	}
+	readCancel()
+	if !errors.Is(err, stream.ErrMessageTooLarge) {
+		t.Fatalf("after %d messages: %v, want ErrMessageTooLarge", len(got), err)
+	}
+	t.Logf("stream error: %v", err)
+	checkExactlyOnce(t, got, testcluster.Produced{
+		Offsets: map[int32][]int64{0: batch.Offsets[0][:5]}, Seqs: map[int32][]int{0: batch.Seqs[0][:5]}})
+	time.Sleep(300 * time.Millisecond)
+	if got := m.StopConnections()[tp]; got != bigOffset {
+		t.Fatalf("partition stopped at %d, want %d", got, bigOffset)
+	}
+
+	// With room for the big message, everything from it on arrives once.
+	s = newStream(t, 2)
+	p = stream.NewPartitionTopicInfo(topic, 0, s.Queue(), bigOffset, bigOffset, 64<<10)
+	want := merge(testcluster.Produced{
+		Offsets: map[int32][]int64{0: batch.Offsets[0][5:]}, Seqs: map[int32][]int{0: batch.Seqs[0][5:]}}, rest)
+	msgs, _ := readAll(ctx, t, m, []*stream.PartitionTopicInfo{p}, []*stream.KafkaStream{s}, want.Count())
+	checkExactlyOnce(t, msgs, want)
+}
+
+// produceOneBatch writes one keyed message per entry of sizes (values of
+// that size, sequence numbers from firstSeq) to partition in a single
+// produce request, hence a single record batch.
+func produceOneBatch(ctx context.Context, t *testing.T, c *testcluster.Cluster, topic string, partition int32, firstSeq int, sizes []int) testcluster.Produced {
+	t.Helper()
+	cfg := testcluster.SaramaConfig()
+	cfg.Producer.Partitioner = sarama.NewManualPartitioner
+	cfg.Producer.Flush.Messages = len(sizes)
+	cfg.Producer.Flush.MaxMessages = len(sizes)
+	cfg.Producer.Flush.Frequency = time.Minute
+	cfg.Producer.Return.Successes = true
+	p, err := sarama.NewSyncProducer(c.BrokerAddrs(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	msgs := make([]*sarama.ProducerMessage, len(sizes))
+	for i, size := range sizes {
+		seq := firstSeq + i
+		msgs[i] = &sarama.ProducerMessage{Topic: topic, Partition: partition, Metadata: seq,
+			Key:   sarama.StringEncoder(fmt.Sprintf("key-%d", seq)),
+			Value: sarama.ByteEncoder(testcluster.MessageValue(seq, size))}
+	}
+	if err := p.SendMessages(msgs); err != nil {
+		t.Fatal(err)
+	}
+	out := testcluster.Produced{Offsets: map[int32][]int64{}, Seqs: map[int32][]int{}}
+	for i, m := range msgs {
+		out.Offsets[partition] = append(out.Offsets[partition], m.Offset)
+		out.Seqs[partition] = append(out.Seqs[partition], firstSeq+i)
+	}
+	if ctx.Err() != nil {
+		t.Fatal(ctx.Err())
+	}
+	return out
 }
 
 // TestIntegrationFetchSizeBoundary checks the size the fetcher computes

@@ -94,7 +94,7 @@ func (r *run) findLeaders(pending []zkutil.TopicPartition) {
 		parts []*partState
 	}
 	groups := map[fetcherKey]*group{}
-	var still []string
+	var still []zkutil.TopicPartition
 	r.mu.Lock()
 	for _, tp := range pending {
 		if _, ok := r.noLeader[tp]; !ok {
@@ -102,7 +102,7 @@ func (r *run) findLeaders(pending []zkutil.TopicPartition) {
 		}
 		l, ok := leaders[tp]
 		if !ok {
-			still = append(still, tp.String())
+			still = append(still, tp)
 			continue
 		}
 		delete(r.noLeader, tp)
@@ -115,9 +115,7 @@ func (r *run) findLeaders(pending []zkutil.TopicPartition) {
 		g.parts = append(g.parts, &partState{tp: tp, pti: r.partitions[tp], epoch: l.epoch})
 	}
 	r.mu.Unlock()
-	if len(still) > 0 {
-		r.m.log.Debug("partitions have no leader yet", "partitions", still)
-	}
+	r.noteLeaderless(md, still)
 	for key, g := range groups {
 		r.addToFetcher(key, g.addr, g.parts)
 	}

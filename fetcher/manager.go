@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/IBM/sarama"
 	"github.com/zkconsumer/zkconsumer/stream"
@@ -23,6 +24,10 @@ type ConsumerFetcherManager struct {
 	sarama  *sarama.Config
 	brokers BrokerSource
 	log     *slog.Logger
+
+	// leaderlessGrace and leaderlessRepeat pace the reports of partitions
+	// without a leader (see noteLeaderless); tests shorten them.
+	leaderlessGrace, leaderlessRepeat time.Duration
 
 	mu       sync.Mutex
 	closed   bool
@@ -45,6 +50,9 @@ func NewConsumerFetcherManager(cfg Config, brokers BrokerSource) (*ConsumerFetch
 		sarama:  cfg.saramaConfig(),
 		brokers: brokers,
 		log:     cfg.Logger,
+
+		leaderlessGrace:  defaultLeaderlessGrace,
+		leaderlessRepeat: defaultLeaderlessRepeat,
 	}, nil
 }
 
@@ -156,7 +164,9 @@ type run struct {
 	wake         chan struct{} // cap 1: leaderless partitions to look at
 	fetchVersion int16
 
-	finderFailing bool // owned by the leader finder: its last round failed
+	// Owned by the leader finder.
+	finderFailing   bool // its last round failed
+	leaderlessParts map[zkutil.TopicPartition]*leaderlessState
 
 	mu         sync.Mutex
 	partitions map[zkutil.TopicPartition]*stream.PartitionTopicInfo // read-only after newRun
@@ -176,6 +186,8 @@ func newRun(parent context.Context, m *ConsumerFetcherManager, partitions map[zk
 		partitions:   partitions,
 		noLeader:     make(map[zkutil.TopicPartition]struct{}, len(partitions)),
 		fetchers:     map[fetcherKey]*fetcher{},
+
+		leaderlessParts: map[zkutil.TopicPartition]*leaderlessState{},
 	}
 	for tp := range partitions {
 		r.noLeader[tp] = struct{}{}

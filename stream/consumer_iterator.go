@@ -110,6 +110,9 @@ func (it *ConsumerIterator) nextInChunk() (*Message, Fence) {
 		it.prev, it.prevInfo = m, info
 		return m, nil
 	}
+	if it.pos == len(c.Messages) {
+		c.passFiltered()
+	}
 	it.chunk, it.pos = nil, 0
 	return nil, nil
 }

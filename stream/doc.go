@@ -9,6 +9,10 @@
 // (compressed batches start early), and advances the consumed offset only
 // when the caller asks for the next message or marks one with MarkConsumed,
 // so a commit never covers a message the application has not finished.
+// Records the fetcher filtered out (transaction markers, aborted
+// transactions, compacted gaps) are passed over once every message before
+// them has been consumed, so a partition that ends with them is committed
+// at its log end.
 //
 // A PartitionTopicInfo belongs to one rebalance generation. Revoking it at
 // the end of the generation fences it: none of its messages, queued or in

@@ -33,6 +33,14 @@ var (
 	//
 	// and deliver it with PartitionTopicInfo.EnqueueError.
 	ErrMessageTooLarge = errors.New("stream: message larger than fetch size")
+
+	// ErrCorruptMessage reports fetched records that cannot be decoded: a
+	// batch whose checksum does not match its contents, a compressed
+	// payload that does not decompress (Kafka's InvalidMessageException
+	// and CorruptRecordException). The fetcher cannot make progress on
+	// the partition past them; it delivers the messages before them, then
+	// this error, wrapped with the offset and the decoder's complaint.
+	ErrCorruptMessage = errors.New("stream: corrupt message")
 )
 
 // PartitionError is the error ConsumerIterator.Next returns for an error

@@ -82,7 +82,32 @@ type FetchedDataChunk struct {
 	// FetchOffset is the offset the fetch asked for: the partition's fetched
 	// offset when the chunk was queued.
 	FetchOffset int64
+	// NextOffset is the offset after the chunk: the partition's fetched
+	// offset once it was queued. Records between the last message and
+	// NextOffset were filtered out by the fetcher (transaction markers,
+	// aborted transactions, compacted gaps); once the application has
+	// consumed every message of the chunk, the iterator moves the
+	// partition's consumed offset to NextOffset. A chunk without messages
+	// only does that. Zero leaves the consumed offset to the messages.
+	NextOffset int64
 	// Err, when non-nil, makes this an error chunk: Messages are ignored and
 	// the iterator returns a *PartitionError wrapping Err.
 	Err error
+}
+
+// passFiltered moves the consumed offset of c's partition to c.NextOffset
+// once the iterator is through c, provided the application has consumed
+// every message of c: the consumed offset must already be past c's last
+// message (or, for a chunk without messages, at its FetchOffset). What lies
+// in between holds no message to consume. A message left undelivered (the
+// stream was cleared, the partition revoked) keeps the offset before it.
+func (c *FetchedDataChunk) passFiltered() {
+	from := c.FetchOffset
+	for i := len(c.Messages) - 1; i >= 0; i-- {
+		if m := c.Messages[i]; m != nil {
+			from = m.Offset + 1
+			break
+		}
+	}
+	c.TopicInfo.skipFiltered(from, c.NextOffset)
 }

@@ -89,11 +89,15 @@ func (p *PartitionTopicInfo) advanceConsumed(offset int64) {
 // Enqueue puts the messages of one fetch on the stream's queue as a
 // FetchedDataChunk, blocking while the queue is full, then advances the
 // fetched offset to nextFetchOffset. The chunk's FetchOffset is the fetched
-// offset before the call. msgs must be this partition's messages in offset
-// order; Enqueue takes ownership of them.
+// offset before the call and its NextOffset is nextFetchOffset. msgs must
+// be this partition's messages in offset order; Enqueue takes ownership of
+// them.
 //
-// An empty msgs queues nothing and only advances the fetched offset (a
-// fetch whose records were all filtered out still moves the partition on).
+// An empty msgs (a fetch whose records were all filtered out) still moves
+// the partition on. If the application has consumed everything fetched
+// before, the consumed offset moves to nextFetchOffset at once; otherwise
+// a chunk without messages is queued, which moves it there when the
+// iterator reaches it.
 //
 // Enqueue returns ErrClosed, without queueing, if the queue is closed or the
 // partition is revoked (also while blocked), and ctx.Err() if ctx ends
@@ -108,13 +112,36 @@ func (p *PartitionTopicInfo) Enqueue(ctx context.Context, msgs []*Message, nextF
 				m.info = p
 			}
 		}
-		chunk := &FetchedDataChunk{Messages: msgs, TopicInfo: p, FetchOffset: p.fetchedOffset.Load()}
+		chunk := &FetchedDataChunk{Messages: msgs, TopicInfo: p, FetchOffset: p.fetchedOffset.Load(), NextOffset: nextFetchOffset}
+		if err := p.queue.put(ctx, chunk, p.revokedCh); err != nil {
+			return err
+		}
+	} else if from := p.fetchedOffset.Load(); nextFetchOffset > from && !p.skipFiltered(from, nextFetchOffset) {
+		chunk := &FetchedDataChunk{TopicInfo: p, FetchOffset: from, NextOffset: nextFetchOffset}
 		if err := p.queue.put(ctx, chunk, p.revokedCh); err != nil {
 			return err
 		}
 	}
 	p.fetchedOffset.Store(nextFetchOffset)
 	return nil
+}
+
+// skipFiltered moves the consumed offset from at least from to to, over
+// records that hold no message to consume. It reports false, leaving the
+// offset alone, when the consumed offset is below from: a message before
+// the filtered records has not been consumed yet.
+func (p *PartitionTopicInfo) skipFiltered(from, to int64) bool {
+	for {
+		cur := p.consumedOffset.Load()
+		switch {
+		case p.revoked.Load() || cur >= to:
+			return true
+		case cur < from:
+			return false
+		case p.consumedOffset.CompareAndSwap(cur, to):
+			return true
+		}
+	}
 }
 
 // EnqueueError puts an error chunk on the stream's queue, blocking while the

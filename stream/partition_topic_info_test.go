@@ -24,17 +24,30 @@ func TestEnqueueQueuesChunkAndAdvancesFetchedOffset(t *testing.T) {
 	require.NoError(t, err)
 	assert.Same(t, pti, chunk.TopicInfo)
 	assert.Equal(t, int64(10), chunk.FetchOffset, "fetch offset is the fetched offset before the call")
+	assert.Equal(t, int64(12), chunk.NextOffset, "next offset is the fetched offset after the call")
 	assert.Equal(t, msgs, chunk.Messages)
 	assert.NoError(t, chunk.Err)
 	assert.Equal(t, "t-3: fetched offset 12, consumed offset 10", pti.String())
 }
 
-func TestEnqueueEmptyOnlyAdvancesFetchedOffset(t *testing.T) {
+func TestEnqueueEmptyAdvancesOffsets(t *testing.T) {
 	q := newTestQueue(t, 1)
 	pti := NewPartitionTopicInfo("t", 0, q, 5, 5, 100)
 	require.NoError(t, pti.Enqueue(context.Background(), nil, 9))
 	assert.Equal(t, int64(9), pti.FetchedOffset())
+	assert.Equal(t, int64(9), pti.ConsumedOffset(), "nothing before 5 is left to consume")
 	assert.Equal(t, 0, q.Len())
+
+	// Behind: a chunk without messages moves the consumed offset later.
+	pti = NewPartitionTopicInfo("t", 0, q, 3, 5, 100)
+	require.NoError(t, pti.Enqueue(context.Background(), nil, 9))
+	assert.Equal(t, int64(9), pti.FetchedOffset())
+	assert.Equal(t, int64(3), pti.ConsumedOffset())
+	chunk, err := q.Take(context.Background())
+	require.NoError(t, err)
+	assert.Empty(t, chunk.Messages)
+	assert.Equal(t, int64(5), chunk.FetchOffset)
+	assert.Equal(t, int64(9), chunk.NextOffset)
 }
 
 func TestResetOffsets(t *testing.T) {
