@@ -11,6 +11,7 @@ import (
 
 	"github.com/zkconsumer/zkconsumer/internal/testcluster"
 	"github.com/zkconsumer/zkconsumer/rebalance"
+	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
 // produceWhile produces batches of n messages every interval, numbering
@@ -152,4 +153,105 @@ func TestFrozenMemberDeliversNothingOfLostPartitions(t *testing.T) {
 	default:
 	}
 	frozen.leave(t)
+}
+
+// TestShutdownReturnsWhileZooKeeperIsUnreachable: Shutdown with a context
+// that never ends must still return when ZooKeeper does not answer; it used
+// to wait forever to release the owner nodes.
+func TestShutdownReturnsWhileZooKeeperIsUnreachable(t *testing.T) {
+	c := testcluster.Shared(t)
+	topic := newTopic(t, c, 2, 50)
+	group := testcluster.UniqueName("g-shut-cut")
+	proxy, err := testcluster.NewProxy(c.ZKServer())
+	require.NoError(t, err)
+	t.Cleanup(func() { proxy.Close() })
+	cfg := testConfig(c, group)
+	cfg.ZookeeperConnect = proxy.Addr() + c.Chroot()
+	conn, err := New(cfg)
+	require.NoError(t, err)
+	ctx := testCtx(t, 3*time.Minute)
+	streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
+	require.NoError(t, err)
+	col := newCollector()
+	col.read(ctx, "c", streams[topic][0])
+	col.waitAll(t, 0, 50, time.Minute)
+
+	proxy.SetMode(testcluster.Blackhole)
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() { done <- conn.Shutdown(context.Background()) }()
+	bound := cfg.ZookeeperSessionTimeout + cfg.RebalanceBackoff + 10*time.Second
+	select {
+	case <-done:
+		t.Logf("Shutdown returned after %v", time.Since(start).Round(time.Millisecond))
+	case <-time.After(bound):
+		proxy.SetMode(testcluster.Forward)
+		<-done
+		t.Fatalf("Shutdown did not return within %v while ZooKeeper was unreachable", bound)
+	}
+	col.wg.Wait()
+}
+
+// shutdownListener shuts its connector down from inside the listener.
+type shutdownListener struct {
+	conn     *ConsumerConnector
+	returned chan error
+}
+
+func (l *shutdownListener) BeforeReleasingPartitions(ctx context.Context, _ map[string][]int32, _ bool) {
+	if l.conn != nil {
+		l.returned <- l.conn.Shutdown(ctx)
+	}
+}
+
+func (l *shutdownListener) BeforeStartingFetchers(context.Context, string, map[string]map[int32]zkutil.ConsumerThreadID) {
+}
+
+// TestShutdownFromListener calls Shutdown from a rebalance listener, as an
+// application that decides to stop on a rebalance would; it used to
+// deadlock, Shutdown waiting for the rebalance that runs the listener.
+func TestShutdownFromListener(t *testing.T) {
+	c := testcluster.Shared(t)
+	topic := newTopic(t, c, 2, 20)
+	group := testcluster.UniqueName("g-shut-listener")
+	l := &shutdownListener{returned: make(chan error, 1)}
+	conn, err := New(testConfig(c, group), WithRebalanceListener(l))
+	require.NoError(t, err)
+	ctx := testCtx(t, 3*time.Minute)
+	streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
+	require.NoError(t, err)
+	col := newCollector()
+	col.read(ctx, "c", streams[topic][0])
+	col.waitAll(t, 0, 20, time.Minute)
+	l.conn = conn
+	conn.member.Rebalance()
+	select {
+	case err := <-l.returned:
+		require.NoError(t, err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("Shutdown called from the listener did not return")
+	}
+	// The shutdown completes in the background: the streams end and the
+	// member leaves the group.
+	done := make(chan struct{})
+	go func() { col.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the streams did not end after Shutdown from the listener")
+	}
+	require.NoError(t, conn.Shutdown(ctx))
+	waitNoMembers(t, c, group)
+}
+
+// waitNoMembers waits until no member is registered in group.
+func waitNoMembers(t *testing.T, c *testcluster.Cluster, group string) {
+	t.Helper()
+	s, err := zkutil.Dial(context.Background(), zkutil.SessionConfig{Connect: c.ZKConnect(), SessionTimeout: 10 * time.Second, ConnectionTimeout: 20 * time.Second})
+	require.NoError(t, err)
+	defer s.Close()
+	require.Eventually(t, func() bool {
+		ids, err := s.Children(context.Background(), zkutil.ConsumerIDsPath(group))
+		return err == nil && len(ids) == 0
+	}, 30*time.Second, 50*time.Millisecond)
 }

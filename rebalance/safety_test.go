@@ -3,6 +3,8 @@ package rebalance
 import (
 	"context"
 	"errors"
+	"fmt"
+	"maps"
 	"runtime"
 	"testing"
 	"time"
@@ -55,18 +57,60 @@ func TestExpiryEndsOnlyTheExpiredGeneration(t *testing.T) {
 func TestRoundRobinMembersWithDifferentTopicsFollowGrowth(t *testing.T) {
 	c := testcluster.Shared(t)
 	observer := dialObserver(t, c)
-	t1, t2 := newTopic(t, c, 3), newTopic(t, c, 2)
 	group := testcluster.UniqueName("g-rr-grow")
-	both := map[string]int{t1: 1, t2: 1}
-	b := startMember(t, c, group, group+"_b", memberOpts{topics: both, strategy: StrategyRoundRobin})
-	a := startMember(t, c, group, group+"_a", memberOpts{topics: map[string]int{t1: 1}, strategy: StrategyRoundRobin})
-	waitConverged(t, observer, group, both, StrategyRoundRobin, 2, b, a)
-
+	idA, idB := group+"_a", group+"_b"
+	rr, err := NewAssignor(StrategyRoundRobin)
+	require.NoError(t, err)
+	parts := func(n int32) []int32 {
+		out := make([]int32, n)
+		for i := range out {
+			out[i] = int32(i)
+		}
+		return out
+	}
+	// a's share of t1 when t2 has n partitions: a consumes t1 with one
+	// stream, b both topics with two.
+	share := func(t1, t2 string, n int32) map[zkutil.TopicPartition]zkutil.ConsumerThreadID {
+		ta := zkutil.ConsumerThreadID{ConsumerID: idA}
+		tb0, tb1 := zkutil.ConsumerThreadID{ConsumerID: idB}, zkutil.ConsumerThreadID{ConsumerID: idB, Thread: 1}
+		got, err := rr.Assign(AssignmentContext{
+			ConsumerID:         idA,
+			MyTopicThreadIDs:   map[string][]zkutil.ConsumerThreadID{t1: {ta}},
+			ConsumersForTopic:  map[string][]zkutil.ConsumerThreadID{t1: {ta, tb0, tb1}, t2: {tb0, tb1}},
+			PartitionsForTopic: map[string][]int32{t1: parts(4), t2: parts(n)},
+			Consumers:          []string{idA, idB},
+		})
+		require.NoError(t, err)
+		return got[idA]
+	}
+	// Pick topic names and a growth of t2 that move a's share of t1
+	// (the partitions' hashes depend on the names).
+	t1 := testcluster.UniqueName("rr")
+	var t2 string
+	var grown int32
+	for i := 0; i < 200 && grown == 0; i++ {
+		cand := fmt.Sprintf("x%d-%s", i, t1)
+		for n := int32(3); n <= 12; n++ {
+			if !maps.Equal(share(t1, cand, 2), share(t1, cand, n)) {
+				t2, grown = cand, n
+				break
+			}
+		}
+	}
+	require.NotZero(t, grown, "no topic name and growth move a partition of a")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	require.NoError(t, c.AddPartitions(ctx, t2, 7))
+	require.NoError(t, c.CreateTopic(ctx, t1, 4, 1))
+	require.NoError(t, c.CreateTopic(ctx, t2, 2, 1))
+
+	both := map[string]int{t1: 2, t2: 2}
+	b := startMember(t, c, group, idB, memberOpts{topics: both, strategy: StrategyRoundRobin})
+	a := startMember(t, c, group, idA, memberOpts{topics: map[string]int{t1: 1}, strategy: StrategyRoundRobin})
+	waitConverged(t, observer, group, both, StrategyRoundRobin, 2, b, a)
+
+	require.NoError(t, c.AddPartitions(ctx, t2, grown))
 	owners := waitConverged(t, observer, group, both, StrategyRoundRobin, 2, b, a)
-	require.Len(t, owners, 10)
+	require.Len(t, owners, 4+int(grown))
 }
 
 // TestConflictingClaimsDoNotPileUpWatches keeps a partition's owner node
