@@ -60,7 +60,7 @@ type Member struct {
 	cfg MemberConfig
 	log *slog.Logger
 
-	trigger chan struct{} // Rebalance requests, coalesced
+	trigger chan struct{}   // Rebalance requests, coalesced
 	fired   chan firedWatch // watches that fired
 	loopCtx context.Context
 	cancel  context.CancelFunc // ends Start and the loop; set once by NewMember
