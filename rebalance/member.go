@@ -447,6 +447,7 @@ func (m *Member) rebalanceOnce(ctx context.Context) error {
 			m.report(b)
 		}
 	}
+	m.reportMissingTopics(view.ctx)
 	m.watchTopics(ctx, m.topicsToWatch(view.ctx))
 	assignment, err := m.cfg.Assignor.Assign(view.ctx)
 	if err != nil {
@@ -473,6 +474,28 @@ func (m *Member) rebalanceOnce(ctx context.Context) error {
 	m.gen = gen
 	m.mu.Unlock()
 	return nil
+}
+
+// ErrTopicMissing is reported (MemberConfig.OnError) when a topic of a
+// static subscription does not exist, or no longer does: the member
+// consumes nothing of it until it is created again.
+var ErrTopicMissing = errors.New("rebalance: subscribed topic does not exist")
+
+// reportMissingTopics reports each static topic that is missing, once per
+// disappearance.
+func (m *Member) reportMissingTopics(ctx AssignmentContext) {
+	for t := range m.cfg.Subscription.Topics {
+		key := "missing topic " + t
+		if _, ok := ctx.PartitionsForTopic[t]; ok {
+			delete(m.reported, key)
+			continue
+		}
+		if !m.reported[key] {
+			m.reported[key] = true
+			m.log.Warn("subscribed topic does not exist; waiting for it", "topic", t)
+			m.report(fmt.Errorf("%w: %s (group %s)", ErrTopicMissing, t, m.cfg.Group))
+		}
+	}
 }
 
 // topicsToWatch returns the topics whose partition count this member

@@ -210,3 +210,52 @@ func TestDeletedRegistrationIsMadeAgain(t *testing.T) {
 	}), "the member did not register again")
 	waitConverged(t, observer, group, topics, StrategyRange, 1, m)
 }
+
+// TestDeletedTopicsAreReportedAndNotWatched: a static member reports a
+// subscribed topic that is deleted; a wildcard member stops watching the
+// topics it matched once they are deleted (it used to keep an exists-watch,
+// and its goroutine, per vanished topic).
+func TestDeletedTopicsAreReportedAndNotWatched(t *testing.T) {
+	c := testcluster.Shared(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	prefix := testcluster.UniqueName("gone")
+	filter, err := NewTopicFilter(zkutil.PatternWhitelist, prefix+"-.*")
+	require.NoError(t, err)
+	group := testcluster.UniqueName("g-gone")
+	static := prefix + "-static"
+	require.NoError(t, c.CreateTopic(ctx, static, 1, 1))
+	sm := startMember(t, c, group+"-s", group+"-s_m", memberOpts{topics: map[string]int{static: 1}})
+	wm := startMember(t, c, group, group+"_w", memberOpts{filter: filter, streams: 1})
+	require.True(t, waitUntil(30*time.Second, func() bool { return len(wm.rec.snapshot()) == 1 }))
+	time.Sleep(time.Second)
+	before := runtime.NumGoroutine()
+
+	var topics []string
+	for i := range 8 {
+		topic := fmt.Sprintf("%s-%d", prefix, i)
+		require.NoError(t, c.CreateTopic(ctx, topic, 1, 1))
+		topics = append(topics, topic)
+	}
+	require.True(t, waitUntil(60*time.Second, func() bool { return len(wm.rec.snapshot()) == 9 }), "the wildcard member picks up the new topics")
+	for _, topic := range append(topics, static) {
+		require.NoError(t, c.DeleteTopic(ctx, topic))
+	}
+	require.True(t, waitUntil(60*time.Second, func() bool { return len(wm.rec.snapshot()) == 0 }), "the wildcard member drops the deleted topics")
+	time.Sleep(2 * time.Second)
+	after := runtime.NumGoroutine()
+	require.Less(t, after-before, 4, "goroutines grew from %d to %d after 9 topics came and went", before, after)
+
+	require.True(t, waitUntil(30*time.Second, func() bool {
+		for {
+			select {
+			case err := <-sm.errs:
+				if errors.Is(err, ErrTopicMissing) {
+					return true
+				}
+			default:
+				return false
+			}
+		}
+	}), "the deleted topic of the static member was not reported")
+}

@@ -2,13 +2,42 @@ package stream
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // BenchmarkIterator measures messages per second from Enqueue to Next: one
 // fetcher goroutine enqueues chunks of 1000 messages of 100 bytes, the
 // benchmark goroutine takes them one by one. One op is one message.
+//
+// fence=lease runs it with a Fence that does what the connector's session
+// fence does per message (zkutil's lease check: an atomic load and a read
+// of the monotonic clock), to show the cost of fencing on the hot path.
 func BenchmarkIterator(b *testing.B) {
+	b.Run("fence=none", func(b *testing.B) { benchmarkIterator(b, nil) })
+	b.Run("fence=lease", func(b *testing.B) { benchmarkIterator(b, newClockFence()) })
+}
+
+// clockFence holds until a deadline on the monotonic clock, as zkutil's
+// lease does.
+type clockFence struct {
+	base  time.Time
+	until atomic.Pointer[time.Duration]
+	ch    chan struct{}
+}
+
+func newClockFence() *clockFence {
+	f := &clockFence{base: time.Now(), ch: make(chan struct{})}
+	d := time.Hour
+	f.until.Store(&d)
+	return f
+}
+
+func (f *clockFence) Held() bool               { return time.Since(f.base) < *f.until.Load() }
+func (f *clockFence) Changed() <-chan struct{} { return f.ch }
+
+func benchmarkIterator(b *testing.B, fence Fence) {
 	const chunkSize = 1000
 	const slots = 8 // chunk buffers recycled between the two goroutines
 
@@ -17,6 +46,9 @@ func BenchmarkIterator(b *testing.B) {
 		b.Fatal(err)
 	}
 	pti := NewPartitionTopicInfo("bench", 0, s.Queue(), 0, 0, 1<<20)
+	if fence != nil {
+		pti.SetFence(fence)
+	}
 	value := make([]byte, 100)
 
 	free := make(chan []*Message, slots)

@@ -157,3 +157,16 @@ func FuzzWireTracker(f *testing.F) {
 		_ = l.held(7)
 	})
 }
+
+// BenchmarkLeaseHeld is the check the connector's fence makes before every
+// message.
+func BenchmarkLeaseHeld(b *testing.B) {
+	l := newLease()
+	l.renew(7, time.Now().Add(time.Hour), 6*time.Second, true)
+	b.ReportAllocs()
+	for b.Loop() {
+		if !l.held(7) {
+			b.Fatal("lease not held")
+		}
+	}
+}
