@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
@@ -41,25 +42,37 @@ func sortedPartitions(owned map[zkutil.TopicPartition]zkutil.ConsumerThreadID) [
 // create whose reply was lost). On the first conflict every node created
 // by this call is deleted again and a *ConflictError is returned. Every
 // write is bound to session: none is applied by a later session.
-func claim(ctx context.Context, zk ZooKeeper, session int64, group string, mine map[zkutil.TopicPartition]zkutil.ConsumerThreadID) error {
-	ctx = zkutil.InSession(ctx, session)
+//
+// ctx ending stops the claim between two creates, never during one: a
+// create abandoned while in flight could land after the rollback and leave
+// an owner node nobody releases. Each operation is bounded by opTimeout.
+func claim(ctx context.Context, zk ZooKeeper, session int64, group string, mine map[zkutil.TopicPartition]zkutil.ConsumerThreadID, opTimeout time.Duration) error {
+	opCtx, cancel := context.WithTimeout(zkutil.InSession(context.WithoutCancel(ctx), session), opTimeout)
+	defer cancel()
 	created := map[zkutil.TopicPartition]zkutil.ConsumerThreadID{}
 	rollback := func() {
-		_ = release(context.WithoutCancel(ctx), zk, session, group, created)
+		_ = release(opCtx, zk, session, group, created)
 	}
 	for _, tp := range sortedPartitions(mine) {
+		if err := ctx.Err(); err != nil {
+			rollback()
+			return fmt.Errorf("rebalance: claim: %w", err)
+		}
 		path := zkutil.OwnerPath(group, tp.Topic, tp.Partition)
 		want := mine[tp].String()
-		err := zk.CreateEphemeral(ctx, path, []byte(want))
+		err := zk.CreateEphemeral(opCtx, path, []byte(want))
 		if err == nil {
 			created[tp] = mine[tp]
 			continue
 		}
 		if !errors.Is(err, zkutil.ErrNodeExists) {
+			// The create may have been applied before it failed
+			// (a timeout): release checks owner and value first.
+			created[tp] = mine[tp]
 			rollback()
 			return fmt.Errorf("rebalance: claim %s: %w", path, err)
 		}
-		data, stat, gerr := zk.Get(ctx, path)
+		data, stat, gerr := zk.Get(opCtx, path)
 		if gerr == nil && string(data) == want && stat.EphemeralOwner == session {
 			created[tp] = mine[tp]
 			continue // ours already

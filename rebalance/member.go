@@ -229,15 +229,28 @@ func (m *Member) Close(ctx context.Context) error {
 		defer cancel()
 		err = m.endGeneration(ctx, ErrMemberClosed)
 		err = errors.Join(err, m.releaseStale(ctx))
-		if m.registered != 0 && m.registered == m.zk.ID() {
-			path := zkutil.ConsumerIDPath(m.cfg.Group, m.cfg.ConsumerID)
-			derr := m.zk.Delete(zkutil.InSession(ctx, m.registered), path, -1)
-			if derr != nil && !errors.Is(derr, zkutil.ErrNoNode) && !errors.Is(derr, zkutil.ErrSessionExpired) {
-				err = errors.Join(err, fmt.Errorf("rebalance: delete registration %s: %w", path, derr))
-			}
-		}
+		err = errors.Join(err, m.deregister(ctx))
 	})
 	return err
+}
+
+// deregister deletes the registration node if the current session holds
+// it, also one whose create was still in flight when Start gave up.
+func (m *Member) deregister(ctx context.Context) error {
+	session := m.zk.ID()
+	if session == 0 {
+		return nil // no session: its ephemeral nodes are gone with it
+	}
+	ctx = zkutil.InSession(ctx, session)
+	path := zkutil.ConsumerIDPath(m.cfg.Group, m.cfg.ConsumerID)
+	ok, stat, err := m.zk.Exists(ctx, path)
+	if err == nil && ok && stat.EphemeralOwner == session {
+		err = m.zk.Delete(ctx, path, stat.Version)
+	}
+	if err != nil && !errors.Is(err, zkutil.ErrNoNode) && !errors.Is(err, zkutil.ErrSessionExpired) {
+		return fmt.Errorf("rebalance: delete registration %s: %w", path, err)
+	}
+	return nil
 }
 
 // InHandler reports whether the calling goroutine is the one running the
@@ -458,7 +471,7 @@ func (m *Member) rebalanceOnce(ctx context.Context) error {
 		mine = map[zkutil.TopicPartition]zkutil.ConsumerThreadID{}
 	}
 	session := m.registered
-	if err := claim(ctx, m.zk, session, m.cfg.Group, mine); err != nil {
+	if err := claim(ctx, m.zk, session, m.cfg.Group, mine, m.handOverTimeout()); err != nil {
 		return err
 	}
 	m.genCount++

@@ -54,7 +54,11 @@ func (m *Member) register(ctx context.Context) error {
 	wait := m.cfg.SessionTimeout + m.cfg.Backoff
 	deadline := time.Now().Add(wait)
 	for {
-		err := m.zk.CreateEphemeral(ctx, path, data)
+		// The create itself is not abandoned when ctx ends: it could land
+		// after Close had looked for the node, and outlive the member.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.handOverTimeout())
+		err := m.zk.CreateEphemeral(cctx, path, data)
+		cancel()
 		if err == nil {
 			m.registered = session
 			m.log.Info("registered", "path", path, "registration", string(data))
