@@ -24,7 +24,10 @@ import (
 //     RE2 reads them as literal characters. Refused.
 //   - a{,3}: Java refuses it, RE2 reads it as the literal "a{,3}"; any other
 //     '{' that does not start a valid {n}, {n,} or {n,m} is a Java error too.
-//     Refused. Counts above 1000 exceed RE2's limit: refused.
+//     Refused. Counts above 1000 exceed RE2's limit: refused. A count with
+//     nothing to repeat ("{2}" at the start) repeats an empty match in Java
+//     and is an error in RE2: refused. (Kafka's munging turns the comma of
+//     {n,m} into '|', so through a whitelist only {n} is usable anyway.)
 //   - Possessive quantifiers (a*+), atomic groups (?>...), look-around,
 //     back-references (\1, \k<name>): RE2 has none. Refused. Lazy
 //     quantifiers (a*?) cannot change what String.matches accepts: kept.

@@ -112,7 +112,7 @@ func (p *javaParser) readEscape(inClass bool) (escaped, error) {
 	case 'G':
 		return escaped{}, p.fail(pos, name, "Go's regexp has no end-of-previous-match anchor")
 	case 'h', 'H', 'v', 'V':
-		return escaped{}, p.fail(pos, name, "Java 7 does not have it (\\v is a vertical tab there) and Go's regexp does not either")
+		return escaped{}, p.fail(pos, name, "its meaning depends on the Java version (Java 8 added \\h and \\H and made \\v vertical whitespace, a vertical tab before), and Go's regexp has no \\h and reads \\v as a vertical tab")
 	case 'R':
 		return escaped{}, p.fail(pos, `linebreak "\R"`, "its backtracking differs between Java versions and Go's regexp does not have it")
 	case 'X':
