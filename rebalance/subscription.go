@@ -111,7 +111,8 @@ func subscriptionFromRegistration(r zkutil.Registration) (Subscription, error) {
 // consumerID. A wildcard subscription gets the same Streams thread ids for
 // every topic in allTopics it admits. A stream count outside
 // 1..zkutil.MaxStreams, which Validate refuses, gives no thread ids, so that
-// ThreadIDs never panics nor allocates beyond the limits.
+// ThreadIDs never panics and never allocates more than zkutil.MaxStreams
+// ids per topic; the group view bounds the total before calling it.
 func (s Subscription) ThreadIDs(consumerID string, allTopics []string, excludeInternal bool) map[string][]zkutil.ConsumerThreadID {
 	out := map[string][]zkutil.ConsumerThreadID{}
 	add := func(topic string, n int) {
