@@ -65,7 +65,7 @@ func (h *handler) Assign(ctx context.Context, gen *rebalance.Generation) error {
 	for tp := range gen.Owned {
 		tps = append(tps, tp)
 	}
-	offsets, err := c.offsets.Fetch(ctx, tps)
+	offsets, unreadable, err := c.offsets.Fetch(ctx, tps)
 	if err != nil {
 		return err
 	}
@@ -76,11 +76,16 @@ func (h *handler) Assign(ctx context.Context, gen *rebalance.Generation) error {
 		if s == nil {
 			return fmt.Errorf("connector: no stream for thread %s of topic %s", th, tp.Topic)
 		}
-		off := offsets[tp]
+		off, ok := offsets[tp]
+		if !ok {
+			off = zkutil.NoOffset // unreadable: held, never fetched or committed from a guess
+		}
 		info := stream.NewPartitionTopicInfo(tp.Topic, tp.Partition, s.Queue(), off, off, c.cfg.FetchMessageMaxBytes)
 		info.SetFence(sessionFence{c.session, gen.SessionID})
 		infos[tp] = info
-		list = append(list, info)
+		if _, held := unreadable[tp]; !held {
+			list = append(list, info)
+		}
 	}
 	c.commitMu.Lock()
 	for tp, off := range offsets {
@@ -105,6 +110,7 @@ func (h *handler) Assign(ctx context.Context, gen *rebalance.Generation) error {
 	if err := c.fetcher.StartConnections(gen.Context(), list); err != nil {
 		return err
 	}
+	c.holdUnreadable(gen, infos, unreadable)
 	c.log.Info("started generation", "generation", gen.ID, "partitions", len(list))
 	return nil
 }

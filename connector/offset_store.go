@@ -13,8 +13,11 @@ import (
 // consume) of one group.
 type offsetStore interface {
 	// Fetch returns the committed offset of each partition, zkutil.NoOffset
-	// where there is none.
-	Fetch(ctx context.Context, tps []zkutil.TopicPartition) (map[zkutil.TopicPartition]int64, error)
+	// where there is none. Partitions whose committed offset cannot be
+	// read (garbage in their ZooKeeper node, an error Kafka reports for
+	// them alone) are left out of offsets and returned in unreadable with
+	// the reason, so that the others can start; err fails the whole fetch.
+	Fetch(ctx context.Context, tps []zkutil.TopicPartition) (offsets map[zkutil.TopicPartition]int64, unreadable map[zkutil.TopicPartition]error, err error)
 	// Commit writes offsets; with an error, some may have been written.
 	Commit(ctx context.Context, offsets map[zkutil.TopicPartition]int64) error
 	Close() error
@@ -34,8 +37,9 @@ type zkOffsetStore struct {
 	group string
 }
 
-func (s *zkOffsetStore) Fetch(ctx context.Context, tps []zkutil.TopicPartition) (map[zkutil.TopicPartition]int64, error) {
+func (s *zkOffsetStore) Fetch(ctx context.Context, tps []zkutil.TopicPartition) (map[zkutil.TopicPartition]int64, map[zkutil.TopicPartition]error, error) {
 	out := make(map[zkutil.TopicPartition]int64, len(tps))
+	var unreadable map[zkutil.TopicPartition]error
 	for _, tp := range tps {
 		path := zkutil.OffsetPath(s.group, tp.Topic, tp.Partition)
 		data, _, err := s.zk.Get(ctx, path)
@@ -43,16 +47,26 @@ func (s *zkOffsetStore) Fetch(ctx context.Context, tps []zkutil.TopicPartition) 
 		case errors.Is(err, zkutil.ErrNoNode):
 			out[tp] = zkutil.NoOffset
 		case err != nil:
-			return nil, fmt.Errorf("connector: read offset %s: %w", path, err)
+			return nil, nil, fmt.Errorf("connector: read offset %s: %w", path, err)
 		default:
 			off, err := zkutil.DecodeOffset(path, data)
 			if err != nil {
-				return nil, err
+				unreadable = addUnreadable(unreadable, tp, err)
+				continue
 			}
 			out[tp] = off
 		}
 	}
-	return out, nil
+	return out, unreadable, nil
+}
+
+// addUnreadable records err for tp, allocating the map on first use.
+func addUnreadable(m map[zkutil.TopicPartition]error, tp zkutil.TopicPartition, err error) map[zkutil.TopicPartition]error {
+	if m == nil {
+		m = map[zkutil.TopicPartition]error{}
+	}
+	m[tp] = err
+	return m
 }
 
 func (s *zkOffsetStore) Commit(ctx context.Context, offsets map[zkutil.TopicPartition]int64) error {
@@ -70,26 +84,37 @@ func (s *zkOffsetStore) Close() error { return nil }
 
 // dualOffsetStore is dual.commit.enabled: commits go to Kafka, then to
 // ZooKeeper; a fetch returns the larger of the two, which is how a group
-// moves off ZooKeeper offsets without rewinding.
+// moves off ZooKeeper offsets without rewinding. A partition unreadable in
+// either store is unreadable: the larger of the two is unknown.
 type dualOffsetStore struct {
 	kafka, zk offsetStore
 }
 
-func (s *dualOffsetStore) Fetch(ctx context.Context, tps []zkutil.TopicPartition) (map[zkutil.TopicPartition]int64, error) {
-	k, err := s.kafka.Fetch(ctx, tps)
+func (s *dualOffsetStore) Fetch(ctx context.Context, tps []zkutil.TopicPartition) (map[zkutil.TopicPartition]int64, map[zkutil.TopicPartition]error, error) {
+	k, kBad, err := s.kafka.Fetch(ctx, tps)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	z, err := s.zk.Fetch(ctx, tps)
+	z, zBad, err := s.zk.Fetch(ctx, tps)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for tp, off := range z {
-		if off > k[tp] {
+		if kOff, ok := k[tp]; ok && off > kOff {
 			k[tp] = off
 		}
 	}
-	return k, nil
+	unreadable := kBad
+	for tp, err := range zBad {
+		if prev, ok := unreadable[tp]; ok {
+			err = errors.Join(prev, err)
+		}
+		unreadable = addUnreadable(unreadable, tp, err)
+	}
+	for tp := range unreadable {
+		delete(k, tp)
+	}
+	return k, unreadable, nil
 }
 
 func (s *dualOffsetStore) Commit(ctx context.Context, offsets map[zkutil.TopicPartition]int64) error {

@@ -69,9 +69,7 @@ func (s *kafkaOffsetStore) retry(ctx context.Context, op func(*sarama.Broker) er
 			}
 		}
 		var kerr sarama.KError
-		if errors.As(err, &kerr) && kerr != sarama.ErrNotCoordinatorForConsumer &&
-			kerr != sarama.ErrConsumerCoordinatorNotAvailable && kerr != sarama.ErrOffsetsLoadInProgress &&
-			kerr != sarama.ErrRequestTimedOut {
+		if errors.As(err, &kerr) && !coordinatorError(kerr) {
 			return err
 		}
 		s.refresh()
@@ -79,12 +77,15 @@ func (s *kafkaOffsetStore) retry(ctx context.Context, op func(*sarama.Broker) er
 	return err
 }
 
-func (s *kafkaOffsetStore) Fetch(ctx context.Context, tps []zkutil.TopicPartition) (map[zkutil.TopicPartition]int64, error) {
+func (s *kafkaOffsetStore) Fetch(ctx context.Context, tps []zkutil.TopicPartition) (map[zkutil.TopicPartition]int64, map[zkutil.TopicPartition]error, error) {
 	out := make(map[zkutil.TopicPartition]int64, len(tps))
+	var unreadable map[zkutil.TopicPartition]error
 	if len(tps) == 0 {
-		return out, nil
+		return out, nil, nil
 	}
 	err := s.retry(ctx, func(b *sarama.Broker) error {
+		clear(out)
+		unreadable = nil
 		req := &sarama.OffsetFetchRequest{Version: 1, ConsumerGroup: s.group}
 		for _, tp := range tps {
 			req.AddPartition(tp.Topic, tp.Partition)
@@ -98,21 +99,36 @@ func (s *kafkaOffsetStore) Fetch(ctx context.Context, tps []zkutil.TopicPartitio
 		}
 		for _, tp := range tps {
 			blk := resp.GetBlock(tp.Topic, tp.Partition)
-			if blk == nil {
+			switch {
+			case blk == nil:
 				out[tp] = zkutil.NoOffset
-				continue
-			}
-			if blk.Err != sarama.ErrNoError {
+			case blk.Err == sarama.ErrNoError:
+				out[tp] = blk.Offset // -1 when the group has none
+			case coordinatorError(blk.Err):
+				// Version 1 reports coordinator errors per partition;
+				// they concern the whole request, which is retried.
 				return blk.Err
+			default:
+				unreadable = addUnreadable(unreadable, tp, fmt.Errorf("connector: committed offset of %s in Kafka (group %s): %w", tp, s.group, blk.Err))
 			}
-			out[tp] = blk.Offset // -1 when the group has none
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("connector: fetch offsets of %s from Kafka: %w", s.group, err)
+		return nil, nil, fmt.Errorf("connector: fetch offsets of %s from Kafka: %w", s.group, err)
 	}
-	return out, nil
+	return out, unreadable, nil
+}
+
+// coordinatorError reports the errors after which a request is retried,
+// with the coordinator looked up again.
+func coordinatorError(kerr sarama.KError) bool {
+	switch kerr {
+	case sarama.ErrNotCoordinatorForConsumer, sarama.ErrConsumerCoordinatorNotAvailable,
+		sarama.ErrOffsetsLoadInProgress, sarama.ErrRequestTimedOut:
+		return true
+	}
+	return false
 }
 
 func (s *kafkaOffsetStore) Commit(ctx context.Context, offsets map[zkutil.TopicPartition]int64) error {

@@ -11,8 +11,10 @@ import (
 )
 
 // TopicFilter selects topics by regex for CreateMessageStreamsByFilter:
-// Kafka's Whitelist and Blacklist. The regex must match a whole topic name
-// (Java's String.matches); commas count as '|', as in Kafka.
+// Kafka's Whitelist and Blacklist. The regex is a java.util.regex pattern,
+// munged as Kafka munges it (commas become '|', spaces and surrounding
+// quotes are removed), and must match a whole topic name (Java's
+// String.matches).
 type TopicFilter struct {
 	pattern string
 	regex   string
@@ -59,8 +61,10 @@ func (c *ConsumerConnector) CreateMessageStreams(ctx context.Context, topicCount
 // CreateMessageStreamsByFilter joins the group with a wildcard
 // subscription: numStreams streams shared by every topic filter admits, now
 // or created later. With exclude.internal.topics, Kafka's internal topics
-// are never admitted. Patterns that Go's regexp engine cannot express with
-// Java's meaning (look-around, back-references) are refused.
+// are never admitted. A pattern that Java's Pattern would refuse, or whose
+// meaning Go's regexp cannot reproduce (class intersection, possessive
+// quantifiers, look-around, back-references, Unicode properties, ...), is
+// refused with a *rebalance.RegexError that names the construct.
 func (c *ConsumerConnector) CreateMessageStreamsByFilter(ctx context.Context, filter TopicFilter, numStreams int) ([]*stream.KafkaStream, error) {
 	f, err := rebalance.NewTopicFilter(filter.pattern, filter.regex)
 	if err != nil {

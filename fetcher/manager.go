@@ -106,7 +106,7 @@ func (m *ConsumerFetcherManager) StartConnections(ctx context.Context, infos []*
 }
 
 // StopConnections stops the leader finder, then every fetcher, and waits
-// for them. A fetcher blocked on a full queue is interrupted; the chunk it
+// for them and for the goroutines started by Attach. A fetcher blocked on a full queue is interrupted; the chunk it
 // was putting is dropped and will be fetched again.
 //
 // It returns each partition's next fetch offset (PartitionTopicInfo's
@@ -168,8 +168,10 @@ type run struct {
 	finderFailing   bool // its last round failed
 	leaderlessParts map[zkutil.TopicPartition]*leaderlessState
 
+	tasks sync.WaitGroup // goroutines started by Attach
+
 	mu         sync.Mutex
-	partitions map[zkutil.TopicPartition]*stream.PartitionTopicInfo // read-only after newRun
+	partitions map[zkutil.TopicPartition]*stream.PartitionTopicInfo // grows with AddPartitions
 	noLeader   map[zkutil.TopicPartition]struct{}
 	fetchers   map[fetcherKey]*fetcher
 }
@@ -207,6 +209,9 @@ func (r *run) stop() map[zkutil.TopicPartition]int64 {
 	for _, f := range fetchers {
 		f.stop()
 	}
+	r.tasks.Wait()
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	offsets := make(map[zkutil.TopicPartition]int64, len(r.partitions))
 	for tp, pti := range r.partitions {
 		offsets[tp] = pti.FetchedOffset()

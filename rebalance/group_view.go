@@ -1,6 +1,7 @@
 package rebalance
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -69,6 +70,16 @@ func readGroup(ctx context.Context, zk ZooKeeper, group, consumerID string, mine
 		slices.Sort(allTopics)
 	}
 
+	for _, m := range overBudget(subs, allTopics, excludeInternal) {
+		id, n := m.id, m.threads
+		if id == consumerID {
+			return v, fmt.Errorf("rebalance: our own subscription expands into %d thread ids, more than the group limit of %d", n, zkutil.MaxThreads)
+		}
+		delete(subs, id)
+		v.broken = append(v.broken, fmt.Errorf("rebalance: member %s left out: its subscription expands into %d thread ids, which would take the group over the limit of %d",
+			zkutil.ConsumerIDPath(group, id), n, zkutil.MaxThreads))
+	}
+
 	v.ctx = AssignmentContext{
 		ConsumerID:         consumerID,
 		ConsumersForTopic:  map[string][]zkutil.ConsumerThreadID{},
@@ -101,4 +112,44 @@ func readGroup(ctx context.Context, zk ZooKeeper, group, consumerID string, mine
 		v.ctx.PartitionsForTopic[t] = zkutil.SortedPartitions(parts)
 	}
 	return v, nil
+}
+
+// overBudget returns the members to leave out so that the thread ids of the
+// whole group (every member's streams, wildcards expanded over allTopics)
+// stay within zkutil.MaxThreads: the largest first, ties broken by id, so
+// that every member reading the same group leaves out the same ones and a
+// single absurd registration cannot push well-behaved members out. It
+// counts without allocating thread ids.
+func overBudget(subs map[string]Subscription, allTopics []string, excludeInternal bool) []memberThreads {
+	members := make([]memberThreads, 0, len(subs))
+	var total int64
+	for id, s := range subs {
+		n := s.threadCount(allTopics, excludeInternal)
+		members = append(members, memberThreads{id, n})
+		total += n
+	}
+	if total <= zkutil.MaxThreads {
+		return nil
+	}
+	slices.SortFunc(members, func(a, b memberThreads) int {
+		if c := cmp.Compare(b.threads, a.threads); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.id, b.id)
+	})
+	var out []memberThreads
+	for _, m := range members {
+		if total <= zkutil.MaxThreads {
+			break
+		}
+		out = append(out, m)
+		total -= m.threads
+	}
+	return out
+}
+
+// memberThreads is a member and the number of thread ids it expands into.
+type memberThreads struct {
+	id      string
+	threads int64
 }

@@ -34,7 +34,10 @@ func WildcardSubscription(filter *TopicFilter, streams int) Subscription {
 	return Subscription{Filter: filter, Streams: streams}
 }
 
-// Validate reports a subscription no Kafka member could read.
+// Validate reports a subscription no Kafka member could read, or one whose
+// size every member of the group would have to refuse: more than
+// zkutil.MaxStreams streams for a topic or the wildcard, more than
+// zkutil.MaxTopics topics or more than zkutil.MaxThreads streams in all.
 func (s Subscription) Validate() error {
 	if s.Filter != nil {
 		if len(s.Topics) > 0 {
@@ -43,18 +46,33 @@ func (s Subscription) Validate() error {
 		if s.Streams < 1 {
 			return fmt.Errorf("rebalance: wildcard subscription with %d streams: need at least 1", s.Streams)
 		}
+		if s.Streams > zkutil.MaxStreams {
+			return fmt.Errorf("rebalance: wildcard subscription with %d streams: at most %d are allowed", s.Streams, zkutil.MaxStreams)
+		}
 		return nil
 	}
 	if len(s.Topics) == 0 {
 		return errors.New("rebalance: subscription without topics")
 	}
-	for t, n := range s.Topics {
+	if len(s.Topics) > zkutil.MaxTopics {
+		return fmt.Errorf("rebalance: subscription with %d topics: at most %d are allowed", len(s.Topics), zkutil.MaxTopics)
+	}
+	var total int64
+	for _, t := range slices.Sorted(maps.Keys(s.Topics)) {
+		n := s.Topics[t]
 		if t == "" {
 			return errors.New("rebalance: subscription with an empty topic name")
 		}
 		if n < 1 {
 			return fmt.Errorf("rebalance: topic %q with %d streams: need at least 1", t, n)
 		}
+		if n > zkutil.MaxStreams {
+			return fmt.Errorf("rebalance: topic %q with %d streams: at most %d are allowed", t, n, zkutil.MaxStreams)
+		}
+		total += int64(n)
+	}
+	if total > zkutil.MaxThreads {
+		return fmt.Errorf("rebalance: subscription with %d streams in all: at most %d are allowed", total, zkutil.MaxThreads)
 	}
 	return nil
 }
@@ -91,10 +109,16 @@ func subscriptionFromRegistration(r zkutil.Registration) (Subscription, error) {
 
 // ThreadIDs expands the subscription into thread ids per topic for member
 // consumerID. A wildcard subscription gets the same Streams thread ids for
-// every topic in allTopics it admits.
+// every topic in allTopics it admits. A stream count outside
+// 1..zkutil.MaxStreams, which Validate refuses, gives no thread ids, so that
+// ThreadIDs never panics and never allocates more than zkutil.MaxStreams
+// ids per topic; the group view bounds the total before calling it.
 func (s Subscription) ThreadIDs(consumerID string, allTopics []string, excludeInternal bool) map[string][]zkutil.ConsumerThreadID {
 	out := map[string][]zkutil.ConsumerThreadID{}
 	add := func(topic string, n int) {
+		if n < 1 || n > zkutil.MaxStreams {
+			return
+		}
 		ids := make([]zkutil.ConsumerThreadID, n)
 		for i := range ids {
 			ids[i] = zkutil.ConsumerThreadID{ConsumerID: consumerID, Thread: i}
@@ -113,4 +137,28 @@ func (s Subscription) ThreadIDs(consumerID string, allTopics []string, excludeIn
 		add(t, s.Topics[t])
 	}
 	return out
+}
+
+// threadCount is the number of thread ids ThreadIDs would return, computed
+// without allocating them.
+func (s Subscription) threadCount(allTopics []string, excludeInternal bool) int64 {
+	valid := func(n int) int64 {
+		if n < 1 || n > zkutil.MaxStreams {
+			return 0
+		}
+		return int64(n)
+	}
+	var total int64
+	if s.Filter != nil {
+		for _, t := range allTopics {
+			if s.Filter.Allows(t, excludeInternal) {
+				total += valid(s.Streams)
+			}
+		}
+		return total
+	}
+	for _, n := range s.Topics {
+		total += valid(n)
+	}
+	return total
 }

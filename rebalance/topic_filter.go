@@ -3,7 +3,6 @@ package rebalance
 import (
 	"fmt"
 	"regexp"
-	"regexp/syntax"
 
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
@@ -24,9 +23,14 @@ type TopicFilter struct {
 	re    *regexp.Regexp
 }
 
-// NewTopicFilter compiles a whitelist or blacklist. Patterns that Go's RE2
-// engine cannot express with Java's meaning (look-around, back-references,
-// possessive quantifiers) are rejected with an error, never approximated.
+// NewTopicFilter compiles a whitelist or blacklist. raw is munged as Kafka
+// munges it (',' becomes '|', spaces and surrounding quotes go; see
+// zkutil.NormalizeTopicFilter), then read as a java.util.regex.Pattern and
+// translated to Go's regexp with the same meaning. A pattern Java would
+// reject, or whose meaning Go cannot reproduce (class intersection, {,n},
+// possessive quantifiers, look-around, back-references, Unicode properties,
+// (?m), a '$' before more of the pattern, ...), is refused with a
+// *RegexError naming the construct, never approximated.
 func NewTopicFilter(pattern, raw string) (*TopicFilter, error) {
 	if pattern != zkutil.PatternWhitelist && pattern != zkutil.PatternBlacklist {
 		return nil, fmt.Errorf("rebalance: topic filter pattern %q: must be %s or %s", pattern, zkutil.PatternWhitelist, zkutil.PatternBlacklist)
@@ -35,14 +39,9 @@ func NewTopicFilter(pattern, raw string) (*TopicFilter, error) {
 	if regex == "" {
 		return nil, fmt.Errorf("rebalance: empty topic filter")
 	}
-	// Perl syntax is the closest to java.util.regex; anchoring the whole
-	// expression gives String.matches semantics.
-	if _, err := syntax.Parse(regex, syntax.Perl); err != nil {
-		return nil, fmt.Errorf("rebalance: topic filter %q cannot be used: %w (Java-only constructs such as look-around, back-references and possessive quantifiers are not supported)", regex, err)
-	}
-	re, err := regexp.Compile(`^(?:` + regex + `)$`)
+	re, err := compileJavaRegex(regex)
 	if err != nil {
-		return nil, fmt.Errorf("rebalance: topic filter %q cannot be used: %w", regex, err)
+		return nil, err
 	}
 	return &TopicFilter{Pattern: pattern, Regex: regex, re: re}, nil
 }

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,6 +26,31 @@ const (
 // registrationVersion is the only version Kafka ever wrote.
 const registrationVersion = 1
 
+// Limits on what one registration may ask for. Kafka only requires a stream
+// count from 1 to 2^31-1, but every member of a group expands every other
+// member's registration into one thread id per stream and topic, so a single
+// registration asking for 2^31 streams would make each member of the group
+// allocate tens of gigabytes. A stream beyond a topic's partition count never
+// gets a partition, and real subscriptions use a handful of streams
+// (MirrorMaker's num.streams is typically 1 to 32) on at most some hundreds
+// of listed topics, so these bounds sit orders of magnitude above anything
+// useful, while a rebalance at the limit stays within some hundreds of
+// megabytes (one thread id costs tens of bytes in the group view and a few
+// hundred in the roundrobin assignor).
+const (
+	// MaxStreams is the most streams a registration may ask for per topic,
+	// or for its wildcard: 65,536, far more than the partitions of any
+	// real topic.
+	MaxStreams = 1 << 16
+	// MaxTopics is the most topics a static registration may list.
+	MaxTopics = 1 << 16
+	// MaxThreads is the most streams a static registration may ask for in
+	// total, summed over its topics: 1,048,576. The rebalance applies the
+	// same bound to the thread ids of a whole group, wildcards expanded, so
+	// a registration above it could never be used anyway.
+	MaxThreads = 1 << 20
+)
+
 // Registration is the value of a member's /consumers/<group>/ids/<id> node:
 // what it subscribes to and with how many streams.
 type Registration struct {
@@ -34,7 +59,7 @@ type Registration struct {
 	Version int
 	// Subscription maps each topic (PatternStatic) or the single regex
 	// (PatternWhitelist, PatternBlacklist) to its number of streams, which
-	// is at least 1.
+	// is from 1 to MaxStreams.
 	Subscription map[string]int
 	// Pattern is PatternStatic, PatternWhitelist or PatternBlacklist.
 	Pattern string
@@ -56,8 +81,9 @@ type Registration struct {
 // Since one registration that Scala cannot use breaks the rebalance of the
 // whole group, EncodeRegistration refuses: an unknown or empty Pattern; an
 // empty Subscription; a wildcard with other than one entry; a stream count
-// outside 1..2^31-1; an empty or non-UTF-8 key; a Version other than 0 or 1
-// (0 is written as 1).
+// outside 1..MaxStreams; more than MaxTopics topics or MaxThreads streams in
+// all; an empty or non-UTF-8 key; a Version other than 0 or 1 (0 is written
+// as 1).
 func EncodeRegistration(r Registration) ([]byte, error) {
 	if r.Version != 0 && r.Version != registrationVersion {
 		return nil, fmt.Errorf("zkutil: registration version %d is not supported, Kafka writes %d", r.Version, registrationVersion)
@@ -74,16 +100,16 @@ func EncodeRegistration(r Registration) ([]byte, error) {
 	if len(r.Subscription) == 0 {
 		return nil, errors.New("zkutil: registration has an empty subscription")
 	}
+	if err := checkStreamCounts(r.Subscription); err != nil {
+		return nil, fmt.Errorf("zkutil: %w", err)
+	}
 	keys := make([]string, 0, len(r.Subscription))
-	for k, n := range r.Subscription {
+	for k := range r.Subscription {
 		if k == "" {
 			return nil, errors.New("zkutil: registration subscribes to an empty topic or regex")
 		}
 		if !utf8.ValidString(k) {
 			return nil, fmt.Errorf("zkutil: registration key %q is not valid UTF-8", k)
-		}
-		if n < 1 || n > math.MaxInt32 {
-			return nil, fmt.Errorf("zkutil: registration asks for %d streams of %q, want 1 to %d", n, k, math.MaxInt32)
 		}
 		keys = append(keys, k)
 	}
@@ -116,8 +142,12 @@ func EncodeRegistration(r Registration) ([]byte, error) {
 // "subscription" (an object) are required, and a pattern other than
 // white_list/black_list, or an empty subscription, means a static
 // subscription; Pattern is then PatternStatic. Every stream count must be an
-// integer from 1 to 2^31-1: Scala fails the whole group's rebalance on a 0,
-// and rejects fractions, strings and larger numbers. Where Scala would take
+// integer literal: Scala rejects fractions and strings, and fails the whole
+// group's rebalance on a 0. Unlike Scala, which takes up to 2^31-1,
+// DecodeRegistration also refuses a count above MaxStreams, more than
+// MaxTopics topics and more than MaxThreads streams in all, so that nobody
+// expands an absurd registration into billions of thread ids; the caller
+// skips it like any other unreadable registration. Where Scala would take
 // the first of several wildcard entries, DecodeRegistration returns an error,
 // since Scala's choice depends on map iteration order.
 func DecodeRegistration(path string, data []byte) (Registration, error) {
@@ -166,10 +196,10 @@ func decodeRegistration(data []byte) (Registration, error) {
 		if err != nil {
 			return Registration{}, fmt.Errorf("stream count of %q: %w", k, err)
 		}
-		if n < 1 {
-			return Registration{}, fmt.Errorf("stream count of %q is %d, want at least 1", k, n)
-		}
 		r.Subscription[k] = int(n)
+	}
+	if err := checkStreamCounts(r.Subscription); err != nil {
+		return Registration{}, err
 	}
 
 	r.Pattern = PatternStatic
@@ -180,6 +210,31 @@ func decodeRegistration(data []byte) (Registration, error) {
 		r.Pattern = pattern
 	}
 	return r, nil
+}
+
+// checkStreamCounts enforces 1..MaxStreams streams per entry, at most
+// MaxTopics entries and at most MaxThreads streams in all. The errors name
+// the offending entry (the first in key order, so that the same data always
+// gives the same error) and carry no "zkutil: " prefix.
+func checkStreamCounts(sub map[string]int) error {
+	if len(sub) > MaxTopics {
+		return fmt.Errorf("registration lists %d topics, more than the limit of %d", len(sub), MaxTopics)
+	}
+	var total int64
+	for _, k := range slices.Sorted(maps.Keys(sub)) {
+		n := sub[k]
+		if n < 1 {
+			return fmt.Errorf("stream count of %q is %d, want at least 1", k, n)
+		}
+		if n > MaxStreams {
+			return fmt.Errorf("stream count of %q is %d, more than the limit of %d", k, n, MaxStreams)
+		}
+		total += int64(n) // at most MaxTopics*MaxStreams = 2^32
+	}
+	if total > MaxThreads {
+		return fmt.Errorf("registration asks for %d streams in all, more than the limit of %d", total, MaxThreads)
+	}
+	return nil
 }
 
 // lenientTimestamp reads an epoch-millisecond timestamp written as a string

@@ -3,6 +3,7 @@ package zkutil
 import (
 	"encoding/json"
 	"math"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -44,8 +45,8 @@ func TestEncodeRegistration(t *testing.T) {
 		},
 		{
 			name: "max stream count",
-			r:    Registration{Subscription: map[string]int{"t": math.MaxInt32}, Pattern: PatternStatic, Timestamp: 1},
-			want: `{"version":1,"subscription":{"t":2147483647},"pattern":"static","timestamp":"1"}`,
+			r:    Registration{Subscription: map[string]int{"t": MaxStreams}, Pattern: PatternStatic, Timestamp: 1},
+			want: `{"version":1,"subscription":{"t":65536},"pattern":"static","timestamp":"1"}`,
 		},
 	}
 	for _, tt := range tests {
@@ -76,7 +77,12 @@ func TestEncodeRegistrationRejects(t *testing.T) {
 	}{
 		{"zero streams", Registration{Subscription: map[string]int{"orders": 0}, Pattern: PatternStatic}},
 		{"negative streams", Registration{Subscription: map[string]int{"orders": 1, "x": -1}, Pattern: PatternStatic}},
-		{"too many streams", Registration{Subscription: map[string]int{"orders": math.MaxInt32 + 1}, Pattern: PatternStatic}},
+		{"2^31 streams", Registration{Subscription: map[string]int{"orders": math.MaxInt32 + 1}, Pattern: PatternStatic}},
+		{"2^31-1 streams", Registration{Subscription: map[string]int{"orders": math.MaxInt32}, Pattern: PatternStatic}},
+		{"one stream above the limit", Registration{Subscription: map[string]int{"orders": MaxStreams + 1}, Pattern: PatternStatic}},
+		{"wildcard above the limit", Registration{Subscription: map[string]int{".*": MaxStreams + 1}, Pattern: PatternWhitelist}},
+		{"too many streams in all", Registration{Subscription: countedTopics(MaxThreads/MaxStreams+1, MaxStreams), Pattern: PatternStatic}},
+		{"too many topics", Registration{Subscription: countedTopics(MaxTopics+1, 1), Pattern: PatternStatic}},
 		{"nil subscription", Registration{Pattern: PatternStatic}},
 		{"empty subscription", Registration{Subscription: map[string]int{}, Pattern: PatternStatic}},
 		{"whitelist without regex", Registration{Subscription: map[string]int{}, Pattern: PatternWhitelist}},
@@ -188,6 +194,71 @@ func TestDecodeRegistration(t *testing.T) {
 	}
 }
 
+// countedTopics returns a subscription of n topics with streams streams
+// each.
+func countedTopics(n, streams int) map[string]int {
+	sub := make(map[string]int, n)
+	for i := range n {
+		sub["t"+strconv.Itoa(i)] = streams
+	}
+	return sub
+}
+
+// TestRegistrationLimits: the largest registrations within the limits
+// round-trip; the decoder refuses the smallest ones beyond them, among them
+// the 2^31-1 streams Scala would accept and every member would expand into
+// tens of gigabytes of thread ids.
+func TestRegistrationLimits(t *testing.T) {
+	for _, sub := range []map[string]int{
+		{"t": MaxStreams},
+		countedTopics(MaxThreads/MaxStreams, MaxStreams),
+		countedTopics(MaxTopics, 1),
+		countedTopics(MaxTopics, MaxThreads/MaxTopics),
+	} {
+		r := Registration{Version: 1, Subscription: sub, Pattern: PatternStatic, Timestamp: 1}
+		enc, err := EncodeRegistration(r)
+		require.NoError(t, err)
+		back, err := DecodeRegistration(regPath, enc)
+		require.NoError(t, err)
+		require.Equal(t, r, back)
+	}
+
+	tests := []struct {
+		name, data, want string
+	}{
+		{"2^31-1 streams", `{"version":1,"subscription":{"t":2147483647},"pattern":"static","timestamp":"1"}`,
+			`stream count of "t" is 2147483647, more than the limit of 65536`},
+		{"one above the stream limit", `{"pattern":"static","subscription":{"a":1,"t":65537}}`,
+			`stream count of "t" is 65537, more than the limit of 65536`},
+		{"wildcard above the stream limit", `{"pattern":"white_list","subscription":{".*":65537}}`,
+			`stream count of ".*" is 65537`},
+		{"first bad entry in key order", `{"pattern":"static","subscription":{"z":0,"b":70000,"a":1}}`,
+			`stream count of "b" is 70000`},
+		{"negative first in key order", `{"pattern":"static","subscription":{"z":70000,"b":-3}}`,
+			`stream count of "b" is -3, want at least 1`},
+		{"too many streams in all", string(mustJSON(t, countedTopics(MaxThreads/MaxStreams+1, MaxStreams))),
+			`registration asks for 1114112 streams in all, more than the limit of 1048576`},
+		{"too many topics", string(mustJSON(t, countedTopics(MaxTopics+1, 1))),
+			`registration lists 65537 topics, more than the limit of 65536`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := DecodeRegistration(regPath, []byte(tt.data))
+			requireDecodeError(t, err, regPath)
+			require.ErrorContains(t, err, tt.want)
+			require.Equal(t, Registration{}, got)
+		})
+	}
+}
+
+// mustJSON returns a static registration of sub.
+func mustJSON(t *testing.T, sub map[string]int) []byte {
+	t.Helper()
+	b, err := json.Marshal(map[string]any{"version": 1, "pattern": "static", "subscription": sub})
+	require.NoError(t, err)
+	return b
+}
+
 func TestDecodeRegistrationRejects(t *testing.T) {
 	tests := []struct{ name, data string }{
 		{"nil", ""},
@@ -269,6 +340,8 @@ func FuzzDecodeRegistration(f *testing.F) {
 		`{"pattern":"static","subscription":{"t":0}}`,
 		`{"pattern":"static","subscription":{"t":1.0}}`,
 		`{"pattern":"static","subscription":{"t":"1"}}`,
+		`{"version":1,"subscription":{"t":2147483647},"pattern":"static","timestamp":"1"}`,
+		`{"pattern":"static","subscription":{"a":65536,"b":65536,"c":-1}}`,
 		`{"pattern":null,"subscription":null}`,
 		"{\"pattern\":\"static\",\"subscription\":{\"\xff\":1}}",
 		`null`, `[]`, `{`, ``,
@@ -287,11 +360,15 @@ func FuzzDecodeRegistration(f *testing.F) {
 			require.Len(t, r.Subscription, 1)
 		}
 		emptyKey := false
+		total := 0
+		require.LessOrEqual(t, len(r.Subscription), MaxTopics)
 		for k, n := range r.Subscription {
 			require.GreaterOrEqual(t, n, 1)
-			require.LessOrEqual(t, n, math.MaxInt32)
+			require.LessOrEqual(t, n, MaxStreams)
+			total += n
 			emptyKey = emptyKey || k == ""
 		}
+		require.LessOrEqual(t, total, MaxThreads, "nobody may expand more thread ids than MaxThreads")
 
 		r.Version = 1
 		enc, err := EncodeRegistration(r)
