@@ -42,6 +42,16 @@ func produceWhile(t *testing.T, c *testcluster.Cluster, topic string, first, n i
 	return out
 }
 
+// throughProxy points cfg at ZooKeeper through a proxy the test can cut.
+func throughProxy(t *testing.T, c *testcluster.Cluster, cfg Config) (Config, *testcluster.Proxy) {
+	t.Helper()
+	proxy, err := testcluster.NewProxy(c.ZKServer())
+	require.NoError(t, err)
+	t.Cleanup(func() { proxy.Close() })
+	cfg.ZookeeperConnect = proxy.Addr() + c.Chroot()
+	return cfg, proxy
+}
+
 // TestCutOffMemberPausesDeliveryAndKeepsItsSession cuts a member off
 // ZooKeeper (traffic blackholed) for longer than its lease but shorter
 // than its session. While the lease has lapsed it hands out nothing, even
@@ -53,11 +63,7 @@ func TestCutOffMemberPausesDeliveryAndKeepsItsSession(t *testing.T) {
 	c := testcluster.Shared(t)
 	topic := newTopic(t, c, 2, 100)
 	group := testcluster.UniqueName("g-cut")
-	proxy, err := testcluster.NewProxy(c.ZKServer())
-	require.NoError(t, err)
-	t.Cleanup(func() { proxy.Close() })
-	cfg := testConfig(c, group)
-	cfg.ZookeeperConnect = proxy.Addr() + c.Chroot()
+	cfg, proxy := throughProxy(t, c, testConfig(c, group))
 	cfg.ZookeeperSessionTimeout = 12 * time.Second
 	conn := newConnector(t, cfg)
 	ctx := testCtx(t, 3*time.Minute)
@@ -162,11 +168,7 @@ func TestShutdownReturnsWhileZooKeeperIsUnreachable(t *testing.T) {
 	c := testcluster.Shared(t)
 	topic := newTopic(t, c, 2, 50)
 	group := testcluster.UniqueName("g-shut-cut")
-	proxy, err := testcluster.NewProxy(c.ZKServer())
-	require.NoError(t, err)
-	t.Cleanup(func() { proxy.Close() })
-	cfg := testConfig(c, group)
-	cfg.ZookeeperConnect = proxy.Addr() + c.Chroot()
+	cfg, proxy := throughProxy(t, c, testConfig(c, group))
 	conn, err := New(cfg)
 	require.NoError(t, err)
 	ctx := testCtx(t, 3*time.Minute)
