@@ -21,10 +21,16 @@ type groupView struct {
 	broken []error
 }
 
+// groupReader is what readGroup needs of ZooKeeper.
+type groupReader interface {
+	Get(ctx context.Context, path string) ([]byte, zkutil.Stat, error)
+	Children(ctx context.Context, path string) ([]string, error)
+}
+
 // readGroup reads /consumers/<group>/ids and the partitions of every topic
 // any member consumes, and builds the assignor's input for consumerID, whose
 // own subscription is mine.
-func readGroup(ctx context.Context, zk ZooKeeper, group, consumerID string, mine Subscription, excludeInternal bool) (groupView, error) {
+func readGroup(ctx context.Context, zk groupReader, group, consumerID string, mine Subscription, excludeInternal bool) (groupView, error) {
 	var v groupView
 	ids, err := zk.Children(ctx, zkutil.ConsumerIDsPath(group))
 	if err != nil {

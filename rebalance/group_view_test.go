@@ -21,7 +21,7 @@ import (
 // data by path; children are derived from the paths.
 type memZK map[string][]byte
 
-var _ ZooKeeper = memZK(nil)
+var _ groupReader = memZK(nil)
 
 func (z memZK) Get(_ context.Context, path string) ([]byte, zkutil.Stat, error) {
 	data, ok := z[path]
@@ -46,20 +46,11 @@ func (z memZK) Children(_ context.Context, path string) ([]string, error) {
 
 var errNotInMemZK = errors.New("memZK: not supported")
 
-func (z memZK) GetW(context.Context, string) ([]byte, zkutil.Stat, <-chan zkutil.WatchEvent, error) {
-	return nil, zkutil.Stat{}, nil, errNotInMemZK
-}
 func (z memZK) ChildrenW(context.Context, string) ([]string, <-chan zkutil.WatchEvent, error) {
 	return nil, nil, errNotInMemZK
 }
-func (z memZK) ExistsW(context.Context, string) (bool, zkutil.Stat, <-chan zkutil.WatchEvent, error) {
-	return false, zkutil.Stat{}, nil, errNotInMemZK
-}
-func (z memZK) CreateEphemeral(context.Context, string, []byte) error { return errNotInMemZK }
-func (z memZK) EnsurePath(context.Context, string) error              { return errNotInMemZK }
-func (z memZK) Delete(context.Context, string, int32) error           { return errNotInMemZK }
-func (z memZK) ID() int64                                             { return 1 }
-func (z memZK) Subscribe() (<-chan zkutil.SessionEvent, func())       { return nil, func() {} }
+func (z memZK) EnsurePath(context.Context, string) error { return errNotInMemZK }
+func (z memZK) ID() int64                                { return 1 }
 
 // addTopic stores topic with n partitions on broker 1.
 func (z memZK) addTopic(topic string, n int) {
