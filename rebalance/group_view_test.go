@@ -44,13 +44,6 @@ func (z memZK) Children(_ context.Context, path string) ([]string, error) {
 	return out, nil
 }
 
-var errNotInMemZK = errors.New("memZK: not supported")
-
-func (z memZK) ChildrenW(context.Context, string) ([]string, <-chan zkutil.WatchEvent, error) {
-	return nil, nil, errNotInMemZK
-}
-func (z memZK) EnsurePath(context.Context, string) error { return errNotInMemZK }
-func (z memZK) ID() int64                                { return 1 }
 
 // addTopic stores topic with n partitions on broker 1.
 func (z memZK) addTopic(topic string, n int) {
