@@ -32,8 +32,9 @@ type Overlap struct {
 	Ms             float64
 	// Messages delivered by either incarnation within the overlap.
 	Messages int
-	// Fault is the latest fault that started before the overlap; 0 if
-	// none.
+	// Fault is the latest fault that hit one of the two incarnations
+	// shortly before the overlap, or else the latest fault before it; 0
+	// if none.
 	Fault int
 }
 
@@ -181,11 +182,11 @@ func (v *verifier) overlaps(o *Overlaps, tp topicPartition, ivs []interval, byTS
 			if y.since < x.since {
 				x, y = y, x // the stale owner first
 			}
+			earlier, later := v.res.Incarnations[x.inc].Key(), v.res.Incarnations[y.inc].Key()
 			inst := Overlap{
-				Partition: tp.String(),
-				Earlier:   v.res.Incarnations[x.inc].Key(), Later: v.res.Incarnations[y.inc].Key(),
+				Partition: tp.String(), Earlier: earlier, Later: later,
 				Start: start, End: end, Ms: float64(end-start) / 1e6,
-				Fault: v.faultBefore(start),
+				Fault: v.faultBefore(start, earlier, later),
 			}
 			if byTS != nil {
 				lo := sort.Search(len(byTS), func(k int) bool { return byTS[k].ts >= start })

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Result is the verdict of a run, computed by Verify from its directory.
@@ -63,7 +64,7 @@ type CountedString struct {
 // DuplicateGroup gathers unexplained duplicates of one partition with the
 // same members, reason and preceding fault.
 type DuplicateGroup struct {
-	Fault      int // latest fault that started before the redelivery; 0 if none
+	Fault      int // the fault blamed (see faultBefore); 0 if none
 	Partition  string
 	First      string // incarnation of the earlier delivery
 	Again      string // incarnation of the redelivery
@@ -365,9 +366,10 @@ func (v *verifier) checkMessages() {
 					res.Explained[reason]++
 					continue
 				}
+				first, again := v.res.Incarnations[ds[k-1].inc].Key(), v.res.Incarnations[ds[k].inc].Key()
 				key := DuplicateGroup{
-					Fault: v.faultBefore(ds[k].ts), Partition: tp.String(), Reason: reason,
-					First: v.res.Incarnations[ds[k-1].inc].Key(), Again: v.res.Incarnations[ds[k].inc].Key(),
+					Fault: v.faultBefore(ds[k].ts, first, again), Partition: tp.String(), Reason: reason,
+					First: first, Again: again,
 				}
 				g := groups[key]
 				if g == nil {
@@ -472,15 +474,25 @@ func (v *verifier) cutOff(inc int32, pr period) (int64, string) {
 	return stop, cause
 }
 
-// faultBefore returns the id of the latest fault that started before ts.
-func (v *verifier) faultBefore(ts int64) int {
-	id := 0
+// faultBefore returns the fault to blame for something that happened at ts
+// to the incarnations keys: the latest fault that hit one of them and ended
+// less than a minute before ts, or else the latest fault that started
+// before ts; 0 if there is none.
+func (v *verifier) faultBefore(ts int64, keys ...string) int {
+	latest, targeted := 0, 0
 	for _, f := range v.res.Faults {
-		if f.Start <= ts {
-			id = f.ID
+		if f.Start > ts {
+			continue
+		}
+		latest = f.ID
+		if k := f.TargetKey(); k != "" && slices.Contains(keys, k) && ts-f.End < int64(time.Minute) {
+			targeted = f.ID
 		}
 	}
-	return id
+	if targeted != 0 {
+		return targeted
+	}
+	return latest
 }
 
 // periodAt returns the period of tp a delivery at ts belongs to: the latest
