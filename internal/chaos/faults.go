@@ -238,9 +238,14 @@ func (in *injector) addPartitions(ctx context.Context, f PlannedFault) (string, 
 	topics := in.topicList()
 	t := topics[rng.IntN(len(topics))]
 	total := t.Partitions + f.Count
-	actx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	if err := in.cluster.AddPartitions(actx, t.Name, int32(total)); err != nil {
+	err := retry(ctx, func(ctx context.Context) error {
+		// An attempt that failed late may have added them already.
+		if replicas, err := in.cluster.PartitionReplicas(t.Name); err == nil && len(replicas) >= total {
+			return nil
+		}
+		return in.cluster.AddPartitions(ctx, t.Name, int32(total))
+	})
+	if err != nil {
 		return "", err
 	}
 	in.setPartitions(t.Name, total)
@@ -251,14 +256,37 @@ func (in *injector) addPartitions(ctx context.Context, f PlannedFault) (string, 
 // newTopic creates a topic that the wildcard members' whitelist matches.
 func (in *injector) newTopic(ctx context.Context, f PlannedFault) (string, error) {
 	name := fmt.Sprintf("%s.new%d", in.prefix, f.ID)
-	cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	if err := in.cluster.CreateTopic(cctx, name, int32(f.Count), brokers); err != nil {
+	err := retry(ctx, func(ctx context.Context) error {
+		return in.cluster.CreateTopic(ctx, name, int32(f.Count), brokers)
+	})
+	if err != nil {
 		return "", err
 	}
 	in.setPartitions(name, f.Count)
 	detail := fmt.Sprintf("%s with %d partitions", name, f.Count)
 	return detail, in.producer.setTopic(name, f.Count)
+}
+
+// retry runs an admin operation up to five times: right after a ZooKeeper
+// or broker fault, the controller may refuse it for a few seconds.
+func retry(ctx context.Context, op func(context.Context) error) error {
+	var errs []error
+	for attempt := range 5 {
+		if attempt > 0 {
+			sleep(ctx, 2*time.Second)
+		}
+		actx, cancel := context.WithTimeout(ctx, time.Minute)
+		err := op(actx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		errs = append(errs, err)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func (in *injector) setPartitions(topic string, n int) {
