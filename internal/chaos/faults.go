@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -71,7 +72,7 @@ func (in *injector) startMember(slot int) error {
 	if err != nil {
 		return err
 	}
-	in.tracker.follow(p.Key(), in.members.dir+"/"+p.Log)
+	in.tracker.follow(p.Key(), filepath.Join(in.members.dir, p.Log))
 	return nil
 }
 

@@ -93,8 +93,8 @@ type member struct {
 	log  *logWriter
 	id   string
 
-	panicked chan struct{} // closed after the first recovered panic
-	panicMu  sync.Once
+	panicked  chan struct{} // closed after the first recovered panic
+	panicOnce sync.Once
 }
 
 func (m *member) now() int64 { return time.Now().UnixNano() }
@@ -109,7 +109,7 @@ func (m *member) recoverPanic(where string) {
 		m.log.Write(Record{Kind: RecPanic, TS: m.now(), Err: fmt.Sprintf("%s: %v", where, r), Stack: string(debug.Stack())})
 		_ = m.log.Flush()
 		fmt.Fprintf(os.Stderr, "chaos member: recovered panic in %s: %v\n", where, r)
-		m.panicMu.Do(func() { close(m.panicked) })
+		m.panicOnce.Do(func() { close(m.panicked) })
 	}
 }
 

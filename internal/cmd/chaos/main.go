@@ -40,7 +40,7 @@ func main() {
 func run(args []string) int {
 	cfg := chaos.DefaultConfig()
 	fs := flag.NewFlagSet("chaos", flag.ExitOnError)
-	seed := fs.Int64("seed", 0, "seed of the fault schedule; 0 picks one from the clock (printed in the report)")
+	seed := fs.Int64("seed", -1, fmt.Sprintf("seed of the fault schedule (default %d; short %d); 0 picks one from the clock", cfg.Seed, chaos.ShortConfig().Seed))
 	short := fs.Bool("short", false, "start from the short run of the Go test instead of the full run")
 	messages := fs.Int("messages", 0, fmt.Sprintf("messages to produce (default %d; short %d)", cfg.Messages, chaos.ShortConfig().Messages))
 	members := fs.Int("members", 0, fmt.Sprintf("member processes (default %d)", cfg.Members))
@@ -63,9 +63,11 @@ func run(args []string) int {
 	if *short {
 		cfg = chaos.ShortConfig()
 	}
-	cfg.Seed = *seed
+	if *seed >= 0 {
+		cfg.Seed = *seed
+	}
 	if cfg.Seed == 0 {
-		cfg.Seed = time.Now().UnixNano() % 1_000_000
+		cfg.Seed = 1 + time.Now().UnixNano()%1_000_000
 	}
 	setInt(&cfg.Messages, *messages)
 	setInt(&cfg.Members, *members)
