@@ -37,17 +37,25 @@
 //
 // Duplicate: every delivery of a (topic, partition, offset) after the first.
 // Each duplicate is compared with the delivery just before it, by member
-// incarnation X at time t. It is explained when X's ownership period that
-// contains t ended without an orderly hand-over and t lies in X's last
-// commit interval: X was killed with SIGKILL at time k and t >= k -
-// (auto.commit.interval + Config.CommitSlack); or X's period ended with a
-// release whose lost flag was set (the session was lost) and t >= s -
-// (auto.commit.interval + Config.CommitSlack), where s is the start of the
-// latest fault that could cut X off ZooKeeper before that release (X's own
-// SIGSTOP, a ZooKeeper pause or restart), or the release itself when there
-// was none. Every other duplicate is unexplained and listed by the fault
-// that preceded it and the two members involved. Unexplained duplicates are
-// reported but are not a failure of at-least-once delivery.
+// incarnation X at time t, in X's ownership period P (defined below). It is
+// explained when
+//
+//   - P ended without an orderly hand-over and t lies in X's last commit
+//     interval: X was killed with SIGKILL at time k and t >= k -
+//     (auto.commit.interval + Config.CommitSlack); or P ended with a
+//     release whose lost flag was set (the session was lost) and t >= s -
+//     (auto.commit.interval + Config.CommitSlack), where s is the start of
+//     the latest fault during P that could cut X off ZooKeeper (X's own
+//     SIGSTOP, a ZooKeeper pause or restart), or the release itself when
+//     there was none; or
+//   - P ended with an orderly release and the message is the last one X
+//     delivered in P: X had not asked for the next message yet, so the
+//     message was not consumed and its offset not committed.
+//
+// Every other duplicate is unexplained and listed with the fault blamed for
+// it (the latest fault that hit one of the two members, or else the latest
+// fault) and the two members involved. Unexplained duplicates are reported
+// but are not a failure: at-least-once delivery allows them.
 //
 // Ownership period: for member incarnation X and partition p, the time from
 // a BeforeStartingFetchers call whose assignment gives p to X up to the next
@@ -74,6 +82,12 @@
 // incarnation's death and without its SIGSTOP windows. It shows how long a
 // member believed it owned partitions that another member had claimed; it is
 // reported but not a failure by itself.
+//
+// Times are wall-clock readings of one machine, taken by the member right
+// after Next returns. A reader descheduled between the return and the
+// reading makes its delivery look later than it was; the verifier does not
+// correct for that, so it errs towards reporting double ownership, never
+// towards hiding it.
 //
 // The run also fails on panics (a panic record, "panic:" on stderr or exit
 // code 2), data races reported by race-enabled members, members that did not

@@ -218,6 +218,11 @@ func (d *driver) run(ctx context.Context) (err error) {
 	var wg sync.WaitGroup
 	defer func() { stopBG(); wg.Wait() }()
 	wg.Go(func() { d.follow(bg, trk) })
+	if stop, err := d.watchOffsets(bg, cluster, in.topicList); err != nil {
+		d.log.Warn("not watching committed offsets", "err", err)
+	} else {
+		defer stop()
+	}
 	wg.Go(func() { d.supervise(bg, in) })
 	produced := make(chan struct{})
 	wg.Go(func() {
@@ -302,6 +307,36 @@ func (d *driver) memberSpec(zkConnect string) func(slot, inc int) MemberSpec {
 		}
 		return s
 	}
+}
+
+// watchOffsets records the committed offsets as they change until ctx
+// ends or stop is called; stop waits for the watcher and releases its
+// session.
+func (d *driver) watchOffsets(ctx context.Context, cluster *testcluster.Cluster, topics func() []topicInfo) (stop func(), err error) {
+	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	zk, err := zkutil.Dial(dctx, zkutil.SessionConfig{Connect: cluster.ZKConnect(), SessionTimeout: 30 * time.Second})
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Create(filepath.Join(d.dir, offsetsFile))
+	if err != nil {
+		zk.Close()
+		return nil, err
+	}
+	w := &offsetWatcher{zk: zk, group: d.info.Group, topics: topics, out: f, seen: map[topicPartition]int32{}}
+	wctx, cancelWatch := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		w.run(wctx)
+	}()
+	return func() {
+		cancelWatch()
+		<-done
+		f.Close()
+		zk.Close()
+	}, nil
 }
 
 // checkOwners waits for the group to agree with the assignor.

@@ -93,7 +93,13 @@ func (in *injector) run(ctx context.Context, f PlannedFault) FaultRecord {
 	case BrokerKill:
 		err = in.restart(ctx, f.Hold,
 			func() error { return in.cluster.KillBroker(f.Broker) },
-			func(ctx context.Context) error { return in.cluster.RestartBroker(ctx, f.Broker) })
+			func(ctx context.Context) error {
+				attempts, err := in.restartBroker(ctx, f.Broker)
+				if attempts > 1 {
+					rec.Detail = fmt.Sprintf("restarted at attempt %d", attempts)
+				}
+				return err
+			})
 	case BrokerPause:
 		err = in.pause(ctx, f.Hold,
 			func() error { return in.cluster.PauseBroker(f.Broker) },
@@ -184,6 +190,25 @@ func (in *injector) restart(ctx context.Context, hold time.Duration, kill func()
 	return start(sctx)
 }
 
+// restartBroker starts a killed broker again. A broker restarted before
+// its previous ZooKeeper session has expired finds its old registration and
+// exits; it is started again until it registers.
+func (in *injector) restartBroker(ctx context.Context, id int) (attempts int, err error) {
+	var errs []error
+	for attempts = 1; attempts <= 10; attempts++ {
+		err := in.cluster.RestartBroker(ctx, id)
+		if err == nil {
+			return attempts, nil
+		}
+		errs = append(errs, err)
+		if in.cluster.BrokerRunning(id) || ctx.Err() != nil {
+			break // running but not answering: give up
+		}
+		sleep(ctx, 2*time.Second)
+	}
+	return attempts, errors.Join(errs...)
+}
+
 // pickPartitions chooses n distinct partitions of the run's topics, each
 // partition equally likely.
 func (in *injector) pickPartitions(rng *rand.Rand, n int) []topicPartition {
@@ -221,9 +246,9 @@ func (in *injector) moveLeaders(ctx context.Context, f PlannedFault) (string, er
 		}
 		slices.Sort(candidates)
 		to := candidates[rng.IntN(len(candidates))]
-		mctx, cancel := context.WithTimeout(ctx, time.Minute)
-		err = in.cluster.MoveLeader(mctx, tp.Topic, tp.Partition, to)
-		cancel()
+		err = retry(ctx, 20*time.Second, func(ctx context.Context) error {
+			return in.cluster.MoveLeader(ctx, tp.Topic, tp.Partition, to)
+		})
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -239,7 +264,7 @@ func (in *injector) addPartitions(ctx context.Context, f PlannedFault) (string, 
 	topics := in.topicList()
 	t := topics[rng.IntN(len(topics))]
 	total := t.Partitions + f.Count
-	err := retry(ctx, func(ctx context.Context) error {
+	err := retry(ctx, time.Minute, func(ctx context.Context) error {
 		// An attempt that failed late may have added them already.
 		if replicas, err := in.cluster.PartitionReplicas(t.Name); err == nil && len(replicas) >= total {
 			return nil
@@ -257,7 +282,7 @@ func (in *injector) addPartitions(ctx context.Context, f PlannedFault) (string, 
 // newTopic creates a topic that the wildcard members' whitelist matches.
 func (in *injector) newTopic(ctx context.Context, f PlannedFault) (string, error) {
 	name := fmt.Sprintf("%s.new%d", in.prefix, f.ID)
-	err := retry(ctx, func(ctx context.Context) error {
+	err := retry(ctx, time.Minute, func(ctx context.Context) error {
 		return in.cluster.CreateTopic(ctx, name, int32(f.Count), brokers)
 	})
 	if err != nil {
@@ -268,15 +293,16 @@ func (in *injector) newTopic(ctx context.Context, f PlannedFault) (string, error
 	return detail, in.producer.setTopic(name, f.Count)
 }
 
-// retry runs an admin operation up to five times: right after a ZooKeeper
-// or broker fault, the controller may refuse it for a few seconds.
-func retry(ctx context.Context, op func(context.Context) error) error {
+// retry runs an admin operation up to five times, each attempt bounded by
+// timeout: right after a ZooKeeper or broker fault, the controller may
+// refuse it for a few seconds.
+func retry(ctx context.Context, timeout time.Duration, op func(context.Context) error) error {
 	var errs []error
 	for attempt := range 5 {
 		if attempt > 0 {
 			sleep(ctx, 2*time.Second)
 		}
-		actx, cancel := context.WithTimeout(ctx, time.Minute)
+		actx, cancel := context.WithTimeout(ctx, timeout)
 		err := op(actx)
 		cancel()
 		if err == nil {

@@ -93,7 +93,7 @@ func (v *verifier) tenures(tp topicPartition, byTS []delivery) []interval {
 	for _, d := range byTS {
 		il := v.incs[d.inc]
 		ps := il.periods[tp]
-		pi := sort.Search(len(ps), func(i int) bool { return ps[i].start > d.ts }) - 1
+		pi := il.periodIndex(tp, d.ts)
 		if pi < 0 || (ps[pi].released && d.ts > ps[pi].end) {
 			v.res.OutsideOwnership++
 			if len(v.res.OutsideSample) < 10 {

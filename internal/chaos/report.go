@@ -10,8 +10,16 @@ import (
 	"time"
 )
 
-// maxListed bounds each detail list of the report.
-const maxListed = 25
+// defaultListed bounds each detail list of the report unless
+// Result.ListLimit says otherwise.
+const defaultListed = 25
+
+func (r *Result) listLimit() int {
+	if r.ListLimit > 0 {
+		return r.ListLimit
+	}
+	return defaultListed
+}
 
 // Report writes the human-readable verdict: the run, the faults, the
 // message counts, the safety checks, then the details of every failure.
@@ -75,6 +83,11 @@ func (r *Result) Report(w io.Writer) {
 	check("listener ownership overlap (secondary)", fmt.Sprintf("%.1f ms, %d partitions, %d instances",
 		r.Listener.TotalMs, r.Listener.Partitions, len(r.Listener.Instances)), "info")
 	check("deliveries outside listener ownership", commas(r.OutsideOwnership), "info")
+	back := int64(0)
+	for _, g := range r.Regressions {
+		back += g.From - g.To
+	}
+	check("committed offsets that went backwards", fmt.Sprintf("%d times, %s messages in all", len(r.Regressions), commas(int(back))), "info")
 	check("panics", fmt.Sprint(len(r.Panics)), verdict(len(r.Panics) == 0))
 	check("data races (race-enabled members)", fmt.Sprint(len(r.Races)), verdict(len(r.Races) == 0))
 	check("unclean exits", fmt.Sprint(len(r.Unclean)), verdict(len(r.Unclean) == 0))
@@ -140,7 +153,7 @@ func (r *Result) reportDetails(w io.Writer) {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintf(tw, "  fault\tpartition\tfirst by\tagain by\tcount\toffsets\tfirst again at\treason\n")
 		for i, g := range r.Unexplained {
-			if i == maxListed {
+			if i == r.listLimit() {
 				fmt.Fprintf(tw, "  ... %d more groups\n", len(r.Unexplained)-i)
 				break
 			}
@@ -155,13 +168,18 @@ func (r *Result) reportDetails(w io.Writer) {
 		}
 		fmt.Fprintf(w, "\n%s:\n", title)
 		for i, s := range items {
-			if i == maxListed {
+			if i == r.listLimit() {
 				fmt.Fprintf(w, "  ... %d more\n", len(items)-i)
 				break
 			}
 			fmt.Fprintf(w, "  %s\n", s)
 		}
 	}
+	var regressions []string
+	for _, g := range r.Regressions {
+		regressions = append(regressions, fmt.Sprintf("%s at %s", g, r.clock(g.At)))
+	}
+	list("committed offsets that went backwards", regressions)
 	list("lost messages (sample)", r.LostSample)
 	list("sequence number mismatches (sample)", r.SeqSample)
 	list("deliveries outside listener ownership (sample)", r.OutsideSample)
@@ -187,7 +205,7 @@ func (r *Result) listOverlaps(w io.Writer, list []Overlap, messages bool) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "  partition\tearlier\tlater\tfrom\tms\tmessages\tafter fault\n")
 	for i, o := range list {
-		if i == maxListed {
+		if i == r.listLimit() {
 			fmt.Fprintf(tw, "  ... %d more\n", len(list)-i)
 			break
 		}

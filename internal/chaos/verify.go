@@ -21,6 +21,8 @@ type Result struct {
 	// because the run passed.
 	Dir     string
 	Removed bool
+	// ListLimit bounds each detail list of the report; 25 if zero.
+	ListLimit int
 
 	Info         RunInfo
 	Faults       []FaultRecord
@@ -39,6 +41,10 @@ type Result struct {
 	Duplicates  int
 	Explained   map[string]int // by explanation
 	Unexplained []DuplicateGroup
+
+	// Regressions are committed offsets that went backwards, as the
+	// driver saw them in ZooKeeper.
+	Regressions []Regression
 
 	Double           Overlaps // delivery tenures: the primary criterion
 	Listener         Overlaps // listener ownership periods: secondary
@@ -131,24 +137,28 @@ type period struct {
 	start, end int64 // end is the release time, or the incarnation's end
 	released   bool
 	lost       bool
+	lastOff    int64 // highest offset delivered in the period; -1 if none
 }
 
 // verifier holds a run being verified.
 type verifier struct {
-	dir    string
-	res    *Result
-	incs   []*incLog
-	byKey  map[string]int32
-	acked  map[topicPartition][][2]int64 // offset, seq
-	dels   map[topicPartition][]delivery
-	errMsg map[string]int
+	dir     string
+	res     *Result
+	incs    []*incLog
+	byKey   map[string]int32
+	acked   map[topicPartition][][2]int64 // offset, seq
+	dels    map[topicPartition][]delivery
+	errMsg  map[string]int
+	regress map[topicPartition][]Regression
 }
+
+func (v *verifier) path(name string) string { return filepath.Join(v.dir, name) }
 
 // Verify reads the run directory written by Run and computes the verdict.
 func Verify(dir string) (*Result, error) {
 	v := &verifier{dir: dir, res: &Result{Dir: dir, Explained: map[string]int{}},
 		byKey: map[string]int32{}, acked: map[topicPartition][][2]int64{},
-		dels: map[topicPartition][]delivery{}, errMsg: map[string]int{}}
+		dels: map[topicPartition][]delivery{}, errMsg: map[string]int{}, regress: map[topicPartition][]Regression{}}
 	if err := v.load(); err != nil {
 		return nil, err
 	}
@@ -178,6 +188,9 @@ func (v *verifier) load() error {
 		return fmt.Errorf("chaos: %s: %w", ownersFile, err)
 	}
 	if err := v.loadAcked(); err != nil {
+		return err
+	}
+	if err := v.loadOffsets(); err != nil {
 		return err
 	}
 	for i := range v.res.Incarnations {
@@ -212,6 +225,12 @@ func (v *verifier) load() error {
 		}
 	}
 	for tp, ds := range v.dels {
+		for _, d := range ds {
+			if i := v.incs[d.inc].periodIndex(tp, d.ts); i >= 0 {
+				pr := &v.incs[d.inc].periods[tp][i]
+				pr.lastOff = max(pr.lastOff, d.off)
+			}
+		}
 		slices.SortFunc(ds, func(a, b delivery) int {
 			if a.off != b.off {
 				return cmpInt64(a.off, b.off)
@@ -278,7 +297,7 @@ func (v *verifier) loadMember(idx int32, il *incLog) error {
 					if i, ok := open[tp]; ok { // assigned twice without a release
 						il.periods[tp][i].end = r.TS
 					}
-					il.periods[tp] = append(il.periods[tp], period{start: r.TS})
+					il.periods[tp] = append(il.periods[tp], period{start: r.TS, lastOff: -1})
 					open[tp] = len(il.periods[tp]) - 1
 				}
 			}
@@ -415,7 +434,11 @@ func (v *verifier) classify(tp topicPartition, prev, again delivery) (bool, stri
 		return false, "first delivered outside any ownership period"
 	}
 	ok, reason := v.explain(prev, il, pr)
-	if !ok && again.inc != prev.inc && again.ts < pr.end {
+	switch {
+	case ok:
+	case v.regressedBetween(tp, prev.off, prev.ts, again.ts):
+		reason = "redelivered after the committed offset went back"
+	case again.inc != prev.inc && again.ts < pr.end:
 		reason = "redelivered while the earlier deliverer still owned the partition"
 	}
 	return ok, reason
@@ -428,6 +451,11 @@ func (v *verifier) explain(prev delivery, il *incLog, pr period) (bool, string) 
 	inTail := func(stop int64) bool { return prev.ts >= stop-window.Nanoseconds() }
 	if pr.released {
 		if !pr.lost {
+			if prev.off == pr.lastOff {
+				// Not consumed yet: the reader had not asked for
+				// the next message when the partition was revoked.
+				return true, "in hand at an orderly release"
+			}
 			return false, "redelivered after an orderly release"
 		}
 		stop, cause := v.cutOff(prev.inc, pr)
@@ -464,7 +492,7 @@ func (v *verifier) cutOff(inc int32, pr period) (int64, string) {
 		}
 		if f.Kind.cutsZooKeeper() || (f.Kind == MemberStop && f.TargetKey() == key) {
 			if !found || f.Start > stop {
-				stop, cause, found = f.Start, fmt.Sprintf("#%d %s", f.ID, f.Kind), true
+				stop, cause, found = f.Start, string(f.Kind), true
 			}
 		}
 	}
@@ -498,12 +526,17 @@ func (v *verifier) faultBefore(ts int64, keys ...string) int {
 // periodAt returns the period of tp a delivery at ts belongs to: the latest
 // one that started at or before ts.
 func (il *incLog) periodAt(tp topicPartition, ts int64) (period, bool) {
-	ps := il.periods[tp]
-	i := sort.Search(len(ps), func(i int) bool { return ps[i].start > ts }) - 1
+	i := il.periodIndex(tp, ts)
 	if i < 0 {
 		return period{}, false
 	}
-	return ps[i], true
+	return il.periods[tp][i], true
+}
+
+// periodIndex is periodAt's index into il.periods[tp], or -1.
+func (il *incLog) periodIndex(tp topicPartition, ts int64) int {
+	ps := il.periods[tp]
+	return sort.Search(len(ps), func(i int) bool { return ps[i].start > ts }) - 1
 }
 
 // checkProcesses finds panics, races, unclean exits and leaks.

@@ -122,6 +122,7 @@ func run(args []string) int {
 func verify(args []string) int {
 	fs := flag.NewFlagSet("chaos verify", flag.ExitOnError)
 	dir := fs.String("dir", "", "run directory of an earlier run (kept with -keep, or failed)")
+	list := fs.Int("list", 25, "longest detail list to print")
 	_ = fs.Parse(args)
 	if *dir == "" {
 		fmt.Fprintln(os.Stderr, "chaos verify: -dir is required")
@@ -132,6 +133,7 @@ func verify(args []string) int {
 		fmt.Fprintf(os.Stderr, "chaos verify: %v\n", err)
 		return 2
 	}
+	res.ListLimit = *list
 	res.Report(os.Stdout)
 	if !res.Passed() {
 		return 1
