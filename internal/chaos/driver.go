@@ -224,10 +224,20 @@ func (d *driver) run(ctx context.Context) (err error) {
 		defer stop()
 	}
 	wg.Go(func() { d.supervise(bg, in) })
+	// Production ends with the fault phase, which ends late when faults
+	// take longer than planned: at the end of the fault phase, or a little
+	// after the end of the latest fault started, whichever is later.
+	start := time.Now()
+	var endMu sync.Mutex
+	end := start.Add(cfg.Duration)
 	produced := make(chan struct{})
 	wg.Go(func() {
 		defer close(produced)
-		prod.run(bg, cfg.Messages, cfg.Duration)
+		prod.run(bg, cfg.Messages, func() time.Time {
+			endMu.Lock()
+			defer endMu.Unlock()
+			return end
+		})
 	})
 	faultsDone := 0
 	var faultsMu sync.Mutex
@@ -235,14 +245,18 @@ func (d *driver) run(ctx context.Context) (err error) {
 		d.progress(bg, prod, trk, func() int { faultsMu.Lock(); defer faultsMu.Unlock(); return faultsDone })
 	})
 
-	d.info.FaultsStart = time.Now().UnixNano()
-	start := time.Now()
+	d.info.FaultsStart = start.UnixNano()
 	next := start
 	for _, f := range d.info.Schedule {
 		due := start.Add(f.At)
 		if due.Before(next) {
 			due = next
 		}
+		endMu.Lock()
+		if e := due.Add(f.Hold + 2*time.Second); e.After(end) {
+			end = e
+		}
+		endMu.Unlock()
 		sleep(ctx, time.Until(due))
 		if ctx.Err() != nil {
 			return ctx.Err()

@@ -103,18 +103,24 @@ func (p *producer) setTopic(topic string, partitions int) error {
 	return nil
 }
 
-// run sends total messages, paced evenly over the given duration, and
+// run sends total messages, paced evenly up to a deadline that may move
+// (the fault phase runs late when faults take longer than planned), and
 // returns when all are handed to the producer or ctx ends.
-func (p *producer) run(ctx context.Context, total int, over time.Duration) {
-	start := time.Now()
+func (p *producer) run(ctx context.Context, total int, deadline func() time.Time) {
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
-	for {
-		due := total
-		if el := time.Since(start); el < over {
-			due = int(float64(total) * float64(el) / float64(over))
+	last := time.Now()
+	carry := 0.0 // fractions of a message owed from earlier ticks
+	for p.sentCount() < total {
+		now := time.Now()
+		left := total - p.sentCount()
+		if remaining := deadline().Sub(now); remaining > 0 {
+			carry += float64(left) * min(1, float64(now.Sub(last))/float64(remaining))
+		} else {
+			carry = float64(left)
 		}
-		for p.sentCount() < due {
+		last = now
+		for ; carry >= 1 && p.sentCount() < total; carry-- {
 			p.mu.Lock()
 			seq := p.sent
 			tp := p.targets[seq%len(p.targets)]
@@ -130,9 +136,6 @@ func (p *producer) run(ctx context.Context, total int, over time.Duration) {
 			case <-ctx.Done():
 				return
 			}
-		}
-		if due >= total {
-			return
 		}
 		select {
 		case <-ctx.Done():
