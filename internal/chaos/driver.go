@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zkconsumer/zkconsumer/internal/testcluster"
@@ -224,51 +225,19 @@ func (d *driver) run(ctx context.Context) (err error) {
 		defer stop()
 	}
 	wg.Go(func() { d.supervise(bg, in) })
-	// Production ends with the fault phase, which ends late when faults
-	// take longer than planned: at the end of the fault phase, or a little
-	// after the end of the latest fault started, whichever is later.
 	start := time.Now()
-	var endMu sync.Mutex
-	end := start.Add(cfg.Duration)
+	end := &phaseEnd{t: start.Add(cfg.Duration)}
 	produced := make(chan struct{})
 	wg.Go(func() {
 		defer close(produced)
-		prod.run(bg, cfg.Messages, func() time.Time {
-			endMu.Lock()
-			defer endMu.Unlock()
-			return end
-		})
+		prod.run(bg, cfg.Messages, end.get)
 	})
-	faultsDone := 0
-	var faultsMu sync.Mutex
-	wg.Go(func() {
-		d.progress(bg, prod, trk, func() int { faultsMu.Lock(); defer faultsMu.Unlock(); return faultsDone })
-	})
+	var faultsDone atomic.Int64
+	wg.Go(func() { d.progress(bg, prod, trk, &faultsDone) })
 
 	d.info.FaultsStart = start.UnixNano()
-	next := start
-	for _, f := range d.info.Schedule {
-		due := start.Add(f.At)
-		if due.Before(next) {
-			due = next
-		}
-		endMu.Lock()
-		if e := due.Add(f.Hold + 2*time.Second); e.After(end) {
-			end = e
-		}
-		endMu.Unlock()
-		sleep(ctx, time.Until(due))
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		rec := in.run(ctx, f)
-		if err := d.logFault(rec); err != nil {
-			return err
-		}
-		faultsMu.Lock()
-		faultsDone++
-		faultsMu.Unlock()
-		next = time.Now().Add(time.Second)
+	if err := d.injectFaults(ctx, in, start, end, &faultsDone); err != nil {
+		return err
 	}
 	d.info.FaultsEnd = time.Now().UnixNano()
 	d.log.Info("faults done; finishing production")
@@ -305,6 +274,51 @@ func (d *driver) run(ctx context.Context) (err error) {
 		return err
 	}
 	return d.saveInfo()
+}
+
+// injectFaults runs the schedule, one fault at a time: each at its planned
+// time, but no earlier than a second after the previous one ended.
+func (d *driver) injectFaults(ctx context.Context, in *injector, start time.Time, end *phaseEnd, done *atomic.Int64) error {
+	next := start
+	for _, f := range d.info.Schedule {
+		due := start.Add(f.At)
+		if due.Before(next) {
+			due = next
+		}
+		end.extend(due.Add(f.Hold + 2*time.Second))
+		sleep(ctx, time.Until(due))
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err := d.logFault(in.run(ctx, f)); err != nil {
+			return err
+		}
+		done.Add(1)
+		next = time.Now().Add(time.Second)
+	}
+	return nil
+}
+
+// phaseEnd is when production should be over: the end of the planned fault
+// phase, or a little after the end of the latest fault started, whichever
+// is later (faults that take longer than planned make the phase run late).
+type phaseEnd struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (e *phaseEnd) get() time.Time {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.t
+}
+
+func (e *phaseEnd) extend(t time.Time) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if t.After(e.t) {
+		e.t = t
+	}
 }
 
 // memberSpec returns the task of incarnation inc of slot.
@@ -431,7 +445,7 @@ func (d *driver) supervise(ctx context.Context, in *injector) {
 }
 
 // progress logs a line every 30 seconds.
-func (d *driver) progress(ctx context.Context, prod *producer, trk *tracker, faults func() int) {
+func (d *driver) progress(ctx context.Context, prod *producer, trk *tracker, faults *atomic.Int64) {
 	t := time.NewTicker(30 * time.Second)
 	defer t.Stop()
 	start := time.Now()
@@ -443,7 +457,7 @@ func (d *driver) progress(ctx context.Context, prod *producer, trk *tracker, fau
 			sent, acked, failed := prod.counts()
 			deliveries, distinct := trk.counts()
 			d.log.Info("progress", "elapsed", time.Since(start).Round(time.Second),
-				"faults", fmt.Sprintf("%d/%d", faults(), len(d.info.Schedule)),
+				"faults", fmt.Sprintf("%d/%d", faults.Load(), len(d.info.Schedule)),
 				"sent", sent, "acked", acked, "failed", failed, "deliveries", deliveries, "distinct", distinct)
 		}
 	}
