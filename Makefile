@@ -2,7 +2,7 @@
 GO      ?= go
 BROKERS ?= 1
 
-.PHONY: all jars cluster-up cluster-down demo test test-short bench fmt vet
+.PHONY: all jars cluster-up cluster-down demo test test-short bench chaos fmt vet
 
 all: test
 
@@ -33,6 +33,11 @@ test-short:
 ## bench: throughput vs sarama and kcat, memory, rebalance latency (see BENCHMARKS.md)
 bench: jars
 	@scripts/bench.sh
+
+## chaos: fault-injection run (1M messages, 5 members, 110 faults, ~15 min); e.g. make chaos CHAOS_FLAGS='-seed 7 -messages 200000'
+chaos: jars
+	@$(GO) build -o bin/chaos ./internal/cmd/chaos
+	@bin/chaos $(CHAOS_FLAGS)
 
 fmt:
 	@gofmt -l -w .

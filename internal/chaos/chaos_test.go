@@ -1,0 +1,54 @@
+package chaos
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkconsumer/zkconsumer/internal/testcluster"
+)
+
+func TestMain(m *testing.M) {
+	if IsMemberProcess() {
+		os.Exit(MemberMain())
+	}
+	testcluster.Main(m)
+}
+
+// TestChaosShort is the seeded short run: about ten faults, one of each
+// kind but the long ZooKeeper pause, against a private three-broker
+// cluster, with race-enabled member processes (this test binary started
+// again). It fails on any loss, double ownership, panic, race, unclean
+// exit, leak or final-owner mismatch, and logs the whole report.
+func TestChaosShort(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: skipped by -short")
+	}
+	cfg := ShortConfig()
+	cfg.MemberCommand = []string{os.Args[0], "-test.run=^$"}
+	cfg.CommandLine = "go test -run TestChaosShort ./internal/chaos/"
+	cfg.Logger = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	res, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatalf("the chaos run could not be carried out (it needs the Kafka jars and Java): %v", err)
+	}
+	var b strings.Builder
+	res.Report(&b)
+	t.Logf("\n%s", b.String())
+	if f := res.Failures(); len(f) > 0 {
+		t.Errorf("the consumer broke its promises under faults: %s", strings.Join(f, "; "))
+	}
+}
+
+// testWriter sends log lines to t.Log.
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}

@@ -1,0 +1,192 @@
+package chaos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/zkconsumer/zkconsumer/rebalance"
+	"github.com/zkconsumer/zkconsumer/zkutil"
+)
+
+// OwnersCheck compares the partition owners in ZooKeeper with the
+// assignment the assignor computes for the registered members, and the
+// registered members with the member processes running.
+type OwnersCheck struct {
+	// Converged is true once ZooKeeper and the assignor agreed.
+	Converged bool `json:"converged"`
+	// WaitedMs is how long the driver waited for agreement.
+	WaitedMs int64 `json:"waited_ms"`
+	// Registered are the children of /consumers/<group>/ids.
+	Registered []string `json:"registered"`
+	// Live maps the running incarnations to their consumer ids.
+	Live map[string]string `json:"live"`
+	// Expected and Actual map "topic-partition" to the owning thread.
+	Expected map[string]string `json:"expected"`
+	Actual   map[string]string `json:"actual"`
+	// Mismatches describe every difference found in the last reading.
+	Mismatches []string `json:"mismatches"`
+	// Err is set when ZooKeeper could not be read.
+	Err string `json:"err,omitempty"`
+}
+
+// groupReader reads what the owner check needs from ZooKeeper.
+type groupReader interface {
+	Children(ctx context.Context, path string) ([]string, error)
+	Get(ctx context.Context, path string) ([]byte, zkutil.Stat, error)
+}
+
+// readOwners makes one reading and comparison.
+func readOwners(ctx context.Context, zk groupReader, group string, live map[string]string) OwnersCheck {
+	check := OwnersCheck{Live: live, Expected: map[string]string{}, Actual: map[string]string{}}
+	expected, registered, topics, err := expectedOwners(ctx, zk, group)
+	if err != nil {
+		check.Err = err.Error()
+		check.Mismatches = []string{"cannot read the group: " + err.Error()}
+		return check
+	}
+	check.Registered = registered
+	for tp, th := range expected {
+		check.Expected[tp.String()] = th.String()
+	}
+	for _, t := range topics {
+		parts, err := zk.Children(ctx, zkutil.OwnersTopicPath(group, t))
+		if errors.Is(err, zkutil.ErrNoNode) {
+			continue
+		}
+		if err != nil {
+			check.Err = err.Error()
+			check.Mismatches = append(check.Mismatches, fmt.Sprintf("cannot list owners of %s: %v", t, err))
+			continue
+		}
+		for _, p := range parts {
+			data, _, err := zk.Get(ctx, zkutil.OwnersTopicPath(group, t)+"/"+p)
+			if errors.Is(err, zkutil.ErrNoNode) {
+				continue
+			}
+			if err != nil {
+				check.Mismatches = append(check.Mismatches, fmt.Sprintf("cannot read owner of %s-%s: %v", t, p, err))
+				continue
+			}
+			check.Actual[t+"-"+p] = string(data)
+		}
+	}
+	for _, tp := range slices.Sorted(maps.Keys(check.Expected)) {
+		want, got := check.Expected[tp], check.Actual[tp]
+		switch {
+		case got == "":
+			check.Mismatches = append(check.Mismatches, fmt.Sprintf("%s has no owner; the assignor gives it to %s", tp, want))
+		case got != want:
+			check.Mismatches = append(check.Mismatches, fmt.Sprintf("%s is owned by %s; the assignor gives it to %s", tp, got, want))
+		}
+	}
+	for _, tp := range slices.Sorted(maps.Keys(check.Actual)) {
+		if _, ok := check.Expected[tp]; !ok {
+			check.Mismatches = append(check.Mismatches, fmt.Sprintf("%s is owned by %s; the assignor gives it to nobody", tp, check.Actual[tp]))
+		}
+	}
+	ids := map[string]bool{}
+	for _, id := range registered {
+		ids[id] = true
+	}
+	liveIDs := map[string]bool{}
+	for _, key := range slices.Sorted(maps.Keys(live)) {
+		id := live[key]
+		liveIDs[id] = true
+		if !ids[id] {
+			check.Mismatches = append(check.Mismatches, fmt.Sprintf("running member %s (%s) is not registered", key, id))
+		}
+	}
+	for _, id := range registered {
+		if !liveIDs[id] {
+			check.Mismatches = append(check.Mismatches, fmt.Sprintf("registration %s belongs to no running member", id))
+		}
+	}
+	check.Converged = len(check.Mismatches) == 0
+	return check
+}
+
+// expectedOwners computes, from the registrations and topics in
+// ZooKeeper, the owner of every partition the group consumes: each
+// member's share as that member's own assignor computes it.
+func expectedOwners(ctx context.Context, zk groupReader, group string) (map[zkutil.TopicPartition]zkutil.ConsumerThreadID, []string, []string, error) {
+	ids, err := zk.Children(ctx, zkutil.ConsumerIDsPath(group))
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("list members: %w", err)
+	}
+	slices.Sort(ids)
+	allTopics, err := zk.Children(ctx, zkutil.BrokerTopicsPath)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("list topics: %w", err)
+	}
+	slices.Sort(allTopics)
+	threads := map[string]map[string][]zkutil.ConsumerThreadID{}
+	actx := rebalance.AssignmentContext{
+		ConsumersForTopic:  map[string][]zkutil.ConsumerThreadID{},
+		PartitionsForTopic: map[string][]int32{},
+	}
+	for _, id := range ids {
+		path := zkutil.ConsumerIDPath(group, id)
+		data, _, err := zk.Get(ctx, path)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("read %s: %w", path, err)
+		}
+		reg, err := zkutil.DecodeRegistration(path, data)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		sub, err := subscriptionOf(reg)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("%s: %w", path, err)
+		}
+		threads[id] = sub.ThreadIDs(id, allTopics, true)
+		for t, ths := range threads[id] {
+			actx.ConsumersForTopic[t] = append(actx.ConsumersForTopic[t], ths...)
+		}
+		actx.Consumers = append(actx.Consumers, id)
+	}
+	topics := slices.Sorted(maps.Keys(actx.ConsumersForTopic))
+	for _, t := range topics {
+		data, _, err := zk.Get(ctx, zkutil.TopicPath(t))
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("read topic %s: %w", t, err)
+		}
+		parts, err := zkutil.DecodeTopicPartitions(t, zkutil.TopicPath(t), data)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		actx.PartitionsForTopic[t] = zkutil.SortedPartitions(parts)
+	}
+	assignor, err := rebalance.NewAssignor(rebalance.StrategyRange)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	out := map[zkutil.TopicPartition]zkutil.ConsumerThreadID{}
+	for _, id := range ids {
+		actx.ConsumerID = id
+		actx.MyTopicThreadIDs = threads[id]
+		a, err := assignor.Assign(actx)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		maps.Copy(out, a[id])
+	}
+	return out, ids, topics, nil
+}
+
+// subscriptionOf rebuilds a member's subscription from its registration.
+func subscriptionOf(reg zkutil.Registration) (rebalance.Subscription, error) {
+	if reg.Pattern == zkutil.PatternStatic {
+		return rebalance.StaticSubscription(reg.Subscription), nil
+	}
+	for regex, n := range reg.Subscription {
+		f, err := rebalance.NewTopicFilter(reg.Pattern, regex)
+		if err != nil {
+			return rebalance.Subscription{}, err
+		}
+		return rebalance.WildcardSubscription(f, n), nil
+	}
+	return rebalance.Subscription{}, errors.New("empty wildcard registration")
+}
