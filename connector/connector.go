@@ -203,12 +203,16 @@ func (c *ConsumerConnector) newOffsetStore(brokers *zkBrokers) offsetStore {
 func (c *ConsumerConnector) ConsumerID() string { return c.id }
 
 // Errors delivers errors the application should know about: rebalances
-// that keep failing, lost ZooKeeper sessions, unreadable data in ZooKeeper,
-// failed automatic commits, brokers that cannot be reached, partitions left
-// without a leader (a deleted or unauthorised topic: a *stream.PartitionError
-// wrapping fetcher.ErrNoLeader). Errors that stop a partition (a message too
-// large for fetch.message.max.bytes, a corrupt batch) come through the
-// stream that owns the partition instead. The channel is buffered; when the
+// that keep failing (rebalance.ErrRebalanceFailed), lost ZooKeeper sessions
+// (rebalance.ErrOwnershipLost), subscribed topics that do not exist
+// (rebalance.ErrTopicMissing), unreadable data in ZooKeeper (other members'
+// registrations; a committed offset that cannot be read, which holds its
+// partition: ErrOffsetUnreadable), failed automatic commits, brokers that
+// cannot be reached, partitions left without a leader (a deleted or
+// unauthorised topic: a *stream.PartitionError wrapping
+// fetcher.ErrNoLeader). Errors that stop a partition (a message too large
+// for fetch.message.max.bytes, a corrupt batch, an unreadable offset) come
+// through the stream that owns the partition as well. The channel is buffered; when the
 // application does not read it, the oldest errors are dropped (and logged).
 // It is closed by Shutdown.
 func (c *ConsumerConnector) Errors() <-chan error { return c.errs }
