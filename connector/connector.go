@@ -60,6 +60,10 @@ type ConsumerConnector struct {
 	// offsets may still be committed (by the listener, say) until release.
 	releasing *rebalance.Generation
 
+	// carried is consumption progress of ended generations (carry.go),
+	// guarded by mu.
+	carried map[zkutil.TopicPartition]carriedOffset
+
 	commitMu   sync.Mutex
 	checkpoint map[zkutil.TopicPartition]int64 // guarded by commitMu
 
@@ -123,6 +127,7 @@ func New(cfg Config, opts ...Option) (*ConsumerConnector, error) {
 		listener:   o.listener,
 		streams:    map[streamKey]*stream.KafkaStream{},
 		checkpoint: map[zkutil.TopicPartition]int64{},
+		carried:    map[zkutil.TopicPartition]carriedOffset{},
 	}
 	// Dial itself gives up after ZookeeperConnectionTimeout, with an
 	// error that wraps zkutil.ErrConnectionTimeout.

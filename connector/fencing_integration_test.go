@@ -257,3 +257,39 @@ func waitNoMembers(t *testing.T, c *testcluster.Cluster, group string) {
 		return err == nil && len(ids) == 0
 	}, 30*time.Second, 50*time.Millisecond)
 }
+
+// TestSessionLossResumesFromOwnProgress: a member whose session expires
+// before its consumption could be committed (here auto-commit is far off)
+// gets its partitions back in the new session; it resumes after what it had
+// consumed instead of redelivering everything since the last commit.
+func TestSessionLossResumesFromOwnProgress(t *testing.T) {
+	c := testcluster.Shared(t)
+	topic := newTopic(t, c, 2, 300)
+	group := testcluster.UniqueName("g-carry")
+	cfg := testConfig(c, group)
+	cfg.AutoCommitInterval = time.Hour
+	tap := &testcluster.SessionTap{}
+	conn := newConnector(t, cfg, WithZooKeeperDialer(tap.Dial))
+	ctx := testCtx(t, 3*time.Minute)
+	streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
+	require.NoError(t, err)
+	col := newCollector()
+	col.read(ctx, "c", streams[topic][0])
+	col.waitAll(t, 0, 300, time.Minute)
+
+	old := conn.session.ID()
+	require.NoError(t, tap.Expire())
+	require.Eventually(t, func() bool {
+		gen := conn.member.Generation()
+		return gen != nil && gen.SessionID != old
+	}, time.Minute, 10*time.Millisecond)
+	_, err = c.Produce(ctx, topic, 100, testcluster.ProduceOptions{Partition: -1, FirstSeq: 300})
+	require.NoError(t, err)
+	rs := col.waitAll(t, 0, 400, time.Minute)
+	again := 0
+	for _, n := range distinct(rs) {
+		again += n - 1
+	}
+	// At most the message in hand when the session was lost.
+	require.LessOrEqual(t, again, 1, "messages consumed before the session loss were delivered again")
+}

@@ -36,6 +36,7 @@ func (h *handler) Revoke(ctx context.Context, gen *rebalance.Generation, lost bo
 	for _, s := range streams {
 		s.Clear()
 	}
+	c.carryProgress(infos)
 	var err error
 	if !lost && c.cfg.AutoCommitEnable {
 		err = c.commitInfos(ctx, gen, infos, 1)
@@ -79,6 +80,8 @@ func (h *handler) Assign(ctx context.Context, gen *rebalance.Generation) error {
 		off, ok := offsets[tp]
 		if !ok {
 			off = zkutil.NoOffset // unreadable: held, never fetched or committed from a guess
+		} else {
+			off = c.startOffset(tp, off)
 		}
 		info := stream.NewPartitionTopicInfo(tp.Topic, tp.Partition, s.Queue(), off, off, c.cfg.FetchMessageMaxBytes)
 		info.SetFence(sessionFence{c.session, gen.SessionID})
