@@ -44,7 +44,6 @@ func (z memZK) Children(_ context.Context, path string) ([]string, error) {
 	return out, nil
 }
 
-
 // addTopic stores topic with n partitions on broker 1.
 func (z memZK) addTopic(topic string, n int) {
 	parts := map[string][]int{}
