@@ -42,6 +42,19 @@ func produceWhile(t *testing.T, c *testcluster.Cluster, topic string, first, n i
 	return out
 }
 
+// readAll reads topic with one stream of conn until the first n messages
+// have arrived, and keeps reading until the test ends.
+func readAll(t *testing.T, conn *ConsumerConnector, topic string, n int) (context.Context, *collector) {
+	t.Helper()
+	ctx := testCtx(t, 3*time.Minute)
+	streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
+	require.NoError(t, err)
+	col := newCollector()
+	col.read(ctx, "c", streams[topic][0])
+	col.waitAll(t, 0, n, time.Minute)
+	return ctx, col
+}
+
 // throughProxy points cfg at ZooKeeper through a proxy the test can cut.
 func throughProxy(t *testing.T, c *testcluster.Cluster, cfg Config) (Config, *testcluster.Proxy) {
 	t.Helper()
@@ -66,12 +79,7 @@ func TestCutOffMemberPausesDeliveryAndKeepsItsSession(t *testing.T) {
 	cfg, proxy := throughProxy(t, c, testConfig(c, group))
 	cfg.ZookeeperSessionTimeout = 12 * time.Second
 	conn := newConnector(t, cfg)
-	ctx := testCtx(t, 3*time.Minute)
-	streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
-	require.NoError(t, err)
-	col := newCollector()
-	col.read(ctx, "c", streams[topic][0])
-	col.waitAll(t, 0, 100, time.Minute)
+	_, col := readAll(t, conn, topic, 100)
 	session := conn.session.ID()
 	gens := conn.member.Generation().ID
 
@@ -171,12 +179,7 @@ func TestShutdownReturnsWhileZooKeeperIsUnreachable(t *testing.T) {
 	cfg, proxy := throughProxy(t, c, testConfig(c, group))
 	conn, err := New(cfg)
 	require.NoError(t, err)
-	ctx := testCtx(t, 3*time.Minute)
-	streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
-	require.NoError(t, err)
-	col := newCollector()
-	col.read(ctx, "c", streams[topic][0])
-	col.waitAll(t, 0, 50, time.Minute)
+	_, col := readAll(t, conn, topic, 50)
 
 	proxy.SetMode(testcluster.Blackhole)
 	done := make(chan error, 1)
@@ -219,12 +222,7 @@ func TestShutdownFromListener(t *testing.T) {
 	l := &shutdownListener{returned: make(chan error, 1)}
 	conn, err := New(testConfig(c, group), WithRebalanceListener(l))
 	require.NoError(t, err)
-	ctx := testCtx(t, 3*time.Minute)
-	streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
-	require.NoError(t, err)
-	col := newCollector()
-	col.read(ctx, "c", streams[topic][0])
-	col.waitAll(t, 0, 20, time.Minute)
+	ctx, col := readAll(t, conn, topic, 20)
 	l.conn = conn
 	conn.member.Rebalance()
 	select {
@@ -270,12 +268,7 @@ func TestSessionLossResumesFromOwnProgress(t *testing.T) {
 	cfg.AutoCommitInterval = time.Hour
 	tap := &testcluster.SessionTap{}
 	conn := newConnector(t, cfg, WithZooKeeperDialer(tap.Dial))
-	ctx := testCtx(t, 3*time.Minute)
-	streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
-	require.NoError(t, err)
-	col := newCollector()
-	col.read(ctx, "c", streams[topic][0])
-	col.waitAll(t, 0, 300, time.Minute)
+	ctx, col := readAll(t, conn, topic, 300)
 
 	old := conn.session.ID()
 	require.NoError(t, tap.Expire())
@@ -283,7 +276,7 @@ func TestSessionLossResumesFromOwnProgress(t *testing.T) {
 		gen := conn.member.Generation()
 		return gen != nil && gen.SessionID != old
 	}, time.Minute, 10*time.Millisecond)
-	_, err = c.Produce(ctx, topic, 100, testcluster.ProduceOptions{Partition: -1, FirstSeq: 300})
+	_, err := c.Produce(ctx, topic, 100, testcluster.ProduceOptions{Partition: -1, FirstSeq: 300})
 	require.NoError(t, err)
 	rs := col.waitAll(t, 0, 400, time.Minute)
 	again := 0
