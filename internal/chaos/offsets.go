@@ -114,6 +114,7 @@ func (v *verifier) loadOffsets() error {
 	}, compareTP) {
 		rs := byTP[tp]
 		slices.SortFunc(rs, func(a, b OffsetRecord) int { return int(a.Version - b.Version) })
+		v.commits[tp] = rs
 		for i := 1; i < len(rs); i++ {
 			if rs[i].Offset < rs[i-1].Offset {
 				v.res.Regressions = append(v.res.Regressions, Regression{
@@ -124,6 +125,18 @@ func (v *verifier) loadOffsets() error {
 		}
 	}
 	return nil
+}
+
+// lastCommit returns the offset of tp committed last at or before to, as
+// observed; ok is false when no commit of tp was observed before to.
+func (v *verifier) lastCommit(tp topicPartition, to int64) (offset int64, ok bool) {
+	for _, r := range v.commits[tp] {
+		if r.Mtime > to {
+			break
+		}
+		offset, ok = r.Offset, true
+	}
+	return offset, ok
 }
 
 // regressedBetween reports whether the committed offset of tp went back to

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -142,14 +143,16 @@ type period struct {
 
 // verifier holds a run being verified.
 type verifier struct {
-	dir     string
-	res     *Result
-	incs    []*incLog
-	byKey   map[string]int32
-	acked   map[topicPartition][][2]int64 // offset, seq
-	dels    map[topicPartition][]delivery
-	errMsg  map[string]int
-	regress map[topicPartition][]Regression
+	dir       string
+	res       *Result
+	incs      []*incLog
+	byKey     map[string]int32
+	acked     map[topicPartition][][2]int64 // offset, seq
+	dels      map[topicPartition][]delivery
+	errMsg    map[string]int
+	regress   map[topicPartition][]Regression
+	commits   map[topicPartition][]OffsetRecord // observed commits, by mtime
+	takeovers map[takeoverKey]int64
 }
 
 func (v *verifier) path(name string) string { return filepath.Join(v.dir, name) }
@@ -158,7 +161,7 @@ func (v *verifier) path(name string) string { return filepath.Join(v.dir, name) 
 func Verify(dir string) (*Result, error) {
 	v := &verifier{dir: dir, res: &Result{Dir: dir, Explained: map[string]int{}},
 		byKey: map[string]int32{}, acked: map[topicPartition][][2]int64{},
-		dels: map[topicPartition][]delivery{}, errMsg: map[string]int{}, regress: map[topicPartition][]Regression{}}
+		dels: map[topicPartition][]delivery{}, errMsg: map[string]int{}, regress: map[topicPartition][]Regression{}, commits: map[topicPartition][]OffsetRecord{}, takeovers: map[takeoverKey]int64{}}
 	if err := v.load(); err != nil {
 		return nil, err
 	}
@@ -433,7 +436,7 @@ func (v *verifier) classify(tp topicPartition, prev, again delivery) (bool, stri
 	if !ok {
 		return false, "first delivered outside any ownership period"
 	}
-	ok, reason := v.explain(prev, il, pr)
+	ok, reason := v.explain(tp, prev, again, il, pr)
 	switch {
 	case ok:
 	case v.regressedBetween(tp, prev.off, prev.ts, again.ts):
@@ -444,11 +447,50 @@ func (v *verifier) classify(tp topicPartition, prev, again delivery) (bool, stri
 	return ok, reason
 }
 
-// explain tells whether prev, which belongs to period pr of il, lies in
-// the uncommitted tail of a member that died or lost its session.
-func (v *verifier) explain(prev delivery, il *incLog, pr period) (bool, string) {
+// takeover returns when another incarnation first delivered tp after
+// start, the beginning of an ownership period of inc, and at the latest by
+// limit: until then only inc could commit tp.
+func (v *verifier) takeover(tp topicPartition, inc int32, start, limit int64) int64 {
+	key := takeoverKey{tp, inc, start}
+	if t, ok := v.takeovers[key]; ok {
+		return min(t, limit)
+	}
+	t := int64(math.MaxInt64)
+	for _, d := range v.dels[tp] {
+		if d.inc != inc && d.ts > start && d.ts < t {
+			t = d.ts
+		}
+	}
+	v.takeovers[key] = t
+	return min(t, limit)
+}
+
+type takeoverKey struct {
+	tp    topicPartition
+	inc   int32
+	start int64
+}
+
+// explain tells whether prev, which belongs to period pr of il and was
+// delivered again as again, lies in the uncommitted tail of a member that
+// died or lost its session.
+//
+// The tail is what the member delivered after its last commit of the
+// partition. When the committed offsets were observed (offsets.jsonl),
+// that is exact: prev is in the tail when its offset is at or beyond the
+// last offset committed before another member took the partition over
+// (its first delivery after the period started). Without observations it falls back to time: prev was
+// delivered at most one commit interval (plus slack) before the fault that
+// cut the member off.
+func (v *verifier) explain(tp topicPartition, prev, again delivery, il *incLog, pr period) (bool, string) {
 	window := v.res.Info.CommitInterval + v.res.Info.CommitSlack
-	inTail := func(stop int64) bool { return prev.ts >= stop-window.Nanoseconds() }
+	committed, observed := v.lastCommit(tp, v.takeover(tp, prev.inc, pr.start, again.ts))
+	inTail := func(stop int64) bool {
+		if observed {
+			return prev.off >= committed
+		}
+		return prev.ts >= stop-window.Nanoseconds()
+	}
 	if pr.released {
 		if !pr.lost {
 			if prev.off == pr.lastOff {

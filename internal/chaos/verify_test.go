@@ -350,3 +350,28 @@ func TestLogWriterRoundTrip(t *testing.T) {
 		t.Fatalf("read back\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestVerifyTailFromObservedCommits: with commits observed, a duplicate is
+// in the uncommitted tail exactly when its offset is at or beyond the last
+// offset committed before another member took the partition over, however
+// long before the fault it was delivered.
+func TestVerifyTailFromObservedCommits(t *testing.T) {
+	v := &verifier{
+		commits:   map[topicPartition][]OffsetRecord{},
+		takeovers: map[takeoverKey]int64{},
+		dels:      map[topicPartition][]delivery{},
+	}
+	tp := topicPartition{"t", 0}
+	v.commits[tp] = []OffsetRecord{{Mtime: 10, Offset: 5, Version: 1}, {Mtime: 20, Offset: 8, Version: 2}, {Mtime: 40, Offset: 12, Version: 3}}
+	v.dels[tp] = []delivery{{off: 5, ts: 11, inc: 0}, {off: 8, ts: 30, inc: 1}, {off: 12, ts: 41, inc: 1}}
+	if got := v.takeover(tp, 0, 0, 100); got != 30 {
+		t.Fatalf("takeover at %d, want 30 (the other member's first delivery)", got)
+	}
+	off, ok := v.lastCommit(tp, v.takeover(tp, 0, 0, 100))
+	if !ok || off != 8 {
+		t.Fatalf("last commit before the takeover: %d %v, want 8", off, ok)
+	}
+	if _, ok := v.lastCommit(tp, 5); ok {
+		t.Fatal("no commit was observed before t=5")
+	}
+}
