@@ -40,14 +40,17 @@
 // incarnation X at time t, in X's ownership period P (defined below). It is
 // explained when
 //
-//   - P ended without an orderly hand-over and t lies in X's last commit
-//     interval: X was killed with SIGKILL at time k and t >= k -
-//     (auto.commit.interval + Config.CommitSlack); or P ended with a
-//     release whose lost flag was set (the session was lost) and t >= s -
-//     (auto.commit.interval + Config.CommitSlack), where s is the start of
-//     the latest fault during P that could cut X off ZooKeeper (X's own
-//     SIGSTOP, a ZooKeeper pause or restart), or the release itself when
-//     there was none; or
+//   - P ended without an orderly hand-over (X was killed with SIGKILL, or
+//     P ended with a release whose lost flag was set: the session was lost)
+//     and the message lies in X's uncommitted tail: its offset is at or
+//     beyond the last offset of the partition committed (as the driver
+//     observed the offsets in ZooKeeper, offsets.jsonl) before another
+//     member took the partition over, that is, before the first delivery
+//     of it by another incarnation after P began. Without any observed
+//     commit it falls back to time: t >= s - (auto.commit.interval +
+//     Config.CommitSlack), where s is the kill, or the start of the latest
+//     fault during P that could cut X off ZooKeeper (X's own SIGSTOP, a
+//     ZooKeeper pause or restart), or the release; or
 //   - P ended with an orderly release and the message is the last one X
 //     delivered in P: X had not asked for the next message yet, so the
 //     message was not consumed and its offset not committed.
