@@ -127,11 +127,13 @@ func (v *verifier) loadOffsets() error {
 	return nil
 }
 
-// lastCommit returns the offset of tp committed last at or before to, as
+// lastCommit returns the offset of tp committed last before to, as
 // observed; ok is false when no commit of tp was observed before to.
+// ZooKeeper's mtime has millisecond precision, so a commit stamped in the
+// millisecond of to may have come after it and does not count.
 func (v *verifier) lastCommit(tp topicPartition, to int64) (offset int64, ok bool) {
 	for _, r := range v.commits[tp] {
-		if r.Mtime > to {
+		if r.Mtime+int64(time.Millisecond) > to {
 			break
 		}
 		offset, ok = r.Offset, true

@@ -362,12 +362,14 @@ func TestVerifyTailFromObservedCommits(t *testing.T) {
 		dels:      map[topicPartition][]delivery{},
 	}
 	tp := topicPartition{"t", 0}
-	v.commits[tp] = []OffsetRecord{{Mtime: 10, Offset: 5, Version: 1}, {Mtime: 20, Offset: 8, Version: 2}, {Mtime: 40, Offset: 12, Version: 3}}
-	v.dels[tp] = []delivery{{off: 5, ts: 11, inc: 0}, {off: 8, ts: 30, inc: 1}, {off: 12, ts: 41, inc: 1}}
-	if got := v.takeover(tp, 0, 0, 100); got != 30 {
-		t.Fatalf("takeover at %d, want 30 (the other member's first delivery)", got)
+	ms := int64(time.Millisecond)
+	v.commits[tp] = []OffsetRecord{{Mtime: 10 * ms, Offset: 5, Version: 1}, {Mtime: 20 * ms, Offset: 8, Version: 2}, {Mtime: 30 * ms, Offset: 9, Version: 3}, {Mtime: 40 * ms, Offset: 12, Version: 4}}
+	v.dels[tp] = []delivery{{off: 5, ts: 11 * ms, inc: 0}, {off: 8, ts: 30*ms + ms/2, inc: 1}, {off: 12, ts: 41 * ms, inc: 1}}
+	if got := v.takeover(tp, 0, 0, 100*ms); got != 30*ms+ms/2 {
+		t.Fatalf("takeover at %d, want %d (the other member's first delivery)", got, 30*ms+ms/2)
 	}
-	off, ok := v.lastCommit(tp, v.takeover(tp, 0, 0, 100))
+	// The commit stamped in the takeover's millisecond may have come after it.
+	off, ok := v.lastCommit(tp, v.takeover(tp, 0, 0, 100*ms))
 	if !ok || off != 8 {
 		t.Fatalf("last commit before the takeover: %d %v, want 8", off, ok)
 	}
