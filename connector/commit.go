@@ -66,11 +66,8 @@ func (c *ConsumerConnector) stillOwns(gen *rebalance.Generation) bool {
 }
 
 // commitInfos commits the consumed offsets of infos while gen still owns
-// them.
+// them; nothing once the session that claimed them is gone.
 func (c *ConsumerConnector) commitInfos(ctx context.Context, gen *rebalance.Generation, infos map[zkutil.TopicPartition]*stream.PartitionTopicInfo, attempts int) error {
-	if c.session.ID() != gen.SessionID {
-		return nil // the session that owned them is gone
-	}
 	offsets := make(map[zkutil.TopicPartition]int64, len(infos))
 	for tp, info := range infos {
 		offsets[tp] = info.ConsumedOffset()

@@ -82,16 +82,6 @@ func (l *lease) status(session int64) leaseStatus {
 	return leaseLapsed
 }
 
-// remaining returns how long the lease of session still lasts, 0 if it is
-// not held.
-func (l *lease) remaining(session int64) time.Duration {
-	st := l.state.Load()
-	if session == 0 || st.session != session {
-		return 0
-	}
-	return max(st.until-time.Since(l.base), 0)
-}
-
 // changedCh returns a channel closed at the next change of the lease: a
 // renewal, a new session, or its loss.
 func (l *lease) changedCh() <-chan struct{} {
@@ -161,10 +151,6 @@ func (l *lease) revoke(session int64) {
 // It comes back when the server answers a request sent after the lapse in
 // the same session; it never comes back once the session has expired.
 func (s *Session) LeaseHeld(id int64) bool { return s.lease.held(id) }
-
-// LeaseRemaining returns how long the lease of session id lasts from now
-// without further answers from the server, 0 if it is not held.
-func (s *Session) LeaseRemaining(id int64) time.Duration { return s.lease.remaining(id) }
 
 // LeaseChanged returns a channel that is closed at the next change of the
 // lease: a renewal, a new session, or the loss of the session. To wait for

@@ -50,7 +50,7 @@ func TestLeaseFromConnectResponse(t *testing.T) {
 	require.True(t, l.held(7))
 	require.False(t, l.held(8))
 	require.False(t, l.held(0))
-	require.InDelta(t, float64(6*time.Second)*LeaseFraction, float64(l.remaining(7)), float64(100*time.Millisecond))
+	require.InDelta(t, float64(6*time.Second)*LeaseFraction, float64(l.state.Load().until-time.Since(l.base)), float64(100*time.Millisecond))
 	require.Equal(t, 6*time.Second, l.timeoutOf(7))
 }
 
