@@ -67,7 +67,7 @@ func runMigrate(ctx context.Context, o *options, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	kafka, err := groups.DialKafkaGroup(ctx, bootstrap, o.Group, o.Timeout)
+	kafka, err := groups.KafkaCoordinator(bootstrap, o.Group, o.Timeout)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/zkconsumer/zkconsumer/internal/coordinator"
 )
 
 // MigrateAction is what a migration does to one partition's Kafka offset.
@@ -131,14 +133,37 @@ func VerifyMigration(rows []MigrateRow, readBack map[TopicPartition]int64) error
 	return nil
 }
 
-// KafkaOffsets is the Kafka side of a migration; *KafkaGroup implements it.
+// KafkaOffsets is the Kafka side of a migration; *coordinator.Client
+// implements it.
 type KafkaOffsets interface {
-	State(ctx context.Context) (KafkaGroupState, error)
-	Offsets(ctx context.Context, tps []TopicPartition) (map[TopicPartition]int64, error)
+	Describe(ctx context.Context) (coordinator.GroupState, error)
+	Fetch(ctx context.Context, tps []TopicPartition) (offsets map[TopicPartition]int64, failed map[TopicPartition]error, err error)
 	Commit(ctx context.Context, offsets map[TopicPartition]int64) error
 }
 
-var _ KafkaOffsets = (*KafkaGroup)(nil)
+var _ KafkaOffsets = (*coordinator.Client)(nil)
+
+// kafkaOffsets reads the Kafka offsets of tps, leaving out partitions
+// without one; a partition Kafka cannot answer for fails the migration.
+func kafkaOffsets(ctx context.Context, kafka KafkaOffsets, tps []TopicPartition) (map[TopicPartition]int64, error) {
+	offs, failed, err := kafka.Fetch(ctx, tps)
+	if err != nil {
+		return nil, err
+	}
+	if len(failed) > 0 {
+		errs := make([]error, 0, len(failed))
+		for _, err := range failed {
+			errs = append(errs, err)
+		}
+		return nil, errors.Join(errs...)
+	}
+	for tp, off := range offs {
+		if off < 0 {
+			delete(offs, tp)
+		}
+	}
+	return offs, nil
+}
 
 // Migrate copies zkOffsets, the group's ZooKeeper offsets, into Kafka
 // through kafka. It refuses while the Kafka-side group has members. With
@@ -146,18 +171,18 @@ var _ KafkaOffsets = (*KafkaGroup)(nil)
 // every partition back and fails with ErrMigrationMismatch unless Kafka
 // holds the planned offsets; the returned rows then show what Kafka holds.
 func Migrate(ctx context.Context, kafka KafkaOffsets, zkOffsets, logEnd map[TopicPartition]int64, execute bool) ([]MigrateRow, error) {
-	st, err := kafka.State(ctx)
+	st, err := kafka.Describe(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if st.Active() {
-		return nil, fmt.Errorf("%w: state %s, %d member(s) %v; stop them before migrating", ErrKafkaGroupActive, st.State, len(st.Members), st.Members)
+		return nil, fmt.Errorf("%w: state %s, %d member(s) %v; stop them before migrating", coordinator.ErrGroupActive, st.State, len(st.Members), st.Members)
 	}
 	tps := make([]TopicPartition, 0, len(zkOffsets))
 	for tp := range zkOffsets {
 		tps = append(tps, tp)
 	}
-	kOffs, err := kafka.Offsets(ctx, tps)
+	kOffs, err := kafkaOffsets(ctx, kafka, tps)
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +193,7 @@ func Migrate(ctx context.Context, kafka KafkaOffsets, zkOffsets, logEnd map[Topi
 	if err := kafka.Commit(ctx, MigrationWrites(rows)); err != nil {
 		return rows, err
 	}
-	back, err := kafka.Offsets(ctx, tps)
+	back, err := kafkaOffsets(ctx, kafka, tps)
 	if err != nil {
 		return rows, err
 	}

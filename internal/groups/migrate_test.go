@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/zkconsumer/zkconsumer/internal/coordinator"
 )
 
 func tp(topic string, p int32) TopicPartition { return TopicPartition{Topic: topic, Partition: p} }
@@ -48,22 +50,23 @@ func TestPlanMigration(t *testing.T) {
 // fakeKafka is an in-memory coordinator for the planning logic; the real
 // one is exercised in the integration tests.
 type fakeKafka struct {
-	state   KafkaGroupState
+	state   coordinator.GroupState
 	offsets map[TopicPartition]int64
 	commits int
 	drop    bool // lose commits, as a broken coordinator would
 }
 
-func (f *fakeKafka) State(context.Context) (KafkaGroupState, error) { return f.state, nil }
+func (f *fakeKafka) Describe(context.Context) (coordinator.GroupState, error) { return f.state, nil }
 
-func (f *fakeKafka) Offsets(_ context.Context, tps []TopicPartition) (map[TopicPartition]int64, error) {
+func (f *fakeKafka) Fetch(_ context.Context, tps []TopicPartition) (map[TopicPartition]int64, map[TopicPartition]error, error) {
 	out := map[TopicPartition]int64{}
 	for _, tp := range tps {
+		out[tp] = -1
 		if off, ok := f.offsets[tp]; ok {
 			out[tp] = off
 		}
 	}
-	return out, nil
+	return out, nil, nil
 }
 
 func (f *fakeKafka) Commit(_ context.Context, offs map[TopicPartition]int64) error {
@@ -78,7 +81,7 @@ func (f *fakeKafka) Commit(_ context.Context, offs map[TopicPartition]int64) err
 
 func TestMigrateIdempotent(t *testing.T) {
 	ctx := context.Background()
-	k := &fakeKafka{state: KafkaGroupState{State: "Dead"}, offsets: map[TopicPartition]int64{tp("t", 1): 40}}
+	k := &fakeKafka{state: coordinator.GroupState{State: "Dead"}, offsets: map[TopicPartition]int64{tp("t", 1): 40}}
 	zk := map[TopicPartition]int64{tp("t", 0): 10, tp("t", 1): 30}
 
 	dry, err := Migrate(ctx, k, zk, nil, false)
@@ -100,15 +103,15 @@ func TestMigrateIdempotent(t *testing.T) {
 }
 
 func TestMigrateRefusesActiveKafkaGroup(t *testing.T) {
-	k := &fakeKafka{state: KafkaGroupState{State: "Stable", Members: []string{"consumer-1"}}, offsets: map[TopicPartition]int64{}}
+	k := &fakeKafka{state: coordinator.GroupState{State: "Stable", Members: []string{"consumer-1"}}, offsets: map[TopicPartition]int64{}}
 	_, err := Migrate(context.Background(), k, map[TopicPartition]int64{tp("t", 0): 1}, nil, true)
-	require.ErrorIs(t, err, ErrKafkaGroupActive)
+	require.ErrorIs(t, err, coordinator.ErrGroupActive)
 	assert.Contains(t, err.Error(), "consumer-1")
 	assert.Zero(t, k.commits)
 }
 
 func TestMigrateVerifiesReadBack(t *testing.T) {
-	k := &fakeKafka{state: KafkaGroupState{State: "Empty"}, offsets: map[TopicPartition]int64{}, drop: true}
+	k := &fakeKafka{state: coordinator.GroupState{State: "Empty"}, offsets: map[TopicPartition]int64{}, drop: true}
 	_, err := Migrate(context.Background(), k, map[TopicPartition]int64{tp("t", 0): 1}, nil, true)
 	require.ErrorIs(t, err, ErrMigrationMismatch)
 	assert.Contains(t, err.Error(), "t-0: want 1, Kafka has -1")

@@ -1,7 +1,6 @@
 package groups
 
+import "github.com/zkconsumer/zkconsumer/zkutil"
+
 // TEMPORARY until the groupfiles branch is merged.
-type TopicPartition struct {
-	Topic     string
-	Partition int32
-}
+type TopicPartition = zkutil.TopicPartition

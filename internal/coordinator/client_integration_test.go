@@ -1,21 +1,23 @@
-package groups
+package coordinator
 
 import (
 	"context"
 	"testing"
 	"time"
 
+	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testcluster"
+	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
-// TestKafkaGroupCommitsFromOutside: offsets committed from outside the
-// group read back through OffsetFetch, a Java consumer (Kafka 3.9's
-// console consumer) starts from them, and while it is a member the
-// coordinator refuses commits from outside and Migrate refuses to run.
-func TestKafkaGroupCommitsFromOutside(t *testing.T) {
+// TestCommitFromOutside: offsets committed from outside the group read back
+// through OffsetFetch, a Java consumer (Kafka 3.9's console consumer) starts
+// from them, and while it is a member the group is active and the
+// coordinator refuses commits from outside.
+func TestCommitFromOutside(t *testing.T) {
 	c := testcluster.Shared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -24,18 +26,23 @@ func TestKafkaGroupCommitsFromOutside(t *testing.T) {
 	_, err := c.Produce(ctx, topic, 20, testcluster.ProduceOptions{Partition: -1})
 	require.NoError(t, err)
 
-	k, err := DialKafkaGroup(ctx, c.BrokerAddrs(), group, 10*time.Second)
-	require.NoError(t, err)
+	k := New(group, func() (sarama.Client, error) {
+		cfg := testcluster.SaramaConfig()
+		cfg.Metadata.Full = false
+		return sarama.NewClient(c.BrokerAddrs(), cfg)
+	}, 5, 200*time.Millisecond)
 	defer k.Close()
-	st, err := k.State(ctx)
+	st, err := k.Describe(ctx)
 	require.NoError(t, err)
 	assert.False(t, st.Active(), "an unknown group is not active: %+v", st)
 
-	want := map[TopicPartition]int64{{topic, 0}: 7, {topic, 1}: 4}
+	want := map[zkutil.TopicPartition]int64{{Topic: topic, Partition: 0}: 7, {Topic: topic, Partition: 1}: 4}
 	require.NoError(t, k.Commit(ctx, want))
-	got, err := k.Offsets(ctx, []TopicPartition{{topic, 0}, {topic, 1}, {topic, 2}})
+	got, failed, err := k.Fetch(ctx, []zkutil.TopicPartition{{Topic: topic, Partition: 0}, {Topic: topic, Partition: 1}, {Topic: topic, Partition: 2}})
 	require.NoError(t, err)
-	assert.Equal(t, want, got, "a partition without an offset is absent")
+	assert.Empty(t, failed)
+	want[zkutil.TopicPartition{Topic: topic, Partition: 2}] = -1
+	assert.Equal(t, want, got, "a partition without an offset has -1")
 
 	// A Java consumer joins; while it is in the group, the group is active.
 	joined := make(chan []testcluster.JavaRecord, 1)
@@ -45,13 +52,11 @@ func TestKafkaGroupCommitsFromOutside(t *testing.T) {
 		joined <- recs
 	}()
 	require.Eventually(t, func() bool {
-		st, err := k.State(ctx)
+		st, err := k.Describe(ctx)
 		return err == nil && st.Active() && len(st.Members) == 1
 	}, time.Minute, 200*time.Millisecond, "the Java consumer never joined")
-	err = k.Commit(ctx, map[TopicPartition]int64{{topic, 0}: 0})
-	require.ErrorIs(t, err, ErrKafkaGroupActive, "the coordinator refuses a commit from outside a live group")
-	_, err = Migrate(ctx, k, map[TopicPartition]int64{{topic, 0}: 0}, nil, true)
-	require.ErrorIs(t, err, ErrKafkaGroupActive)
+	err = k.Commit(ctx, map[zkutil.TopicPartition]int64{{Topic: topic, Partition: 0}: 0})
+	require.ErrorIs(t, err, ErrGroupActive, "the coordinator refuses a commit from outside a live group")
 
 	recs := <-joined
 	seen := map[int32][]int64{}
