@@ -14,6 +14,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkconsumer/zkconsumer/fetcher"
+	"github.com/zkconsumer/zkconsumer/internal/coordinator"
 	"github.com/zkconsumer/zkconsumer/rebalance"
 	"github.com/zkconsumer/zkconsumer/stream"
 	"github.com/zkconsumer/zkconsumer/zkutil"
@@ -169,11 +170,11 @@ func (c *ConsumerConnector) newOffsetStore(brokers *zkBrokers) offsetStore {
 	if c.cfg.OffsetsStorage != OffsetsStorageKafka {
 		return zkStore
 	}
-	kafka := &kafkaOffsetStore{
-		group:   c.cfg.GroupID,
-		retries: c.cfg.OffsetsCommitMaxRetries,
-		backoff: c.cfg.OffsetsChannelBackoff,
-		newClient: func() (sarama.Client, error) {
+	// Like the Scala consumer, commit without group membership: generation
+	// -1 and no member id, which brokers accept for groups that have no
+	// Kafka-coordinated members.
+	kafka := coordinator.New(c.cfg.GroupID,
+		func() (sarama.Client, error) {
 			ctx, cancel := context.WithTimeout(context.Background(), c.cfg.OffsetsChannelSocketTimeout)
 			defer cancel()
 			list, err := brokers.Brokers(ctx)
@@ -196,7 +197,7 @@ func (c *ConsumerConnector) newOffsetStore(brokers *zkBrokers) offsetStore {
 			sc.Metadata.Full = false
 			return sarama.NewClient(addrs, sc)
 		},
-	}
+		c.cfg.OffsetsCommitMaxRetries, c.cfg.OffsetsChannelBackoff)
 	if c.cfg.DualCommitEnabled != nil && *c.cfg.DualCommitEnabled {
 		return &dualOffsetStore{kafka: kafka, zk: zkStore}
 	}

@@ -40,6 +40,7 @@ func TestDependenciesFlowOneWay(t *testing.T) {
 		{pkg: "rebalance", forbidden: []string{"fetcher", "stream", "connector", "internal/testcluster"}},
 		{pkg: "fetcher", forbidden: []string{"rebalance", "connector", "internal/testcluster"}},
 		{pkg: "connector", forbidden: []string{"internal/testcluster"}},
+		{pkg: "internal/coordinator", forbidden: []string{"stream", "rebalance", "fetcher", "connector", "internal/testcluster"}},
 	}
 	for _, r := range rules {
 		ours, nonStd := deps(t, r.pkg)

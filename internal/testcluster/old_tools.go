@@ -19,6 +19,23 @@ func OldTool(ctx context.Context, mainClass string, args ...string) (*exec.Cmd, 
 	if err != nil {
 		return nil, err
 	}
+	return toolCmd(ctx, lib, mainClass, args)
+}
+
+// Tool prepares a command running a main class from Kafka 3.9's tools
+// (org.apache.kafka.tools.consumer.ConsoleConsumer, the Java consumer of
+// kafka-console-consumer.sh, ...), like OldTool.
+func Tool(ctx context.Context, mainClass string, args ...string) (*exec.Cmd, error) {
+	lib, err := Kafka39Lib()
+	if err != nil {
+		return nil, err
+	}
+	return toolCmd(ctx, lib, mainClass, args)
+}
+
+// toolCmd prepares a small-heap JVM running mainClass on the jars in lib,
+// in its own process group.
+func toolCmd(ctx context.Context, lib, mainClass string, args []string) (*exec.Cmd, error) {
 	root, err := RepoRoot()
 	if err != nil {
 		return nil, err
@@ -43,6 +60,19 @@ func RunOldTool(ctx context.Context, mainClass string, args ...string) (string, 
 	if err != nil {
 		return "", err
 	}
+	return runTool(cmd, mainClass)
+}
+
+// RunTool runs a Tool command to completion, like RunOldTool.
+func RunTool(ctx context.Context, mainClass string, args ...string) (string, error) {
+	cmd, err := Tool(ctx, mainClass, args...)
+	if err != nil {
+		return "", err
+	}
+	return runTool(cmd, mainClass)
+}
+
+func runTool(cmd *exec.Cmd, mainClass string) (string, error) {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

@@ -1,0 +1,51 @@
+package coordinator
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkconsumer/zkconsumer/zkutil"
+)
+
+// TestFetchPartitionErrors: an error Kafka reports for one
+// partition makes only that partition unreadable, while coordinator errors,
+// which version 1 reports per partition too, retry the whole request.
+func TestFetchPartitionErrors(t *testing.T) {
+	mb := sarama.NewMockBroker(t, 1)
+	defer mb.Close()
+	const group = "g"
+	notCoordinator := sarama.NewMockOffsetFetchResponse(t).
+		SetOffset(group, "t", 0, -1, "", sarama.ErrNotCoordinatorForConsumer).
+		SetOffset(group, "t", 1, -1, "", sarama.ErrNotCoordinatorForConsumer)
+	answer := sarama.NewMockOffsetFetchResponse(t).
+		SetOffset(group, "t", 0, 42, "", sarama.ErrNoError).
+		SetOffset(group, "t", 1, -1, "", sarama.ErrUnknownTopicOrPartition)
+	mb.SetHandlerByMap(map[string]sarama.MockResponse{
+		"ApiVersionsRequest": sarama.NewMockApiVersionsResponse(t).SetApiKeys([]sarama.ApiVersionsResponseKey{
+			{ApiKey: 3, MinVersion: 0, MaxVersion: 5}, {ApiKey: 9, MinVersion: 0, MaxVersion: 5}, {ApiKey: 10, MinVersion: 0, MaxVersion: 2},
+		}),
+		"MetadataRequest":        sarama.NewMockMetadataResponse(t).SetBroker(mb.Addr(), mb.BrokerID()),
+		"FindCoordinatorRequest": sarama.NewMockFindCoordinatorResponse(t).SetCoordinator(sarama.CoordinatorGroup, group, mb),
+		"OffsetFetchRequest":     sarama.NewMockSequence(notCoordinator, answer),
+	})
+	s := New(group, func() (sarama.Client, error) {
+		sc := sarama.NewConfig()
+		sc.Version = sarama.V0_10_2_0
+		sc.Metadata.Full = false
+		return sarama.NewClient([]string{mb.Addr()}, sc)
+	}, 3, 10*time.Millisecond)
+	defer s.Close()
+	start := time.Now()
+	offsets, unreadable, err := s.Fetch(context.Background(), []zkutil.TopicPartition{{Topic: "t", Partition: 0}, {Topic: "t", Partition: 1}, {Topic: "t", Partition: 2}})
+	require.Less(t, time.Since(start), 5*time.Second)
+	require.NoError(t, err)
+	require.Equal(t, map[zkutil.TopicPartition]int64{{Topic: "t", Partition: 0}: 42, {Topic: "t", Partition: 2}: -1}, offsets)
+	require.Len(t, unreadable, 1)
+	err = unreadable[zkutil.TopicPartition{Topic: "t", Partition: 1}]
+	require.ErrorIs(t, err, sarama.ErrUnknownTopicOrPartition)
+	require.ErrorContains(t, err, "t-1")
+}
