@@ -101,6 +101,7 @@ type Stats struct {
 
 // PartitionStats is one owned partition.
 type PartitionStats struct {
+	// Topic and Partition name the partition.
 	Topic     string
 	Partition int32
 	// ConsumedOffset is the offset a commit would write: one past the
@@ -121,6 +122,7 @@ type PartitionStats struct {
 
 // TopicStats are the totals of one topic since New.
 type TopicStats struct {
+	// Topic is the topic's name.
 	Topic string
 	// Messages is the number of messages the streams handed out, counted
 	// per chunk: it trails the messages handed out by at most the chunk
