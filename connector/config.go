@@ -274,6 +274,12 @@ type Config struct {
 	// Logger receives the connector's log records. It has no Kafka key.
 	// Nil discards them.
 	Logger *slog.Logger
+
+	// Metrics, if set, receives the connector's measurements (see
+	// Metrics; github.com/zkconsumer/zkconsumer/plugin/prometheus adapts
+	// them to Prometheus). One Metrics serves one connector. It has no
+	// Kafka key. Nil, the default, measures nothing and costs nothing.
+	Metrics Metrics
 }
 
 // DefaultConfig returns a Config holding Kafka 1.1.1's defaults for every

@@ -285,7 +285,7 @@ func ConfigFromProperties(props map[string]string) (Config, []string, error) {
 }
 
 // Properties returns the configuration as Kafka consumer properties, one
-// key per field except Logger. Fields left unset so that they follow another
+// key per field except Logger and Metrics. Fields left unset so that they follow another
 // field (see DefaultConfig) are omitted, so ConfigFromProperties restores
 // the same Config. Durations are written in whole milliseconds.
 func (c Config) Properties() map[string]string {

@@ -71,6 +71,13 @@ type ConsumerConnector struct {
 	autoCommit sync.WaitGroup
 	stopOnce   sync.Once
 	stopErr    error
+
+	// metrics is Config.Metrics, nil when off; counters holds its
+	// per-topic stream counters (guarded by mu) and fetchRates the fetch
+	// request rates.
+	metrics    Metrics
+	counters   map[string]*stream.Counters
+	fetchRates fetchRates
 }
 
 // streamKey names a stream: the topic ("" for wildcard streams, which serve
@@ -129,6 +136,8 @@ func New(cfg Config, opts ...Option) (*ConsumerConnector, error) {
 		streams:    map[streamKey]*stream.KafkaStream{},
 		checkpoint: map[zkutil.TopicPartition]int64{},
 		carried:    map[zkutil.TopicPartition]carriedOffset{},
+		metrics:    cfg.Metrics,
+		counters:   map[string]*stream.Counters{},
 	}
 	// Dial itself gives up after ZookeeperConnectionTimeout, with an
 	// error that wraps zkutil.ErrConnectionTimeout.
@@ -144,6 +153,10 @@ func New(cfg Config, opts ...Option) (*ConsumerConnector, error) {
 	}
 	brokers := &zkBrokers{zk: c.session, report: c.report}
 	c.offsets = c.newOffsetStore(brokers)
+	var onFetch func(fetcher.FetchEvent)
+	if c.metrics != nil {
+		onFetch = c.onFetch
+	}
 	c.fetcher, err = fetcher.NewConsumerFetcherManager(fetcher.Config{
 		ClientID:                 cfg.ClientID,
 		FetchMinBytes:            cfg.FetchMinBytes,
@@ -156,24 +169,32 @@ func New(cfg Config, opts ...Option) (*ConsumerConnector, error) {
 		IsolationLevel:           cfg.IsolationLevel,
 		Logger:                   c.log,
 		OnError:                  c.report,
+		OnFetch:                  onFetch,
 	}, brokers)
 	if err != nil {
 		_ = c.session.Close()
 		return nil, fmt.Errorf("connector: %w", err)
+	}
+	if c.metrics != nil {
+		if err := c.metrics.Attach(c); err != nil {
+			_ = c.fetcher.Close()
+			_ = errors.Join(c.offsets.Close(), c.session.Close())
+			return nil, fmt.Errorf("connector: metrics: %w", err)
+		}
 	}
 	c.log.Info("connected to ZooKeeper", "zookeeper", cfg.ZookeeperConnect)
 	return c, nil
 }
 
 func (c *ConsumerConnector) newOffsetStore(brokers *zkBrokers) offsetStore {
-	zkStore := &zkOffsetStore{zk: c.session, group: c.cfg.GroupID}
+	zkStore := c.metered(&zkOffsetStore{zk: c.session, group: c.cfg.GroupID}, StoreZookeeper)
 	if c.cfg.OffsetsStorage != OffsetsStorageKafka {
 		return zkStore
 	}
 	// Like the Scala consumer, commit without group membership: generation
 	// -1 and no member id, which brokers accept for groups that have no
 	// Kafka-coordinated members.
-	kafka := coordinator.New(c.cfg.GroupID,
+	kafka := c.metered(coordinator.New(c.cfg.GroupID,
 		func() (sarama.Client, error) {
 			ctx, cancel := context.WithTimeout(context.Background(), c.cfg.OffsetsChannelSocketTimeout)
 			defer cancel()
@@ -197,7 +218,7 @@ func (c *ConsumerConnector) newOffsetStore(brokers *zkBrokers) offsetStore {
 			sc.Metadata.Full = false
 			return sarama.NewClient(addrs, sc)
 		},
-		c.cfg.OffsetsCommitMaxRetries, c.cfg.OffsetsChannelBackoff)
+		c.cfg.OffsetsCommitMaxRetries, c.cfg.OffsetsChannelBackoff), StoreKafka)
 	if c.cfg.DualCommitEnabled != nil && *c.cfg.DualCommitEnabled {
 		return &dualOffsetStore{kafka: kafka, zk: zkStore}
 	}
@@ -286,6 +307,9 @@ func (c *ConsumerConnector) Shutdown(ctx context.Context) error {
 		c.mu.Unlock()
 		errs = append(errs, c.offsets.Close(), c.session.Close())
 		close(c.errs)
+		if c.metrics != nil {
+			c.metrics.Detach()
+		}
 		c.stopErr = errors.Join(errs...)
 		c.log.Info("shut down", "err", c.stopErr)
 	})

@@ -85,6 +85,7 @@ func (h *handler) Assign(ctx context.Context, gen *rebalance.Generation) error {
 		}
 		info := stream.NewPartitionTopicInfo(tp.Topic, tp.Partition, s.Queue(), off, off, c.cfg.FetchMessageMaxBytes)
 		info.SetFence(sessionFence{c.session, gen.SessionID})
+		info.SetCounters(c.countersFor(tp.Topic))
 		infos[tp] = info
 		if _, held := unreadable[tp]; !held {
 			list = append(list, info)

@@ -132,6 +132,7 @@ func (c *ConsumerConnector) join(ctx context.Context, sub rebalance.Subscription
 		Handler:               (*handler)(c),
 		Logger:                c.baseLog,
 		OnError:               c.report,
+		OnRebalance:           c.onRebalance(),
 	})
 	if err != nil {
 		return fmt.Errorf("connector: %w", err)

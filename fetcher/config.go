@@ -107,6 +107,12 @@ type Config struct {
 	// stream instead.
 	OnError func(error)
 
+	// OnFetch, if set, is told about every fetch request a fetcher
+	// completes or fails, for metrics. It is called from the fetchers'
+	// goroutines, once per request (never per message), and must return
+	// quickly without calling back into the manager. Nil costs nothing.
+	OnFetch func(FetchEvent)
+
 	// Sarama, if set, is the base of the configuration of every broker
 	// connection, for TLS, SASL, a proxy dialer or a pinned Version (which
 	// caps the protocol versions). The manager copies it and overrides

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"sync/atomic"
 
 	"github.com/IBM/sarama"
 )
@@ -22,6 +23,8 @@ type dialer struct {
 		Dial(network, addr string) (net.Conn, error)
 	}
 	direct net.Dialer
+	// read, if set, counts the bytes read from the connections.
+	read *atomic.Int64
 }
 
 // Dial connects to addr; sarama calls it from Broker.Open.
@@ -49,6 +52,9 @@ func (d *dialer) Dial(network, addr string) (net.Conn, error) {
 		}
 	}
 	stop := context.AfterFunc(d.ctx, func() { _ = c.Close() })
+	if d.read != nil {
+		return &countingConn{ctxConn{Conn: c, stop: stop}, d.read}, nil
+	}
 	return &ctxConn{Conn: c, stop: stop}, nil
 }
 
@@ -56,6 +62,19 @@ func (d *dialer) Dial(network, addr string) (net.Conn, error) {
 type ctxConn struct {
 	net.Conn
 	stop func() bool
+}
+
+// countingConn is a ctxConn that counts the bytes read from it.
+type countingConn struct {
+	ctxConn
+	read *atomic.Int64
+}
+
+// Read reads from the connection and counts the bytes.
+func (c *countingConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.read.Add(int64(n))
+	return n, err
 }
 
 // Close releases the context hook and closes the connection.
@@ -66,12 +85,14 @@ func (c *ctxConn) Close() error {
 
 // openBroker connects to addr and waits until the connection, including
 // sarama's ApiVersions exchange and any SASL handshake, is up. The
-// connection is closed as soon as ctx ends. base is not modified.
-func openBroker(ctx context.Context, addr string, base *sarama.Config, rcvBuf int) (*sarama.Broker, error) {
+// connection is closed as soon as ctx ends. base is not modified. If read is
+// not nil, the bytes read from the connection are added to it.
+func openBroker(ctx context.Context, addr string, base *sarama.Config, rcvBuf int, read *atomic.Int64) (*sarama.Broker, error) {
 	conf := *base
 	d := &dialer{
 		ctx:    ctx,
 		rcvBuf: rcvBuf,
+		read:   read,
 		direct: net.Dialer{
 			Timeout:   conf.Net.DialTimeout,
 			KeepAlive: conf.Net.KeepAlive,

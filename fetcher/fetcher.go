@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/IBM/sarama"
@@ -79,6 +80,10 @@ type fetcher struct {
 	failing   bool               // the last request or connection attempt failed
 	scratch   []*partState
 	predicted map[*partState]int64 // scratch of sendAhead
+
+	// read counts the bytes read from the fetcher's connections; only
+	// with Config.OnFetch (see roundTrip).
+	read atomic.Int64
 }
 
 // pendingFetch is a fetch request sent ahead, which a goroutine of its own
@@ -86,8 +91,7 @@ type fetcher struct {
 type pendingFetch struct {
 	reqs []reqPart
 	done chan struct{}
-	resp *sarama.FetchResponse
-	err  error
+	res  timedFetch
 }
 
 func newFetcher(r *run, key fetcherKey, addr string) *fetcher {
@@ -226,7 +230,11 @@ func (f *fetcher) connect() bool {
 	// The connection has a context of its own, so that disconnect can
 	// interrupt the request sent ahead (sarama's Close would wait for it).
 	ctx, cancel := context.WithCancel(f.ctx)
-	b, err := openBroker(ctx, f.addr, f.run.m.sarama, f.run.m.cfg.SocketReceiveBufferBytes)
+	var read *atomic.Int64
+	if f.run.m.cfg.OnFetch != nil {
+		read = &f.read
+	}
+	b, err := openBroker(ctx, f.addr, f.run.m.sarama, f.run.m.cfg.SocketReceiveBufferBytes, read)
 	if err != nil {
 		cancel()
 		f.failed(err)
@@ -293,23 +301,24 @@ func (f *fetcher) failed(err error) {
 func (f *fetcher) fetch(parts []*partState) {
 	var (
 		reqs []reqPart
-		resp *sarama.FetchResponse
-		err  error
+		res  timedFetch
 	)
 	if a := f.ahead; a != nil {
 		f.ahead = nil
 		<-a.done
-		reqs, resp, err = a.reqs, a.resp, a.err
+		reqs, res = a.reqs, a.res
 	} else {
 		reqs = make([]reqPart, 0, len(parts))
 		for _, ps := range parts {
 			reqs = append(reqs, reqPart{ps: ps, offset: ps.pti.FetchedOffset()})
 		}
-		resp, err = f.broker.Fetch(f.request(reqs))
+		res = f.roundTrip(f.broker, f.request(reqs))
 	}
+	resp, err := res.resp, res.err
 	if err == nil && resp.ErrorCode != 0 {
 		err = sarama.KError(resp.ErrorCode)
 	}
+	f.observe(res, err)
 	if undecodable(err) {
 		f.isolate(parts, err)
 		return
@@ -386,7 +395,7 @@ func (f *fetcher) sendAhead(parts []*partState, reqs []reqPart, resp *sarama.Fet
 	b, req := f.broker, f.request(next)
 	go func() {
 		defer close(a.done)
-		a.resp, a.err = b.Fetch(req)
+		a.res = f.roundTrip(b, req)
 	}()
 	f.ahead = a
 }
@@ -428,12 +437,15 @@ func (f *fetcher) process(resp *sarama.FetchResponse, reqs []reqPart) {
 			f.drop(ps)
 			continue
 		}
-		// Kafka's check: the partition has not moved since the request.
-		if ps.pti.FetchedOffset() != rp.offset {
-			continue
-		}
 		block := resp.GetBlock(ps.tp.Topic, ps.tp.Partition)
 		if block == nil {
+			continue
+		}
+		if block.Err == sarama.ErrNoError {
+			ps.pti.SetHighWatermark(block.HighWaterMarkOffset)
+		}
+		// Kafka's check: the partition has not moved since the request.
+		if ps.pti.FetchedOffset() != rp.offset {
 			continue
 		}
 		switch block.Err {
@@ -497,10 +509,12 @@ func (f *fetcher) fetchAlone(rp reqPart) {
 		return
 	}
 	reqs := []reqPart{rp}
-	resp, err := f.broker.Fetch(f.request(reqs))
+	res := f.roundTrip(f.broker, f.request(reqs))
+	resp, err := res.resp, res.err
 	if err == nil && resp.ErrorCode != 0 {
 		err = sarama.KError(resp.ErrorCode)
 	}
+	f.observe(res, err)
 	if undecodable(err) {
 		f.salvage(rp, err)
 		return

@@ -185,7 +185,7 @@ func (r *run) metadata(brokers []BrokerInfo, topics []string) (*sarama.MetadataR
 // metadataFrom sends one metadata request over a connection of its own, as
 // Kafka's leader finder does.
 func (r *run) metadataFrom(addr string, topics []string) (*sarama.MetadataResponse, error) {
-	b, err := openBroker(r.ctx, addr, r.m.sarama, 0)
+	b, err := openBroker(r.ctx, addr, r.m.sarama, 0, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -39,7 +39,7 @@ func TestDecodeSaramaWire(t *testing.T) {
 			response(gz, marker, emptied(9, 1)),
 		),
 	})
-	b, err := openBroker(context.Background(), mb.Addr(), testConfig(t).withDefaults().saramaConfig(), 0)
+	b, err := openBroker(context.Background(), mb.Addr(), testConfig(t).withDefaults().saramaConfig(), 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

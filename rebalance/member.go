@@ -46,6 +46,10 @@ type MemberConfig struct {
 	// ErrRebalanceFailed, unreadable registrations of other members, and
 	// handler failures. It must not block. Nil ignores them.
 	OnError func(error)
+	// OnRebalance, if set, is told about every rebalance when it ends, for
+	// metrics. It is called from the member's goroutine and must return
+	// quickly. Nil ignores rebalances.
+	OnRebalance func(RebalanceResult)
 	// Now is the clock for registration timestamps; time.Now if nil.
 	Now func() time.Time
 }
@@ -375,20 +379,29 @@ func (m *Member) report(err error) {
 func (m *Member) syncedRebalance(ctx context.Context) bool {
 	start := time.Now()
 	var last error
-	for attempt := 1; attempt <= m.cfg.MaxRetries; attempt++ {
+	attempt := 1
+	done := func(outcome RebalanceOutcome) {
+		if on := m.cfg.OnRebalance; on != nil {
+			on(RebalanceResult{Outcome: outcome, Attempts: min(attempt, m.cfg.MaxRetries), Duration: time.Since(start)})
+		}
+	}
+	for ; attempt <= m.cfg.MaxRetries; attempt++ {
 		if ctx.Err() != nil {
+			done(RebalanceAborted)
 			return false
 		}
 		err := m.rebalanceOnce(ctx)
 		if err == nil {
 			gen := m.Generation()
 			m.log.Info("rebalance done", "generation", gen.ID, "partitions", len(gen.Owned), "attempts", attempt, "took", time.Since(start))
+			done(RebalanceSucceeded)
 			return true
 		}
 		if errors.Is(err, errNoSession) {
 			// The session expired and the next is not there yet; its
 			// arrival (StateConnected) triggers the next attempt.
 			m.log.Info("rebalance waits for a new ZooKeeper session")
+			done(RebalanceAborted)
 			return false
 		}
 		last = err
@@ -398,8 +411,10 @@ func (m *Member) syncedRebalance(ctx context.Context) bool {
 		}
 	}
 	if ctx.Err() != nil {
+		done(RebalanceAborted)
 		return false
 	}
+	done(RebalanceFailed)
 	err := fmt.Errorf("%w: %s after %d attempts: %w", ErrRebalanceFailed, m.cfg.ConsumerID, m.cfg.MaxRetries, last)
 	m.log.Error("rebalance failed; retrying in the background", "err", err)
 	m.report(err)

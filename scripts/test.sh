@@ -6,12 +6,17 @@
 # use that cluster (e.g. `docker compose up`); otherwise this script starts a
 # local one for the run and stops it at the end. Tests that kill or pause
 # processes always start private clusters of their own from the jars.
+#
+# The Prometheus adapter, plugin/prometheus, is a module of its own (so that
+# the core module does not depend on client_golang); it is built, vetted
+# and tested after the core, against the same cluster.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 testinfra/fetch-jars.sh
 go build ./...
 go vet ./...
+(cd plugin/prometheus && go build ./... && go vet ./...)
 
 state=.cache/test-cluster
 if [[ -z "${ZOOKEEPER_CONNECT:-}" ]]; then
@@ -25,3 +30,4 @@ echo "test.sh: integration tests use ZOOKEEPER_CONNECT=$ZOOKEEPER_CONNECT KAFKA_
 go run ./internal/cmd/zkcluster info
 
 go test -race -count=1 -timeout 40m ${GOTESTFLAGS:-} ./...
+(cd plugin/prometheus && go test -race -count=1 -timeout 10m ${GOTESTFLAGS:-} ./...)

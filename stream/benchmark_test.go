@@ -15,8 +15,17 @@ import (
 // fence does per message (zkutil's lease check: an atomic load and a read
 // of the monotonic clock), to show the cost of fencing on the hot path.
 func BenchmarkIterator(b *testing.B) {
-	b.Run("fence=none", func(b *testing.B) { benchmarkIterator(b, nil) })
-	b.Run("fence=lease", func(b *testing.B) { benchmarkIterator(b, newClockFence()) })
+	b.Run("fence=none", func(b *testing.B) { benchmarkIterator(b, nil, nil) })
+	b.Run("fence=lease", func(b *testing.B) { benchmarkIterator(b, newClockFence(), nil) })
+}
+
+// BenchmarkIteratorMetrics is BenchmarkIterator with the lease fence, as
+// the connector runs it, without and with Counters (what the connector
+// sets when Config.Metrics is set), to show the cost of metrics on the
+// message path.
+func BenchmarkIteratorMetrics(b *testing.B) {
+	b.Run("metrics=off", func(b *testing.B) { benchmarkIterator(b, newClockFence(), nil) })
+	b.Run("metrics=on", func(b *testing.B) { benchmarkIterator(b, newClockFence(), new(Counters)) })
 }
 
 // clockFence holds until a deadline on the monotonic clock, as zkutil's
@@ -37,7 +46,7 @@ func newClockFence() *clockFence {
 func (f *clockFence) Held() bool               { return time.Since(f.base) < *f.until.Load() }
 func (f *clockFence) Changed() <-chan struct{} { return f.ch }
 
-func benchmarkIterator(b *testing.B, fence Fence) {
+func benchmarkIterator(b *testing.B, fence Fence, counters *Counters) {
 	const chunkSize = 1000
 	const slots = 8 // chunk buffers recycled between the two goroutines
 
@@ -49,6 +58,7 @@ func benchmarkIterator(b *testing.B, fence Fence) {
 	if fence != nil {
 		pti.SetFence(fence)
 	}
+	pti.SetCounters(counters)
 	value := make([]byte, 100)
 
 	free := make(chan []*Message, slots)
@@ -108,6 +118,9 @@ func benchmarkIterator(b *testing.B, fence Fence) {
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+	if counters != nil && counters.Messages() < int64(b.N)-chunkSize {
+		b.Fatalf("counted %d messages of %d", counters.Messages(), b.N)
+	}
 	cancel()
 	s.Shutdown()
 	<-fetchDone

@@ -34,6 +34,7 @@ type ConsumerIterator struct {
 	pos         int
 	prev        *Message
 	prevInfo    *PartitionTopicInfo
+	delivered   int64 // messages of the current chunk handed out, not yet counted
 }
 
 func newConsumerIterator(q *ChunkQueue, consumerTimeout time.Duration) *ConsumerIterator {
@@ -61,6 +62,9 @@ func (it *ConsumerIterator) Next(ctx context.Context) (*Message, error) {
 	}
 	for {
 		if it.queue.Closed() {
+			if it.chunk != nil {
+				it.count(it.chunk.TopicInfo)
+			}
 			it.chunk = nil
 			return nil, ErrShutdown
 		}
@@ -108,13 +112,26 @@ func (it *ConsumerIterator) nextInChunk() (*Message, Fence) {
 			m.info = info
 		}
 		it.prev, it.prevInfo = m, info
+		it.delivered++
 		return m, nil
 	}
 	if it.pos == len(c.Messages) {
 		c.passFiltered()
 	}
+	it.count(info)
 	it.chunk, it.pos = nil, 0
 	return nil, nil
+}
+
+// count adds the messages handed out from the current chunk to its
+// partition's Counters: once per chunk, never per message.
+func (it *ConsumerIterator) count(info *PartitionTopicInfo) {
+	if n := it.delivered; n > 0 {
+		if c := info.counters; c != nil {
+			c.messages.Add(n)
+		}
+		it.delivered = 0
+	}
 }
 
 // awaitFence waits until f holds again, the current chunk's partition is
@@ -122,6 +139,10 @@ func (it *ConsumerIterator) nextInChunk() (*Message, Fence) {
 // (ErrConsumerTimeout; the iterator keeps its place) or ctx ends.
 func (it *ConsumerIterator) awaitFence(ctx context.Context, f Fence) error {
 	info := it.chunk.TopicInfo
+	if c := info.counters; c != nil {
+		start := time.Now()
+		defer func() { c.fenced.Add(int64(time.Since(start))) }()
+	}
 	var timeout <-chan time.Time
 	if it.timeout >= 0 {
 		if it.timer == nil {

@@ -21,6 +21,10 @@
 // comes out of Next as a *PartitionError; the stream carries on. Shutdown
 // ends the stream: Next returns ErrShutdown and Messages loops end.
 //
+// For metrics, the connector gives the partitions of each topic shared
+// Counters, which the data path updates once per chunk, never per message,
+// and reads a partition's Lag from the high watermark fetchers record.
+//
 // Next is called from one goroutine at a time per stream; everything else
 // is safe for concurrent use. The package starts no goroutines and imports
 // only the standard library.

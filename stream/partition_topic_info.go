@@ -27,9 +27,11 @@ type PartitionTopicInfo struct {
 	FetchSize int32
 
 	queue          *ChunkQueue
-	fence          Fence // nil: always held
+	fence          Fence     // nil: always held
+	counters       *Counters // nil: nothing counted
 	consumedOffset atomic.Int64
 	fetchedOffset  atomic.Int64
+	highWatermark  atomic.Int64 // plus one, so that the zero value means unknown
 
 	revoked    atomic.Bool
 	revokedCh  chan struct{}
@@ -107,14 +109,19 @@ func (p *PartitionTopicInfo) Enqueue(ctx context.Context, msgs []*Message, nextF
 		return ErrClosed
 	}
 	if len(msgs) > 0 {
+		var size int
 		for _, m := range msgs {
 			if m != nil {
 				m.info = p
+				size += len(m.Key) + len(m.Value)
 			}
 		}
 		chunk := &FetchedDataChunk{Messages: msgs, TopicInfo: p, FetchOffset: p.fetchedOffset.Load(), NextOffset: nextFetchOffset}
 		if err := p.queue.put(ctx, chunk, p.revokedCh); err != nil {
 			return err
+		}
+		if c := p.counters; c != nil {
+			c.bytes.Add(int64(size))
 		}
 	} else if from := p.fetchedOffset.Load(); nextFetchOffset > from && !p.skipFiltered(from, nextFetchOffset) {
 		chunk := &FetchedDataChunk{TopicInfo: p, FetchOffset: from, NextOffset: nextFetchOffset}

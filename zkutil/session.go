@@ -252,6 +252,8 @@ type Session struct {
 	changed           chan struct{} // closed and replaced on every state change
 	closing           bool
 	subs              map[*subscriber]struct{}
+	disconnects       int64 // StateDisconnected events
+	expirations       int64 // StateExpired events
 
 	wg      sync.WaitGroup // operation and watch goroutines
 	subWG   sync.WaitGroup // subscriber pumps

@@ -238,6 +238,7 @@ func (s *Session) handleEvent(ev zk.Event) {
 		}
 		s.state = StateDisconnected
 		s.disconnectedSince = now
+		s.disconnects++
 		ev := SessionEvent{State: StateDisconnected, SessionID: s.sessionID, At: now}
 		s.logger.Info("zkutil: ZooKeeper connection lost", "event", ev.String())
 		s.publishLocked(ev)
@@ -259,6 +260,7 @@ func (s *Session) expireLocked(now time.Time) {
 	s.lease.revoke(old)
 	s.state = StateExpired
 	s.sessionID = 0
+	s.expirations++
 	s.pendingExpired = old
 	if s.disconnectedSince.IsZero() {
 		s.disconnectedSince = now
@@ -266,4 +268,22 @@ func (s *Session) expireLocked(now time.Time) {
 	ev := SessionEvent{State: StateExpired, SessionID: old, At: now}
 	s.logger.Warn("zkutil: ZooKeeper session expired; ephemeral nodes and watches are lost", "event", ev.String())
 	s.publishLocked(ev)
+}
+
+// SessionStats counts the events of a Session since Dial, for metrics.
+type SessionStats struct {
+	// State is the current state; 0 before the first session.
+	State SessionState
+	// Disconnects counts StateDisconnected events: connections lost while
+	// the session was established.
+	Disconnects int64
+	// Expirations counts StateExpired events: sessions the server dropped.
+	Expirations int64
+}
+
+// Stats returns the session's state and event counts.
+func (s *Session) Stats() SessionStats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return SessionStats{State: s.state, Disconnects: s.disconnects, Expirations: s.expirations}
 }

@@ -214,6 +214,8 @@ func TestSessionStateMachine(t *testing.T) {
 	require.Equal(t, StateDisconnected, (<-events).State)
 	require.Equal(t, SessionEvent{State: StateExpired, SessionID: 0x200}, withoutTime(<-events))
 	require.Equal(t, SessionEvent{State: StateConnected, SessionID: 0x300, ExpiredSessionID: 0x200}, withoutTime(<-events))
+	require.Equal(t, SessionStats{State: StateConnected, Disconnects: 3, Expirations: 2}, s.Stats(),
+		"every StateDisconnected and StateExpired event is counted")
 
 	require.NoError(t, s.Close())
 	require.Equal(t, SessionEvent{State: StateClosed, SessionID: 0x300}, withoutTime(<-events))

@@ -1,0 +1,247 @@
+package connector
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"time"
+
+	"github.com/zkconsumer/zkconsumer/fetcher"
+	"github.com/zkconsumer/zkconsumer/rebalance"
+	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/zkutil"
+)
+
+// Metrics receives the measurements of one connector (Config.Metrics). The
+// connector pushes low-rate events to it (one per fetch request,
+// rebalance or commit, never one per message) and it pulls everything else,
+// counters and gauges, from ConsumerConnector.Stats when it is collected.
+// An adapter for Prometheus lives in the separate module
+// github.com/zkconsumer/zkconsumer/plugin/prometheus, so that this one
+// depends on no metrics library.
+//
+// A Metrics value serves one connector. Its methods are called from the
+// connector's goroutines, concurrently, and must return quickly without
+// calling back into the connector, except Stats.
+type Metrics interface {
+	// Attach is called once by New when the connector is ready, before
+	// New returns it; the implementation keeps c to call c.Stats. An error
+	// (say, the same metrics registered twice) fails New.
+	Attach(c *ConsumerConnector) error
+	// Detach is called once by Shutdown when the connector has stopped:
+	// the implementation drops everything it exports about the connector.
+	Detach()
+	// Fetch is told about every fetch request sent to a broker.
+	Fetch(FetchEvent)
+	// Rebalance is told about every rebalance when it ends.
+	Rebalance(RebalanceEvent)
+	// Commit is told about every write of offsets to one store.
+	Commit(CommitEvent)
+}
+
+// FetchEvent describes one fetch request: the broker, its duration, the
+// size of its response and its error (Kafka's
+// FetchRequestAndResponseMetrics).
+type FetchEvent = fetcher.FetchEvent
+
+// RebalanceEvent describes one rebalance: its outcome, attempts and
+// duration (Kafka's RebalanceRateAndTime).
+type RebalanceEvent = rebalance.RebalanceResult
+
+// Offset stores named in CommitEvent.Store.
+const (
+	// StoreZookeeper is /consumers/<group>/offsets (offsets.storage=zookeeper,
+	// and the second write of dual.commit.enabled).
+	StoreZookeeper = "zookeeper"
+	// StoreKafka is the group coordinator (offsets.storage=kafka).
+	StoreKafka = "kafka"
+)
+
+// CommitEvent describes one write of offsets to one store (Kafka's
+// ZooKeeperCommitsPerSec and KafkaCommitsPerSec). With
+// dual.commit.enabled, a commit makes one event per store. Commits that
+// find no offset changed write nothing and make no event.
+type CommitEvent struct {
+	// Store is StoreZookeeper or StoreKafka.
+	Store string
+	// Partitions is the number of offsets written.
+	Partitions int
+	// Duration is how long the write took.
+	Duration time.Duration
+	// Err is why it failed, nil if it did not; with an error, some offsets
+	// may have been written.
+	Err error
+}
+
+// Stats is a snapshot of a connector's state for metrics (ConsumerConnector.Stats).
+type Stats struct {
+	// Group is group.id, ClientID client.id, ConsumerID the member id.
+	Group, ClientID, ConsumerID string
+	// Partitions are the partitions the current generation owns, by topic
+	// and partition; none between generations.
+	Partitions []PartitionStats
+	// MaxLag is the largest Lag of Partitions whose lag is known, 0 if
+	// none (Kafka's MaxLag, but of consumed rather than fetched offsets).
+	MaxLag int64
+	// Topics are the totals of every topic consumed since New, by topic.
+	Topics []TopicStats
+	// Streams are the streams, by topic and thread.
+	Streams []StreamStats
+	// MinFetchRate is the smallest fetch request rate, in requests per
+	// second over the last minute, of the brokers fetched from in the last
+	// minute; 0 when none (Kafka's MinFetchRate).
+	MinFetchRate float64
+	// FencedTime is the time the streams' iterators have spent waiting,
+	// with a message ready, for the lease of the ZooKeeper session that
+	// owns its partition to hold again (see Config.ZookeeperSessionTimeout).
+	FencedTime time.Duration
+	// Session is the ZooKeeper session's state and event counts.
+	Session zkutil.SessionStats
+}
+
+// PartitionStats is one owned partition.
+type PartitionStats struct {
+	// Topic and Partition name the partition.
+	Topic     string
+	Partition int32
+	// ConsumedOffset is the offset a commit would write: one past the
+	// last message the application has finished with; -1 if unknown.
+	ConsumedOffset int64
+	// FetchedOffset is the offset the next fetch starts at.
+	FetchedOffset int64
+	// HighWatermark is the partition's high watermark as of the last fetch
+	// response, -1 before the first. No request is made for it.
+	HighWatermark int64
+	// Lag is HighWatermark minus ConsumedOffset, never below zero: the
+	// offsets the application has yet to consume, including those fetched
+	// and queued (stream.PartitionTopicInfo.Lag). LagKnown is false, and
+	// Lag 0, while either offset is unknown.
+	Lag      int64
+	LagKnown bool
+}
+
+// TopicStats are the totals of one topic since New.
+type TopicStats struct {
+	// Topic is the topic's name.
+	Topic string
+	// Messages is the number of messages the streams handed out, counted
+	// per chunk: it trails the messages handed out by at most the chunk
+	// each stream is reading (stream.Counters).
+	Messages int64
+	// Bytes is the bytes of message keys and values fetched into the
+	// streams' queues (Kafka's BytesPerSec, counted on enqueue).
+	Bytes int64
+	// FencedTime is the part of Stats.FencedTime spent on this topic.
+	FencedTime time.Duration
+}
+
+// StreamStats is one stream.
+type StreamStats struct {
+	// Topic is the stream's topic; "" for the streams of
+	// CreateMessageStreamsByFilter, which serve every matching topic.
+	Topic string
+	// Thread is the stream's number within its topic (Kafka's threadId).
+	Thread int
+	// QueuedChunks is the number of chunks in its queue (Kafka's
+	// FetchQueueSize).
+	QueuedChunks int
+}
+
+// Stats returns a snapshot of the connector's state for metrics. It takes
+// no network round trip; it works with or without Config.Metrics, but
+// Topics and MinFetchRate stay empty without it (nothing is counted).
+func (c *ConsumerConnector) Stats() Stats {
+	st := Stats{
+		Group:        c.cfg.GroupID,
+		ClientID:     c.cfg.ClientID,
+		ConsumerID:   c.id,
+		MinFetchRate: c.fetchRates.min(time.Now()),
+		Session:      c.session.Stats(),
+	}
+	c.mu.Lock()
+	infos := make([]*stream.PartitionTopicInfo, 0, len(c.infos))
+	for _, info := range c.infos {
+		if !info.Revoked() {
+			infos = append(infos, info)
+		}
+	}
+	for k, s := range c.streams {
+		st.Streams = append(st.Streams, StreamStats{Topic: k.topic, Thread: k.thread, QueuedChunks: s.Queue().Len()})
+	}
+	for topic, tc := range c.counters {
+		st.Topics = append(st.Topics, TopicStats{Topic: topic, Messages: tc.Messages(), Bytes: tc.Bytes(), FencedTime: tc.FencedTime()})
+	}
+	c.mu.Unlock()
+	for _, info := range infos {
+		lag, ok := info.Lag()
+		st.Partitions = append(st.Partitions, PartitionStats{
+			Topic: info.Topic, Partition: info.Partition,
+			ConsumedOffset: info.ConsumedOffset(), FetchedOffset: info.FetchedOffset(),
+			HighWatermark: info.HighWatermark(), Lag: lag, LagKnown: ok,
+		})
+		st.MaxLag = max(st.MaxLag, lag)
+	}
+	for _, t := range st.Topics {
+		st.FencedTime += t.FencedTime
+	}
+	slices.SortFunc(st.Partitions, func(a, b PartitionStats) int {
+		return cmp.Or(cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
+	})
+	slices.SortFunc(st.Topics, func(a, b TopicStats) int { return cmp.Compare(a.Topic, b.Topic) })
+	slices.SortFunc(st.Streams, func(a, b StreamStats) int {
+		return cmp.Or(cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.Thread, b.Thread))
+	})
+	return st
+}
+
+// countersFor returns the Counters of topic, made on first use; nil
+// without Config.Metrics.
+func (c *ConsumerConnector) countersFor(topic string) *stream.Counters {
+	if c.metrics == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	tc := c.counters[topic]
+	if tc == nil {
+		tc = new(stream.Counters)
+		c.counters[topic] = tc
+	}
+	return tc
+}
+
+// onFetch is the fetcher's OnFetch hook when metrics are on.
+func (c *ConsumerConnector) onFetch(e fetcher.FetchEvent) {
+	c.fetchRates.mark(e.Broker, time.Now())
+	c.metrics.Fetch(e)
+}
+
+// meteredStore is an offset store whose commits are reported to Metrics.
+type meteredStore struct {
+	offsetStore
+	name    string
+	metrics Metrics
+}
+
+func (s *meteredStore) Commit(ctx context.Context, offsets map[zkutil.TopicPartition]int64) error {
+	start := time.Now()
+	err := s.offsetStore.Commit(ctx, offsets)
+	s.metrics.Commit(CommitEvent{Store: s.name, Partitions: len(offsets), Duration: time.Since(start), Err: err})
+	return err
+}
+
+// metered wraps store to report its commits when metrics are on.
+func (c *ConsumerConnector) metered(store offsetStore, name string) offsetStore {
+	if c.metrics == nil {
+		return store
+	}
+	return &meteredStore{offsetStore: store, name: name, metrics: c.metrics}
+}
+
+// onRebalance is the member's OnRebalance hook: nil when metrics are off.
+func (c *ConsumerConnector) onRebalance() func(rebalance.RebalanceResult) {
+	if c.metrics == nil {
+		return nil
+	}
+	return c.metrics.Rebalance
+}

@@ -1,0 +1,172 @@
+package zkprom
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkconsumer/zkconsumer/connector"
+	"github.com/zkconsumer/zkconsumer/rebalance"
+	"github.com/zkconsumer/zkconsumer/zkutil"
+)
+
+func fixedStats() connector.Stats {
+	return connector.Stats{
+		Group: "g", ClientID: "c", ConsumerID: "g_host-1-abc",
+		Partitions: []connector.PartitionStats{
+			{Topic: "t", Partition: 0, ConsumedOffset: 5, FetchedOffset: 9, HighWatermark: 12, Lag: 7, LagKnown: true},
+			{Topic: "t", Partition: 1, ConsumedOffset: -1, FetchedOffset: -1, HighWatermark: -1},
+		},
+		MaxLag:       7,
+		Topics:       []connector.TopicStats{{Topic: "t", Messages: 40, Bytes: 4000, FencedTime: 1500 * time.Millisecond}},
+		Streams:      []connector.StreamStats{{Topic: "t", Thread: 0, QueuedChunks: 2}, {Topic: "", Thread: 1}},
+		MinFetchRate: 2.5,
+		FencedTime:   1500 * time.Millisecond,
+		Session:      zkutil.SessionStats{State: zkutil.StateConnected, Disconnects: 1, Expirations: 2},
+	}
+}
+
+// The pulled metrics are exactly the connector's Stats, with the group and
+// client id on every series.
+func TestCollectorExportsStats(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	c := New(reg, WithConstLabels(prometheus.Labels{"app": "x"}))
+	require.NoError(t, c.attach("g", "c", fixedStats))
+	require.NoError(t, testutil.CollectAndCompare(c, strings.NewReader(`
+# HELP zkconsumer_consumer_lag High watermark of the partition minus the consumed offset (the offset a commit would write), as of the last fetch response.
+# TYPE zkconsumer_consumer_lag gauge
+zkconsumer_consumer_lag{app="x",client_id="c",group="g",partition="0",topic="t"} 7
+# HELP zkconsumer_max_lag Largest consumer_lag of the owned partitions.
+# TYPE zkconsumer_max_lag gauge
+zkconsumer_max_lag{app="x",client_id="c",group="g"} 7
+# HELP zkconsumer_owned_partitions Partitions owned by the current generation.
+# TYPE zkconsumer_owned_partitions gauge
+zkconsumer_owned_partitions{app="x",client_id="c",group="g"} 2
+# HELP zkconsumer_messages_consumed_total Messages handed out by the streams, counted per chunk.
+# TYPE zkconsumer_messages_consumed_total counter
+zkconsumer_messages_consumed_total{app="x",client_id="c",group="g",topic="t"} 40
+# HELP zkconsumer_bytes_consumed_total Bytes of message keys and values fetched into the streams' queues.
+# TYPE zkconsumer_bytes_consumed_total counter
+zkconsumer_bytes_consumed_total{app="x",client_id="c",group="g",topic="t"} 4000
+# HELP zkconsumer_queued_chunks Chunks waiting in a stream's queue.
+# TYPE zkconsumer_queued_chunks gauge
+zkconsumer_queued_chunks{app="x",client_id="c",group="g",thread="0",topic="t"} 2
+zkconsumer_queued_chunks{app="x",client_id="c",group="g",thread="1",topic="*"} 0
+# HELP zkconsumer_min_fetch_rate Smallest fetch request rate, in requests per second over the last minute, of the brokers fetched from.
+# TYPE zkconsumer_min_fetch_rate gauge
+zkconsumer_min_fetch_rate{app="x",client_id="c",group="g"} 2.5
+# HELP zkconsumer_fenced_seconds_total Time iterators spent waiting, with a message ready, for the ZooKeeper session lease to hold again.
+# TYPE zkconsumer_fenced_seconds_total counter
+zkconsumer_fenced_seconds_total{app="x",client_id="c",group="g"} 1.5
+# HELP zkconsumer_zookeeper_session_state 1 for the current state of the ZooKeeper session, 0 for the others.
+# TYPE zkconsumer_zookeeper_session_state gauge
+zkconsumer_zookeeper_session_state{app="x",client_id="c",group="g",state="closed"} 0
+zkconsumer_zookeeper_session_state{app="x",client_id="c",group="g",state="connected"} 1
+zkconsumer_zookeeper_session_state{app="x",client_id="c",group="g",state="disconnected"} 0
+zkconsumer_zookeeper_session_state{app="x",client_id="c",group="g",state="expired"} 0
+# HELP zkconsumer_zookeeper_disconnects_total Connections to ZooKeeper lost while the session was established.
+# TYPE zkconsumer_zookeeper_disconnects_total counter
+zkconsumer_zookeeper_disconnects_total{app="x",client_id="c",group="g"} 1
+# HELP zkconsumer_zookeeper_expirations_total ZooKeeper sessions expired.
+# TYPE zkconsumer_zookeeper_expirations_total counter
+zkconsumer_zookeeper_expirations_total{app="x",client_id="c",group="g"} 2
+`), "zkconsumer_consumer_lag", "zkconsumer_max_lag", "zkconsumer_owned_partitions",
+		"zkconsumer_messages_consumed_total", "zkconsumer_bytes_consumed_total", "zkconsumer_queued_chunks",
+		"zkconsumer_min_fetch_rate", "zkconsumer_fenced_seconds_total", "zkconsumer_zookeeper_session_state",
+		"zkconsumer_zookeeper_disconnects_total", "zkconsumer_zookeeper_expirations_total"))
+	// A partition with no high watermark or offset yet has no such series.
+	require.Equal(t, 1, testutil.CollectAndCount(c, "zkconsumer_high_watermark"))
+	require.Equal(t, 1, testutil.CollectAndCount(c, "zkconsumer_consumed_offset"))
+	// The pedantic registry checks every metric against Describe.
+	_, err := reg.Gather()
+	require.NoError(t, err)
+}
+
+// Events land in counters and histograms by broker, outcome and store.
+func TestCollectorRecordsEvents(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	c := New(reg)
+	require.NoError(t, c.attach("g", "c", fixedStats))
+	c.Fetch(connector.FetchEvent{Broker: 3, Duration: 20 * time.Millisecond, Bytes: 1000})
+	c.Fetch(connector.FetchEvent{Broker: 3, Duration: 40 * time.Millisecond, Bytes: 3000})
+	c.Fetch(connector.FetchEvent{Broker: 4, Err: errors.New("connection reset")})
+	c.Rebalance(connector.RebalanceEvent{Outcome: rebalance.RebalanceSucceeded, Attempts: 1, Duration: time.Second})
+	c.Rebalance(connector.RebalanceEvent{Outcome: rebalance.RebalanceFailed, Attempts: 4, Duration: 8 * time.Second})
+	c.Commit(connector.CommitEvent{Store: connector.StoreKafka, Partitions: 3, Duration: time.Millisecond})
+	c.Commit(connector.CommitEvent{Store: connector.StoreZookeeper, Partitions: 3, Duration: time.Millisecond, Err: errors.New("no")})
+
+	require.Equal(t, 1.0, testutil.ToFloat64(c.ins.Load().fetchErrors.WithLabelValues("4")))
+	require.Equal(t, 1.0, testutil.ToFloat64(c.ins.Load().rebalances.WithLabelValues("success")))
+	require.Equal(t, 1.0, testutil.ToFloat64(c.ins.Load().rebalances.WithLabelValues("failure")))
+	require.Equal(t, 1.0, testutil.ToFloat64(c.ins.Load().commits.WithLabelValues("kafka", "success")))
+	require.Equal(t, 1.0, testutil.ToFloat64(c.ins.Load().commits.WithLabelValues("zookeeper", "failure")))
+	require.Equal(t, 3.0, testutil.ToFloat64(c.ins.Load().committedOffsets.WithLabelValues("kafka")))
+	require.NoError(t, testutil.CollectAndCompare(c, strings.NewReader(`
+# HELP zkconsumer_fetch_response_size_bytes Size of fetch responses.
+# TYPE zkconsumer_fetch_response_size_bytes histogram
+zkconsumer_fetch_response_size_bytes_bucket{broker="3",client_id="c",group="g",le="64"} 0
+zkconsumer_fetch_response_size_bytes_bucket{broker="3",client_id="c",group="g",le="256"} 0
+zkconsumer_fetch_response_size_bytes_bucket{broker="3",client_id="c",group="g",le="1024"} 1
+zkconsumer_fetch_response_size_bytes_bucket{broker="3",client_id="c",group="g",le="4096"} 2
+zkconsumer_fetch_response_size_bytes_bucket{broker="3",client_id="c",group="g",le="16384"} 2
+zkconsumer_fetch_response_size_bytes_bucket{broker="3",client_id="c",group="g",le="65536"} 2
+zkconsumer_fetch_response_size_bytes_bucket{broker="3",client_id="c",group="g",le="262144"} 2
+zkconsumer_fetch_response_size_bytes_bucket{broker="3",client_id="c",group="g",le="1.048576e+06"} 2
+zkconsumer_fetch_response_size_bytes_bucket{broker="3",client_id="c",group="g",le="4.194304e+06"} 2
+zkconsumer_fetch_response_size_bytes_bucket{broker="3",client_id="c",group="g",le="1.6777216e+07"} 2
+zkconsumer_fetch_response_size_bytes_bucket{broker="3",client_id="c",group="g",le="6.7108864e+07"} 2
+zkconsumer_fetch_response_size_bytes_bucket{broker="3",client_id="c",group="g",le="2.68435456e+08"} 2
+zkconsumer_fetch_response_size_bytes_bucket{broker="3",client_id="c",group="g",le="+Inf"} 2
+zkconsumer_fetch_response_size_bytes_sum{broker="3",client_id="c",group="g"} 4000
+zkconsumer_fetch_response_size_bytes_count{broker="3",client_id="c",group="g"} 2
+`), "zkconsumer_fetch_response_size_bytes"))
+	_, err := reg.Gather()
+	require.NoError(t, err)
+}
+
+// Detach unregisters the collector and nothing else; a second connector
+// of the same group and client id in one registry is refused unless
+// WithConstLabels tells them apart; a Collector serves one connector.
+func TestCollectorRegistration(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	other := prometheus.NewCounter(prometheus.CounterOpts{Name: "zkconsumer_unrelated_total", Help: "x"})
+	reg.MustRegister(other)
+	id := func(v string) Option { return WithConstLabels(prometheus.Labels{"instance_id": v}) }
+	a := New(reg, id("1"))
+	require.NoError(t, a.attach("g", "c", fixedStats))
+	require.ErrorIs(t, a.attach("g", "c", fixedStats), ErrAttached)
+
+	var dup prometheus.AlreadyRegisteredError
+	require.ErrorAs(t, New(reg, id("1")).attach("g", "c", fixedStats), &dup)
+	b := New(reg, id("2"))
+	require.NoError(t, b.attach("g", "c", fixedStats))
+	c := New(reg, id("1"))
+	require.NoError(t, c.attach("g", "c2", fixedStats), "another client id is another set of series")
+
+	a.Detach()
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if mf.GetName() == "zkconsumer_unrelated_total" {
+				continue
+			}
+			require.True(t, labels["instance_id"] == "2" || labels["client_id"] == "c2", "%s %v left after Detach", mf.GetName(), labels)
+		}
+	}
+	b.Detach()
+	c.Detach()
+	mfs, err = reg.Gather()
+	require.NoError(t, err)
+	require.Len(t, mfs, 1, "only the unrelated metric is left")
+	a.Detach() // idempotent
+}
