@@ -3,8 +3,6 @@ package groups
 import (
 	"fmt"
 	"io"
-	"maps"
-	"slices"
 	"strconv"
 	"text/tabwriter"
 	"time"
@@ -14,18 +12,19 @@ import (
 // MISSING_COLUMN_VALUE).
 const missing = "-"
 
-// offsetsRowFormat is the layout of Kafka 1.1.1's --describe rows for
-// ZooKeeper groups: fixed-width columns, the last one padded too.
-const offsetsRowFormat = "%-30s %-10s %-15s %-15s %-10s %-50s\n"
+// minColumnWidth is the narrowest the TOPIC and CONSUMER-ID columns get.
+const minColumnWidth = 15
 
 // PrintOffsets writes d the way Kafka 1.1.1's
-// kafka-consumer-groups.sh --zookeeper --describe does: an empty line, the
-// header TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG CONSUMER-ID, one
-// row per partition, then one row per topic of each member that owns no
-// partition, with "-" in every column but CONSUMER-ID.
+// kafka-consumer-groups.sh --zookeeper --describe does, byte for byte: an
+// empty line, the header TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG
+// CONSUMER-ID, one row per partition, then one row per topic of each member
+// that owns no partition, with "-" in every column but CONSUMER-ID. TOPIC
+// and CONSUMER-ID are as wide as their longest value (at least 15), the
+// other columns have Kafka's fixed widths, and every line ends with a
+// space.
 func PrintOffsets(w io.Writer, d *Description) error {
-	ew := &errWriter{w: w}
-	ew.printf("\n"+offsetsRowFormat, "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID")
+	var rows [][6]string
 	for _, r := range d.Rows {
 		cur, end, lag, owner := missing, missing, missing, missing
 		if r.HasCurrent {
@@ -40,16 +39,27 @@ func PrintOffsets(w io.Writer, d *Description) error {
 		if r.Owner != "" {
 			owner = r.Owner
 		}
-		ew.printf(offsetsRowFormat, r.Topic, strconv.Itoa(int(r.Partition)), cur, end, lag, owner)
+		rows = append(rows, [6]string{r.Topic, strconv.Itoa(int(r.Partition)), cur, end, lag, owner})
 	}
 	for _, m := range d.IdleMembers() {
-		keys := slices.Sorted(maps.Keys(m.Registration.Subscription))
-		if len(keys) == 0 {
-			keys = []string{missing}
+		n := len(m.Registration.Subscription)
+		if n == 0 {
+			n = 1
 		}
-		for range keys {
-			ew.printf(offsetsRowFormat, missing, missing, missing, missing, missing, m.ID)
+		for range n {
+			rows = append(rows, [6]string{missing, missing, missing, missing, missing, m.ID})
 		}
+	}
+	topicWidth, idWidth := minColumnWidth, minColumnWidth
+	for _, r := range rows {
+		topicWidth = max(topicWidth, len(r[0]))
+		idWidth = max(idWidth, len(r[5]))
+	}
+	format := fmt.Sprintf("%%-%ds %%-10s %%-15s %%-15s %%-15s %%-%ds \n", topicWidth, idWidth)
+	ew := &errWriter{w: w}
+	ew.printf("\n"+format, "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID")
+	for _, r := range rows {
+		ew.printf(format, r[0], r[1], r[2], r[3], r[4], r[5])
 	}
 	return ew.err
 }
