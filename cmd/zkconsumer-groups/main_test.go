@@ -164,3 +164,5 @@ func describeRows(out string) [][6]string {
 	sort.Slice(rows, func(i, j int) bool { return strings.Join(rows[i][:], " ") < strings.Join(rows[j][:], " ") })
 	return rows
 }
+
+func testCtxBackground() context.Context { return context.Background() }

@@ -82,5 +82,6 @@ func (c *command) step(ctx context.Context) (context.Context, context.CancelFunc
 
 // warnf writes a warning to stderr.
 func (c *command) warnf(format string, args ...any) {
-	fmt.Fprintf(c.stderr, "Warning: "+format+"\n", args...)
+	msg := strings.TrimPrefix(fmt.Sprintf(format, args...), "groups: ")
+	fmt.Fprintf(c.stderr, "Warning: %s\n", msg)
 }

@@ -21,8 +21,6 @@ const sessionTimeout = 10 * time.Second
 // path used with the returned session is relative to the chroot; the
 // caller closes it.
 func OpenZooKeeper(ctx context.Context, connect string, timeout time.Duration) (*zkutil.Session, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	s, err := zkutil.Dial(ctx, zkutil.SessionConfig{
 		Connect:           connect,
 		SessionTimeout:    sessionTimeout,
@@ -32,6 +30,8 @@ func OpenZooKeeper(ctx context.Context, connect string, timeout time.Duration) (
 		return nil, fmt.Errorf("groups: cannot reach ZooKeeper: %w", err)
 	}
 	if s.Chroot() != "" {
+		ctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
 		ok, _, err := s.Exists(ctx, "/")
 		if err != nil {
 			_ = s.Close()
