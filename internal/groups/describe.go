@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
@@ -208,12 +207,4 @@ func (d *Description) addProblem(err error) {
 func ownerTopicsContain(topics []string, t string) bool {
 	_, ok := slices.BinarySearch(topics, t)
 	return ok
-}
-
-// compareTP orders partitions by topic, then partition.
-func compareTP(a, b TopicPartition) int {
-	if c := strings.Compare(a.Topic, b.Topic); c != 0 {
-		return c
-	}
-	return int(a.Partition) - int(b.Partition)
 }

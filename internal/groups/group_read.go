@@ -66,7 +66,7 @@ func ReadCommittedOffsets(ctx context.Context, zk *zkutil.Session, group string)
 			return nil, fmt.Errorf("groups: read offsets of group %q: %w", group, err)
 		}
 		for _, name := range parts {
-			p, ok := parsePartition(name)
+			p, ok := parsePartitionNode(name)
 			path := zkutil.OffsetsTopicPath(group, topic) + "/" + name
 			if !ok {
 				bad = append(bad, &zkutil.DecodeError{Path: path, Err: fmt.Errorf("partition %q is not a partition number", name)})
@@ -111,7 +111,7 @@ func ReadOwners(ctx context.Context, zk *zkutil.Session, group string) (owners m
 		}
 		for _, name := range parts {
 			path := zkutil.OwnersTopicPath(group, topic) + "/" + name
-			p, ok := parsePartition(name)
+			p, ok := parsePartitionNode(name)
 			if !ok {
 				bad = append(bad, &zkutil.DecodeError{Path: path, Err: fmt.Errorf("partition %q is not a partition number", name)})
 				continue
@@ -138,8 +138,8 @@ func childrenMaybe(ctx context.Context, zk *zkutil.Session, path string) ([]stri
 	return c, err
 }
 
-// parsePartition reads a partition znode name the way Kafka writes it.
-func parsePartition(name string) (int32, bool) {
+// parsePartitionNode reads a partition znode name the way Kafka writes it.
+func parsePartitionNode(name string) (int32, bool) {
 	n, err := strconv.ParseInt(name, 10, 32)
 	if err != nil || n < 0 || strconv.FormatInt(n, 10) != name {
 		return 0, false
