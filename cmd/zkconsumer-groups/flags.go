@@ -120,7 +120,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.Int64Var(&o.ShiftBy, "shift-by", 0, "Reset offsets by shifting the current offset by `n`, where n can be positive or negative.")
 	fs.StringVar(&o.ToDatetime, "to-datetime", "", "Reset offsets to the first message at or after a `datetime`. Format: 'YYYY-MM-DDTHH:mm:SS.sss', optionally followed by a zone such as Z or +02:00 (default: local time).")
 	fs.StringVar(&o.ByDuration, "by-duration", "", "Reset offsets to the first message at or after now minus a `duration`. Format: 'PnDTnHnMnS'.")
-	fs.StringVar(&o.FromFile, "from-file", "", "Reset offsets to the values in a `file`: Kafka's CSV (topic,partition,offset per line, as --export and kafka-consumer-groups.sh --reset-offsets --export write it) or Kafka's ExportZkOffsets/ImportZkOffsets format (/consumers/<group>/offsets/<topic>/<partition>:<offset> per line); the format is detected. Lines of the zk format naming another group are refused.")
+	fs.StringVar(&o.FromFile, "from-file", "", "Reset offsets to the values in a `file`: Kafka's CSV (topic,partition,offset per line, as --export and kafka-consumer-groups.sh --reset-offsets --export write it) or Kafka's ExportZkOffsets/ImportZkOffsets format (/consumers/<group>/offsets/<topic>/<partition>:<offset> per line); the format is detected. Entries of other groups (zk format, or CSV with a group column) are skipped with a warning.")
 	fs.BoolVar(&o.DryRun, "dry-run", false, "Only show what would be done (default for --reset-offsets and --migrate-to-kafka).")
 	fs.BoolVar(&o.Execute, "execute", false, "Execute the operation (--reset-offsets, --migrate-to-kafka).")
 

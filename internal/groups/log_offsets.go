@@ -93,8 +93,9 @@ func (l *LogOffsets) Latest(ctx context.Context, tps []TopicPartition) (map[Topi
 }
 
 // ForTime returns the first offset of tp whose message timestamp is at or
-// after ms (milliseconds since the epoch), or the log end offset when every
-// message is older, as Kafka's --to-datetime does.
+// after ms (milliseconds since the epoch), or -1 when every message is
+// older (PlanReset then uses the log end offset, as Kafka's --to-datetime
+// does). It has the signature of OffsetForTime.
 func (l *LogOffsets) ForTime(ctx context.Context, tp TopicPartition, ms int64) (int64, error) {
 	if ms < 0 {
 		return 0, fmt.Errorf("groups: time %d is before the epoch", ms)
@@ -103,15 +104,7 @@ func (l *LogOffsets) ForTime(ctx context.Context, tp TopicPartition, ms int64) (
 	if err != nil {
 		return 0, err
 	}
-	off, ok := m[tp]
-	if !ok || off < 0 {
-		m, err = l.Latest(ctx, []TopicPartition{tp})
-		if err != nil {
-			return 0, err
-		}
-		off = m[tp]
-	}
-	return off, nil
+	return m[tp], nil
 }
 
 // list asks each partition's leader for the offset at when(tp). A
