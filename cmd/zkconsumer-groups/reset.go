@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -122,7 +123,7 @@ func (c *command) readOffsetsFile(path string) (map[groups.TopicPartition]int64,
 			others[po.Group]++
 		}
 	}
-	for _, g := range slices.Sorted(mapKeys(others)) {
+	for _, g := range slices.Sorted(maps.Keys(others)) {
 		c.warnf("--from-file %s: skipping %d offset(s) of group '%s'", path, others[g], g)
 	}
 	return groups.FileForGroup(offs, c.o.Group), nil
@@ -149,15 +150,4 @@ func (c *command) resetScope() (groups.ResetScope, error) {
 		}
 	}
 	return scope, nil
-}
-
-// mapKeys iterates over the keys of m.
-func mapKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
