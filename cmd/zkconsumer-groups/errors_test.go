@@ -122,6 +122,29 @@ func TestGarbageAndChroot(t *testing.T) {
 	r = runTool(t, "--zookeeper", connect, "--describe", "--group", "g", "--state", "--timeout", "3s")
 	require.Contains(t, r.stdout, "Rebalancing")
 
+	// A leader that accepts connections but never answers: describe and
+	// reset give up within the timeout, and the reset writes nothing.
+	proxy, err := testcluster.NewProxy(c.BrokerAddrs()[0])
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = proxy.Close() })
+	proxy.SetMode(testcluster.Blackhole)
+	host, pport, err := net.SplitHostPort(proxy.Addr())
+	require.NoError(t, err)
+	writeNode(t, zk, chroot+"/brokers/ids/98", fmt.Sprintf(`{"version":4,"host":"%s","port":%s,"endpoints":["PLAINTEXT://%s:%s"],"listener_security_protocol_map":{"PLAINTEXT":"PLAINTEXT"},"jmx_port":-1,"timestamp":"1"}`, host, pport, host, pport))
+	writeNode(t, zk, chroot+"/brokers/topics/u", `{"version":1,"partitions":{"0":[98]}}`)
+	writeNode(t, zk, chroot+"/brokers/topics/u/partitions/0/state", `{"controller_epoch":1,"leader":98,"version":1,"leader_epoch":0,"isr":[98]}`)
+	writeNode(t, zk, g+"/offsets/u/0", "5")
+	require.NoError(t, zk.Delete(testCtx(t, time.Minute), g+"/ids/g_idle", -1))
+	require.NoError(t, zk.Delete(testCtx(t, time.Minute), g+"/ids/g_garbage", -1))
+	start = time.Now()
+	r = runTool(t, "--zookeeper", connect, "--reset-offsets", "--group", "g", "--topic", "u", "--to-earliest", "--execute", "--timeout", "2s")
+	require.Equal(t, 1, r.code)
+	require.Contains(t, r.stderr, "broker 98")
+	require.Less(t, time.Since(start), 20*time.Second, "bounded by --timeout")
+	data, _, err := zk.Get(testCtx(t, time.Minute), g+"/offsets/u/0")
+	require.NoError(t, err)
+	require.Equal(t, "5", string(data), "nothing written")
+
 	// --list under the chroot sees only this group.
 	require.Equal(t, []string{"g"}, strings.Fields(runOK(t, "--zookeeper", connect, "--list")))
 }
