@@ -75,7 +75,7 @@ func deleteRefusal(group, topic string, err error) error {
 	}
 	switch {
 	case errors.Is(err, groups.ErrGroupActive):
-		return fmt.Errorf("Delete for %s failed because its consumers are still active (%w).", what, err)
+		return fmt.Errorf("Delete for %s failed because its consumers are still active: %w", what, err)
 	case errors.Is(err, groups.ErrUnknownGroup):
 		return fmt.Errorf("Delete for %s failed because group does not exist.", what)
 	}

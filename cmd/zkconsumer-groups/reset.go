@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -31,6 +32,9 @@ func (c *command) resetOffsets(ctx context.Context) error {
 	pctx, cancel := c.step(ctx)
 	plan, err := groups.PlanGroupReset(pctx, c.zk, lo, c.o.Group, scope, spec, time.Now())
 	cancel()
+	if errors.Is(err, groups.ErrGroupActive) {
+		return fmt.Errorf("Consumer group '%s' offsets cannot be reset while it has registered members: %w", c.o.Group, err)
+	}
 	if err != nil {
 		return err
 	}
@@ -54,7 +58,9 @@ func (c *command) resetOffsets(ctx context.Context) error {
 	}
 	wctx, cancel := c.step(ctx)
 	defer cancel()
-	if err := groups.CommitPlan(wctx, c.zk, c.o.Group, plan); err != nil {
+	if err := groups.CommitPlan(wctx, c.zk, c.o.Group, plan); errors.Is(err, groups.ErrGroupActive) {
+		return fmt.Errorf("Consumer group '%s' offsets were not reset: a member registered meanwhile: %w", c.o.Group, err)
+	} else if err != nil {
 		return err
 	}
 	fmt.Fprintf(c.stderr, "Wrote the offsets of %d partition(s) of group '%s' to ZooKeeper.\n", len(plan), c.o.Group)

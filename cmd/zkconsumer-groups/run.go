@@ -36,7 +36,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if err := dispatch(ctx, o, stdout, stderr); err != nil {
-		fmt.Fprintf(stderr, "Error: %s\n", strings.TrimPrefix(err.Error(), "groups: "))
+		fmt.Fprintf(stderr, "Error: %s\n", tidy(err.Error()))
 		return exitError
 	}
 	return exitOK
@@ -82,6 +82,14 @@ func (c *command) step(ctx context.Context) (context.Context, context.CancelFunc
 
 // warnf writes a warning to stderr.
 func (c *command) warnf(format string, args ...any) {
-	msg := strings.TrimPrefix(fmt.Sprintf(format, args...), "groups: ")
-	fmt.Fprintf(c.stderr, "Warning: %s\n", msg)
+	fmt.Fprintf(c.stderr, "Warning: %s\n", tidy(fmt.Sprintf(format, args...)))
+}
+
+// tidy drops the package prefixes ("groups: ", "zkutil: ") that wrapped
+// errors repeat, which mean nothing to an operator.
+func tidy(msg string) string {
+	for _, p := range []string{"groups: ", "zkutil: "} {
+		msg = strings.ReplaceAll(msg, p, "")
+	}
+	return msg
 }

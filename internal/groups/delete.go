@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
@@ -18,7 +19,7 @@ func checkInactive(ctx context.Context, zk *zkutil.Session, group string) error 
 	}
 	if len(ids) > 0 {
 		slices.Sort(ids)
-		return fmt.Errorf("%w: group %q has %d registered member(s): %v", ErrGroupActive, group, len(ids), ids)
+		return fmt.Errorf("%w (%s): %s", ErrGroupActive, group, strings.Join(ids, ", "))
 	}
 	return nil
 }
