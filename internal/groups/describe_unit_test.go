@@ -96,3 +96,16 @@ func TestBadNodesError(t *testing.T) {
 	require.ErrorAs(t, err, &de)
 	require.Contains(t, err.Error(), "/a")
 }
+
+// FuzzHostOf: any consumer id yields a host that is part of it, or "".
+func FuzzHostOf(f *testing.F) {
+	f.Add("g", "g_h-1531000000000-0123abcd")
+	f.Add("g", "g_configured")
+	f.Add("", "_-0000000000-0")
+	f.Fuzz(func(t *testing.T, group, id string) {
+		h := hostOf(group, id)
+		if h != "" && !bytes.Contains([]byte(id), []byte(h)) {
+			t.Fatalf("host %q not in %q", h, id)
+		}
+	})
+}
