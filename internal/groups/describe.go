@@ -136,14 +136,6 @@ func DescribeGroup(ctx context.Context, zk *zkutil.Session, lo *LogOffsets, grou
 		ends, err = lo.Latest(ctx, tps)
 		d.addProblem(err)
 	}
-	registered := map[string]bool{}
-	for _, m := range d.Members {
-		registered[m.ID] = true
-	}
-	d.State = StateEmpty
-	if len(d.Members) > 0 {
-		d.State = StateStable
-	}
 	for _, tp := range tps {
 		r := PartitionRow{TopicPartition: tp}
 		r.Current, r.HasCurrent = offsets[tp]
@@ -157,23 +149,54 @@ func DescribeGroup(ctx context.Context, zk *zkutil.Session, lo *LogOffsets, grou
 			}
 			d.Owned[r.Owner]++
 		}
-		if len(d.Members) > 0 && ownerTopicsContain(ownerTopics, tp.Topic) && !registered[r.Owner] {
-			d.State = StateRebalancing
-		}
 		d.Rows = append(d.Rows, r)
 	}
-	// A static subscription to a topic nobody owns yet is a rebalance in
-	// progress too.
+	d.State = groupState(d)
+	return d, nil
+}
+
+// groupState tells Empty (no member), Stable or Rebalancing. The topics the
+// members consume are their static subscriptions, plus, when a member
+// subscribes by pattern, every topic with an owned partition; a group is
+// Stable when each partition of those topics is owned by a registered
+// member and no partition is owned by anyone else. Topics the group
+// consumed once but no member subscribes to any more do not count.
+func groupState(d *Description) string {
+	if len(d.Members) == 0 {
+		return StateEmpty
+	}
+	registered := map[string]bool{}
+	consumed := map[string]bool{}
+	wildcard := false
 	for _, m := range d.Members {
-		if m.Err == nil && m.Registration.Pattern == zkutil.PatternStatic {
-			for t := range m.Registration.Subscription {
-				if !ownerTopicsContain(ownerTopics, t) {
-					d.State = StateRebalancing
-				}
+		registered[m.ID] = true
+		if m.Err != nil {
+			continue
+		}
+		if m.Registration.Pattern != zkutil.PatternStatic {
+			wildcard = true
+			continue
+		}
+		for t := range m.Registration.Subscription {
+			consumed[t] = true
+		}
+	}
+	if wildcard {
+		for _, r := range d.Rows {
+			if r.Owner != "" {
+				consumed[r.Topic] = true
 			}
 		}
 	}
-	return d, nil
+	for _, r := range d.Rows {
+		if r.Owner != "" && !registered[r.Owner] {
+			return StateRebalancing
+		}
+		if consumed[r.Topic] && r.Owner == "" {
+			return StateRebalancing
+		}
+	}
+	return StateStable
 }
 
 // IdleMembers returns the registered members that own no partition, in id
@@ -202,9 +225,4 @@ func (d *Description) addProblem(err error) {
 		return
 	}
 	d.Problems = append(d.Problems, err)
-}
-
-func ownerTopicsContain(topics []string, t string) bool {
-	_, ok := slices.BinarySearch(topics, t)
-	return ok
 }

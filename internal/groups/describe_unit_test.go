@@ -109,3 +109,34 @@ func FuzzHostOf(f *testing.F) {
 		}
 	})
 }
+
+func TestGroupState(t *testing.T) {
+	static := func(id string, topics ...string) Member {
+		sub := map[string]int{}
+		for _, tp := range topics {
+			sub[tp] = 1
+		}
+		return Member{ID: id, Registration: zkutil.Registration{Subscription: sub, Pattern: zkutil.PatternStatic}}
+	}
+	row := func(topic string, p int32, owner string) PartitionRow {
+		return PartitionRow{TopicPartition: TopicPartition{Topic: topic, Partition: p}, Owner: owner}
+	}
+	wild := Member{ID: "w", Registration: zkutil.Registration{Subscription: map[string]int{"t.*": 1}, Pattern: zkutil.PatternWhitelist}}
+	for _, tc := range []struct {
+		name    string
+		members []Member
+		rows    []PartitionRow
+		want    string
+	}{
+		{"no members", nil, []PartitionRow{row("a", 0, "")}, StateEmpty},
+		{"all owned", []Member{static("m", "a")}, []PartitionRow{row("a", 0, "m"), row("a", 1, "m")}, StateStable},
+		{"one unowned", []Member{static("m", "a")}, []PartitionRow{row("a", 0, "m"), row("a", 1, "")}, StateRebalancing},
+		{"owned by a gone member", []Member{static("m", "a")}, []PartitionRow{row("a", 0, "m"), row("a", 1, "gone")}, StateRebalancing},
+		{"stale topic no one subscribes to", []Member{static("m", "a")}, []PartitionRow{row("a", 0, "m"), row("old", 0, "")}, StateStable},
+		{"wildcard owns what it matched", []Member{wild}, []PartitionRow{row("t1", 0, "w"), row("t1", 1, ""), row("x", 0, "")}, StateRebalancing},
+		{"wildcard stable", []Member{wild}, []PartitionRow{row("t1", 0, "w"), row("x", 0, "")}, StateStable},
+	} {
+		d := &Description{Members: tc.members, Rows: tc.rows}
+		require.Equal(t, tc.want, groupState(d), tc.name)
+	}
+}
