@@ -108,3 +108,38 @@ func TestExportErrors(t *testing.T) {
 	require.Contains(t, r.stderr, "unknown group")
 	require.NoFileExists(t, file)
 }
+
+// TestCSVInteropWithKafka111: the CSV of our --export is what Kafka's
+// kafka-consumer-groups.sh --reset-offsets --from-file reads (Kafka 1.1.1's,
+// on a Kafka-based group, dry run), and the CSV its --reset-offsets
+// --export prints is what our --from-file reads.
+func TestCSVInteropWithKafka111(t *testing.T) {
+	c := testcluster.Shared(t)
+	zk := session(t, c)
+	topic := newTopic(t, c, 3, 30)
+	group := testcluster.UniqueName("g-csv")
+	fakeGroup(t, zk, group, topic, 2, 5, 9)
+	file := filepath.Join(t.TempDir(), "offsets.csv")
+	runOK(t, "--zookeeper", c.ZKConnect(), "--export", "--group", group, "--output-file", file)
+
+	out, err := testcluster.RunOldTool(testCtx(t, 3*time.Minute), "kafka.admin.ConsumerGroupCommand",
+		"--bootstrap-server", strings.Join(c.BrokerAddrs(), ","), "--reset-offsets", "--group", group+"-kafka", "--from-file", file, "--dry-run")
+	require.NoError(t, err)
+	t.Logf("Kafka 1.1.1 --reset-offsets --from-file:\n%s", out)
+	got := map[string]string{}
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) == 3 && f[0] == topic {
+			got[f[1]] = f[2]
+		}
+	}
+	require.Equal(t, map[string]string{"0": "2", "1": "5", "2": "9"}, got, "Kafka read our CSV")
+
+	out, err = testcluster.RunOldTool(testCtx(t, 3*time.Minute), "kafka.admin.ConsumerGroupCommand",
+		"--bootstrap-server", strings.Join(c.BrokerAddrs(), ","), "--reset-offsets", "--group", group+"-kafka", "--topic", topic, "--to-offset", "7", "--export", "--dry-run")
+	require.NoError(t, err)
+	t.Logf("Kafka 1.1.1 --reset-offsets --export:\n%s", out)
+	theirs := filepath.Join(t.TempDir(), "theirs.csv")
+	require.NoError(t, os.WriteFile(theirs, []byte(out), 0o644))
+	reset(t, c, group, "--from-file", theirs)
+	require.Equal(t, []int64{7, 7, 7}, committed(t, zk, group, topic, 3), "we read Kafka's CSV")
+}

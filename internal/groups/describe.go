@@ -15,7 +15,7 @@ const (
 	// StateEmpty: no member is registered.
 	StateEmpty = "Empty"
 	// StateStable: members are registered and each partition of the
-	// group's topics is owned by one of them.
+	// topics they subscribe to is owned by one of them.
 	StateStable = "Stable"
 	// StateRebalancing: members are registered but some partition is
 	// unowned or owned by a consumer that is no longer registered, as
