@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/zkconsumer/zkconsumer/internal/groups"
+	"github.com/zkconsumer/zkconsumer/zkutil"
+)
+
+// Exit codes.
+const (
+	exitOK    = 0
+	exitError = 1 // the operation failed or was refused
+	exitUsage = 2 // bad options
+)
+
+// run is the whole command: it parses args, runs the action and returns
+// the exit code. Results go to stdout, errors and warnings to stderr.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	o, fs, err := parseArgs(args)
+	if o.Help || errors.Is(err, flag.ErrHelp) {
+		printHelp(stdout, fs)
+		return exitOK
+	}
+	if len(args) == 0 {
+		printHelp(stderr, fs)
+		return exitUsage
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "Error: %v\nRun with --help for the options.\n", err)
+		return exitUsage
+	}
+	if err := dispatch(ctx, o, stdout, stderr); err != nil {
+		fmt.Fprintf(stderr, "Error: %s\n", tidy(err.Error()))
+		return exitError
+	}
+	return exitOK
+}
+
+// dispatch runs the one action of o.
+func dispatch(ctx context.Context, o *options, stdout, stderr io.Writer) error {
+	if o.MigrateToKafka {
+		return runMigrate(ctx, o, stdout)
+	}
+	zk, err := groups.OpenZooKeeper(ctx, o.ZooKeeper, o.Timeout)
+	if err != nil {
+		return err
+	}
+	defer zk.Close()
+	c := &command{o: o, zk: zk, stdout: stdout, stderr: stderr}
+	switch {
+	case o.List:
+		return c.list(ctx)
+	case o.Describe:
+		return c.describe(ctx)
+	case o.Delete:
+		return c.delete(ctx)
+	case o.ResetOffsets:
+		return c.resetOffsets(ctx)
+	case o.Export:
+		return c.export(ctx)
+	}
+	return errors.New("no action")
+}
+
+// command carries what every action needs.
+type command struct {
+	o              *options
+	zk             *zkutil.Session
+	stdout, stderr io.Writer
+}
+
+// step returns a context bounding one network step by --timeout.
+func (c *command) step(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, c.o.Timeout)
+}
+
+// warnf writes a warning to stderr.
+func (c *command) warnf(format string, args ...any) {
+	fmt.Fprintf(c.stderr, "Warning: %s\n", tidy(fmt.Sprintf(format, args...)))
+}
+
+// tidy drops the package prefixes ("groups: ", "zkutil: ") that wrapped
+// errors repeat, which mean nothing to an operator.
+func tidy(msg string) string {
+	for _, p := range []string{"groups: ", "zkutil: "} {
+		msg = strings.ReplaceAll(msg, p, "")
+	}
+	return msg
+}

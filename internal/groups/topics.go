@@ -1,0 +1,28 @@
+package groups
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/zkconsumer/zkconsumer/zkutil"
+)
+
+// TopicPartitions returns the partitions of topic, sorted, from its replica
+// assignment /brokers/topics/<topic>. It fails with an error wrapping
+// ErrUnknownTopic when the topic does not exist.
+func TopicPartitions(ctx context.Context, zk *zkutil.Session, topic string) ([]int32, error) {
+	path := zkutil.TopicPath(topic)
+	data, _, err := zk.Get(ctx, path)
+	if errors.Is(err, zkutil.ErrNoNode) || errors.Is(err, zkutil.ErrInvalidPath) {
+		return nil, fmt.Errorf("%w %q", ErrUnknownTopic, topic)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("groups: read topic %q: %w", topic, err)
+	}
+	m, err := zkutil.DecodeTopicPartitions(topic, path, data)
+	if err != nil {
+		return nil, fmt.Errorf("groups: %w", err)
+	}
+	return zkutil.SortedPartitions(m), nil
+}
