@@ -130,7 +130,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 
 	fs.BoolVar(&o.MigrateToKafka, "migrate-to-kafka", false, "Copy a group's ZooKeeper offsets (--group) to Kafka's group coordinator (--bootstrap-server), for consumers moving to offsets.storage=kafka or the Java consumer. --dry-run (the default) shows the plan, --execute commits it.")
 	fs.StringVar(&o.BootstrapServer, "bootstrap-server", "", "With --migrate-to-kafka: the `server(s)` to connect to, host:port[,host:port...].")
-	fs.BoolVar(&o.Force, "force", false, "With --migrate-to-kafka: overwrite offsets the group already has in Kafka.")
+	fs.BoolVar(&o.Force, "force", false, "With --migrate-to-kafka: migrate although members are registered in ZooKeeper; safe only while they commit to Kafka too (dual.commit.enabled=true).")
 
 	fs.BoolVar(&o.Help, "help", false, "Print this help.")
 	return fs

@@ -44,9 +44,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // dispatch runs the one action of o.
 func dispatch(ctx context.Context, o *options, stdout, stderr io.Writer) error {
-	if o.MigrateToKafka {
-		return runMigrate(ctx, o, stdout)
-	}
 	zk, err := groups.OpenZooKeeper(ctx, o.ZooKeeper, o.Timeout)
 	if err != nil {
 		return err
@@ -64,6 +61,8 @@ func dispatch(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 		return c.resetOffsets(ctx)
 	case o.Export:
 		return c.export(ctx)
+	case o.MigrateToKafka:
+		return c.migrateToKafka(ctx)
 	}
 	return errors.New("no action")
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/zkconsumer/zkconsumer/internal/coordinator"
 )
 
-func tp(topic string, p int32) TopicPartition { return TopicPartition{Topic: topic, Partition: p} }
 
 func TestPlanMigration(t *testing.T) {
 	rows := PlanMigration(MigrationInput{

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/zkconsumer/zkconsumer/zkutil"
 	"unicode"
 	"unicode/utf8"
 )
@@ -53,16 +55,9 @@ const maxReportedLines = 20
 // maxTopicLength is Kafka's limit on topic names.
 const maxTopicLength = 249
 
-// TopicPartition names one partition.
-type TopicPartition struct {
-	Topic     string
-	Partition int32
-}
-
-// String formats tp as Kafka does: topic-partition.
-func (tp TopicPartition) String() string {
-	return tp.Topic + "-" + strconv.FormatInt(int64(tp.Partition), 10)
-}
+// TopicPartition names one partition; it is zkutil's, so that offsets
+// read here pass unchanged to the connector's packages and the coordinator.
+type TopicPartition = zkutil.TopicPartition
 
 // compareTP orders by topic, then partition.
 func compareTP(a, b TopicPartition) int {

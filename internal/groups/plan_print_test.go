@@ -27,9 +27,9 @@ func golden(t *testing.T, name string, got []byte) {
 
 func TestPrintPlanGolden(t *testing.T) {
 	plan := []PlannedOffset{
-		{TopicPartition: TopicPartition{"orders", 0}, Current: 10, HasCurrent: true, Target: 0},
-		{TopicPartition: TopicPartition{"orders", 1}, Target: 120, Note: "offset 500 is above the log-end offset 120; using 120"},
-		{TopicPartition: TopicPartition{"payments.eu", 12}, Current: 7, HasCurrent: true, Target: 9223372036854775807},
+		{TopicPartition: TopicPartition{Topic: "orders", Partition: 0}, Current: 10, HasCurrent: true, Target: 0},
+		{TopicPartition: TopicPartition{Topic: "orders", Partition: 1}, Target: 120, Note: "offset 500 is above the log-end offset 120; using 120"},
+		{TopicPartition: TopicPartition{Topic: "payments.eu", Partition: 12}, Current: 7, HasCurrent: true, Target: 9223372036854775807},
 	}
 	var buf bytes.Buffer
 	require.NoError(t, PrintPlan(&buf, "billing", plan))
@@ -46,7 +46,7 @@ func TestPrintPlanGolden(t *testing.T) {
 
 func TestPrintPlanLayout(t *testing.T) {
 	var buf bytes.Buffer
-	require.NoError(t, PrintPlan(&buf, "g", []PlannedOffset{{TopicPartition: TopicPartition{"t", 3}, Target: 42}}))
+	require.NoError(t, PrintPlan(&buf, "g", []PlannedOffset{{TopicPartition: TopicPartition{Topic: "t", Partition: 3}, Target: 42}}))
 	want := "\n" +
 		"GROUP" + strings.Repeat(" ", 26) + "TOPIC" + strings.Repeat(" ", 26) + "PARTITION" + strings.Repeat(" ", 2) + "NEW-OFFSET     \n" +
 		"g" + strings.Repeat(" ", 30) + "t" + strings.Repeat(" ", 30) + "3" + strings.Repeat(" ", 10) + "42" + strings.Repeat(" ", 13) + "\n"

@@ -14,9 +14,9 @@ import (
 // offset, a-0 committed below the log-start (retention deleted it). Given out
 // of order: plans come back sorted.
 var testParts = []PartitionState{
-	{TopicPartition: TopicPartition{"b", 0}, Current: 50, HasCurrent: true, Earliest: 10, Latest: 100},
-	{TopicPartition: TopicPartition{"a", 1}, Earliest: 0, Latest: 120},
-	{TopicPartition: TopicPartition{"a", 0}, Current: 3, HasCurrent: true, Earliest: 5, Latest: 5},
+	{TopicPartition: TopicPartition{Topic: "b", Partition: 0}, Current: 50, HasCurrent: true, Earliest: 10, Latest: 100},
+	{TopicPartition: TopicPartition{Topic: "a", Partition: 1}, Earliest: 0, Latest: 120},
+	{TopicPartition: TopicPartition{Topic: "a", Partition: 0}, Current: 3, HasCurrent: true, Earliest: 5, Latest: 5},
 }
 
 // planned abbreviates a PlannedOffset for the table below.
@@ -106,9 +106,9 @@ func TestPlanResetByTime(t *testing.T) {
 	byTime := func(_ context.Context, tp TopicPartition, ms int64) (int64, error) {
 		calls = append(calls, call{tp, ms})
 		switch tp {
-		case TopicPartition{"a", 1}:
+		case TopicPartition{Topic: "a", Partition: 1}:
 			return -1, nil // no message that late
-		case TopicPartition{"a", 0}:
+		case TopicPartition{Topic: "a", Partition: 0}:
 			return 5, nil // the log-end, as the contract also allows
 		}
 		return 42, nil
