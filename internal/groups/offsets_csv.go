@@ -313,7 +313,9 @@ func checkEntries(offs []PartitionOffset, inPath bool) ([]PartitionOffset, error
 // --from-file reads with one --group), group,topic,partition,offset when all
 // have one (Kafka's form for several groups). Entries with and without a
 // group cannot be mixed. Nothing is written if an entry is invalid (see
-// ReadCSV) or duplicated.
+// ReadCSV) or duplicated. Fields are quoted only when CSV requires it;
+// Kafka's writer also quotes names holding characters such as '-', which
+// reads back the same.
 func WriteCSV(w io.Writer, offs []PartitionOffset) error {
 	sorted, err := checkEntries(offs, false)
 	if err != nil {

@@ -13,7 +13,9 @@ const planRowFormat = "%-30s %-30s %-10s %-15s"
 // prints its result (with --dry-run or --execute): a blank line, the header
 // GROUP TOPIC PARTITION NEW-OFFSET, one row per partition in plan order, each
 // column left-aligned and padded (30, 30, 10 and 15 wide), then a newline.
-// An empty plan prints just the newline, like Kafka.
+// An empty plan prints just the newline, like Kafka. This is the layout of
+// Kafka 4.0; Kafka 3.9 prints the same header and rows but runs them together
+// on one line.
 //
 // Kafka logs its clamping warnings separately; PrintPlan prints the plan's
 // notes below the table instead, after a blank line, one
