@@ -5,11 +5,9 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -33,20 +31,9 @@ func kafka39GroupCommand(t *testing.T, ctx context.Context, c *testcluster.Clust
 // kafka39GroupCommandErr is kafka39GroupCommand returning the JVM's exit error.
 func kafka39GroupCommandErr(t *testing.T, ctx context.Context, c *testcluster.Cluster, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
-	lib, err := testcluster.Kafka39Lib()
+	cmd, err := testcluster.Tool(ctx, "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
+		append([]string{"--bootstrap-server", strings.Join(c.BrokerAddrs(), ",")}, args...)...)
 	require.NoError(t, err)
-	root, err := testcluster.RepoRoot()
-	require.NoError(t, err)
-	jargs := append([]string{
-		"-Xms32m", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData",
-		"-Dlog4j.configuration=file:" + filepath.Join(root, "testinfra", "log4j-tools.properties"),
-		"-cp", filepath.Join(lib, "*"), "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
-		"--bootstrap-server", strings.Join(c.BrokerAddrs(), ","),
-	}, args...)
-	cmd := exec.CommandContext(ctx, "java", jargs...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 10 * time.Second
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err = cmd.Run()
@@ -65,7 +52,7 @@ func logStates(t *testing.T, c *testcluster.Cluster, topic string, partitions in
 		require.NoError(t, err)
 		end, err := client.GetOffset(topic, p, sarama.OffsetNewest)
 		require.NoError(t, err)
-		states = append(states, PartitionState{TopicPartition: TopicPartition{topic, p}, Earliest: first, Latest: end})
+		states = append(states, PartitionState{TopicPartition: TopicPartition{Topic: topic, Partition: p}, Earliest: first, Latest: end})
 	}
 	return states
 }
@@ -127,9 +114,9 @@ func TestKafka39ReadsOurCSV(t *testing.T) {
 
 	// Below the log-start on p0, above the log-end on p1, inside on p2.
 	offs := []PartitionOffset{
-		{TopicPartition: TopicPartition{topic, 0}, Offset: 1},
-		{TopicPartition: TopicPartition{topic, 1}, Offset: 1_000_000},
-		{TopicPartition: TopicPartition{topic, 2}, Offset: states[2].Latest - 1},
+		{TopicPartition: TopicPartition{Topic: topic, Partition: 0}, Offset: 1},
+		{TopicPartition: TopicPartition{Topic: topic, Partition: 1}, Offset: 1_000_000},
+		{TopicPartition: TopicPartition{Topic: topic, Partition: 2}, Offset: states[2].Latest - 1},
 	}
 	group := testcluster.UniqueName("groupfiles-g")
 	plan, err := PlanReset(ctx, ResetSpec{Mode: ResetFromFile, File: FileForGroup(offs, group)}, time.Now(), states, nil)
@@ -257,7 +244,7 @@ func TestKafka111ZkOffsetsTools(t *testing.T) {
 	var offs []PartitionOffset
 	for _, topic := range []string{"orders", "payments.eu"} {
 		for p := range int32(12) {
-			offs = append(offs, PartitionOffset{Group: group, TopicPartition: TopicPartition{topic, p}, Offset: int64(p) * 1_000_000_007})
+			offs = append(offs, PartitionOffset{Group: group, TopicPartition: TopicPartition{Topic: topic, Partition: p}, Offset: int64(p) * 1_000_000_007})
 		}
 	}
 	in := writeTemp(t, "in.txt", func(b *bytes.Buffer) error { return WriteZkOffsets(b, offs) })
