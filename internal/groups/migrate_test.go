@@ -12,7 +12,6 @@ import (
 	"github.com/zkconsumer/zkconsumer/internal/coordinator"
 )
 
-
 func TestPlanMigration(t *testing.T) {
 	rows := PlanMigration(MigrationInput{
 		ZooKeeper: map[TopicPartition]int64{tp("b", 0): 5, tp("a", 1): 7, tp("a", 0): 3, tp("a", 2): 10, tp("a", 3): 9},
