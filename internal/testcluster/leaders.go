@@ -14,7 +14,7 @@ import (
 // the controller's order (the first replica is the preferred leader),
 // indexed by partition id.
 func (c *Cluster) PartitionReplicas(topic string) ([][]int32, error) {
-	admin, err := sarama.NewClusterAdmin(c.brokerAddrs, SaramaConfig())
+	admin, err := sarama.NewClusterAdmin(c.brokerAddrs, c.ClientConfig())
 	if err != nil {
 		return nil, fmt.Errorf("testcluster: admin client: %w", err)
 	}
@@ -47,7 +47,7 @@ func partitionReplicas(admin sarama.ClusterAdmin, topic string) ([][]int32, erro
 // partition's state in ZooKeeper names the new leader. to must be a replica
 // in the ISR.
 func (c *Cluster) MoveLeader(ctx context.Context, topic string, partition int32, to int) error {
-	admin, err := sarama.NewClusterAdmin(c.brokerAddrs, SaramaConfig())
+	admin, err := sarama.NewClusterAdmin(c.brokerAddrs, c.ClientConfig())
 	if err != nil {
 		return fmt.Errorf("testcluster: admin client: %w", err)
 	}
