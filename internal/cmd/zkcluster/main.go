@@ -74,7 +74,7 @@ func run(args []string) error {
 	switch args[0] {
 	case "up":
 		if s, err := testcluster.ReadState(stateFile); err == nil {
-			return fmt.Errorf("a cluster is already running (data in %s, state in %s); stop it first (make cluster-down)", s.Dir, *stateDir)
+			return fmt.Errorf("a cluster is already running (data in %s, state in %s); stop it first (make cluster-down, KRAFT=1 for a KRaft one)", s.Dir, *stateDir)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 		defer cancel()
