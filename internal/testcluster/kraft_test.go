@@ -155,8 +155,8 @@ func TestJava4ConsoleConsumerOn39(t *testing.T) {
 // TestKRaftKillAndRestartBroker kills the broker-only node of a two-node
 // KRaft cluster (node 0 is broker and controller) and checks that the
 // controller fences it and moves leadership, that the survivor keeps
-// serving, and that RestartBroker brings it back into the metadata and the
-// ISR.
+// serving, that RestartBroker brings it back into the metadata and the
+// ISR, and that StopBroker shuts it down in a controlled way.
 func TestKRaftKillAndRestartBroker(t *testing.T) {
 	c := Private(t, Options{KRaft: true, Brokers: 2, Controllers: 1, BrokerSessionTimeout: 3 * time.Second})
 	ctx := testContext(t, 3*time.Minute)
@@ -193,6 +193,15 @@ func TestKRaftKillAndRestartBroker(t *testing.T) {
 	}
 	_, err = c.Produce(ctx, topic, 10, ProduceOptions{Partition: -1, FirstSeq: 10})
 	require.NoError(t, err)
+
+	// A graceful stop (controlled shutdown) ends the JVM and the broker
+	// leaves the metadata.
+	require.NoError(t, c.StopBroker(1))
+	require.False(t, c.BrokerRunning(1))
+	waitFor(t, 30*time.Second, "the stopped broker leaves the metadata", func() bool {
+		ids, err := c.RegisteredBrokers(ctx)
+		return err == nil && len(ids) == 1 && ids[0] == 0
+	})
 }
 
 // requireSeqs checks that seqs holds 0..n-1, each once.
