@@ -153,8 +153,8 @@ func TestJava4ConsoleConsumerOn39(t *testing.T) {
 }
 
 // TestKRaftKillAndRestartBroker kills the broker-only node of a two-node
-// KRaft cluster (node 0 is broker and controller) and checks that the
-// controller fences it and moves leadership, that the survivor keeps
+// KRaft cluster (node 0 is broker and controller), after moving leaders
+// between the two, and checks that the controller fences it and moves leadership, that the survivor keeps
 // serving, that RestartBroker brings it back into the metadata and the
 // ISR, and that StopBroker shuts it down in a controlled way.
 func TestKRaftKillAndRestartBroker(t *testing.T) {
@@ -165,6 +165,11 @@ func TestKRaftKillAndRestartBroker(t *testing.T) {
 	ids, err := c.RegisteredBrokers(ctx)
 	require.NoError(t, err)
 	require.Equal(t, []int{0, 1}, ids)
+	for p := range int32(2) {
+		for _, to := range []int{1, 0} {
+			require.NoError(t, c.MoveLeader(ctx, topic, p, to), "partition %d to broker %d", p, to)
+		}
+	}
 
 	require.NoError(t, c.KillBroker(1))
 	require.False(t, c.BrokerRunning(1))

@@ -44,7 +44,8 @@ func partitionReplicas(admin sarama.ClusterAdmin, topic string) ([][]int32, erro
 // process: it reorders the partition's replicas so that to comes first (a
 // reassignment onto the same replicas, which completes at once), then asks
 // the controller for a preferred-leader election, and waits until the
-// partition's state in ZooKeeper names the new leader. to must be a replica
+// partition's state in ZooKeeper (the metadata, in KRaft mode) names the
+// new leader. to must be a replica
 // in the ISR.
 func (c *Cluster) MoveLeader(ctx context.Context, topic string, partition int32, to int) error {
 	admin, err := sarama.NewClusterAdmin(c.brokerAddrs, c.ClientConfig())
