@@ -45,8 +45,7 @@ func partitionReplicas(admin sarama.ClusterAdmin, topic string) ([][]int32, erro
 // reassignment onto the same replicas, which completes at once), then asks
 // the controller for a preferred-leader election, and waits until the
 // partition's state in ZooKeeper (the metadata, in KRaft mode) names the
-// new leader. to must be a replica
-// in the ISR.
+// new leader. to must be a replica in the ISR.
 func (c *Cluster) MoveLeader(ctx context.Context, topic string, partition int32, to int) error {
 	admin, err := sarama.NewClusterAdmin(c.brokerAddrs, c.ClientConfig())
 	if err != nil {
