@@ -1,22 +1,26 @@
 # zkconsumer developer commands. See README.md.
 GO      ?= go
 BROKERS ?= 1
+# KRAFT=1: cluster-up/cluster-down act on a Kafka 4 cluster in KRaft mode (no
+# ZooKeeper), kept apart from the ZooKeeper one (state in .cache/kraft-cluster).
+KRAFT   ?=
+kraft_flag = $(if $(filter 1 yes true,$(KRAFT)),-kraft)
 
 .PHONY: all jars cluster-up cluster-down demo test test-short bench chaos fmt vet
 
 all: test
 
-## jars: resolve Kafka 3.9 and Kafka 1.1.1 tool jars from Maven Central into .cache/
+## jars: resolve Kafka 3.9, Kafka 4.x and Kafka 1.1.1 tool jars from Maven Central into .cache/
 jars:
 	@testinfra/fetch-jars.sh
 
-## cluster-up: start ZooKeeper + $(BROKERS) Kafka broker(s) in the background
+## cluster-up: start ZooKeeper + $(BROKERS) Kafka broker(s) in the background; KRAFT=1: $(BROKERS) Kafka 4 KRaft node(s)
 cluster-up: jars
-	@$(GO) run ./internal/cmd/zkcluster up -brokers $(BROKERS)
+	@$(GO) run ./internal/cmd/zkcluster up $(kraft_flag) -brokers $(BROKERS)
 
-## cluster-down: stop the cluster started by cluster-up and remove its data
+## cluster-down: stop the cluster started by cluster-up and remove its data (KRAFT=1: the KRaft one)
 cluster-down:
-	@$(GO) run ./internal/cmd/zkcluster down
+	@$(GO) run ./internal/cmd/zkcluster down $(kraft_flag)
 
 ## demo: the main job, end to end against a local cluster
 demo: jars

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # The whole test suite: unit and integration tests with the race detector,
-# against a real ZooKeeper and a real Kafka 3.9 broker.
+# against a real ZooKeeper and a real Kafka 3.9 broker, and a real Kafka 4
+# broker in KRaft mode (no ZooKeeper).
 #
 # With ZOOKEEPER_CONNECT and KAFKA_BROKERS set, the shared integration tests
 # use that cluster (e.g. `docker compose up`); otherwise this script starts a
-# local one for the run and stops it at the end. Tests that kill or pause
-# processes always start private clusters of their own from the jars.
+# local one for the run and stops it at the end. Likewise KRAFT_BROKERS names
+# the shared KRaft cluster, or this script starts a one-node one. Tests that
+# kill or pause processes always start private clusters of their own from
+# the jars.
 #
 # The Prometheus adapter, plugin/prometheus, is a module of its own (so that
 # the core module does not depend on client_golang); it is built, vetted
@@ -19,14 +22,24 @@ go vet ./...
 (cd plugin/prometheus && go build ./... && go vet ./...)
 
 state=.cache/test-cluster
+kraft_state=.cache/test-kraft
+# One trap stops whichever clusters this script started.
+stop=()
+trap 'for s in "${stop[@]}"; do go run ./internal/cmd/zkcluster -state "$s" down; done' EXIT
 if [[ -z "${ZOOKEEPER_CONNECT:-}" ]]; then
   # A leftover from an interrupted run would block the start.
   go run ./internal/cmd/zkcluster -state "$state" down >/dev/null 2>&1 || true
-  trap 'go run ./internal/cmd/zkcluster -state "$state" down' EXIT
+  stop+=("$state")
   go run ./internal/cmd/zkcluster -state "$state" up -brokers 1 >/dev/null
   set -a; source "$state/env"; set +a
 fi
-echo "test.sh: integration tests use ZOOKEEPER_CONNECT=$ZOOKEEPER_CONNECT KAFKA_BROKERS=$KAFKA_BROKERS"
+if [[ -z "${KRAFT_BROKERS:-}" ]]; then
+  go run ./internal/cmd/zkcluster -state "$kraft_state" down >/dev/null 2>&1 || true
+  stop+=("$kraft_state")
+  go run ./internal/cmd/zkcluster -state "$kraft_state" up -kraft -brokers 1 >/dev/null
+  set -a; source "$kraft_state/env"; set +a
+fi
+echo "test.sh: integration tests use ZOOKEEPER_CONNECT=$ZOOKEEPER_CONNECT KAFKA_BROKERS=$KAFKA_BROKERS KRAFT_BROKERS=$KRAFT_BROKERS"
 go run ./internal/cmd/zkcluster info
 
 go test -race -count=1 -timeout 40m ${GOTESTFLAGS:-} ./...

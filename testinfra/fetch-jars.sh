@@ -2,6 +2,7 @@
 # Resolves the jars of the local test cluster from Maven Central into .cache/:
 #   .cache/kafka39/lib   Apache Kafka 3.9.x broker (ZooKeeper mode) + ZooKeeper 3.8
 #   .cache/kafka111/lib  Kafka 1.1.1 Scala tools (old consumer), Java 17-safe
+#   .cache/kafka4/lib    Apache Kafka 4.x broker (KRaft mode, no ZooKeeper) + tools
 # A warm cache is detected by a stamp holding the POM's checksum, so re-runs
 # are offline and take milliseconds.
 set -euo pipefail
@@ -34,3 +35,13 @@ for v in 3.9.2 3.9.1 3.9.0; do
 done
 [[ -n $ok ]] || { echo "fetch-jars: no Kafka 3.9.x broker could be resolved from Maven Central" >&2; exit 1; }
 fetch kafka111
+
+# Kafka 4.x (KRaft only) for the tests against Kafka's own group coordinator:
+# the newest release that runs on Java 17, falling back to its neighbours.
+# Adds ~45 MB and ~15 s to a cold fetch.
+ok=
+for v in 4.4.0 4.3.1 4.2.2 4.1.2; do
+  if fetch kafka4 "-Dkafka.version=$v"; then ok=$v; break; fi
+  echo "fetch-jars: Kafka $v could not be resolved, trying the next 4.x release" >&2
+done
+[[ -n $ok ]] || { echo "fetch-jars: no Kafka 4.x broker could be resolved from Maven Central" >&2; exit 1; }

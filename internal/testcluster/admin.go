@@ -43,9 +43,22 @@ func SaramaConfig() *sarama.Config {
 	return cfg
 }
 
+// ClientConfig is SaramaConfig for this cluster: with the newest protocol
+// version sarama knows (sarama.MaxVersion) for a KRaft cluster of Kafka
+// 4.x, whose brokers no longer serve some of the oldest request versions
+// (KIP-896). Sarama still clamps every request to the versions the broker
+// announces in its ApiVersions answer.
+func (c *Cluster) ClientConfig() *sarama.Config {
+	cfg := SaramaConfig()
+	if c.kraft {
+		cfg.Version = sarama.MaxVersion
+	}
+	return cfg
+}
+
 // CreateTopic creates a topic and waits until every partition has a leader.
 func (c *Cluster) CreateTopic(ctx context.Context, topic string, partitions int32, replicationFactor int16) error {
-	admin, err := sarama.NewClusterAdmin(c.brokerAddrs, SaramaConfig())
+	admin, err := sarama.NewClusterAdmin(c.brokerAddrs, c.ClientConfig())
 	if err != nil {
 		return fmt.Errorf("testcluster: admin client: %w", err)
 	}
@@ -59,7 +72,7 @@ func (c *Cluster) CreateTopic(ctx context.Context, topic string, partitions int3
 
 // AddPartitions raises a topic's partition count to total.
 func (c *Cluster) AddPartitions(ctx context.Context, topic string, total int32) error {
-	admin, err := sarama.NewClusterAdmin(c.brokerAddrs, SaramaConfig())
+	admin, err := sarama.NewClusterAdmin(c.brokerAddrs, c.ClientConfig())
 	if err != nil {
 		return fmt.Errorf("testcluster: admin client: %w", err)
 	}
@@ -72,7 +85,7 @@ func (c *Cluster) AddPartitions(ctx context.Context, topic string, total int32) 
 
 // DeleteRecords deletes the records of a partition below offset.
 func (c *Cluster) DeleteRecords(topic string, partition int32, before int64) error {
-	admin, err := sarama.NewClusterAdmin(c.brokerAddrs, SaramaConfig())
+	admin, err := sarama.NewClusterAdmin(c.brokerAddrs, c.ClientConfig())
 	if err != nil {
 		return fmt.Errorf("testcluster: admin client: %w", err)
 	}
@@ -81,7 +94,7 @@ func (c *Cluster) DeleteRecords(topic string, partition int32, before int64) err
 }
 
 func (c *Cluster) waitLeaders(ctx context.Context, topic string, partitions int32) error {
-	client, err := sarama.NewClient(c.brokerAddrs, SaramaConfig())
+	client, err := sarama.NewClient(c.brokerAddrs, c.ClientConfig())
 	if err != nil {
 		return fmt.Errorf("testcluster: client: %w", err)
 	}
@@ -164,7 +177,7 @@ func ParseSeq(value []byte) (int, error) {
 // Produce writes n keyed messages ("key-<seq>", MessageValue) to topic and
 // returns where they landed. Within a partition, sequence numbers ascend.
 func (c *Cluster) Produce(ctx context.Context, topic string, n int, opts ProduceOptions) (Produced, error) {
-	cfg := SaramaConfig()
+	cfg := c.ClientConfig()
 	cfg.Producer.Compression = opts.Compression
 	cfg.Producer.Flush.Messages = 500
 	cfg.Producer.Flush.Frequency = 5 * time.Millisecond
@@ -225,16 +238,21 @@ func (c *Cluster) Produce(ctx context.Context, topic string, n int, opts Produce
 }
 
 // PartitionState is the controller's view of one partition, read from
-// <chroot>/brokers/topics/<t>/partitions/<p>/state.
+// <chroot>/brokers/topics/<t>/partitions/<p>/state (in KRaft mode, from the
+// metadata).
 type PartitionState struct {
 	Leader      int   `json:"leader"`
 	LeaderEpoch int   `json:"leader_epoch"`
 	ISR         []int `json:"isr"`
 }
 
-// ReadPartitionState reads a partition's state node from ZooKeeper.
+// ReadPartitionState reads a partition's state node from ZooKeeper; in KRaft
+// mode it asks the brokers for the partition's metadata.
 func (c *Cluster) ReadPartitionState(ctx context.Context, topic string, partition int32) (PartitionState, error) {
 	var st PartitionState
+	if c.kraft {
+		return c.kraftPartitionState(topic, partition)
+	}
 	conn, err := c.dialZK(ctx)
 	if err != nil {
 		return st, err
@@ -255,7 +273,7 @@ func (c *Cluster) ReadPartitionState(ctx context.Context, topic string, partitio
 // highest Fetch version, which identifies the broker's release line.
 func (c *Cluster) BrokerVersion(ctx context.Context) (maxFetchVersion int16, err error) {
 	b := sarama.NewBroker(c.brokerAddrs[0])
-	if err := b.Open(SaramaConfig()); err != nil {
+	if err := b.Open(c.ClientConfig()); err != nil {
 		return 0, err
 	}
 	defer b.Close()

@@ -24,12 +24,22 @@ const DefaultChroot = "/kafka"
 
 // Options configures Start.
 type Options struct {
-	// Brokers is the number of Kafka brokers; 1 if zero.
+	// Brokers is the number of Kafka brokers (KRaft nodes); 1 if zero.
 	Brokers int
+	// KRaft starts Kafka 4.x nodes in KRaft mode, with no ZooKeeper at
+	// all, instead of ZooKeeper and Kafka 3.9 brokers. Chroot is then
+	// unused.
+	KRaft bool
+	// Controllers, in KRaft mode, is how many nodes, from id 0 up, are
+	// KRaft controllers as well as brokers (process.roles=broker,controller);
+	// the others are brokers only. Every node if zero. A majority of the
+	// controllers must run for the cluster to change its metadata.
+	Controllers int
 	// Chroot is the brokers' ZooKeeper chroot; DefaultChroot if empty.
 	Chroot string
-	// BrokerSessionTimeout is the brokers' zookeeper.session.timeout.ms;
-	// 6s if zero. A shorter one makes leadership move faster after a kill.
+	// BrokerSessionTimeout is the brokers' zookeeper.session.timeout.ms
+	// (broker.session.timeout.ms in KRaft mode); 6s if zero. A shorter one
+	// makes leadership move faster after a kill.
 	BrokerSessionTimeout time.Duration
 	// BrokerProperties override or add server.properties entries.
 	BrokerProperties map[string]string
@@ -45,14 +55,16 @@ type Options struct {
 	Logf func(format string, args ...any)
 }
 
-// Cluster is a running ZooKeeper with Kafka brokers in ZooKeeper mode. A
-// Cluster built from the environment (FromEnv) has no processes to control:
-// its control methods return ErrNotControlled.
+// Cluster is a running ZooKeeper with Kafka brokers in ZooKeeper mode, or
+// Kafka 4.x nodes in KRaft mode (KRaft). A Cluster built from the
+// environment (FromEnv, FromEnvKRaft) has no processes to control: its
+// control methods return ErrNotControlled.
 type Cluster struct {
 	opts    Options
 	dir     string
 	ownsDir bool
 	chroot  string
+	kraft   bool
 
 	mu      sync.Mutex
 	zk      *node
@@ -66,6 +78,9 @@ type Cluster struct {
 // process did not start.
 var ErrNotControlled = errors.New("testcluster: this cluster was not started by this process, it cannot be controlled")
 
+// ErrNoZooKeeper is returned by the ZooKeeper methods of a KRaft cluster.
+var ErrNoZooKeeper = errors.New("testcluster: this is a KRaft cluster, it has no ZooKeeper")
+
 // node is one JVM of the cluster and how to start it again.
 type node struct {
 	jvm
@@ -74,10 +89,16 @@ type node struct {
 }
 
 // Start launches ZooKeeper and the brokers, and returns once every broker
-// has registered in ZooKeeper. On failure everything started is stopped.
+// has registered in ZooKeeper and answers requests; with opts.KRaft, it
+// launches the KRaft nodes and returns once every broker is registered with
+// the controller quorum and answers requests. On failure everything started
+// is stopped.
 func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if opts.Brokers <= 0 {
 		opts.Brokers = 1
+	}
+	if opts.Controllers <= 0 || opts.Controllers > opts.Brokers {
+		opts.Controllers = opts.Brokers
 	}
 	if opts.Chroot == "" {
 		opts.Chroot = DefaultChroot
@@ -91,17 +112,16 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if opts.Logf == nil {
 		opts.Logf = func(string, ...any) {}
 	}
-	lib, err := Kafka39Lib()
-	if err != nil {
-		return nil, err
+	if opts.KRaft {
+		opts.Chroot = ""
 	}
-	log4j, err := log4jConfig()
-	if err != nil {
-		return nil, err
-	}
-	c := &Cluster{opts: opts, dir: opts.Dir, chroot: opts.Chroot}
+	c := &Cluster{opts: opts, dir: opts.Dir, chroot: opts.Chroot, kraft: opts.KRaft}
 	if c.dir == "" {
-		if c.dir, err = os.MkdirTemp("", "zkconsumer-cluster-"); err != nil {
+		prefix := "zkconsumer-cluster-"
+		if opts.KRaft {
+			prefix = kraftDirPrefix
+		}
+		if c.dir, err = os.MkdirTemp("", prefix); err != nil {
 			return nil, err
 		}
 		c.ownsDir = true
@@ -114,7 +134,21 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	}()
 	ctx, cancel := context.WithTimeout(ctx, opts.StartTimeout)
 	defer cancel()
+	if opts.KRaft {
+		if err := c.startKRaft(ctx); err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
 
+	lib, err := Kafka39Lib()
+	if err != nil {
+		return nil, err
+	}
+	log4j, err := log4jConfig()
+	if err != nil {
+		return nil, err
+	}
 	ports, err := freePorts(1 + opts.Brokers)
 	if err != nil {
 		return nil, err
@@ -189,34 +223,18 @@ func (c *Cluster) addBroker(cp, log4j string, id, port int) error {
 		return err
 	}
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	rf := strconv.Itoa(min(3, c.opts.Brokers))
-	props := map[string]string{
-		"broker.id":                                strconv.Itoa(id),
-		"zookeeper.connect":                        c.zkServer + c.chroot,
-		"zookeeper.session.timeout.ms":             strconv.FormatInt(c.opts.BrokerSessionTimeout.Milliseconds(), 10),
-		"zookeeper.connection.timeout.ms":          "60000",
-		"listeners":                                "PLAINTEXT://" + addr,
-		"advertised.listeners":                     "PLAINTEXT://" + addr,
-		"log.dirs":                                 filepath.Join(dir, "data"),
-		"num.partitions":                           "1",
-		"auto.create.topics.enable":                "true",
-		"delete.topic.enable":                      "true",
-		"offsets.topic.replication.factor":         rf,
-		"offsets.topic.num.partitions":             "4",
-		"transaction.state.log.replication.factor": rf,
-		"transaction.state.log.min.isr":            "1",
-		"transaction.state.log.num.partitions":     "4",
-		"min.insync.replicas":                      "1",
-		"group.initial.rebalance.delay.ms":         "0",
-		"num.network.threads":                      "2",
-		"num.io.threads":                           "2",
-		"num.recovery.threads.per.data.dir":        "1",
-		"background.threads":                       "2",
-		"log.cleaner.dedupe.buffer.size":           "8388608",
-		"log.cleaner.threads":                      "1",
-		"controlled.shutdown.enable":               "true",
-		"unclean.leader.election.enable":           "false",
-		"leader.imbalance.check.interval.seconds":  "5",
+	props := c.brokerProperties()
+	for k, v := range map[string]string{
+		"broker.id":                       strconv.Itoa(id),
+		"zookeeper.connect":               c.zkServer + c.chroot,
+		"zookeeper.session.timeout.ms":    strconv.FormatInt(c.opts.BrokerSessionTimeout.Milliseconds(), 10),
+		"zookeeper.connection.timeout.ms": "60000",
+		"listeners":                       "PLAINTEXT://" + addr,
+		"advertised.listeners":            "PLAINTEXT://" + addr,
+		"log.dirs":                        filepath.Join(dir, "data"),
+		"controlled.shutdown.enable":      "true",
+	} {
+		props[k] = v
 	}
 	for k, v := range c.opts.BrokerProperties {
 		props[k] = v
@@ -237,14 +255,46 @@ func (c *Cluster) addBroker(cp, log4j string, id, port int) error {
 	return nil
 }
 
-// jvmFlags are small-heap settings for a 2-core test machine.
+// brokerProperties are the server.properties entries both kinds of
+// cluster share: small thread pools, small internal topics, fast groups.
+func (c *Cluster) brokerProperties() map[string]string {
+	rf := strconv.Itoa(min(3, c.opts.Brokers))
+	return map[string]string{
+		"num.partitions":                           "1",
+		"auto.create.topics.enable":                "true",
+		"delete.topic.enable":                      "true",
+		"offsets.topic.replication.factor":         rf,
+		"offsets.topic.num.partitions":             "4",
+		"transaction.state.log.replication.factor": rf,
+		"transaction.state.log.min.isr":            "1",
+		"transaction.state.log.num.partitions":     "4",
+		"min.insync.replicas":                      "1",
+		"group.initial.rebalance.delay.ms":         "0",
+		"num.network.threads":                      "2",
+		"num.io.threads":                           "2",
+		"num.recovery.threads.per.data.dir":        "1",
+		"background.threads":                       "2",
+		"log.cleaner.dedupe.buffer.size":           "8388608",
+		"log.cleaner.threads":                      "1",
+		"unclean.leader.election.enable":           "false",
+		"leader.imbalance.check.interval.seconds":  "5",
+	}
+}
+
+// jvmFlags are small-heap settings for a 2-core test machine, with the
+// log4j 1.x configuration of ZooKeeper and Kafka 3.9.
 func jvmFlags(heap, log4j, logDir string) []string {
+	return serverJVMFlags(heap, "-Dlog4j.configuration=file:"+log4j, logDir)
+}
+
+// serverJVMFlags are jvmFlags with logFlag naming the logging configuration.
+func serverJVMFlags(heap, logFlag, logDir string) []string {
 	return []string{
 		"-Xms64m", "-Xmx" + heap,
 		"-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
 		"-XX:ParallelGCThreads=1", "-XX:ConcGCThreads=1", "-XX:CICompilerCount=2",
 		"-XX:-UsePerfData", "-Djava.awt.headless=true",
-		"-Dlog4j.configuration=file:" + log4j,
+		logFlag,
 		"-Dkafka.logs.dir=" + logDir,
 		"-Dzookeeper.admin.enableServer=false",
 		// Marks the process as ours; ReadState checks it before signalling.
@@ -307,14 +357,19 @@ func (c *Cluster) logTails() string {
 	return b.String()
 }
 
-// ZKServer is ZooKeeper's host:port, without the chroot.
+// ZKServer is ZooKeeper's host:port, without the chroot ("" in KRaft mode).
 func (c *Cluster) ZKServer() string { return c.zkServer }
 
-// Chroot is the brokers' ZooKeeper chroot, e.g. "/kafka".
+// Chroot is the brokers' ZooKeeper chroot, e.g. "/kafka" ("" in KRaft mode).
 func (c *Cluster) Chroot() string { return c.chroot }
 
-// ZKConnect is what consumers put in zookeeper.connect: host:port/chroot.
+// ZKConnect is what consumers put in zookeeper.connect: host:port/chroot;
+// "" for a KRaft cluster, which has no ZooKeeper.
 func (c *Cluster) ZKConnect() string { return c.zkServer + c.chroot }
+
+// KRaft reports whether the cluster runs Kafka 4.x in KRaft mode, without
+// ZooKeeper.
+func (c *Cluster) KRaft() bool { return c.kraft }
 
 // BrokerAddrs are the brokers' host:port, by broker id.
 func (c *Cluster) BrokerAddrs() []string { return append([]string(nil), c.brokerAddrs...) }
@@ -323,7 +378,7 @@ func (c *Cluster) BrokerAddrs() []string { return append([]string(nil), c.broker
 func (c *Cluster) Dir() string { return c.dir }
 
 // Controlled reports whether this process started the cluster's JVMs.
-func (c *Cluster) Controlled() bool { return c.zk != nil }
+func (c *Cluster) Controlled() bool { return c.zk != nil || len(c.brokers) > 0 }
 
 // Stop ends every JVM this cluster started and removes the directory it
 // created. It is idempotent.
@@ -347,6 +402,9 @@ func (c *Cluster) Stop() error {
 // dialZK opens an observer ZooKeeper connection (no chroot) and waits until
 // it has a session.
 func (c *Cluster) dialZK(ctx context.Context) (*zk.Conn, error) {
+	if c.kraft {
+		return nil, ErrNoZooKeeper
+	}
 	conn, events, err := zk.Connect([]string{c.zkServer}, 10*time.Second, zk.WithLogger(discardLogger{}))
 	if err != nil {
 		return nil, err
@@ -398,8 +456,12 @@ func (c *Cluster) waitZooKeeper(ctx context.Context) error {
 	}
 }
 
-// WaitBrokers waits until n brokers are registered under <chroot>/brokers/ids.
+// WaitBrokers waits until n brokers are registered under <chroot>/brokers/ids
+// (in KRaft mode: listed in the metadata, i.e. registered and unfenced).
 func (c *Cluster) WaitBrokers(ctx context.Context, n int) error {
+	if c.kraft {
+		return c.waitKRaftBrokers(ctx, n)
+	}
 	conn, err := c.dialZK(ctx)
 	if err != nil {
 		return err
@@ -423,8 +485,12 @@ func (c *Cluster) WaitBrokers(ctx context.Context, n int) error {
 	}
 }
 
-// RegisteredBrokers reads the broker ids registered in ZooKeeper.
+// RegisteredBrokers reads the broker ids registered in ZooKeeper (in KRaft
+// mode: the ids of the brokers a metadata request lists).
 func (c *Cluster) RegisteredBrokers(ctx context.Context) ([]int, error) {
+	if c.kraft {
+		return c.kraftBrokerIDs(ctx)
+	}
 	conn, err := c.dialZK(ctx)
 	if err != nil {
 		return nil, err
@@ -451,7 +517,7 @@ func (c *Cluster) RegisteredBrokers(ctx context.Context) ([]int, error) {
 func (c *Cluster) waitListening(ctx context.Context, id int) error {
 	for {
 		b := sarama.NewBroker(c.brokerAddrs[id])
-		cfg := SaramaConfig()
+		cfg := c.ClientConfig()
 		cfg.Net.DialTimeout = time.Second
 		if err := b.Open(cfg); err == nil {
 			_, err = b.ApiVersions(&sarama.ApiVersionsRequest{})

@@ -19,7 +19,8 @@ func (c *Cluster) broker(id int) (*node, error) {
 }
 
 // KillBroker ends broker id with SIGKILL: no controlled shutdown; its
-// registration vanishes only when its ZooKeeper session expires.
+// registration vanishes only when its ZooKeeper session expires (in KRaft
+// mode: when the controller fences it after broker.session.timeout.ms).
 func (c *Cluster) KillBroker(id int) error {
 	b, err := c.broker(id)
 	if err != nil {
@@ -28,7 +29,8 @@ func (c *Cluster) KillBroker(id int) error {
 	return b.stop(syscall.SIGKILL, 30*time.Second)
 }
 
-// StopBroker stops broker id gracefully (SIGTERM, controlled shutdown).
+// StopBroker stops broker id gracefully (SIGTERM, controlled shutdown). In
+// KRaft mode a node that is also a controller stops its controller too.
 func (c *Cluster) StopBroker(id int) error {
 	b, err := c.broker(id)
 	if err != nil {
@@ -56,7 +58,8 @@ func (c *Cluster) ResumeBroker(id int) error {
 }
 
 // RestartBroker starts a stopped or killed broker again on the same port and
-// data directory, and waits until it has registered in ZooKeeper.
+// data directory, and waits until it has registered in ZooKeeper (in KRaft
+// mode: until the metadata lists it) and answers requests.
 func (c *Cluster) RestartBroker(ctx context.Context, id int) error {
 	b, err := c.broker(id)
 	if err != nil {
@@ -67,6 +70,13 @@ func (c *Cluster) RestartBroker(ctx context.Context, id int) error {
 	}
 	if err := b.start(); err != nil {
 		return err
+	}
+	if c.kraft {
+		// A KRaft broker opens its listener before it is unfenced.
+		if err := c.waitListening(ctx, id); err != nil {
+			return err
+		}
+		return c.waitKRaftBroker(ctx, id)
 	}
 	if err := c.waitBrokerID(ctx, id); err != nil {
 		return err
@@ -101,6 +111,9 @@ func (c *Cluster) waitBrokerID(ctx context.Context, id int) error {
 // (ZooKeeper reloads them with a fresh timeout), so this does not expire
 // clients; use SessionTap for that.
 func (c *Cluster) KillZooKeeper() error {
+	if c.kraft {
+		return ErrNoZooKeeper
+	}
 	if !c.Controlled() {
 		return ErrNotControlled
 	}
@@ -109,6 +122,9 @@ func (c *Cluster) KillZooKeeper() error {
 
 // PauseZooKeeper freezes ZooKeeper with SIGSTOP.
 func (c *Cluster) PauseZooKeeper() error {
+	if c.kraft {
+		return ErrNoZooKeeper
+	}
 	if !c.Controlled() {
 		return ErrNotControlled
 	}
@@ -117,6 +133,9 @@ func (c *Cluster) PauseZooKeeper() error {
 
 // ResumeZooKeeper thaws a paused ZooKeeper.
 func (c *Cluster) ResumeZooKeeper() error {
+	if c.kraft {
+		return ErrNoZooKeeper
+	}
 	if !c.Controlled() {
 		return ErrNotControlled
 	}
@@ -125,6 +144,9 @@ func (c *Cluster) ResumeZooKeeper() error {
 
 // RestartZooKeeper starts a killed ZooKeeper again on the same port and data.
 func (c *Cluster) RestartZooKeeper(ctx context.Context) error {
+	if c.kraft {
+		return ErrNoZooKeeper
+	}
 	if !c.Controlled() {
 		return ErrNotControlled
 	}

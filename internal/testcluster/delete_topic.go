@@ -12,9 +12,10 @@ import (
 
 // DeleteTopic deletes a topic and waits until the controller has finished:
 // neither <chroot>/brokers/topics/<topic> nor the pending deletion
-// <chroot>/admin/delete_topics/<topic> is left in ZooKeeper.
+// <chroot>/admin/delete_topics/<topic> is left in ZooKeeper. In KRaft mode
+// it waits until no broker's metadata lists the topic any more.
 func (c *Cluster) DeleteTopic(ctx context.Context, topic string) error {
-	admin, err := sarama.NewClusterAdmin(c.brokerAddrs, SaramaConfig())
+	admin, err := sarama.NewClusterAdmin(c.brokerAddrs, c.ClientConfig())
 	if err != nil {
 		return fmt.Errorf("testcluster: admin client: %w", err)
 	}
@@ -22,6 +23,9 @@ func (c *Cluster) DeleteTopic(ctx context.Context, topic string) error {
 	_ = admin.Close()
 	if err != nil {
 		return fmt.Errorf("testcluster: delete topic %s: %w", topic, err)
+	}
+	if c.kraft {
+		return c.waitTopicGone(ctx, topic)
 	}
 	conn, err := c.dialZK(ctx)
 	if err != nil {

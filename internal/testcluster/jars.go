@@ -32,6 +32,10 @@ func Kafka39Lib() (string, error) { return libDir("kafka39") }
 // Kafka111Lib is the directory holding Kafka 1.1.1's Scala tools' jars.
 func Kafka111Lib() (string, error) { return libDir("kafka111") }
 
+// Kafka4Lib is the directory holding the Kafka 4.x (KRaft) broker's and
+// tools' jars.
+func Kafka4Lib() (string, error) { return libDir("kafka4") }
+
 func libDir(name string) (string, error) {
 	root, err := RepoRoot()
 	if err != nil {
@@ -51,6 +55,20 @@ func log4jConfig() (string, error) {
 		return "", err
 	}
 	return filepath.Join(root, "testinfra", "log4j.properties"), nil
+}
+
+// log4j2Config is the log4j2 configuration of the Kafka 4.x JVMs; tools
+// selects the one for command-line tools (warnings to stderr).
+func log4j2Config(tools bool) (string, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	name := "log4j2.properties"
+	if tools {
+		name = "log4j2-tools.properties"
+	}
+	return filepath.Join(root, "testinfra", name), nil
 }
 
 func fileExists(path string) bool {

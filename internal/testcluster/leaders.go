@@ -14,7 +14,7 @@ import (
 // the controller's order (the first replica is the preferred leader),
 // indexed by partition id.
 func (c *Cluster) PartitionReplicas(topic string) ([][]int32, error) {
-	admin, err := sarama.NewClusterAdmin(c.brokerAddrs, SaramaConfig())
+	admin, err := sarama.NewClusterAdmin(c.brokerAddrs, c.ClientConfig())
 	if err != nil {
 		return nil, fmt.Errorf("testcluster: admin client: %w", err)
 	}
@@ -44,10 +44,10 @@ func partitionReplicas(admin sarama.ClusterAdmin, topic string) ([][]int32, erro
 // process: it reorders the partition's replicas so that to comes first (a
 // reassignment onto the same replicas, which completes at once), then asks
 // the controller for a preferred-leader election, and waits until the
-// partition's state in ZooKeeper names the new leader. to must be a replica
-// in the ISR.
+// partition's state in ZooKeeper (the metadata, in KRaft mode) names the
+// new leader. to must be a replica in the ISR.
 func (c *Cluster) MoveLeader(ctx context.Context, topic string, partition int32, to int) error {
-	admin, err := sarama.NewClusterAdmin(c.brokerAddrs, SaramaConfig())
+	admin, err := sarama.NewClusterAdmin(c.brokerAddrs, c.ClientConfig())
 	if err != nil {
 		return fmt.Errorf("testcluster: admin client: %w", err)
 	}

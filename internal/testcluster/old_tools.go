@@ -19,7 +19,7 @@ func OldTool(ctx context.Context, mainClass string, args ...string) (*exec.Cmd, 
 	if err != nil {
 		return nil, err
 	}
-	return toolCmd(ctx, lib, mainClass, args)
+	return log4jToolCmd(ctx, lib, mainClass, args)
 }
 
 // Tool prepares a command running a main class from Kafka 3.9's tools
@@ -30,27 +30,48 @@ func Tool(ctx context.Context, mainClass string, args ...string) (*exec.Cmd, err
 	if err != nil {
 		return nil, err
 	}
-	return toolCmd(ctx, lib, mainClass, args)
+	return log4jToolCmd(ctx, lib, mainClass, args)
 }
 
-// toolCmd prepares a small-heap JVM running mainClass on the jars in lib,
-// in its own process group.
-func toolCmd(ctx context.Context, lib, mainClass string, args []string) (*exec.Cmd, error) {
+// Tool4 prepares a command running a main class from Kafka 4.x's jars
+// (org.apache.kafka.tools.consumer.ConsoleConsumer, kafka.tools.StorageTool,
+// ...), like Tool. Kafka 4 logs through log4j2.
+func Tool4(ctx context.Context, mainClass string, args ...string) (*exec.Cmd, error) {
+	lib, err := Kafka4Lib()
+	if err != nil {
+		return nil, err
+	}
+	log4j2, err := log4j2Config(true)
+	if err != nil {
+		return nil, err
+	}
+	return toolCmd(ctx, lib, "-Dlog4j2.configurationFile="+log4j2, mainClass, args), nil
+}
+
+// log4jToolCmd is toolCmd with the log4j 1.x (reload4j) configuration of
+// Kafka 1.1.1 and 3.9.
+func log4jToolCmd(ctx context.Context, lib, mainClass string, args []string) (*exec.Cmd, error) {
 	root, err := RepoRoot()
 	if err != nil {
 		return nil, err
 	}
 	log4j := filepath.Join(root, "testinfra", "log4j-tools.properties")
+	return toolCmd(ctx, lib, "-Dlog4j.configuration=file:"+log4j, mainClass, args), nil
+}
+
+// toolCmd prepares a small-heap JVM running mainClass on the jars in lib,
+// in its own process group; logFlag names the logging configuration.
+func toolCmd(ctx context.Context, lib, logFlag, mainClass string, args []string) *exec.Cmd {
 	jargs := append([]string{
 		"-Xms32m", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData",
-		"-Dlog4j.configuration=file:" + log4j,
+		logFlag,
 		"-cp", filepath.Join(lib, "*"), mainClass,
 	}, args...)
 	cmd := exec.CommandContext(ctx, "java", jargs...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 10 * time.Second
-	return cmd, nil
+	return cmd
 }
 
 // RunOldTool runs an OldTool command to completion and returns its stdout;
@@ -66,6 +87,15 @@ func RunOldTool(ctx context.Context, mainClass string, args ...string) (string, 
 // RunTool runs a Tool command to completion, like RunOldTool.
 func RunTool(ctx context.Context, mainClass string, args ...string) (string, error) {
 	cmd, err := Tool(ctx, mainClass, args...)
+	if err != nil {
+		return "", err
+	}
+	return runTool(cmd, mainClass)
+}
+
+// RunTool4 runs a Tool4 command to completion, like RunOldTool.
+func RunTool4(ctx context.Context, mainClass string, args ...string) (string, error) {
+	cmd, err := Tool4(ctx, mainClass, args...)
 	if err != nil {
 		return "", err
 	}

@@ -17,6 +17,9 @@ import (
 const (
 	EnvZKConnect = "ZOOKEEPER_CONNECT"
 	EnvBrokers   = "KAFKA_BROKERS"
+	// EnvKRaftBrokers names the brokers of a Kafka 4.x KRaft cluster
+	// (zkcluster up -kraft prints it), which SharedKRaft uses.
+	EnvKRaftBrokers = "KRAFT_BROKERS"
 )
 
 // FromEnv returns the cluster named by ZOOKEEPER_CONNECT and KAFKA_BROKERS,
@@ -36,12 +39,25 @@ func FromEnv() (c *Cluster, ok bool, err error) {
 	return &Cluster{zkServer: server, chroot: chroot, brokerAddrs: strings.Split(brokers, ",")}, true, nil
 }
 
-var shared struct {
+// FromEnvKRaft returns the KRaft cluster named by KRAFT_BROKERS, or
+// ok=false when it is unset. Such a cluster cannot be controlled.
+func FromEnvKRaft() (c *Cluster, ok bool) {
+	brokers := os.Getenv(EnvKRaftBrokers)
+	if brokers == "" {
+		return nil, false
+	}
+	return &Cluster{kraft: true, brokerAddrs: strings.Split(brokers, ",")}, true
+}
+
+// sharedCluster is a cluster one test binary shares between its tests.
+type sharedCluster struct {
 	mu      sync.Mutex
 	cluster *Cluster
 	private bool // started by this process; Main stops it
 	err     error
 }
+
+var shared, sharedKRaft sharedCluster
 
 // Shared returns the cluster integration tests share: the one named by the
 // environment, or else a one-broker cluster this test binary starts once and
@@ -70,6 +86,33 @@ func Shared(t testing.TB) *Cluster {
 	return shared.cluster
 }
 
+// SharedKRaft is Shared for a Kafka 4.x KRaft cluster (no ZooKeeper): the
+// one named by KRAFT_BROKERS, or else a one-node cluster this test binary
+// starts once and Main stops.
+func SharedKRaft(t testing.TB) *Cluster {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test: skipped by -short")
+	}
+	sharedKRaft.mu.Lock()
+	defer sharedKRaft.mu.Unlock()
+	if sharedKRaft.cluster == nil && sharedKRaft.err == nil {
+		c, ok := FromEnvKRaft()
+		var err error
+		if !ok {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			c, err = Start(ctx, Options{KRaft: true, Logf: t.Logf})
+			cancel()
+			sharedKRaft.private = err == nil
+		}
+		sharedKRaft.cluster, sharedKRaft.err = c, err
+	}
+	if sharedKRaft.err != nil {
+		t.Fatalf("integration test needs a real Kafka 4 KRaft cluster: %v", sharedKRaft.err)
+	}
+	return sharedKRaft.cluster
+}
+
 // Private starts a cluster of its own for a test that kills, pauses or
 // restarts processes, and stops it when the test ends.
 func Private(t testing.TB, opts Options) *Cluster {
@@ -94,20 +137,22 @@ func Private(t testing.TB, opts Options) *Cluster {
 	return c
 }
 
-// Main runs the tests of a package, stops the shared cluster if this binary
-// started it, then checks for leaked goroutines. Use it as
+// Main runs the tests of a package, stops the shared clusters if this binary
+// started them, then checks for leaked goroutines. Use it as
 //
 //	func TestMain(m *testing.M) { testcluster.Main(m) }
 func Main(m *testing.M, opts ...goleak.Option) {
 	code := m.Run()
-	shared.mu.Lock()
-	if shared.private && shared.cluster != nil {
-		if err := shared.cluster.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			code = 1
+	for _, s := range []*sharedCluster{&shared, &sharedKRaft} {
+		s.mu.Lock()
+		if s.private && s.cluster != nil {
+			if err := s.cluster.Stop(); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				code = 1
+			}
 		}
+		s.mu.Unlock()
 	}
-	shared.mu.Unlock()
 	if code == 0 {
 		if err := goleak.Find(append(opts, IgnoredGoroutines()...)...); err != nil {
 			fmt.Fprintf(os.Stderr, "goleak: errors on successful test run: %v\n", err)

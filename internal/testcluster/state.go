@@ -15,6 +15,7 @@ import (
 // process can stop it (make cluster-down).
 type State struct {
 	Dir        string   `json:"dir"`
+	KRaft      bool     `json:"kraft,omitempty"`
 	ZKConnect  string   `json:"zookeeper_connect"`
 	Brokers    []string `json:"kafka_brokers"`
 	ZKPID      int      `json:"zookeeper_pid"`
@@ -23,7 +24,7 @@ type State struct {
 
 // State returns what StopState needs to stop this cluster later.
 func (c *Cluster) State() State {
-	s := State{Dir: c.dir, ZKConnect: c.ZKConnect(), Brokers: c.BrokerAddrs()}
+	s := State{Dir: c.dir, KRaft: c.kraft, ZKConnect: c.ZKConnect(), Brokers: c.BrokerAddrs()}
 	if c.zk != nil {
 		s.ZKPID = c.zk.pid
 	}
@@ -33,8 +34,13 @@ func (c *Cluster) State() State {
 	return s
 }
 
-// EnvLines are the connection settings as shell assignments.
+// EnvLines are the connection settings as shell assignments: ZOOKEEPER_CONNECT
+// and KAFKA_BROKERS, or KRAFT_BROKERS alone for a KRaft cluster, so that
+// the env files of both kinds of cluster can be sourced together.
 func (s State) EnvLines() string {
+	if s.KRaft {
+		return fmt.Sprintf("%s=%s\n", EnvKRaftBrokers, strings.Join(s.Brokers, ","))
+	}
 	return fmt.Sprintf("ZOOKEEPER_CONNECT=%s\nKAFKA_BROKERS=%s\n", s.ZKConnect, strings.Join(s.Brokers, ","))
 }
 
@@ -67,7 +73,8 @@ func ReadState(path string) (State, error) {
 // removes its directory. A pid is signalled only if its command line still
 // carries the cluster's marker, so a recycled pid is never hit.
 func StopState(s State) error {
-	if s.Dir == "" || !strings.Contains(filepath.Base(s.Dir), "zkconsumer-cluster-") {
+	base := filepath.Base(s.Dir)
+	if s.Dir == "" || !strings.Contains(base, "zkconsumer-cluster-") && !strings.Contains(base, kraftDirPrefix) {
 		return fmt.Errorf("testcluster: refusing to stop a cluster whose directory %q was not made by testcluster", s.Dir)
 	}
 	var errs []error

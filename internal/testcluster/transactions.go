@@ -16,7 +16,7 @@ import (
 // write it after the transaction ends), so the marker directly follows the
 // messages and the log end is past it.
 func (c *Cluster) ProduceTxn(ctx context.Context, topic string, partition int32, firstSeq, n int, commit bool) (Produced, error) {
-	cfg := SaramaConfig()
+	cfg := c.ClientConfig()
 	cfg.Producer.Idempotent = true
 	cfg.Producer.Transaction.ID = UniqueName("zkconsumer-testcluster-txn")
 	cfg.Producer.Partitioner = sarama.NewManualPartitioner
@@ -75,7 +75,7 @@ func (c *Cluster) ProduceTxn(ctx context.Context, topic string, partition int32,
 
 // LogEnd returns the log end offset of a partition.
 func (c *Cluster) LogEnd(topic string, partition int32) (int64, error) {
-	client, err := sarama.NewClient(c.brokerAddrs, SaramaConfig())
+	client, err := sarama.NewClient(c.brokerAddrs, c.ClientConfig())
 	if err != nil {
 		return 0, fmt.Errorf("testcluster: client: %w", err)
 	}
