@@ -213,7 +213,6 @@ func createTopic(t testing.TB, c *testcluster.Cluster, prefix string, partitions
 	return topic
 }
 
-
 func rebalanceFilter(regex string) (*rebalance.TopicFilter, error) {
 	return rebalance.NewTopicFilter(zkutil.PatternWhitelist, regex)
 }

@@ -294,4 +294,3 @@ func (m *Member) assignGroup(resp *sarama.JoinGroupResponse) (map[string]map[str
 	m.log.Debug("computed assignment", "assignor", assignor.Name(), "members", len(members), "counts", counts)
 	return a, leaderWatch{topics: topics, counts: counts}, nil
 }
-
