@@ -171,4 +171,3 @@ func (j *javaConsumer) records(t *testing.T) []javaRecord {
 	}
 	return recs
 }
-
