@@ -151,3 +151,75 @@ func TestFencedCommitRejected(t *testing.T) {
 	require.Equal(t, map[zkutil.TopicPartition]int64{tp1: 11, tp2: 21, {Topic: topic, Partition: 7}: zkutil.NoOffset}, got)
 	require.False(t, errors.Is(err, ErrCommitFenced))
 }
+
+// TestCommitAfterRebalanceStarted: a member told ErrRebalanceStarted still
+// belongs to its generation until it rejoins, so the commit the connector
+// makes at that moment lands.
+func TestCommitAfterRebalanceStarted(t *testing.T) {
+	c := testcluster.Shared(t)
+	topic := createTopic(t, c, "kg-revoke", 4)
+	group := testcluster.UniqueName("kg-revoke")
+	cfg := testConfig(c, group, topic)
+	r1 := startRunner(t, cfg)
+	waitFor(t, 30*time.Second, "the first member to own the topic", func() bool { return settled(map[string]int32{topic: 4}, r1) })
+	commits := make(chan error, 10)
+	r1.mu.Lock()
+	r1.onEnd = func(g *Generation) {
+		if !errors.Is(g.Err(), ErrRebalanceStarted) {
+			commits <- g.Err()
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		offsets := map[zkutil.TopicPartition]int64{}
+		for topic, ps := range g.Assignment {
+			for _, p := range ps {
+				offsets[zkutil.TopicPartition{Topic: topic, Partition: p}] = int64(100 + p)
+			}
+		}
+		commits <- r1.m.Commit(ctx, g, offsets)
+	}
+	r1.mu.Unlock()
+
+	r2 := startRunner(t, cfg)
+	waitFor(t, 30*time.Second, "two members sharing the topic", func() bool { return settled(map[string]int32{topic: 4}, r1, r2) })
+	select {
+	case err := <-commits:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("no commit at the end of the generation")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var tps []zkutil.TopicPartition
+	want := map[zkutil.TopicPartition]int64{}
+	for p := range int32(4) {
+		tp := zkutil.TopicPartition{Topic: topic, Partition: p}
+		tps = append(tps, tp)
+		want[tp] = int64(100 + p)
+	}
+	got, err := r2.m.Fetch(ctx, tps)
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+}
+
+// TestRoundRobinProtocol: members preferring roundrobin get it, computed as
+// Java's RoundRobinAssignor does.
+func TestRoundRobinProtocol(t *testing.T) {
+	c := testcluster.Shared(t)
+	topic := createTopic(t, c, "kg-rr", 4)
+	group := testcluster.UniqueName("kg-rr")
+	cfg := testConfig(c, group, topic)
+	cfg.Assignors = []string{"roundrobin", "range"}
+	r1 := startRunner(t, cfg)
+	r2 := startRunner(t, cfg)
+	waitFor(t, 30*time.Second, "two members sharing the topic", func() bool { return settled(map[string]int32{topic: 4}, r1, r2) })
+	g1, g2 := r1.live(), r2.live()
+	require.Equal(t, "roundrobin", g1.Protocol)
+	first, second := g1, g2
+	if g2.MemberID < g1.MemberID {
+		first, second = g2, g1
+	}
+	require.Equal(t, []int32{0, 2}, first.Assignment[topic])
+	require.Equal(t, []int32{1, 3}, second.Assignment[topic])
+}

@@ -87,10 +87,12 @@ func startRunner(t testing.TB, cfg Config) *runner {
 			}
 			r.mu.Lock()
 			r.gens = append(r.gens, gen)
-			onEnd := r.onEnd
 			r.mu.Unlock()
 			select {
 			case <-gen.Done():
+				r.mu.Lock()
+				onEnd := r.onEnd
+				r.mu.Unlock()
 				if onEnd != nil {
 					onEnd(gen)
 				}
