@@ -166,7 +166,8 @@ func (m *Member) dropCoordinator(c *coordinator, why error) {
 // Close leaves the group (a dynamic member sends LeaveGroup, so that the
 // others get its partitions at once), ends the current generation with
 // ErrMemberClosed and closes the connections. It waits for a running Join
-// to return, which Close makes prompt, and for the member's goroutines.
+// to return, which Close makes prompt, and for the member's goroutines: at
+// most a heartbeat in flight (RequestTimeout) and the LeaveGroup (5 s).
 // It is idempotent; later calls return nil.
 func (m *Member) Close() error {
 	var err error

@@ -20,7 +20,8 @@ const commitAttempts = 4
 // no longer current; Commit then returns an error wrapping ErrCommitFenced
 // and the Kafka error. It is allowed after gen ended with
 // ErrRebalanceStarted, until this member rejoins. Coordinator errors are
-// retried a few times, RetryBackoff apart, within ctx.
+// retried a few times, RetryBackoff apart, within ctx; each request waits
+// at most RequestTimeout.
 func (m *Member) Commit(ctx context.Context, gen *Generation, offsets map[zkutil.TopicPartition]int64) error {
 	if len(offsets) == 0 {
 		return nil
@@ -70,7 +71,8 @@ func (m *Member) Commit(ctx context.Context, gen *Generation, offsets map[zkutil
 }
 
 // Fetch returns the group's committed offset of each partition,
-// zkutil.NoOffset where there is none.
+// zkutil.NoOffset where there is none (OffsetFetch; it needs no
+// membership). Coordinator errors are retried as in Commit.
 func (m *Member) Fetch(ctx context.Context, tps []zkutil.TopicPartition) (map[zkutil.TopicPartition]int64, error) {
 	out := make(map[zkutil.TopicPartition]int64, len(tps))
 	if len(tps) == 0 {
@@ -89,7 +91,6 @@ func (m *Member) Fetch(ctx context.Context, tps []zkutil.TopicPartition) (map[zk
 		if err := m.fetchError(c, resp.Err); err != nil {
 			return err
 		}
-		var errs []error
 		for _, tp := range tps {
 			blk := resp.GetBlock(tp.Topic, tp.Partition)
 			switch {
@@ -99,11 +100,11 @@ func (m *Member) Fetch(ctx context.Context, tps []zkutil.TopicPartition) (map[zk
 				out[tp] = max(blk.Offset, zkutil.NoOffset)
 			default:
 				if err := m.fetchError(c, blk.Err); err != nil {
-					return err
+					return fmt.Errorf("%s: %w", tp, err)
 				}
 			}
 		}
-		return permanent(errors.Join(errs...))
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("kafkagroup: fetch offsets of group %s: %w", m.cfg.Group, err)
@@ -155,10 +156,10 @@ func (m *Member) retry(ctx context.Context, op func(*coordinator) error) error {
 			err = op(c)
 		}
 		var p permanentError
-		if err == nil || errors.Is(err, ErrCommitFenced) || errors.As(err, &p) {
-			if errors.As(err, &p) {
-				return p.err
-			}
+		switch {
+		case errors.As(err, &p):
+			return p.err
+		case err == nil || errors.Is(err, ErrCommitFenced):
 			return err
 		}
 	}
