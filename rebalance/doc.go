@@ -7,6 +7,11 @@
 // /consumers/<group>/owners/<topic>/<partition>: release, compute, claim with
 // ephemeral nodes, roll back on conflict and retry.
 //
+// For groups coordinated by Kafka's broker instead (package
+// rebalance/kafkagroup), it also holds the assignors of Kafka's Java
+// consumer, JavaRangeAssignor and JavaRoundRobinAssignor (GroupAssignor,
+// NewGroupAssignor), which compute per member id, not per thread.
+//
 // The package never imports the fetcher; the connector wires them together
 // through the Handler interface.
 package rebalance

@@ -38,6 +38,7 @@ func TestDependenciesFlowOneWay(t *testing.T) {
 		{pkg: "stream", forbidden: []string{"zkutil", "rebalance", "fetcher", "connector", "internal/testcluster"}, stdOnly: true},
 		{pkg: "zkutil", forbidden: []string{"stream", "rebalance", "fetcher", "connector", "internal/testcluster"}},
 		{pkg: "rebalance", forbidden: []string{"fetcher", "stream", "connector", "internal/testcluster"}},
+		{pkg: "rebalance/kafkagroup", forbidden: []string{"fetcher", "stream", "connector", "internal/testcluster"}},
 		{pkg: "fetcher", forbidden: []string{"rebalance", "connector", "internal/testcluster"}},
 		{pkg: "connector", forbidden: []string{"internal/testcluster"}},
 		{pkg: "internal/coordinator", forbidden: []string{"stream", "rebalance", "fetcher", "connector", "internal/testcluster"}},

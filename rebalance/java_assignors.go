@@ -1,0 +1,212 @@
+package rebalance
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+)
+
+// ErrInvalidSubscriptions is wrapped by the errors a GroupAssignor returns
+// for input no coordinator can produce: an empty member id or topic name, a
+// negative partition count, or two members with one group.instance.id.
+var ErrInvalidSubscriptions = errors.New("rebalance: invalid group subscriptions")
+
+// MemberSubscription is one member of a group coordinated by Kafka's broker,
+// as the leader sees it in the JoinGroup response: the topics its
+// subscription metadata lists and its static group.instance.id, "" for a
+// dynamic member.
+type MemberSubscription struct {
+	// Topics are the topics the member subscribes to; order and
+	// duplicates do not matter.
+	Topics []string
+	// InstanceID is the member's group.instance.id (KIP-345), "" if none.
+	InstanceID string
+}
+
+// GroupAssignment maps each member id to its partitions: topic to
+// partition ids in ascending order. Every member of the input has an entry,
+// an empty map when it gets nothing.
+type GroupAssignment map[string]map[string][]int32
+
+// GroupAssignor is an assignor of Kafka's Java consumer
+// (ConsumerPartitionAssignor), computed by the group leader from every
+// member's subscription and the partition count of each topic.
+// Implementations are pure and safe for concurrent use.
+type GroupAssignor interface {
+	// Name is the protocol name members list in JoinGroup, Java's
+	// ConsumerPartitionAssignor.name().
+	Name() string
+	// Assign computes the assignment. partitionCounts holds the number of
+	// partitions of each topic known to the metadata; subscribed topics
+	// that are missing or have no partitions are left unassigned, as the
+	// Java leader does.
+	Assign(partitionCounts map[string]int32, members map[string]MemberSubscription) (GroupAssignment, error)
+}
+
+// NewGroupAssignor returns the Java-compatible assignor named strategy:
+// StrategyRange ("range", Java's RangeAssignor) or StrategyRoundRobin
+// ("roundrobin", Java's RoundRobinAssignor). Other names give an error
+// wrapping ErrUnknownStrategy.
+func NewGroupAssignor(strategy string) (GroupAssignor, error) {
+	switch strategy {
+	case StrategyRange:
+		return JavaRangeAssignor{}, nil
+	case StrategyRoundRobin:
+		return JavaRoundRobinAssignor{}, nil
+	}
+	return nil, fmt.Errorf("%w %q for a Kafka-coordinated group: allowed values are %q and %q",
+		ErrUnknownStrategy, strategy, StrategyRange, StrategyRoundRobin)
+}
+
+// JavaRangeAssignor computes what Kafka's Java RangeAssignor (3.x) assigns
+// when no rack information is in play: for each topic, its partitions in
+// ascending order are cut into contiguous ranges, one per subscribed member
+// in member order (see memberOrder); the first count % members members get
+// one partition more.
+//
+// Java 3.5 and later switch to a rack-aware variant when members send a
+// client.rack and partition replicas have racks; this assignor never does:
+// its members advertise no rack, so the Java leader of a mixed group takes
+// the same non-rack path as long as no Java member sets client.rack.
+type JavaRangeAssignor struct{}
+
+var _ GroupAssignor = JavaRangeAssignor{}
+
+// Name returns StrategyRange.
+func (JavaRangeAssignor) Name() string { return StrategyRange }
+
+// Assign implements GroupAssignor.
+func (JavaRangeAssignor) Assign(partitionCounts map[string]int32, members map[string]MemberSubscription) (GroupAssignment, error) {
+	order, subscribed, err := normalizeGroup(partitionCounts, members)
+	if err != nil {
+		return nil, err
+	}
+	out := emptyGroupAssignment(members)
+	for _, topic := range sortedTopics(subscribed) {
+		n := partitionCounts[topic]
+		if n <= 0 {
+			continue
+		}
+		var consumers []string
+		for _, id := range order {
+			if subscribed[topic][id] {
+				consumers = append(consumers, id)
+			}
+		}
+		per, extra := int(n)/len(consumers), int(n)%len(consumers)
+		for i, id := range consumers {
+			start := per*i + min(i, extra)
+			length := per
+			if i < extra {
+				length++
+			}
+			for p := start; p < start+length; p++ {
+				out[id][topic] = append(out[id][topic], int32(p))
+			}
+		}
+	}
+	return out, nil
+}
+
+// JavaRoundRobinAssignor computes what Kafka's Java RoundRobinAssignor
+// assigns: every partition of every subscribed topic, topics in Java string
+// order and partitions ascending, goes to the next member in a circle over
+// all members in member order (see memberOrder), skipping members that do
+// not subscribe to the partition's topic.
+type JavaRoundRobinAssignor struct{}
+
+var _ GroupAssignor = JavaRoundRobinAssignor{}
+
+// Name returns StrategyRoundRobin.
+func (JavaRoundRobinAssignor) Name() string { return StrategyRoundRobin }
+
+// Assign implements GroupAssignor.
+func (JavaRoundRobinAssignor) Assign(partitionCounts map[string]int32, members map[string]MemberSubscription) (GroupAssignment, error) {
+	order, subscribed, err := normalizeGroup(partitionCounts, members)
+	if err != nil {
+		return nil, err
+	}
+	out := emptyGroupAssignment(members)
+	next := 0
+	for _, topic := range sortedTopics(subscribed) {
+		for p := range max(partitionCounts[topic], 0) {
+			// The topic has a subscriber, so this loop ends within
+			// one turn of the circle.
+			for !subscribed[topic][order[next]] {
+				next = (next + 1) % len(order)
+			}
+			out[order[next]][topic] = append(out[order[next]][topic], p)
+			next = (next + 1) % len(order)
+		}
+	}
+	return out, nil
+}
+
+// normalizeGroup checks the input and returns the member ids in Java's
+// AbstractPartitionAssignor.MemberInfo order: members with a
+// group.instance.id first, by instance id, then the others by member id,
+// both in Java String.compareTo order; and, per topic, the set of members
+// subscribing to it.
+func normalizeGroup(partitionCounts map[string]int32, members map[string]MemberSubscription) ([]string, map[string]map[string]bool, error) {
+	for topic, n := range partitionCounts {
+		if topic == "" || n < 0 {
+			return nil, nil, fmt.Errorf("%w: topic %q with %d partitions", ErrInvalidSubscriptions, topic, n)
+		}
+	}
+	instances := map[string]string{}
+	subscribed := map[string]map[string]bool{}
+	for id, m := range members {
+		if id == "" {
+			return nil, nil, fmt.Errorf("%w: empty member id", ErrInvalidSubscriptions)
+		}
+		if m.InstanceID != "" {
+			if other, dup := instances[m.InstanceID]; dup {
+				return nil, nil, fmt.Errorf("%w: members %q and %q share group.instance.id %q",
+					ErrInvalidSubscriptions, min(id, other), max(id, other), m.InstanceID)
+			}
+			instances[m.InstanceID] = id
+		}
+		for _, topic := range m.Topics {
+			if topic == "" {
+				return nil, nil, fmt.Errorf("%w: member %q subscribes to an empty topic name", ErrInvalidSubscriptions, id)
+			}
+			if subscribed[topic] == nil {
+				subscribed[topic] = map[string]bool{}
+			}
+			subscribed[topic][id] = true
+		}
+	}
+	order := slices.Collect(maps.Keys(members))
+	slices.SortFunc(order, func(a, b string) int {
+		ia, ib := members[a].InstanceID, members[b].InstanceID
+		switch {
+		case ia != "" && ib != "":
+			return javaStringCompare(ia, ib)
+		case ia != "":
+			return -1
+		case ib != "":
+			return 1
+		}
+		return javaStringCompare(a, b)
+	})
+	return order, subscribed, nil
+}
+
+// sortedTopics returns the keys of subscribed in Java String.compareTo
+// order.
+func sortedTopics(subscribed map[string]map[string]bool) []string {
+	topics := slices.Collect(maps.Keys(subscribed))
+	slices.SortFunc(topics, javaStringCompare)
+	return topics
+}
+
+// emptyGroupAssignment returns a GroupAssignment with an empty entry for
+// every member.
+func emptyGroupAssignment(members map[string]MemberSubscription) GroupAssignment {
+	out := make(GroupAssignment, len(members))
+	for id := range members {
+		out[id] = map[string][]int32{}
+	}
+	return out
+}

@@ -1,0 +1,169 @@
+package kafkagroup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/IBM/sarama"
+)
+
+// startBackground starts the goroutines of gen: heartbeats, and the
+// metadata check. They run until Join or Close stops them, which may be
+// after gen ended: a member told ErrRebalanceStarted keeps heartbeating
+// while it commits.
+func (m *Member) startBackground(gen *Generation, joined []string, watch leaderWatch) {
+	ctx, cancel := context.WithCancel(m.ctx)
+	m.mu.Lock()
+	m.bgCancel = cancel
+	m.mu.Unlock()
+	m.bg.Add(2)
+	go func() {
+		defer m.bg.Done()
+		m.heartbeatLoop(ctx, gen)
+	}()
+	go func() {
+		defer m.bg.Done()
+		m.metadataLoop(ctx, gen, joined, watch)
+	}()
+}
+
+// stopBackground ends the goroutines of the current generation and waits
+// for them (a heartbeat in flight takes at most RequestTimeout).
+func (m *Member) stopBackground() {
+	m.mu.Lock()
+	cancel := m.bgCancel
+	m.bgCancel = nil
+	m.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	m.bg.Wait()
+}
+
+// sleep waits d or until ctx ends; it reports whether ctx is still alive.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// heartbeatLoop sends a heartbeat every HeartbeatInterval and ends gen as
+// the answers require.
+func (m *Member) heartbeatLoop(ctx context.Context, gen *Generation) {
+	lastOK := time.Now()
+	wait := m.cfg.HeartbeatInterval
+	for sleep(ctx, wait) {
+		wait = m.cfg.HeartbeatInterval
+		err := m.heartbeat(gen)
+		var kerr sarama.KError
+		errors.As(err, &kerr)
+		switch {
+		case err == nil:
+			lastOK = time.Now()
+		case kerr == sarama.ErrRebalanceInProgress:
+			lastOK = time.Now() // the coordinator counted the heartbeat
+			if gen.Err() == nil {
+				m.log.Info("group is rebalancing", "generation", gen.ID)
+			}
+			gen.end(ErrRebalanceStarted)
+		case kerr == sarama.ErrUnknownMemberId:
+			m.forgetMemberID(gen.MemberID)
+			m.lost(gen, kerr)
+			return
+		case kerr == sarama.ErrIllegalGeneration:
+			m.lost(gen, kerr)
+			return
+		case kerr == sarama.ErrFencedInstancedId, kerr == sarama.ErrGroupAuthorizationFailed:
+			gen.end(m.setFatal(fmt.Errorf("Heartbeat: %w", kerr)))
+			return
+		default:
+			if ctx.Err() != nil {
+				return
+			}
+			wait = m.cfg.RetryBackoff
+			if since := time.Since(lastOK); since > m.cfg.SessionTimeout {
+				m.lost(gen, fmt.Errorf("no successful heartbeat for %v (session.timeout.ms): %w", since.Round(time.Millisecond), err))
+				return
+			}
+			m.log.Debug("heartbeat failed", "generation", gen.ID, "err", err)
+		}
+	}
+}
+
+// lost ends gen with ErrMembershipLost and why.
+func (m *Member) lost(gen *Generation, why error) {
+	if gen.Err() == nil {
+		m.log.Warn("membership lost", "generation", gen.ID, "member", gen.MemberID, "err", why)
+	}
+	gen.end(fmt.Errorf("%w: %w", ErrMembershipLost, why))
+}
+
+// heartbeat sends one Heartbeat for gen. Coordinator errors and failed
+// connections make the next request look the coordinator up again.
+func (m *Member) heartbeat(gen *Generation) error {
+	c, err := m.coordinator()
+	if err != nil {
+		return err
+	}
+	resp, err := c.ctrl.Heartbeat(&sarama.HeartbeatRequest{Version: 3, GroupId: m.cfg.Group,
+		GenerationId: gen.ID, MemberId: gen.MemberID, GroupInstanceId: m.instanceID()})
+	if err != nil {
+		m.connectionFailed(c, err)
+		return err
+	}
+	switch resp.Err {
+	case sarama.ErrNoError:
+		return nil
+	case sarama.ErrNotCoordinatorForConsumer, sarama.ErrConsumerCoordinatorNotAvailable:
+		m.dropCoordinator(c, resp.Err)
+	}
+	return resp.Err
+}
+
+// metadataLoop checks every MetadataMaxAge, as Java's consumer does on
+// each metadata refresh, whether the member must rejoin: the topics a
+// wildcard subscription matches changed, or (leader only) the partition
+// count of a topic of the group changed or a subscribed topic appeared or
+// vanished. It then ends gen with ErrRebalanceStarted; the caller's Join
+// starts the group's rebalance.
+func (m *Member) metadataLoop(ctx context.Context, gen *Generation, joined []string, watch leaderWatch) {
+	for sleep(ctx, m.cfg.MetadataMaxAge) {
+		if gen.Err() != nil {
+			return
+		}
+		if m.cfg.Filter != nil {
+			topics, err := m.subscription()
+			if err != nil {
+				m.log.Debug("metadata check failed", "err", err)
+				continue
+			}
+			if !slices.Equal(topics, joined) {
+				m.log.Info("subscribed topics changed: rejoining", "before", joined, "now", topics)
+				gen.end(ErrRebalanceStarted)
+				return
+			}
+		}
+		if !gen.Leader {
+			continue
+		}
+		counts, err := m.partitionCounts(watch.topics)
+		if err != nil {
+			m.log.Debug("metadata check failed", "err", err)
+			continue
+		}
+		if !maps.Equal(counts, watch.counts) {
+			m.log.Info("partitions of the group's topics changed: rejoining", "before", watch.counts, "now", counts)
+			gen.end(ErrRebalanceStarted)
+			return
+		}
+	}
+}

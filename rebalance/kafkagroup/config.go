@@ -1,0 +1,140 @@
+package kafkagroup
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/IBM/sarama"
+
+	"github.com/zkconsumer/zkconsumer/rebalance"
+)
+
+// Config configures a Member. Zero fields take the defaults of Kafka's Java
+// consumer named in each field's documentation.
+type Config struct {
+	// Brokers is bootstrap.servers: host:port of some brokers.
+	Brokers []string
+	// Group is group.id.
+	Group string
+	// InstanceID is group.instance.id (KIP-345, static membership); ""
+	// for a dynamic member. A static member does not leave the group on
+	// Close, as in Java: the coordinator keeps its partitions for
+	// SessionTimeout so that a restart does not rebalance.
+	InstanceID string
+	// Topics is a fixed subscription.
+	Topics []string
+	// Filter is a wildcard subscription instead of Topics: every topic of
+	// the cluster it admits. New matches are noticed every MetadataMaxAge.
+	Filter *rebalance.TopicFilter
+	// ExcludeInternalTopics is exclude.internal.topics (with Filter only);
+	// set it explicitly, Java's default is true.
+	ExcludeInternalTopics bool
+	// Assignors is partition.assignment.strategy: assignor names in order
+	// of preference, each "range" or "roundrobin". Default ["range"].
+	// The coordinator picks one that every member lists; Java 3.x
+	// consumers list [range, cooperative-sticky] by default, so "range"
+	// is the common one.
+	Assignors []string
+	// SessionTimeout is session.timeout.ms (default 45 s): without a
+	// heartbeat for this long the coordinator removes the member.
+	SessionTimeout time.Duration
+	// RebalanceTimeout is what Java sends as max.poll.interval.ms
+	// (default 5 min): how long the coordinator waits for members to
+	// rejoin, i.e. how long the caller may take to stop, commit and Join
+	// after ErrRebalanceStarted.
+	RebalanceTimeout time.Duration
+	// HeartbeatInterval is heartbeat.interval.ms (default 3 s).
+	HeartbeatInterval time.Duration
+	// MetadataMaxAge is metadata.max.age.ms (default 5 min): how often the
+	// member checks the partition counts of the group's topics (leader)
+	// and the topics its wildcard matches, and rejoins on a change.
+	MetadataMaxAge time.Duration
+	// RetryBackoff is retry.backoff.ms (default 100 ms): the wait before
+	// retrying after a coordinator error.
+	RetryBackoff time.Duration
+	// RequestTimeout is request.timeout.ms (default 30 s) for every
+	// request but JoinGroup, which may take RebalanceTimeout more.
+	RequestTimeout time.Duration
+	// ClientID is client.id (default "zkconsumer").
+	ClientID string
+	// Sarama, if set, is the base of the connection settings (TLS, SASL,
+	// dial timeout, Version at least 2.4.0). It is copied, never modified.
+	Sarama *sarama.Config
+	// Logger receives the member's logs; nil discards them.
+	Logger *slog.Logger
+}
+
+// withDefaults returns cfg with zero fields set to their defaults.
+func (cfg Config) withDefaults() Config {
+	if len(cfg.Assignors) == 0 {
+		cfg.Assignors = []string{rebalance.StrategyRange}
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	def(&cfg.SessionTimeout, 45*time.Second)
+	def(&cfg.RebalanceTimeout, 5*time.Minute)
+	def(&cfg.HeartbeatInterval, 3*time.Second)
+	def(&cfg.MetadataMaxAge, 5*time.Minute)
+	def(&cfg.RetryBackoff, 100*time.Millisecond)
+	def(&cfg.RequestTimeout, 30*time.Second)
+	if cfg.ClientID == "" {
+		cfg.ClientID = "zkconsumer"
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return cfg
+}
+
+// Validate reports every problem of cfg (after defaults).
+func (cfg Config) Validate() error {
+	cfg = cfg.withDefaults()
+	var errs []error
+	if len(cfg.Brokers) == 0 {
+		errs = append(errs, errors.New("kafkagroup: no brokers (bootstrap.servers)"))
+	}
+	if cfg.Group == "" {
+		errs = append(errs, errors.New("kafkagroup: empty group.id"))
+	}
+	switch {
+	case cfg.Filter != nil && len(cfg.Topics) > 0:
+		errs = append(errs, errors.New("kafkagroup: a subscription is either Topics or a Filter, not both"))
+	case cfg.Filter == nil && len(cfg.Topics) == 0:
+		errs = append(errs, errors.New("kafkagroup: subscription without topics"))
+	case slices.Contains(cfg.Topics, ""):
+		errs = append(errs, errors.New("kafkagroup: subscription with an empty topic name"))
+	}
+	seen := map[string]bool{}
+	for _, name := range cfg.Assignors {
+		if _, err := rebalance.NewGroupAssignor(name); err != nil {
+			errs = append(errs, fmt.Errorf("kafkagroup: %w", err))
+		}
+		if seen[name] {
+			errs = append(errs, fmt.Errorf("kafkagroup: assignor %q listed twice", name))
+		}
+		seen[name] = true
+	}
+	for name, d := range map[string]time.Duration{
+		"session.timeout.ms": cfg.SessionTimeout, "max.poll.interval.ms (rebalance timeout)": cfg.RebalanceTimeout,
+		"heartbeat.interval.ms": cfg.HeartbeatInterval, "metadata.max.age.ms": cfg.MetadataMaxAge,
+		"retry.backoff.ms": cfg.RetryBackoff, "request.timeout.ms": cfg.RequestTimeout,
+	} {
+		if d < time.Millisecond || d.Milliseconds() > 1<<31-1 {
+			errs = append(errs, fmt.Errorf("kafkagroup: %s %v: must be between 1 ms and 2^31-1 ms", name, d))
+		}
+	}
+	if cfg.HeartbeatInterval >= cfg.SessionTimeout {
+		errs = append(errs, fmt.Errorf("kafkagroup: heartbeat.interval.ms %v must be lower than session.timeout.ms %v",
+			cfg.HeartbeatInterval, cfg.SessionTimeout))
+	}
+	if cfg.Sarama != nil && !cfg.Sarama.Version.IsAtLeast(sarama.V2_4_0_0) {
+		errs = append(errs, fmt.Errorf("kafkagroup: sarama Version %s: need at least 2.4.0 (the versions are negotiated with the broker)", cfg.Sarama.Version))
+	}
+	return errors.Join(errs...)
+}

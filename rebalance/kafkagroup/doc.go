@@ -1,0 +1,43 @@
+// Package kafkagroup makes a consumer a member of a group coordinated by
+// Kafka's broker (the classic group protocol, protocol type "consumer"), so
+// that zkconsumer members and Kafka's Java consumers can share one group.
+//
+// A Member finds the group's coordinator, joins (JoinGroup, with the
+// member id the coordinator assigns since KIP-394, and a group.instance.id
+// for static membership when the broker speaks JoinGroup v5), and, when
+// the coordinator elects it leader, computes every member's assignment
+// with the Java-compatible assignor the group agreed on
+// (rebalance.NewGroupAssignor: "range" or "roundrobin"), reading partition
+// counts from a Metadata request. SyncGroup hands out the assignment;
+// subscriptions and assignments are encoded as Java's ConsumerProtocol
+// encodes them.
+//
+// Each successful join yields a Generation: its id, the member id, this
+// member's partitions, and a context that is cancelled, with a cause, when
+// the generation ends:
+//
+//   - ErrRebalanceStarted: the group is rebalancing (a heartbeat answered
+//     REBALANCE_IN_PROGRESS), or this member must rejoin because a
+//     subscribed topic grew or its wildcard matches other topics now. The
+//     member still belongs to the generation: stop the work, commit with
+//     Member.Commit, then call Member.Join again, within the rebalance
+//     timeout. Heartbeats continue meanwhile.
+//   - ErrMembershipLost: the coordinator no longer counts this member in
+//     the generation (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, or no
+//     successful heartbeat for session.timeout.ms). Other members may own
+//     the partitions already: commit nothing, drop what is buffered, Join.
+//   - ErrFatal (wrapping FENCED_INSTANCE_ID or GROUP_AUTHORIZATION_FAILED):
+//     the member cannot continue; Join returns the same error.
+//   - ErrMemberClosed: Close was called.
+//
+// This is the shape of the ZooKeeper generation of package rebalance (a
+// generation owns its work and ends with a cause), so that the connector
+// can drive both alike. Commits carry the generation id and member id, so
+// the coordinator refuses the commit of a member that lost its membership:
+// Commit then returns an error wrapping ErrCommitFenced.
+//
+// Every goroutine a Member starts (the heartbeat and the metadata check of
+// the current generation) is owned and ended by Join or Close; Close
+// leaves the group (dynamic members only, as Java's consumer does), is
+// idempotent and bounded.
+package kafkagroup

@@ -1,0 +1,30 @@
+package kafkagroup
+
+import "errors"
+
+// Causes that end a Generation (see the package documentation), and errors
+// of Join and Commit.
+var (
+	// ErrRebalanceStarted: the group is rebalancing; stop, commit, Join.
+	ErrRebalanceStarted = errors.New("kafkagroup: the group is rebalancing")
+	// ErrMembershipLost: the coordinator no longer counts this member in
+	// the generation; its partitions may be owned by others already.
+	ErrMembershipLost = errors.New("kafkagroup: group membership lost")
+	// ErrMemberClosed: Close was called.
+	ErrMemberClosed = errors.New("kafkagroup: member closed")
+	// ErrFatal wraps errors after which the member cannot rejoin:
+	// FENCED_INSTANCE_ID (another instance with the same group.instance.id
+	// joined), GROUP_AUTHORIZATION_FAILED, an inconsistent protocol, an
+	// invalid session timeout, a full group, and the like.
+	ErrFatal = errors.New("kafkagroup: fatal group error")
+	// ErrCommitFenced: the coordinator refused a commit because the
+	// committing generation is no longer current (ILLEGAL_GENERATION,
+	// UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID, REBALANCE_IN_PROGRESS). The
+	// Kafka error is wrapped as well.
+	ErrCommitFenced = errors.New("kafkagroup: commit refused: the generation is no longer current")
+	// ErrJoinInProgress: Join was called while another Join is running.
+	ErrJoinInProgress = errors.New("kafkagroup: Join already in progress")
+	// ErrStaticMembershipUnsupported: group.instance.id is set but the
+	// coordinator does not speak JoinGroup v5 (Kafka 2.3 or later).
+	ErrStaticMembershipUnsupported = errors.New("kafkagroup: the coordinator does not support static membership (group.instance.id)")
+)

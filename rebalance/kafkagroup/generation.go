@@ -1,0 +1,65 @@
+package kafkagroup
+
+import (
+	"context"
+	"maps"
+	"slices"
+)
+
+// Generation is one successful join of a member: the coordinator's
+// generation id, the member id it holds, the partitions assigned to it,
+// and the context everything started for them runs under.
+type Generation struct {
+	// ID is the coordinator's generation id.
+	ID int32
+	// MemberID is this member's id in the generation.
+	MemberID string
+	// Protocol is the assignor the group uses ("range" or "roundrobin").
+	Protocol string
+	// Leader is true when this member computed the group's assignment.
+	Leader bool
+	// Assignment maps each topic to this member's partitions of it, in
+	// ascending order.
+	Assignment map[string][]int32
+
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+}
+
+// Context is cancelled when the generation ends; context.Cause tells why:
+// ErrRebalanceStarted, ErrMembershipLost, an ErrFatal error or
+// ErrMemberClosed.
+func (g *Generation) Context() context.Context { return g.ctx }
+
+// Done is Context().Done().
+func (g *Generation) Done() <-chan struct{} { return g.ctx.Done() }
+
+// Err returns nil while the generation lasts, then the cause that ended it.
+func (g *Generation) Err() error {
+	if g.ctx.Err() == nil {
+		return nil
+	}
+	return context.Cause(g.ctx)
+}
+
+// Partitions returns the number of partitions assigned.
+func (g *Generation) Partitions() int {
+	n := 0
+	for _, ps := range g.Assignment {
+		n += len(ps)
+	}
+	return n
+}
+
+// Topics returns the assigned topics in order.
+func (g *Generation) Topics() []string { return slices.Sorted(maps.Keys(g.Assignment)) }
+
+// end ends the generation with cause, unless it has ended already (the
+// first cause stays).
+func (g *Generation) end(cause error) { g.cancel(cause) }
+
+func newGeneration(id int32, memberID, protocol string, leader bool, assignment map[string][]int32) *Generation {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	return &Generation{ID: id, MemberID: memberID, Protocol: protocol, Leader: leader,
+		Assignment: assignment, ctx: ctx, cancel: cancel}
+}

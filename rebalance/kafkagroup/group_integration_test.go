@@ -1,0 +1,225 @@
+package kafkagroup
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkconsumer/zkconsumer/internal/testcluster"
+	"github.com/zkconsumer/zkconsumer/zkutil"
+)
+
+// TestTwoMembersShareAndLeave: two members split a topic by range; when
+// one leaves (LeaveGroup on Close), the other gets every partition at
+// once, well before the session timeout would have removed it.
+func TestTwoMembersShareAndLeave(t *testing.T) {
+	c := testcluster.Shared(t)
+	topic := createTopic(t, c, "kg-share", 6)
+	group := testcluster.UniqueName("kg-share")
+	cfg := testConfig(c, group, topic)
+	cfg.SessionTimeout = 30 * time.Second
+	r1 := startRunner(t, cfg)
+	r2 := startRunner(t, cfg)
+	want := map[string]int32{topic: 6}
+	waitFor(t, 30*time.Second, "two members sharing the topic", func() bool { return settled(want, r1, r2) })
+	g1, g2 := r1.live(), r2.live()
+	require.Equal(t, 3, g1.Partitions())
+	require.Equal(t, 3, g2.Partitions())
+	require.Equal(t, "range", g1.Protocol)
+	require.NotEqual(t, g1.Leader, g2.Leader, "one leader")
+
+	// The coordinator stores what the members believe they own.
+	state, desc := describe(t, c, group)
+	require.Equal(t, "Stable", state)
+	require.Equal(t, map[string]map[string][]int32{g1.MemberID: g1.Assignment, g2.MemberID: g2.Assignment}, desc)
+
+	left := time.Now()
+	r2.stop()
+	waitFor(t, 15*time.Second, "the remaining member to own every partition", func() bool { return settled(want, r1) })
+	require.Less(t, time.Since(left), 15*time.Second)
+	require.ErrorIs(t, context.Cause(g1.Context()), ErrRebalanceStarted)
+	require.ErrorIs(t, context.Cause(g2.Context()), ErrMemberClosed)
+	require.Greater(t, r1.live().ID, g1.ID)
+}
+
+// TestKilledMemberRemovedAfterSessionTimeout: a member that stops
+// heartbeating without LeaveGroup keeps its partitions until
+// session.timeout.ms passes; then the coordinator removes it and the
+// other member gets everything.
+func TestKilledMemberRemovedAfterSessionTimeout(t *testing.T) {
+	c := testcluster.Shared(t)
+	topic := createTopic(t, c, "kg-kill", 4)
+	group := testcluster.UniqueName("kg-kill")
+	cfg := testConfig(c, group, topic)
+	r1 := startRunner(t, cfg)
+	r2 := startRunner(t, cfg)
+	want := map[string]int32{topic: 4}
+	waitFor(t, 30*time.Second, "two members sharing the topic", func() bool { return settled(want, r1, r2) })
+	g1 := r1.live()
+
+	killed := time.Now()
+	r2.crash()
+	waitFor(t, 30*time.Second, "the survivor to own every partition", func() bool { return settled(want, r1) })
+	took := time.Since(killed)
+	t.Logf("reassigned %v after the kill", took)
+	require.GreaterOrEqual(t, took, cfg.SessionTimeout-time.Second, "reassigned before the session timeout")
+	require.ErrorIs(t, g1.Err(), ErrRebalanceStarted)
+}
+
+// TestPartitionGrowthRebalances: the leader notices partitions added to a
+// subscribed topic (its metadata check) and rejoins, and the new
+// partitions are assigned.
+func TestPartitionGrowthRebalances(t *testing.T) {
+	c := testcluster.Shared(t)
+	topic := createTopic(t, c, "kg-grow", 2)
+	group := testcluster.UniqueName("kg-grow")
+	cfg := testConfig(c, group, topic)
+	cfg.MetadataMaxAge = 500 * time.Millisecond
+	r1 := startRunner(t, cfg)
+	r2 := startRunner(t, cfg)
+	waitFor(t, 30*time.Second, "two members sharing the topic", func() bool { return settled(map[string]int32{topic: 2}, r1, r2) })
+	before := r1.live().ID
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	require.NoError(t, c.AddPartitions(ctx, topic, 5))
+	waitFor(t, 30*time.Second, "the five partitions assigned", func() bool { return settled(map[string]int32{topic: 5}, r1, r2) })
+	require.Greater(t, r1.live().ID, before)
+}
+
+// TestWildcardSubscriptionFollowsNewTopics: a member subscribed by a
+// pattern rejoins when a matching topic is created and gets its partitions.
+func TestWildcardSubscriptionFollowsNewTopics(t *testing.T) {
+	c := testcluster.Shared(t)
+	prefix := testcluster.UniqueName("kgwild")
+	t1 := createTopic(t, c, prefix+"-a", 2)
+	group := testcluster.UniqueName("kg-wild")
+	cfg := testConfig(c, group)
+	cfg.Topics = nil
+	f, err := rebalanceFilter(prefix + `-.*`)
+	require.NoError(t, err)
+	cfg.Filter = f
+	cfg.MetadataMaxAge = 500 * time.Millisecond
+	r := startRunner(t, cfg)
+	waitFor(t, 30*time.Second, "the first topic assigned", func() bool { return settled(map[string]int32{t1: 2}, r) })
+	t2 := createTopic(t, c, prefix+"-b", 3)
+	waitFor(t, 30*time.Second, "both topics assigned", func() bool { return settled(map[string]int32{t1: 2, t2: 3}, r) })
+}
+
+// TestFencedCommitRejected: commits carry the generation; once a member
+// lost its membership (killed, removed after the session timeout) or the
+// group moved to a newer generation, its commits are refused with
+// ErrCommitFenced, while the current generation's commits land.
+func TestFencedCommitRejected(t *testing.T) {
+	c := testcluster.Shared(t)
+	topic := createTopic(t, c, "kg-fence", 2)
+	group := testcluster.UniqueName("kg-fence")
+	cfg := testConfig(c, group, topic)
+	r1 := startRunner(t, cfg)
+	r2 := startRunner(t, cfg)
+	want := map[string]int32{topic: 2}
+	waitFor(t, 30*time.Second, "two members sharing the topic", func() bool { return settled(want, r1, r2) })
+	g1, g2 := r1.live(), r2.live()
+	tp1 := zkutil.TopicPartition{Topic: g1.Topics()[0], Partition: g1.Assignment[g1.Topics()[0]][0]}
+	tp2 := zkutil.TopicPartition{Topic: g2.Topics()[0], Partition: g2.Assignment[g2.Topics()[0]][0]}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	require.NoError(t, r1.m.Commit(ctx, g1, map[zkutil.TopicPartition]int64{tp1: 10}))
+	require.NoError(t, r2.m.Commit(ctx, g2, map[zkutil.TopicPartition]int64{tp2: 20}))
+
+	// Member 2 stops heartbeating but stays open, as a member paused for
+	// longer than the session timeout would.
+	r2.m.stopBackground()
+	waitFor(t, 30*time.Second, "member 1 to own both partitions", func() bool { return settled(want, r1) })
+	err := r2.m.Commit(ctx, g2, map[zkutil.TopicPartition]int64{tp2: 99})
+	require.ErrorIs(t, err, ErrCommitFenced)
+	require.ErrorIs(t, err, sarama.ErrUnknownMemberId)
+
+	// Member 1's previous generation is stale too.
+	err = r1.m.Commit(ctx, g1, map[zkutil.TopicPartition]int64{tp1: 98})
+	require.ErrorIs(t, err, ErrCommitFenced)
+	require.ErrorIs(t, err, sarama.ErrIllegalGeneration)
+
+	cur := r1.live()
+	require.NoError(t, r1.m.Commit(ctx, cur, map[zkutil.TopicPartition]int64{tp1: 11, tp2: 21}))
+	got, err := r1.m.Fetch(ctx, []zkutil.TopicPartition{tp1, tp2, {Topic: topic, Partition: 7}})
+	require.NoError(t, err)
+	require.Equal(t, map[zkutil.TopicPartition]int64{tp1: 11, tp2: 21, {Topic: topic, Partition: 7}: zkutil.NoOffset}, got)
+	require.False(t, errors.Is(err, ErrCommitFenced))
+}
+
+// TestCommitAfterRebalanceStarted: a member told ErrRebalanceStarted still
+// belongs to its generation until it rejoins, so the commit the connector
+// makes at that moment lands.
+func TestCommitAfterRebalanceStarted(t *testing.T) {
+	c := testcluster.Shared(t)
+	topic := createTopic(t, c, "kg-revoke", 4)
+	group := testcluster.UniqueName("kg-revoke")
+	cfg := testConfig(c, group, topic)
+	r1 := startRunner(t, cfg)
+	waitFor(t, 30*time.Second, "the first member to own the topic", func() bool { return settled(map[string]int32{topic: 4}, r1) })
+	commits := make(chan error, 10)
+	r1.mu.Lock()
+	r1.onEnd = func(g *Generation) {
+		if !errors.Is(g.Err(), ErrRebalanceStarted) {
+			commits <- g.Err()
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		offsets := map[zkutil.TopicPartition]int64{}
+		for topic, ps := range g.Assignment {
+			for _, p := range ps {
+				offsets[zkutil.TopicPartition{Topic: topic, Partition: p}] = int64(100 + p)
+			}
+		}
+		commits <- r1.m.Commit(ctx, g, offsets)
+	}
+	r1.mu.Unlock()
+
+	r2 := startRunner(t, cfg)
+	waitFor(t, 30*time.Second, "two members sharing the topic", func() bool { return settled(map[string]int32{topic: 4}, r1, r2) })
+	select {
+	case err := <-commits:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("no commit at the end of the generation")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var tps []zkutil.TopicPartition
+	want := map[zkutil.TopicPartition]int64{}
+	for p := range int32(4) {
+		tp := zkutil.TopicPartition{Topic: topic, Partition: p}
+		tps = append(tps, tp)
+		want[tp] = int64(100 + p)
+	}
+	got, err := r2.m.Fetch(ctx, tps)
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+}
+
+// TestRoundRobinProtocol: members preferring roundrobin get it, computed as
+// Java's RoundRobinAssignor does.
+func TestRoundRobinProtocol(t *testing.T) {
+	c := testcluster.Shared(t)
+	topic := createTopic(t, c, "kg-rr", 4)
+	group := testcluster.UniqueName("kg-rr")
+	cfg := testConfig(c, group, topic)
+	cfg.Assignors = []string{"roundrobin", "range"}
+	r1 := startRunner(t, cfg)
+	r2 := startRunner(t, cfg)
+	waitFor(t, 30*time.Second, "two members sharing the topic", func() bool { return settled(map[string]int32{topic: 4}, r1, r2) })
+	g1, g2 := r1.live(), r2.live()
+	require.Equal(t, "roundrobin", g1.Protocol)
+	first, second := g1, g2
+	if g2.MemberID < g1.MemberID {
+		first, second = g2, g1
+	}
+	require.Equal(t, []int32{0, 2}, first.Assignment[topic])
+	require.Equal(t, []int32{1, 3}, second.Assignment[topic])
+}

@@ -1,0 +1,242 @@
+package kafkagroup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/IBM/sarama"
+
+	"github.com/zkconsumer/zkconsumer/rebalance"
+)
+
+// Member is one member of a group coordinated by Kafka's broker. Join
+// gives the next generation; Commit and Fetch handle the group's offsets;
+// Close leaves. Its methods are safe for concurrent use, but only one Join
+// runs at a time.
+type Member struct {
+	cfg       Config
+	log       *slog.Logger
+	assignors map[string]rebalance.GroupAssignor
+
+	ctx    context.Context // cancelled by Close
+	cancel context.CancelFunc
+
+	joinMu    sync.Mutex // held by Join and by Close while leaving
+	closeOnce sync.Once
+	closed    chan struct{}
+
+	clientMu sync.Mutex // held while connecting the bootstrap client
+	client   sarama.Client
+	clientT  *tracker
+
+	coordMu sync.Mutex // held while looking up the coordinator
+	coord   *coordinator
+
+	mu       sync.Mutex
+	memberID string
+	gen      *Generation
+	fatal    error
+	bgCancel context.CancelFunc // ends the current generation's goroutines
+	bg       sync.WaitGroup
+}
+
+// New checks cfg and returns a member that does nothing until Join.
+func New(cfg Config) (*Member, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	assignors := map[string]rebalance.GroupAssignor{}
+	for _, name := range cfg.Assignors {
+		a, err := rebalance.NewGroupAssignor(name)
+		if err != nil {
+			return nil, err
+		}
+		assignors[name] = a
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	log := cfg.Logger.With("group", cfg.Group)
+	if cfg.InstanceID != "" {
+		log = log.With("instance", cfg.InstanceID)
+	}
+	return &Member{cfg: cfg, log: log, assignors: assignors, ctx: ctx, cancel: cancel,
+		closed: make(chan struct{}), clientT: newTracker(cfg.RequestTimeout)}, nil
+}
+
+// MemberID returns the member id the coordinator assigned, "" before the
+// first join and after the coordinator forgot the member.
+func (m *Member) MemberID() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.memberID
+}
+
+// Generation returns the latest generation, nil before the first Join.
+func (m *Member) Generation() *Generation {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.gen
+}
+
+// bootstrap returns the client for metadata and coordinator lookups,
+// connecting it on first use.
+func (m *Member) bootstrap() (sarama.Client, error) {
+	m.clientMu.Lock()
+	defer m.clientMu.Unlock()
+	if m.ctx.Err() != nil {
+		return nil, ErrMemberClosed
+	}
+	if m.client != nil && !m.client.Closed() {
+		return m.client, nil
+	}
+	c, err := sarama.NewClient(m.cfg.Brokers, m.saramaConfig(m.clientT, m.cfg.RequestTimeout))
+	if err != nil {
+		return nil, fmt.Errorf("kafkagroup: connect to %v: %w", m.cfg.Brokers, err)
+	}
+	m.client = c
+	return c, nil
+}
+
+// anyBroker returns a connected broker of the cluster for Metadata and
+// FindCoordinator.
+func (m *Member) anyBroker() (*sarama.Broker, error) {
+	c, err := m.bootstrap()
+	if err != nil {
+		return nil, err
+	}
+	b := c.LeastLoadedBroker()
+	if b == nil {
+		return nil, fmt.Errorf("kafkagroup: no broker available")
+	}
+	return b, nil
+}
+
+// coordinator returns the connections to the group's coordinator, finding
+// it first if it is unknown.
+func (m *Member) coordinator() (*coordinator, error) {
+	m.coordMu.Lock()
+	defer m.coordMu.Unlock()
+	if m.coord != nil {
+		return m.coord, nil
+	}
+	b, err := m.anyBroker()
+	if err != nil {
+		return nil, err
+	}
+	// A short request: bounded by RequestTimeout, and by Close, which
+	// tears the bootstrap connections down.
+	resp, err := b.FindCoordinator(&sarama.FindCoordinatorRequest{Version: 2,
+		CoordinatorKey: m.cfg.Group, CoordinatorType: sarama.CoordinatorGroup})
+	if err != nil {
+		return nil, fmt.Errorf("kafkagroup: find the coordinator: %w", err)
+	}
+	if resp.Err != sarama.ErrNoError {
+		return nil, fmt.Errorf("kafkagroup: find the coordinator: %w", resp.Err)
+	}
+	if m.ctx.Err() != nil {
+		return nil, ErrMemberClosed
+	}
+	c, err := m.openCoordinator(resp.Coordinator.ID(), resp.Coordinator.Addr())
+	if err != nil {
+		return nil, fmt.Errorf("kafkagroup: connect to the coordinator %s: %w", resp.Coordinator.Addr(), err)
+	}
+	m.log.Debug("found coordinator", "broker", c.id, "addr", c.addr)
+	m.coord = c
+	return c, nil
+}
+
+// dropCoordinator forgets c after a failure of its connections or a
+// NOT_COORDINATOR answer; the next request looks the coordinator up again.
+func (m *Member) dropCoordinator(c *coordinator, why error) {
+	m.coordMu.Lock()
+	if m.coord == c {
+		m.coord = nil
+	}
+	m.coordMu.Unlock()
+	if c != nil {
+		m.log.Debug("coordinator dropped", "broker", c.id, "err", why)
+		c.close()
+	}
+}
+
+// Close leaves the group (a dynamic member sends LeaveGroup, so that the
+// others get its partitions at once), ends the current generation with
+// ErrMemberClosed and closes the connections. It waits for a running Join
+// to return, which Close makes prompt, and for the member's goroutines: at
+// most a heartbeat in flight (RequestTimeout) and the LeaveGroup (5 s).
+// It is idempotent; later calls return nil.
+func (m *Member) Close() error {
+	var err error
+	m.closeOnce.Do(func() {
+		m.cancel()        // aborts a JoinGroup or SyncGroup in flight
+		m.clientT.abort() // and a Metadata or FindCoordinator request
+		m.joinMu.Lock()
+		defer m.joinMu.Unlock()
+		m.stopBackground()
+		err = m.leave()
+		m.mu.Lock()
+		if m.gen != nil {
+			m.gen.end(ErrMemberClosed)
+		}
+		m.mu.Unlock()
+		m.coordMu.Lock()
+		if m.coord != nil {
+			m.coord.close()
+			m.coord = nil
+		}
+		m.coordMu.Unlock()
+		m.clientMu.Lock()
+		if m.client != nil {
+			_ = m.client.Close()
+		}
+		m.clientMu.Unlock()
+		close(m.closed)
+	})
+	return err
+}
+
+// leave sends LeaveGroup for a dynamic member that holds a member id,
+// waiting at most RequestTimeout (and 5 s).
+func (m *Member) leave() error {
+	m.mu.Lock()
+	id := m.memberID
+	m.memberID = ""
+	m.mu.Unlock()
+	if id == "" || m.cfg.InstanceID != "" {
+		return nil
+	}
+	m.coordMu.Lock()
+	c := m.coord
+	m.coordMu.Unlock()
+	if c == nil {
+		return nil // whoever lost the coordinator will find the member gone
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), min(m.cfg.RequestTimeout, 5*time.Second))
+	defer cancel()
+	req := &sarama.LeaveGroupRequest{Version: 0, GroupId: m.cfg.Group, MemberId: id}
+	if c.leaveGroupMaxV >= 3 {
+		req = &sarama.LeaveGroupRequest{Version: 3, GroupId: m.cfg.Group,
+			Members: []sarama.MemberIdentity{{MemberId: id}}}
+	}
+	resp, err := withAbort(ctx, c.ctrlT, func() (*sarama.LeaveGroupResponse, error) { return c.ctrl.LeaveGroup(req) })
+	if err == nil && resp.Err != sarama.ErrNoError {
+		err = resp.Err
+	}
+	if err == nil {
+		for _, mr := range resp.Members {
+			if mr.Err != sarama.ErrNoError && mr.Err != sarama.ErrUnknownMemberId {
+				err = mr.Err
+			}
+		}
+	}
+	if err != nil && !errors.Is(err, sarama.ErrUnknownMemberId) {
+		m.log.Warn("leave group failed", "member", id, "err", err)
+		return fmt.Errorf("kafkagroup: leave group %s: %w", m.cfg.Group, err)
+	}
+	m.log.Info("left group", "member", id)
+	return nil
+}

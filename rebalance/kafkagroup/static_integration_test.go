@@ -1,0 +1,84 @@
+package kafkagroup
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkconsumer/zkconsumer/internal/testcluster"
+)
+
+// TestStaticMemberRestartKeepsAssignment: a static member (group.instance.id)
+// does not leave on Close; restarted with the same instance id within the
+// session timeout, it gets its old partitions back under a new member id,
+// and the other member's generation goes on undisturbed (KIP-345).
+func TestStaticMemberRestartKeepsAssignment(t *testing.T) {
+	c := testcluster.Shared(t)
+	topic := createTopic(t, c, "kg-static", 4)
+	group := testcluster.UniqueName("kg-static")
+	cfgA := testConfig(c, group, topic)
+	cfgA.InstanceID = "instance-a"
+	cfgA.SessionTimeout = 20 * time.Second
+	cfgB := cfgA
+	cfgB.InstanceID = "instance-b"
+	a := startRunner(t, cfgA)
+	b := startRunner(t, cfgB)
+	want := map[string]int32{topic: 4}
+	waitFor(t, 30*time.Second, "two static members sharing the topic", func() bool { return settled(want, a, b) })
+	ga, gb := a.live(), b.live()
+	// Static members sort by instance id: a gets the first range.
+	require.Equal(t, []int32{0, 1}, ga.Assignment[topic])
+	require.Equal(t, []int32{2, 3}, gb.Assignment[topic])
+
+	a.stop() // no LeaveGroup for a static member
+	time.Sleep(2 * time.Second)
+	require.NoError(t, gb.Err(), "closing a static member rebalanced the group")
+
+	a2 := startRunner(t, cfgA)
+	waitFor(t, 30*time.Second, "the restarted member back in the group", func() bool { return a2.live() != nil })
+	g := a2.live()
+	require.NotEqual(t, ga.MemberID, g.MemberID)
+	require.Equal(t, ga.Assignment, g.Assignment)
+	require.Equal(t, gb.ID, g.ID, "the restart started no new generation")
+	time.Sleep(time.Second)
+	require.NoError(t, gb.Err(), "the restart rebalanced the group")
+}
+
+// TestStaticMemberFenced: when a second process joins with a
+// group.instance.id in use, the coordinator fences the first: its
+// generation ends with an ErrFatal error (FENCED_INSTANCE_ID) and Join
+// refuses to go on.
+func TestStaticMemberFenced(t *testing.T) {
+	c := testcluster.Shared(t)
+	topic := createTopic(t, c, "kg-fenced", 2)
+	group := testcluster.UniqueName("kg-fenced")
+	cfg := testConfig(c, group, topic)
+	cfg.InstanceID = "the-instance"
+	first := startRunner(t, cfg)
+	waitFor(t, 30*time.Second, "the first instance to join", func() bool { return first.live() != nil })
+	g := first.live()
+
+	second := startRunner(t, cfg)
+	waitFor(t, 30*time.Second, "the second instance to join", func() bool { return second.live() != nil })
+	waitFor(t, 30*time.Second, "the first instance to be fenced", func() bool { return g.Err() != nil })
+	require.ErrorIs(t, g.Err(), ErrFatal)
+	require.ErrorIs(t, g.Err(), sarama.ErrFencedInstancedId)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := first.m.Join(ctx)
+	if !errors.Is(err, ErrJoinInProgress) { // the runner may be rejoining right now
+		require.ErrorIs(t, err, ErrFatal)
+	}
+	waitFor(t, 10*time.Second, "the first runner to give up", func() bool {
+		select {
+		case <-first.done:
+			return true
+		default:
+			return false
+		}
+	})
+}
