@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/zkconsumer/zkconsumer/connector"
 	"github.com/zkconsumer/zkconsumer/internal/groups"
 	"github.com/zkconsumer/zkconsumer/internal/testcluster"
+	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
 // cutoverMessages is how many messages the cut-over tests produce, over 3
@@ -137,4 +139,47 @@ func kafkaOffsets(ctx context.Context, t *testing.T, c *testcluster.Cluster, top
 		}
 	}
 	return offs
+}
+
+// TestMigrateErrors: --migrate-to-kafka fails clearly, within --timeout and
+// without writing anything, for an unknown group, a group without offsets,
+// garbage in an offset node, and unreachable brokers.
+func TestMigrateErrors(t *testing.T) {
+	c := testcluster.Shared(t)
+	zk := session(t, c)
+	topic := newTopic(t, c, 2, 10)
+	bootstrap := c.BrokerAddrs()[0]
+
+	r := runTool(t, "--zookeeper", c.ZKConnect(), "--migrate-to-kafka", "--group", testcluster.UniqueName("nobody"), "--bootstrap-server", bootstrap)
+	assert.Equal(t, 1, r.code)
+	assert.Contains(t, r.stderr, "unknown group")
+
+	empty := testcluster.UniqueName("g-no-offsets")
+	require.NoError(t, zk.EnsurePath(context.Background(), zkutil.ConsumerIDsPath(empty)))
+	r = runTool(t, "--zookeeper", c.ZKConnect(), "--migrate-to-kafka", "--group", empty, "--bootstrap-server", bootstrap)
+	assert.Equal(t, 1, r.code)
+	assert.Contains(t, r.stderr, "no offsets in ZooKeeper")
+
+	garbage := testcluster.UniqueName("g-garbage")
+	fakeGroup(t, zk, garbage, topic, 3)
+	writeNode(t, zk, zkutil.OffsetPath(garbage, topic, 1), "abc")
+	r = runTool(t, "--zookeeper", c.ZKConnect(), "--migrate-to-kafka", "--group", garbage, "--bootstrap-server", bootstrap, "--execute")
+	assert.Equal(t, 1, r.code)
+	assert.Contains(t, r.stderr, zkutil.OffsetPath(garbage, topic, 1), "names the bad node")
+
+	good := testcluster.UniqueName("g-unreachable")
+	fakeGroup(t, zk, good, topic, 3, 4)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	dead := ln.Addr().String()
+	require.NoError(t, ln.Close()) // nothing listens there now
+	start := time.Now()
+	r = runTool(t, "--zookeeper", c.ZKConnect(), "--migrate-to-kafka", "--group", good, "--bootstrap-server", dead, "--execute", "--timeout", "3s")
+	assert.Equal(t, 1, r.code)
+	assert.Contains(t, r.stderr, "connection refused", "names the cause")
+	assert.Less(t, time.Since(start), 15*time.Second, "bounded by --timeout")
+
+	for _, g := range []string{garbage, good} {
+		assert.Empty(t, kafkaOffsets(context.Background(), t, c, topic, g), "nothing written to Kafka for %s", g)
+	}
 }
