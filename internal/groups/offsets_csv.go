@@ -112,18 +112,29 @@ func (e *LineError) Unwrap() error { return e.Err }
 // [*LineError] for each bad line (at most 20 are listed); errors.As finds the
 // first.
 func ReadCSV(r io.Reader) ([]PartitionOffset, error) {
-	var (
-		out    []PartitionOffset
-		errs   []error
-		bad    int
-		fields int
-		seen   = map[PartitionOffset]int{} // key with Offset 0 -> line
-	)
-	err := eachLine(r, func(n int, line string) {
+	fields := 0 // of the first good line; every line must have as many
+	return readOffsetLines(r, func(line string) (PartitionOffset, error) {
 		po, nf, err := parseCSVLine(line, fields)
 		if err == nil && fields == 0 {
 			fields = nf
 		}
+		return po, err
+	})
+}
+
+// readOffsetLines parses each non-blank line of r with parse, rejects
+// entries that name a partition twice, and returns every entry, or none and
+// an error joining a [*LineError] for each bad line (at most
+// maxReportedLines are listed).
+func readOffsetLines(r io.Reader, parse func(line string) (PartitionOffset, error)) ([]PartitionOffset, error) {
+	var (
+		out  []PartitionOffset
+		errs []error
+		bad  int
+		seen = map[PartitionOffset]int{} // key with Offset 0 -> line
+	)
+	err := eachLine(r, func(n int, line string) {
+		po, err := parse(line)
 		if err == nil {
 			key := po
 			key.Offset = 0

@@ -59,42 +59,9 @@ const zkConsumersPrefix = "/consumers/"
 // On malformed input ReadZkOffsets returns no entries and an error joining a
 // [*LineError] for each bad line (at most 20 are listed).
 func ReadZkOffsets(r io.Reader) ([]PartitionOffset, error) {
-	var (
-		out  []PartitionOffset
-		errs []error
-		bad  int
-		seen = map[PartitionOffset]int{}
-	)
-	err := eachLine(r, func(n int, line string) {
-		po, err := parseZkLine(strings.TrimSpace(line))
-		if err == nil {
-			key := po
-			key.Offset = 0
-			if first, dup := seen[key]; dup {
-				err = fmt.Errorf("%w: %s already on line %d", ErrDuplicate, describe(po), first)
-			} else {
-				seen[key] = n
-			}
-		}
-		if err != nil {
-			bad++
-			if bad <= maxReportedLines {
-				errs = append(errs, &LineError{Line: n, Text: line, Err: err})
-			}
-			return
-		}
-		out = append(out, po)
+	return readOffsetLines(r, func(line string) (PartitionOffset, error) {
+		return parseZkLine(strings.TrimSpace(line))
 	})
-	if err != nil {
-		errs = append(errs, err)
-	}
-	if bad > maxReportedLines {
-		errs = append(errs, fmt.Errorf("groups: %d more malformed lines", bad-maxReportedLines))
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
-	return out, nil
 }
 
 func parseZkLine(line string) (PartitionOffset, error) {
