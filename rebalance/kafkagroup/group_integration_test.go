@@ -131,10 +131,22 @@ func TestFencedCommitRejected(t *testing.T) {
 	require.NoError(t, r1.m.Commit(ctx, g1, map[zkutil.TopicPartition]int64{tp1: 10}))
 	require.NoError(t, r2.m.Commit(ctx, g2, map[zkutil.TopicPartition]int64{tp2: 20}))
 
+	require.True(t, g1.LeaseHeld())
+	require.True(t, g2.LeaseHeld())
+
 	// Member 2 stops heartbeating but stays open, as a member paused for
-	// longer than the session timeout would.
+	// longer than the session timeout would. Its lease lapses before the
+	// coordinator can give its partitions away, and stays lapsed.
+	stopped := time.Now()
 	r2.m.stopBackground()
+	waitFor(t, cfg.SessionTimeout, "member 2's lease to lapse", func() bool { return !g2.LeaseHeld() })
+	lapsed := time.Since(stopped)
 	waitFor(t, 30*time.Second, "member 1 to own both partitions", func() bool { return settled(want, r1) })
+	t.Logf("lease lapsed %v after the last heartbeats, partitions moved %v after", lapsed, time.Since(stopped))
+	require.Less(t, lapsed, time.Duration(float64(cfg.SessionTimeout)*LeaseFraction)+time.Second)
+	require.False(t, g2.LeaseHeld())
+	require.False(t, g1.LeaseHeld(), "a generation that ended in a rebalance and was rejoined lapses too")
+	require.True(t, r1.live().LeaseHeld())
 	err := r2.m.Commit(ctx, g2, map[zkutil.TopicPartition]int64{tp2: 99})
 	require.ErrorIs(t, err, ErrCommitFenced)
 	require.ErrorIs(t, err, sarama.ErrUnknownMemberId)
