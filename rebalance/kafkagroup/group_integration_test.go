@@ -145,7 +145,6 @@ func TestFencedCommitRejected(t *testing.T) {
 	t.Logf("lease lapsed %v after the last heartbeats, partitions moved %v after", lapsed, time.Since(stopped))
 	require.Less(t, lapsed, time.Duration(float64(cfg.SessionTimeout)*LeaseFraction)+time.Second)
 	require.False(t, g2.LeaseHeld())
-	require.False(t, g1.LeaseHeld(), "a generation that ended in a rebalance and was rejoined lapses too")
 	require.True(t, r1.live().LeaseHeld())
 	err := r2.m.Commit(ctx, g2, map[zkutil.TopicPartition]int64{tp2: 99})
 	require.ErrorIs(t, err, ErrCommitFenced)
