@@ -42,7 +42,8 @@ type ConsumerConnector struct {
 	id       string
 	log      *slog.Logger // baseLog with the group and consumer id
 	baseLog  *slog.Logger
-	session  *zkutil.Session
+	session  *zkutil.Session // nil in Kafka mode
+	kafka    *kafkaGroup     // nil in ZooKeeper mode
 	offsets  offsetStore
 	fetcher  *fetcher.ConsumerFetcherManager
 	errs     chan error
@@ -56,10 +57,10 @@ type ConsumerConnector struct {
 	streams  map[streamKey]*stream.KafkaStream
 	wildcard bool
 	infos    map[zkutil.TopicPartition]*stream.PartitionTopicInfo
-	gen      *rebalance.Generation
+	gen      *generation
 	// releasing is the generation being revoked in an orderly way; its
 	// offsets may still be committed (by the listener, say) until release.
-	releasing *rebalance.Generation
+	releasing *generation
 
 	// carried is consumption progress of ended generations (carry.go),
 	// guarded by mu.
@@ -139,20 +140,31 @@ func New(cfg Config, opts ...Option) (*ConsumerConnector, error) {
 		metrics:    cfg.Metrics,
 		counters:   map[string]*stream.Counters{},
 	}
-	// Dial itself gives up after ZookeeperConnectionTimeout, with an
-	// error that wraps zkutil.ErrConnectionTimeout.
-	c.session, err = zkutil.Dial(context.Background(), zkutil.SessionConfig{
-		Connect:           cfg.ZookeeperConnect,
-		SessionTimeout:    cfg.ZookeeperSessionTimeout,
-		ConnectionTimeout: cfg.ZookeeperConnectionTimeout,
-		Dialer:            o.dialer,
-		Logger:            c.log,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("connector: %w", err)
+	for _, w := range cfg.ModeWarnings() {
+		c.log.Warn(w)
 	}
-	brokers := &zkBrokers{zk: c.session, report: c.report}
-	c.offsets = c.newOffsetStore(brokers)
+	var brokers fetcher.BrokerSource
+	if cfg.kafkaMode() {
+		kb := newKafkaBrokers(cfg)
+		c.kafka = newKafkaGroup(c, kb)
+		brokers = kb
+	} else {
+		// Dial itself gives up after ZookeeperConnectionTimeout, with an
+		// error that wraps zkutil.ErrConnectionTimeout.
+		c.session, err = zkutil.Dial(context.Background(), zkutil.SessionConfig{
+			Connect:           cfg.ZookeeperConnect,
+			SessionTimeout:    cfg.ZookeeperSessionTimeout,
+			ConnectionTimeout: cfg.ZookeeperConnectionTimeout,
+			Dialer:            o.dialer,
+			Logger:            c.log,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("connector: %w", err)
+		}
+		zb := &zkBrokers{zk: c.session, report: c.report}
+		c.offsets = c.newOffsetStore(zb)
+		brokers = zb
+	}
 	var onFetch func(fetcher.FetchEvent)
 	if c.metrics != nil {
 		onFetch = c.onFetch
@@ -172,15 +184,19 @@ func New(cfg Config, opts ...Option) (*ConsumerConnector, error) {
 		OnFetch:                  onFetch,
 	}, brokers)
 	if err != nil {
-		_ = c.session.Close()
+		_ = c.closeCoordination()
 		return nil, fmt.Errorf("connector: %w", err)
 	}
 	if c.metrics != nil {
 		if err := c.metrics.Attach(c); err != nil {
 			_ = c.fetcher.Close()
-			_ = errors.Join(c.offsets.Close(), c.session.Close())
+			_ = c.closeCoordination()
 			return nil, fmt.Errorf("connector: metrics: %w", err)
 		}
+	}
+	if c.kafka != nil {
+		c.log.Info("using Kafka's group coordinator", "bootstrap.servers", cfg.BootstrapServers)
+		return c, nil
 	}
 	c.log.Info("connected to ZooKeeper", "zookeeper", cfg.ZookeeperConnect)
 	return c, nil
@@ -226,7 +242,9 @@ func (c *ConsumerConnector) newOffsetStore(brokers *zkBrokers) offsetStore {
 }
 
 // ConsumerID is this member's id in the group, as registered under
-// /consumers/<group>/ids.
+// /consumers/<group>/ids. In Kafka mode it names the member's streams
+// (threads) in the rebalance listener's calls; the coordinator gives the
+// member an id of its own ("<client.id>-<uuid>"), which the logs show.
 func (c *ConsumerConnector) ConsumerID() string { return c.id }
 
 // Errors delivers errors the application should know about: rebalances
@@ -288,6 +306,11 @@ func (c *ConsumerConnector) Shutdown(ctx context.Context) error {
 		_ = member.Close(ctx) // stops the member without waiting
 		return nil
 	}
+	if c.kafka != nil && c.kafka.inListener() {
+		go func() { _ = c.Shutdown(context.WithoutCancel(ctx)) }()
+		c.kafka.cancel() // the loop ends once the listener returns
+		return nil
+	}
 	c.stopOnce.Do(func() {
 		close(c.closing)
 		c.autoCommit.Wait()
@@ -298,6 +321,9 @@ func (c *ConsumerConnector) Shutdown(ctx context.Context) error {
 		if member != nil {
 			errs = append(errs, member.Close(ctx))
 		}
+		if c.kafka != nil {
+			errs = append(errs, c.kafka.close(ctx))
+		}
 		errs = append(errs, c.fetcher.Close())
 		c.mu.Lock()
 		c.shutdown = true
@@ -305,7 +331,7 @@ func (c *ConsumerConnector) Shutdown(ctx context.Context) error {
 			s.Shutdown()
 		}
 		c.mu.Unlock()
-		errs = append(errs, c.offsets.Close(), c.session.Close())
+		errs = append(errs, c.closeCoordination())
 		close(c.errs)
 		if c.metrics != nil {
 			c.metrics.Detach()
@@ -315,3 +341,27 @@ func (c *ConsumerConnector) Shutdown(ctx context.Context) error {
 	})
 	return c.stopErr
 }
+
+// closeCoordination closes the offset store and the ZooKeeper session.
+func (c *ConsumerConnector) closeCoordination() error {
+	var errs []error
+	if c.offsets != nil {
+		errs = append(errs, c.offsets.Close())
+	}
+	if c.session != nil {
+		errs = append(errs, c.session.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// sessionTimeout is the group membership's timeout of the chosen mode:
+// zookeeper.session.timeout.ms or session.timeout.ms.
+func (c *ConsumerConnector) sessionTimeout() time.Duration {
+	if c.kafka != nil {
+		return c.cfg.SessionTimeout
+	}
+	return c.cfg.ZookeeperSessionTimeout
+}
+
+// commitTimeout bounds one automatic commit.
+func (c *ConsumerConnector) commitTimeout() time.Duration { return c.sessionTimeout() }

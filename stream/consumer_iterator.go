@@ -27,6 +27,8 @@ type ConsumerIterator struct {
 	// clears counts Clear calls; a current chunk taken before the latest
 	// Clear is dropped.
 	clears atomic.Uint64
+	// polls counts fill calls: the caller asking for another chunk.
+	polls atomic.Uint64
 
 	// Owned by the goroutine calling Next.
 	chunk       *FetchedDataChunk
@@ -176,6 +178,7 @@ func (it *ConsumerIterator) awaitFence(ctx context.Context, f Fence) error {
 // nil without a current chunk when the chunk was dropped, and a
 // *PartitionError for an error chunk.
 func (it *ConsumerIterator) fill(ctx context.Context) error {
+	it.polls.Add(1)
 	c, err := it.take(ctx)
 	if err != nil {
 		if err == ErrClosed {
