@@ -9,8 +9,10 @@ import (
 )
 
 // ErrMaxPollIntervalExceeded is reported on Errors in Kafka mode when a
-// stream had messages waiting and its reader made no progress (consumed
-// nothing, asked for nothing) for max.poll.interval.ms. As Kafka's Java
+// stream's reader held messages up for max.poll.interval.ms: it was not
+// blocked in Next, messages were waiting for it (queued, or fetched and not
+// yet consumed, such as the one it is processing), and it consumed nothing
+// and asked for nothing in that time. As Kafka's Java
 // consumer does when poll is not called in time, the member then leaves
 // the group, after committing what was consumed, so that the others take
 // its partitions over at once instead of waiting for a stalled
@@ -45,8 +47,11 @@ func (k *kafkaGroup) wait(gen *generation) []*stream.KafkaStream {
 	}
 }
 
-// stalled updates seen and returns the streams that have had messages
-// waiting without progress for interval.
+// stalled updates seen and returns the streams whose reader has held
+// messages up for interval: it is not blocked in Next, messages are
+// waiting for it (queued, or fetched and not yet consumed), and neither
+// has it asked for a chunk nor has any of its partitions' consumed offsets
+// moved since.
 func (k *kafkaGroup) stalled(gen *generation, seen map[*stream.KafkaStream]*streamProgress, now time.Time, interval time.Duration) []*stream.KafkaStream {
 	c := k.c
 	c.mu.Lock()
@@ -55,8 +60,12 @@ func (k *kafkaGroup) stalled(gen *generation, seen map[*stream.KafkaStream]*stre
 		return nil
 	}
 	consumed := map[*stream.ChunkQueue]int64{}
+	pending := map[*stream.ChunkQueue]bool{}
 	for _, info := range c.infos {
 		consumed[info.Queue()] += info.ConsumedOffset()
+		if info.FetchedOffset() > info.ConsumedOffset() {
+			pending[info.Queue()] = true
+		}
 	}
 	streams := make([]*stream.KafkaStream, 0, len(c.streams))
 	for _, s := range c.streams {
@@ -65,9 +74,11 @@ func (k *kafkaGroup) stalled(gen *generation, seen map[*stream.KafkaStream]*stre
 	c.mu.Unlock()
 	var out []*stream.KafkaStream
 	for _, s := range streams {
-		cur := streamProgress{polls: s.Polls(), consumed: consumed[s.Queue()], since: now}
+		q := s.Queue()
+		cur := streamProgress{polls: s.Polls(), consumed: consumed[q], since: now}
 		prev := seen[s]
-		if prev == nil || s.Queue().Len() == 0 || cur.polls != prev.polls || cur.consumed != prev.consumed {
+		idle := s.Waiting() || (q.Len() == 0 && !pending[q])
+		if prev == nil || idle || cur.polls != prev.polls || cur.consumed != prev.consumed {
 			seen[s] = &cur
 			continue
 		}
@@ -98,7 +109,7 @@ func (k *kafkaGroup) leave(stalled []*stream.KafkaStream) {
 	for {
 		read := true
 		for i, s := range stalled {
-			if s.Polls() == polls[i] {
+			if s.Polls() == polls[i] && !s.Waiting() {
 				read = false
 			}
 		}

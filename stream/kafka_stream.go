@@ -101,6 +101,11 @@ func (s *KafkaStream) Clear() {
 // mode's max.poll.interval.ms). Safe from any goroutine.
 func (s *KafkaStream) Polls() uint64 { return s.iter.polls.Load() }
 
+// Waiting reports whether the stream's reader is blocked in Next, waiting
+// for a chunk or for a partition's fence: it is not holding messages up.
+// Safe from any goroutine.
+func (s *KafkaStream) Waiting() bool { return s.iter.waiting.Load() }
+
 // Shutdown ends the stream: the queue is closed and its chunks dropped,
 // fetchers' Enqueue calls fail with ErrClosed, Next returns ErrShutdown
 // (also to a caller blocked in it, and in the middle of a chunk) and

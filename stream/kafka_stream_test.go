@@ -128,4 +128,28 @@ func TestPollsCountsChunkRequests(t *testing.T) {
 	if n := s.Polls(); n != 2 {
 		t.Fatalf("Polls after asking for another chunk = %d, want 2", n)
 	}
+	if s.Waiting() {
+		t.Fatal("Waiting while nobody is in Next")
+	}
+	blocking, err := NewKafkaStream(2, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = blocking.Next(context.Background())
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for !blocking.Waiting() {
+		if time.Now().After(deadline) {
+			t.Fatal("Waiting never set while Next blocks")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	blocking.Shutdown()
+	<-done
+	if blocking.Waiting() {
+		t.Fatal("Waiting after Next returned")
+	}
 }
