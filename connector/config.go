@@ -162,12 +162,13 @@ type Config struct {
 	// long the coordinator waits for members to rejoin, so it bounds how
 	// long this member may take to stop, commit and run the rebalance
 	// listener when a rebalance starts. It also protects the group from a
-	// stalled application, as in Java's consumer: when a stream has
-	// messages waiting and none of its partitions' consumption has moved
-	// for MaxPollInterval, the member commits what was consumed, leaves the
-	// group (its partitions go to the other members at once) and reports
-	// ErrMaxPollIntervalExceeded on Errors; it joins again once every
-	// stalled stream is read again.
+	// stalled application, as in Java's consumer: when a stream's reader
+	// holds messages up for MaxPollInterval (it is not blocked in Next,
+	// messages wait for it, and it consumes nothing), the member commits
+	// what was consumed, leaves the group (its partitions go to the other
+	// members at once) and reports ErrMaxPollIntervalExceeded on Errors; it
+	// joins again once every stalled stream is read again. A reader
+	// blocked in Next is never stalled, however long no message comes.
 	MaxPollInterval time.Duration
 
 	// GroupInstanceID makes this member a static member (KIP-345):

@@ -34,7 +34,9 @@ var (
 )
 
 // ConsumerConnector is one member of a consumer group coordinated through
-// ZooKeeper: Kafka's ZookeeperConsumerConnector. Create it with New, call
+// ZooKeeper: Kafka's ZookeeperConsumerConnector. With
+// zkconsumer.group.coordination=kafka the same API is served by Kafka's
+// group coordinator instead (see Config.GroupCoordination). Create it with New, call
 // CreateMessageStreams (or CreateMessageStreamsByFilter) once, read the
 // streams from your own goroutines, and call Shutdown at the end.
 type ConsumerConnector struct {
@@ -106,7 +108,9 @@ func WithRebalanceListener(l RebalanceListener) Option { return func(o *options)
 
 // New validates cfg, connects to ZooKeeper (bounded by
 // zookeeper.connection.timeout.ms) and returns a connector that has not
-// joined its group yet: that happens in CreateMessageStreams.
+// joined its group yet: that happens in CreateMessageStreams. In Kafka
+// mode it connects to nothing yet; the keys of the other mode are logged
+// as warnings (Config.ModeWarnings).
 func New(cfg Config, opts ...Option) (*ConsumerConnector, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -257,9 +261,21 @@ func (c *ConsumerConnector) ConsumerID() string { return c.id }
 // unauthorised topic: a *stream.PartitionError wrapping
 // fetcher.ErrNoLeader). Errors that stop a partition (a message too large
 // for fetch.message.max.bytes, a corrupt batch, an unreadable offset) come
-// through the stream that owns the partition as well. The channel is buffered; when the
-// application does not read it, the oldest errors are dropped (and logged).
-// It is closed by Shutdown.
+// through the stream that owns the partition as well.
+//
+// In Kafka mode (zkconsumer.group.coordination=kafka) they include joins
+// that fail (an unreachable coordinator is retried meanwhile), a lost
+// membership (rebalance.ErrOwnershipLost wrapping
+// kafkagroup.ErrMembershipLost: removed after session.timeout.ms, or the
+// generation is unknown to the coordinator; nothing was committed and the
+// member rejoins), a fatal group error (wrapping kafkagroup.ErrFatal:
+// another member with the same group.instance.id, a group authorization
+// failure, an inconsistent group protocol; the member stops consuming and
+// the application should shut it down), commits the coordinator refused
+// (wrapping kafkagroup.ErrCommitFenced) and ErrMaxPollIntervalExceeded.
+//
+// The channel is buffered; when the application does not read it, the
+// oldest errors are dropped (and logged). It is closed by Shutdown.
 func (c *ConsumerConnector) Errors() <-chan error { return c.errs }
 
 func (c *ConsumerConnector) report(err error) {
@@ -289,7 +305,11 @@ func (c *ConsumerConnector) report(err error) {
 // current generation (stopping the fetchers and, with auto.commit.enable,
 // committing what the application consumed), releases the partitions,
 // deletes the registration, ends every stream's iteration and closes the
-// ZooKeeper session. It is idempotent; later calls return the first
+// ZooKeeper session. In Kafka mode it commits through the current
+// generation, then leaves the group (LeaveGroup, so the others get the
+// partitions at once; a static member, with group.instance.id, stays
+// until session.timeout.ms passes, as in Java), bounded by
+// max.poll.interval.ms for the commit and the listener. It is idempotent; later calls return the first
 // result. ctx bounds the ZooKeeper work, which is also bounded by the
 // session timeout plus rebalance.backoff.ms, so Shutdown returns even while
 // ZooKeeper is unreachable; the shutdown completes either way.

@@ -2,8 +2,8 @@ package connector
 
 import (
 	"strings"
-	"syscall"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
