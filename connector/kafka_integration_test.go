@@ -1,15 +1,19 @@
 package connector
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
 	"time"
 
+	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testcluster"
 	"github.com/zkconsumer/zkconsumer/rebalance"
+	"github.com/zkconsumer/zkconsumer/rebalance/kafkagroup"
+	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
 // TestKafkaModeConsumeCommitResume: a Kafka-coordinated member, without
@@ -139,4 +143,85 @@ func TestKafkaModeWildcard(t *testing.T) {
 	_, err = c.Produce(ctx, prefix+"-a", 20, testcluster.ProduceOptions{Partition: -1, FirstSeq: 90})
 	require.NoError(t, err)
 	col.waitAll(t, 90, 20, time.Minute)
+}
+
+// TestKafkaModeFencedInstanceIsFatal: a second member with the same
+// group.instance.id fences the first, which gets a fatal error on Errors
+// and stops consuming, as Java's consumer does; the second consumes.
+func TestKafkaModeFencedInstanceIsFatal(t *testing.T) {
+	c := testcluster.SharedKRaft(t)
+	topic := newTopic(t, c, 2, 20)
+	group := testcluster.UniqueName("g-static")
+	cfg := kafkaConfig(c, group)
+	cfg.GroupInstanceID = "instance-1"
+	ctx := testCtx(t, 3*time.Minute)
+	a := newConnector(t, cfg)
+	_, err := a.CreateMessageStreams(ctx, map[string]int{topic: 1})
+	require.NoError(t, err)
+	b := newConnector(t, cfg)
+	sb, err := b.CreateMessageStreams(ctx, map[string]int{topic: 1})
+	require.NoError(t, err)
+	col := newCollector()
+	col.read(ctx, "b", sb[topic][0])
+	deadline := time.After(30 * time.Second)
+	for fatal := false; !fatal; {
+		select {
+		case err := <-a.Errors():
+			fatal = errors.Is(err, kafkagroup.ErrFatal)
+			if fatal {
+				require.ErrorIs(t, err, sarama.ErrFencedInstancedId)
+			}
+		case <-deadline:
+			t.Fatal("the fenced member got no fatal error")
+		}
+	}
+	require.Empty(t, a.Stats().Partitions, "the fenced member owns nothing")
+	col.waitAll(t, 0, 20, time.Minute)
+}
+
+// shutdownInListener shuts its connector down from the listener's
+// BeforeReleasingPartitions.
+type shutdownInListener struct {
+	conn     *ConsumerConnector
+	returned chan error
+}
+
+func (l *shutdownInListener) BeforeReleasingPartitions(ctx context.Context, _ map[string][]int32, _ bool) {
+	if l.conn != nil {
+		l.returned <- l.conn.Shutdown(ctx)
+	}
+}
+
+func (l *shutdownInListener) BeforeStartingFetchers(context.Context, string, map[string]map[int32]zkutil.ConsumerThreadID) {
+}
+
+// TestKafkaModeShutdownFromListener: Shutdown called from the rebalance
+// listener returns at once and completes once the listener returns.
+func TestKafkaModeShutdownFromListener(t *testing.T) {
+	c := testcluster.Shared(t)
+	topic := newTopic(t, c, 2, 20)
+	group := testcluster.UniqueName("g-kshut")
+	cfg := kafkaConfig(c, group)
+	l := &shutdownInListener{returned: make(chan error, 1)}
+	conn, err := New(cfg, WithRebalanceListener(l))
+	require.NoError(t, err)
+	ctx := testCtx(t, 3*time.Minute)
+	streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
+	require.NoError(t, err)
+	col := newCollector()
+	col.read(ctx, "a", streams[topic][0])
+	col.waitAll(t, 0, 20, time.Minute)
+	l.conn = conn
+	other := newConnector(t, cfg) // its join starts a rebalance
+	_, err = other.CreateMessageStreams(ctx, map[string]int{topic: 1})
+	require.NoError(t, err)
+	select {
+	case err := <-l.returned:
+		require.NoError(t, err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("Shutdown called from the listener did not return")
+	}
+	col.wg.Wait() // the stream ends: the shutdown completed
+	require.NoError(t, conn.Shutdown(ctx))
+	waitGroup(t, c, group, topic, 2, 1)
 }
