@@ -104,7 +104,7 @@ func mixedWithJava(t *testing.T, c *testcluster.Cluster, java javaTools) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		recs, err := java.consume(ctx, bootstrap, topic, group, 8*time.Second, append(javaProps(group), java.extra...)...)
+		recs, err := java.consume(ctx, bootstrap, topic, group, 10*time.Second, append(javaProps(group), java.extra...)...)
 		done <- result{recs, err}
 	}()
 	waitGroup(t, c, group, topic, 6, 2)
