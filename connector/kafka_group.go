@@ -132,7 +132,9 @@ func (k *kafkaGroup) run() {
 		err = k.inLoop(func() error { return c.assign(actx, gen) })
 		cancel()
 		if err != nil {
-			c.report(fmt.Errorf("connector: start generation %d: %w", kgen.ID, err))
+			if k.ctx.Err() == nil {
+				c.report(fmt.Errorf("connector: start generation %d: %w", kgen.ID, err))
+			}
 			k.end(gen, false)
 			sleepCtx(k.ctx, c.cfg.RefreshLeaderBackoff)
 			continue
