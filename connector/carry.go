@@ -18,7 +18,7 @@ type carriedOffset struct {
 // carryTTL is how long consumption progress is carried across generations:
 // long enough for any rejoin after a lost session, short enough that a topic
 // deleted and created again is not read from an offset of its old life.
-func (c *ConsumerConnector) carryTTL() time.Duration { return 10 * c.cfg.ZookeeperSessionTimeout }
+func (c *ConsumerConnector) carryTTL() time.Duration { return 10 * c.sessionTimeout() }
 
 // carryProgress remembers, with auto.commit.enable, the consumed offset of
 // each partition of an ending generation. Everything below it was consumed

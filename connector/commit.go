@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/zkconsumer/zkconsumer/rebalance"
+	"github.com/zkconsumer/zkconsumer/rebalance/kafkagroup"
 	"github.com/zkconsumer/zkconsumer/stream"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
@@ -17,7 +17,14 @@ import (
 // marks it (KafkaStream.MarkConsumed). Offsets that have not moved since the
 // last commit are not written again. Nothing is committed for partitions
 // whose ownership is no longer certain (during a rebalance, or while the
-// ZooKeeper session is lost).
+// ZooKeeper session is lost; in Kafka mode once the membership is lost).
+//
+// In Kafka mode (zkconsumer.group.coordination=kafka) the commit carries
+// the generation and member id, and the coordinator refuses it if this
+// member's generation is no longer current (it was removed from the group,
+// or the group has rebalanced since): the error then wraps
+// kafkagroup.ErrCommitFenced, and the next owner of the partitions
+// consumes from the offsets committed before.
 func (c *ConsumerConnector) CommitOffsets(ctx context.Context) error {
 	c.mu.Lock()
 	gen, infos := c.gen, c.infos
@@ -30,7 +37,8 @@ func (c *ConsumerConnector) CommitOffsets(ctx context.Context) error {
 
 // CommitOffsetsMap commits explicit offsets (the next offset to consume) for
 // partitions this member owns. Partitions it does not own in its current
-// session are refused with ErrNotOwner; the others are committed.
+// session (in Kafka mode: generation) are refused with ErrNotOwner; the
+// others are committed.
 func (c *ConsumerConnector) CommitOffsetsMap(ctx context.Context, offsets map[zkutil.TopicPartition]int64) error {
 	c.mu.Lock()
 	gen := c.gen
@@ -43,7 +51,7 @@ func (c *ConsumerConnector) CommitOffsetsMap(ctx context.Context, offsets map[zk
 			refused = append(refused, fmt.Errorf("%w: %s", ErrNotOwner, tp))
 			continue
 		}
-		if _, ok := gen.Owned[tp]; !ok {
+		if _, ok := gen.owned[tp]; !ok {
 			refused = append(refused, fmt.Errorf("%w: %s", ErrNotOwner, tp))
 			continue
 		}
@@ -51,40 +59,46 @@ func (c *ConsumerConnector) CommitOffsetsMap(ctx context.Context, offsets map[zk
 	}
 	var err error
 	if current {
-		err = c.commit(ctx, gen.SessionID, owned, 1+c.cfg.OffsetsCommitMaxRetries)
+		err = c.commit(ctx, gen, owned, 1+c.cfg.OffsetsCommitMaxRetries)
 	}
 	return errors.Join(append(refused, err)...)
 }
 
-// stillOwns reports whether gen is still this member's generation in the
-// ZooKeeper session that claimed it.
-func (c *ConsumerConnector) stillOwns(gen *rebalance.Generation) bool {
+// stillOwns reports whether gen is still this member's generation: in
+// ZooKeeper mode in the session that claimed it, in Kafka mode as long as
+// the coordinator has not taken the membership away.
+func (c *ConsumerConnector) stillOwns(gen *generation) bool {
 	c.mu.Lock()
-	member, releasing := c.member, c.releasing
+	member, current, releasing := c.member, c.gen, c.releasing
 	c.mu.Unlock()
-	return member != nil && (member.Generation() == gen || releasing == gen) && c.session.ID() == gen.SessionID
+	if gen.kafka != nil {
+		err := gen.kafka.Err()
+		return (current == gen || releasing == gen) && (err == nil || errors.Is(err, kafkagroup.ErrRebalanceStarted))
+	}
+	return member != nil && (member.Generation() == gen.zk || releasing == gen) && c.session.ID() == gen.zk.SessionID
 }
 
 // commitInfos commits the consumed offsets of infos while gen still owns
-// them; nothing once the session that claimed them is gone.
-func (c *ConsumerConnector) commitInfos(ctx context.Context, gen *rebalance.Generation, infos map[zkutil.TopicPartition]*stream.PartitionTopicInfo, attempts int) error {
+// them; nothing once the ZooKeeper session that claimed them is gone.
+func (c *ConsumerConnector) commitInfos(ctx context.Context, gen *generation, infos map[zkutil.TopicPartition]*stream.PartitionTopicInfo, attempts int) error {
 	offsets := make(map[zkutil.TopicPartition]int64, len(infos))
 	for tp, info := range infos {
 		offsets[tp] = info.ConsumedOffset()
 	}
-	err := c.commit(ctx, gen.SessionID, offsets, attempts)
+	err := c.commit(ctx, gen, offsets, attempts)
 	if errors.Is(err, ErrNotOwner) {
 		return nil // the session that owned them is gone; the member reports the loss
 	}
 	return err
 }
 
-// commit writes the offsets that changed since the last commit, while the
-// lease of session, which owns the partitions, holds: each write is bound
-// to the session (zkutil.InSession), so none is applied after the session
-// is gone, and a commit to Kafka is made only while the lease holds.
-func (c *ConsumerConnector) commit(ctx context.Context, session int64, offsets map[zkutil.TopicPartition]int64, attempts int) error {
-	ctx = zkutil.InSession(ctx, session)
+// commit writes the offsets that changed since the last commit as a member
+// of gen. In ZooKeeper mode that is while the lease of the session that
+// owns the partitions holds: each write is bound to the session
+// (zkutil.InSession), so none is applied after the session is gone, and a
+// commit to Kafka is made only while the lease holds. In Kafka mode the
+// coordinator checks gen's generation and member id itself.
+func (c *ConsumerConnector) commit(ctx context.Context, gen *generation, offsets map[zkutil.TopicPartition]int64, attempts int) error {
 	c.commitMu.Lock()
 	defer c.commitMu.Unlock()
 	changed := map[zkutil.TopicPartition]int64{}
@@ -109,13 +123,18 @@ func (c *ConsumerConnector) commit(ctx context.Context, session int64, offsets m
 			case <-time.After(c.cfg.OffsetsChannelBackoff):
 			}
 		}
-		if err = c.session.AwaitLease(ctx, session); err != nil {
-			if errors.Is(err, zkutil.ErrSessionExpired) {
-				return fmt.Errorf("%w: the ZooKeeper session that owned the partitions is gone", ErrNotOwner)
+		if gen.kafka != nil {
+			err = c.kafka.commit(ctx, gen.kafka, changed)
+			if errors.Is(err, kafkagroup.ErrCommitFenced) || errors.Is(err, kafkagroup.ErrMemberClosed) {
+				return err
 			}
-			return fmt.Errorf("connector: commit: ownership not confirmed: %w", err)
+		} else {
+			err = c.commitZK(ctx, gen.zk.SessionID, changed)
+			if errors.Is(err, ErrNotOwner) {
+				return err
+			}
 		}
-		if err = c.offsets.Commit(ctx, changed); err == nil {
+		if err == nil {
 			for tp, off := range changed {
 				c.checkpoint[tp] = off
 			}
@@ -124,6 +143,19 @@ func (c *ConsumerConnector) commit(ctx context.Context, session int64, offsets m
 		}
 	}
 	return err
+}
+
+// commitZK writes offsets to the offset store once the lease of session
+// holds.
+func (c *ConsumerConnector) commitZK(ctx context.Context, session int64, offsets map[zkutil.TopicPartition]int64) error {
+	ctx = zkutil.InSession(ctx, session)
+	if err := c.session.AwaitLease(ctx, session); err != nil {
+		if errors.Is(err, zkutil.ErrSessionExpired) {
+			return fmt.Errorf("%w: the ZooKeeper session that owned the partitions is gone", ErrNotOwner)
+		}
+		return fmt.Errorf("connector: commit: ownership not confirmed: %w", err)
+	}
+	return c.offsets.Commit(ctx, offsets)
 }
 
 // autoCommitLoop commits every auto.commit.interval.ms until Shutdown,
@@ -137,7 +169,7 @@ func (c *ConsumerConnector) autoCommitLoop() {
 		case <-c.closing:
 			return
 		case <-ticker.C:
-			ctx, cancel := context.WithTimeout(context.Background(), c.cfg.ZookeeperSessionTimeout)
+			ctx, cancel := context.WithTimeout(context.Background(), c.commitTimeout())
 			if err := c.CommitOffsets(ctx); err != nil {
 				c.report(fmt.Errorf("connector: auto-commit: %w", err))
 			}

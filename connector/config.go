@@ -89,8 +89,8 @@ func (e *ConfigError) Unwrap() error { return ErrInvalidConfig }
 // Kafka 1.1.1's kafka.consumer.ConsumerConfig, plus a few zkconsumer
 // extensions whose keys start with "zkconsumer.".
 //
-// Start from DefaultConfig, set GroupID and ZookeeperConnect, and call
-// Validate (the connector's constructor does). A few fields default to the
+// Start from DefaultConfig, set GroupID and ZookeeperConnect (or
+// GroupCoordination "kafka" and BootstrapServers), and call Validate (the connector's constructor does). A few fields default to the
 // value of another field; they are left zero (or nil) by DefaultConfig and
 // filled in by Validate, so that changing the field they follow changes them
 // too. As a consequence the literal zero cannot be requested for those
@@ -106,10 +106,86 @@ type Config struct {
 	GroupID string
 
 	// ZookeeperConnect is the ZooKeeper connection string:
-	// zookeeper.connect, required. It has the form
+	// zookeeper.connect, required with GroupCoordination "zookeeper" (the
+	// default) and ignored with "kafka". It has the form
 	// "host1:port1,host2:port2/chroot"; the port defaults to 2181 and the
 	// chroot is optional.
 	ZookeeperConnect string
+
+	// GroupCoordination chooses who coordinates the group:
+	// zkconsumer.group.coordination, a zkconsumer extension, default
+	// "zookeeper". CoordinationZookeeper is Kafka's Scala consumer's way
+	// (members register in ZooKeeper and claim partitions there);
+	// CoordinationKafka joins the group through the brokers' group
+	// coordinator, as Kafka's Java consumer does, so that zkconsumer
+	// members and Java consumers can share one group and no ZooKeeper is
+	// needed (Kafka 4.x). The streams, the iterator and the rest of the API
+	// are the same. Validate lower-cases it.
+	//
+	// Some keys mean something in one mode only: zookeeper.*,
+	// offsets.storage, dual.commit.enabled, offsets.channel.*,
+	// rebalance.max.retries, rebalance.backoff.ms and
+	// zkconsumer.roundrobin.hash.format with "zookeeper"; bootstrap.servers,
+	// session.timeout.ms, heartbeat.interval.ms, max.poll.interval.ms,
+	// group.instance.id and metadata.max.age.ms with "kafka". Given in the
+	// other mode they are ignored with a warning (ModeWarnings;
+	// ConfigFromProperties returns it, New logs it), not an error, so that
+	// one file serves both modes while a group moves off ZooKeeper.
+	GroupCoordination string
+
+	// BootstrapServers lists some of the cluster's brokers,
+	// "host1:port1,host2:port2": bootstrap.servers, required with
+	// GroupCoordination "kafka", ignored with "zookeeper". The group
+	// coordinator, the partition leaders and the other brokers are found
+	// through them.
+	BootstrapServers string
+
+	// SessionTimeout is how long the group coordinator waits for a
+	// heartbeat before it removes this member and gives its partitions to
+	// others: session.timeout.ms, default 45000 (Kafka 3.0+), "kafka" mode
+	// only. The broker allows [group.min.session.timeout.ms,
+	// group.max.session.timeout.ms] (6 s to 30 min by default). Messages are
+	// handed out only while a lease of three quarters of
+	// min(SessionTimeout, MaxPollInterval), renewed by every successful
+	// heartbeat, holds, so a member frozen or cut off past it delivers
+	// nothing more of partitions that may be moving to others.
+	SessionTimeout time.Duration
+
+	// HeartbeatInterval is the period of heartbeats to the group
+	// coordinator: heartbeat.interval.ms, default 3000, "kafka" mode only.
+	// It must be lower than SessionTimeout; Kafka advises a third of it at
+	// most.
+	HeartbeatInterval time.Duration
+
+	// MaxPollInterval is max.poll.interval.ms, default 300000 (5 min),
+	// "kafka" mode only. It is sent as the group's rebalance timeout: how
+	// long the coordinator waits for members to rejoin, so it bounds how
+	// long this member may take to stop, commit and run the rebalance
+	// listener when a rebalance starts. It also protects the group from a
+	// stalled application, as in Java's consumer: when a stream's reader
+	// holds messages up for MaxPollInterval (it is not blocked in Next,
+	// messages wait for it, and it consumes nothing), the member commits
+	// what was consumed, leaves the group (its partitions go to the other
+	// members at once) and reports ErrMaxPollIntervalExceeded on Errors; it
+	// joins again once every stalled stream is read again. A reader
+	// blocked in Next is never stalled, however long no message comes.
+	MaxPollInterval time.Duration
+
+	// GroupInstanceID makes this member a static member (KIP-345):
+	// group.instance.id, default unset, "kafka" mode only, brokers 2.3+. A
+	// static member that restarts within SessionTimeout gets its
+	// partitions back without a rebalance, and Shutdown does not leave the
+	// group (the coordinator removes the member after SessionTimeout), as
+	// in Java. Two live members with the same id fence each other: the
+	// older gets a fatal error (kafkagroup.ErrFatal) on Errors. Same
+	// characters as GroupID.
+	GroupInstanceID string
+
+	// MetadataMaxAge is how often, in "kafka" mode, the member checks the
+	// cluster's metadata for partitions added to its topics (leader) and
+	// topics its wildcard now matches, and rejoins when they changed:
+	// metadata.max.age.ms, default 300000 (5 min).
+	MetadataMaxAge time.Duration
 
 	// ConsumerID fixes the variable part of this member's id:
 	// consumer.id, default unset. The member registers as
@@ -283,7 +359,9 @@ type Config struct {
 }
 
 // DefaultConfig returns a Config holding Kafka 1.1.1's defaults for every
-// key. GroupID and ZookeeperConnect are left empty: they are required.
+// key, and Kafka 3.9's Java consumer defaults for the keys of
+// GroupCoordination "kafka". GroupID and ZookeeperConnect (or
+// BootstrapServers) are left empty: they are required.
 // Fields whose default follows another field (ClientID, RebalanceBackoff,
 // DualCommitEnabled, ZookeeperConnectionTimeout)
 // are left unset and filled in by Validate.
@@ -313,6 +391,11 @@ func DefaultConfig() Config {
 		ZookeeperSessionTimeout:     6000 * time.Millisecond,
 		ZookeeperSyncTime:           2000 * time.Millisecond,
 		IsolationLevel:              IsolationReadUncommitted,
+		GroupCoordination:           CoordinationZookeeper,
+		SessionTimeout:              45000 * time.Millisecond,
+		HeartbeatInterval:           3000 * time.Millisecond,
+		MaxPollInterval:             300000 * time.Millisecond,
+		MetadataMaxAge:              300000 * time.Millisecond,
 	}
 }
 
@@ -331,9 +414,7 @@ func (c *Config) Validate() error {
 	// Required names.
 	groupOK := v.check(keyGroupID, c.GroupID, validGroupName(c.GroupID),
 		"must be set, contain only ASCII alphanumerics, '.', '_' and '-', and not be \".\" or \"..\"")
-	if reason := checkZookeeperConnect(c.ZookeeperConnect); reason != "" {
-		v.fail(keyZookeeperConnect, c.ZookeeperConnect, reason)
-	}
+	c.validateCoordination(&v)
 	if c.ConsumerID != "" {
 		v.check(keyConsumerID, c.ConsumerID, validZnodeName(c.ConsumerID),
 			"must be usable as a znode name: no '/', no control characters, not \".\" or \"..\"")

@@ -211,12 +211,10 @@ func javaTrim(s string) string {
 // renamedKeys suggests the key to use for names that people carry over from
 // the new (Java) consumer or from Kafka 0.7.
 var renamedKeys = map[string]string{
-	"bootstrap.servers":         "the ZooKeeper-based consumer finds brokers through zookeeper.connect",
 	"enable.auto.commit":        "did you mean auto.commit.enable?",
 	"max.partition.fetch.bytes": "did you mean fetch.message.max.bytes?",
 	"fetch.max.wait.ms":         "did you mean fetch.wait.max.ms?",
 	"receive.buffer.bytes":      "did you mean socket.receive.buffer.bytes?",
-	"session.timeout.ms":        "did you mean zookeeper.session.timeout.ms?",
 	"isolation.level":           "did you mean " + keyIsolationLevel + "?",
 	"queued.max.messages":       "did you mean queued.max.message.chunks?",
 	"groupid":                   "did you mean group.id?",
@@ -270,6 +268,9 @@ func ConfigFromProperties(props map[string]string) (Config, []string, error) {
 			warnings = append(warnings, fmt.Sprintf("connector: property %s=%q is treated as unset, so its default applies", p.key, value))
 		}
 	}
+	for _, key := range c.ignoredKeys(func(key string) bool { _, ok := props[key]; return ok }) {
+		warnings = append(warnings, c.ignoredKeyWarning(key))
+	}
 	for key := range props {
 		if known[key] || strings.HasPrefix(key, "external") {
 			continue
@@ -285,13 +286,14 @@ func ConfigFromProperties(props map[string]string) (Config, []string, error) {
 }
 
 // Properties returns the configuration as Kafka consumer properties, one
-// key per field except Logger and Metrics. Fields left unset so that they follow another
+// key per field except Logger, Metrics and the fields the chosen
+// GroupCoordination ignores (see ModeWarnings). Fields left unset so that they follow another
 // field (see DefaultConfig) are omitted, so ConfigFromProperties restores
 // the same Config. Durations are written in whole milliseconds.
 func (c Config) Properties() map[string]string {
 	out := make(map[string]string, len(properties))
 	for _, p := range properties {
-		if v, ok := p.get(&c); ok {
+		if v, ok := p.get(&c); ok && !c.omitsKey(p.key) {
 			out[p.key] = v
 		}
 	}

@@ -87,7 +87,9 @@ func TestDefaultsMatchKafka(t *testing.T) {
 		// zkconsumer extensions.
 		"zkconsumer.roundrobin.hash.format": "dash",
 		"zkconsumer.isolation.level":        "read_uncommitted",
-		// consumer.id is absent: it is generated when unset.
+		"zkconsumer.group.coordination":     "zookeeper",
+		// consumer.id is absent: it is generated when unset; the keys of
+		// zkconsumer.group.coordination=kafka are left out.
 	}
 	assert.Equal(t, want, c.Properties())
 
@@ -123,6 +125,11 @@ func TestDefaultsMatchKafka(t *testing.T) {
 		ZookeeperConnectionTimeout:  6 * time.Second,
 		ZookeeperSyncTime:           2 * time.Second,
 		IsolationLevel:              "read_uncommitted",
+		GroupCoordination:           "zookeeper",
+		SessionTimeout:              45 * time.Second,
+		HeartbeatInterval:           3 * time.Second,
+		MaxPollInterval:             5 * time.Minute,
+		MetadataMaxAge:              5 * time.Minute,
 	}, c)
 }
 

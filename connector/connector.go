@@ -34,7 +34,9 @@ var (
 )
 
 // ConsumerConnector is one member of a consumer group coordinated through
-// ZooKeeper: Kafka's ZookeeperConsumerConnector. Create it with New, call
+// ZooKeeper: Kafka's ZookeeperConsumerConnector. With
+// zkconsumer.group.coordination=kafka the same API is served by Kafka's
+// group coordinator instead (see Config.GroupCoordination). Create it with New, call
 // CreateMessageStreams (or CreateMessageStreamsByFilter) once, read the
 // streams from your own goroutines, and call Shutdown at the end.
 type ConsumerConnector struct {
@@ -42,7 +44,8 @@ type ConsumerConnector struct {
 	id       string
 	log      *slog.Logger // baseLog with the group and consumer id
 	baseLog  *slog.Logger
-	session  *zkutil.Session
+	session  *zkutil.Session // nil in Kafka mode
+	kafka    *kafkaGroup     // nil in ZooKeeper mode
 	offsets  offsetStore
 	fetcher  *fetcher.ConsumerFetcherManager
 	errs     chan error
@@ -56,10 +59,10 @@ type ConsumerConnector struct {
 	streams  map[streamKey]*stream.KafkaStream
 	wildcard bool
 	infos    map[zkutil.TopicPartition]*stream.PartitionTopicInfo
-	gen      *rebalance.Generation
+	gen      *generation
 	// releasing is the generation being revoked in an orderly way; its
 	// offsets may still be committed (by the listener, say) until release.
-	releasing *rebalance.Generation
+	releasing *generation
 
 	// carried is consumption progress of ended generations (carry.go),
 	// guarded by mu.
@@ -105,7 +108,9 @@ func WithRebalanceListener(l RebalanceListener) Option { return func(o *options)
 
 // New validates cfg, connects to ZooKeeper (bounded by
 // zookeeper.connection.timeout.ms) and returns a connector that has not
-// joined its group yet: that happens in CreateMessageStreams.
+// joined its group yet: that happens in CreateMessageStreams. In Kafka
+// mode it connects to nothing yet; the keys of the other mode are logged
+// as warnings (Config.ModeWarnings).
 func New(cfg Config, opts ...Option) (*ConsumerConnector, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -139,20 +144,31 @@ func New(cfg Config, opts ...Option) (*ConsumerConnector, error) {
 		metrics:    cfg.Metrics,
 		counters:   map[string]*stream.Counters{},
 	}
-	// Dial itself gives up after ZookeeperConnectionTimeout, with an
-	// error that wraps zkutil.ErrConnectionTimeout.
-	c.session, err = zkutil.Dial(context.Background(), zkutil.SessionConfig{
-		Connect:           cfg.ZookeeperConnect,
-		SessionTimeout:    cfg.ZookeeperSessionTimeout,
-		ConnectionTimeout: cfg.ZookeeperConnectionTimeout,
-		Dialer:            o.dialer,
-		Logger:            c.log,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("connector: %w", err)
+	for _, w := range cfg.ModeWarnings() {
+		c.log.Warn(w)
 	}
-	brokers := &zkBrokers{zk: c.session, report: c.report}
-	c.offsets = c.newOffsetStore(brokers)
+	var brokers fetcher.BrokerSource
+	if cfg.kafkaMode() {
+		kb := newKafkaBrokers(cfg)
+		c.kafka = newKafkaGroup(c, kb)
+		brokers = kb
+	} else {
+		// Dial itself gives up after ZookeeperConnectionTimeout, with an
+		// error that wraps zkutil.ErrConnectionTimeout.
+		c.session, err = zkutil.Dial(context.Background(), zkutil.SessionConfig{
+			Connect:           cfg.ZookeeperConnect,
+			SessionTimeout:    cfg.ZookeeperSessionTimeout,
+			ConnectionTimeout: cfg.ZookeeperConnectionTimeout,
+			Dialer:            o.dialer,
+			Logger:            c.log,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("connector: %w", err)
+		}
+		zb := &zkBrokers{zk: c.session, report: c.report}
+		c.offsets = c.newOffsetStore(zb)
+		brokers = zb
+	}
 	var onFetch func(fetcher.FetchEvent)
 	if c.metrics != nil {
 		onFetch = c.onFetch
@@ -172,15 +188,19 @@ func New(cfg Config, opts ...Option) (*ConsumerConnector, error) {
 		OnFetch:                  onFetch,
 	}, brokers)
 	if err != nil {
-		_ = c.session.Close()
+		_ = c.closeCoordination()
 		return nil, fmt.Errorf("connector: %w", err)
 	}
 	if c.metrics != nil {
 		if err := c.metrics.Attach(c); err != nil {
 			_ = c.fetcher.Close()
-			_ = errors.Join(c.offsets.Close(), c.session.Close())
+			_ = c.closeCoordination()
 			return nil, fmt.Errorf("connector: metrics: %w", err)
 		}
+	}
+	if c.kafka != nil {
+		c.log.Info("using Kafka's group coordinator", "bootstrap.servers", cfg.BootstrapServers)
+		return c, nil
 	}
 	c.log.Info("connected to ZooKeeper", "zookeeper", cfg.ZookeeperConnect)
 	return c, nil
@@ -226,7 +246,9 @@ func (c *ConsumerConnector) newOffsetStore(brokers *zkBrokers) offsetStore {
 }
 
 // ConsumerID is this member's id in the group, as registered under
-// /consumers/<group>/ids.
+// /consumers/<group>/ids. In Kafka mode it names the member's streams
+// (threads) in the rebalance listener's calls; the coordinator gives the
+// member an id of its own ("<client.id>-<uuid>"), which the logs show.
 func (c *ConsumerConnector) ConsumerID() string { return c.id }
 
 // Errors delivers errors the application should know about: rebalances
@@ -239,9 +261,21 @@ func (c *ConsumerConnector) ConsumerID() string { return c.id }
 // unauthorised topic: a *stream.PartitionError wrapping
 // fetcher.ErrNoLeader). Errors that stop a partition (a message too large
 // for fetch.message.max.bytes, a corrupt batch, an unreadable offset) come
-// through the stream that owns the partition as well. The channel is buffered; when the
-// application does not read it, the oldest errors are dropped (and logged).
-// It is closed by Shutdown.
+// through the stream that owns the partition as well.
+//
+// In Kafka mode (zkconsumer.group.coordination=kafka) they include joins
+// that fail (an unreachable coordinator is retried meanwhile), a lost
+// membership (rebalance.ErrOwnershipLost wrapping
+// kafkagroup.ErrMembershipLost: removed after session.timeout.ms, or the
+// generation is unknown to the coordinator; nothing was committed and the
+// member rejoins), a fatal group error (wrapping kafkagroup.ErrFatal:
+// another member with the same group.instance.id, a group authorization
+// failure, an inconsistent group protocol; the member stops consuming and
+// the application should shut it down), commits the coordinator refused
+// (wrapping kafkagroup.ErrCommitFenced) and ErrMaxPollIntervalExceeded.
+//
+// The channel is buffered; when the application does not read it, the
+// oldest errors are dropped (and logged). It is closed by Shutdown.
 func (c *ConsumerConnector) Errors() <-chan error { return c.errs }
 
 func (c *ConsumerConnector) report(err error) {
@@ -271,7 +305,11 @@ func (c *ConsumerConnector) report(err error) {
 // current generation (stopping the fetchers and, with auto.commit.enable,
 // committing what the application consumed), releases the partitions,
 // deletes the registration, ends every stream's iteration and closes the
-// ZooKeeper session. It is idempotent; later calls return the first
+// ZooKeeper session. In Kafka mode it commits through the current
+// generation, then leaves the group (LeaveGroup, so the others get the
+// partitions at once; a static member, with group.instance.id, stays
+// until session.timeout.ms passes, as in Java), bounded by
+// max.poll.interval.ms for the commit and the listener. It is idempotent; later calls return the first
 // result. ctx bounds the ZooKeeper work, which is also bounded by the
 // session timeout plus rebalance.backoff.ms, so Shutdown returns even while
 // ZooKeeper is unreachable; the shutdown completes either way.
@@ -288,6 +326,11 @@ func (c *ConsumerConnector) Shutdown(ctx context.Context) error {
 		_ = member.Close(ctx) // stops the member without waiting
 		return nil
 	}
+	if c.kafka != nil && c.kafka.inListener() {
+		go func() { _ = c.Shutdown(context.WithoutCancel(ctx)) }()
+		c.kafka.cancel() // the loop ends once the listener returns
+		return nil
+	}
 	c.stopOnce.Do(func() {
 		close(c.closing)
 		c.autoCommit.Wait()
@@ -298,6 +341,9 @@ func (c *ConsumerConnector) Shutdown(ctx context.Context) error {
 		if member != nil {
 			errs = append(errs, member.Close(ctx))
 		}
+		if c.kafka != nil {
+			errs = append(errs, c.kafka.close(ctx))
+		}
 		errs = append(errs, c.fetcher.Close())
 		c.mu.Lock()
 		c.shutdown = true
@@ -305,7 +351,7 @@ func (c *ConsumerConnector) Shutdown(ctx context.Context) error {
 			s.Shutdown()
 		}
 		c.mu.Unlock()
-		errs = append(errs, c.offsets.Close(), c.session.Close())
+		errs = append(errs, c.closeCoordination())
 		close(c.errs)
 		if c.metrics != nil {
 			c.metrics.Detach()
@@ -315,3 +361,27 @@ func (c *ConsumerConnector) Shutdown(ctx context.Context) error {
 	})
 	return c.stopErr
 }
+
+// closeCoordination closes the offset store and the ZooKeeper session.
+func (c *ConsumerConnector) closeCoordination() error {
+	var errs []error
+	if c.offsets != nil {
+		errs = append(errs, c.offsets.Close())
+	}
+	if c.session != nil {
+		errs = append(errs, c.session.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// sessionTimeout is the group membership's timeout of the chosen mode:
+// zookeeper.session.timeout.ms or session.timeout.ms.
+func (c *ConsumerConnector) sessionTimeout() time.Duration {
+	if c.kafka != nil {
+		return c.cfg.SessionTimeout
+	}
+	return c.cfg.ZookeeperSessionTimeout
+}
+
+// commitTimeout bounds one automatic commit.
+func (c *ConsumerConnector) commitTimeout() time.Duration { return c.sessionTimeout() }

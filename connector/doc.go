@@ -6,6 +6,15 @@
 // /consumers/<group>/ids, the listeners for session expiry, topic partition
 // changes and membership, the rebalance loop, offset commits and Shutdown.
 //
+// With zkconsumer.group.coordination=kafka the connector is instead a
+// member of a group coordinated by Kafka's brokers, as Kafka's Java
+// consumer is (package rebalance/kafkagroup), so that it needs no
+// ZooKeeper (Kafka 4.x, KRaft) and can share a group with Java consumers.
+// The streams, the fetchers and the rest of the data path are the same;
+// a generation loop (kafka_group.go) takes the ZooKeeper rebalance's place,
+// commits carry the generation, and each message is handed out only while
+// the generation's heartbeat lease holds.
+//
 // Metrics are optional and cost nothing when off: Config.Metrics receives
 // the low-rate events (fetch requests, rebalances, commits) and reads the
 // rest from ConsumerConnector.Stats when it is scraped, so the message path

@@ -63,3 +63,27 @@ func ExampleConfigFromPropertiesFile() {
 	}
 	_ = cfg
 }
+
+// Moving off ZooKeeper: the same properties, plus two keys, make the
+// connector a member of a group coordinated by Kafka's brokers. The
+// ZooKeeper keys left in the file are ignored, with a warning each.
+func ExampleConfigFromProperties_kafkaCoordination() {
+	cfg, warnings, err := connector.ConfigFromProperties(map[string]string{
+		"group.id":                      "orders-audit",
+		"zookeeper.connect":             "127.0.0.1:2181/kafka",
+		"offsets.storage":               "kafka",
+		"zkconsumer.group.coordination": "kafka",
+		"bootstrap.servers":             "127.0.0.1:9092",
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, w := range warnings {
+		fmt.Println(w)
+	}
+	fmt.Println(cfg.Validate() == nil, cfg.GroupCoordination, cfg.SessionTimeout)
+	// Output:
+	// connector: property offsets.storage is ignored with zkconsumer.group.coordination=kafka; offsets are committed to Kafka's group coordinator
+	// connector: property zookeeper.connect is ignored with zkconsumer.group.coordination=kafka; the group's brokers are found through bootstrap.servers
+	// true kafka 45s
+}

@@ -11,17 +11,29 @@ import (
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
-// handler is the connector as the rebalance member sees it: it stops and
-// starts the data path around each generation.
+// handler is the connector as the ZooKeeper rebalance member sees it: it
+// stops and starts the data path around each generation. Kafka mode's
+// generation loop (kafka_group.go) calls the same revoke and assign.
 type handler ConsumerConnector
 
 var _ rebalance.Handler = (*handler)(nil)
 
-// Revoke stops fetching, fences every partition of gen so that no message
-// of it is handed out any more, drops what is buffered, commits (when
-// ownership is still ours and auto-commit is on) and tells the listener.
+// Revoke ends gen: see revoke.
 func (h *handler) Revoke(ctx context.Context, gen *rebalance.Generation, lost bool) error {
 	c := (*ConsumerConnector)(h)
+	return c.revoke(ctx, c.zkGeneration(gen), lost)
+}
+
+// Assign starts gen: see assign.
+func (h *handler) Assign(ctx context.Context, gen *rebalance.Generation) error {
+	c := (*ConsumerConnector)(h)
+	return c.assign(ctx, c.zkGeneration(gen))
+}
+
+// revoke stops fetching, fences every partition of gen so that no message
+// of it is handed out any more, drops what is buffered, commits (when
+// ownership is still ours and auto-commit is on) and tells the listener.
+func (c *ConsumerConnector) revoke(ctx context.Context, gen *generation, lost bool) error {
 	c.fetcher.StopConnections()
 	c.mu.Lock()
 	infos := c.infos
@@ -42,28 +54,20 @@ func (h *handler) Revoke(ctx context.Context, gen *rebalance.Generation, lost bo
 		err = c.commitInfos(ctx, gen, infos, 1)
 	}
 	if c.listener != nil {
-		owned := map[string][]int32{}
-		for tp := range gen.Owned {
-			owned[tp.Topic] = append(owned[tp.Topic], tp.Partition)
-		}
-		for _, ps := range owned {
-			slices.Sort(ps)
-		}
-		c.listener.BeforeReleasingPartitions(ctx, owned, lost)
+		c.listener.BeforeReleasingPartitions(ctx, gen.ownedTopics(), lost)
 	}
 	c.mu.Lock()
 	c.infos, c.gen, c.releasing = nil, nil, nil
 	c.mu.Unlock()
-	c.log.Info("released generation", "generation", gen.ID, "partitions", len(gen.Owned), "lost", lost)
+	c.log.Info("released generation", "generation", gen.id, "partitions", len(gen.owned), "lost", lost)
 	return err
 }
 
-// Assign reads the start offsets of gen's partitions, now that they are
-// claimed, and starts fetching them into the streams of their threads.
-func (h *handler) Assign(ctx context.Context, gen *rebalance.Generation) error {
-	c := (*ConsumerConnector)(h)
-	tps := make([]zkutil.TopicPartition, 0, len(gen.Owned))
-	for tp := range gen.Owned {
+// assign reads the start offsets of gen's partitions, now that they are
+// owned, and starts fetching them into the streams of their threads.
+func (c *ConsumerConnector) assign(ctx context.Context, gen *generation) error {
+	tps := make([]zkutil.TopicPartition, 0, len(gen.owned))
+	for tp := range gen.owned {
 		tps = append(tps, tp)
 	}
 	offsets, unreadable, err := c.offsets.Fetch(ctx, tps)
@@ -72,7 +76,7 @@ func (h *handler) Assign(ctx context.Context, gen *rebalance.Generation) error {
 	}
 	infos := make(map[zkutil.TopicPartition]*stream.PartitionTopicInfo, len(tps))
 	list := make([]*stream.PartitionTopicInfo, 0, len(tps))
-	for tp, th := range gen.Owned {
+	for tp, th := range gen.owned {
 		s := c.streamFor(tp.Topic, th.Thread)
 		if s == nil {
 			return fmt.Errorf("connector: no stream for thread %s of topic %s", th, tp.Topic)
@@ -84,7 +88,7 @@ func (h *handler) Assign(ctx context.Context, gen *rebalance.Generation) error {
 			off = c.startOffset(tp, off)
 		}
 		info := stream.NewPartitionTopicInfo(tp.Topic, tp.Partition, s.Queue(), off, off, c.cfg.FetchMessageMaxBytes)
-		info.SetFence(sessionFence{c.session, gen.SessionID})
+		info.SetFence(gen.fence)
 		info.SetCounters(c.countersFor(tp.Topic))
 		infos[tp] = info
 		if _, held := unreadable[tp]; !held {
@@ -98,7 +102,7 @@ func (h *handler) Assign(ctx context.Context, gen *rebalance.Generation) error {
 	c.commitMu.Unlock()
 	if c.listener != nil {
 		global := map[string]map[int32]zkutil.ConsumerThreadID{}
-		for _, owned := range gen.Assignment {
+		for _, owned := range gen.assignment {
 			for tp, th := range owned {
 				if global[tp.Topic] == nil {
 					global[tp.Topic] = map[int32]zkutil.ConsumerThreadID{}
@@ -111,10 +115,10 @@ func (h *handler) Assign(ctx context.Context, gen *rebalance.Generation) error {
 	c.mu.Lock()
 	c.infos, c.gen = infos, gen
 	c.mu.Unlock()
-	if err := c.fetcher.StartConnections(gen.Context(), list); err != nil {
+	if err := c.fetcher.StartConnections(gen.ctx, list); err != nil {
 		return err
 	}
 	c.holdUnreadable(gen, infos, unreadable)
-	c.log.Info("started generation", "generation", gen.ID, "partitions", len(list))
+	c.log.Info("started generation", "generation", gen.id, "partitions", len(list))
 	return nil
 }

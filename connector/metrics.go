@@ -95,7 +95,8 @@ type Stats struct {
 	// with a message ready, for the lease of the ZooKeeper session that
 	// owns its partition to hold again (see Config.ZookeeperSessionTimeout).
 	FencedTime time.Duration
-	// Session is the ZooKeeper session's state and event counts.
+	// Session is the ZooKeeper session's state and event counts (zero in
+	// Kafka mode).
 	Session zkutil.SessionStats
 }
 
@@ -156,7 +157,9 @@ func (c *ConsumerConnector) Stats() Stats {
 		ClientID:     c.cfg.ClientID,
 		ConsumerID:   c.id,
 		MinFetchRate: c.fetchRates.min(time.Now()),
-		Session:      c.session.Stats(),
+	}
+	if c.session != nil {
+		st.Session = c.session.Stats()
 	}
 	c.mu.Lock()
 	infos := make([]*stream.PartitionTopicInfo, 0, len(c.infos))

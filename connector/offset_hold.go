@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zkconsumer/zkconsumer/rebalance"
 	"github.com/zkconsumer/zkconsumer/stream"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
@@ -44,7 +43,7 @@ type heldPartition struct {
 // holdUnreadable reports the partitions of gen whose offset could not be
 // read and keeps retrying them, in a goroutine that belongs to the
 // generation's fetcher connections (StopConnections waits for it).
-func (c *ConsumerConnector) holdUnreadable(gen *rebalance.Generation, infos map[zkutil.TopicPartition]*stream.PartitionTopicInfo, unreadable map[zkutil.TopicPartition]error) {
+func (c *ConsumerConnector) holdUnreadable(gen *generation, infos map[zkutil.TopicPartition]*stream.PartitionTopicInfo, unreadable map[zkutil.TopicPartition]error) {
 	if len(unreadable) == 0 {
 		return
 	}
@@ -55,7 +54,7 @@ func (c *ConsumerConnector) holdUnreadable(gen *rebalance.Generation, infos map[
 		held = append(held, h)
 	}
 	if err := c.fetcher.Attach(func(ctx context.Context) { c.retryHeld(ctx, gen, held) }); err != nil {
-		c.log.Warn("cannot retry held partitions: the generation's connections are gone", "generation", gen.ID, "err", err)
+		c.log.Warn("cannot retry held partitions: the generation's connections are gone", "generation", gen.id, "err", err)
 	}
 }
 
@@ -77,7 +76,7 @@ func (c *ConsumerConnector) reportHeld(h *heldPartition) {
 // the held offsets again every rebalance.backoff.ms, starting to fetch each
 // partition whose offset has become readable, until none is left or ctx
 // (the generation's connections) ends.
-func (c *ConsumerConnector) retryHeld(ctx context.Context, gen *rebalance.Generation, held []*heldPartition) {
+func (c *ConsumerConnector) retryHeld(ctx context.Context, gen *generation, held []*heldPartition) {
 	timer := time.NewTimer(c.cfg.RebalanceBackoff)
 	defer timer.Stop()
 	for len(held) > 0 {
@@ -114,7 +113,7 @@ func (c *ConsumerConnector) notifyHeld(ctx context.Context, h *heldPartition) {
 
 // rereadHeld reads the offsets of held again, starts fetching the
 // partitions that have become readable and returns the others.
-func (c *ConsumerConnector) rereadHeld(ctx context.Context, gen *rebalance.Generation, held []*heldPartition) []*heldPartition {
+func (c *ConsumerConnector) rereadHeld(ctx context.Context, gen *generation, held []*heldPartition) []*heldPartition {
 	tps := make([]zkutil.TopicPartition, len(held))
 	for i, h := range held {
 		tps[i] = h.tp
@@ -145,16 +144,16 @@ func (c *ConsumerConnector) rereadHeld(ctx context.Context, gen *rebalance.Gener
 }
 
 // resumeHeld starts fetching h from off, its offset now read.
-func (c *ConsumerConnector) resumeHeld(gen *rebalance.Generation, h *heldPartition, off int64) bool {
+func (c *ConsumerConnector) resumeHeld(gen *generation, h *heldPartition, off int64) bool {
 	h.info.ResetFetchOffset(off)
 	h.info.ResetConsumeOffset(off)
 	c.commitMu.Lock()
 	c.checkpoint[h.tp] = off
 	c.commitMu.Unlock()
 	if err := c.fetcher.AddPartitions([]*stream.PartitionTopicInfo{h.info}); err != nil {
-		c.log.Info("not resuming a held partition: the generation is over", "partition", h.tp.String(), "generation", gen.ID, "err", err)
+		c.log.Info("not resuming a held partition: the generation is over", "partition", h.tp.String(), "generation", gen.id, "err", err)
 		return false
 	}
-	c.log.Info("committed offset readable again: consuming the held partition", "partition", h.tp.String(), "offset", off, "generation", gen.ID)
+	c.log.Info("committed offset readable again: consuming the held partition", "partition", h.tp.String(), "offset", off, "generation", gen.id)
 	return true
 }

@@ -65,7 +65,7 @@ func generationOf(c *ConsumerConnector) int {
 	if c.gen == nil {
 		return 0
 	}
-	return c.gen.ID
+	return int(c.gen.id)
 }
 
 // TestUnreadableOffsetHoldsOnlyItsPartition: garbage in the offset nodes of

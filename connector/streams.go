@@ -119,6 +119,13 @@ func (c *ConsumerConnector) join(ctx context.Context, sub rebalance.Subscription
 	c.streams = maps.Clone(streams)
 	c.wildcard = wildcard
 	c.mu.Unlock()
+	if c.kafka != nil {
+		if err := c.kafka.join(ctx, sub); err != nil {
+			return err
+		}
+		c.startAutoCommit()
+		return nil
+	}
 
 	member, err := rebalance.NewMember(c.session, rebalance.MemberConfig{
 		Group:                 c.cfg.GroupID,
@@ -143,11 +150,16 @@ func (c *ConsumerConnector) join(ctx context.Context, sub rebalance.Subscription
 	if err := member.Start(ctx); err != nil {
 		return fmt.Errorf("connector: join group %s: %w", c.cfg.GroupID, err)
 	}
+	c.startAutoCommit()
+	return nil
+}
+
+// startAutoCommit starts the automatic commits, with auto.commit.enable.
+func (c *ConsumerConnector) startAutoCommit() {
 	if c.cfg.AutoCommitEnable {
 		c.autoCommit.Add(1)
 		go c.autoCommitLoop()
 	}
-	return nil
 }
 
 // streamFor returns the stream that consumes topic for thread.

@@ -27,6 +27,10 @@ type ConsumerIterator struct {
 	// clears counts Clear calls; a current chunk taken before the latest
 	// Clear is dropped.
 	clears atomic.Uint64
+	// polls counts fill calls: the caller asking for another chunk.
+	polls atomic.Uint64
+	// waiting is set while Next blocks for a chunk or for a fence.
+	waiting atomic.Bool
 
 	// Owned by the goroutine calling Next.
 	chunk       *FetchedDataChunk
@@ -139,6 +143,8 @@ func (it *ConsumerIterator) count(info *PartitionTopicInfo) {
 // (ErrConsumerTimeout; the iterator keeps its place) or ctx ends.
 func (it *ConsumerIterator) awaitFence(ctx context.Context, f Fence) error {
 	info := it.chunk.TopicInfo
+	it.waiting.Store(true)
+	defer it.waiting.Store(false)
 	if c := info.counters; c != nil {
 		start := time.Now()
 		defer func() { c.fenced.Add(int64(time.Since(start))) }()
@@ -176,7 +182,10 @@ func (it *ConsumerIterator) awaitFence(ctx context.Context, f Fence) error {
 // nil without a current chunk when the chunk was dropped, and a
 // *PartitionError for an error chunk.
 func (it *ConsumerIterator) fill(ctx context.Context) error {
+	it.polls.Add(1)
+	it.waiting.Store(true)
 	c, err := it.take(ctx)
+	it.waiting.Store(false)
 	if err != nil {
 		if err == ErrClosed {
 			return ErrShutdown

@@ -93,6 +93,19 @@ func (s *KafkaStream) Clear() {
 	s.queue.Clear()
 }
 
+// Polls counts the times the stream's reader has asked the queue for a
+// chunk: it grows whenever a call to Next has handed out every message of
+// the current chunk (or the chunk was cleared) and needs the next one. It
+// is counted per chunk, never per message. The connector watches it, with
+// the consumed offsets, to tell a reader that has stopped reading (Kafka
+// mode's max.poll.interval.ms). Safe from any goroutine.
+func (s *KafkaStream) Polls() uint64 { return s.iter.polls.Load() }
+
+// Waiting reports whether the stream's reader is blocked in Next, waiting
+// for a chunk or for a partition's fence: it is not holding messages up.
+// Safe from any goroutine.
+func (s *KafkaStream) Waiting() bool { return s.iter.waiting.Load() }
+
 // Shutdown ends the stream: the queue is closed and its chunks dropped,
 // fetchers' Enqueue calls fail with ErrClosed, Next returns ErrShutdown
 // (also to a caller blocked in it, and in the middle of a chunk) and

@@ -56,19 +56,22 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// heartbeatLoop sends a heartbeat every HeartbeatInterval and ends gen as
-// the answers require.
+// heartbeatLoop sends a heartbeat every HeartbeatInterval, renews gen's
+// lease from the send time of each one answered without error, and ends
+// gen as the answers require.
 func (m *Member) heartbeatLoop(ctx context.Context, gen *Generation) {
 	lastOK := time.Now()
 	wait := m.cfg.HeartbeatInterval
 	for sleep(ctx, wait) {
 		wait = m.cfg.HeartbeatInterval
+		sent := time.Now()
 		err := m.heartbeat(gen)
 		var kerr sarama.KError
 		errors.As(err, &kerr)
 		switch {
 		case err == nil:
 			lastOK = time.Now()
+			gen.lease.renew(sent)
 		case kerr == sarama.ErrRebalanceInProgress:
 			lastOK = time.Now() // the coordinator counted the heartbeat
 			if gen.Err() == nil {

@@ -36,6 +36,14 @@
 // the coordinator refuses the commit of a member that lost its membership:
 // Commit then returns an error wrapping ErrCommitFenced.
 //
+// Each generation has a lease (Generation.LeaseHeld): it holds while the
+// coordinator answered, as a member of the generation, a request sent less
+// than LeaseFraction of min(session timeout, rebalance timeout) ago, so it
+// ends before the coordinator can give the partitions to another member,
+// also in a process that was frozen. The connector hands out a message
+// only while it holds. Leave takes the member out of the group without
+// closing it, as Java's consumer does after max.poll.interval.ms.
+//
 // Every goroutine a Member starts (the heartbeat and the metadata check of
 // the current generation) is owned and ended by Join or Close; Close
 // leaves the group (dynamic members only, as Java's consumer does), is

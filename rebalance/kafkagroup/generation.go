@@ -2,8 +2,10 @@ package kafkagroup
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"slices"
+	"time"
 )
 
 // Generation is one successful join of a member: the coordinator's
@@ -24,6 +26,7 @@ type Generation struct {
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc
+	lease  *lease
 }
 
 // Context is cancelled when the generation ends; context.Cause tells why:
@@ -55,11 +58,23 @@ func (g *Generation) Partitions() int {
 func (g *Generation) Topics() []string { return slices.Sorted(maps.Keys(g.Assignment)) }
 
 // end ends the generation with cause, unless it has ended already (the
-// first cause stays).
-func (g *Generation) end(cause error) { g.cancel(cause) }
+// first cause stays). Every cause but ErrRebalanceStarted also ends the
+// lease, even when the generation had ended already: a member that is told
+// to rejoin still belongs to the generation, one that lost its membership
+// or was closed does not.
+func (g *Generation) end(cause error) {
+	if !errors.Is(cause, ErrRebalanceStarted) {
+		g.lease.revoke()
+	}
+	g.cancel(cause)
+}
 
-func newGeneration(id int32, memberID, protocol string, leader bool, assignment map[string][]int32) *Generation {
+// newGeneration starts a generation whose lease lasts LeaseFraction of
+// term from syncSent, when the SyncGroup that started it was sent.
+func newGeneration(id int32, memberID, protocol string, leader bool, assignment map[string][]int32, term time.Duration, syncSent time.Time) *Generation {
 	ctx, cancel := context.WithCancelCause(context.Background())
-	return &Generation{ID: id, MemberID: memberID, Protocol: protocol, Leader: leader,
-		Assignment: assignment, ctx: ctx, cancel: cancel}
+	g := &Generation{ID: id, MemberID: memberID, Protocol: protocol, Leader: leader,
+		Assignment: assignment, ctx: ctx, cancel: cancel, lease: newLease(term)}
+	g.lease.renew(syncSent)
+	return g
 }

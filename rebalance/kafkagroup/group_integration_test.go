@@ -131,10 +131,21 @@ func TestFencedCommitRejected(t *testing.T) {
 	require.NoError(t, r1.m.Commit(ctx, g1, map[zkutil.TopicPartition]int64{tp1: 10}))
 	require.NoError(t, r2.m.Commit(ctx, g2, map[zkutil.TopicPartition]int64{tp2: 20}))
 
+	require.True(t, g1.LeaseHeld())
+	require.True(t, g2.LeaseHeld())
+
 	// Member 2 stops heartbeating but stays open, as a member paused for
-	// longer than the session timeout would.
+	// longer than the session timeout would. Its lease lapses before the
+	// coordinator can give its partitions away, and stays lapsed.
+	stopped := time.Now()
 	r2.m.stopBackground()
+	waitFor(t, cfg.SessionTimeout, "member 2's lease to lapse", func() bool { return !g2.LeaseHeld() })
+	lapsed := time.Since(stopped)
 	waitFor(t, 30*time.Second, "member 1 to own both partitions", func() bool { return settled(want, r1) })
+	t.Logf("lease lapsed %v after the last heartbeats, partitions moved %v after", lapsed, time.Since(stopped))
+	require.Less(t, lapsed, time.Duration(float64(cfg.SessionTimeout)*LeaseFraction)+time.Second)
+	require.False(t, g2.LeaseHeld())
+	require.True(t, r1.live().LeaseHeld())
 	err := r2.m.Commit(ctx, g2, map[zkutil.TopicPartition]int64{tp2: 99})
 	require.ErrorIs(t, err, ErrCommitFenced)
 	require.ErrorIs(t, err, sarama.ErrUnknownMemberId)
@@ -222,4 +233,40 @@ func TestRoundRobinProtocol(t *testing.T) {
 	}
 	require.Equal(t, []int32{0, 2}, first.Assignment[topic])
 	require.Equal(t, []int32{1, 3}, second.Assignment[topic])
+}
+
+// TestLeaveEndsMembershipAndRejoins: Leave sends LeaveGroup without closing
+// the member: its generation ends with ErrMembershipLost and its lease at
+// once, the other member gets every partition, and the next Join joins as
+// a new member.
+func TestLeaveEndsMembershipAndRejoins(t *testing.T) {
+	c := testcluster.Shared(t)
+	topic := createTopic(t, c, "kg-leave", 2)
+	group := testcluster.UniqueName("kg-leave")
+	cfg := testConfig(c, group, topic)
+	r1 := startRunner(t, cfg)
+	m2, err := New(cfg)
+	require.NoError(t, err)
+	defer m2.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	want := map[string]int32{topic: 2}
+	var g2 *Generation
+	waitFor(t, 30*time.Second, "two members sharing the topic", func() bool {
+		if g2 == nil || g2.Err() != nil {
+			if g2, err = m2.Join(ctx); err != nil {
+				return false
+			}
+		}
+		g1 := r1.live()
+		return g1 != nil && g1.Partitions() == 1 && g2.Partitions() == 1 && g2.Err() == nil
+	})
+	old := g2.MemberID
+	require.NoError(t, m2.Leave())
+	require.ErrorIs(t, g2.Err(), ErrMembershipLost)
+	require.False(t, g2.LeaseHeld())
+	waitFor(t, 15*time.Second, "the other member to own both partitions", func() bool { return settled(want, r1) })
+	g3, err := m2.Join(ctx)
+	require.NoError(t, err)
+	require.NotEqual(t, old, g3.MemberID, "a new member id after leaving")
 }

@@ -169,6 +169,7 @@ func (m *Member) joinOnce(ctx context.Context) (*Generation, error) {
 			}
 		}
 	}
+	syncSent := time.Now()
 	sresp, err := withAbort(ctx, c.joinT, func() (*sarama.SyncGroupResponse, error) { return c.join.SyncGroup(sync) })
 	if err != nil {
 		m.connectionFailed(c, err)
@@ -190,7 +191,8 @@ func (m *Member) joinOnce(ctx context.Context) (*Generation, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: undecodable assignment from the leader: %w", ErrFatal, err)
 	}
-	gen := newGeneration(resp.GenerationId, resp.MemberId, resp.GroupProtocol, leader, mine)
+	gen := newGeneration(resp.GenerationId, resp.MemberId, resp.GroupProtocol, leader, mine,
+		min(m.cfg.SessionTimeout, m.cfg.RebalanceTimeout), syncSent)
 	m.mu.Lock()
 	m.gen = gen
 	m.mu.Unlock()

@@ -240,3 +240,29 @@ func (m *Member) leave() error {
 	m.log.Info("left group", "member", id)
 	return nil
 }
+
+// Leave leaves the group without closing the member, as Java's consumer
+// does when the application has not polled for max.poll.interval.ms: it
+// stops the heartbeats, sends LeaveGroup (dynamic members only; a static
+// member stays in the group until session.timeout.ms passes, as in Java),
+// and ends the current generation with ErrMembershipLost, whose partitions
+// the coordinator may now give to others. The next Join joins again as a
+// new member. It fails with ErrJoinInProgress while Join runs.
+func (m *Member) Leave() error {
+	if m.ctx.Err() != nil {
+		return ErrMemberClosed
+	}
+	if !m.joinMu.TryLock() {
+		return ErrJoinInProgress
+	}
+	defer m.joinMu.Unlock()
+	m.stopBackground()
+	err := m.leave()
+	m.mu.Lock()
+	gen := m.gen
+	m.mu.Unlock()
+	if gen != nil {
+		gen.end(fmt.Errorf("%w: left the group", ErrMembershipLost))
+	}
+	return err
+}

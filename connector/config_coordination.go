@@ -1,0 +1,244 @@
+package connector
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Values accepted by Config.GroupCoordination
+// (zkconsumer.group.coordination).
+const (
+	// CoordinationZookeeper coordinates the group through ZooKeeper, as
+	// Kafka's Scala consumer does: the default.
+	CoordinationZookeeper = "zookeeper"
+	// CoordinationKafka makes the connector a member of a group coordinated
+	// by Kafka's brokers (the classic group protocol, as Kafka's Java
+	// consumer speaks it), found through bootstrap.servers. No ZooKeeper is
+	// needed, so it works with Kafka 4.x in KRaft mode.
+	CoordinationKafka = "kafka"
+)
+
+// Property keys of group coordination.
+const (
+	keyGroupCoordination = "zkconsumer.group.coordination"
+	keyBootstrapServers  = "bootstrap.servers"
+	keySessionTimeout    = "session.timeout.ms"
+	keyHeartbeatInterval = "heartbeat.interval.ms"
+	keyMaxPollInterval   = "max.poll.interval.ms"
+	keyGroupInstanceID   = "group.instance.id"
+	keyMetadataMaxAge    = "metadata.max.age.ms"
+)
+
+// zookeeperOnlyKeys are the keys that mean nothing with
+// zkconsumer.group.coordination=kafka; kafkaOnlyKeys those that mean
+// nothing with zookeeper.
+var (
+	zookeeperOnlyKeys = []string{
+		keyZookeeperConnect, keyZookeeperSessionTimeout, keyZookeeperConnectionTimeout, keyZookeeperSyncTime,
+		keyOffsetsStorage, keyDualCommitEnabled, keyOffsetsChannelBackoff, keyOffsetsChannelSocketTimeout,
+		keyRebalanceMaxRetries, keyRebalanceBackoff, keyRoundRobinHashFormat,
+	}
+	kafkaOnlyKeys = []string{
+		keyBootstrapServers, keySessionTimeout, keyHeartbeatInterval, keyMaxPollInterval,
+		keyGroupInstanceID, keyMetadataMaxAge,
+	}
+)
+
+// coordinationProperties are the properties of group coordination; they
+// join the others (config_properties.go) at init.
+var coordinationProperties = []property{
+	stringProp(keyGroupCoordination, func(c *Config) *string { return &c.GroupCoordination }, false),
+	stringProp(keyBootstrapServers, func(c *Config) *string { return &c.BootstrapServers }, false),
+	msProp(keySessionTimeout, func(c *Config) *time.Duration { return &c.SessionTimeout }, false),
+	msProp(keyHeartbeatInterval, func(c *Config) *time.Duration { return &c.HeartbeatInterval }, false),
+	msProp(keyMaxPollInterval, func(c *Config) *time.Duration { return &c.MaxPollInterval }, false),
+	stringProp(keyGroupInstanceID, func(c *Config) *string { return &c.GroupInstanceID }, true),
+	msProp(keyMetadataMaxAge, func(c *Config) *time.Duration { return &c.MetadataMaxAge }, false),
+}
+
+func init() { properties = append(properties, coordinationProperties...) }
+
+// kafkaMode reports whether the group is coordinated by Kafka.
+func (c *Config) kafkaMode() bool {
+	return strings.ToLower(c.GroupCoordination) == CoordinationKafka
+}
+
+// ignoredKeys returns the keys among present that the chosen coordination
+// mode ignores.
+func (c *Config) ignoredKeys(present func(key string) bool) []string {
+	other := kafkaOnlyKeys
+	if c.kafkaMode() {
+		other = zookeeperOnlyKeys
+	}
+	var out []string
+	for _, k := range other {
+		if present(k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// ignoredKeyWarning is the warning for key, which the chosen mode ignores.
+func (c *Config) ignoredKeyWarning(key string) string {
+	if c.kafkaMode() {
+		hint := ""
+		switch key {
+		case keyZookeeperConnect:
+			hint = "; the group's brokers are found through " + keyBootstrapServers
+		case keyZookeeperSessionTimeout:
+			hint = "; did you mean " + keySessionTimeout + "?"
+		case keyOffsetsStorage, keyDualCommitEnabled:
+			hint = "; offsets are committed to Kafka's group coordinator"
+		case keyRebalanceMaxRetries, keyRebalanceBackoff:
+			hint = "; the coordinator's rebalances are bounded by " + keyMaxPollInterval
+		}
+		return fmt.Sprintf("connector: property %s is ignored with %s=%s%s", key, keyGroupCoordination, CoordinationKafka, hint)
+	}
+	hint := ""
+	switch key {
+	case keyBootstrapServers:
+		hint = "; the ZooKeeper-based consumer finds brokers through zookeeper.connect"
+	case keySessionTimeout:
+		hint = "; did you mean zookeeper.session.timeout.ms?"
+	}
+	return fmt.Sprintf("connector: property %s only applies with %s=%s and is ignored%s", key, keyGroupCoordination, CoordinationKafka, hint)
+}
+
+// ModeWarnings lists the fields that the chosen coordination mode ignores
+// but that are set to something other than their default, one warning per
+// Kafka key: for example zookeeper.session.timeout.ms with
+// zkconsumer.group.coordination=kafka, or group.instance.id with
+// zookeeper. Such keys are not errors, so that one properties file can
+// serve both modes while a group moves off ZooKeeper (Kafka's Java
+// consumer likewise warns about configurations it does not use); New logs
+// these warnings, and ConfigFromProperties returns them for the keys a
+// properties file names.
+func (c Config) ModeWarnings() []string {
+	def := DefaultConfig()
+	def.GroupCoordination = c.GroupCoordination
+	mine, defaults := c.Properties(), def.Properties()
+	// Properties leaves the other mode's keys out; compare them here.
+	for _, p := range properties {
+		if v, ok := p.get(&c); ok {
+			mine[p.key] = v
+		}
+		if v, ok := p.get(&def); ok {
+			defaults[p.key] = v
+		}
+	}
+	// A field that follows another (filled in by Validate) counts as set
+	// only when it differs from what it follows.
+	follows := map[string]bool{
+		keyZookeeperConnectionTimeout: c.ZookeeperConnectionTimeout == c.ZookeeperSessionTimeout,
+		keyRebalanceBackoff:           c.RebalanceBackoff == c.ZookeeperSyncTime,
+		keyDualCommitEnabled: c.DualCommitEnabled != nil &&
+			*c.DualCommitEnabled == (strings.ToLower(c.OffsetsStorage) == OffsetsStorageKafka),
+	}
+	var out []string
+	for _, k := range c.ignoredKeys(func(key string) bool {
+		v, ok := mine[key]
+		d, dok := defaults[key]
+		return ok && (!dok || v != d) && !follows[key]
+	}) {
+		out = append(out, c.ignoredKeyWarning(k))
+	}
+	return out
+}
+
+// omitsKey reports whether Properties leaves key out: it belongs to the
+// mode not chosen.
+func (c *Config) omitsKey(key string) bool {
+	other := kafkaOnlyKeys
+	if c.kafkaMode() {
+		other = zookeeperOnlyKeys
+	}
+	return slices.Contains(other, key)
+}
+
+// validateCoordination checks the coordination mode and what it requires:
+// zookeeper.connect with zookeeper, bootstrap.servers and the group
+// membership timeouts with kafka.
+func (c *Config) validateCoordination(v *validator) {
+	c.GroupCoordination = strings.ToLower(c.GroupCoordination)
+	if !v.oneOf(keyGroupCoordination, c.GroupCoordination, CoordinationZookeeper, CoordinationKafka) {
+		return
+	}
+	if !c.kafkaMode() {
+		if reason := checkZookeeperConnect(c.ZookeeperConnect); reason != "" {
+			if c.ZookeeperConnect == "" && c.BootstrapServers != "" {
+				reason = "required with " + keyGroupCoordination + "=" + CoordinationZookeeper +
+					" (the default); to use Kafka's group coordinator with " + keyBootstrapServers +
+					" instead, set " + keyGroupCoordination + "=" + CoordinationKafka
+			} else if c.ZookeeperConnect == "" {
+				reason = "required: set " + keyZookeeperConnect + " (host1:port1,host2:port2/chroot), or " +
+					keyBootstrapServers + " with " + keyGroupCoordination + "=" + CoordinationKafka +
+					" to use Kafka's group coordinator"
+			}
+			v.fail(keyZookeeperConnect, c.ZookeeperConnect, reason)
+		}
+	} else if reason := checkBootstrapServers(c.BootstrapServers); reason != "" {
+		v.fail(keyBootstrapServers, c.BootstrapServers, reason)
+	}
+	limit := func(key string, d time.Duration) bool {
+		return v.check(key, ms(d), d > 0 && d.Milliseconds() <= 1<<31-1, "must be between 1 and 2147483647")
+	}
+	sessionOK := limit(keySessionTimeout, c.SessionTimeout)
+	if limit(keyHeartbeatInterval, c.HeartbeatInterval) && sessionOK && c.HeartbeatInterval >= c.SessionTimeout {
+		v.fail(keyHeartbeatInterval, ms(c.HeartbeatInterval), "must be lower than "+keySessionTimeout+" ("+ms(c.SessionTimeout)+")")
+	}
+	limit(keyMaxPollInterval, c.MaxPollInterval)
+	limit(keyMetadataMaxAge, c.MetadataMaxAge)
+	if c.GroupInstanceID != "" {
+		v.check(keyGroupInstanceID, c.GroupInstanceID, validChars(c.GroupInstanceID) && len(c.GroupInstanceID) <= 249,
+			"must contain only ASCII alphanumerics, '.', '_' and '-', at most 249 of them")
+	}
+	if c.kafkaMode() {
+		// The Java consumer's names for auto.offset.reset's values.
+		switch c.AutoOffsetReset {
+		case "earliest":
+			c.AutoOffsetReset = AutoOffsetResetSmallest
+		case "latest":
+			c.AutoOffsetReset = AutoOffsetResetLargest
+		}
+	}
+}
+
+// brokerList splits bootstrap.servers.
+func (c *Config) brokerList() []string {
+	var out []string
+	for _, s := range strings.Split(c.BootstrapServers, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// checkBootstrapServers returns why s is not a usable bootstrap.servers
+// list ("host1:port1,host2:port2"), or "" if it is.
+func checkBootstrapServers(s string) string {
+	const form = "; must look like host1:port1,host2:port2"
+	if strings.TrimSpace(s) == "" {
+		return "required with " + keyGroupCoordination + "=" + CoordinationKafka + form
+	}
+	for _, server := range strings.Split(s, ",") {
+		server = strings.TrimSpace(server)
+		if server == "" {
+			continue // Java skips empty entries too
+		}
+		host, port := server, ""
+		if i := strings.LastIndexByte(server, ':'); i >= 0 {
+			host, port = server[:i], server[i+1:]
+		}
+		host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+		n, err := strconv.Atoi(port)
+		if host == "" || err != nil || n < 1 || n > 65535 {
+			return "server " + strconv.Quote(server) + " needs a host and a port" + form
+		}
+	}
+	return ""
+}

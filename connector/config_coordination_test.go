@@ -1,0 +1,130 @@
+package connector_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkconsumer/zkconsumer/connector"
+)
+
+func kafkaModeConfig() connector.Config {
+	c := connector.DefaultConfig()
+	c.GroupID = "grp"
+	c.GroupCoordination = "Kafka"
+	c.BootstrapServers = "b1:9092, b2:9093"
+	return c
+}
+
+// TestKafkaModeNeedsNoZooKeeper: with zkconsumer.group.coordination=kafka,
+// bootstrap.servers replaces zookeeper.connect; the Java consumer's names
+// for auto.offset.reset are accepted.
+func TestKafkaModeNeedsNoZooKeeper(t *testing.T) {
+	c := kafkaModeConfig()
+	c.AutoOffsetReset = "earliest"
+	require.NoError(t, c.Validate())
+	assert.Equal(t, connector.CoordinationKafka, c.GroupCoordination)
+	assert.Equal(t, connector.AutoOffsetResetSmallest, c.AutoOffsetReset)
+	assert.Empty(t, c.ModeWarnings())
+}
+
+// TestCoordinationRequiredServers: giving neither zookeeper.connect nor
+// bootstrap.servers, or the one the mode does not use, is a clear error.
+func TestCoordinationRequiredServers(t *testing.T) {
+	neither := connector.DefaultConfig()
+	neither.GroupID = "g"
+	errs := configErrorsOf(t, neither.Validate())
+	require.Len(t, errs, 1)
+	assert.Equal(t, "zookeeper.connect", errs[0].Key)
+	assert.Contains(t, errs[0].Reason, "bootstrap.servers")
+	assert.Contains(t, errs[0].Reason, "zkconsumer.group.coordination=kafka")
+
+	onlyBootstrap := neither
+	onlyBootstrap.BootstrapServers = "b:9092"
+	errs = configErrorsOf(t, onlyBootstrap.Validate())
+	require.Len(t, errs, 1)
+	assert.Contains(t, errs[0].Reason, "set zkconsumer.group.coordination=kafka")
+
+	kafkaNoServers := kafkaModeConfig()
+	kafkaNoServers.BootstrapServers = ""
+	kafkaNoServers.ZookeeperConnect = "zk:2181"
+	assert.Equal(t, []string{"bootstrap.servers"}, errorKeys(t, kafkaNoServers.Validate()))
+}
+
+func configErrorsOf(t *testing.T, err error) []*connector.ConfigError { return configErrors(t, err) }
+
+func TestKafkaModeValidation(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		mutate func(*connector.Config)
+		key    string
+	}{
+		{"unknown mode", func(c *connector.Config) { c.GroupCoordination = "kraft" }, "zkconsumer.group.coordination"},
+		{"no port", func(c *connector.Config) { c.BootstrapServers = "b1" }, "bootstrap.servers"},
+		{"bad port", func(c *connector.Config) { c.BootstrapServers = "b1:99999" }, "bootstrap.servers"},
+		{"heartbeat", func(c *connector.Config) { c.HeartbeatInterval = c.SessionTimeout }, "heartbeat.interval.ms"},
+		{"session", func(c *connector.Config) { c.SessionTimeout = 0 }, "session.timeout.ms"},
+		{"max poll", func(c *connector.Config) { c.MaxPollInterval = -time.Second }, "max.poll.interval.ms"},
+		{"metadata", func(c *connector.Config) { c.MetadataMaxAge = 0 }, "metadata.max.age.ms"},
+		{"instance", func(c *connector.Config) { c.GroupInstanceID = "a/b" }, "group.instance.id"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := kafkaModeConfig()
+			tc.mutate(&c)
+			assert.Contains(t, errorKeys(t, c.Validate()), tc.key)
+		})
+	}
+}
+
+// TestOtherModeKeysWarn: keys of the other mode are warnings, not errors,
+// so that one properties file serves a group moving off ZooKeeper.
+func TestOtherModeKeysWarn(t *testing.T) {
+	c, warnings, err := connector.ConfigFromProperties(map[string]string{
+		"group.id":                      "g",
+		"zkconsumer.group.coordination": "kafka",
+		"bootstrap.servers":             "b:9092",
+		"zookeeper.connect":             "zk:2181",
+		"zookeeper.session.timeout.ms":  "6000",
+		"offsets.storage":               "kafka",
+		"dual.commit.enabled":           "true",
+		"session.timeout.ms":            "10000",
+	})
+	require.NoError(t, err)
+	require.NoError(t, c.Validate())
+	require.Len(t, warnings, 4)
+	for i, key := range []string{"dual.commit.enabled", "offsets.storage", "zookeeper.connect", "zookeeper.session.timeout.ms"} {
+		assert.Contains(t, warnings[i], "property "+key+" is ignored with zkconsumer.group.coordination=kafka")
+	}
+	assert.Contains(t, warnings[3], "did you mean session.timeout.ms?")
+	assert.Equal(t, 10*time.Second, c.SessionTimeout)
+
+	zk := validConfig()
+	zk.GroupInstanceID = "i-1"
+	zk.SessionTimeout = 10 * time.Second
+	w := zk.ModeWarnings()
+	require.Len(t, w, 2)
+	assert.Contains(t, w[0], "session.timeout.ms only applies with zkconsumer.group.coordination=kafka")
+	assert.Contains(t, w[1], "group.instance.id only applies")
+	assert.Empty(t, validConfig().ModeWarnings(), "defaults never warn")
+}
+
+// TestKafkaModePropertiesRoundTrip: Properties leaves out the keys the mode
+// ignores, and reads back as the same Config without warnings.
+func TestKafkaModePropertiesRoundTrip(t *testing.T) {
+	c := kafkaModeConfig()
+	c.SessionTimeout = 10 * time.Second
+	c.GroupInstanceID = "inst-1"
+	require.NoError(t, c.Validate())
+	props := c.Properties()
+	for _, key := range []string{"zookeeper.connect", "zookeeper.session.timeout.ms", "offsets.storage", "dual.commit.enabled", "rebalance.max.retries"} {
+		assert.NotContains(t, props, key)
+	}
+	assert.Equal(t, "inst-1", props["group.instance.id"])
+	out, warnings, err := connector.ConfigFromProperties(props)
+	require.NoError(t, err)
+	assert.Empty(t, warnings)
+	require.NoError(t, out.Validate())
+	assert.Equal(t, c.Properties(), out.Properties())
+}

@@ -1,0 +1,63 @@
+package connector
+
+import (
+	"context"
+	"slices"
+
+	"github.com/zkconsumer/zkconsumer/rebalance"
+	"github.com/zkconsumer/zkconsumer/rebalance/kafkagroup"
+	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/zkutil"
+)
+
+// generation is one generation of the group as the data path sees it, in
+// either coordination mode: the partitions this member owns and the stream
+// (thread) of each, what fences their messages, and the context the
+// generation's fetchers run under. The revoke and assign steps
+// (handler.go) work on it alike for both modes; only commits and the
+// ownership check differ (commit.go).
+type generation struct {
+	// id is the generation's number, for logs: the member's count in
+	// ZooKeeper mode, the coordinator's generation id in Kafka mode.
+	id int64
+	// owned maps each owned partition to the thread that consumes it.
+	owned map[zkutil.TopicPartition]zkutil.ConsumerThreadID
+	// assignment is what the rebalance listener is told: the whole
+	// group's assignment in ZooKeeper mode; in Kafka mode only the
+	// leader knows it, so it is this member's own.
+	assignment rebalance.Assignment
+	ctx        context.Context
+	fence      stream.Fence
+
+	// zk is set in ZooKeeper mode, kafka in Kafka mode.
+	zk    *rebalance.Generation
+	kafka *kafkagroup.Generation
+}
+
+// zkGeneration returns the generation of gen, a generation of the
+// ZooKeeper member: the current one if it is gen's.
+func (c *ConsumerConnector) zkGeneration(gen *rebalance.Generation) *generation {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, g := range []*generation{c.gen, c.releasing} {
+		if g != nil && g.zk == gen {
+			return g
+		}
+	}
+	return &generation{
+		id: int64(gen.ID), owned: gen.Owned, assignment: gen.Assignment,
+		ctx: gen.Context(), fence: sessionFence{c.session, gen.SessionID}, zk: gen,
+	}
+}
+
+// ownedTopics lists g's partitions by topic, each list sorted.
+func (g *generation) ownedTopics() map[string][]int32 {
+	owned := map[string][]int32{}
+	for tp := range g.owned {
+		owned[tp.Topic] = append(owned[tp.Topic], tp.Partition)
+	}
+	for _, ps := range owned {
+		slices.Sort(ps)
+	}
+	return owned
+}

@@ -1,0 +1,145 @@
+package connector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/IBM/sarama"
+
+	"github.com/zkconsumer/zkconsumer/fetcher"
+)
+
+// brokersMaxAge is how long kafkaBrokers reuses the broker list it read.
+const brokersMaxAge = 5 * time.Second
+
+// kafkaBrokers lists the cluster's brokers from Kafka's metadata, asking
+// the brokers of bootstrap.servers (and those it learnt of) in turn: the
+// BrokerSource of Kafka mode, in place of ZooKeeper's /brokers/ids. The
+// list is kept for brokersMaxAge, and the last good one is used while no
+// broker answers.
+type kafkaBrokers struct {
+	seeds   []string
+	timeout time.Duration // dial, write and read
+	base    *sarama.Config
+
+	mu   sync.Mutex
+	last []fetcher.BrokerInfo
+	at   time.Time
+}
+
+var _ fetcher.BrokerSource = (*kafkaBrokers)(nil)
+
+func newKafkaBrokers(cfg Config) *kafkaBrokers {
+	sc := sarama.NewConfig()
+	sc.Version = sarama.V3_9_0_0 // lowered per connection to what the broker speaks
+	sc.ClientID = cfg.ClientID
+	return &kafkaBrokers{seeds: cfg.brokerList(), timeout: cfg.SocketTimeout, base: sc}
+}
+
+// Brokers returns the live brokers, reading them again when the list is
+// older than brokersMaxAge.
+func (b *kafkaBrokers) Brokers(ctx context.Context) ([]fetcher.BrokerInfo, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.last) > 0 && time.Since(b.at) < brokersMaxAge {
+		return slices.Clone(b.last), nil
+	}
+	addrs := slices.Clone(b.seeds)
+	rand.Shuffle(len(addrs), func(i, j int) { addrs[i], addrs[j] = addrs[j], addrs[i] })
+	for _, br := range b.last {
+		if !slices.Contains(addrs, br.Addr) {
+			addrs = append(addrs, br.Addr)
+		}
+	}
+	var errs []error
+	for _, addr := range addrs {
+		list, err := b.ask(ctx, addr)
+		if err == nil && len(list) > 0 {
+			b.last, b.at = list, time.Now()
+			return slices.Clone(list), nil
+		}
+		if err == nil {
+			err = errors.New("no broker listed")
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", addr, err))
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if len(b.last) > 0 {
+		return slices.Clone(b.last), nil
+	}
+	return nil, fmt.Errorf("connector: list brokers through bootstrap.servers: %w", errors.Join(errs...))
+}
+
+// ask reads the broker list from the broker at addr, giving up when ctx
+// ends. It asks for the metadata of one small internal topic only, which
+// every answer lists the brokers with, rather than of every topic.
+func (b *kafkaBrokers) ask(ctx context.Context, addr string) ([]fetcher.BrokerInfo, error) {
+	conf := *b.base
+	conf.Net.DialTimeout, conf.Net.ReadTimeout, conf.Net.WriteTimeout = b.timeout, b.timeout, b.timeout
+	d := &abortDialer{timeout: b.timeout}
+	conf.Net.Proxy.Enable, conf.Net.Proxy.Dialer = true, d
+	stop := context.AfterFunc(ctx, d.abort)
+	defer stop()
+	br := sarama.NewBroker(addr)
+	if err := br.Open(&conf); err != nil {
+		return nil, err
+	}
+	defer func() { _ = br.Close() }()
+	req := sarama.NewMetadataRequest(conf.Version, []string{"__consumer_offsets"})
+	req.AllowAutoTopicCreation = false
+	resp, err := br.GetMetadata(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, context.Cause(ctx)
+		}
+		return nil, err
+	}
+	out := make([]fetcher.BrokerInfo, 0, len(resp.Brokers))
+	for _, mb := range resp.Brokers {
+		out = append(out, fetcher.BrokerInfo{ID: mb.ID(), Addr: mb.Addr()})
+	}
+	slices.SortFunc(out, func(x, y fetcher.BrokerInfo) int { return int(x.ID) - int(y.ID) })
+	return out, nil
+}
+
+// abortDialer dials for one sarama.Broker and closes its connection when
+// aborted, the only way to end a request sarama is blocked in.
+type abortDialer struct {
+	timeout time.Duration
+
+	mu      sync.Mutex
+	conn    net.Conn
+	aborted bool
+}
+
+func (d *abortDialer) Dial(network, addr string) (net.Conn, error) {
+	c, err := (&net.Dialer{Timeout: d.timeout}).Dial(network, addr)
+	if err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.aborted {
+		_ = c.Close()
+		return nil, context.Canceled
+	}
+	d.conn = c
+	return c, nil
+}
+
+func (d *abortDialer) abort() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.aborted = true
+	if d.conn != nil {
+		_ = d.conn.Close()
+	}
+}

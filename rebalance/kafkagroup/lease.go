@@ -1,0 +1,95 @@
+package kafkagroup
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// LeaseFraction is the part of a generation's lease term (the smaller of
+// session.timeout.ms and the rebalance timeout) that a lease lasts, counted
+// from the moment the member sent a request that the coordinator then
+// answered as a member of the generation. The coordinator cannot have
+// removed the member before that moment plus the whole term: it heard
+// from the member no earlier than when the request was sent, its session
+// timer restarts when it handles the request, and a rebalance that began
+// after it answered waits the rebalance timeout for the member to rejoin.
+// A lease of three quarters of the term therefore ends before any other
+// member can be given the generation's partitions, with a quarter to
+// spare for clock drift and for a message handed out just before the end.
+const LeaseFraction = 0.75
+
+// lease tracks until when a generation is known to be current on the
+// coordinator. It is renewed from send times: the SyncGroup that started
+// the generation and every heartbeat answered without error. It lapses on
+// its own, also in a process frozen past it (SIGSTOP, a long GC pause): it
+// is measured on the monotonic clock from when requests were sent, never
+// from when a buffered answer happens to be read.
+type lease struct {
+	base  time.Time     // monotonic origin of until
+	term  time.Duration // LeaseFraction of the lease term
+	until atomic.Int64  // held while time.Since(base) < until (ns); -1: gone for good
+
+	mu      sync.Mutex
+	changed chan struct{} // closed and replaced on every change
+}
+
+func newLease(term time.Duration) *lease {
+	return &lease{base: time.Now(), term: time.Duration(float64(term) * LeaseFraction), changed: make(chan struct{})}
+}
+
+// held reports whether the lease holds now: an atomic load and a read of
+// the monotonic clock, cheap enough for every message.
+func (l *lease) held() bool {
+	until := l.until.Load()
+	return until > 0 && int64(time.Since(l.base)) < until
+}
+
+// renew extends the lease to sentAt plus its term, unless it is gone or
+// already lasts longer.
+func (l *lease) renew(sentAt time.Time) {
+	until := int64(sentAt.Sub(l.base) + l.term)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	cur := l.until.Load()
+	if cur < 0 || until <= cur {
+		return
+	}
+	l.until.Store(until)
+	close(l.changed)
+	l.changed = make(chan struct{})
+}
+
+// revoke ends the lease for good.
+func (l *lease) revoke() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.until.Load() < 0 {
+		return
+	}
+	l.until.Store(-1)
+	close(l.changed)
+	l.changed = make(chan struct{})
+}
+
+func (l *lease) changedCh() <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.changed
+}
+
+// LeaseHeld reports whether the generation is known to be current on the
+// coordinator at this moment: the coordinator answered, as a member of this
+// generation, a request (the SyncGroup that started it, or a heartbeat)
+// sent less than LeaseFraction of min(session.timeout.ms, rebalance
+// timeout) ago. While it holds, the coordinator cannot have handed this
+// member's partitions to another member. It is cheap enough to call before
+// every message. It lapses on its own when heartbeats stop succeeding, and
+// never holds again once the membership is lost or the member is closed;
+// heartbeats answered REBALANCE_IN_PROGRESS do not renew it.
+func (g *Generation) LeaseHeld() bool { return g.lease.held() }
+
+// LeaseChanged returns a channel closed at the next change of the lease: a
+// renewal, or its end. To wait for the lease, take the channel, then check
+// LeaseHeld, then wait on the channel.
+func (g *Generation) LeaseChanged() <-chan struct{} { return g.lease.changedCh() }
