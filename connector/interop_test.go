@@ -1,9 +1,9 @@
 package connector
 
 import (
-	"errors"
 	"bufio"
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"testing"
