@@ -40,6 +40,9 @@ func SaramaConfig() *sarama.Config {
 	cfg.Producer.RequiredAcks = sarama.WaitForAll
 	cfg.Producer.Retry.Max = 10
 	cfg.Producer.Retry.Backoff = 200 * time.Millisecond
+	// A busy 2-core machine makes a fresh controller slow: admin requests
+	// get far more than sarama's 3 s default.
+	cfg.Admin.Timeout = 30 * time.Second
 	return cfg
 }
 
@@ -64,7 +67,9 @@ func (c *Cluster) CreateTopic(ctx context.Context, topic string, partitions int3
 	}
 	defer admin.Close()
 	err = admin.CreateTopic(topic, &sarama.TopicDetail{NumPartitions: partitions, ReplicationFactor: replicationFactor}, false)
-	if err != nil && !errors.Is(err, sarama.ErrTopicAlreadyExists) {
+	// REQUEST_TIMED_OUT: the controller accepted the topic but did not
+	// finish within the request's timeout; waitLeaders tells whether it did.
+	if err != nil && !errors.Is(err, sarama.ErrTopicAlreadyExists) && !errors.Is(err, sarama.ErrRequestTimedOut) {
 		return fmt.Errorf("testcluster: create topic %s: %w", topic, err)
 	}
 	return c.waitLeaders(ctx, topic, partitions)
