@@ -270,6 +270,10 @@ func ConfigFromProperties(props map[string]string) (Config, []string, error) {
 			warnings = append(warnings, fmt.Sprintf("connector: property %s=%q is treated as unset, so its default applies", p.key, value))
 		}
 	}
+	for _, key := range securityKeys() {
+		known[key] = true
+	}
+	errs = append(errs, setSecurityProperties(&c.Security, props)...)
 	for key := range props {
 		if known[key] || strings.HasPrefix(key, "external") {
 			continue
@@ -285,7 +289,9 @@ func ConfigFromProperties(props map[string]string) (Config, []string, error) {
 }
 
 // Properties returns the configuration as Kafka consumer properties, one
-// key per field except Logger and Metrics. Fields left unset so that they follow another
+// key per field except Logger and Metrics (and Security's settings that have
+// no key, such as its TokenProvider). It contains Security's secrets: do not
+// log it. Fields left unset so that they follow another
 // field (see DefaultConfig) are omitted, so ConfigFromProperties restores
 // the same Config. Durations are written in whole milliseconds.
 func (c Config) Properties() map[string]string {
@@ -294,6 +300,9 @@ func (c Config) Properties() map[string]string {
 		if v, ok := p.get(&c); ok {
 			out[p.key] = v
 		}
+	}
+	for k, v := range c.Security.Properties() {
+		out[k] = v
 	}
 	return out
 }

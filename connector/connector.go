@@ -15,6 +15,7 @@ import (
 
 	"github.com/zkconsumer/zkconsumer/fetcher"
 	"github.com/zkconsumer/zkconsumer/internal/coordinator"
+	"github.com/zkconsumer/zkconsumer/internal/secure"
 	"github.com/zkconsumer/zkconsumer/rebalance"
 	"github.com/zkconsumer/zkconsumer/stream"
 	"github.com/zkconsumer/zkconsumer/zkutil"
@@ -114,6 +115,14 @@ func New(cfg Config, opts ...Option) (*ConsumerConnector, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
+	sec, err := cfg.securityClient()
+	if err != nil {
+		return nil, err
+	}
+	zkDial, zkAuth, zkACL, err := cfg.zooKeeperSecurity(o.dialer)
+	if err != nil {
+		return nil, err
+	}
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -145,14 +154,16 @@ func New(cfg Config, opts ...Option) (*ConsumerConnector, error) {
 		Connect:           cfg.ZookeeperConnect,
 		SessionTimeout:    cfg.ZookeeperSessionTimeout,
 		ConnectionTimeout: cfg.ZookeeperConnectionTimeout,
-		Dialer:            o.dialer,
+		Dialer:            zkDial,
+		Auth:              zkAuth,
+		ACL:               zkACL,
 		Logger:            c.log,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("connector: %w", err)
 	}
-	brokers := &zkBrokers{zk: c.session, report: c.report}
-	c.offsets = c.newOffsetStore(brokers)
+	brokers := &zkBrokers{zk: c.session, report: c.report, sec: sec}
+	c.offsets = c.newOffsetStore(brokers, sec)
 	var onFetch func(fetcher.FetchEvent)
 	if c.metrics != nil {
 		onFetch = c.onFetch
@@ -170,6 +181,7 @@ func New(cfg Config, opts ...Option) (*ConsumerConnector, error) {
 		Logger:                   c.log,
 		OnError:                  c.report,
 		OnFetch:                  onFetch,
+		Sarama:                   brokerSaramaConfig(sec, cfg.SocketTimeout),
 	}, brokers)
 	if err != nil {
 		_ = c.session.Close()
@@ -186,7 +198,7 @@ func New(cfg Config, opts ...Option) (*ConsumerConnector, error) {
 	return c, nil
 }
 
-func (c *ConsumerConnector) newOffsetStore(brokers *zkBrokers) offsetStore {
+func (c *ConsumerConnector) newOffsetStore(brokers *zkBrokers, sec *secure.Client) offsetStore {
 	zkStore := c.metered(&zkOffsetStore{zk: c.session, group: c.cfg.GroupID}, StoreZookeeper)
 	if c.cfg.OffsetsStorage != OffsetsStorageKafka {
 		return zkStore
@@ -216,6 +228,7 @@ func (c *ConsumerConnector) newOffsetStore(brokers *zkBrokers) offsetStore {
 			sc.Net.ReadTimeout = c.cfg.OffsetsChannelSocketTimeout
 			sc.Net.WriteTimeout = c.cfg.OffsetsChannelSocketTimeout
 			sc.Metadata.Full = false
+			sec.Apply(sc)
 			return sarama.NewClient(addrs, sc)
 		},
 		c.cfg.OffsetsCommitMaxRetries, c.cfg.OffsetsChannelBackoff), StoreKafka)

@@ -47,7 +47,13 @@ func (d *dialer) Dial(network, addr string) (net.Conn, error) {
 		return nil, err
 	}
 	if d.rcvBuf > 0 {
-		if tc, ok := c.(*net.TCPConn); ok {
+		raw := c
+		// A TLS dialer (Config.Sarama's proxy dialer) returns the
+		// *tls.Conn around the TCP connection.
+		if w, ok := c.(interface{ NetConn() net.Conn }); ok {
+			raw = w.NetConn()
+		}
+		if tc, ok := raw.(*net.TCPConn); ok {
 			_ = tc.SetReadBuffer(d.rcvBuf)
 		}
 	}
