@@ -127,14 +127,16 @@ func (c *Client) TLSConfig() *tls.Config {
 }
 
 // Apply sets the TLS and SASL settings of sc, a configuration of broker
-// connections. TLS is done by a dialer that Apply installs as
+// connections. Unless the protocol is PLAINTEXT, it installs a dialer as
 // sc.Net.Proxy.Dialer on top of the one already there (or a plain
-// net.Dialer with sc's timeouts): it completes the handshake within the
-// dial timeout and reports failures with the property to fix. Apply does
-// not touch the other settings of sc.
+// net.Dialer with sc's timeouts); for TLS it completes the handshake within
+// the dial timeout and reports failures with the property to fix. The
+// dialer has a method Explain(error) error (Client.Explain), which callers
+// that only hold sc can use on the errors of Broker.Open. Apply does not
+// touch the other settings of sc.
 func (c *Client) Apply(sc *sarama.Config) {
-	if c.tls != nil {
-		d := &tlsDialer{conf: c.tls, timeout: sc.Net.DialTimeout, keys: c.s.trustKeys()}
+	if c.s.Protocol() != ProtocolPlaintext {
+		d := &tlsDialer{conf: c.tls, timeout: sc.Net.DialTimeout, keys: c.s.trustKeys(), client: c}
 		if sc.Net.Proxy.Enable && sc.Net.Proxy.Dialer != nil {
 			d.inner = sc.Net.Proxy.Dialer
 		}

@@ -59,7 +59,12 @@ type tlsDialer struct {
 	direct  net.Dialer
 	// keys names the trust settings, for errors.
 	keys string
+	// client explains errors.
+	client *Client
 }
+
+// Explain is Client.Explain.
+func (d *tlsDialer) Explain(err error) error { return d.client.Explain(err) }
 
 // Dial connects and shakes hands.
 func (d *tlsDialer) Dial(network, addr string) (net.Conn, error) {
@@ -87,6 +92,9 @@ func (d *tlsDialer) DialContext(ctx context.Context, network, addr string) (net.
 	}
 	if err != nil {
 		return nil, err
+	}
+	if d.conf == nil {
+		return raw, nil
 	}
 	conf := d.conf
 	if conf.ServerName == "" {
