@@ -229,7 +229,8 @@ func (c *ConsumerConnector) newOffsetStore(brokers *zkBrokers, sec *secure.Clien
 			sc.Net.WriteTimeout = c.cfg.OffsetsChannelSocketTimeout
 			sc.Metadata.Full = false
 			sec.Apply(sc)
-			return sarama.NewClient(addrs, sc)
+			cl, err := sarama.NewClient(addrs, sc)
+			return cl, sec.Explain(err)
 		},
 		c.cfg.OffsetsCommitMaxRetries, c.cfg.OffsetsChannelBackoff), StoreKafka)
 	if c.cfg.DualCommitEnabled != nil && *c.cfg.DualCommitEnabled {

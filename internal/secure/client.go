@@ -132,8 +132,9 @@ func (c *Client) TLSConfig() *tls.Config {
 // net.Dialer with sc's timeouts); for TLS it completes the handshake within
 // the dial timeout and reports failures with the property to fix. The
 // dialer has a method Explain(error) error (Client.Explain), which callers
-// that only hold sc can use on the errors of Broker.Open. Apply does not
-// touch the other settings of sc.
+// that only hold sc can use on the errors of Broker.Open. With SASL it
+// raises sc.Version to at least 1.0.0, which SASL handshake v1 needs.
+// Apply does not touch the other settings of sc.
 func (c *Client) Apply(sc *sarama.Config) {
 	if c.s.Protocol() != ProtocolPlaintext {
 		d := &tlsDialer{conf: c.tls, timeout: sc.Net.DialTimeout, keys: c.s.trustKeys(), client: c}
@@ -152,7 +153,12 @@ func (c *Client) Apply(sc *sarama.Config) {
 	}
 	sc.Net.SASL.Enable = true
 	sc.Net.SASL.Handshake = true
+	// SASL handshake v1 (SaslAuthenticate) is Kafka 1.0's; sarama picks
+	// its request versions from sc.Version.
 	sc.Net.SASL.Version = sarama.SASLHandshakeV1
+	if !sc.Version.IsAtLeast(sarama.V1_0_0_0) {
+		sc.Version = sarama.V1_0_0_0
+	}
 	switch c.s.mechanism() {
 	case MechanismPlain:
 		sc.Net.SASL.Mechanism = sarama.SASLTypePlaintext
