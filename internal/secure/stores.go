@@ -209,7 +209,12 @@ func pemPrivateKey(data []byte, password string) (crypto.PrivateKey, error) {
 			if err != nil {
 				return nil, err
 			}
-			return x509.ParsePKCS8PrivateKey(der)
+			key, err := x509.ParsePKCS8PrivateKey(der)
+			if err != nil {
+				// The padding matched by chance; the password is wrong.
+				return nil, errKeyPassword
+			}
+			return key, nil
 		}
 	}
 }
