@@ -125,13 +125,13 @@ func TestZooKeeperAuthFromEnvironment(t *testing.T) {
 func TestSetProperties(t *testing.T) {
 	var s Settings
 	err := s.SetProperties(map[string]string{
-		"security.protocol":                     " SASL_SSL ",
-		"ssl.ca.location":                       "/ca.pem",
-		"sasl.mechanisms":                       "PLAIN",
-		"sasl.username":                         "u",
-		"sasl.password":                         "p",
-		"ssl.endpoint.identification.algorithm": "",
-		"zookeeper.set.acl":                     "TRUE",
+		"security.protocol":                            " SASL_SSL ",
+		"ssl.ca.location":                              "/ca.pem",
+		"sasl.mechanisms":                              "PLAIN",
+		"sasl.username":                                "u",
+		"sasl.password":                                "p",
+		"ssl.endpoint.identification.algorithm":        "",
+		"zookeeper.set.acl":                            "TRUE",
 		"zookeeper.ssl.endpoint.identification.enable": "false",
 	})
 	if err != nil {
