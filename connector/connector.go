@@ -157,6 +157,7 @@ func New(cfg Config, opts ...Option) (*ConsumerConnector, error) {
 		Dialer:            zkDial,
 		Auth:              zkAuth,
 		ACL:               zkACL,
+		OpenACLPaths:      []string{zkutil.ConsumersPath},
 		Logger:            c.log,
 	})
 	if err != nil {

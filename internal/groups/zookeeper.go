@@ -34,6 +34,7 @@ func OpenZooKeeper(ctx context.Context, connect string, timeout time.Duration, s
 		Dialer:            dial,
 		Auth:              sec.ZooKeeperCredentials(),
 		ACL:               sec.ZooKeeperACL(),
+		OpenACLPaths:      []string{zkutil.ConsumersPath},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("groups: cannot reach ZooKeeper: %w", err)
