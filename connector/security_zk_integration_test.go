@@ -91,3 +91,48 @@ func TestZooKeeperACLs(t *testing.T) {
 		require.Less(t, time.Since(start), 5*time.Second, "no retry loop")
 	}
 }
+
+// TestZooKeeperTLS: with zookeeper.ssl.client.enable the session speaks
+// TLS to ZooKeeper's secure client port (which speaks nothing else), and a
+// ZooKeeper certificate signed by an unknown authority fails New within
+// zookeeper.connection.timeout.ms, naming the trust store key.
+func TestZooKeeperTLS(t *testing.T) {
+	c := testcluster.SharedSecure(t)
+	sec := c.Security()
+	topic := newTopic(t, c, 1, 20)
+	props := props(testConfig(c, testcluster.UniqueName("g-zktls")))
+	props["zookeeper.connect"] = sec.ZooKeeperTLS() + c.Chroot()
+	props["zookeeper.clientCnxnSocket"] = "org.apache.zookeeper.ClientCnxnSocketNetty"
+	props["zookeeper.ssl.client.enable"] = "true"
+	props["zookeeper.ssl.truststore.location"] = sec.CAFile
+	props["zookeeper.ssl.truststore.type"] = "PEM"
+	props["zookeeper.ssl.keystore.location"] = sec.ClientKeystoreP12
+	props["zookeeper.ssl.keystore.type"] = "PKCS12"
+	props["zookeeper.ssl.keystore.password"] = sec.StorePassword
+	cfg, warnings, err := ConfigFromProperties(props)
+	require.NoError(t, err)
+	require.Empty(t, warnings)
+	ctx := testCtx(t, 2*time.Minute)
+	conn := newConnector(t, cfg)
+	streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
+	require.NoError(t, err)
+	col := newCollector()
+	col.read(ctx, "tls", streams[topic][0])
+	col.waitAll(t, 0, 20, time.Minute)
+
+	bad := cfg
+	bad.Security.ZooKeeperSSLTruststoreLocation = sec.UntrustedCAFile
+	bad.ZookeeperConnectionTimeout = 3 * time.Second
+	start := time.Now()
+	_, err = New(bad)
+	require.Error(t, err)
+	t.Logf("after %v: %v", time.Since(start), err)
+	require.ErrorContains(t, err, "zookeeper.ssl.truststore.location")
+	require.Less(t, time.Since(start), 10*time.Second)
+
+	plain := cfg
+	plain.Security.ZooKeeperSSLClientEnable = false
+	plain.ZookeeperConnectionTimeout = 2 * time.Second
+	_, err = New(plain)
+	require.Error(t, err, "the TLS port does not speak plaintext")
+}

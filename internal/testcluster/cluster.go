@@ -161,11 +161,16 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		return nil, err
 	}
 	cp := filepath.Join(lib, "*")
+	if opts.Secure {
+		if err := c.prepareSecurity(); err != nil {
+			return nil, err
+		}
+	}
 	if err := c.startZooKeeper(ctx, cp, log4j, ports[0]); err != nil {
 		return nil, err
 	}
 	if opts.Secure {
-		if err := c.setupSecurity(ctx); err != nil {
+		if err := c.createSCRAMUser(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -211,6 +216,9 @@ func (c *Cluster) startZooKeeper(ctx context.Context, cp, log4j string, port int
 		"4lw.commands.whitelist":         "*",
 		"autopurge.purgeInterval":        "0",
 		"zookeeper.snapshot.trust.empty": "true",
+	}
+	if c.security != nil {
+		c.security.addZooKeeperTLS(props)
 	}
 	if err := writeProperties(cfg, props); err != nil {
 		return err

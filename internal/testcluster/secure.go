@@ -70,7 +70,8 @@ type Security struct {
 	// mechanisms.
 	User, Password string
 
-	ports map[string][]int // listener -> port by broker id
+	ports     map[string][]int // listener -> port by broker id
+	zkTLSPort int
 }
 
 // Listener returns the host:port of listener on broker id.
@@ -87,9 +88,9 @@ func (s *Security) Listener(name string, id int) string {
 // Options.Secure, nil for others.
 func (c *Cluster) Security() *Security { return c.security }
 
-// setupSecurity makes the certificates and the SCRAM users (through
-// ZooKeeper, with Kafka 3.9's ConfigCommand) before the brokers start.
-func (c *Cluster) setupSecurity(ctx context.Context) error {
+// prepareSecurity makes the certificates and picks the ports of the
+// secure listeners, before ZooKeeper starts.
+func (c *Cluster) prepareSecurity() error {
 	s := &Security{
 		Dir:           filepath.Join(c.dir, "security"),
 		StorePassword: "store-secret",
@@ -103,13 +104,22 @@ func (c *Cluster) setupSecurity(ctx context.Context) error {
 	if err := s.makeCertificates(); err != nil {
 		return err
 	}
-	ports, err := freePorts(len(secureListeners) * c.opts.Brokers)
+	ports, err := freePorts(1 + len(secureListeners)*c.opts.Brokers)
 	if err != nil {
 		return err
 	}
+	s.zkTLSPort, ports = ports[0], ports[1:]
 	for i, l := range secureListeners {
 		s.ports[l.name] = ports[i*c.opts.Brokers : (i+1)*c.opts.Brokers]
 	}
+	c.security = s
+	return nil
+}
+
+// createSCRAMUser creates the SCRAM credentials of the test user through
+// ZooKeeper, with Kafka 3.9's ConfigCommand, before the brokers start.
+func (c *Cluster) createSCRAMUser(ctx context.Context) error {
+	s := c.security
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	// ConfigCommand needs the chroot, which the brokers have not made yet.
@@ -134,8 +144,27 @@ func (c *Cluster) setupSecurity(ctx context.Context) error {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("testcluster: create SCRAM user %s: %w\n%s", s.User, err, out)
 	}
-	c.security = s
 	return nil
+}
+
+// addZooKeeperTLS gives ZooKeeper a TLS client port besides its plain
+// one (which the brokers and the harness use), with the brokers'
+// certificate; client certificates are not required.
+func (s *Security) addZooKeeperTLS(props map[string]string) {
+	props["secureClientPort"] = strconv.Itoa(s.zkTLSPort)
+	props["secureClientPortAddress"] = "127.0.0.1"
+	props["serverCnxnFactory"] = "org.apache.zookeeper.server.NettyServerCnxnFactory"
+	props["ssl.keyStore.location"] = s.ServerKeystoreP12
+	props["ssl.keyStore.password"] = s.StorePassword
+	props["ssl.keyStore.type"] = "PKCS12"
+	props["ssl.trustStore.location"] = s.CAFile
+	props["ssl.trustStore.type"] = "PEM"
+	props["ssl.clientAuth"] = "want"
+}
+
+// ZooKeeperTLS is the host:port of ZooKeeper's TLS client port.
+func (s *Security) ZooKeeperTLS() string {
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.zkTLSPort))
 }
 
 // addSecureListeners adds the listeners and TLS/SASL settings of broker id
