@@ -1,6 +1,8 @@
 package secure_test
 
 import (
+	"encoding/base64"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -92,6 +94,7 @@ func TestConnectSecureListeners(t *testing.T) {
 		{"SASL_SSL PLAIN", secure.Settings{SecurityProtocol: "SASL_SSL", SSLTruststoreLocation: sec.CAFile, SASLMechanism: "PLAIN", SASLJAASConfig: jaas("org.apache.kafka.common.security.plain.PlainLoginModule")}},
 		{"SASL_SSL SCRAM-SHA-256", secure.Settings{SecurityProtocol: "SASL_SSL", SSLTruststoreLocation: sec.CAFile, SASLMechanism: "SCRAM-SHA-256", SASLJAASConfig: jaas("org.apache.kafka.common.security.scram.ScramLoginModule")}},
 		{"SASL_SSL SCRAM-SHA-512 librdkafka", secure.Settings{SecurityProtocol: "SASL_SSL", SSLTruststoreLocation: sec.CAFile, SASLMechanism: "SCRAM-SHA-512", SASLUsername: sec.User, SASLPassword: sec.Password}},
+		{"SASL_SSL OAUTHBEARER", secure.Settings{SecurityProtocol: "SASL_SSL", SSLTruststoreLocation: sec.CAFile, SASLMechanism: "OAUTHBEARER", TokenProvider: unsecuredToken{sec.User}}},
 		{"SASL_PLAINTEXT PLAIN", secure.Settings{SecurityProtocol: "SASL_PLAINTEXT", SASLMechanism: "PLAIN", SASLUsername: sec.User, SASLPassword: sec.Password}},
 		{"wrong host skipped", secure.Settings{SecurityProtocol: "SSL", ListenerName: testcluster.ListenerWrongHost, SSLTruststoreLocation: sec.CAFile, SSLEndpointIdentificationAlgorithm: ptr("")}},
 	} {
@@ -151,4 +154,15 @@ func TestConnectFailures(t *testing.T) {
 			}
 		})
 	}
+}
+
+// unsecuredToken makes unsigned JWTs, which Kafka's default OAUTHBEARER
+// validator accepts.
+type unsecuredToken struct{ sub string }
+
+func (u unsecuredToken) Token() (*sarama.AccessToken, error) {
+	enc := base64.RawURLEncoding.EncodeToString
+	now := time.Now().Unix()
+	claims := fmt.Sprintf(`{"sub":%q,"iat":%d,"exp":%d}`, u.sub, now, now+3600)
+	return &sarama.AccessToken{Token: enc([]byte(`{"alg":"none"}`)) + "." + enc([]byte(claims)) + "."}, nil
 }

@@ -24,8 +24,9 @@ const (
 	// ListenerMTLS is TLS that requires a client certificate signed by the
 	// test CA (ssl.client.auth=required); its protocol is SSL.
 	ListenerMTLS = "MTLS"
-	// ListenerSASLSSL is SASL over TLS with PLAIN, SCRAM-SHA-256 and
-	// SCRAM-SHA-512 enabled.
+	// ListenerSASLSSL is SASL over TLS with PLAIN, SCRAM-SHA-256,
+	// SCRAM-SHA-512 and OAUTHBEARER (Kafka's unsecured validator: any
+	// unsigned JWT with "sub" and "exp") enabled.
 	ListenerSASLSSL = "SASL_SSL"
 	// ListenerSASLPlaintext is SASL without TLS with only PLAIN enabled.
 	ListenerSASLPlaintext = "SASL_PLAINTEXT"
@@ -188,7 +189,7 @@ func (s *Security) addSecureListeners(id int, props map[string]string) {
 	props["ssl.truststore.location"] = s.CAFile
 	props["ssl.client.auth"] = "none"
 	props["listener.name.mtls.ssl.client.auth"] = "required"
-	props["sasl.enabled.mechanisms"] = "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512"
+	props["sasl.enabled.mechanisms"] = "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER"
 	props["listener.name.sasl_plaintext.sasl.enabled.mechanisms"] = "PLAIN"
 	plain := fmt.Sprintf(`org.apache.kafka.common.security.plain.PlainLoginModule required user_%s="%s";`, s.User, s.Password)
 	scram := "org.apache.kafka.common.security.scram.ScramLoginModule required;"
@@ -196,6 +197,9 @@ func (s *Security) addSecureListeners(id int, props map[string]string) {
 	props["listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config"] = scram
 	props["listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config"] = scram
 	props["listener.name.sasl_plaintext.plain.sasl.jaas.config"] = plain
+	// Kafka's unsecured OAUTHBEARER validator: unsigned JWTs with "sub"
+	// and "exp" claims.
+	props["listener.name.sasl_ssl.oauthbearer.sasl.jaas.config"] = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;"
 }
 
 var sharedSecure sharedCluster
