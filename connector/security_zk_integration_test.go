@@ -136,3 +136,37 @@ func TestZooKeeperTLS(t *testing.T) {
 	_, err = New(plain)
 	require.Error(t, err, "the TLS port does not speak plaintext")
 }
+
+// TestSecuredPropertiesExample: the properties file of the README's
+// "Secured clusters" section works as written, once its host names, paths
+// and passwords are those of the test cluster.
+func TestSecuredPropertiesExample(t *testing.T) {
+	c := testcluster.SharedSecure(t)
+	sec := c.Security()
+	topic := newTopic(t, c, 2, 40)
+	props, err := LoadPropertiesFile("testdata/secured.properties")
+	require.NoError(t, err)
+	for k, v := range props {
+		v = strings.ReplaceAll(v, "zk1.example.com:2182,zk2.example.com:2182", sec.ZooKeeperTLS())
+		v = strings.ReplaceAll(v, "/etc/kafka/ca.pem", sec.CAFile)
+		v = strings.ReplaceAll(v, `username="alice"`, `username="`+sec.User+`"`)
+		v = strings.ReplaceAll(v, `password="alice-secret"`, `password="`+sec.Password+`"`)
+		props[k] = v
+	}
+	props["group.id"] = testcluster.UniqueName("g-example")
+	props["zookeeper.session.timeout.ms"] = "4000"
+	cfg, warnings, err := ConfigFromProperties(props)
+	require.NoError(t, err)
+	require.Empty(t, warnings)
+	require.Equal(t, "SASL_SSL", cfg.Security.SecurityProtocol)
+	ctx := testCtx(t, 2*time.Minute)
+	conn := newConnector(t, cfg)
+	streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
+	require.NoError(t, err)
+	col := newCollector()
+	col.read(ctx, "example", streams[topic][0])
+	col.waitAll(t, 0, 40, time.Minute)
+	require.NoError(t, conn.CommitOffsets(ctx))
+	acl := aclOf(t, c, zkutil.OffsetPath(cfg.GroupID, topic, 0))
+	require.Len(t, acl, 2, "offsets are secured: %+v", acl)
+}
