@@ -25,4 +25,5 @@ require (
 	golang.org/x/crypto v0.57.0 // indirect
 	golang.org/x/net v0.59.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
+	software.sslmate.com/src/go-pkcs12 v0.7.4 // indirect
 )

@@ -8,11 +8,13 @@ import (
 	"sync"
 
 	"github.com/zkconsumer/zkconsumer/fetcher"
+	"github.com/zkconsumer/zkconsumer/internal/secure"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
 // zkBrokers lists the brokers registered under /brokers/ids, using each
-// broker's first PLAINTEXT endpoint as Kafka's old consumer does. A broker
+// broker's first endpoint of the configured security protocol (PLAINTEXT
+// by default, as Kafka's old consumer does) or the configured listener. A broker
 // whose registration cannot be read is skipped and reported, once for each
 // distinct problem: the leader finder asks again every few hundred
 // milliseconds.
@@ -22,6 +24,9 @@ type zkBrokers struct {
 		Get(ctx context.Context, path string) ([]byte, zkutil.Stat, error)
 	}
 	report func(error)
+	// sec picks each broker's listener (security.protocol,
+	// zkconsumer.listener.name).
+	sec *secure.Client
 
 	mu       sync.Mutex
 	reported map[string]bool
@@ -65,11 +70,16 @@ func (b *zkBrokers) Brokers(ctx context.Context) ([]fetcher.BrokerInfo, error) {
 			return nil, fmt.Errorf("connector: read broker %s: %w", path, err)
 		}
 		br, err := zkutil.DecodeBroker(int32(id), path, data)
-		if err != nil {
+		if err != nil && !errors.Is(err, zkutil.ErrNoPlaintextEndpoint) {
 			b.reportOnce(err)
 			continue
 		}
-		out = append(out, fetcher.BrokerInfo{ID: br.ID, Addr: br.Addr()})
+		ep, err := b.sec.Endpoint(br)
+		if err != nil {
+			b.reportOnce(fmt.Errorf("connector: %w", err))
+			continue
+		}
+		out = append(out, fetcher.BrokerInfo{ID: br.ID, Addr: ep.Addr()})
 	}
 	return out, nil
 }

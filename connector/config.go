@@ -356,6 +356,14 @@ type Config struct {
 	// them to Prometheus). One Metrics serves one connector. It has no
 	// Kafka key. Nil, the default, measures nothing and costs nothing.
 	Metrics Metrics
+
+	// Security holds the TLS and SASL settings of the broker connections
+	// and the ZooKeeper credentials, ACL and TLS settings, under the keys
+	// of Kafka's Java clients (security.protocol, ssl.*, sasl.*,
+	// zookeeper.set.acl, zookeeper.ssl.*) and librdkafka's aliases; see
+	// SecurityConfig. The zero value is PLAINTEXT without authentication,
+	// Kafka's default. Its secrets never appear in String or %v output.
+	Security SecurityConfig
 }
 
 // DefaultConfig returns a Config holding Kafka 1.1.1's defaults for every
@@ -476,6 +484,9 @@ func (c *Config) Validate() error {
 		c.ZookeeperConnectionTimeout = c.ZookeeperSessionTimeout
 	}
 	v.check(keyZookeeperConnectionTimeout, ms(c.ZookeeperConnectionTimeout), c.ZookeeperConnectionTimeout >= 0, "must not be negative")
+
+	// Security.
+	v.security(c.Security)
 
 	return errors.Join(v.errs...)
 }

@@ -268,6 +268,10 @@ func ConfigFromProperties(props map[string]string) (Config, []string, error) {
 			warnings = append(warnings, fmt.Sprintf("connector: property %s=%q is treated as unset, so its default applies", p.key, value))
 		}
 	}
+	for _, key := range securityKeys() {
+		known[key] = true
+	}
+	errs = append(errs, setSecurityProperties(&c.Security, props)...)
 	for _, key := range c.ignoredKeys(func(key string) bool { _, ok := props[key]; return ok }) {
 		warnings = append(warnings, c.ignoredKeyWarning(key))
 	}
@@ -286,8 +290,10 @@ func ConfigFromProperties(props map[string]string) (Config, []string, error) {
 }
 
 // Properties returns the configuration as Kafka consumer properties, one
-// key per field except Logger, Metrics and the fields the chosen
-// GroupCoordination ignores (see ModeWarnings). Fields left unset so that they follow another
+// key per field except Logger, Metrics, Security's settings that have no
+// key (such as its TokenProvider), and the fields the chosen
+// GroupCoordination ignores (see ModeWarnings). It contains Security's
+// secrets: do not log it. Fields left unset so that they follow another
 // field (see DefaultConfig) are omitted, so ConfigFromProperties restores
 // the same Config. Durations are written in whole milliseconds.
 func (c Config) Properties() map[string]string {
@@ -296,6 +302,9 @@ func (c Config) Properties() map[string]string {
 		if v, ok := p.get(&c); ok && !c.omitsKey(p.key) {
 			out[p.key] = v
 		}
+	}
+	for k, v := range c.Security.Properties() {
+		out[k] = v
 	}
 	return out
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/zkconsumer/zkconsumer/fetcher"
 	"github.com/zkconsumer/zkconsumer/internal/coordinator"
+	"github.com/zkconsumer/zkconsumer/internal/secure"
 	"github.com/zkconsumer/zkconsumer/rebalance"
 	"github.com/zkconsumer/zkconsumer/stream"
 	"github.com/zkconsumer/zkconsumer/zkutil"
@@ -119,6 +120,14 @@ func New(cfg Config, opts ...Option) (*ConsumerConnector, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
+	sec, err := cfg.securityClient()
+	if err != nil {
+		return nil, err
+	}
+	zkDial, zkAuth, zkACL, err := cfg.zooKeeperSecurity(o.dialer)
+	if err != nil {
+		return nil, err
+	}
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -149,8 +158,8 @@ func New(cfg Config, opts ...Option) (*ConsumerConnector, error) {
 	}
 	var brokers fetcher.BrokerSource
 	if cfg.kafkaMode() {
-		kb := newKafkaBrokers(cfg)
-		c.kafka = newKafkaGroup(c, kb)
+		kb := newKafkaBrokers(cfg, sec)
+		c.kafka = newKafkaGroup(c, kb, sec)
 		brokers = kb
 	} else {
 		// Dial itself gives up after ZookeeperConnectionTimeout, with an
@@ -159,14 +168,17 @@ func New(cfg Config, opts ...Option) (*ConsumerConnector, error) {
 			Connect:           cfg.ZookeeperConnect,
 			SessionTimeout:    cfg.ZookeeperSessionTimeout,
 			ConnectionTimeout: cfg.ZookeeperConnectionTimeout,
-			Dialer:            o.dialer,
+			Dialer:            zkDial,
+			Auth:              zkAuth,
+			ACL:               zkACL,
+			OpenACLPaths:      []string{zkutil.ConsumersPath},
 			Logger:            c.log,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("connector: %w", err)
 		}
-		zb := &zkBrokers{zk: c.session, report: c.report}
-		c.offsets = c.newOffsetStore(zb)
+		zb := &zkBrokers{zk: c.session, report: c.report, sec: sec}
+		c.offsets = c.newOffsetStore(zb, sec)
 		brokers = zb
 	}
 	var onFetch func(fetcher.FetchEvent)
@@ -186,6 +198,7 @@ func New(cfg Config, opts ...Option) (*ConsumerConnector, error) {
 		Logger:                   c.log,
 		OnError:                  c.report,
 		OnFetch:                  onFetch,
+		Sarama:                   brokerSaramaConfig(sec, cfg.SocketTimeout),
 	}, brokers)
 	if err != nil {
 		_ = c.closeCoordination()
@@ -206,7 +219,7 @@ func New(cfg Config, opts ...Option) (*ConsumerConnector, error) {
 	return c, nil
 }
 
-func (c *ConsumerConnector) newOffsetStore(brokers *zkBrokers) offsetStore {
+func (c *ConsumerConnector) newOffsetStore(brokers *zkBrokers, sec *secure.Client) offsetStore {
 	zkStore := c.metered(&zkOffsetStore{zk: c.session, group: c.cfg.GroupID}, StoreZookeeper)
 	if c.cfg.OffsetsStorage != OffsetsStorageKafka {
 		return zkStore
@@ -236,7 +249,9 @@ func (c *ConsumerConnector) newOffsetStore(brokers *zkBrokers) offsetStore {
 			sc.Net.ReadTimeout = c.cfg.OffsetsChannelSocketTimeout
 			sc.Net.WriteTimeout = c.cfg.OffsetsChannelSocketTimeout
 			sc.Metadata.Full = false
-			return sarama.NewClient(addrs, sc)
+			sec.Apply(sc)
+			cl, err := sarama.NewClient(addrs, sc)
+			return cl, sec.Explain(err)
 		},
 		c.cfg.OffsetsCommitMaxRetries, c.cfg.OffsetsChannelBackoff), StoreKafka)
 	if c.cfg.DualCommitEnabled != nil && *c.cfg.DualCommitEnabled {

@@ -13,6 +13,7 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/zkconsumer/zkconsumer/fetcher"
+	"github.com/zkconsumer/zkconsumer/internal/secure"
 )
 
 // brokersMaxAge is how long kafkaBrokers reuses the broker list it read.
@@ -25,8 +26,9 @@ const brokersMaxAge = 5 * time.Second
 // broker answers.
 type kafkaBrokers struct {
 	seeds   []string
-	timeout time.Duration // dial, write and read
-	base    *sarama.Config
+	timeout time.Duration  // dial, write and read
+	base    *sarama.Config // without security: ask applies it around its own dialer
+	sec     *secure.Client
 
 	mu   sync.Mutex
 	last []fetcher.BrokerInfo
@@ -35,11 +37,10 @@ type kafkaBrokers struct {
 
 var _ fetcher.BrokerSource = (*kafkaBrokers)(nil)
 
-func newKafkaBrokers(cfg Config) *kafkaBrokers {
-	sc := sarama.NewConfig()
-	sc.Version = sarama.V3_9_0_0 // lowered per connection to what the broker speaks
+func newKafkaBrokers(cfg Config, sec *secure.Client) *kafkaBrokers {
+	sc := brokerSaramaConfig(nil, cfg.SocketTimeout) // its version is lowered per connection to what the broker speaks
 	sc.ClientID = cfg.ClientID
-	return &kafkaBrokers{seeds: cfg.brokerList(), timeout: cfg.SocketTimeout, base: sc}
+	return &kafkaBrokers{seeds: cfg.brokerList(), timeout: cfg.SocketTimeout, base: sc, sec: sec}
 }
 
 // Brokers returns the live brokers, reading them again when the list is
@@ -86,6 +87,7 @@ func (b *kafkaBrokers) ask(ctx context.Context, addr string) ([]fetcher.BrokerIn
 	conf.Net.DialTimeout, conf.Net.ReadTimeout, conf.Net.WriteTimeout = b.timeout, b.timeout, b.timeout
 	d := &abortDialer{timeout: b.timeout}
 	conf.Net.Proxy.Enable, conf.Net.Proxy.Dialer = true, d
+	b.sec.Apply(&conf) // TLS and SASL around the aborting dialer
 	stop := context.AfterFunc(ctx, d.abort)
 	defer stop()
 	br := sarama.NewBroker(addr)

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/zkconsumer/zkconsumer/internal/secure"
 	"github.com/zkconsumer/zkconsumer/rebalance"
 	"github.com/zkconsumer/zkconsumer/rebalance/kafkagroup"
 	"github.com/zkconsumer/zkconsumer/stream"
@@ -25,6 +26,7 @@ import (
 type kafkaGroup struct {
 	c       *ConsumerConnector
 	brokers *kafkaBrokers
+	sec     *secure.Client // TLS and SASL of the member's connections
 
 	// Set by join, before the loop starts.
 	member   *kafkagroup.Member
@@ -43,9 +45,9 @@ type kafkaGroup struct {
 	firstOnce     sync.Once
 }
 
-func newKafkaGroup(c *ConsumerConnector, brokers *kafkaBrokers) *kafkaGroup {
+func newKafkaGroup(c *ConsumerConnector, brokers *kafkaBrokers, sec *secure.Client) *kafkaGroup {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &kafkaGroup{c: c, brokers: brokers, ctx: ctx, cancel: cancel,
+	return &kafkaGroup{c: c, brokers: brokers, sec: sec, ctx: ctx, cancel: cancel,
 		done: make(chan struct{}), first: make(chan error, 1)}
 }
 
@@ -68,6 +70,8 @@ func (k *kafkaGroup) join(ctx context.Context, sub rebalance.Subscription) error
 		RetryBackoff:          cfg.RefreshLeaderBackoff,
 		RequestTimeout:        cfg.SocketTimeout,
 		ClientID:              cfg.ClientID,
+		Sarama:                brokerSaramaConfig(nil, cfg.SocketTimeout),
+		Secure:                k.sec.Apply,
 		Logger:                k.c.baseLog.With("consumer", k.c.id),
 	}
 	k.threads = map[string]int{}

@@ -47,7 +47,13 @@ func (d *dialer) Dial(network, addr string) (net.Conn, error) {
 		return nil, err
 	}
 	if d.rcvBuf > 0 {
-		if tc, ok := c.(*net.TCPConn); ok {
+		raw := c
+		// A TLS dialer (Config.Sarama's proxy dialer) returns the
+		// *tls.Conn around the TCP connection.
+		if w, ok := c.(interface{ NetConn() net.Conn }); ok {
+			raw = w.NetConn()
+		}
+		if tc, ok := raw.(*net.TCPConn); ok {
 			_ = tc.SetReadBuffer(d.rcvBuf)
 		}
 	}
@@ -106,7 +112,7 @@ func openBroker(ctx context.Context, addr string, base *sarama.Config, rcvBuf in
 	conf.Net.Proxy.Dialer = d
 	b := sarama.NewBroker(addr)
 	if err := b.Open(&conf); err != nil {
-		return nil, fmt.Errorf("fetcher: connect to %s: %w", addr, err)
+		return nil, fmt.Errorf("fetcher: connect to %s: %w", addr, explain(base, err))
 	}
 	// Connected waits for Open's goroutine: it takes the broker's lock,
 	// which that goroutine holds until the connection is up or has failed.
@@ -119,7 +125,16 @@ func openBroker(ctx context.Context, addr string, base *sarama.Config, rcvBuf in
 		if ctx.Err() != nil {
 			err = context.Cause(ctx)
 		}
-		return nil, fmt.Errorf("fetcher: connect to %s: %w", addr, err)
+		return nil, fmt.Errorf("fetcher: connect to %s: %w", addr, explain(base, err))
 	}
 	return b, nil
+}
+
+// explain lets the security layer that installed base's proxy dialer (see
+// Config.Sarama) add the setting to fix to a failed connection's error.
+func explain(base *sarama.Config, err error) error {
+	if e, ok := base.Net.Proxy.Dialer.(interface{ Explain(error) error }); ok && base.Net.Proxy.Enable {
+		return e.Explain(err)
+	}
+	return err
 }

@@ -26,6 +26,7 @@ type leader struct {
 // pauses for RefreshLeaderBackoff.
 func (r *run) leaderFinder() {
 	defer close(r.finderDone)
+	defer r.mdConn.close()
 	for {
 		pending := r.leaderless()
 		if len(pending) == 0 {
@@ -165,10 +166,19 @@ func leadersOf(md *sarama.MetadataResponse, brokers []BrokerInfo) map[zkutil.Top
 }
 
 // metadata asks the brokers, in random order, for the metadata of topics
-// until one answers (Kafka's ClientUtils.fetchTopicMetadata).
+// until one answers (Kafka's ClientUtils.fetchTopicMetadata). The broker
+// the finder is still connected to is asked first, so that a TLS or SASL
+// handshake is not paid for every lookup.
 func (r *run) metadata(brokers []BrokerInfo, topics []string) (*sarama.MetadataResponse, error) {
 	var errs []error
-	for _, i := range rand.Perm(len(brokers)) {
+	order := rand.Perm(len(brokers))
+	for k, i := range order {
+		if brokers[i].Addr == r.mdConn.addr {
+			order[0], order[k] = order[k], order[0]
+			break
+		}
+	}
+	for _, i := range order {
 		b := brokers[i]
 		md, err := r.metadataFrom(b.Addr, topics)
 		if err == nil {
@@ -182,17 +192,26 @@ func (r *run) metadata(brokers []BrokerInfo, topics []string) (*sarama.MetadataR
 	return nil, fmt.Errorf("%w: metadata for %v: %w", ErrNoBrokers, topics, errors.Join(errs...))
 }
 
-// metadataFrom sends one metadata request over a connection of its own, as
-// Kafka's leader finder does.
+// metadataFrom sends one metadata request to addr, over the finder's
+// connection if it goes there, else over a new one that replaces it. A
+// request that fails on a kept connection (the broker may have closed it
+// as idle) is tried once more on a new one.
 func (r *run) metadataFrom(addr string, topics []string) (*sarama.MetadataResponse, error) {
-	b, err := openBroker(r.ctx, addr, r.m.sarama, 0, nil)
+	reused := r.mdConn.b != nil && r.mdConn.addr == addr
+	b, err := r.mdConn.get(r.ctx, addr, r.m.sarama)
 	if err != nil {
 		return nil, err
 	}
-	defer b.Close()
 	req := sarama.NewMetadataRequest(r.m.sarama.Version, topics)
 	req.AllowAutoTopicCreation = false
-	return b.GetMetadata(req)
+	md, err := b.GetMetadata(req)
+	if err != nil {
+		r.mdConn.close()
+		if reused && r.ctx.Err() == nil {
+			return r.metadataFrom(addr, topics)
+		}
+	}
+	return md, err
 }
 
 // addToFetcher gives parts to the fetcher for key, starting it if need be.

@@ -167,6 +167,7 @@ type run struct {
 	// Owned by the leader finder.
 	finderFailing   bool // its last round failed
 	leaderlessParts map[zkutil.TopicPartition]*leaderlessState
+	mdConn          metadataConn // its connection for metadata requests
 
 	tasks sync.WaitGroup // goroutines started by Attach
 

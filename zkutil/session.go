@@ -88,6 +88,11 @@ type SessionConfig struct {
 	// parents included. Default zk.WorldACL(zk.PermAll), ZooKeeper's
 	// OPEN_ACL_UNSAFE, which Kafka uses without zookeeper.set.acl.
 	ACL []zk.ACL
+	// OpenACLPaths are paths, relative to the chroot, that are created
+	// with the open ACL whatever ACL says. Kafka's secured old consumers
+	// keep ConsumersPath open so that groups of different identities can
+	// live under it (ZkUtils.defaultAcls).
+	OpenACLPaths []string
 }
 
 // Validate reports the first problem of the configuration, or nil.

@@ -282,7 +282,7 @@ func (s *Session) create(ctx context.Context, path string, data []byte, flags in
 // the parents (persistent, null data, s.acl) and tries again.
 func (s *Session) createWithParents(ctx context.Context, c Conn, full string, data []byte, flags int32) error {
 	for i := 0; ; i++ {
-		_, err := c.Create(full, data, flags, s.acl)
+		_, err := c.Create(full, data, flags, s.aclFor(full))
 		if !errors.Is(err, zk.ErrNoNode) || i >= maxRaceRetries {
 			return err
 		}
@@ -298,6 +298,16 @@ func (s *Session) createWithParents(ctx context.Context, c Conn, full string, da
 			return perr
 		}
 	}
+}
+
+// aclFor is the ACL of a node the Session creates at full, a server path.
+func (s *Session) aclFor(full string) []zk.ACL {
+	for _, p := range s.cfg.OpenACLPaths {
+		if q, err := s.fullPath(p); err == nil && q == full {
+			return zk.WorldACL(zk.PermAll)
+		}
+	}
+	return s.acl
 }
 
 // EnsurePath makes sure a persistent node exists at path, creating it and

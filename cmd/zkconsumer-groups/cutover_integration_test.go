@@ -127,7 +127,7 @@ func assertExactlyOnce(t *testing.T, goRead, javaRead map[int32][]int64) {
 // from Kafka, leaving out those without one.
 func kafkaOffsets(ctx context.Context, t *testing.T, c *testcluster.Cluster, topic, group string) map[groups.TopicPartition]int64 {
 	t.Helper()
-	k, err := groups.KafkaCoordinator(c.BrokerAddrs(), group, 10*time.Second)
+	k, err := groups.KafkaCoordinator(c.BrokerAddrs(), group, 10*time.Second, nil)
 	require.NoError(t, err)
 	defer k.Close()
 	offs, failed, err := k.Fetch(ctx, []groups.TopicPartition{{Topic: topic, Partition: 0}, {Topic: topic, Partition: 1}, {Topic: topic, Partition: 2}})

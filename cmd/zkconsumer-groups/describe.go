@@ -24,7 +24,7 @@ func (c *command) describe(ctx context.Context) error {
 			return err
 		}
 	}
-	lo := groups.NewLogOffsets(c.zk, c.o.Timeout)
+	lo := groups.NewLogOffsets(c.zk, c.o.Timeout, c.sec)
 	defer lo.Close()
 	incomplete := false
 	for _, g := range names {

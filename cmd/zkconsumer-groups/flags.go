@@ -31,6 +31,9 @@ type options struct {
 	Execute bool
 	// DryRun is --dry-run, the default of --reset-offsets.
 	DryRun bool
+	// CommandConfig is --command-config: a properties file with the
+	// security settings of the broker and ZooKeeper connections.
+	CommandConfig string
 	// Timeout is --timeout: it bounds every network step (dialing
 	// ZooKeeper, each ZooKeeper read or write phase, each broker request).
 	Timeout time.Duration
@@ -132,6 +135,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.StringVar(&o.BootstrapServer, "bootstrap-server", "", "With --migrate-to-kafka: the `server(s)` to connect to, host:port[,host:port...].")
 	fs.BoolVar(&o.Force, "force", false, "With --migrate-to-kafka: migrate although members are registered in ZooKeeper; safe only while they commit to Kafka too (dual.commit.enabled=true).")
 
+	fs.StringVar(&o.CommandConfig, "command-config", "", "A properties `file` with the security settings of the connections to the brokers (security.protocol, ssl.*, sasl.*, as for Kafka's clients, or librdkafka's ssl.ca.location, sasl.username, ...) and to ZooKeeper (zookeeper.auth, zookeeper.set.acl, zookeeper.ssl.*). Other keys are ignored with a warning.")
 	fs.BoolVar(&o.Help, "help", false, "Print this help.")
 	return fs
 }

@@ -57,7 +57,7 @@ func (c *command) migrateToKafka(ctx context.Context) error {
 	for tp := range zkOffsets {
 		tps = append(tps, tp)
 	}
-	lo := groups.NewLogOffsets(c.zk, o.Timeout)
+	lo := groups.NewLogOffsets(c.zk, o.Timeout, c.sec)
 	defer lo.Close()
 	lctx, lcancel := c.step(ctx)
 	defer lcancel()
@@ -65,7 +65,7 @@ func (c *command) migrateToKafka(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	kafka, err := groups.KafkaCoordinator(bootstrap, o.Group, o.Timeout)
+	kafka, err := groups.KafkaCoordinator(bootstrap, o.Group, o.Timeout, c.sec)
 	if err != nil {
 		return err
 	}

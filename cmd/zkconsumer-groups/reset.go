@@ -27,7 +27,7 @@ func (c *command) resetOffsets(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	lo := groups.NewLogOffsets(c.zk, c.o.Timeout)
+	lo := groups.NewLogOffsets(c.zk, c.o.Timeout, c.sec)
 	defer lo.Close()
 	pctx, cancel := c.step(ctx)
 	plan, err := groups.PlanGroupReset(pctx, c.zk, lo, c.o.Group, scope, spec, time.Now())

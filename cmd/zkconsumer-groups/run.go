@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/zkconsumer/zkconsumer/internal/groups"
+	"github.com/zkconsumer/zkconsumer/internal/secure"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -44,12 +45,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // dispatch runs the one action of o.
 func dispatch(ctx context.Context, o *options, stdout, stderr io.Writer) error {
-	zk, err := groups.OpenZooKeeper(ctx, o.ZooKeeper, o.Timeout)
+	settings, sec, err := loadCommandConfig(o.CommandConfig, stderr)
+	if err != nil {
+		return err
+	}
+	zk, err := groups.OpenZooKeeper(ctx, o.ZooKeeper, o.Timeout, settings)
 	if err != nil {
 		return err
 	}
 	defer zk.Close()
-	c := &command{o: o, zk: zk, stdout: stdout, stderr: stderr}
+	c := &command{o: o, zk: zk, sec: sec, stdout: stdout, stderr: stderr}
 	switch {
 	case o.List:
 		return c.list(ctx)
@@ -71,6 +76,7 @@ func dispatch(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 type command struct {
 	o              *options
 	zk             *zkutil.Session
+	sec            *secure.Client // --command-config
 	stdout, stderr io.Writer
 }
 

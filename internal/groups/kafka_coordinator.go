@@ -7,12 +7,14 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/zkconsumer/zkconsumer/internal/coordinator"
+	"github.com/zkconsumer/zkconsumer/internal/secure"
 )
 
 // KafkaCoordinator returns a client of the group coordinator of group,
 // reached through the bootstrap servers; timeout bounds each network step.
-// It connects on first use.
-func KafkaCoordinator(bootstrap []string, group string, timeout time.Duration) (*coordinator.Client, error) {
+// sec, if not nil, secures the connections (--command-config). It connects
+// on first use.
+func KafkaCoordinator(bootstrap []string, group string, timeout time.Duration, sec *secure.Client) (*coordinator.Client, error) {
 	if len(bootstrap) == 0 {
 		return nil, errors.New("groups: no bootstrap server")
 	}
@@ -26,6 +28,10 @@ func KafkaCoordinator(bootstrap []string, group string, timeout time.Duration) (
 		cfg.Metadata.Retry.Max = 1
 		cfg.Metadata.Retry.Backoff = 250 * time.Millisecond
 		cfg.Metadata.Full = false
-		return sarama.NewClient(bootstrap, cfg)
+		if sec != nil {
+			sec.Apply(cfg)
+		}
+		cl, err := sarama.NewClient(bootstrap, cfg)
+		return cl, sec.Explain(err)
 	}, 5, 300*time.Millisecond), nil
 }

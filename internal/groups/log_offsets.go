@@ -4,13 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/IBM/sarama"
 
+	"github.com/zkconsumer/zkconsumer/internal/secure"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -26,22 +25,25 @@ const (
 // partitions' logs: the earliest (log start), the latest (log end, the high
 // watermark) and the first offset at or after a time. Each partition's
 // leader comes from /brokers/topics/<t>/partitions/<p>/state and its
-// address from the first PLAINTEXT endpoint of /brokers/ids/<id>, as Kafka
-// 1.1.1's ZooKeeper-based tools do; requests go to the leader with
+// address from the first endpoint of /brokers/ids/<id> with the security
+// protocol of sec (PLAINTEXT, as Kafka 1.1.1's ZooKeeper-based tools do,
+// when sec is nil) or its listener; requests go to the leader with
 // ListOffsets (sarama's protocol layer, no sarama client). It is not safe
 // for concurrent use; Close closes its broker connections.
 type LogOffsets struct {
 	zk      *zkutil.Session
 	timeout time.Duration
 	conf    *sarama.Config
+	sec     *secure.Client
 
 	mu    sync.Mutex
 	conns map[int32]*sarama.Broker
 }
 
 // NewLogOffsets returns a LogOffsets that reads leaders and brokers through
-// zk and bounds every connection and request by timeout.
-func NewLogOffsets(zk *zkutil.Session, timeout time.Duration) *LogOffsets {
+// zk and bounds every connection and request by timeout. sec, if not nil,
+// secures the broker connections (--command-config).
+func NewLogOffsets(zk *zkutil.Session, timeout time.Duration, sec *secure.Client) *LogOffsets {
 	conf := sarama.NewConfig()
 	conf.ClientID = "zkconsumer-groups"
 	// ListOffsets v1: one offset per partition, by time too (0.10.1+).
@@ -50,7 +52,10 @@ func NewLogOffsets(zk *zkutil.Session, timeout time.Duration) *LogOffsets {
 	conf.Net.ReadTimeout = timeout
 	conf.Net.WriteTimeout = timeout
 	conf.Net.MaxOpenRequests = 1
-	return &LogOffsets{zk: zk, timeout: timeout, conf: conf, conns: map[int32]*sarama.Broker{}}
+	if sec != nil {
+		sec.Apply(conf)
+	}
+	return &LogOffsets{zk: zk, timeout: timeout, conf: conf, sec: sec, conns: map[int32]*sarama.Broker{}}
 }
 
 // Close closes the broker connections.
@@ -235,12 +240,16 @@ func (l *LogOffsets) broker(ctx context.Context, id int32) (*sarama.Broker, erro
 		return nil, err
 	}
 	info, err := zkutil.DecodeBroker(id, path, data)
+	if err != nil && !errors.Is(err, zkutil.ErrNoPlaintextEndpoint) {
+		return nil, err
+	}
+	ep, err := l.sec.Endpoint(info)
 	if err != nil {
 		return nil, err
 	}
-	b = sarama.NewBroker(net.JoinHostPort(info.Host, strconv.Itoa(info.Port)))
+	b = sarama.NewBroker(ep.Addr())
 	if err := b.Open(l.conf); err != nil {
-		return nil, fmt.Errorf("cannot reach broker %d at %s: %w", id, b.Addr(), err)
+		return nil, fmt.Errorf("cannot reach broker %d at %s: %w", id, b.Addr(), l.sec.Explain(err))
 	}
 	// Connected waits for Open's goroutine, which is bounded by the dial
 	// timeout.
@@ -249,7 +258,7 @@ func (l *LogOffsets) broker(ctx context.Context, id int32) (*sarama.Broker, erro
 		if err == nil {
 			err = sarama.ErrNotConnected
 		}
-		return nil, fmt.Errorf("cannot reach broker %d at %s: %w", id, b.Addr(), err)
+		return nil, fmt.Errorf("cannot reach broker %d at %s: %w", id, b.Addr(), l.sec.Explain(err))
 	}
 	l.mu.Lock()
 	l.conns[id] = b

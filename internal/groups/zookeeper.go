@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/zkconsumer/zkconsumer/internal/secure"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -19,12 +20,21 @@ const sessionTimeout = 10 * time.Second
 // like a cluster without groups). It fails within timeout when no server
 // answers, with an error naming the hosts and the last dial error. Every
 // path used with the returned session is relative to the chroot; the
-// caller closes it.
-func OpenZooKeeper(ctx context.Context, connect string, timeout time.Duration) (*zkutil.Session, error) {
+// caller closes it. sec supplies the ZooKeeper credentials, ACL and TLS
+// settings (zookeeper.auth, zookeeper.set.acl, zookeeper.ssl.*).
+func OpenZooKeeper(ctx context.Context, connect string, timeout time.Duration, sec secure.Settings) (*zkutil.Session, error) {
+	dial, err := sec.ZooKeeperDialer(nil)
+	if err != nil {
+		return nil, fmt.Errorf("groups: %w", err)
+	}
 	s, err := zkutil.Dial(ctx, zkutil.SessionConfig{
 		Connect:           connect,
 		SessionTimeout:    sessionTimeout,
 		ConnectionTimeout: timeout,
+		Dialer:            dial,
+		Auth:              sec.ZooKeeperCredentials(),
+		ACL:               sec.ZooKeeperACL(),
+		OpenACLPaths:      []string{zkutil.ConsumersPath},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("groups: cannot reach ZooKeeper: %w", err)

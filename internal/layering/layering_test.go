@@ -42,6 +42,7 @@ func TestDependenciesFlowOneWay(t *testing.T) {
 		{pkg: "fetcher", forbidden: []string{"rebalance", "connector", "internal/testcluster"}},
 		{pkg: "connector", forbidden: []string{"internal/testcluster"}},
 		{pkg: "internal/coordinator", forbidden: []string{"stream", "rebalance", "fetcher", "connector", "internal/testcluster"}},
+		{pkg: "internal/secure", forbidden: []string{"stream", "rebalance", "fetcher", "connector", "internal/testcluster"}},
 	}
 	for _, r := range rules {
 		ours, nonStd := deps(t, r.pkg)

@@ -53,6 +53,11 @@ type Options struct {
 	StartTimeout time.Duration
 	// Logf, if set, receives progress lines.
 	Logf func(format string, args ...any)
+	// Secure gives the brokers TLS and SASL listeners besides PLAINTEXT,
+	// with certificates made at start-up and a SCRAM user created through
+	// ZooKeeper (see Security and the Listener constants). ZooKeeper mode
+	// only.
+	Secure bool
 }
 
 // Cluster is a running ZooKeeper with Kafka brokers in ZooKeeper mode, or
@@ -72,6 +77,8 @@ type Cluster struct {
 
 	zkServer    string   // host:port of ZooKeeper, without chroot
 	brokerAddrs []string // host:port of each broker, by id
+
+	security *Security // Options.Secure
 }
 
 // ErrNotControlled is returned by the control methods of a cluster this
@@ -154,8 +161,18 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		return nil, err
 	}
 	cp := filepath.Join(lib, "*")
+	if opts.Secure {
+		if err := c.prepareSecurity(); err != nil {
+			return nil, err
+		}
+	}
 	if err := c.startZooKeeper(ctx, cp, log4j, ports[0]); err != nil {
 		return nil, err
+	}
+	if opts.Secure {
+		if err := c.createSCRAMUser(ctx); err != nil {
+			return nil, err
+		}
 	}
 	for id := 0; id < opts.Brokers; id++ {
 		if err := c.addBroker(cp, log4j, id, ports[1+id]); err != nil {
@@ -200,6 +217,9 @@ func (c *Cluster) startZooKeeper(ctx context.Context, cp, log4j string, port int
 		"autopurge.purgeInterval":        "0",
 		"zookeeper.snapshot.trust.empty": "true",
 	}
+	if c.security != nil {
+		c.security.addZooKeeperTLS(props)
+	}
 	if err := writeProperties(cfg, props); err != nil {
 		return err
 	}
@@ -235,6 +255,9 @@ func (c *Cluster) addBroker(cp, log4j string, id, port int) error {
 		"controlled.shutdown.enable":      "true",
 	} {
 		props[k] = v
+	}
+	if c.security != nil {
+		c.security.addSecureListeners(id, props)
 	}
 	for k, v := range c.opts.BrokerProperties {
 		props[k] = v

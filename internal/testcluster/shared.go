@@ -143,7 +143,7 @@ func Private(t testing.TB, opts Options) *Cluster {
 //	func TestMain(m *testing.M) { testcluster.Main(m) }
 func Main(m *testing.M, opts ...goleak.Option) {
 	code := m.Run()
-	for _, s := range []*sharedCluster{&shared, &sharedKRaft} {
+	for _, s := range []*sharedCluster{&shared, &sharedKRaft, &sharedSecure} {
 		s.mu.Lock()
 		if s.private && s.cluster != nil {
 			if err := s.cluster.Stop(); err != nil {

@@ -63,6 +63,10 @@ type Config struct {
 	// Sarama, if set, is the base of the connection settings (TLS, SASL,
 	// dial timeout, Version at least 2.4.0). It is copied, never modified.
 	Sarama *sarama.Config
+	// Secure, if set, is applied to the settings of every connection after
+	// the member has set its own dialer, so that a TLS dialer and SASL
+	// (secure.Client.Apply) wrap it rather than being replaced by it.
+	Secure func(*sarama.Config)
 	// Logger receives the member's logs; nil discards them.
 	Logger *slog.Logger
 }

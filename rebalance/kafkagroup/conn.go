@@ -95,6 +95,9 @@ func (m *Member) saramaConfig(t *tracker, readTimeout time.Duration) *sarama.Con
 	c.Metadata.Full = false
 	c.Metadata.AllowAutoTopicCreation = false
 	c.Metadata.Retry.Max = 0
+	if m.cfg.Secure != nil {
+		m.cfg.Secure(&c)
+	}
 	return &c
 }
 

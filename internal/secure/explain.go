@@ -1,0 +1,59 @@
+package secure
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/IBM/sarama"
+)
+
+// ConnectError is a failed connection to a broker with a hint at the
+// setting to fix. It never contains a secret.
+type ConnectError struct {
+	// Hint names the setting to check.
+	Hint string
+	// Err is the cause.
+	Err error
+}
+
+// Error returns "<cause> (<hint>)".
+func (e *ConnectError) Error() string { return fmt.Sprintf("%v (%s)", e.Err, e.Hint) }
+
+// Unwrap returns the cause.
+func (e *ConnectError) Unwrap() error { return e.Err }
+
+// Explain adds to err, an error of opening a broker connection configured
+// by the Client, the setting the user should check, when it can tell. Other
+// errors, and errors already explained, are returned as they are. A nil
+// Client returns err.
+func (c *Client) Explain(err error) error {
+	if c == nil || err == nil {
+		return err
+	}
+	var (
+		ce *ConnectError
+		he *HandshakeError
+	)
+	if errors.As(err, &ce) || errors.As(err, &he) {
+		return err
+	}
+	var alert tls.AlertError
+	switch {
+	case errors.Is(err, sarama.ErrSASLAuthenticationFailed):
+		keys := "sasl.jaas.config"
+		if c.s.SASLUsername != "" {
+			keys = "sasl.username and sasl.password"
+		}
+		return &ConnectError{Err: err, Hint: fmt.Sprintf("the broker refused user %q with %s; check %s", c.user, c.s.mechanism(), keys)}
+	case errors.Is(err, sarama.ErrUnsupportedSASLMechanism):
+		return &ConnectError{Err: err, Hint: "this listener does not enable sasl.mechanism " + c.s.mechanism() + "; set sasl.mechanism to one in the broker's sasl.enabled.mechanisms"}
+	case errors.As(err, &alert) || strings.Contains(err.Error(), "tls: bad certificate") || strings.Contains(err.Error(), "certificate required"):
+		return &ConnectError{Err: err, Hint: "the broker refused the client certificate or wants one; check ssl.keystore.location (or ssl.certificate.location and ssl.key.location)"}
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, sarama.ErrOutOfBrokers):
+		return &ConnectError{Err: err, Hint: "the broker closed the connection; check that security.protocol " + c.Protocol() + " is that of the listener connected to"}
+	}
+	return err
+}

@@ -1,0 +1,55 @@
+package zkutil
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/go-zookeeper/zk"
+)
+
+func TestEndpointFor(t *testing.T) {
+	data := []byte(`{"version":5,"host":null,"port":-1,"endpoints":["INTERNAL://10.0.0.1:9092","EXTERNAL://kafka.example.com:9094","REPL://10.0.0.1:9093","CLIENT://kafka.example.com:9095"],
+		"listener_security_protocol_map":{"INTERNAL":"SASL_PLAINTEXT","EXTERNAL":"SASL_SSL","REPL":"SSL","CLIENT":"SASL_SSL"}}`)
+	for _, tc := range []struct {
+		protocol, listener, want string
+	}{
+		{"SASL_SSL", "", "kafka.example.com:9094"},
+		{"sasl_ssl", "client", "kafka.example.com:9095"},
+		{"SSL", "", "10.0.0.1:9093"},
+		{"SASL_PLAINTEXT", "", "10.0.0.1:9092"},
+		{"", "", ""},
+		{"SSL", "EXTERNAL", ""},
+	} {
+		_, ep, err := DecodeBrokerEndpoint(3, "/brokers/ids/3", data, tc.protocol, tc.listener)
+		if tc.want == "" {
+			var ne *NoEndpointError
+			if !errors.As(err, &ne) || !errors.Is(err, ErrNoEndpoint) || ne.Broker != 3 {
+				t.Errorf("%s/%s: error %v", tc.protocol, tc.listener, err)
+			} else if !strings.Contains(err.Error(), "EXTERNAL(SASL_SSL)") {
+				t.Errorf("%s/%s: error does not list the listeners: %v", tc.protocol, tc.listener, err)
+			}
+			continue
+		}
+		if err != nil || ep.Addr() != tc.want {
+			t.Errorf("%s/%s: got %s, %v; want %s", tc.protocol, tc.listener, ep.Addr(), err, tc.want)
+		}
+	}
+	// Corrupt registrations are still errors.
+	if _, _, err := DecodeBrokerEndpoint(3, "/brokers/ids/3", []byte(`{`), "SSL", ""); !errors.As(err, new(*DecodeError)) {
+		t.Errorf("corrupt: %v", err)
+	}
+}
+
+func TestOpenACLPaths(t *testing.T) {
+	secured := append(zk.AuthACL(zk.PermAll), zk.WorldACL(zk.PermRead)...)
+	s := newSession(SessionConfig{ACL: secured, OpenACLPaths: []string{ConsumersPath}}, nil, "/kafka")
+	if got := s.aclFor("/kafka/consumers"); len(got) != 1 || got[0].Perms != zk.PermAll || got[0].Scheme != "world" {
+		t.Errorf("/consumers: %+v", got)
+	}
+	for _, p := range []string{"/kafka/consumers/g", "/kafka/consumers/g/ids", "/consumers"} {
+		if got := s.aclFor(p); len(got) != 2 {
+			t.Errorf("%s: %+v", p, got)
+		}
+	}
+}
