@@ -213,3 +213,43 @@ func TestSecureFailures(t *testing.T) {
 		})
 	}
 }
+
+// TestSecureKafkaMode: a Kafka-coordinated member (no ZooKeeper) reaches
+// the group coordinator, the brokers' metadata and the partitions' leaders
+// over SASL_SSL with SCRAM-SHA-512 and over mTLS, reads every message and
+// commits its offsets to Kafka.
+func TestSecureKafkaMode(t *testing.T) {
+	c := testcluster.SharedSecure(t)
+	for way, listener := range map[string]string{"SASL_SSL SCRAM-SHA-512": testcluster.ListenerSASLSSL, "mTLS": testcluster.ListenerMTLS} {
+		t.Run(way, func(t *testing.T) {
+			const n = 300
+			topic := newTopic(t, c, 3, n)
+			group := testcluster.UniqueName("g-sec-kafka")
+			cfg := secureConfig(t, c, group, way)
+			k := kafkaConfig(c, group)
+			cfg.GroupCoordination, cfg.ZookeeperConnect = k.GroupCoordination, ""
+			cfg.BootstrapServers = c.Security().Listener(listener, 0)
+			cfg.SessionTimeout, cfg.HeartbeatInterval, cfg.MaxPollInterval = k.SessionTimeout, k.HeartbeatInterval, k.MaxPollInterval
+			conn, err := New(cfg)
+			require.NoError(t, err)
+			go func() {
+				for err := range conn.Errors() {
+					t.Logf("consumer error: %v", err)
+				}
+			}()
+			ctx := testCtx(t, 2*time.Minute)
+			streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
+			require.NoError(t, err)
+			col := newCollector()
+			col.read(ctx, "m", streams[topic][0])
+			require.Len(t, col.waitAll(t, 0, n, time.Minute), n)
+			require.NoError(t, conn.Shutdown(ctx))
+			col.wg.Wait()
+			var total int64
+			for _, off := range fetchKafkaOffsets(t, c, group, topic, 3) {
+				total += off
+			}
+			require.Equal(t, int64(n), total)
+		})
+	}
+}
