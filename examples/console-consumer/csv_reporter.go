@@ -21,7 +21,8 @@ import (
 // time in whole seconds since the reporter started. Metrics have Kafka's
 // names; those Kafka kept per topic, partition, broker or stream get the
 // file <metric>.<qualifier>.csv (Yammer named every file after the metric
-// alone, so Kafka lost all but one of them). Unlike Kafka, which deletes
+// alone, so Kafka lost all but one of them). FetchRequestThrottleRateAndTimeMs
+// is not written: fetches do not report the broker's throttle time. Unlike Kafka, which deletes
 // --metrics-dir and everything in it at start, the reporter only creates
 // the directory and overwrites its own files.
 
@@ -68,8 +69,8 @@ func newCSVReporter(dir string, report func(error)) (*csvReporter, error) {
 		dir: dir, interval: csvInterval, stderr: report,
 		commits:    map[string]*meter{},
 		rebalances: newHistogram(),
-		fetchTime:  map[string]*histogram{},
-		fetchSize:  map[string]*histogram{},
+		fetchTime:  map[string]*histogram{"": newHistogram()},
+		fetchSize:  map[string]*histogram{"": newHistogram()},
 		meters:     map[string]*meter{},
 		files:      map[string]*os.File{},
 		stop:       make(chan struct{}),
@@ -80,6 +81,12 @@ func newCSVReporter(dir string, report func(error)) (*csvReporter, error) {
 // Attach starts the reports.
 func (r *csvReporter) Attach(c *connector.ConsumerConnector) error {
 	r.c, r.start = c, time.Now()
+	// Kafka registers these at start, so their files exist from the
+	// first report on.
+	r.mu.Lock()
+	r.commits["ZooKeeperCommitsPerSec"] = newMeter(r.start)
+	r.commits["KafkaCommitsPerSec"] = newMeter(r.start)
+	r.mu.Unlock()
 	go r.loop()
 	return nil
 }
@@ -118,10 +125,9 @@ func (r *csvReporter) Commit(e connector.CommitEvent) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.commits[name] == nil {
-		r.commits[name] = newMeter(r.start)
+	if m := r.commits[name]; m != nil {
+		m.count++
 	}
-	r.commits[name].count++
 }
 
 func (r *csvReporter) loop() {

@@ -93,9 +93,10 @@ func deserializeString(buf, data []byte) ([]byte, error) {
 
 // appendJavaUTF8 appends data with each ill-formed sequence replaced as
 // Java's UTF-8 decoder replaces it: one U+FFFD for the longest prefix of a
-// well-formed sequence (Unicode's "maximal subpart"), and for any other
-// byte on its own. Go's decoder would replace the bytes of a truncated
-// sequence one by one.
+// well-formed sequence (Unicode's "maximal subpart"; Java counts an
+// encoded surrogate as one such sequence), and for any other byte on its
+// own. Go's decoder would replace the bytes of a truncated sequence one by
+// one.
 func appendJavaUTF8(buf, data []byte) []byte {
 	for len(data) > 0 {
 		r, n := utf8.DecodeRune(data)
@@ -123,8 +124,8 @@ func maximalSubpart(data []byte) int {
 		need, lo = 2, 0xA0
 	case b >= 0xE1 && b <= 0xEC, b == 0xEE, b == 0xEF:
 		need = 2
-	case b == 0xED:
-		need, hi = 2, 0x9F
+	case b == 0xED: // Java takes a surrogate's three bytes together
+		need = 2
 	case b == 0xF0:
 		need, lo = 3, 0x90
 	case b >= 0xF1 && b <= 0xF3:
