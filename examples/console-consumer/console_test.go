@@ -175,3 +175,58 @@ func TestNoBrokersInZooKeeper(t *testing.T) {
 type failingWriter struct{}
 
 func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("broken pipe") }
+
+// gatedWriter blocks every write until open is closed.
+type gatedWriter struct {
+	open    chan struct{}
+	written testcluster.LockedBuffer
+}
+
+func (w *gatedWriter) Write(p []byte) (int, error) {
+	<-w.open
+	return w.written.Write(p)
+}
+
+func TestNothingIsCommittedBeforeItIsWrittenOut(t *testing.T) {
+	c := testcluster.Shared(t)
+	ctx := testContext(t, 2*time.Minute)
+	zk := zkSession(t, ctx, c)
+	topic := testcluster.UniqueName("cc-gated")
+	require.NoError(t, c.CreateTopic(ctx, topic, 1, 1))
+	_, err := c.Produce(ctx, topic, 50, testcluster.ProduceOptions{Partition: 0})
+	require.NoError(t, err)
+	group := testcluster.UniqueName("cc-gated")
+
+	// Standard output takes nothing: the messages wait in the buffer while
+	// commits come every 100 ms, and none covers them.
+	w := &gatedWriter{open: make(chan struct{})}
+	done := make(chan int, 1)
+	var stderr testcluster.LockedBuffer
+	go func() {
+		done <- run(ctx, []string{"--zookeeper", c.ZKConnect(), "--topic", topic, "--group", group, "--from-beginning",
+			"--max-messages", "50", "--consumer-property", "auto.commit.interval.ms=100"}, w, &stderr)
+	}()
+	waitFor(t, time.Minute, func() bool {
+		owners, err := zk.Children(ctx, zkutil.OwnersTopicPath(group, topic))
+		return err == nil && len(owners) == 1
+	}, "the member owns the partition")
+	deadline := time.Now().Add(time.Second)
+	for time.Now().Before(deadline) {
+		_, ok := committed(t, ctx, zk, group, topic, 0)
+		require.False(t, ok, "committed before anything was written out")
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	// Once written out, all of it is committed.
+	close(w.open)
+	select {
+	case code := <-done:
+		require.Equal(t, 0, code, stderr.String())
+	case <-time.After(time.Minute):
+		t.Fatal("run did not end")
+	}
+	require.Len(t, splitLines(w.written.String()), 50)
+	off, ok := committed(t, ctx, zk, group, topic, 0)
+	require.True(t, ok)
+	require.EqualValues(t, 50, off)
+}

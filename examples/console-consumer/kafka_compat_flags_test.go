@@ -57,7 +57,7 @@ func longDoubleTopic(t *testing.T, c *testcluster.Cluster) (topic string, n int)
 		{be64(10), f64(1e-4)},
 		{be64(11), f64(1234567)},
 		{be64(12), f64(math.Inf(-1))},
-		{be64(13), f64(0.1 + 0.2)},
+		{be64(13), f64(math.Nextafter(0.3, 1))}, // 0.30000000000000004
 		{be64(14), f64(-2.5e-300)},
 		{be64(15), f64(1e7)},
 	}
