@@ -19,8 +19,10 @@ import (
 // it is false, --bootstrap-server (without --zookeeper) is checked as
 // Kafka checks it and then refused with errKafkaCoordinationNotWired. To
 // wire it: set it to true once the connector accepts the properties that
-// kafkaCoordinatedProps sets, and give --partition/--offset a meaning or
-// keep refusing them there.
+// kafkaCoordinatedProps sets (adjust them there), and give --partition
+// and --offset a meaning in checkNewConsumerArgs or keep refusing them.
+// run already skips the ZooKeeper checks and the removal of a generated
+// group in this mode, as Kafka's new consumer has neither.
 const kafkaCoordinationWired = false
 
 // errKafkaCoordinationNotWired refuses --bootstrap-server until the

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -229,4 +230,49 @@ func TestNothingIsCommittedBeforeItIsWrittenOut(t *testing.T) {
 	off, ok := committed(t, ctx, zk, group, topic, 0)
 	require.True(t, ok)
 	require.EqualValues(t, 50, off)
+}
+
+func TestWrittenOutputIsCommittedBeforeARebalanceReleasesIt(t *testing.T) {
+	c := testcluster.Shared(t)
+	ctx := testContext(t, 2*time.Minute)
+	zk := zkSession(t, ctx, c)
+	topic := testcluster.UniqueName("cc-rebalance")
+	require.NoError(t, c.CreateTopic(ctx, topic, 2, 1))
+	produced, err := c.Produce(ctx, topic, 40, testcluster.ProduceOptions{Partition: -1})
+	require.NoError(t, err)
+	group := testcluster.UniqueName("cc-rebalance")
+	args := []string{"--zookeeper", c.ZKConnect(), "--topic", topic, "--group", group, "--from-beginning"}
+
+	// The first member prints everything; the periodic commit (60 s by
+	// default) does not come in this test.
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var first, second result
+	var wg sync.WaitGroup
+	var firstOut testcluster.LockedBuffer
+	wg.Go(func() {
+		var stderr testcluster.LockedBuffer
+		code := run(runCtx, args, &firstOut, &stderr)
+		first = result{stdout: firstOut.String(), stderr: stderr.String(), code: code}
+	})
+	waitFor(t, time.Minute, func() bool { return len(splitLines(firstOut.String())) == 40 }, "40 messages printed")
+	_, ok := committed(t, ctx, zk, group, topic, 0)
+	require.False(t, ok, "no commit yet")
+
+	// A second member joins: before the first releases its partitions, it
+	// commits what it wrote out, so the second starts after it.
+	wg.Go(func() { second = runOurs(runCtx, args...) })
+	waitFor(t, time.Minute, func() bool {
+		for p, seqs := range produced.Seqs {
+			if off, ok := committed(t, ctx, zk, group, topic, p); !ok || off != int64(len(seqs)) {
+				return false
+			}
+		}
+		return true
+	}, "the first member's output committed in the rebalance")
+	cancel()
+	wg.Wait()
+	require.Equal(t, 0, first.code, first.stderr)
+	require.Equal(t, 0, second.code, second.stderr)
+	require.Empty(t, second.stdout, "nothing consumed twice")
 }

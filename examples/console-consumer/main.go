@@ -84,7 +84,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(fs, stderr, err)
 	}
-	if err := checkZK(ctx, cfg, o); err != nil {
+	if o.bootstrapServer != "" {
+		// Kafka's new consumer makes no ZooKeeper checks.
+	} else if err := checkZK(ctx, cfg, o); err != nil {
 		if ctx.Err() != nil {
 			return 1 // interrupted while connecting; main reports the signal
 		}
@@ -133,7 +135,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	errorsDone.Wait()
 	fmt.Fprintf(stderr, "Processed a total of %d messages\n", cs.count)
-	if !o.groupPassed {
+	if !o.groupPassed && o.bootstrapServer == "" {
 		if err := deleteGroup(sctx, cfg); err != nil {
 			fmt.Fprintln(stderr, "console-consumer: delete generated group:", err)
 		}
