@@ -131,7 +131,7 @@ func TestChecksumAndNoOpFormattersAndCSVMetricsLikeKafka111(t *testing.T) {
 	// per metric every 5 s, with Yammer's columns.
 	oursDir, kafkaDir := filepath.Join(t.TempDir(), "ours"), filepath.Join(t.TempDir(), "kafka")
 	ctx := testContext(t, 2*time.Minute)
-	args := []string{"--zookeeper", c.ZKConnect(), "--topic", topic, "--from-beginning", "--timeout-ms", "7000",
+	args := []string{"--zookeeper", c.ZKConnect(), "--topic", topic, "--from-beginning", "--timeout-ms", "6000",
 		"--formatter", "kafka.tools.NoOpMessageFormatter", "--csv-reporter-enabled"}
 	ours = runOurs(ctx, append(args, "--metrics-dir", oursDir)...)
 	kafka = runKafka(t, ctx, append(args, "--metrics-dir", kafkaDir)...)
