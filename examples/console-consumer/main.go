@@ -1,7 +1,13 @@
 // Command console-consumer prints messages of topics to standard output, as
 // a member of a ZooKeeper-coordinated consumer group. It behaves like Kafka
 // 1.1.1's old console consumer (kafka-console-consumer.sh --zookeeper ...)
-// with the default formatter, and takes the same flags:
+// and takes the same flags, with Kafka's formatters (--formatter
+// kafka.tools.DefaultMessageFormatter and its properties, Logging-, NoOp-
+// and ChecksumMessageFormatter), Kafka's deserializers
+// (--key-deserializer, --value-deserializer), --skip-message-on-error,
+// --enable-systest-events, --isolation-level and --csv-reporter-enabled;
+// --partition, --offset, --new-consumer and --bootstrap-server get Kafka's
+// refusals (see bootstrap.go for the Kafka-coordinated mode):
 //
 //	go run ./examples/console-consumer --zookeeper 127.0.0.1:2181/kafka --topic orders --from-beginning
 //	go run ./examples/console-consumer --zookeeper 127.0.0.1:2181/kafka --whitelist 'orders|payments' \
@@ -84,18 +90,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(fs, stderr, err)
 	}
-	if o.bootstrapServer != "" {
-		// Kafka's new consumer makes no ZooKeeper checks.
-	} else if err := checkZK(ctx, cfg, o); err != nil {
-		if ctx.Err() != nil {
-			return 1 // interrupted while connecting; main reports the signal
+	if o.bootstrapServer == "" { // Kafka's new consumer makes no ZooKeeper checks
+		if err := checkZK(ctx, cfg, o); err != nil {
+			if ctx.Err() != nil {
+				return 1 // interrupted while connecting; main reports the signal
+			}
+			return fail(fs, stderr, err)
 		}
-		return fail(fs, stderr, err)
 	}
-
-	out := newOutput(stdout, !isTerminal(stdout))
-	commits := newCommitter(out, cfg, stderr)
-	cfg.AutoCommitEnable = false // commits follows what is written out instead
 	if o.metricsDir != "" {
 		rep, err := newCSVReporter(o.metricsDir, func(err error) { fmt.Fprintln(stderr, err) })
 		if err != nil {
@@ -103,10 +105,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		cfg.Metrics = rep
 	}
+
+	out := newOutput(stdout, !isTerminal(stdout))
+	commits := newCommitter(out, cfg, stderr)
+	cfg.AutoCommitEnable = false // commits follows what is written out instead
 	c, err := connector.New(cfg, connector.WithRebalanceListener(commits))
 	if err != nil {
+		_ = out.close()
 		if ctx.Err() != nil {
-			return 1
+			return 1 // interrupted while connecting; main reports the signal
 		}
 		return fail(fs, stderr, err)
 	}
