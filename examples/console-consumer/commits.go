@@ -26,8 +26,9 @@ type committer struct {
 	timeout  time.Duration // bounds one periodic commit
 	stderr   io.Writer
 
-	mu    sync.Mutex
-	owned map[zkutil.TopicPartition]bool // by the current generation
+	mu       sync.Mutex
+	owned    map[zkutil.TopicPartition]bool // by the current generation
+	released map[zkutil.TopicPartition]bool // by the previous one
 
 	stop chan struct{}
 	done chan struct{}
@@ -143,22 +144,24 @@ func withoutNotOwner(err error) error {
 // partitions, while the connector still allows it, as Kafka's auto-commit
 // does in a rebalance.
 func (cm *committer) BeforeReleasingPartitions(ctx context.Context, owned map[string][]int32, lost bool) {
-	cm.mu.Lock()
-	cm.owned = map[zkutil.TopicPartition]bool{}
-	cm.mu.Unlock()
-	if !cm.enabled || lost {
-		return
-	}
 	tps := map[zkutil.TopicPartition]bool{}
 	for topic, ps := range owned {
 		for _, p := range ps {
 			tps[zkutil.TopicPartition{Topic: topic, Partition: p}] = true
 		}
 	}
-	cm.report(cm.commit(ctx, tps))
+	cm.mu.Lock()
+	cm.owned, cm.released = map[zkutil.TopicPartition]bool{}, tps
+	cm.mu.Unlock()
+	if cm.enabled && !lost {
+		cm.report(cm.commit(ctx, tps))
+	}
 }
 
 // BeforeStartingFetchers records the partitions of the new generation.
+// What was written out of a partition that comes back after another
+// member had it is forgotten: that member may have committed beyond it.
+// Partitions kept from the previous generation keep theirs.
 func (cm *committer) BeforeStartingFetchers(_ context.Context, consumerID string, assignment map[string]map[int32]zkutil.ConsumerThreadID) {
 	owned := map[zkutil.TopicPartition]bool{}
 	for topic, ps := range assignment {
@@ -169,6 +172,13 @@ func (cm *committer) BeforeStartingFetchers(_ context.Context, consumerID string
 		}
 	}
 	cm.mu.Lock()
+	gained := map[zkutil.TopicPartition]bool{}
+	for tp := range owned {
+		if !cm.released[tp] {
+			gained[tp] = true
+		}
+	}
 	cm.owned = owned
 	cm.mu.Unlock()
+	cm.out.forget(gained)
 }

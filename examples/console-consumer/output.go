@@ -177,6 +177,17 @@ func (o *output) writtenOffsets(tps map[zkutil.TopicPartition]bool) map[zkutil.T
 	return offsets
 }
 
+// forget drops what was written out of tps, partitions this member owned
+// before, lost and owns again: another member may have committed beyond it
+// meanwhile, and a commit of it would move the group back.
+func (o *output) forget(tps map[zkutil.TopicPartition]bool) {
+	o.writtenMu.Lock()
+	defer o.writtenMu.Unlock()
+	for tp := range tps {
+		delete(o.written, tp)
+	}
+}
+
 // lingerLoop writes the buffer out outputLinger after something was put
 // into it, until close.
 func (o *output) lingerLoop() {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"io"
 	"sync"
 	"testing"
 	"time"
@@ -127,4 +128,37 @@ func TestWithoutNotOwner(t *testing.T) {
 	err := withoutNotOwner(errors.Join(connector.ErrNotOwner, other))
 	require.ErrorIs(t, err, other)
 	require.NotErrorIs(t, err, connector.ErrNotOwner)
+}
+
+func TestCommitterForgetsPartitionsThatComeBack(t *testing.T) {
+	f, err := newFormatter(nil)
+	require.NoError(t, err)
+	out := newOutput(&recordingWriter{}, false)
+	defer out.close()
+	cm := newCommitter(out, connector.DefaultConfig(), io.Discard)
+	p0, p1 := zkutil.TopicPartition{Topic: "a", Partition: 0}, zkutil.TopicPartition{Topic: "a", Partition: 1}
+	both := map[zkutil.TopicPartition]bool{p0: true, p1: true}
+	mine := func(ps ...int32) map[string]map[int32]zkutil.ConsumerThreadID {
+		a := map[string]map[int32]zkutil.ConsumerThreadID{"a": {}}
+		for p := range int32(2) {
+			a["a"][p] = zkutil.ConsumerThreadID{ConsumerID: "other"}
+		}
+		for _, p := range ps {
+			a["a"][p] = zkutil.ConsumerThreadID{ConsumerID: "me"}
+		}
+		return a
+	}
+	ctx := t.Context()
+	cm.BeforeStartingFetchers(ctx, "me", mine(0, 1))
+	for _, m := range []*stream.Message{msg("a", 0, 10, "x"), msg("a", 1, 20, "y")} {
+		_, err := out.add(m, f, false)
+		require.NoError(t, err)
+	}
+	// Generation 2 keeps p0 and loses p1; generation 3 gets p1 back.
+	cm.BeforeReleasingPartitions(ctx, map[string][]int32{"a": {0, 1}}, false)
+	cm.BeforeStartingFetchers(ctx, "me", mine(0))
+	require.Equal(t, map[zkutil.TopicPartition]int64{p0: 11, p1: 21}, out.writtenOffsets(both))
+	cm.BeforeReleasingPartitions(ctx, map[string][]int32{"a": {0}}, false)
+	cm.BeforeStartingFetchers(ctx, "me", mine(0, 1))
+	require.Equal(t, map[zkutil.TopicPartition]int64{p0: 11}, out.writtenOffsets(both))
 }
