@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -88,13 +89,18 @@ func TestTimeoutExitsWhenIdle(t *testing.T) {
 	require.Contains(t, r.stderr, "Processed a total of 5 messages")
 	require.Less(t, time.Since(start), 40*time.Second)
 
-	// Like Kafka, it stops when standard output is gone.
+	// Like Kafka, it stops when standard output is gone, and exits 0 as
+	// Kafka does; nothing that was not written out is committed.
+	zk := zkSession(t, ctx, c)
+	group := testcluster.UniqueName("cc-failing")
 	var stderr testcluster.LockedBuffer
-	code := run(ctx, []string{"--zookeeper", c.ZKConnect(), "--topic", topic, "--from-beginning", "--timeout-ms", "30000"},
+	code := run(ctx, []string{"--zookeeper", c.ZKConnect(), "--topic", topic, "--from-beginning", "--timeout-ms", "30000", "--group", group},
 		failingWriter{}, &stderr)
-	require.Equal(t, 1, code, stderr.String())
+	require.Equal(t, 0, code, stderr.String())
 	require.Contains(t, stderr.String(), "Unable to write to standard out, closing consumer.")
-	require.Contains(t, stderr.String(), "Processed a total of 1 messages")
+	require.Regexp(t, `Processed a total of [1-5] messages`, stderr.String())
+	_, ok := committed(t, ctx, zk, group, topic, 0)
+	require.False(t, ok, "nothing was written out, so nothing is committed")
 
 	// Without --from-beginning a new group starts at the end: nothing.
 	r = runOurs(ctx, "--zookeeper", c.ZKConnect(), "--topic", topic, "--timeout-ms", "1000")
@@ -170,3 +176,103 @@ func TestNoBrokersInZooKeeper(t *testing.T) {
 type failingWriter struct{}
 
 func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("broken pipe") }
+
+// gatedWriter blocks every write until open is closed.
+type gatedWriter struct {
+	open    chan struct{}
+	written testcluster.LockedBuffer
+}
+
+func (w *gatedWriter) Write(p []byte) (int, error) {
+	<-w.open
+	return w.written.Write(p)
+}
+
+func TestNothingIsCommittedBeforeItIsWrittenOut(t *testing.T) {
+	c := testcluster.Shared(t)
+	ctx := testContext(t, 2*time.Minute)
+	zk := zkSession(t, ctx, c)
+	topic := testcluster.UniqueName("cc-gated")
+	require.NoError(t, c.CreateTopic(ctx, topic, 1, 1))
+	_, err := c.Produce(ctx, topic, 50, testcluster.ProduceOptions{Partition: 0})
+	require.NoError(t, err)
+	group := testcluster.UniqueName("cc-gated")
+
+	// Standard output takes nothing: the messages wait in the buffer while
+	// commits come every 100 ms, and none covers them.
+	w := &gatedWriter{open: make(chan struct{})}
+	done := make(chan int, 1)
+	var stderr testcluster.LockedBuffer
+	go func() {
+		done <- run(ctx, []string{"--zookeeper", c.ZKConnect(), "--topic", topic, "--group", group, "--from-beginning",
+			"--max-messages", "50", "--consumer-property", "auto.commit.interval.ms=100"}, w, &stderr)
+	}()
+	waitFor(t, time.Minute, func() bool {
+		owners, err := zk.Children(ctx, zkutil.OwnersTopicPath(group, topic))
+		return err == nil && len(owners) == 1
+	}, "the member owns the partition")
+	deadline := time.Now().Add(time.Second)
+	for time.Now().Before(deadline) {
+		_, ok := committed(t, ctx, zk, group, topic, 0)
+		require.False(t, ok, "committed before anything was written out")
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	// Once written out, all of it is committed.
+	close(w.open)
+	select {
+	case code := <-done:
+		require.Equal(t, 0, code, stderr.String())
+	case <-time.After(time.Minute):
+		t.Fatal("run did not end")
+	}
+	require.Len(t, splitLines(w.written.String()), 50)
+	off, ok := committed(t, ctx, zk, group, topic, 0)
+	require.True(t, ok)
+	require.EqualValues(t, 50, off)
+}
+
+func TestWrittenOutputIsCommittedBeforeARebalanceReleasesIt(t *testing.T) {
+	c := testcluster.Shared(t)
+	ctx := testContext(t, 2*time.Minute)
+	zk := zkSession(t, ctx, c)
+	topic := testcluster.UniqueName("cc-rebalance")
+	require.NoError(t, c.CreateTopic(ctx, topic, 2, 1))
+	produced, err := c.Produce(ctx, topic, 40, testcluster.ProduceOptions{Partition: -1})
+	require.NoError(t, err)
+	group := testcluster.UniqueName("cc-rebalance")
+	args := []string{"--zookeeper", c.ZKConnect(), "--topic", topic, "--group", group, "--from-beginning"}
+
+	// The first member prints everything; the periodic commit (60 s by
+	// default) does not come in this test.
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var first, second result
+	var wg sync.WaitGroup
+	var firstOut testcluster.LockedBuffer
+	wg.Go(func() {
+		var stderr testcluster.LockedBuffer
+		code := run(runCtx, args, &firstOut, &stderr)
+		first = result{stdout: firstOut.String(), stderr: stderr.String(), code: code}
+	})
+	waitFor(t, time.Minute, func() bool { return len(splitLines(firstOut.String())) == 40 }, "40 messages printed")
+	_, ok := committed(t, ctx, zk, group, topic, 0)
+	require.False(t, ok, "no commit yet")
+
+	// A second member joins: before the first releases its partitions, it
+	// commits what it wrote out, so the second starts after it.
+	wg.Go(func() { second = runOurs(runCtx, args...) })
+	waitFor(t, time.Minute, func() bool {
+		for p, seqs := range produced.Seqs {
+			if off, ok := committed(t, ctx, zk, group, topic, p); !ok || off != int64(len(seqs)) {
+				return false
+			}
+		}
+		return true
+	}, "the first member's output committed in the rebalance")
+	cancel()
+	wg.Wait()
+	require.Equal(t, 0, first.code, first.stderr)
+	require.Equal(t, 0, second.code, second.stderr)
+	require.Empty(t, second.stdout, "nothing consumed twice")
+}

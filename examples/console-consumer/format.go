@@ -1,7 +1,6 @@
 package main
 
 import (
-	"io"
 	"strconv"
 	"strings"
 
@@ -15,12 +14,19 @@ import (
 // (2.7+, where they follow the timestamp); 1.1.1 ignores them. Like Kafka,
 // it ignores properties it does not know and takes separators literally
 // (no escapes).
+//
+// key.deserializer and value.deserializer (or --key-deserializer and
+// --value-deserializer) name one of Kafka's deserializer classes; the key
+// or value is then printed as the toString of what it returns. As in
+// Kafka, a missing key or value is handed to the deserializer as the four
+// bytes "null".
 type formatter struct {
 	printTimestamp, printPartition, printOffset, printKey, printValue bool
 	keySeparator, lineSeparator                                       string
+	keyDeserializer, valueDeserializer                                deserializer
 }
 
-func newFormatter(props map[string]string) *formatter {
+func newFormatter(props map[string]string) (*formatter, error) {
 	f := &formatter{printValue: true, keySeparator: "\t", lineSeparator: "\n"}
 	flag := func(key string, dst *bool) {
 		if v, ok := props[key]; ok {
@@ -38,7 +44,18 @@ func newFormatter(props map[string]string) *formatter {
 	if v, ok := props["line.separator"]; ok {
 		f.lineSeparator = v
 	}
-	return f
+	var err error
+	if v, ok := props["key.deserializer"]; ok {
+		if f.keyDeserializer, err = lookupDeserializer(v); err != nil {
+			return nil, err
+		}
+	}
+	if v, ok := props["value.deserializer"]; ok {
+		if f.valueDeserializer, err = lookupDeserializer(v); err != nil {
+			return nil, err
+		}
+	}
+	return f, nil
 }
 
 // javaTrim removes leading and trailing characters up to U+0020, as Java's
@@ -48,7 +65,7 @@ func javaTrim(s string) string {
 }
 
 // format appends m's line to buf.
-func (f *formatter) format(buf []byte, m *stream.Message) []byte {
+func (f *formatter) format(buf []byte, m *stream.Message) ([]byte, error) {
 	first := true
 	field := func() {
 		if !first {
@@ -80,36 +97,35 @@ func (f *formatter) format(buf []byte, m *stream.Message) []byte {
 		buf = append(buf, "Offset:"...)
 		buf = strconv.AppendInt(buf, m.Offset, 10)
 	}
+	var err error
 	if f.printKey {
 		field()
-		buf = appendBytes(buf, m.Key)
+		if buf, err = appendBytes(buf, m.Key, f.keyDeserializer); err != nil {
+			return buf, err
+		}
 	}
 	if f.printValue {
 		field()
-		buf = appendBytes(buf, m.Value)
+		if buf, err = appendBytes(buf, m.Value, f.valueDeserializer); err != nil {
+			return buf, err
+		}
 	}
 	if !first {
 		buf = append(buf, f.lineSeparator...)
 	}
-	return buf
+	return buf, nil
 }
 
-// appendBytes appends b, or "null" for a missing key or value, as Kafka
-// prints them.
-func appendBytes(buf, b []byte) []byte {
+var null = []byte("null")
+
+// appendBytes appends b, "null" for a missing key or value, as Kafka
+// prints them, through d when there is one.
+func appendBytes(buf, b []byte, d deserializer) ([]byte, error) {
 	if b == nil {
-		return append(buf, "null"...)
+		b = null
 	}
-	return append(buf, b...)
-}
-
-// write prints m's line on out in one write; Kafka's System.out flushes
-// every message too, so output appears as messages arrive.
-func (f *formatter) write(out io.Writer, buf []byte, m *stream.Message) ([]byte, error) {
-	buf = f.format(buf[:0], m)
-	if len(buf) == 0 {
-		return buf, nil
+	if d != nil {
+		return d(buf, b)
 	}
-	_, err := out.Write(buf)
-	return buf, err
+	return append(buf, b...), nil
 }

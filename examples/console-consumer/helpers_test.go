@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -17,7 +20,55 @@ import (
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
-func TestMain(m *testing.M) { testcluster.Main(m) }
+func TestMain(m *testing.M) {
+	if args, ok := os.LookupEnv(mainArgsEnv); ok {
+		// Started by startMain: be the console-consumer command.
+		var argv []string
+		if err := json.Unmarshal([]byte(args), &argv); err != nil {
+			panic(err)
+		}
+		os.Args = append([]string{"console-consumer"}, argv...)
+		main()
+		return
+	}
+	testcluster.Main(m)
+}
+
+// mainArgsEnv carries the arguments of the command to a copy of the test
+// binary started by startMain.
+const mainArgsEnv = "ZKCONSUMER_CONSOLE_CONSUMER_ARGS"
+
+// startMain runs the console-consumer command, main included, as a process
+// of its own (the test binary again), in its own process group, so that
+// signals and a closed stdout reach it as they reach the real command.
+func startMain(ctx context.Context, args ...string) (*exec.Cmd, error) {
+	data, err := json.Marshal(args)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), mainArgsEnv+"="+string(data))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 10 * time.Second
+	return cmd, nil
+}
+
+// exitCode is the exit status of a finished command, failing the test when
+// it did not run.
+func exitCode(t *testing.T, err error) int {
+	t.Helper()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &exit):
+		return exit.ExitCode()
+	default:
+		t.Fatalf("command did not run: %v", err)
+		return -1
+	}
+}
 
 // result is what one run of a console consumer printed and returned.
 type result struct {
@@ -128,4 +179,29 @@ func produceRaw(t *testing.T, c *testcluster.Cluster, topic string, partition in
 	}
 	_, _, err = p.SendMessage(msg)
 	require.NoError(t, err)
+}
+
+// keyValue is one message's key and value; nil stays null.
+type keyValue struct{ key, value []byte }
+
+// produceAll writes messages with exactly these keys and values, in order,
+// to a partition.
+func produceAll(t *testing.T, c *testcluster.Cluster, topic string, partition int32, kvs []keyValue) {
+	t.Helper()
+	cfg := testcluster.SaramaConfig()
+	cfg.Producer.Partitioner = sarama.NewManualPartitioner
+	p, err := sarama.NewSyncProducer(c.BrokerAddrs(), cfg)
+	require.NoError(t, err)
+	defer p.Close()
+	for _, kv := range kvs {
+		msg := &sarama.ProducerMessage{Topic: topic, Partition: partition}
+		if kv.key != nil {
+			msg.Key = sarama.ByteEncoder(kv.key)
+		}
+		if kv.value != nil {
+			msg.Value = sarama.ByteEncoder(kv.value)
+		}
+		_, _, err = p.SendMessage(msg)
+		require.NoError(t, err)
+	}
 }

@@ -229,6 +229,25 @@ func TestGroupContinuesAfterCommittedOffsetsLikeKafka111(t *testing.T) {
 	require.Contains(t, r.stderr, want)
 	require.Empty(t, r.stdout)
 
+	// So is auto.offset.reset=smallest given as a property: Kafka 1.1.1
+	// checks the flag (checkZk) and the property
+	// (checkAndMaybeDeleteOldPath).
+	r = runKafka(t, ctx, args("--consumer-property", "auto.offset.reset=smallest")...)
+	require.Equal(t, 1, r.code, r.stderr)
+	require.Contains(t, r.stderr, want)
+	r = runOurs(ctx, args("--consumer-property", "auto.offset.reset=smallest")...)
+	require.Equal(t, 1, r.code, r.stderr)
+	require.Contains(t, r.stderr, want)
+
+	// A member that commits nothing restarts with the same flags.
+	fresh := testcluster.UniqueName("cc-restart")
+	for range 2 {
+		r = runOurs(ctx, "--zookeeper", c.ZKConnect(), "--topic", topic, "--group", fresh, "--from-beginning",
+			"--consumer-property", "auto.commit.enable=false", "--max-messages", "2", "--timeout-ms", "30000")
+		require.Equal(t, 0, r.code, r.stderr)
+		require.Equal(t, "0,1", seqs(r))
+	}
+
 	// --delete-consumer-offsets starts the group afresh.
 	r = runOurs(ctx, append(args("--from-beginning", "--delete-consumer-offsets"), "--max-messages", "3")...)
 	require.Equal(t, 0, r.code, r.stderr)

@@ -10,12 +10,17 @@ import (
 	"strings"
 
 	"github.com/zkconsumer/zkconsumer/connector"
+	"github.com/zkconsumer/zkconsumer/rebalance"
+	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
 // options are the parsed command line, as Kafka 1.1.1's
-// ConsoleConsumer.ConsumerConfig computes them for the old consumer.
+// ConsoleConsumer.ConsumerConfig computes them.
 type options struct {
 	zkConnect string
+	// bootstrapServer is set, and zkConnect empty, in Kafka's new-consumer
+	// mode: a group coordinated by Kafka (see bootstrap.go).
+	bootstrapServer string
 	// filter is what to consume: Kafka's old console consumer turns
 	// --topic into a whitelist too, so --topic is a regex and internal
 	// topics need exclude.internal.topics=false.
@@ -28,7 +33,18 @@ type options struct {
 	props         map[string]string
 	maxMessages   int
 	deleteOffsets bool
-	format        *formatter
+	// fromBeginning is --from-beginning as given.
+	fromBeginning bool
+	format        messageFormatter
+	// skipMessageOnError: a message the formatter fails on is reported
+	// and skipped instead of ending the program.
+	skipMessageOnError bool
+	// systestEvents prints "shutdown_complete" on stdout at the very end
+	// (--enable-systest-events).
+	systestEvents bool
+	// metricsDir, when set, is where the CSV metrics reporter writes
+	// (--csv-reporter-enabled, --metrics-dir).
+	metricsDir string
 }
 
 // usageError is a command-line mistake, worded as Kafka words it. Kafka
@@ -55,35 +71,52 @@ type multiFlag []string
 func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
-// newFlagSet declares the flags of Kafka's old console consumer that this
-// program supports.
+const description = "The console consumer is a tool that reads data from Kafka and outputs it to standard output."
+
+// newFlagSet declares the flags of Kafka 1.1.1's console consumer.
 func newFlagSet(stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("console-consumer", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.String("zookeeper", "", "REQUIRED: the ZooKeeper connection string, host:port[,host:port][/chroot]")
+	fs.String("zookeeper", "", "REQUIRED (unless --bootstrap-server): the ZooKeeper connection string, host:port[,host:port][/chroot]")
+	fs.String("bootstrap-server", "", "the brokers of a group coordinated by Kafka, instead of --zookeeper (Kafka's new consumer)")
+	fs.Bool("new-consumer", false, "deprecated in Kafka 1.1.1: --bootstrap-server implies it; not valid with --zookeeper")
 	fs.String("topic", "", "the topic to consume (a regex, as in Kafka's old console consumer)")
 	fs.String("whitelist", "", "regex of topics to consume")
 	fs.String("blacklist", "", "regex of topics not to consume")
+	fs.String("partition", "", "the partition to consume (Kafka's new consumer only)")
+	fs.String("offset", "latest", "the offset to start at: a non-negative number, earliest or latest (with --partition only)")
 	fs.String("group", "", "consumer group id (default: console-consumer-<random>, deleted from ZooKeeper on exit)")
 	fs.Bool("from-beginning", false, "start with the earliest message when the group has no committed offset")
 	fs.Bool("delete-consumer-offsets", false, "delete the group's path in ZooKeeper when starting up")
 	fs.Int("max-messages", -1, "exit after this many messages (default: unlimited)")
 	fs.Int("timeout-ms", -1, "exit when no message is available for this long")
+	fs.Bool("skip-message-on-error", false, "when a message cannot be formatted, report it and go on instead of stopping")
 	fs.String("consumer.config", "", "consumer properties file; --consumer-property takes precedence")
 	fs.Var(new(multiFlag), "consumer-property", "a consumer property key=value (repeatable)")
-	fs.Var(new(multiFlag), "property", "a formatter property key=value (repeatable): print.timestamp, print.key, print.value, key.separator, line.separator; print.partition and print.offset as in later Kafka versions")
+	fs.String("formatter", defaultFormatterClass, "the formatter: kafka.tools.DefaultMessageFormatter, LoggingMessageFormatter, NoOpMessageFormatter or ChecksumMessageFormatter")
+	fs.Var(new(multiFlag), "property", "a formatter property key=value (repeatable): print.timestamp, print.key, print.value, key.separator, line.separator, key.deserializer, value.deserializer; topic for ChecksumMessageFormatter; print.partition and print.offset as in later Kafka versions")
+	fs.String("key-deserializer", "", "a Kafka deserializer class for keys, e.g. org.apache.kafka.common.serialization.LongDeserializer")
+	fs.String("value-deserializer", "", "a Kafka deserializer class for values")
+	fs.String("isolation-level", connector.IsolationReadUncommitted, "read_committed to leave out aborted transactional messages (zkconsumer.isolation.level)")
+	fs.Bool("enable-systest-events", false, "also print lifecycle events (shutdown_complete) on stdout, for system tests")
+	fs.Bool("csv-reporter-enabled", false, "write metrics as CSV files, one per metric, every 5 seconds")
+	fs.String("metrics-dir", "kafka_metrics", "the directory of --csv-reporter-enabled")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "The console consumer is a tool that reads data from Kafka and outputs it to standard output.")
+		fmt.Fprintln(fs.Output(), description)
 		fmt.Fprintln(fs.Output(), "Usage: console-consumer --zookeeper host:port/chroot (--topic t | --whitelist re | --blacklist re) [flags]")
 		fs.PrintDefaults()
 	}
 	return fs
 }
 
-// parseOptions parses args as Kafka 1.1.1's ConsoleConsumer does with
-// --zookeeper. Flag syntax errors come back as *flagParseError, other
-// mistakes as *usageError, or the error of loading --consumer.config.
-func parseOptions(fs *flag.FlagSet, args []string) (*options, error) {
+// parseOptions parses args as Kafka 1.1.1's ConsoleConsumer does, checking
+// them in Kafka's order. Flag syntax errors come back as *flagParseError,
+// other mistakes as *usageError, or the error of loading --consumer.config.
+// Kafka's deprecation warning of the old consumer goes to stderr.
+func parseOptions(fs *flag.FlagSet, args []string, stderr io.Writer) (*options, error) {
+	if len(args) == 0 {
+		return nil, badUsage("") // the usage starts with the description
+	}
 	if err := fs.Parse(args); err != nil {
 		return nil, &flagParseError{err}
 	}
@@ -97,30 +130,68 @@ func parseOptions(fs *flag.FlagSet, args []string) (*options, error) {
 	boolean := func(name string) bool { return fs.Lookup(name).Value.(flag.Getter).Get().(bool) }
 	list := func(name string) []string { return *fs.Lookup(name).Value.(*multiFlag) }
 
-	o := &options{zkConnect: str("zookeeper"), maxMessages: num("max-messages"), deleteOffsets: boolean("delete-consumer-offsets")}
-	if !set["zookeeper"] || o.zkConnect == "" {
-		return nil, badUsage(`Missing required argument "zookeeper": this is the old, ZooKeeper-based console consumer`)
+	o := &options{
+		zkConnect:          str("zookeeper"),
+		maxMessages:        num("max-messages"),
+		deleteOffsets:      boolean("delete-consumer-offsets"),
+		fromBeginning:      boolean("from-beginning"),
+		skipMessageOnError: boolean("skip-message-on-error"),
+		systestEvents:      boolean("enable-systest-events"),
 	}
-	var chosen []string
-	for _, name := range []string{"topic", "whitelist", "blacklist"} {
-		if set[name] {
-			chosen = append(chosen, name)
-		}
-	}
-	if len(chosen) != 1 {
-		return nil, badUsage("Exactly one of whitelist/blacklist/topic is required.")
-	}
-	if chosen[0] == "blacklist" {
-		o.filter = connector.Blacklist(str("blacklist"))
-	} else {
-		o.filter = connector.Whitelist(str(chosen[0]))
-	}
+	useOldConsumer := set["zookeeper"]
 
 	formatProps, err := parseKeyValueArgs(list("property"))
 	if err != nil {
 		return nil, err
 	}
-	o.format = newFormatter(formatProps)
+	for flagName, key := range map[string]string{"key-deserializer": "key.deserializer", "value-deserializer": "value.deserializer"} {
+		if v := str(flagName); v != "" {
+			formatProps[key] = v
+		}
+	}
+	if o.format, err = newMessageFormatter(str("formatter"), formatProps); err != nil {
+		return nil, err
+	}
+
+	if useOldConsumer {
+		switch {
+		case set["bootstrap-server"]:
+			return nil, badUsage("Option [bootstrap-server] is not valid with [zookeeper].")
+		case set["new-consumer"]:
+			return nil, badUsage("Option [new-consumer] is not valid with [zookeeper].")
+		}
+		var chosen []string
+		for _, name := range []string{"topic", "whitelist", "blacklist"} {
+			if set[name] {
+				chosen = append(chosen, name)
+			}
+		}
+		if len(chosen) != 1 {
+			return nil, badUsage("Exactly one of whitelist/blacklist/topic is required.")
+		}
+		regex := str(chosen[0])
+		pattern := zkutil.PatternWhitelist
+		o.filter = connector.Whitelist(regex)
+		if chosen[0] == "blacklist" {
+			pattern = zkutil.PatternBlacklist
+			o.filter = connector.Blacklist(regex)
+		}
+		if _, err := rebalance.NewTopicFilter(pattern, regex); err != nil {
+			// Kafka's TopicFilter refuses it before connecting too.
+			return nil, &usageError{msg: fmt.Sprintf("%s is an invalid regex. (%v)", regex, err)}
+		}
+		fmt.Fprintln(stderr, "Using the ConsoleConsumer with old consumer is deprecated and will be removed "+
+			"in a future major release. Consider using the new consumer by passing [bootstrap-server] instead of [zookeeper].")
+		if set["partition"] || set["offset"] {
+			return nil, badUsage("Partition-offset based consumption is supported in the new consumer only.")
+		}
+	} else if err := checkNewConsumerArgs(set, str, o, stderr); err != nil {
+		return nil, err
+	}
+
+	if boolean("csv-reporter-enabled") {
+		o.metricsDir = str("metrics-dir")
+	}
 
 	extra, err := parseKeyValueArgs(list("consumer-property"))
 	if err != nil {
@@ -167,20 +238,26 @@ func parseOptions(fs *flag.FlagSet, args []string) (*options, error) {
 		o.props[k] = v
 	}
 	o.props["group.id"] = o.groupID
-	fromBeginning := boolean("from-beginning")
-	if reset, ok := o.props["auto.offset.reset"]; ok {
-		if fromBeginning && reset != connector.AutoOffsetResetSmallest {
-			return nil, &usageError{msg: fmt.Sprintf("Can't simultaneously specify --from-beginning and 'auto.offset.reset=%s', please remove one option", reset)}
-		}
-	} else if fromBeginning {
-		o.props["auto.offset.reset"] = connector.AutoOffsetResetSmallest
-	} else {
-		o.props["auto.offset.reset"] = connector.AutoOffsetResetLargest
+	if set["isolation-level"] {
+		o.props["zkconsumer.isolation.level"] = str("isolation-level")
 	}
-	o.props["zookeeper.connect"] = o.zkConnect
 	if t := num("timeout-ms"); t >= 0 {
 		o.props["consumer.timeout.ms"] = strconv.Itoa(t)
 	}
+	if !useOldConsumer {
+		return o, kafkaCoordinatedProps(o)
+	}
+	earliest, latest := connector.AutoOffsetResetSmallest, connector.AutoOffsetResetLargest
+	if reset, ok := o.props["auto.offset.reset"]; ok {
+		if o.fromBeginning && reset != earliest {
+			return nil, &usageError{msg: fmt.Sprintf("Can't simultaneously specify --from-beginning and 'auto.offset.reset=%s', please remove one option", reset)}
+		}
+	} else if o.fromBeginning {
+		o.props["auto.offset.reset"] = earliest
+	} else {
+		o.props["auto.offset.reset"] = latest
+	}
+	o.props["zookeeper.connect"] = o.zkConnect
 	return o, nil
 }
 

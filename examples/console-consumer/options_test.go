@@ -53,7 +53,7 @@ func TestRandomGroupIDLooksLikeKafkas(t *testing.T) {
 
 func TestParseOptions(t *testing.T) {
 	parse := func(args ...string) (*options, error) {
-		return parseOptions(newFlagSet(io.Discard), args)
+		return parseOptions(newFlagSet(io.Discard), args, io.Discard)
 	}
 	o, err := parse("--zookeeper", "zk:2181/kafka", "--topic", "orders")
 	require.NoError(t, err)
@@ -102,13 +102,14 @@ func TestBadFlagsGiveClearErrors(t *testing.T) {
 		want  string
 		usage bool
 	}{
-		{name: "no zookeeper", args: []string{"--topic", "t"}, want: `Missing required argument "zookeeper"`, usage: true},
+		{name: "no zookeeper", args: []string{"--topic", "t"}, want: `Missing required argument "[bootstrap-server]"`, usage: true},
+		{name: "no arguments", want: "The console consumer is a tool that reads data from Kafka and outputs it to standard output.", usage: true},
 		{name: "topic and whitelist", args: []string{"--zookeeper", "zk", "--topic", "t", "--whitelist", "t.*"},
 			want: "Exactly one of whitelist/blacklist/topic is required.", usage: true},
 		{name: "no topic", args: []string{"--zookeeper", "zk"},
 			want: "Exactly one of whitelist/blacklist/topic is required.", usage: true},
-		{name: "unknown flag", args: []string{"--zookeeper", "zk", "--topic", "t", "--bootstrap-server", "b:9092"},
-			want: "flag provided but not defined: -bootstrap-server", usage: true},
+		{name: "unknown flag", args: []string{"--zookeeper", "zk", "--topic", "t", "--bootstrap", "b:9092"},
+			want: "flag provided but not defined: -bootstrap", usage: true},
 		{name: "not a number", args: []string{"--zookeeper", "zk", "--topic", "t", "--max-messages", "ten"},
 			want: `invalid value "ten" for flag -max-messages`, usage: true},
 		{name: "positional", args: []string{"--zookeeper", "zk", "--topic", "t", "extra"},
@@ -180,9 +181,10 @@ func TestFormatterLikeDefaultMessageFormatter(t *testing.T) {
 		if m == nil {
 			m = msg
 		}
-		var out bytes.Buffer
-		_, err = newFormatter(props).write(&out, nil, m)
+		f, err := newFormatter(props)
 		require.NoError(t, err)
-		require.Equal(t, tc.want, out.String(), "props %q", tc.props)
+		got, err := f.format(nil, m)
+		require.NoError(t, err)
+		require.Equal(t, tc.want, string(got), "props %q", tc.props)
 	}
 }

@@ -1,0 +1,184 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/zkconsumer/zkconsumer/connector"
+	"github.com/zkconsumer/zkconsumer/zkutil"
+)
+
+// committer commits, as auto.commit.enable and auto.commit.interval.ms
+// ask, the offsets of what has been written out to standard output. It
+// stands in for the connector's automatic commits, which are turned off:
+// those would commit what the streams handed out, including messages
+// still in the output buffer. Like Kafka's, its commits come every
+// interval, before partitions are released in a rebalance, and at exit.
+type committer struct {
+	c        *connector.ConsumerConnector // set once New returns, before streams exist
+	out      *output
+	enabled  bool
+	interval time.Duration
+	timeout  time.Duration // bounds one periodic commit
+	stderr   io.Writer
+
+	mu       sync.Mutex
+	owned    map[zkutil.TopicPartition]bool // by the current generation
+	released map[zkutil.TopicPartition]bool // by the previous one
+
+	stop chan struct{}
+	done chan struct{}
+	once sync.Once
+}
+
+var _ connector.RebalanceListener = (*committer)(nil)
+
+func newCommitter(out *output, cfg connector.Config, stderr io.Writer) *committer {
+	return &committer{
+		out:      out,
+		enabled:  cfg.AutoCommitEnable,
+		interval: cfg.AutoCommitInterval,
+		timeout:  cfg.ZookeeperSessionTimeout,
+		stderr:   stderr,
+		owned:    map[zkutil.TopicPartition]bool{},
+		stop:     make(chan struct{}),
+		done:     make(chan struct{}),
+	}
+}
+
+// start begins the periodic commits.
+func (cm *committer) start() {
+	if !cm.enabled {
+		close(cm.done)
+		return
+	}
+	go func() {
+		defer close(cm.done)
+		ticker := time.NewTicker(cm.interval)
+		defer ticker.Stop()
+		for {
+			select {
+			case <-cm.stop:
+				return
+			case <-ticker.C:
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), cm.timeout)
+			cm.report(cm.commitOwned(ctx))
+			cancel()
+		}
+	}()
+}
+
+// close stops the periodic commits and waits for one in progress.
+func (cm *committer) close() {
+	cm.once.Do(func() {
+		select {
+		case <-cm.done: // never started, or start found commits disabled
+		default:
+			close(cm.stop)
+		}
+	})
+	<-cm.done
+}
+
+// final commits what was written out, at exit, when auto-commit is on.
+func (cm *committer) final(ctx context.Context) {
+	cm.close()
+	if cm.enabled {
+		cm.report(cm.commitOwned(ctx))
+	}
+}
+
+func (cm *committer) report(err error) {
+	if err != nil {
+		fmt.Fprintln(cm.stderr, "console-consumer: commit:", err)
+	}
+}
+
+// commitOwned commits the written-out offsets of the partitions the
+// current generation owns.
+func (cm *committer) commitOwned(ctx context.Context) error {
+	cm.mu.Lock()
+	owned := make(map[zkutil.TopicPartition]bool, len(cm.owned))
+	for tp := range cm.owned {
+		owned[tp] = true
+	}
+	cm.mu.Unlock()
+	return cm.commit(ctx, owned)
+}
+
+func (cm *committer) commit(ctx context.Context, tps map[zkutil.TopicPartition]bool) error {
+	offsets := cm.out.writtenOffsets(tps)
+	if len(offsets) == 0 || cm.c == nil {
+		return nil
+	}
+	return withoutNotOwner(cm.c.CommitOffsetsMap(ctx, offsets))
+}
+
+// withoutNotOwner drops the refusals of partitions that a rebalance took
+// away meanwhile: they are the new owner's to commit.
+func withoutNotOwner(err error) error {
+	if err == nil {
+		return nil
+	}
+	var errs []error
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = joined.Unwrap()
+	} else {
+		errs = []error{err}
+	}
+	var kept []error
+	for _, e := range errs {
+		if !errors.Is(e, connector.ErrNotOwner) {
+			kept = append(kept, e)
+		}
+	}
+	return errors.Join(kept...)
+}
+
+// BeforeReleasingPartitions commits what was written out of the released
+// partitions, while the connector still allows it, as Kafka's auto-commit
+// does in a rebalance.
+func (cm *committer) BeforeReleasingPartitions(ctx context.Context, owned map[string][]int32, lost bool) {
+	tps := map[zkutil.TopicPartition]bool{}
+	for topic, ps := range owned {
+		for _, p := range ps {
+			tps[zkutil.TopicPartition{Topic: topic, Partition: p}] = true
+		}
+	}
+	cm.mu.Lock()
+	cm.owned, cm.released = map[zkutil.TopicPartition]bool{}, tps
+	cm.mu.Unlock()
+	if cm.enabled && !lost {
+		cm.report(cm.commit(ctx, tps))
+	}
+}
+
+// BeforeStartingFetchers records the partitions of the new generation.
+// What was written out of a partition that comes back after another
+// member had it is forgotten: that member may have committed beyond it.
+// Partitions kept from the previous generation keep theirs.
+func (cm *committer) BeforeStartingFetchers(_ context.Context, consumerID string, assignment map[string]map[int32]zkutil.ConsumerThreadID) {
+	owned := map[zkutil.TopicPartition]bool{}
+	for topic, ps := range assignment {
+		for p, th := range ps {
+			if th.ConsumerID == consumerID {
+				owned[zkutil.TopicPartition{Topic: topic, Partition: p}] = true
+			}
+		}
+	}
+	cm.mu.Lock()
+	gained := map[zkutil.TopicPartition]bool{}
+	for tp := range owned {
+		if !cm.released[tp] {
+			gained[tp] = true
+		}
+	}
+	cm.owned = owned
+	cm.mu.Unlock()
+	cm.out.forget(gained)
+}
