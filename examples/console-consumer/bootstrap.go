@@ -12,22 +12,8 @@ import (
 // Kafka 1.1.1's console consumer runs its new consumer, a group
 // coordinated by Kafka, when --zookeeper is not given; --bootstrap-server
 // names the brokers. This file checks those arguments as Kafka does and
-// holds the hook where the connector's Kafka-coordinated mode
-// (zkconsumer.group.coordination=kafka) is wired in.
-
-// kafkaCoordinationWired is the hook for the Kafka-coordinated mode. While
-// it is false, --bootstrap-server (without --zookeeper) is checked as
-// Kafka checks it and then refused with errKafkaCoordinationNotWired. To
-// wire it: set it to true once the connector accepts the properties that
-// kafkaCoordinatedProps sets (adjust them there), and give --partition
-// and --offset a meaning in checkNewConsumerArgs or keep refusing them.
-// run already skips the ZooKeeper checks and the removal of a generated
-// group in this mode, as Kafka's new consumer has neither.
-const kafkaCoordinationWired = false
-
-// errKafkaCoordinationNotWired refuses --bootstrap-server until the
-// Kafka-coordinated mode is wired (kafkaCoordinationWired).
-var errKafkaCoordinationNotWired = &usageError{msg: "console-consumer: --bootstrap-server (a group coordinated by Kafka) is not supported yet; use --zookeeper"}
+// runs the connector in its Kafka-coordinated mode
+// (zkconsumer.group.coordination=kafka) for it.
 
 // checkNewConsumerArgs checks the arguments of Kafka's new-consumer mode in
 // the order Kafka 1.1.1 checks them, with Kafka's messages, and records
@@ -81,8 +67,8 @@ func checkNewConsumerArgs(set map[string]bool, str func(string) string, o *optio
 
 // kafkaCoordinatedProps completes o.props for the Kafka-coordinated mode as
 // Kafka 1.1.1's getNewConsumerProps does (auto.offset.reset as the new
-// consumer names it: earliest with --from-beginning, latest otherwise),
-// then refuses while the mode is not wired.
+// consumer names it: earliest with --from-beginning, latest otherwise) and
+// selects the connector's Kafka-coordinated mode.
 func kafkaCoordinatedProps(o *options) error {
 	if reset, ok := o.props["auto.offset.reset"]; ok {
 		if o.fromBeginning && reset != "earliest" {
@@ -95,8 +81,5 @@ func kafkaCoordinatedProps(o *options) error {
 	}
 	o.props["zkconsumer.group.coordination"] = "kafka"
 	o.props["bootstrap.servers"] = o.bootstrapServer
-	if !kafkaCoordinationWired {
-		return errKafkaCoordinationNotWired
-	}
 	return nil
 }
