@@ -50,4 +50,3 @@ func TestBootstrapServerRunsKafkaCoordinated(t *testing.T) {
 		})
 	}
 }
-
