@@ -178,7 +178,11 @@ func scan(records []byte, fetchOffset int64, fetchSize int32) scanned {
 		s.next = max(s.next, e.last()+1)
 		if e.magic >= 2 {
 			if e.attrs()&attrControl == 0 {
-				s.msgs += int(int32(binary.BigEndian.Uint32(e.data[batchCountAt:])))
+				// The count is the sender's word: bounded by the size
+				// (a record takes at least 7 bytes, a compressed one
+				// is guessed at 1 byte) for the slab allocated on it.
+				count := int(max(0, int32(binary.BigEndian.Uint32(e.data[batchCountAt:]))))
+				s.msgs += min(count, len(e.data))
 			}
 		} else {
 			s.msgs++
@@ -238,8 +242,8 @@ func tooLargeAt(e entry, fetchOffset int64, fetchSize int32) (int64, bool) {
 		start := r.off
 		length := r.varint()
 		body := r.off
-		r.int8()    // attributes
-		r.varint()  // timestamp delta
+		r.int8()   // attributes
+		r.varint() // timestamp delta
 		delta := r.varint()
 		if r.err != nil || length < 0 || int64(body)+length > int64(len(e.data)) {
 			return 0, false
@@ -372,7 +376,9 @@ type decoder struct {
 	res         *decoded
 	txns        transactions
 	slab        []stream.Message
-	used        int // messages of slab handed out
+	used        int   // messages of slab handed out
+	prev        int64 // the offset of the last record decoded, if seen
+	seen        bool
 	headers     []stream.Header
 	stopped     bool
 }
@@ -394,7 +400,7 @@ func (d *decoder) newMsg(off int64) *stream.Message {
 func (d *decoder) batch(e entry) error {
 	data := e.data
 	if d.opts.checkCRCs {
-		if want, got := binary.BigEndian.Uint32(data[batchCRCAt:]), crc32.Checksum(data[batchAttrsAt:], castagnoli); want != got {
+		if want, got := binary.BigEndian.Uint32(data[batchCRCAt:]), crc32Castagnoli(data[batchAttrsAt:]); want != got {
 			return fmt.Errorf("record batch checksum %08x, computed %08x", want, got)
 		}
 	}
@@ -423,7 +429,7 @@ func (d *decoder) batch(e entry) error {
 	aliased := true
 	if codec := int8(attrs & attrCodecMask); codec != codecNone {
 		var err error
-		if records, err = decompress(codec, records, count*64); err != nil {
+		if records, err = decompress(codec, records, min(count, len(records))*64); err != nil {
 			return err
 		}
 		aliased = false
@@ -457,6 +463,9 @@ func (d *decoder) batch(e entry) error {
 		if r.err != nil || r.off != body+int(length) {
 			return errors.New("malformed record")
 		}
+		if err := d.order(off, last); err != nil {
+			return err
+		}
 		if off < d.fetchOffset {
 			continue
 		}
@@ -476,6 +485,17 @@ func (d *decoder) batch(e entry) error {
 			m.Timestamp, m.TimestampType = millisTime(firstTS+tsDelta), stream.CreateTime
 		}
 	}
+	return nil
+}
+
+// order checks that off, the offset of the next record, follows the
+// previous one and is at most last, the entry's last offset: only a
+// corrupt entry (checksums unchecked) breaks that.
+func (d *decoder) order(off, last int64) error {
+	if d.seen && off <= d.prev || off > last {
+		return fmt.Errorf("record offset %d out of order", off)
+	}
+	d.prev, d.seen = off, true
 	return nil
 }
 
@@ -501,6 +521,9 @@ func (d *decoder) message(e entry) error {
 	logAppend := e.magic >= 1 && attrs&attrLogAppendTime != 0
 	codec := int8(attrs & attrCodecMask)
 	if codec == codecNone {
+		if err := d.order(e.base, e.base); err != nil {
+			return err
+		}
 		if e.base == d.stopAt {
 			d.stopped = true
 			return nil
@@ -550,6 +573,9 @@ func (d *decoder) message(e entry) error {
 			return errors.New("nested compression")
 		}
 		off := base + ie.base
+		if err := d.order(off, e.base); err != nil {
+			return err
+		}
 		if off < d.fetchOffset {
 			continue
 		}
@@ -623,7 +649,7 @@ func messageTime(magic int8, logAppend bool, ms int64) (time.Time, stream.Timest
 // are aborted from the first offset the broker lists for it until its abort
 // marker.
 type transactions struct {
-	pending []abortedTxn         // by first offset, not yet reached
+	pending []abortedTxn       // by first offset, not yet reached
 	aborted map[int64]struct{} // producer ids inside an aborted transaction
 }
 
@@ -670,3 +696,6 @@ func isAbortMarker(records []byte) bool {
 	}
 	return binary.BigEndian.Uint16(key[2:4]) == 0
 }
+
+// crc32Castagnoli is the CRC-32C of b, a record batch's checksum.
+func crc32Castagnoli(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
