@@ -228,6 +228,7 @@ func TestConfigFromPropertiesEveryKey(t *testing.T) {
 
 		"zkconsumer.roundrobin.hash.format": "bracket",
 		"zkconsumer.isolation.level":        "read_committed",
+		"check.crcs":                        "false",
 	})
 	require.NoError(t, err)
 	assert.Empty(t, warnings)
@@ -263,6 +264,7 @@ func TestConfigFromPropertiesEveryKey(t *testing.T) {
 		ZookeeperConnectionTimeout:  15 * time.Second,
 		ZookeeperSyncTime:           4 * time.Second,
 		IsolationLevel:              "read_committed",
+		CheckCRCs:                   false,
 	}, c)
 	require.NoError(t, c.Validate())
 	assert.Equal(t, "kafka", c.OffsetsStorage)
@@ -423,7 +425,7 @@ func TestPropertiesOmitsUnsetDerivedFields(t *testing.T) {
 		"zookeeper.connection.timeout.ms"} {
 		assert.NotContains(t, props, key)
 	}
-	assert.Len(t, props, 26)
+	assert.Len(t, props, 27)
 }
 
 func TestPropertiesDropsLoggerAndSubMilliseconds(t *testing.T) {

@@ -87,6 +87,7 @@ func TestDefaultsMatchKafka(t *testing.T) {
 		// zkconsumer extensions.
 		"zkconsumer.roundrobin.hash.format": "dash",
 		"zkconsumer.isolation.level":        "read_uncommitted",
+		"check.crcs":                        "true",
 		// consumer.id is absent: it is generated when unset.
 	}
 	assert.Equal(t, want, c.Properties())
@@ -123,6 +124,7 @@ func TestDefaultsMatchKafka(t *testing.T) {
 		ZookeeperConnectionTimeout:  6 * time.Second,
 		ZookeeperSyncTime:           2 * time.Second,
 		IsolationLevel:              "read_uncommitted",
+		CheckCRCs:                   true,
 	}, c)
 }
 
