@@ -81,20 +81,27 @@ func saramaConfig(clientID string) *sarama.Config {
 // complete one is there from an earlier run.
 func prepare(ctx context.Context, env clusterEnv, s shape, scale float64) (*dataset, error) {
 	n := max(int(float64(s.messages)*scale), int(s.partitions))
-	topic := fmt.Sprintf("zkbench-%s-n%d-v1", s.name, n)
+	base := fmt.Sprintf("zkbench-%s-n%d-v1", s.name, n)
+	var topic string
+	// The first complete topic of base, base-2, base-3, ... is reused; an
+	// incomplete one is left over from an interrupted fill.
+	for i := 1; ; i++ {
+		topic = base
+		if i > 1 {
+			topic = fmt.Sprintf("%s-%d", base, i)
+		}
+		ends, err := topicEnds(env, topic)
+		if err == nil && sum(ends) == int64(n) {
+			return &dataset{shape: s, topic: topic, ends: ends, total: int64(n)}, nil
+		}
+		if errors.Is(err, sarama.ErrUnknownTopicOrPartition) {
+			break
+		}
+		if err != nil && i > 20 {
+			return nil, err
+		}
+	}
 	d := &dataset{shape: s, topic: topic}
-	ends, err := topicEnds(env, topic)
-	if err == nil && sum(ends) == int64(n) {
-		d.ends, d.total = ends, int64(n)
-		return d, nil
-	}
-	if err == nil {
-		// Left over from an interrupted fill.
-		topic = fmt.Sprintf("%s-%d", topic, time.Now().UnixNano())
-		d.topic = topic
-	} else if !errors.Is(err, sarama.ErrUnknownTopicOrPartition) {
-		return nil, err
-	}
 	admin, err := sarama.NewClusterAdmin(env.brokers, saramaConfig("zkbench-admin"))
 	if err != nil {
 		return nil, err
@@ -108,7 +115,8 @@ func prepare(ctx context.Context, env clusterEnv, s shape, scale float64) (*data
 	if err := fill(ctx, env, topic, s, n); err != nil {
 		return nil, err
 	}
-	if ends, err = topicEnds(env, topic); err != nil {
+	ends, err := topicEnds(env, topic)
+	if err != nil {
 		return nil, err
 	}
 	if sum(ends) != int64(n) {

@@ -36,6 +36,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"time"
 )
@@ -51,13 +52,27 @@ func main() {
 	clients := flag.String("clients", envStr("BENCH_CLIENTS", "connector,sarama,franz,kcat,scala"), "clients to run (BENCH_CLIENTS)")
 	scale := flag.Float64("scale", envFloat("BENCH_SCALE", 1), "scale of the message counts (BENCH_SCALE)")
 	out := flag.String("out", "", "also append every raw result, as JSON lines, to this file")
+	cpuProfile := flag.String("cpuprofile", "", "(-child) write a CPU profile of the read to this file")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if *child {
+		if *cpuProfile != "" {
+			f, err := os.Create(*cpuProfile)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "bench:", err)
+				os.Exit(1)
+			}
+			if err := pprof.StartCPUProfile(f); err != nil {
+				fmt.Fprintln(os.Stderr, "bench:", err)
+				os.Exit(1)
+			}
+			defer pprof.StopCPUProfile()
+		}
 		res, err := runChild(ctx, *client, *variant, *topic, *ends)
 		if err != nil {
+			pprof.StopCPUProfile()
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}
