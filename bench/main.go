@@ -37,6 +37,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"runtime/trace"
 	"strings"
 	"time"
 )
@@ -53,6 +54,7 @@ func main() {
 	scale := flag.Float64("scale", envFloat("BENCH_SCALE", 1), "scale of the message counts (BENCH_SCALE)")
 	out := flag.String("out", "", "also append every raw result, as JSON lines, to this file")
 	cpuProfile := flag.String("cpuprofile", "", "(-child) write a CPU profile of the read to this file")
+	traceFile := flag.String("trace", "", "(-child) write an execution trace of the read to this file")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -70,9 +72,22 @@ func main() {
 			}
 			defer pprof.StopCPUProfile()
 		}
+		if *traceFile != "" {
+			f, err := os.Create(*traceFile)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "bench:", err)
+				os.Exit(1)
+			}
+			if err := trace.Start(f); err != nil {
+				fmt.Fprintln(os.Stderr, "bench:", err)
+				os.Exit(1)
+			}
+			defer trace.Stop()
+		}
 		res, err := runChild(ctx, *client, *variant, *topic, *ends)
 		if err != nil {
 			pprof.StopCPUProfile()
+			trace.Stop()
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}
