@@ -30,14 +30,18 @@ var errTooLargeDecompressed = errors.New("fetcher: batch decompresses to more th
 
 var (
 	zstdDecoder = sync.OnceValues(func() (*zstd.Decoder, error) {
-		return zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(maxDecompressed))
+		// The frame checksum is not verified: the batch's CRC-32C covers
+		// the compressed bytes already (check.crcs), and xxhash took 8 %
+		// of the CPU on zstd batches of 1 KiB messages.
+		return zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(maxDecompressed),
+			zstd.IgnoreChecksum(true))
 	})
 	lz4Readers  = sync.Pool{New: func() any { return lz4.NewReader(nil) }}
 	gzipReaders sync.Pool
 )
 
 // decompress returns the decompressed form of data, in a buffer of its own
-// (messages alias it). sizeHint, if positive, is a guess of its size.
+// (messages alias it). sizeHint is a guess of its size.
 func decompress(codec int8, data []byte, sizeHint int) ([]byte, error) {
 	switch codec {
 	case codecGzip:
@@ -73,20 +77,32 @@ func decompress(codec int8, data []byte, sizeHint int) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		return d.DecodeAll(data, make([]byte, 0, max(sizeHint, 2*len(data))))
+		return d.DecodeAll(data, make([]byte, 0, min(sizeHint, maxDecompressed)))
 	}
 	return nil, fmt.Errorf("fetcher: unknown compression codec %d", codec)
 }
 
-// readAllBounded reads r to its end, at most maxDecompressed bytes.
+// readAllBounded reads r to its end, at most maxDecompressed bytes, into a
+// buffer of sizeHint bytes to start with, doubled as needed.
 func readAllBounded(r io.Reader, sizeHint int) ([]byte, error) {
-	buf := bytes.NewBuffer(make([]byte, 0, max(sizeHint, 4096)))
-	n, err := buf.ReadFrom(io.LimitReader(r, maxDecompressed+1))
-	if err != nil {
-		return nil, err
+	buf := make([]byte, 0, min(max(sizeHint, 4096), maxDecompressed+1))
+	for {
+		if len(buf) == cap(buf) {
+			if len(buf) > maxDecompressed {
+				return nil, errTooLargeDecompressed
+			}
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			if len(buf) > maxDecompressed {
+				return nil, errTooLargeDecompressed
+			}
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
-	if n > maxDecompressed {
-		return nil, errTooLargeDecompressed
-	}
-	return buf.Bytes(), nil
 }
