@@ -131,6 +131,9 @@ var connectorVariants = map[string]func(*connector.Config){
 	"rcvbuf=os":  func(c *connector.Config) { c.SocketReceiveBufferBytes = -1 },
 	"nocrc":      func(c *connector.Config) { c.CheckCRCs = false },
 	"fetchers=2": func(c *connector.Config) { c.NumConsumerFetchers = 2 },
+	// librdkafka's defaults for the two settings where they differ from
+	// Kafka's: the OS receive buffer and no CRC check.
+	"rcvbuf=os,nocrc": func(c *connector.Config) { c.SocketReceiveBufferBytes = -1; c.CheckCRCs = false },
 }
 
 // readConnector reads the topic through zkconsumer's public API:
