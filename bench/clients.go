@@ -133,7 +133,7 @@ var connectorVariants = map[string]func(*connector.Config){
 	"fetchers=2": func(c *connector.Config) { c.NumConsumerFetchers = 2 },
 	// librdkafka's defaults for the two settings where they differ from
 	// Kafka's: the OS receive buffer and no CRC check.
-	"rcvbuf=os,nocrc": func(c *connector.Config) { c.SocketReceiveBufferBytes = -1; c.CheckCRCs = false },
+	"rcvbuf=os+nocrc": func(c *connector.Config) { c.SocketReceiveBufferBytes = -1; c.CheckCRCs = false },
 }
 
 // readConnector reads the topic through zkconsumer's public API:
