@@ -191,11 +191,10 @@ func (w *wireConn) encode(b []byte, req *fetchRequest) []byte {
 	}
 	// Partitions grouped by topic, in the order topics first appear.
 	nTopics := 0
-	for i, rp := range req.parts {
+	for i := range req.parts {
 		if firstOfTopic(req.parts, i) {
 			nTopics++
 		}
-		_ = rp
 	}
 	b = appendArrayLen(b, nTopics, flex)
 	for i, rp := range req.parts {
