@@ -40,56 +40,75 @@ var (
 	gzipReaders sync.Pool
 )
 
+// scratchBufs holds the buffers compressed batches are decompressed into
+// before their exact-size copy.
+var scratchBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1<<20); return &b }}
+
 // decompress returns the decompressed form of data, in a buffer of its own
-// (messages alias it). sizeHint is a guess of its size.
-func decompress(codec int8, data []byte, sizeHint int) ([]byte, error) {
-	switch codec {
-	case codecGzip:
-		var zr *gzip.Reader
-		if v := gzipReaders.Get(); v != nil {
-			zr = v.(*gzip.Reader)
-			if err := zr.Reset(bytes.NewReader(data)); err != nil {
-				return nil, err
-			}
-		} else {
-			var err error
-			if zr, err = gzip.NewReader(bytes.NewReader(data)); err != nil {
-				return nil, err
-			}
-		}
-		out, err := readAllBounded(zr, sizeHint)
-		gzipReaders.Put(zr)
-		return out, err
-	case codecSnappy:
+// and of its exact size (messages alias it, so slack would stay pinned
+// with them). It decompresses into a pooled scratch buffer first and
+// copies from there: make and copy together skip zeroing the new buffer,
+// which is cheaper than guessing a size and zeroing the slack.
+func decompress(codec int8, data []byte) ([]byte, error) {
+	if codec == codecSnappy {
+		// Snappy's header tells the size: exact already.
 		out, err := snappy.Decode(data)
 		if err == nil && len(out) > maxDecompressed {
 			return nil, errTooLargeDecompressed
 		}
 		return out, err
-	case codecLZ4:
-		zr := lz4Readers.Get().(*lz4.Reader)
-		zr.Reset(bytes.NewReader(data))
-		out, err := readAllBounded(zr, sizeHint)
-		lz4Readers.Put(zr)
-		return out, err
-	case codecZstd:
-		d, err := zstdDecoder()
+	}
+	sp := scratchBufs.Get().(*[]byte)
+	defer scratchBufs.Put(sp)
+	var (
+		scratch []byte
+		err     error
+	)
+	switch codec {
+	case codecGzip:
+		var zr *gzip.Reader
+		if v := gzipReaders.Get(); v != nil {
+			zr = v.(*gzip.Reader)
+			err = zr.Reset(bytes.NewReader(data))
+		} else {
+			zr, err = gzip.NewReader(bytes.NewReader(data))
+		}
 		if err != nil {
 			return nil, err
 		}
-		return d.DecodeAll(data, make([]byte, 0, min(sizeHint, maxDecompressed)))
+		scratch, err = readAllBounded(zr, (*sp)[:0])
+		gzipReaders.Put(zr)
+	case codecLZ4:
+		zr := lz4Readers.Get().(*lz4.Reader)
+		zr.Reset(bytes.NewReader(data))
+		scratch, err = readAllBounded(zr, (*sp)[:0])
+		lz4Readers.Put(zr)
+	case codecZstd:
+		var d *zstd.Decoder
+		if d, err = zstdDecoder(); err == nil {
+			scratch, err = d.DecodeAll(data, (*sp)[:0])
+		}
+	default:
+		return nil, fmt.Errorf("fetcher: unknown compression codec %d", codec)
 	}
-	return nil, fmt.Errorf("fetcher: unknown compression codec %d", codec)
+	if cap(scratch) <= maxDecompressed+1 {
+		*sp = scratch[:0]
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, len(scratch))
+	copy(out, scratch)
+	return out, nil
 }
 
-// readAllBounded reads r to its end, at most maxDecompressed bytes, into a
-// buffer of sizeHint bytes to start with, doubled as needed.
-func readAllBounded(r io.Reader, sizeHint int) ([]byte, error) {
-	buf := make([]byte, 0, min(max(sizeHint, 4096), maxDecompressed+1))
+// readAllBounded reads r to its end, at most maxDecompressed bytes,
+// appending to buf, which it grows as needed.
+func readAllBounded(r io.Reader, buf []byte) ([]byte, error) {
 	for {
 		if len(buf) == cap(buf) {
 			if len(buf) > maxDecompressed {
-				return nil, errTooLargeDecompressed
+				return buf, errTooLargeDecompressed
 			}
 			buf = append(buf, 0)[:len(buf)]
 		}
@@ -97,12 +116,12 @@ func readAllBounded(r io.Reader, sizeHint int) ([]byte, error) {
 		buf = buf[:len(buf)+n]
 		if err == io.EOF {
 			if len(buf) > maxDecompressed {
-				return nil, errTooLargeDecompressed
+				return buf, errTooLargeDecompressed
 			}
 			return buf, nil
 		}
 		if err != nil {
-			return nil, err
+			return buf, err
 		}
 	}
 }

@@ -429,9 +429,7 @@ func (d *decoder) batch(e entry) error {
 	aliased := true
 	if codec := int8(attrs & attrCodecMask); codec != codecNone {
 		var err error
-		// Producers' batches compress 2:1 to 10:1; a short guess costs
-		// a copy, a long one only address space.
-		if records, err = decompress(codec, records, decompressHint(len(records))); err != nil {
+		if records, err = decompress(codec, records); err != nil {
 			return err
 		}
 		aliased = false
@@ -540,7 +538,7 @@ func (d *decoder) message(e entry) error {
 		}
 		return nil
 	}
-	inner, err := decompress(codec, value, decompressHint(len(value)))
+	inner, err := decompress(codec, value)
 	if err != nil {
 		return err
 	}
@@ -703,6 +701,3 @@ func isAbortMarker(records []byte) bool {
 
 // crc32Castagnoli is the CRC-32C of b, a record batch's checksum.
 func crc32Castagnoli(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
-
-// decompressHint guesses the decompressed size of n compressed bytes.
-func decompressHint(n int) int { return 4 * n }

@@ -128,3 +128,31 @@ func TestDecodeLegacyCodecs(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkDecodeCompressed decodes a batch of 500 1 KiB records, half of
+// each random hex digits (about 2:1), compressed with each codec.
+func BenchmarkDecodeCompressed(b *testing.B) {
+	for _, codec := range []sarama.CompressionCodec{sarama.CompressionLZ4, sarama.CompressionZSTD, sarama.CompressionSnappy, sarama.CompressionGZIP} {
+		rb := &sarama.RecordBatch{Version: 2, FirstTimestamp: t0, ProducerID: -1, Codec: codec}
+		seed := uint32(1)
+		for i := range 500 {
+			v := make([]byte, 1024)
+			for j := range v {
+				seed = seed*1664525 + 1013904223
+				v[j] = "0123456789abcdef"[seed>>28]
+			}
+			rb.Records = append(rb.Records, &sarama.Record{OffsetDelta: int64(i), Value: v})
+		}
+		rb.LastOffsetDelta = 499
+		blk := blockOf(rb)
+		b.Run(codec.String(), func(b *testing.B) {
+			b.SetBytes(500 * 1024)
+			b.ReportAllocs()
+			for b.Loop() {
+				if d := decodeBlock("t", 0, 0, 1<<20, false, blk); len(d.msgs) != 500 {
+					b.Fatal(d.corrupt)
+				}
+			}
+		})
+	}
+}
