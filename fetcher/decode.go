@@ -437,32 +437,38 @@ func (d *decoder) batch(e entry) error {
 	firstTS := int64(binary.BigEndian.Uint64(data[batchFirstTSAt:]))
 	maxTS := int64(binary.BigEndian.Uint64(data[batchMaxTSAt:]))
 	logAppend := attrs&attrLogAppendTime != 0
-	r := reader{b: records}
+	i := 0
 	for range count {
-		length := r.varint()
-		body := r.off
-		if r.err != nil || length < 0 || length > int64(r.remaining()) {
+		// A record: length, attributes, timestamp delta, offset delta,
+		// key, value, headers; every integer a zig-zag varint.
+		length, j := varintAt(records, i)
+		if j < 0 || length < 0 || length > int64(len(records)-j) {
 			return errors.New("record length past the batch")
 		}
-		r.int8() // attributes
-		tsDelta := r.varint()
-		off := e.base + r.varint()
-		key := r.varBytes()
-		value := r.varBytes()
-		nh := r.varint()
-		if r.err != nil || nh < 0 || nh > int64(r.remaining()) {
+		end := j + int(length)
+		rec := records[:end]
+		j++ // attributes
+		tsDelta, j := varintAt(rec, j)
+		delta, j := varintAt(rec, j)
+		key, j := bytesAt(rec, j)
+		value, j := bytesAt(rec, j)
+		nh, j := varintAt(rec, j)
+		if j < 0 || nh < 0 || nh > int64(end-j) {
 			return errors.New("malformed record")
 		}
+		off := e.base + delta
 		var hs []stream.Header
 		if nh > 0 {
 			hs = d.headerSlice(int(nh))
-			for i := range hs {
-				hs[i] = stream.Header{Key: r.varBytes(), Value: r.varBytes()}
+			for h := range hs {
+				hs[h].Key, j = bytesAt(rec, j)
+				hs[h].Value, j = bytesAt(rec, j)
 			}
 		}
-		if r.err != nil || r.off != body+int(length) {
+		if j != end {
 			return errors.New("malformed record")
 		}
+		i = end
 		if err := d.order(off); err != nil {
 			return err
 		}
@@ -701,3 +707,42 @@ func isAbortMarker(records []byte) bool {
 
 // crc32Castagnoli is the CRC-32C of b, a record batch's checksum.
 func crc32Castagnoli(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
+
+// varintAt reads the zig-zag varint at b[i:]. It returns the position
+// after it, or -1 if there is none (also when i is -1, so that a chain of
+// reads needs one check at its end). One-byte values, most of them, take
+// the inlined fast path.
+func varintAt(b []byte, i int) (int64, int) {
+	if uint(i) < uint(len(b)) {
+		if c := b[i]; c < 0x80 {
+			return int64(c>>1) ^ -int64(c&1), i + 1
+		}
+	}
+	return varintAtSlow(b, i)
+}
+
+func varintAtSlow(b []byte, i int) (int64, int) {
+	if i < 0 || i >= len(b) {
+		return 0, -1
+	}
+	x, n := binary.Varint(b[i:])
+	if n <= 0 {
+		return 0, -1
+	}
+	return x, i + n
+}
+
+// bytesAt reads the varint-length-prefixed byte string at b[i:] (length
+// -1: nil), capped so that appending to it cannot overwrite what follows.
+// It returns the position after it, or -1 (see varintAt).
+func bytesAt(b []byte, i int) ([]byte, int) {
+	n, j := varintAt(b, i)
+	if j < 0 || n < 0 {
+		return nil, j
+	}
+	if n > int64(len(b)-j) {
+		return nil, -1
+	}
+	end := j + int(n)
+	return b[j:end:end], end
+}

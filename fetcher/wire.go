@@ -434,7 +434,19 @@ func (r *reader) uvarint() uint64 {
 	return x
 }
 
+// varint reads a zig-zag varint; one-byte values (most lengths, deltas
+// and counts of small records) take the inlined fast path.
 func (r *reader) varint() int64 {
+	if r.err == nil && r.off < len(r.b) {
+		if c := r.b[r.off]; c < 0x80 {
+			r.off++
+			return int64(c>>1) ^ -int64(c&1)
+		}
+	}
+	return r.varintSlow()
+}
+
+func (r *reader) varintSlow() int64 {
 	if r.err != nil {
 		return 0
 	}
