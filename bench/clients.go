@@ -127,8 +127,10 @@ func runChild(ctx context.Context, client, variant, topic, endList string) (*res
 // connectorVariants are the connector settings -variant can name; the
 // empty one is DefaultConfig.
 var connectorVariants = map[string]func(*connector.Config){
-	"":           func(*connector.Config) {},
-	"rcvbuf=os":  func(c *connector.Config) { c.SocketReceiveBufferBytes = -1 },
+	"":          func(*connector.Config) {},
+	"rcvbuf=os": func(c *connector.Config) { c.SocketReceiveBufferBytes = -1 },
+	// ConsumerPerformance's default socket buffer.
+	"rcvbuf=2m":  func(c *connector.Config) { c.SocketReceiveBufferBytes = 2 << 20 },
 	"nocrc":      func(c *connector.Config) { c.CheckCRCs = false },
 	"fetchers=2": func(c *connector.Config) { c.NumConsumerFetchers = 2 },
 	// librdkafka's defaults for the two settings where they differ from
