@@ -45,9 +45,9 @@ var ErrInvalidConfig = errors.New("fetcher: invalid config")
 // Config configures a ConsumerFetcherManager. Field names follow the
 // connector's; each names the Kafka consumer property it carries.
 //
-// The zero Config is not Kafka's defaults: FetchMinBytes, FetchWaitMax and
-// RefreshLeaderBackoff are taken as given (zero is legal for all three).
-// Start from DefaultConfig.
+// The zero Config is not Kafka's defaults: FetchMinBytes, FetchWaitMax,
+// RefreshLeaderBackoff and CheckCRCs are taken as given (zero and false
+// are legal). Start from DefaultConfig.
 type Config struct {
 	// ClientID is sent with every request: client.id (Kafka defaults it to
 	// the group id). Empty means "zkconsumer".
