@@ -82,7 +82,7 @@ type fetcher struct {
 	scratch   []*partState
 	predicted map[*partState]int64 // scratch of sendAhead
 	// spare is the buffer of a processed response that no message
-	// aliases, for the next response to be read into (see recycle).
+	// aliases, for the next response to be read into (see fetch).
 	spare []byte
 
 	// read counts the bytes read from the fetcher's connections; only
@@ -266,6 +266,16 @@ func (f *fetcher) disconnect() {
 		f.dropAhead()
 		_ = f.broker.Close()
 		f.broker, f.wire, f.closeConn = nil, nil, nil
+	}
+}
+
+// settleAhead waits until the request sent ahead, if any, has its
+// response, which stays for fetch to take: the connection is then free for
+// a request of sarama's (the fetcher's own requests and sarama's must not
+// overlap on one connection; see wire.go).
+func (f *fetcher) settleAhead() {
+	if a := f.ahead; a != nil {
+		<-a.done
 	}
 }
 
