@@ -155,6 +155,7 @@ func TestSecuredPropertiesExample(t *testing.T) {
 	}
 	props["group.id"] = testcluster.UniqueName("g-example")
 	props["zookeeper.session.timeout.ms"] = "4000"
+	props["zookeeper.connection.timeout.ms"] = "30000" // a first TLS handshake with a busy ZooKeeper can take seconds
 	cfg, warnings, err := ConfigFromProperties(props)
 	require.NoError(t, err)
 	require.Empty(t, warnings)
