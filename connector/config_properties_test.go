@@ -431,7 +431,7 @@ func TestPropertiesOmitsUnsetDerivedFields(t *testing.T) {
 		"zookeeper.connection.timeout.ms"} {
 		assert.NotContains(t, props, key)
 	}
-	assert.Len(t, props, 27)
+	assert.Len(t, props, 28)
 }
 
 func TestPropertiesDropsLoggerAndSubMilliseconds(t *testing.T) {
