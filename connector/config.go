@@ -319,9 +319,16 @@ type Config struct {
 	OffsetsChannelSocketTimeout time.Duration
 
 	// OffsetsCommitMaxRetries is the number of extra attempts of a failed
-	// commit: offsets.commit.max.retries, default 5. Kafka 0.9+ applies the
-	// retries to the periodic auto-commit only; commits at rebalance and at
-	// shutdown make one attempt. It must not be negative.
+	// commit: offsets.commit.max.retries, default 5. Attempts are
+	// OffsetsChannelBackoff apart and end early when the commit's context
+	// does. They apply to the periodic auto-commit, as in Kafka 0.9+, and
+	// to the application's explicit commits (CommitOffsets and
+	// CommitOffsetsMap make 1+OffsetsCommitMaxRetries attempts, where
+	// Kafka 1.1.1's commitOffsets() makes one). The commits at rebalance
+	// and at Shutdown make one attempt, as in Kafka. A commit refused
+	// because this member no longer owns the partitions (ErrOwnershipLost,
+	// in Kafka mode ErrCommitFenced) is never retried. It must not be
+	// negative.
 	OffsetsCommitMaxRetries int
 
 	// ZookeeperSessionTimeout is the requested ZooKeeper session timeout:

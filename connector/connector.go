@@ -21,19 +21,6 @@ import (
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
-// Errors of the connector's lifecycle.
-var (
-	// ErrStreamsExist: CreateMessageStreams or CreateMessageStreamsByFilter
-	// was already called on this connector (Kafka's
-	// MessageStreamsExistException).
-	ErrStreamsExist = errors.New("connector: message streams were already created for this connector")
-	// ErrShutdown: the connector has been shut down.
-	ErrShutdown = errors.New("connector: shut down")
-	// ErrNotOwner: an explicit commit named a partition this member does
-	// not own in its current ZooKeeper session.
-	ErrNotOwner = errors.New("connector: partition not owned by this consumer")
-)
-
 // ConsumerConnector is one member of a consumer group coordinated through
 // ZooKeeper: Kafka's ZookeeperConsumerConnector. With
 // zkconsumer.group.coordination=kafka the same API is served by Kafka's
@@ -57,7 +44,7 @@ type ConsumerConnector struct {
 	created  bool
 	shutdown bool
 	member   *rebalance.Member
-	streams  map[streamKey]*stream.KafkaStream
+	streams  map[streamKey]*stream.Control // the streams handed out, by the owner's handle
 	wildcard bool
 	infos    map[zkutil.TopicPartition]*stream.PartitionTopicInfo
 	gen      *generation
@@ -68,6 +55,11 @@ type ConsumerConnector struct {
 	// carried is consumption progress of ended generations (carry.go),
 	// guarded by mu.
 	carried map[zkutil.TopicPartition]carriedOffset
+	// ownErr is why the member owns nothing until its next generation
+	// (assignment.go), nil if nothing went wrong; paused holds the
+	// partitions paused by the application (pause.go). Guarded by mu.
+	ownErr error
+	paused map[zkutil.TopicPartition]bool
 
 	commitMu   sync.Mutex
 	checkpoint map[zkutil.TopicPartition]int64 // guarded by commitMu
@@ -147,9 +139,10 @@ func New(cfg Config, opts ...Option) (*ConsumerConnector, error) {
 		errs:       make(chan error, 256),
 		closing:    make(chan struct{}),
 		listener:   o.listener,
-		streams:    map[streamKey]*stream.KafkaStream{},
+		streams:    map[streamKey]*stream.Control{},
 		checkpoint: map[zkutil.TopicPartition]int64{},
 		carried:    map[zkutil.TopicPartition]carriedOffset{},
+		paused:     map[zkutil.TopicPartition]bool{},
 		metrics:    cfg.Metrics,
 		counters:   map[string]*stream.Counters{},
 	}
@@ -303,6 +296,7 @@ func (c *ConsumerConnector) report(err error) {
 	if c.shutdown {
 		return
 	}
+	c.noteOwnership(err)
 	for {
 		select {
 		case c.errs <- err:
