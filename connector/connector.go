@@ -259,28 +259,40 @@ func (c *ConsumerConnector) newOffsetStore(brokers *zkBrokers, sec *secure.Clien
 // member an id of its own ("<client.id>-<uuid>"), which the logs show.
 func (c *ConsumerConnector) ConsumerID() string { return c.id }
 
-// Errors delivers errors the application should know about: rebalances
-// that keep failing (rebalance.ErrRebalanceFailed), lost ZooKeeper sessions
-// (rebalance.ErrOwnershipLost), subscribed topics that do not exist
-// (rebalance.ErrTopicMissing), unreadable data in ZooKeeper (other members'
-// registrations; a committed offset that cannot be read, which holds its
-// partition: ErrOffsetUnreadable), failed automatic commits, brokers that
-// cannot be reached, partitions left without a leader (a deleted or
-// unauthorised topic: a *stream.PartitionError wrapping
-// fetcher.ErrNoLeader). Errors that stop a partition (a message too large
-// for fetch.message.max.bytes, a corrupt batch, an unreadable offset) come
-// through the stream that owns the partition as well.
+// Errors delivers errors the application should know about. Match them
+// with errors.Is and errors.As against the names this package exports
+// (each the same value as the package that defines it):
+//   - ErrRebalanceFailed: a rebalance failed rebalance.max.retries times;
+//     the member owns nothing until a later attempt succeeds;
+//   - ErrOwnershipLost: the ZooKeeper session that held the partitions
+//     expired; the member rejoins;
+//   - ErrTopicMissing: a subscribed topic does not exist;
+//   - ErrOffsetUnreadable, inside a *PartitionError: a committed offset
+//     that cannot be read, which holds its partition;
+//   - ErrNoLeader, inside a *PartitionError: a partition without a leader
+//     (a deleted or unauthorised topic);
+//   - *DecodeError: unreadable data in ZooKeeper (other members'
+//     registrations);
+//   - failed automatic commits ("connector: auto-commit: ..."), and
+//     brokers that cannot be reached.
+//
+// Errors that stop a partition (ErrMessageTooLarge for a message larger
+// than fetch.message.max.bytes, ErrCorruptMessage, an unreadable offset)
+// come through the stream that owns the partition as well.
 //
 // In Kafka mode (zkconsumer.group.coordination=kafka) they include joins
 // that fail (an unreachable coordinator is retried meanwhile), a lost
-// membership (rebalance.ErrOwnershipLost wrapping
-// kafkagroup.ErrMembershipLost: removed after session.timeout.ms, or the
-// generation is unknown to the coordinator; nothing was committed and the
-// member rejoins), a fatal group error (wrapping kafkagroup.ErrFatal:
-// another member with the same group.instance.id, a group authorization
-// failure, an inconsistent group protocol; the member stops consuming and
-// the application should shut it down), commits the coordinator refused
-// (wrapping kafkagroup.ErrCommitFenced) and ErrMaxPollIntervalExceeded.
+// membership (ErrOwnershipLost wrapping ErrMembershipLost: removed after
+// session.timeout.ms, or the generation is unknown to the coordinator;
+// nothing was committed and the member rejoins), a fatal group error
+// (wrapping ErrGroupFatal: another member with the same group.instance.id,
+// a group authorization failure, an inconsistent group protocol; the
+// member stops consuming and the application should shut it down),
+// commits the coordinator refused (wrapping ErrCommitFenced) and
+// ErrMaxPollIntervalExceeded.
+//
+// Assignment reports, at any time, whether the member owns its partitions
+// and if not which of these is why.
 //
 // The channel is buffered; when the application does not read it, the
 // oldest errors are dropped (and logged). It is closed by Shutdown.

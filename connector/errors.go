@@ -111,6 +111,10 @@ type PartitionError = stream.PartitionError
 // Pattern would refuse or that Go cannot reproduce.
 type RegexError = rebalance.RegexError
 
+// DecodeError is zkutil.DecodeError: a value read from ZooKeeper that
+// does not decode, naming the znode.
+type DecodeError = zkutil.DecodeError
+
 // TopicPartition is zkutil.TopicPartition: one partition of one topic,
 // the key of CommitOffsetsMap, Pause and Resume.
 type TopicPartition = zkutil.TopicPartition
