@@ -246,10 +246,12 @@ type Config struct {
 	// RebalanceMaxRetries × RebalanceBackoff > ZookeeperSessionTimeout.
 	RebalanceMaxRetries int
 
-	// RebalanceBackoff is the pause between rebalance attempts:
-	// rebalance.backoff.ms, default ZookeeperSyncTime (2000). Zero means
-	// "follow ZookeeperSyncTime"; use a millisecond for (almost) no pause.
-	// It must not be negative.
+	// RebalanceBackoff is the pause between rebalance attempts (and between
+	// reads of an unreadable committed offset): rebalance.backoff.ms,
+	// default 2000. As in Kafka, the default follows zookeeper.sync.time.ms
+	// when properties are read: ConfigFromProperties sets it to
+	// ZookeeperSyncTime when only that key is given. Zero means no pause,
+	// as in Kafka. It must not be negative.
 	RebalanceBackoff time.Duration
 
 	// FetchMinBytes is the minimum amount of data a broker returns for a
@@ -264,7 +266,10 @@ type Config struct {
 
 	// RefreshLeaderBackoff is the pause before looking for a partition's
 	// new leader, and the fetchers' backoff after an empty or failed fetch:
-	// refresh.leader.backoff.ms, default 200. It must not be negative.
+	// refresh.leader.backoff.ms, default 200. In "kafka" mode it is also
+	// the backoff of the group membership's retries (Java's
+	// retry.backoff.ms), where zero means one millisecond. It must not be
+	// negative.
 	RefreshLeaderBackoff time.Duration
 
 	// AutoOffsetReset says where to start when a partition has no committed
@@ -338,13 +343,15 @@ type Config struct {
 
 	// ZookeeperConnectionTimeout is how long to wait for the first
 	// ZooKeeper connection: zookeeper.connection.timeout.ms, default
-	// ZookeeperSessionTimeout. Zero means "follow ZookeeperSessionTimeout".
-	// It must not be negative.
+	// ZookeeperSessionTimeout. Zero means "follow ZookeeperSessionTimeout"
+	// (Kafka's own zero fails every connection attempt at once, so nothing
+	// useful is lost). It must not be negative.
 	ZookeeperConnectionTimeout time.Duration
 
 	// ZookeeperSyncTime is zookeeper.sync.time.ms, default 2000. Like Kafka's
-	// consumer, zkconsumer uses it only as the default of RebalanceBackoff.
-	// It must not be negative.
+	// consumer, zkconsumer uses it only as the default of rebalance.backoff.ms
+	// in properties (see RebalanceBackoff); setting the field afterwards
+	// does not change RebalanceBackoff. It must not be negative.
 	ZookeeperSyncTime time.Duration
 
 	// IsolationLevel selects which transactional messages are delivered:
@@ -377,9 +384,9 @@ type Config struct {
 // key, and Kafka 3.9's Java consumer defaults for the keys of
 // GroupCoordination "kafka". GroupID and ZookeeperConnect (or
 // BootstrapServers) are left empty: they are required.
-// Fields whose default follows another field (ClientID, RebalanceBackoff,
-// DualCommitEnabled, ZookeeperConnectionTimeout)
-// are left unset and filled in by Validate.
+// Fields whose default follows another field (ClientID,
+// DualCommitEnabled, ZookeeperConnectionTimeout) are left unset and filled
+// in by Validate.
 func DefaultConfig() Config {
 	return Config{
 		SocketTimeout:               30000 * time.Millisecond,
@@ -391,6 +398,7 @@ func DefaultConfig() Config {
 		AutoCommitInterval:          60000 * time.Millisecond,
 		QueuedMaxMessageChunks:      2,
 		RebalanceMaxRetries:         4,
+		RebalanceBackoff:            2000 * time.Millisecond,
 		FetchMinBytes:               1,
 		FetchWaitMax:                100 * time.Millisecond,
 		RefreshLeaderBackoff:        200 * time.Millisecond,
@@ -415,8 +423,8 @@ func DefaultConfig() Config {
 }
 
 // Validate fills in the defaults that follow other fields (ClientID,
-// RebalanceBackoff, DualCommitEnabled, ZookeeperConnectionTimeout,
-// ZookeeperDisconnectGrace), lower-cases OffsetsStorage, and checks every
+// DualCommitEnabled, ZookeeperConnectionTimeout), lower-cases
+// OffsetsStorage, and checks every
 // field with Kafka 1.1.1's rules plus a few stricter ones that catch values
 // Kafka accepts but then fails on at run time (documented on each field).
 //
@@ -473,10 +481,7 @@ func (c *Config) Validate() error {
 
 	// Rebalance.
 	v.check(keyRebalanceMaxRetries, itoa(c.RebalanceMaxRetries), c.RebalanceMaxRetries >= 1, "must be at least 1")
-	syncOK := v.check(keyZookeeperSyncTime, ms(c.ZookeeperSyncTime), c.ZookeeperSyncTime >= 0, "must not be negative")
-	if c.RebalanceBackoff == 0 && syncOK {
-		c.RebalanceBackoff = c.ZookeeperSyncTime
-	}
+	v.check(keyZookeeperSyncTime, ms(c.ZookeeperSyncTime), c.ZookeeperSyncTime >= 0, "must not be negative")
 	v.check(keyRebalanceBackoff, ms(c.RebalanceBackoff), c.RebalanceBackoff >= 0, "must not be negative")
 	v.oneOf(keyPartitionAssignmentStrategy, c.PartitionAssignmentStrategy, StrategyRange, StrategyRoundRobin)
 	v.oneOf(keyRoundRobinHashFormat, c.RoundRobinHashFormat, RoundRobinHashDash, RoundRobinHashBracket)
