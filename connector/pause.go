@@ -24,6 +24,13 @@ import (
 // are refused with an error wrapping ErrNotOwner (Java throws
 // IllegalStateException); the others are paused. Pausing a paused
 // partition does nothing.
+//
+// Keep reading the streams while partitions are paused, as Java's consumer
+// keeps calling poll: a reader blocked in Next holds nothing up, while in
+// Kafka mode a reader that holds fetched messages (of paused partitions
+// too) without asking for more for max.poll.interval.ms makes the member
+// leave the group (ErrMaxPollIntervalExceeded). Stats and Assignment show
+// which partitions are paused.
 func (c *ConsumerConnector) Pause(partitions ...TopicPartition) error {
 	return c.setPaused(partitions, true)
 }

@@ -35,6 +35,14 @@ func Blacklist(regex string) TopicFilter {
 // /consumers/<group>/ids, runs the first rebalance and returns the streams
 // by topic. Partitions are spread over the streams of all members by
 // partition.assignment.strategy. It may be called once per connector.
+//
+// When the first rebalance fails rebalance.max.retries times (Kafka's
+// connector throws ConsumerRebalanceFailedException), the streams are
+// returned all the same and the member keeps trying in the background, as
+// it does for later rebalances; Assignment().Err then wraps
+// ErrRebalanceFailed, and the failure is reported on Errors. In Kafka
+// mode it returns once the first generation has started, retrying joins
+// meanwhile; an unrecoverable group error (ErrGroupFatal) is returned.
 func (c *ConsumerConnector) CreateMessageStreams(ctx context.Context, topicCountMap map[string]int) (map[string][]*stream.KafkaStream, error) {
 	sub := rebalance.StaticSubscription(topicCountMap)
 	if err := sub.Validate(); err != nil {
