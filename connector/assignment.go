@@ -81,6 +81,13 @@ func (c *ConsumerConnector) ownership() (*generation, map[TopicPartition]*stream
 	c.mu.Lock()
 	shutdown, created, gen, infos, lastErr := c.shutdown, c.created, c.gen, c.infos, c.ownErr
 	c.mu.Unlock()
+	if gen == nil {
+		select {
+		case <-c.closing: // Shutdown has released the partitions
+			shutdown = true
+		default:
+		}
+	}
 	switch {
 	case shutdown:
 		return nil, nil, ErrShutdown
