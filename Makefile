@@ -35,7 +35,7 @@ test-short:
 	@$(GO) test -race -short ./...
 	@cd plugin/prometheus && $(GO) test -race -short ./...
 
-## bench: throughput vs sarama and kcat, memory, rebalance latency (see BENCHMARKS.md)
+## bench: consume throughput and CPU/GB vs sarama, franz-go, kcat and Kafka 1.1.1 on six shapes (BENCH_ROUNDS, BENCH_SHAPES; PACKAGES="clients connector rebalance fetcher" for all; see BENCHMARKS.md)
 bench: jars
 	@scripts/bench.sh
 

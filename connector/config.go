@@ -207,8 +207,10 @@ type Config struct {
 	SocketTimeout time.Duration
 
 	// SocketReceiveBufferBytes is the TCP receive buffer of the fetch
-	// connections: socket.receive.buffer.bytes, default 65536. Zero or a
-	// negative value keeps the operating system's default, as in Kafka.
+	// connections: socket.receive.buffer.bytes, default 65536. It is set
+	// before connecting. Zero or a negative value (-1) keeps the operating
+	// system's default, as in Kafka, which on Linux also keeps the
+	// kernel's receive-buffer autotuning (a fixed size turns it off).
 	SocketReceiveBufferBytes int
 
 	// FetchMessageMaxBytes is the number of bytes fetched per partition in
@@ -361,6 +363,13 @@ type Config struct {
 	// needs brokers that support fetch v4 (Kafka 0.11+).
 	IsolationLevel string
 
+	// CheckCRCs verifies the checksum of every record batch and message
+	// fetched: check.crcs, the Java consumer's key (the Scala consumer
+	// always checked), default true. A checksum that does not match stops
+	// the partition with stream.ErrCorruptMessage. False saves the
+	// CRC-32C pass over every fetched byte, as librdkafka does by default.
+	CheckCRCs bool
+
 	// Logger receives the connector's log records. It has no Kafka key.
 	// Nil discards them.
 	Logger *slog.Logger
@@ -419,6 +428,7 @@ func DefaultConfig() Config {
 		HeartbeatInterval:           3000 * time.Millisecond,
 		MaxPollInterval:             300000 * time.Millisecond,
 		MetadataMaxAge:              300000 * time.Millisecond,
+		CheckCRCs:                   true,
 	}
 }
 

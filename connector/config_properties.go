@@ -49,6 +49,9 @@ const (
 
 	keyRoundRobinHashFormat = "zkconsumer.roundrobin.hash.format"
 	keyIsolationLevel       = "zkconsumer.isolation.level"
+
+	// keyCheckCRCs is the Java consumer's key, with its meaning.
+	keyCheckCRCs = "check.crcs"
 )
 
 // property maps one key to one Config field.
@@ -113,6 +116,7 @@ var properties = []property{
 	msProp(keyZookeeperSyncTime, func(c *Config) *time.Duration { return &c.ZookeeperSyncTime }, false),
 	stringProp(keyRoundRobinHashFormat, func(c *Config) *string { return &c.RoundRobinHashFormat }, false),
 	stringProp(keyIsolationLevel, func(c *Config) *string { return &c.IsolationLevel }, false),
+	boolProp(keyCheckCRCs, func(c *Config) *bool { return &c.CheckCRCs }),
 }
 
 func stringProp(key string, field func(*Config) *string, derived bool) property {

@@ -238,6 +238,7 @@ func TestConfigFromPropertiesEveryKey(t *testing.T) {
 		"zkconsumer.roundrobin.hash.format": "bracket",
 		"zkconsumer.isolation.level":        "read_committed",
 		"zkconsumer.group.coordination":     "zookeeper",
+		"check.crcs":                        "false",
 	})
 	require.NoError(t, err)
 	assert.Empty(t, warnings)
@@ -278,6 +279,7 @@ func TestConfigFromPropertiesEveryKey(t *testing.T) {
 		HeartbeatInterval:           3 * time.Second,
 		MaxPollInterval:             5 * time.Minute,
 		MetadataMaxAge:              5 * time.Minute,
+		CheckCRCs:                   false,
 	}, c)
 	require.NoError(t, c.Validate())
 	assert.Equal(t, "kafka", c.OffsetsStorage)

@@ -88,6 +88,7 @@ func TestDefaultsMatchKafka(t *testing.T) {
 		"zkconsumer.roundrobin.hash.format": "dash",
 		"zkconsumer.isolation.level":        "read_uncommitted",
 		"zkconsumer.group.coordination":     "zookeeper",
+		"check.crcs":                        "true",
 		// consumer.id is absent: it is generated when unset; the keys of
 		// zkconsumer.group.coordination=kafka are left out.
 	}
@@ -130,6 +131,7 @@ func TestDefaultsMatchKafka(t *testing.T) {
 		HeartbeatInterval:           3 * time.Second,
 		MaxPollInterval:             5 * time.Minute,
 		MetadataMaxAge:              5 * time.Minute,
+		CheckCRCs:                   true,
 	}, c)
 }
 

@@ -188,6 +188,7 @@ func New(cfg Config, opts ...Option) (*ConsumerConnector, error) {
 		NumFetchers:              cfg.NumConsumerFetchers,
 		AutoOffsetReset:          cfg.AutoOffsetReset,
 		IsolationLevel:           cfg.IsolationLevel,
+		CheckCRCs:                cfg.CheckCRCs,
 		Logger:                   c.log,
 		OnError:                  c.report,
 		OnFetch:                  onFetch,

@@ -45,9 +45,9 @@ var ErrInvalidConfig = errors.New("fetcher: invalid config")
 // Config configures a ConsumerFetcherManager. Field names follow the
 // connector's; each names the Kafka consumer property it carries.
 //
-// The zero Config is not Kafka's defaults: FetchMinBytes, FetchWaitMax and
-// RefreshLeaderBackoff are taken as given (zero is legal for all three).
-// Start from DefaultConfig.
+// The zero Config is not Kafka's defaults: FetchMinBytes, FetchWaitMax,
+// RefreshLeaderBackoff and CheckCRCs are taken as given (zero and false
+// are legal). Start from DefaultConfig.
 type Config struct {
 	// ClientID is sent with every request: client.id (Kafka defaults it to
 	// the group id). Empty means "zkconsumer".
@@ -87,9 +87,21 @@ type Config struct {
 	IsolationLevel string
 
 	// SocketReceiveBufferBytes is the TCP receive buffer of each fetch
-	// connection: socket.receive.buffer.bytes, default 65536. Zero or less
-	// keeps the operating system's default (and its auto-tuning).
+	// connection: socket.receive.buffer.bytes, default 65536. It is set
+	// before connecting, so that the TCP window scale fits it. Zero or
+	// less (Kafka's -1) keeps the operating system's default, which on
+	// Linux also keeps receive-buffer autotuning (net.ipv4.tcp_rmem), as
+	// librdkafka does by default; any explicit size turns autotuning off
+	// for the socket.
 	SocketReceiveBufferBytes int
+
+	// CheckCRCs verifies the checksum of every record batch (CRC-32C) and
+	// message (CRC-32) fetched: check.crcs, the Java consumer's key,
+	// default true. A batch whose checksum does not match stops its
+	// partition with stream.ErrCorruptMessage. False skips the checksums,
+	// as librdkafka does by default (check.crcs=false): corruption on the
+	// wire or disk then goes unnoticed unless it breaks the structure.
+	CheckCRCs bool
 
 	// Logger receives the manager's log records. Nil discards them.
 	Logger *slog.Logger
@@ -136,6 +148,7 @@ func DefaultConfig() Config {
 		AutoOffsetReset:          AutoOffsetResetLargest,
 		IsolationLevel:           IsolationReadUncommitted,
 		SocketReceiveBufferBytes: 64 * 1024,
+		CheckCRCs:                true,
 	}
 }
 

@@ -12,19 +12,20 @@ import (
 	"github.com/zkconsumer/zkconsumer/stream"
 )
 
-// Sarama decodes a fetch response as a whole: one batch whose checksum
-// does not match, or whose compressed payload does not decompress, fails
-// the response of every partition in it. Handing them all back to the
-// leader finder, as for a failed connection, would have them bounce
-// between leader finder and fetcher for ever. Instead the fetcher fetches
-// the partitions one by one; those that decode carry on, and one that does
-// not delivers what precedes the bad batch, then reports it on its stream
-// and stops there (Kafka's iterator failed on such a message for good).
+// The fetcher decodes each partition's records by itself, so a batch
+// whose checksum does not match, or whose payload does not decompress,
+// stops only its own partition (see fetcher.deliver). What is left here is
+// a response whose structure cannot be parsed at all (errMalformed). The
+// fetcher then fetches the partitions one by one: those that parse carry
+// on, and one that does not is asked for with smaller and smaller limits
+// (salvage), then reports ErrCorruptMessage on its stream and stops there
+// (Kafka's iterator failed on such a message for good).
 
 // undecodable reports whether err, returned by a fetch, means that the
-// response arrived but could not be decoded: a checksum mismatch, a
-// malformed or short structure, a payload that does not decompress.
-// Failures of the connection and of the request itself are not.
+// response arrived but could not be decoded: a malformed or short
+// structure (and, from sarama's decoder, a checksum mismatch or a payload
+// that does not decompress). Failures of the connection and of the request
+// itself are not.
 //
 // A truncated gzip payload surfaces as io.ErrUnexpectedEOF, which a broken
 // connection also yields; it is taken for the latter.
@@ -40,7 +41,7 @@ func undecodable(err error) bool {
 	switch {
 	case err == nil:
 		return false
-	case errors.As(err, &pde), errors.Is(err, sarama.ErrInsufficientData), errors.Is(err, sarama.ErrDecompressedBatchTooLarge):
+	case errors.Is(err, errMalformed), errors.As(err, &pde), errors.Is(err, sarama.ErrInsufficientData), errors.Is(err, sarama.ErrDecompressedBatchTooLarge):
 		return true
 	case errors.As(err, &kerr), errors.As(err, &pee), errors.As(err, &cfg), errors.As(err, &nerr), errors.As(err, &serr),
 		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed),
@@ -87,10 +88,10 @@ func (f *fetcher) isolate(parts []*partState, cause error) {
 }
 
 // salvage handles a partition whose response, fetched alone at rp, cannot
-// be decoded (cause). It asks for it again with half the fetch size, then
+// be parsed (cause). It asks for it again with half the fetch size, then
 // a quarter and so on: from fetch v3 on the broker sends at least the
 // first batch whole, and within the limit only the batches before the bad
-// one and the start of the next (which sarama leaves undecoded). The first
+// one and the start of the next (which is left undecoded). The first
 // response that decodes is processed, which delivers those batches; the
 // next round finds the bad batch again, closer. When even the first batch
 // at rp does not decode (or what decodes does not move the partition),
@@ -110,8 +111,8 @@ func (f *fetcher) salvage(rp reqPart, cause error) {
 			f.failed(err)
 			return
 		}
-		if block := resp.GetBlock(ps.tp.Topic, ps.tp.Partition); block != nil && block.Err == sarama.ErrNoError {
-			if _, ok := predictNext(rp.offset, ps.pti.FetchSize, block); !ok {
+		if block := resp.block(ps.tp.Topic, ps.tp.Partition); block != nil && block.err == sarama.ErrNoError {
+			if _, ok := predictNext(rp.offset, ps.pti.FetchSize, block.records); !ok {
 				// Only the start of the first batch (fetch v0-v2): what
 				// follows it cannot be reached.
 				break
@@ -129,13 +130,13 @@ func (f *fetcher) salvage(rp reqPart, cause error) {
 
 // probe fetches one partition alone at rp with a per-partition limit of
 // maxBytes, without waiting for data to arrive.
-func (f *fetcher) probe(rp reqPart, maxBytes int32) (*sarama.FetchResponse, error) {
-	req := f.request(nil)
-	req.MinBytes, req.MaxWaitTime = 0, 0
-	req.AddBlock(rp.ps.tp.Topic, rp.ps.tp.Partition, rp.offset, maxBytes, rp.ps.epoch)
-	resp, err := f.broker.Fetch(req)
-	if err == nil && resp.ErrorCode != 0 {
-		err = sarama.KError(resp.ErrorCode)
+func (f *fetcher) probe(rp reqPart, maxBytes int32) (*fetchResponse, error) {
+	req := f.request([]reqPart{rp})
+	req.minBytes, req.maxWait = 0, 0
+	req.sizes = []int32{maxBytes}
+	resp, err := f.wire.roundTrip(req, nil)
+	if err == nil && resp.errCode != 0 {
+		err = sarama.KError(resp.errCode)
 	}
 	return resp, err
 }

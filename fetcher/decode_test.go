@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/IBM/sarama"
 	"github.com/zkconsumer/zkconsumer/stream"
@@ -27,14 +28,6 @@ func batch(first int64, deltas ...int64) *sarama.RecordBatch {
 		b.LastOffsetDelta = int32(d)
 	}
 	return b
-}
-
-func blockOf(batches ...*sarama.RecordBatch) *sarama.FetchResponseBlock {
-	blk := &sarama.FetchResponseBlock{}
-	for _, b := range batches {
-		blk.RecordsSet = append(blk.RecordsSet, &sarama.Records{RecordBatch: b})
-	}
-	return blk
 }
 
 // controlBatch is a transaction marker of producer pid at offset.
@@ -85,9 +78,14 @@ func TestDecodeRecordBatches(t *testing.T) {
 	if d.msgs[1].Headers != nil || d.msgs[2].Key != nil || d.msgs[3].Value != nil {
 		t.Errorf("nil key/value/headers not kept: %+v %+v %+v", d.msgs[1], d.msgs[2], d.msgs[3])
 	}
-	// Values alias sarama's buffers: no copy.
-	if &d.msgs[0].Value[0] != &b1.Records[1].Value[0] {
-		t.Error("value was copied")
+	// Values alias the response buffer: no copy.
+	blk := blockOf(b1, b2)
+	d = decodeBlock("t", 3, 11, 1<<20, false, blk)
+	if v := d.msgs[0].Value; !aliases(blk.records, v) || cap(v) != len(v) {
+		t.Error("value was copied, or its capacity reaches past it")
+	}
+	if !d.aliased {
+		t.Error("aliased not reported")
 	}
 	// One slab for all messages.
 	if cap(d.msgs) != 5 {
@@ -153,7 +151,7 @@ func TestDecodeReadCommitted(t *testing.T) {
 		txn(27, 9, 0), txn(28, 9, 0), // aborted, spans two batches
 		controlBatch(29, 9, true),
 	)
-	blk.AbortedTransactions = []*sarama.AbortedTransaction{{ProducerID: 9, FirstOffset: 27}, {ProducerID: 7, FirstOffset: 20}}
+	blk.aborted = []abortedTxn{{producerID: 9, firstOffset: 27}, {producerID: 7, firstOffset: 20}}
 	d := decodeBlock("t", 0, 20, 1<<20, true, blk)
 	if want := []int64{22, 25, 26}; !equalOffsets(offsetsOf(d.msgs), want) || d.next != 30 {
 		t.Errorf("read_committed: offsets %v next %d, want %v and 30", offsetsOf(d.msgs), d.next, want)
@@ -162,14 +160,6 @@ func TestDecodeReadCommitted(t *testing.T) {
 	if want := []int64{20, 21, 22, 25, 26, 27, 28}; !equalOffsets(offsetsOf(d.msgs), want) || d.next != 30 {
 		t.Errorf("read_uncommitted: offsets %v next %d, want %v and 30", offsetsOf(d.msgs), d.next, want)
 	}
-}
-
-func legacyBlock(sets ...*sarama.MessageSet) *sarama.FetchResponseBlock {
-	blk := &sarama.FetchResponseBlock{}
-	for _, s := range sets {
-		blk.RecordsSet = append(blk.RecordsSet, &sarama.Records{MsgSet: s})
-	}
-	return blk
 }
 
 func TestDecodeMessageSets(t *testing.T) {
@@ -215,7 +205,7 @@ func TestDecodeMessageSets(t *testing.T) {
 
 func TestDecodeTruncated(t *testing.T) {
 	// Nothing decodable at all.
-	d := decodeBlock("t", 0, 7, 1024, false, &sarama.FetchResponseBlock{Partial: true})
+	d := decodeBlock("t", 0, 7, 1024, false, partialBlock())
 	if !d.truncated || d.next != 7 {
 		t.Errorf("partial block: truncated %v next %d", d.truncated, d.next)
 	}
@@ -242,7 +232,7 @@ func TestDecodeTruncated(t *testing.T) {
 		t.Errorf("complete then partial: %+v", d)
 	}
 	// An empty block.
-	d = decodeBlock("t", 0, 7, 1024, false, &sarama.FetchResponseBlock{})
+	d = decodeBlock("t", 0, 7, 1024, false, &respBlock{})
 	if d.truncated || d.oversize || d.next != 7 || d.msgs != nil {
 		t.Errorf("empty block: %+v", d)
 	}
@@ -293,7 +283,7 @@ func TestDecodeOversize(t *testing.T) {
 	aborted.Records[0].Value = bytes.Repeat([]byte{'B'}, 2000)
 	aborted.ProducerID, aborted.IsTransactional = 4, true
 	blk := blockOf(aborted)
-	blk.AbortedTransactions = []*sarama.AbortedTransaction{{ProducerID: 4, FirstOffset: 30}}
+	blk.aborted = []abortedTxn{{producerID: 4, firstOffset: 30}}
 	if d := decodeBlock("t", 0, 30, 1024, true, blk); d.oversize || d.next != 31 {
 		t.Errorf("aborted big record: %+v", d)
 	}
@@ -304,32 +294,30 @@ func TestDecodeOversize(t *testing.T) {
 	}
 }
 
-func TestRecordSize(t *testing.T) {
-	// Key "k", value "v", no headers, zero deltas: length 8, plus its
-	// varint: 9 bytes, as in Kafka's DefaultRecord.sizeInBytes.
-	r := &sarama.Record{Key: []byte("k"), Value: []byte("v")}
-	if got := recordSize(r); got != 9 {
-		t.Errorf("recordSize = %d, want 9", got)
+// TestTooLargeBoundary: a record is too large when a batch holding only
+// it is larger than the fetch size: Kafka's DefaultRecord size (a key "k",
+// a value "v", no headers, zero deltas: 9 bytes) plus the 61-byte batch
+// header.
+func TestTooLargeBoundary(t *testing.T) {
+	b := batch(0, 0, 1)
+	b.Records[0].Key, b.Records[0].Value = []byte("k"), []byte("v")
+	b.Records[0].TimestampDelta = 0
+	b.Records[1].Key, b.Records[1].Value = nil, make([]byte, 200)
+	b.Records[1].TimestampDelta = 0
+	blk := blockOf(b)
+	// Record 1: body 1+1+1+1+2+200+1 = 207 bytes, whose length varint
+	// (414) takes two: 209, so 270 with the batch header.
+	if d := decodeBlock("t", 0, 1, 270, false, blk); d.oversize || len(d.msgs) != 1 {
+		t.Errorf("fetch size 270: %+v", d)
 	}
-	// Null key and value take one byte each (length -1).
-	if got := recordSize(&sarama.Record{}); got != 7 {
-		t.Errorf("recordSize(null) = %d, want 7", got)
+	if d := decodeBlock("t", 0, 1, 269, false, blk); !d.oversize || d.next != 1 {
+		t.Errorf("fetch size 269: %+v", d)
 	}
-	// A 200-byte value: two-byte length varint (zig-zag 400); body 1+1+1+1+2+200+1 = 207,
-	// whose varint (414) takes two bytes.
-	if got := recordSize(&sarama.Record{Value: make([]byte, 200)}); got != 209 {
-		t.Errorf("recordSize(200) = %d, want 209", got)
+	if d := decodeBlock("t", 0, 0, 70, false, blk); d.oversize || len(d.msgs) != 1 || d.next != 1 {
+		t.Errorf("fetch size 70, first record fits exactly: %+v", d)
 	}
-	for x, want := range map[int64]int64{0: 1, -1: 1, 63: 1, 64: 2, -65: 2, 8191: 2, 8192: 3} {
-		if got := varintSize(x); got != want {
-			t.Errorf("varintSize(%d) = %d, want %d", x, got, want)
-		}
-	}
-}
-
-func TestRecordsNextOffsetFieldFound(t *testing.T) {
-	if recordsNextOffset == nil {
-		t.Fatal("sarama.FetchResponseBlock.recordsNextOffset not found: emptied batches would stall a partition; update emptyBatchesEnd")
+	if d := decodeBlock("t", 0, 0, 69, false, blk); !d.oversize || d.next != 0 {
+		t.Errorf("fetch size 69: %+v", d)
 	}
 }
 
@@ -365,7 +353,7 @@ func TestPredictNext(t *testing.T) {
 	cases := []struct {
 		name      string
 		offset    int64
-		block     *sarama.FetchResponseBlock
+		block     *respBlock
 		want      int64
 		truncated bool // decodeBlock reports the block truncated
 	}{
@@ -375,8 +363,8 @@ func TestPredictNext(t *testing.T) {
 		{"batch then cut batch", 10, blockOf(batch(10, 0, 1), &sarama.RecordBatch{Version: 2, FirstOffset: 12, PartialTrailingRecord: true}), 12, false},
 		{"message sets", 104, legacyBlock(v1), 107, false},
 		{"complete then cut message", 7, legacyBlock(&sarama.MessageSet{PartialTrailingMessage: true, Messages: []*sarama.MessageBlock{{Offset: 7, Msg: &sarama.Message{Value: []byte("x")}}}}), 8, false},
-		{"empty", 7, &sarama.FetchResponseBlock{}, 7, false},
-		{"partial block", 7, &sarama.FetchResponseBlock{Partial: true}, 7, true},
+		{"empty", 7, &respBlock{}, 7, false},
+		{"partial block", 7, partialBlock(), 7, true},
 		{"cut batch at the offset", 7, blockOf(&sarama.RecordBatch{Version: 2, FirstOffset: 7, PartialTrailingRecord: true}), 7, true},
 		{"cut batch after emptied ones", 7, blockOf(&sarama.RecordBatch{Version: 2, FirstOffset: 9, PartialTrailingRecord: true}), 9, false},
 		{"cut message set", 7, legacyBlock(&sarama.MessageSet{PartialTrailingMessage: true}), 7, true},
@@ -384,7 +372,7 @@ func TestPredictNext(t *testing.T) {
 		{"too large inside", 11, blockOf(mixed), 14, false},
 	}
 	for _, c := range cases {
-		got, ok := predictNext(c.offset, 1024, c.block)
+		got, ok := predictNext(c.offset, 1024, c.block.records)
 		d := decodeBlock("t", 0, c.offset, 1024, false, c.block)
 		if ok == d.truncated || ok == c.truncated {
 			t.Errorf("%s: ok %v, decodeBlock truncated %v", c.name, ok, d.truncated)
@@ -396,4 +384,14 @@ func TestPredictNext(t *testing.T) {
 			t.Errorf("%s: predicted %d, decodeBlock moves to %d", c.name, got, d.next)
 		}
 	}
+}
+
+// aliases reports whether b lies inside buf.
+func aliases(buf, b []byte) bool {
+	if len(b) == 0 || len(buf) == 0 {
+		return false
+	}
+	start := uintptr(unsafe.Pointer(&buf[0]))
+	p := uintptr(unsafe.Pointer(&b[0]))
+	return p >= start && p < start+uintptr(len(buf))
 }

@@ -4,8 +4,12 @@
 // every assigned partition, and one fetcher per (broker, fetcher id), which
 // sends multi-partition fetch requests and enqueues one FetchedDataChunk per
 // partition into the queue of the stream that owns it. It uses sarama's
-// protocol layer only (sarama.Broker with Fetch, ListOffsets and Metadata
-// requests); the fetch loop is ours and follows Kafka 1.1.1's
+// protocol layer (sarama.Broker: connections, TLS, SASL, ApiVersions,
+// ListOffsets and Metadata requests) but sends fetch requests and decodes
+// their responses itself, on the connection sarama opened: the next
+// request goes out once the batch headers of a response have been read,
+// and each partition's records are decoded only when they are enqueued
+// (decode.go, wire.go). The fetch loop follows Kafka 1.1.1's
 // ConsumerFetcherManager and ConsumerFetcherThread:
 //
 //   - StartConnections puts every partition in the leaderless set. The
@@ -32,8 +36,13 @@
 //     skipped in the response to that request and asked for again, where
 //     it is, in the next one. This costs at most
 //     one more response in memory per fetcher (up to the sum of its
-//     partitions' fetch sizes, plus sarama's decoded records); a fetcher
-//     blocked on a full queue has at most that one request ahead.
+//     partitions' fetch sizes); a fetcher blocked on a full queue has at
+//     most that one request ahead.
+//   - Messages alias the response they came in (or, for a compressed
+//     batch, the buffer it was decompressed into): nothing is copied, and
+//     a message, or only its key, that the application keeps pins that
+//     whole buffer. A response no queued message aliases (an empty one,
+//     or one of compressed batches only) is reused for the next read.
 //   - A partition whose leader moved, or whose fetcher lost its connection,
 //     goes back to the leader finder and resumes at its fetched offset: no
 //     loss, no duplicate.
@@ -44,16 +53,17 @@
 //     large when a record batch holding only it would be, which is what
 //     Kafka's consumer saw (brokers down-convert batches to single messages
 //     for it), whatever the broker version and however the producer batched.
-//     A compressed batch can only be judged by its size on the wire, which
-//     sarama does not expose; brokers from 0.10.1 on send the first batch of
-//     a response whole however large (KIP-74), so such a batch is delivered.
-//   - A batch that cannot be decoded (a checksum mismatch, a payload that
-//     does not decompress) fails sarama's decoding of the whole response.
-//     The fetcher then fetches that response's partitions one by one: the
-//     others carry on, and the one at fault delivers the messages before
-//     the bad batch, then its stream gets an error wrapping
+//     A compressed batch is judged whole: brokers from 0.10.1 on send the
+//     first batch of a response whole however large (KIP-74), so such a
+//     batch is delivered.
+//   - A batch that cannot be decoded (a checksum mismatch with check.crcs,
+//     a payload that does not decompress, a malformed record) stops only
+//     its partition: the messages before the bad batch are delivered, then
+//     the partition's stream gets an error wrapping
 //     stream.ErrCorruptMessage and the partition stops at the bad batch
-//     until the next generation.
+//     until the next generation. The other partitions carry on. A response
+//     whose structure cannot be parsed at all is fetched again partition
+//     by partition, to find the one at fault.
 //   - A partition the metadata gives no leader (its topic was deleted or
 //     is not authorised, no replica is alive) stays with the leader
 //     finder, which asks again every RefreshLeaderBackoff. Once it has

@@ -2,8 +2,6 @@ package fetcher
 
 import (
 	"time"
-
-	"github.com/IBM/sarama"
 )
 
 // FetchEvent describes one fetch request of a fetcher, for metrics
@@ -25,24 +23,23 @@ type FetchEvent struct {
 
 // timedFetch is the outcome of one fetch request, measured.
 type timedFetch struct {
-	resp  *sarama.FetchResponse
+	resp  *fetchResponse
 	err   error
 	took  time.Duration
 	bytes int64
 }
 
 // roundTrip sends req on b and waits for the response, measuring it when
-// the manager has an OnFetch hook. The fetcher's connection carries one
-// request at a time (sarama holds the broker's lock for the round trip and
-// nothing else uses it meanwhile), so the bytes read during the call are
-// the response's.
-func (f *fetcher) roundTrip(b *sarama.Broker, req *sarama.FetchRequest) timedFetch {
+// the manager has an OnFetch hook. buf, if large enough, receives the
+// response. The fetcher's connection carries one request at a time, so
+// the bytes read during the call are the response's.
+func (f *fetcher) roundTrip(w *wireConn, req *fetchRequest, buf []byte) timedFetch {
 	if f.run.m.cfg.OnFetch == nil {
-		resp, err := b.Fetch(req)
+		resp, err := w.roundTrip(req, buf)
 		return timedFetch{resp: resp, err: err}
 	}
 	before, start := f.read.Load(), time.Now()
-	resp, err := b.Fetch(req)
+	resp, err := w.roundTrip(req, buf)
 	return timedFetch{resp: resp, err: err, took: time.Since(start), bytes: f.read.Load() - before}
 }
 

@@ -78,11 +78,15 @@ type fetcher struct {
 
 	// Owned by the loop goroutine.
 	broker    *sarama.Broker
+	wire      *wireConn          // broker's connection, for fetch requests
 	closeConn context.CancelFunc // closes broker's connection at once
 	ahead     *pendingFetch      // the request sent ahead, if any (see sendAhead)
 	failing   bool               // the last request or connection attempt failed
 	scratch   []*partState
 	predicted map[*partState]int64 // scratch of sendAhead
+	// spare is the buffer of a processed response that no message
+	// aliases, for the next response to be read into (see fetch).
+	spare []byte
 
 	// read counts the bytes read from the fetcher's connections; only
 	// with Config.OnFetch (see roundTrip).
@@ -254,13 +258,23 @@ func (f *fetcher) connect() bool {
 	if f.run.m.cfg.OnFetch != nil {
 		read = &f.read
 	}
-	b, err := openBroker(ctx, f.addr, f.run.m.sarama, f.run.m.cfg.SocketReceiveBufferBytes, read)
+	b, conn, err := openBrokerConn(ctx, f.addr, f.run.m.sarama, f.run.m.cfg.SocketReceiveBufferBytes, read)
 	if err != nil {
 		cancel()
 		f.failed(err)
 		return false
 	}
+	version, err := negotiateFetch(b, f.run.fetchVersion)
+	if err != nil {
+		_ = b.Close()
+		cancel()
+		f.failed(err)
+		return false
+	}
+	sc := f.run.m.sarama
 	f.broker, f.closeConn = b, cancel
+	f.wire = &wireConn{conn: conn, clientID: sc.ClientID, version: version,
+		readTimeout: sc.Net.ReadTimeout, writeTimeout: sc.Net.WriteTimeout}
 	return true
 }
 
@@ -271,7 +285,17 @@ func (f *fetcher) disconnect() {
 		f.closeConn()
 		f.dropAhead()
 		_ = f.broker.Close()
-		f.broker, f.closeConn = nil, nil
+		f.broker, f.wire, f.closeConn = nil, nil, nil
+	}
+}
+
+// settleAhead waits until the request sent ahead, if any, has its
+// response, which stays for fetch to take: the connection is then free for
+// a request of sarama's (the fetcher's own requests and sarama's must not
+// overlap on one connection; see wire.go).
+func (f *fetcher) settleAhead() {
+	if a := f.ahead; a != nil {
+		<-a.done
 	}
 }
 
@@ -332,11 +356,11 @@ func (f *fetcher) fetch(parts []*partState) {
 		for _, ps := range parts {
 			reqs = append(reqs, reqPart{ps: ps, offset: ps.pti.FetchedOffset()})
 		}
-		res = f.roundTrip(f.broker, f.request(reqs))
+		res = f.roundTrip(f.wire, f.request(reqs), f.takeSpare())
 	}
 	resp, err := res.resp, res.err
-	if err == nil && resp.ErrorCode != 0 {
-		err = sarama.KError(resp.ErrorCode)
+	if err == nil && resp.errCode != 0 {
+		err = sarama.KError(resp.errCode)
 	}
 	f.observe(res, err)
 	if undecodable(err) {
@@ -349,7 +373,16 @@ func (f *fetcher) fetch(parts []*partState) {
 	}
 	f.failing = false
 	f.sendAhead(parts, reqs, resp)
-	f.process(resp, reqs)
+	if !f.process(resp, reqs) {
+		f.spare = resp.buf
+	}
+}
+
+// takeSpare returns the spare response buffer, if any, and forgets it.
+func (f *fetcher) takeSpare() []byte {
+	b := f.spare
+	f.spare = nil
+	return b
 }
 
 // sendAhead starts the request that will follow resp, the response to
@@ -366,7 +399,7 @@ func (f *fetcher) fetch(parts []*partState) {
 // that those rare paths run as they would without it, nor when the
 // fetcher is stopping. Partitions whose fetch failed are left out: they go
 // back to the leader finder.
-func (f *fetcher) sendAhead(parts []*partState, reqs []reqPart, resp *sarama.FetchResponse) {
+func (f *fetcher) sendAhead(parts []*partState, reqs []reqPart, resp *fetchResponse) {
 	if f.ctx.Err() != nil {
 		return
 	}
@@ -383,11 +416,11 @@ func (f *fetcher) sendAhead(parts []*partState, reqs []reqPart, resp *sarama.Fet
 			continue
 		}
 		next := rp.offset
-		if block := resp.GetBlock(rp.ps.tp.Topic, rp.ps.tp.Partition); block != nil {
-			switch block.Err {
+		if block := resp.block(rp.ps.tp.Topic, rp.ps.tp.Partition); block != nil {
+			switch block.err {
 			case sarama.ErrNoError:
 				var ok bool
-				if next, ok = predictNext(rp.offset, rp.ps.pti.FetchSize, block); !ok {
+				if next, ok = predictNext(rp.offset, rp.ps.pti.FetchSize, block.records); !ok {
 					return
 				}
 			case sarama.ErrOffsetOutOfRange:
@@ -412,42 +445,38 @@ func (f *fetcher) sendAhead(parts []*partState, reqs []reqPart, resp *sarama.Fet
 		return
 	}
 	a := &pendingFetch{reqs: next, done: make(chan struct{})}
-	b, req := f.broker, f.request(next)
+	w, req, buf := f.wire, f.request(next), f.takeSpare()
 	go func() {
 		defer close(a.done)
-		a.res = f.roundTrip(b, req)
+		a.res = f.roundTrip(w, req, buf)
 	}()
 	f.ahead = a
 }
 
 // request builds the fetch request for reqs.
-func (f *fetcher) request(reqs []reqPart) *sarama.FetchRequest {
+func (f *fetcher) request(reqs []reqPart) *fetchRequest {
 	cfg := &f.run.m.cfg
-	req := &sarama.FetchRequest{
-		Version:     f.run.fetchVersion,
-		MaxWaitTime: int32(cfg.FetchWaitMax / time.Millisecond),
-		MinBytes:    cfg.FetchMinBytes,
-		MaxBytes:    minRequestMaxBytes,
-		// No fetch session (KIP-227): every request is a full one.
-		SessionID:    0,
-		SessionEpoch: -1,
-	}
-	if cfg.readCommitted() {
-		req.Isolation = sarama.ReadCommitted
+	req := &fetchRequest{
+		maxWait:       int32(cfg.FetchWaitMax / time.Millisecond),
+		minBytes:      cfg.FetchMinBytes,
+		maxBytes:      minRequestMaxBytes,
+		readCommitted: cfg.readCommitted(),
+		parts:         reqs,
 	}
 	for _, rp := range reqs {
-		req.AddBlock(rp.ps.tp.Topic, rp.ps.tp.Partition, rp.offset, rp.ps.pti.FetchSize, rp.ps.epoch)
-		req.MaxBytes = max(req.MaxBytes, rp.ps.pti.FetchSize)
+		req.maxBytes = max(req.maxBytes, rp.ps.pti.FetchSize)
 	}
 	return req
 }
 
-// process handles the response to a request for reqs.
-func (f *fetcher) process(resp *sarama.FetchResponse, reqs []reqPart) {
+// process handles the response to a request for reqs. It reports whether
+// a queued message may alias the response's buffer; if not, the buffer
+// can be reused.
+func (f *fetcher) process(resp *fetchResponse, reqs []reqPart) (aliased bool) {
 	var outOfRange, alone []reqPart
 	for _, rp := range reqs {
 		if f.ctx.Err() != nil {
-			return
+			return true
 		}
 		ps := rp.ps
 		if !f.owns(ps) {
@@ -457,26 +486,28 @@ func (f *fetcher) process(resp *sarama.FetchResponse, reqs []reqPart) {
 			f.drop(ps)
 			continue
 		}
-		block := resp.GetBlock(ps.tp.Topic, ps.tp.Partition)
+		block := resp.block(ps.tp.Topic, ps.tp.Partition)
 		if block == nil {
 			continue
 		}
-		if block.Err == sarama.ErrNoError {
-			ps.pti.SetHighWatermark(block.HighWaterMarkOffset)
+		if block.err == sarama.ErrNoError {
+			ps.pti.SetHighWatermark(block.hwm)
 		}
 		// Kafka's check: the partition has not moved since the request.
 		if ps.pti.FetchedOffset() != rp.offset {
 			continue
 		}
-		switch block.Err {
+		switch block.err {
 		case sarama.ErrNoError:
-			if f.deliver(rp, block, len(reqs) == 1) {
+			retry, al := f.deliver(rp, block, len(reqs) == 1)
+			if retry {
 				alone = append(alone, rp)
 			}
+			aliased = aliased || al
 		case sarama.ErrOffsetOutOfRange:
 			outOfRange = append(outOfRange, rp)
 		default:
-			f.partitionError(ps, block.Err)
+			f.partitionError(ps, block.err)
 		}
 	}
 	if len(outOfRange) > 0 {
@@ -485,35 +516,46 @@ func (f *fetcher) process(resp *sarama.FetchResponse, reqs []reqPart) {
 	for _, rp := range alone {
 		f.fetchAlone(rp)
 	}
+	return aliased
 }
 
-// deliver enqueues the messages of one partition's block. It reports true
-// when the block held only part of a batch and the partition must be
-// fetched alone to tell a batch larger than its fetch size from a request
-// whose total size ran out (see decoded.truncated).
-func (f *fetcher) deliver(rp reqPart, block *sarama.FetchResponseBlock, alone bool) (retryAlone bool) {
+// deliver decodes and enqueues the messages of one partition's block. It
+// reports retryAlone when the block held only part of a batch and the
+// partition must be fetched alone to tell a batch larger than its fetch
+// size from a request whose total size ran out (see decoded.truncated),
+// and aliased when the messages it queued alias the response buffer.
+//
+// A batch that cannot be decoded (a checksum mismatch, a payload that does
+// not decompress, a malformed record) ends the block: the messages before
+// it are delivered and the partition moves to it; once it is the first
+// thing fetched, the stream gets ErrCorruptMessage and the partition stops
+// there.
+func (f *fetcher) deliver(rp reqPart, block *respBlock, alone bool) (retryAlone, aliased bool) {
 	ps := rp.ps
-	d := decodeBlock(ps.tp.Topic, ps.tp.Partition, rp.offset, ps.pti.FetchSize, f.run.m.cfg.readCommitted(), block)
+	d := decodeRecords(ps.tp.Topic, ps.tp.Partition, rp.offset, ps.pti.FetchSize, f.run.decodeOpts, block)
 	switch {
 	case d.truncated && !alone:
-		return true
+		return true, false
 	case d.truncated:
 		f.tooLarge(ps, rp.offset)
-		return false
+		return false, false
 	case d.oversize:
 		// The message may lie past the fetch offset (compacted gaps);
 		// move there first so that the partition stops exactly at it.
 		if d.next == rp.offset || ps.pti.Enqueue(f.ctx, nil, d.next) == nil {
 			f.tooLarge(ps, d.next)
 		}
-		return false
+		return false, false
+	case d.corrupt != nil && len(d.msgs) == 0 && d.next == rp.offset:
+		f.corrupt(ps, rp.offset, d.corrupt)
+		return false, false
 	case len(d.msgs) == 0 && d.next == rp.offset:
-		return false
+		return false, false
 	}
 	if err := ps.pti.Enqueue(f.ctx, d.msgs, d.next); errors.Is(err, stream.ErrClosed) {
 		f.drop(ps)
 	}
-	return false
+	return false, d.aliased
 }
 
 // fetchAlone fetches one partition in a request of its own, after a
@@ -529,10 +571,10 @@ func (f *fetcher) fetchAlone(rp reqPart) {
 		return
 	}
 	reqs := []reqPart{rp}
-	res := f.roundTrip(f.broker, f.request(reqs))
+	res := f.roundTrip(f.wire, f.request(reqs), nil)
 	resp, err := res.resp, res.err
-	if err == nil && resp.ErrorCode != 0 {
-		err = sarama.KError(resp.ErrorCode)
+	if err == nil && resp.errCode != 0 {
+		err = sarama.KError(resp.errCode)
 	}
 	f.observe(res, err)
 	if undecodable(err) {

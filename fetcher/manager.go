@@ -163,6 +163,7 @@ type run struct {
 	finderDone   chan struct{}
 	wake         chan struct{} // cap 1: leaderless partitions to look at
 	fetchVersion int16
+	decodeOpts   decodeOpts
 
 	// Owned by the leader finder.
 	finderFailing   bool // its last round failed
@@ -186,6 +187,7 @@ func newRun(parent context.Context, m *ConsumerFetcherManager, partitions map[zk
 		finderDone:   make(chan struct{}),
 		wake:         make(chan struct{}, 1),
 		fetchVersion: fetchVersion(m.sarama.Version),
+		decodeOpts:   decodeOpts{readCommitted: m.cfg.readCommitted(), checkCRCs: m.cfg.CheckCRCs},
 		partitions:   partitions,
 		noLeader:     make(map[zkutil.TopicPartition]struct{}, len(partitions)),
 		fetchers:     map[fetcherKey]*fetcher{},

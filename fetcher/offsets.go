@@ -69,6 +69,9 @@ func (f *fetcher) resetOffsets(reqs []reqPart) bool {
 // partition of reqs. err is a failure of the whole request; errs holds
 // per-partition failures.
 func (f *fetcher) listOffsets(reqs []reqPart) (offsets map[reqPart]int64, errs map[reqPart]error, err error) {
+	// Sarama and the fetch requests take turns on the connection: let the
+	// request sent ahead, if any, finish first (its response is kept).
+	f.settleAhead()
 	cfg := &f.run.m.cfg
 	// Blocks are added at version 0 so that they carry maxNumOffsets = 1,
 	// which sarama keeps only then; the version is raised afterwards and

@@ -1,6 +1,10 @@
 package fetcher
 
-import "github.com/IBM/sarama"
+import (
+	"fmt"
+
+	"github.com/IBM/sarama"
+)
 
 // fetchVersion is the newest Fetch version allowed by v, the configured cap
 // (the same table as sarama's own consumer). Sarama lowers it further, per
@@ -40,4 +44,28 @@ func fetchVersion(v sarama.KafkaVersion) int16 {
 		return 1
 	}
 	return 0
+}
+
+// negotiateFetch returns the Fetch version to use on b's connection: the
+// newest that both capVersion allows and the broker supports (ApiVersions,
+// Kafka 0.10+). A broker too old to answer ApiVersions gets capVersion,
+// which the configured sarama Version then has to match.
+func negotiateFetch(b *sarama.Broker, capVersion int16) (int16, error) {
+	resp, err := b.ApiVersions(&sarama.ApiVersionsRequest{})
+	if err != nil {
+		return 0, fmt.Errorf("fetcher: api versions: %w", err)
+	}
+	if resp.ErrorCode != 0 {
+		// Kafka 0.10.0 and 0.10.1 know ApiVersions v0 only and answer it.
+		return capVersion, nil
+	}
+	for _, k := range resp.ApiKeys {
+		if k.ApiKey == apiKeyFetch {
+			if k.MaxVersion < 0 || k.MinVersion > capVersion {
+				return 0, fmt.Errorf("fetcher: broker supports fetch v%d to v%d, we speak up to v%d", k.MinVersion, k.MaxVersion, capVersion)
+			}
+			return min(capVersion, k.MaxVersion), nil
+		}
+	}
+	return 0, fmt.Errorf("fetcher: broker does not support fetch requests: %w", sarama.ErrUnsupportedVersion)
 }

@@ -1,6 +1,12 @@
 #!/usr/bin/env bash
 # Benchmarks against a real ZooKeeper and a real Kafka 3.9 broker (ZK mode):
 #
+#   clients    the consume benchmark of issue #13 (bench/, a Go module of its
+#              own): zkconsumer, sarama, franz-go, kcat and Kafka 1.1.1's
+#              ConsumerPerformance --zookeeper on six shapes (100 B x 1 and
+#              x 12 partitions, 1 KiB x 4, 10 KiB x 4, 1 KiB x 4 lz4 and
+#              zstd), BENCH_ROUNDS alternating rounds, with msgs/s, client
+#              CPU-seconds per GB, and the per-round ratios
 #   connector  consume throughput of the public API, side by side with a
 #              plain sarama partition consumer and kcat on the same topics
 #              (100-byte and 1 KiB messages), with the consumer's peak heap;
@@ -13,7 +19,13 @@
 # over the rounds and the per-round ratios. Raw output goes to $OUT.
 #
 # Environment:
-#   ROUNDS=3             rounds (each: connector, rebalance, fetcher)
+#   PACKAGES=clients     which benchmarks to run, out of
+#                        "clients connector rebalance fetcher"
+#   BENCH_ROUNDS=5       rounds of the clients benchmark (quick: 1)
+#   BENCH_SHAPES=p1,p12,1k,10k,lz4,zstd   its shapes (quick: p1,1k)
+#   BENCH_CLIENTS=connector,sarama,franz,kcat,scala   its clients
+#   BENCH_SCALE=1        scales its message counts (quick: 0.2)
+#   ROUNDS=3             rounds of the others (each: connector, rebalance, fetcher)
 #   REBALANCE_OPS=20     leaves measured per round
 #   PACKAGES="connector rebalance fetcher"   which benchmarks to run
 #   PROFILE=1            also profile the connector on 100-byte messages
@@ -29,7 +41,7 @@ cd "$(dirname "$0")/.."
 
 ROUNDS=${ROUNDS:-3}
 REBALANCE_OPS=${REBALANCE_OPS:-20}
-PACKAGES=${PACKAGES:-connector rebalance fetcher}
+PACKAGES=${PACKAGES:-clients}
 OUT=${OUT:-.cache/bench/$(date -u +%Y%m%dT%H%M%SZ)}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
@@ -67,7 +79,12 @@ fi
 
 has() { [[ " $PACKAGES " == *" $1 "* ]]; }
 
-for round in $(seq 1 "$ROUNDS"); do
+if has clients; then
+  (cd bench && go build -o "$OUT/zkbench" . && "$OUT/zkbench" -out "$OUT/clients.jsonl") | tee "$OUT/clients.txt"
+fi
+
+others=0; has connector || has rebalance || has fetcher && others=1
+for round in $(seq 1 $((others ? ROUNDS : 0))); do
   echo "== round $round of $ROUNDS" >&2
   if has connector; then
     go test -run='^$' -bench='^(BenchmarkConsume|BenchmarkStalledConsumerHeap)' -benchtime=1x -count=1 -timeout=60m ./connector |

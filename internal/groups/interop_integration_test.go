@@ -32,7 +32,7 @@ func kafka39GroupCommand(t *testing.T, ctx context.Context, c *testcluster.Clust
 func kafka39GroupCommandErr(t *testing.T, ctx context.Context, c *testcluster.Cluster, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
 	cmd, err := testcluster.Tool(ctx, "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
-		append([]string{"--bootstrap-server", strings.Join(c.BrokerAddrs(), ",")}, args...)...)
+		append([]string{"--bootstrap-server", strings.Join(c.BrokerAddrs(), ","), "--timeout", "60000"}, args...)...)
 	require.NoError(t, err)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut

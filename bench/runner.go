@@ -1,0 +1,273 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/IBM/sarama"
+
+	"github.com/zkconsumer/zkconsumer/internal/testcluster"
+)
+
+// runner runs the rounds and keeps the results.
+type runner struct {
+	env     clusterEnv
+	clients []string // client names, a connector variant as connector:<variant>
+	scale   float64
+	rounds  int
+	raw     *json.Encoder
+	results []result
+}
+
+func (r *runner) run(ctx context.Context, shapes []shape) error {
+	fmt.Printf("machine:  %s\n", machine())
+	fmt.Printf("load:     %s (1/5/15 min, before)\n", loadavg())
+	fmt.Printf("clients:  %s; shapes: %v; rounds: %d; scale %g\n", strings.Join(r.clients, ","), names(shapes), r.rounds, r.scale)
+	var sets []*dataset
+	for _, s := range shapes {
+		d, err := prepare(ctx, r.env, s, r.scale)
+		if err != nil {
+			return fmt.Errorf("shape %s: %w", s.name, err)
+		}
+		sets = append(sets, d)
+		// One untimed read with franz-go warms the broker (JIT, page
+		// cache) for every client alike.
+		if _, err := r.measure(ctx, "franz", d); err != nil {
+			return fmt.Errorf("warm-up of %s: %w", s.name, err)
+		}
+	}
+	for round := 1; round <= r.rounds; round++ {
+		fmt.Printf("== round %d of %d (load %s)\n", round, r.rounds, loadavg())
+		for _, d := range sets {
+			for i := range r.clients {
+				// Round r starts with client r-1 (mod n), and the order
+				// is reversed every other round.
+				k := (i + round - 1) % len(r.clients)
+				if round%2 == 0 {
+					k = (len(r.clients) - 1 - i + round - 1) % len(r.clients)
+				}
+				client := r.clients[k]
+				if client == "scala" && d.codec == sarama.CompressionZSTD {
+					// Kafka 1.1.1 predates zstd (Kafka 2.1, KIP-110): the
+					// broker answers its fetch v3 with
+					// UNSUPPORTED_COMPRESSION_TYPE.
+					continue
+				}
+				res, err := r.measure(ctx, client, d)
+				if err != nil {
+					if ctx.Err() != nil {
+						return ctx.Err()
+					}
+					// One failed read is reported and left out; the
+					// rounds go on.
+					fmt.Printf("%-5s %-22s FAILED: %.300s\n", d.name, client, err)
+					continue
+				}
+				res.Shape, res.Round = d.name, round
+				r.results = append(r.results, *res)
+				if r.raw != nil {
+					_ = r.raw.Encode(res)
+				}
+				fmt.Printf("%-5s %-22s %10.0f msgs/s %8.1f MB/s  cpu %6.2f s (%5.2f s/GB)\n", d.name, label(client),
+					res.Rate, res.Rate*float64(d.size)/1e6, res.CPU, cpuPerGB(*res))
+			}
+		}
+	}
+	fmt.Printf("load:     %s (1/5/15 min, after)\n", loadavg())
+	r.summary(sets)
+	return nil
+}
+
+func names(shapes []shape) []string {
+	var out []string
+	for _, s := range shapes {
+		out = append(out, s.name)
+	}
+	return out
+}
+
+func label(client string) string { return client }
+
+func cpuPerGB(r result) float64 {
+	if r.Bytes == 0 {
+		return 0
+	}
+	return r.CPU / (float64(r.Bytes) / 1e9)
+}
+
+// measure reads d once with client.
+func (r *runner) measure(ctx context.Context, client string, d *dataset) (*result, error) {
+	name, variant, _ := strings.Cut(client, ":")
+	bin := os.Args[0]
+	switch name {
+	case "kcat":
+		return r.kcat(ctx, d)
+	case "scala":
+		return r.scala(ctx, d)
+	case "base":
+		// The connector as built by another copy of this program, from
+		// another tree (BENCH_BASE), for before/after comparisons.
+		if bin = os.Getenv("BENCH_BASE"); bin == "" {
+			return nil, errors.New("client base needs BENCH_BASE, the path of a bench binary built from the base tree")
+		}
+		name = "connector"
+	}
+	ends := make([]string, len(d.ends))
+	for i, e := range d.ends {
+		ends[i] = strconv.FormatInt(e, 10)
+	}
+	cmd := exec.CommandContext(ctx, bin, "-child", "-client", name, "-variant", variant,
+		"-topic", d.topic, "-ends", strings.Join(ends, ","))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("%v: %s", err, stderr.String())
+	}
+	var res result
+	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+		return nil, fmt.Errorf("child output %q: %w", stdout.String(), err)
+	}
+	res.Client = client
+	return &res, nil
+}
+
+// kcat times `kcat -C -b <broker> -t <topic> -o beginning -c <N> -e -q`,
+// output to /dev/null, from starting the process to its exit at the N-th
+// message.
+func (r *runner) kcat(ctx context.Context, d *dataset) (*result, error) {
+	bin, err := exec.LookPath("kcat")
+	if err != nil {
+		return nil, errors.New("kcat not installed (apt-get install -y kcat)")
+	}
+	devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer devNull.Close()
+	var stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, bin, "-C", "-b", r.env.brokers[0], "-t", d.topic, "-o", "beginning",
+		"-c", strconv.FormatInt(d.total, 10), "-e", "-q")
+	cmd.Stdout, cmd.Stderr = devNull, &stderr
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	var hwm int64
+	stop := watchHWM(cmd.Process.Pid, &hwm)
+	err = cmd.Wait()
+	elapsed := time.Since(start)
+	stop()
+	if err != nil || stderr.Len() > 0 {
+		return nil, fmt.Errorf("%s: %v\n%s", cmd, err, stderr.String())
+	}
+	cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	return &result{Client: "kcat", Msgs: d.total, Bytes: d.total * int64(d.size), Seconds: elapsed.Seconds(),
+		CPU: cpu.Seconds(), RSSMB: float64(hwm) / 1e6, Rate: float64(d.total) / elapsed.Seconds()}, nil
+}
+
+// scala runs Kafka 1.1.1's kafka.tools.ConsumerPerformance with the old
+// consumer (--zookeeper), its defaults otherwise (10 streams, 1 fetcher
+// thread, 1 MiB fetch size, 2 MiB socket buffer), in a fresh group, and
+// takes the nMsg.sec it reports. Its CPU time includes the JVM's start.
+func (r *runner) scala(ctx context.Context, d *dataset) (*result, error) {
+	cmd, err := testcluster.OldTool(ctx, "kafka.tools.ConsumerPerformance",
+		"--zookeeper", r.env.zk, "--topic", d.topic, "--messages", strconv.FormatInt(d.total, 10),
+		"--group", fmt.Sprintf("zkbench-scala-%d", time.Now().UnixNano()))
+	if err != nil {
+		return nil, err
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	var hwm int64
+	stop := watchHWM(cmd.Process.Pid, &hwm)
+	err = cmd.Wait()
+	elapsed := time.Since(start)
+	stop()
+	if err != nil {
+		return nil, fmt.Errorf("ConsumerPerformance: %v\n%s\n%s", err, stdout.String(), stderr.String())
+	}
+	// start.time, end.time, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec
+	var msgs int64
+	var rate float64
+	found := false
+	for sc := bufio.NewScanner(&stdout); sc.Scan(); {
+		f := strings.Split(sc.Text(), ", ")
+		if len(f) < 6 || strings.HasPrefix(f[0], "start.time") {
+			continue
+		}
+		n, err1 := strconv.ParseInt(strings.TrimSpace(f[4]), 10, 64)
+		x, err2 := strconv.ParseFloat(strings.TrimSpace(f[5]), 64)
+		if err1 == nil && err2 == nil {
+			msgs, rate, found = n, x, true
+		}
+	}
+	if !found || msgs < d.total {
+		return nil, fmt.Errorf("ConsumerPerformance read %d of %d messages:\n%s\n%s", msgs, d.total, stdout.String(), stderr.String())
+	}
+	cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	return &result{Client: "scala", Msgs: msgs, Bytes: msgs * int64(d.size), Seconds: elapsed.Seconds(),
+		CPU: cpu.Seconds(), RSSMB: float64(hwm) / 1e6, Rate: rate}, nil
+}
+
+// watchHWM records the peak resident set size (VmHWM) of process pid in
+// *hwm, read from /proc every 5ms, until stop is called.
+func watchHWM(pid int, hwm *int64) (stop func()) {
+	path := fmt.Sprintf("/proc/%d/status", pid)
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			*hwm = max(*hwm, hwmOf(path))
+			select {
+			case <-quit:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() { close(quit); <-done }
+}
+
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+func machine() string {
+	model := "?"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for line := range strings.Lines(string(b)) {
+			if rest, ok := strings.CutPrefix(line, "model name"); ok {
+				model = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(rest), ":"))
+				break
+			}
+		}
+	}
+	cpus := 0
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		cpus = strings.Count(string(b), "processor\t:")
+	}
+	return fmt.Sprintf("%d CPUs, %s", cpus, model)
+}

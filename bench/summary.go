@@ -1,0 +1,120 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// stats is min, median and max.
+type stats struct{ min, med, max float64 }
+
+func statsOf(xs []float64) stats {
+	if len(xs) == 0 {
+		return stats{}
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	med := s[len(s)/2]
+	if len(s)%2 == 0 {
+		med = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return stats{s[0], med, s[len(s)-1]}
+}
+
+// summary prints, for each shape, every client's msgs/s and CPU per GB
+// (min / median / max over the rounds), then the ratios of the connector
+// to every other client within each round, and the issue's goals.
+func (r *runner) summary(sets []*dataset) {
+	ours := r.clients[0]
+	for _, c := range r.clients {
+		if c == "connector" {
+			ours = c
+		}
+	}
+	fmt.Printf("\n== summary: msgs/s and client CPU-seconds per GB of values, min / median / max over %d rounds\n", r.rounds)
+	for _, d := range sets {
+		fmt.Printf("\n%s (%s, %d messages, topic %s)\n", d.name, d.label, d.total, d.topic)
+		fmt.Printf("  %-22s %-34s %-22s %s\n", "client", "msgs/s", "CPU s/GB", "peak RSS MB (median)")
+		for _, c := range r.clients {
+			rate, cpu, rss := r.series(d.name, c)
+			rs, cs, ms := statsOf(rate), statsOf(cpu), statsOf(rss)
+			fmt.Printf("  %-22s %9.0f / %9.0f / %9.0f   %5.2f / %5.2f / %5.2f   %6.1f\n", c, rs.min, rs.med, rs.max, cs.min, cs.med, cs.max, ms.med)
+		}
+		for _, c := range r.clients {
+			if c == ours {
+				continue
+			}
+			ratios, cpuRatios := r.ratios(d.name, ours, c)
+			if len(ratios) == 0 {
+				continue
+			}
+			rs, cs := statsOf(ratios), statsOf(cpuRatios)
+			fmt.Printf("  %s / %-12s msgs/s by round: %s; median %.2f (min %.2f, max %.2f); CPU/GB ratio median %.2f\n",
+				ours, c, fmtList(ratios), rs.med, rs.min, rs.max, cs.med)
+		}
+	}
+	fmt.Printf("\n== goals (issue #13), at the median of the per-round ratios\n")
+	for _, d := range sets {
+		var parts []string
+		check := func(other, what string, ok func(rate, cpu float64) bool) {
+			ratios, cpuRatios := r.ratios(d.name, ours, other)
+			if len(ratios) == 0 {
+				return
+			}
+			rs, cs := statsOf(ratios), statsOf(cpuRatios)
+			mark := "MISSED"
+			if ok(rs.med, cs.med) {
+				mark = "met"
+			}
+			parts = append(parts, fmt.Sprintf("%s %s (%.2fx, CPU %.2fx)", what, mark, rs.med, cs.med))
+		}
+		check("kcat", ">=1.0x kcat and <= its CPU/GB:", func(rate, cpu float64) bool { return rate >= 1 && cpu <= 1 })
+		check("scala", ">=2x Scala:", func(rate, _ float64) bool { return rate >= 2 })
+		check("franz", "> franz-go:", func(rate, _ float64) bool { return rate > 1 })
+		check("sarama", "> sarama:", func(rate, _ float64) bool { return rate > 1 })
+		fmt.Printf("  %-5s %s\n", d.name, strings.Join(parts, "; "))
+	}
+}
+
+// series returns a client's rates, CPU per GB and RSS on a shape, by round.
+func (r *runner) series(shapeName, client string) (rate, cpu, rss []float64) {
+	for _, res := range r.results {
+		if res.Shape == shapeName && res.Client == client {
+			rate = append(rate, res.Rate)
+			cpu = append(cpu, cpuPerGB(res))
+			rss = append(rss, res.RSSMB)
+		}
+	}
+	return rate, cpu, rss
+}
+
+// ratios returns a/b of msgs/s and of CPU per GB, round by round.
+func (r *runner) ratios(shapeName, a, b string) (rate, cpu []float64) {
+	byRound := map[int]*result{}
+	for i := range r.results {
+		if res := &r.results[i]; res.Shape == shapeName && res.Client == b {
+			byRound[res.Round] = res
+		}
+	}
+	for _, res := range r.results {
+		if res.Shape != shapeName || res.Client != a {
+			continue
+		}
+		if o := byRound[res.Round]; o != nil && o.Rate > 0 {
+			rate = append(rate, res.Rate/o.Rate)
+			if c := cpuPerGB(*o); c > 0 {
+				cpu = append(cpu, cpuPerGB(res)/c)
+			}
+		}
+	}
+	return rate, cpu
+}
+
+func fmtList(xs []float64) string {
+	var parts []string
+	for _, x := range xs {
+		parts = append(parts, fmt.Sprintf("%.2f", x))
+	}
+	return strings.Join(parts, " ")
+}
