@@ -473,7 +473,7 @@ func TestPropertiesOmitsUnsetDerivedFields(t *testing.T) {
 		"zookeeper.connection.timeout.ms"} {
 		assert.NotContains(t, props, key)
 	}
-	assert.Len(t, props, 28)
+	assert.Len(t, props, 29)
 }
 
 func TestPropertiesDropsLoggerAndSubMilliseconds(t *testing.T) {
