@@ -15,53 +15,67 @@ import (
 // after the last message the application consumed: a message counts as
 // consumed once the application asks its stream for the next message or
 // marks it (KafkaStream.MarkConsumed). Offsets that have not moved since the
-// last commit are not written again. Nothing is committed for partitions
-// whose ownership is no longer certain (during a rebalance, or while the
-// ZooKeeper session is lost; in Kafka mode once the membership is lost).
+// last commit are not written again.
+//
+// It returns nil once every owned partition's offset is committed (also
+// when none had moved, or the generation gave this member no partition).
+// When the member owns nothing it commits nothing and says why, as
+// Assignment.Err does: ErrNotJoined before CreateMessageStreams,
+// ErrRebalanceInProgress between generations (commit from the
+// RebalanceListener to commit before partitions move), an error wrapping
+// ErrRebalanceFailed after a rebalance that failed, one wrapping
+// ErrOwnershipLost once the ZooKeeper session that claimed the partitions
+// is gone (in Kafka mode: once the coordinator dropped the member), and
+// ErrShutdown after Shutdown. Nothing is committed for partitions whose
+// ownership is no longer certain. A failed write is tried again up to
+// offsets.commit.max.retries times (see Config.OffsetsCommitMaxRetries);
+// the last error is returned.
 //
 // In Kafka mode (zkconsumer.group.coordination=kafka) the commit carries
 // the generation and member id, and the coordinator refuses it if this
 // member's generation is no longer current (it was removed from the group,
 // or the group has rebalanced since): the error then wraps
-// kafkagroup.ErrCommitFenced, and the next owner of the partitions
-// consumes from the offsets committed before.
+// ErrCommitFenced, and the next owner of the partitions consumes from the
+// offsets committed before.
 func (c *ConsumerConnector) CommitOffsets(ctx context.Context) error {
-	c.mu.Lock()
-	gen, infos := c.gen, c.infos
-	c.mu.Unlock()
-	if gen == nil || !c.stillOwns(gen) {
-		return nil
+	gen, infos, err := c.ownership()
+	if err != nil {
+		return err
 	}
-	return c.commitInfos(ctx, gen, infos, 1+c.cfg.OffsetsCommitMaxRetries)
+	return c.commit(ctx, gen, consumedOffsets(infos), 1+c.cfg.OffsetsCommitMaxRetries)
 }
 
 // CommitOffsetsMap commits explicit offsets (the next offset to consume) for
 // partitions this member owns. Partitions it does not own in its current
-// session (in Kafka mode: generation) are refused with ErrNotOwner; the
-// others are committed.
-func (c *ConsumerConnector) CommitOffsetsMap(ctx context.Context, offsets map[zkutil.TopicPartition]int64) error {
-	c.mu.Lock()
-	gen := c.gen
-	c.mu.Unlock()
-	current := gen != nil && c.stillOwns(gen)
+// generation are refused with an error wrapping ErrNotOwner; the others
+// are committed. When the member owns nothing, the error wraps ErrNotOwner
+// and the reason, as CommitOffsets reports it (ErrRebalanceInProgress,
+// ErrShutdown, ...). Retries are CommitOffsets'.
+func (c *ConsumerConnector) CommitOffsetsMap(ctx context.Context, offsets map[TopicPartition]int64) error {
+	gen, _, err := c.ownership()
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrNotOwner, err)
+	}
 	var refused []error
-	owned := map[zkutil.TopicPartition]int64{}
+	owned := map[TopicPartition]int64{}
 	for tp, off := range offsets {
-		if !current {
-			refused = append(refused, fmt.Errorf("%w: %s", ErrNotOwner, tp))
-			continue
-		}
 		if _, ok := gen.owned[tp]; !ok {
 			refused = append(refused, fmt.Errorf("%w: %s", ErrNotOwner, tp))
 			continue
 		}
 		owned[tp] = off
 	}
-	var err error
-	if current {
-		err = c.commit(ctx, gen, owned, 1+c.cfg.OffsetsCommitMaxRetries)
-	}
+	err = c.commit(ctx, gen, owned, 1+c.cfg.OffsetsCommitMaxRetries)
 	return errors.Join(append(refused, err)...)
+}
+
+// consumedOffsets returns the consumed offset of each of infos.
+func consumedOffsets(infos map[TopicPartition]*stream.PartitionTopicInfo) map[TopicPartition]int64 {
+	offsets := make(map[TopicPartition]int64, len(infos))
+	for tp, info := range infos {
+		offsets[tp] = info.ConsumedOffset()
+	}
+	return offsets
 }
 
 // stillOwns reports whether gen is still this member's generation: in
@@ -81,11 +95,7 @@ func (c *ConsumerConnector) stillOwns(gen *generation) bool {
 // commitInfos commits the consumed offsets of infos while gen still owns
 // them; nothing once the ZooKeeper session that claimed them is gone.
 func (c *ConsumerConnector) commitInfos(ctx context.Context, gen *generation, infos map[zkutil.TopicPartition]*stream.PartitionTopicInfo, attempts int) error {
-	offsets := make(map[zkutil.TopicPartition]int64, len(infos))
-	for tp, info := range infos {
-		offsets[tp] = info.ConsumedOffset()
-	}
-	err := c.commit(ctx, gen, offsets, attempts)
+	err := c.commit(ctx, gen, consumedOffsets(infos), attempts)
 	if errors.Is(err, ErrNotOwner) {
 		return nil // the session that owned them is gone; the member reports the loss
 	}
@@ -151,7 +161,7 @@ func (c *ConsumerConnector) commitZK(ctx context.Context, session int64, offsets
 	ctx = zkutil.InSession(ctx, session)
 	if err := c.session.AwaitLease(ctx, session); err != nil {
 		if errors.Is(err, zkutil.ErrSessionExpired) {
-			return fmt.Errorf("%w: the ZooKeeper session that owned the partitions is gone", ErrNotOwner)
+			return fmt.Errorf("%w (%w): the ZooKeeper session that owned the partitions is gone", ErrOwnershipLost, ErrNotOwner)
 		}
 		return fmt.Errorf("connector: commit: ownership not confirmed: %w", err)
 	}
@@ -169,8 +179,12 @@ func (c *ConsumerConnector) autoCommitLoop() {
 		case <-c.closing:
 			return
 		case <-ticker.C:
+			gen, infos, err := c.ownership()
+			if err != nil {
+				continue // nothing owned: nothing to commit
+			}
 			ctx, cancel := context.WithTimeout(context.Background(), c.commitTimeout())
-			if err := c.CommitOffsets(ctx); err != nil {
+			if err := c.commitInfos(ctx, gen, infos, 1+c.cfg.OffsetsCommitMaxRetries); err != nil {
 				c.report(fmt.Errorf("connector: auto-commit: %w", err))
 			}
 			cancel()

@@ -248,10 +248,12 @@ type Config struct {
 	// RebalanceMaxRetries × RebalanceBackoff > ZookeeperSessionTimeout.
 	RebalanceMaxRetries int
 
-	// RebalanceBackoff is the pause between rebalance attempts:
-	// rebalance.backoff.ms, default ZookeeperSyncTime (2000). Zero means
-	// "follow ZookeeperSyncTime"; use a millisecond for (almost) no pause.
-	// It must not be negative.
+	// RebalanceBackoff is the pause between rebalance attempts (and between
+	// reads of an unreadable committed offset): rebalance.backoff.ms,
+	// default 2000. As in Kafka, the default follows zookeeper.sync.time.ms
+	// when properties are read: ConfigFromProperties sets it to
+	// ZookeeperSyncTime when only that key is given. Zero means no pause,
+	// as in Kafka. It must not be negative.
 	RebalanceBackoff time.Duration
 
 	// FetchMinBytes is the minimum amount of data a broker returns for a
@@ -266,7 +268,10 @@ type Config struct {
 
 	// RefreshLeaderBackoff is the pause before looking for a partition's
 	// new leader, and the fetchers' backoff after an empty or failed fetch:
-	// refresh.leader.backoff.ms, default 200. It must not be negative.
+	// refresh.leader.backoff.ms, default 200. In "kafka" mode it is also
+	// the backoff of the group membership's retries (Java's
+	// retry.backoff.ms), where zero means one millisecond. It must not be
+	// negative.
 	RefreshLeaderBackoff time.Duration
 
 	// AutoOffsetReset says where to start when a partition has no committed
@@ -321,9 +326,16 @@ type Config struct {
 	OffsetsChannelSocketTimeout time.Duration
 
 	// OffsetsCommitMaxRetries is the number of extra attempts of a failed
-	// commit: offsets.commit.max.retries, default 5. Kafka 0.9+ applies the
-	// retries to the periodic auto-commit only; commits at rebalance and at
-	// shutdown make one attempt. It must not be negative.
+	// commit: offsets.commit.max.retries, default 5. Attempts are
+	// OffsetsChannelBackoff apart and end early when the commit's context
+	// does. They apply to the periodic auto-commit, as in Kafka 0.9+, and
+	// to the application's explicit commits (CommitOffsets and
+	// CommitOffsetsMap make 1+OffsetsCommitMaxRetries attempts, where
+	// Kafka 1.1.1's commitOffsets() makes one). The commits at rebalance
+	// and at Shutdown make one attempt, as in Kafka. A commit refused
+	// because this member no longer owns the partitions (ErrOwnershipLost,
+	// in Kafka mode ErrCommitFenced) is never retried. It must not be
+	// negative.
 	OffsetsCommitMaxRetries int
 
 	// ZookeeperSessionTimeout is the requested ZooKeeper session timeout:
@@ -333,13 +345,15 @@ type Config struct {
 
 	// ZookeeperConnectionTimeout is how long to wait for the first
 	// ZooKeeper connection: zookeeper.connection.timeout.ms, default
-	// ZookeeperSessionTimeout. Zero means "follow ZookeeperSessionTimeout".
-	// It must not be negative.
+	// ZookeeperSessionTimeout. Zero means "follow ZookeeperSessionTimeout"
+	// (Kafka's own zero fails every connection attempt at once, so nothing
+	// useful is lost). It must not be negative.
 	ZookeeperConnectionTimeout time.Duration
 
 	// ZookeeperSyncTime is zookeeper.sync.time.ms, default 2000. Like Kafka's
-	// consumer, zkconsumer uses it only as the default of RebalanceBackoff.
-	// It must not be negative.
+	// consumer, zkconsumer uses it only as the default of rebalance.backoff.ms
+	// in properties (see RebalanceBackoff); setting the field afterwards
+	// does not change RebalanceBackoff. It must not be negative.
 	ZookeeperSyncTime time.Duration
 
 	// IsolationLevel selects which transactional messages are delivered:
@@ -379,9 +393,9 @@ type Config struct {
 // key, and Kafka 3.9's Java consumer defaults for the keys of
 // GroupCoordination "kafka". GroupID and ZookeeperConnect (or
 // BootstrapServers) are left empty: they are required.
-// Fields whose default follows another field (ClientID, RebalanceBackoff,
-// DualCommitEnabled, ZookeeperConnectionTimeout)
-// are left unset and filled in by Validate.
+// Fields whose default follows another field (ClientID,
+// DualCommitEnabled, ZookeeperConnectionTimeout) are left unset and filled
+// in by Validate.
 func DefaultConfig() Config {
 	return Config{
 		SocketTimeout:               30000 * time.Millisecond,
@@ -393,6 +407,7 @@ func DefaultConfig() Config {
 		AutoCommitInterval:          60000 * time.Millisecond,
 		QueuedMaxMessageChunks:      2,
 		RebalanceMaxRetries:         4,
+		RebalanceBackoff:            2000 * time.Millisecond,
 		FetchMinBytes:               1,
 		FetchWaitMax:                100 * time.Millisecond,
 		RefreshLeaderBackoff:        200 * time.Millisecond,
@@ -418,8 +433,8 @@ func DefaultConfig() Config {
 }
 
 // Validate fills in the defaults that follow other fields (ClientID,
-// RebalanceBackoff, DualCommitEnabled, ZookeeperConnectionTimeout,
-// ZookeeperDisconnectGrace), lower-cases OffsetsStorage, and checks every
+// DualCommitEnabled, ZookeeperConnectionTimeout), lower-cases
+// OffsetsStorage, and checks every
 // field with Kafka 1.1.1's rules plus a few stricter ones that catch values
 // Kafka accepts but then fails on at run time (documented on each field).
 //
@@ -476,10 +491,7 @@ func (c *Config) Validate() error {
 
 	// Rebalance.
 	v.check(keyRebalanceMaxRetries, itoa(c.RebalanceMaxRetries), c.RebalanceMaxRetries >= 1, "must be at least 1")
-	syncOK := v.check(keyZookeeperSyncTime, ms(c.ZookeeperSyncTime), c.ZookeeperSyncTime >= 0, "must not be negative")
-	if c.RebalanceBackoff == 0 && syncOK {
-		c.RebalanceBackoff = c.ZookeeperSyncTime
-	}
+	v.check(keyZookeeperSyncTime, ms(c.ZookeeperSyncTime), c.ZookeeperSyncTime >= 0, "must not be negative")
 	v.check(keyRebalanceBackoff, ms(c.RebalanceBackoff), c.RebalanceBackoff >= 0, "must not be negative")
 	v.oneOf(keyPartitionAssignmentStrategy, c.PartitionAssignmentStrategy, StrategyRange, StrategyRoundRobin)
 	v.oneOf(keyRoundRobinHashFormat, c.RoundRobinHashFormat, RoundRobinHashDash, RoundRobinHashBracket)

@@ -84,7 +84,7 @@ var properties = []property{
 	intProp(keyFetchMinBytes, func(c *Config) *int32 { return &c.FetchMinBytes }),
 	intProp(keyFetchMaxBytes, func(c *Config) *int32 { return &c.FetchMaxBytes }),
 	msProp(keyFetchWaitMax, func(c *Config) *time.Duration { return &c.FetchWaitMax }, false),
-	msProp(keyRebalanceBackoff, func(c *Config) *time.Duration { return &c.RebalanceBackoff }, true),
+	msProp(keyRebalanceBackoff, func(c *Config) *time.Duration { return &c.RebalanceBackoff }, false),
 	msProp(keyRefreshLeaderBackoff, func(c *Config) *time.Duration { return &c.RefreshLeaderBackoff }, false),
 	msProp(keyOffsetsChannelBackoff, func(c *Config) *time.Duration { return &c.OffsetsChannelBackoff }, false),
 	msProp(keyOffsetsChannelSocketTimeout, func(c *Config) *time.Duration { return &c.OffsetsChannelSocketTimeout }, false),
@@ -237,25 +237,30 @@ var renamedKeys = map[string]string{
 }
 
 // ConfigFromProperties builds a Config from Kafka consumer properties,
-// starting from DefaultConfig. Values are trimmed as Kafka trims them.
+// starting from DefaultConfig. Values are trimmed as Kafka trims them. As
+// in Kafka, rebalance.backoff.ms defaults to zookeeper.sync.time.ms when
+// only the latter is given.
 //
 // Keys that the old consumer does not know produce a warning, as Kafka's
 // VerifiableProperties.verify logs "Property ... is not valid"; keys
 // starting with "external" are exempt, as in Kafka. A warning is also given
 // for an explicit zero or empty value of a key whose default follows another
-// key (client.id, consumer.id, rebalance.backoff.ms,
-// zookeeper.connection.timeout.ms):
-// zkconsumer treats it as unset. Warnings are sorted.
+// key (client.id, consumer.id, zookeeper.connection.timeout.ms,
+// group.instance.id): zkconsumer treats it as unset. Warnings are sorted.
 //
-// A value that does not parse (a non-numeric number, a boolean other than
-// exactly "true" or "false") is an error naming its key; all such errors
-// are joined. The Config is not validated, so that callers may still adjust
-// it; call Validate (the connector's constructor does). On error the Config
-// holds every value that did parse.
+// Every problem is reported at once: a value that does not parse (a
+// non-numeric number, a boolean other than exactly "true" or "false") and
+// every error Validate finds in the result (a missing group.id, a value out
+// of range, ...), one *ConfigError per key, joined; all of them match
+// ErrInvalidConfig. On error the Config holds every value that did parse.
+// The Config itself is not validated (the fields that follow others are
+// still unset), so callers may adjust it; the connector's constructor
+// calls Validate.
 func ConfigFromProperties(props map[string]string) (Config, []string, error) {
 	c := DefaultConfig()
 	var warnings []string
 	var errs []error
+	failed := map[string]bool{}
 	known := make(map[string]bool, len(properties))
 	for _, p := range properties {
 		known[p.key] = true
@@ -266,16 +271,37 @@ func ConfigFromProperties(props map[string]string) (Config, []string, error) {
 		value := javaTrim(raw)
 		if reason := p.set(&c, value); reason != "" {
 			errs = append(errs, &ConfigError{Key: p.key, Value: value, Reason: reason})
+			failed[p.key] = true
 			continue
 		}
 		if _, set := p.get(&c); p.derived && !set {
 			warnings = append(warnings, fmt.Sprintf("connector: property %s=%q is treated as unset, so its default applies", p.key, value))
 		}
 	}
+	_, backoff := props[keyRebalanceBackoff]
+	if _, sync := props[keyZookeeperSyncTime]; sync && !backoff && !failed[keyZookeeperSyncTime] {
+		c.RebalanceBackoff = c.ZookeeperSyncTime
+	}
 	for _, key := range securityKeys() {
 		known[key] = true
 	}
-	errs = append(errs, setSecurityProperties(&c.Security, props)...)
+	for _, err := range setSecurityProperties(&c.Security, props) {
+		var ce *ConfigError
+		if errors.As(err, &ce) {
+			failed[ce.Key] = true
+		}
+		errs = append(errs, err)
+	}
+	// Validation in the same round, on a copy; a key whose value did not
+	// parse is reported once.
+	check := c
+	for _, err := range flattenErrors(check.Validate()) {
+		var ce *ConfigError
+		if errors.As(err, &ce) && failed[ce.Key] {
+			continue
+		}
+		errs = append(errs, err)
+	}
 	for _, key := range c.ignoredKeys(func(key string) bool { _, ok := props[key]; return ok }) {
 		warnings = append(warnings, c.ignoredKeyWarning(key))
 	}
@@ -347,9 +373,10 @@ func LoadPropertiesFile(path string) (map[string]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connector: reading properties: %w", err)
 	}
-	props, err := parseProperties(decodeProperties(data))
-	if err != nil {
-		return nil, fmt.Errorf("connector: %s: %w", path, err)
+	props, serr := parseProperties(decodeProperties(data))
+	if serr != nil {
+		serr.Source = path
+		return nil, serr
 	}
 	return props, nil
 }
@@ -361,12 +388,34 @@ func ParseProperties(r io.Reader) (map[string]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connector: reading properties: %w", err)
 	}
-	props, err := parseProperties(decodeProperties(data))
-	if err != nil {
-		return nil, fmt.Errorf("connector: properties: %w", err)
+	props, serr := parseProperties(decodeProperties(data))
+	if serr != nil {
+		serr.Source = "properties"
+		return nil, serr
 	}
 	return props, nil
 }
+
+// SyntaxError reports properties that java.util.Properties.load would
+// refuse (a malformed \uxxxx escape), from LoadPropertiesFile or
+// ParseProperties. It matches ErrInvalidConfig, as the errors of
+// ConfigFromProperties and Validate do; errors reading the file do not.
+type SyntaxError struct {
+	// Source is the file's path, or "properties" for ParseProperties.
+	Source string
+	// Line is the 1-based line where the offending logical line starts.
+	Line int
+	// Reason says what is wrong, naming the key or the value.
+	Reason string
+}
+
+// Error formats the error as "connector: <source>: line <n>: <reason>".
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("connector: %s: line %d: %s", e.Source, e.Line, e.Reason)
+}
+
+// Unwrap returns ErrInvalidConfig.
+func (e *SyntaxError) Unwrap() error { return ErrInvalidConfig }
 
 // decodeProperties turns file bytes into text: UTF-8 without its byte order
 // mark if valid, ISO-8859-1 otherwise.
@@ -381,8 +430,9 @@ func decodeProperties(data []byte) string {
 	return string(runes)
 }
 
-// parseProperties parses properties text; see LoadPropertiesFile.
-func parseProperties(text string) (map[string]string, error) {
+// parseProperties parses properties text; see LoadPropertiesFile. The
+// caller fills in the error's Source.
+func parseProperties(text string) (map[string]string, *SyntaxError) {
 	lr := lineReader{in: []rune(text)}
 	props := make(map[string]string)
 	for {
@@ -393,11 +443,11 @@ func parseProperties(text string) (map[string]string, error) {
 		rawKey, rawValue := splitKeyValue(line)
 		key, err := unescapeProperty(rawKey)
 		if err != nil {
-			return nil, fmt.Errorf("line %d: key: %w", lr.lineAt(start), err)
+			return nil, &SyntaxError{Line: lr.lineAt(start), Reason: "key: " + err.Error()}
 		}
 		value, err := unescapeProperty(rawValue)
 		if err != nil {
-			return nil, fmt.Errorf("line %d: value of %s: %w", lr.lineAt(start), key, err)
+			return nil, &SyntaxError{Line: lr.lineAt(start), Reason: "value of " + key + ": " + err.Error()}
 		}
 		props[key] = value
 	}
@@ -607,4 +657,15 @@ func hexDigit(r rune) (rune, bool) {
 		return r - 'A' + 10, true
 	}
 	return 0, false
+}
+
+// flattenErrors returns the errors joined in err (nil: none).
+func flattenErrors(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		return joined.Unwrap()
+	}
+	return []error{err}
 }

@@ -105,6 +105,11 @@ func TestParsePropertiesMalformedUnicode(t *testing.T) {
 			assert.Contains(t, err.Error(), "line 4")
 			assert.Contains(t, err.Error(), `malformed \uxxxx encoding`)
 			assert.True(t, strings.HasPrefix(err.Error(), "connector: "), err.Error())
+			assert.ErrorIs(t, err, connector.ErrInvalidConfig, "a syntax error is a configuration error")
+			var syn *connector.SyntaxError
+			require.ErrorAs(t, err, &syn)
+			assert.Equal(t, 4, syn.Line)
+			assert.Equal(t, "properties", syn.Source)
 		})
 	}
 }
@@ -162,9 +167,13 @@ func TestLoadPropertiesFileEncodings(t *testing.T) {
 	_, err = connector.LoadPropertiesFile(write("bad", []byte("a=\\u00\n")))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), filepath.Join(dir, "bad")+": line 1")
+	assert.ErrorIs(t, err, connector.ErrInvalidConfig)
+	_, _, err = connector.ConfigFromPropertiesFile(filepath.Join(dir, "bad"))
+	assert.ErrorIs(t, err, connector.ErrInvalidConfig)
 
 	_, err = connector.LoadPropertiesFile(filepath.Join(dir, "missing"))
 	require.ErrorIs(t, err, os.ErrNotExist)
+	assert.NotErrorIs(t, err, connector.ErrInvalidConfig, "a file that cannot be read is not a configuration error")
 	_, _, err = connector.ConfigFromPropertiesFile(filepath.Join(dir, "missing"))
 	require.ErrorIs(t, err, os.ErrNotExist)
 }
@@ -187,7 +196,7 @@ func TestKafkaConsumerPropertiesLoads(t *testing.T) {
 // Kafka 1.0+, written for the Java consumer.
 func TestJavaConsumerPropertiesWarns(t *testing.T) {
 	c, warnings, err := connector.ConfigFromPropertiesFile(filepath.Join("testdata", "java_consumer.properties"))
-	require.NoError(t, err)
+	assert.Equal(t, []string{"zookeeper.connect"}, errorKeys(t, err), "validated in the same round")
 	require.Len(t, warnings, 1)
 	assert.Contains(t, warnings[0], "bootstrap.servers")
 	assert.Contains(t, warnings[0], "zookeeper.connect")
@@ -327,20 +336,48 @@ func TestConfigFromPropertiesZeroDerivedValuesWarn(t *testing.T) {
 		"zookeeper.connect":               "zk:2181",
 		"client.id":                       "",
 		"consumer.id":                     " ",
-		"rebalance.backoff.ms":            "0",
 		"zookeeper.connection.timeout.ms": "0",
 	})
 	require.NoError(t, err)
-	require.Len(t, warnings, 4)
-	for i, key := range []string{"client.id", "consumer.id", "rebalance.backoff.ms", "zookeeper.connection.timeout.ms"} {
+	require.Len(t, warnings, 3)
+	for i, key := range []string{"client.id", "consumer.id", "zookeeper.connection.timeout.ms"} {
 		assert.Contains(t, warnings[i], "property "+key+"=")
 		assert.Contains(t, warnings[i], "treated as unset")
 	}
 	require.NoError(t, c.Validate())
 	assert.Equal(t, "g", c.ClientID)
 	assert.Empty(t, c.ConsumerID)
-	assert.Equal(t, 2*time.Second, c.RebalanceBackoff)
 	assert.Equal(t, 6*time.Second, c.ZookeeperConnectionTimeout)
+}
+
+// rebalance.backoff.ms=0 means no pause, as in Kafka, and its default
+// follows zookeeper.sync.time.ms when properties are read.
+func TestConfigFromPropertiesRebalanceBackoff(t *testing.T) {
+	tests := []struct {
+		name  string
+		props map[string]string
+		want  time.Duration
+	}{
+		{"default", map[string]string{}, 2 * time.Second},
+		{"explicit zero", map[string]string{"rebalance.backoff.ms": "0"}, 0},
+		{"explicit zero with sync time", map[string]string{"rebalance.backoff.ms": "0", "zookeeper.sync.time.ms": "500"}, 0},
+		{"follows sync time", map[string]string{"zookeeper.sync.time.ms": "500"}, 500 * time.Millisecond},
+		{"sync time zero", map[string]string{"zookeeper.sync.time.ms": "0"}, 0},
+		{"explicit", map[string]string{"rebalance.backoff.ms": "300", "zookeeper.sync.time.ms": "500"}, 300 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.props["group.id"], tt.props["zookeeper.connect"] = "g", "zk:2181"
+			c, warnings, err := connector.ConfigFromProperties(tt.props)
+			require.NoError(t, err)
+			assert.Empty(t, warnings)
+			require.NoError(t, c.Validate())
+			assert.Equal(t, tt.want, c.RebalanceBackoff)
+			back, _, err := connector.ConfigFromProperties(c.Properties())
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, back.RebalanceBackoff, "round trip")
+		})
+	}
 }
 
 func TestConfigFromPropertiesParseErrors(t *testing.T) {
@@ -362,7 +399,7 @@ func TestConfigFromPropertiesParseErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.key+"="+tt.value, func(t *testing.T) {
-			_, _, err := connector.ConfigFromProperties(map[string]string{tt.key: tt.value})
+			_, _, err := connector.ConfigFromProperties(map[string]string{tt.key: tt.value, "group.id": "g", "zookeeper.connect": "zk"})
 			errs := configErrors(t, err)
 			require.Len(t, errs, 1)
 			assert.Equal(t, tt.key, errs[0].Key)
@@ -382,7 +419,8 @@ func TestConfigFromPropertiesReportsEveryParseError(t *testing.T) {
 		"fetch.wait.max.ms":      "250",
 		"bootstrap.servers":      "b:9092",
 	})
-	assert.ElementsMatch(t, []string{"socket.timeout.ms", "auto.commit.enable", "zookeeper.sync.time.ms"}, errorKeys(t, err))
+	assert.ElementsMatch(t, []string{"socket.timeout.ms", "auto.commit.enable", "zookeeper.sync.time.ms", "zookeeper.connect"}, errorKeys(t, err),
+		"values that do not parse and what Validate finds, in one round")
 	assert.Len(t, warnings, 1, "warnings are returned with errors")
 	assert.Equal(t, "g", c.GroupID, "values that parse are kept")
 	assert.Equal(t, 250*time.Millisecond, c.FetchWaitMax)
@@ -418,7 +456,11 @@ func TestPropertiesRoundTrip(t *testing.T) {
 	for name, in := range tests {
 		t.Run(name, func(t *testing.T) {
 			out, warnings, err := connector.ConfigFromProperties(in.Properties())
-			require.NoError(t, err)
+			if name == "defaults" {
+				assert.ElementsMatch(t, []string{"group.id", "zookeeper.connect"}, errorKeys(t, err))
+			} else {
+				require.NoError(t, err)
+			}
 			assert.Empty(t, warnings)
 			assert.Equal(t, in, out)
 		})
@@ -427,11 +469,11 @@ func TestPropertiesRoundTrip(t *testing.T) {
 
 func TestPropertiesOmitsUnsetDerivedFields(t *testing.T) {
 	props := validConfig().Properties()
-	for _, key := range []string{"consumer.id", "client.id", "rebalance.backoff.ms", "dual.commit.enabled",
+	for _, key := range []string{"consumer.id", "client.id", "dual.commit.enabled",
 		"zookeeper.connection.timeout.ms"} {
 		assert.NotContains(t, props, key)
 	}
-	assert.Len(t, props, 28)
+	assert.Len(t, props, 29)
 }
 
 func TestPropertiesDropsLoggerAndSubMilliseconds(t *testing.T) {
@@ -486,4 +528,24 @@ func ExampleConfigFromProperties() {
 	// Output:
 	// connector: property enable.auto.commit is not valid for the ZooKeeper-based consumer and is ignored (did you mean auto.commit.enable?)
 	// test-consumer-group smallest true
+}
+
+// ConfigFromProperties reports values that do not parse and values that
+// Validate refuses in one round, every one of them a *ConfigError matching
+// ErrInvalidConfig, and a key whose value did not parse only once.
+func TestConfigFromPropertiesValidatesInTheSameRound(t *testing.T) {
+	c, _, err := connector.ConfigFromProperties(map[string]string{
+		"zookeeper.connect":         "zk:2181",
+		"socket.timeout.ms":         "soon",  // does not parse
+		"fetch.wait.max.ms":         "-5",    // parses, refused by Validate
+		"auto.offset.reset":         "first", // parses, refused by Validate
+		"queued.max.message.chunks": "0",     // parses, refused by Validate
+	})
+	assert.ElementsMatch(t, []string{"socket.timeout.ms", "fetch.wait.max.ms", "auto.offset.reset",
+		"queued.max.message.chunks", "group.id"}, errorKeys(t, err))
+	for _, e := range configErrors(t, err) {
+		assert.ErrorIs(t, e, connector.ErrInvalidConfig)
+	}
+	assert.ErrorIs(t, err, connector.ErrInvalidConfig)
+	assert.Empty(t, c.ClientID, "the returned Config is not validated: derived fields stay unset")
 }

@@ -141,7 +141,7 @@ func TestDefaultConfigLeavesRequiredAndDerivedUnset(t *testing.T) {
 	assert.Empty(t, c.ZookeeperConnect)
 	assert.Empty(t, c.ConsumerID)
 	assert.Empty(t, c.ClientID)
-	assert.Zero(t, c.RebalanceBackoff)
+	assert.Equal(t, 2*time.Second, c.RebalanceBackoff)
 	assert.Nil(t, c.DualCommitEnabled)
 	assert.Zero(t, c.ZookeeperConnectionTimeout)
 	assert.Nil(t, c.Logger)
@@ -158,7 +158,7 @@ func TestValidateFillsDerivedDefaults(t *testing.T) {
 	c.OffsetsStorage = "Kafka"
 	require.NoError(t, c.Validate())
 	assert.Equal(t, "orders", c.ClientID)
-	assert.Equal(t, 3*time.Second, c.RebalanceBackoff)
+	assert.Equal(t, 2*time.Second, c.RebalanceBackoff, "only the properties loader makes it follow zookeeper.sync.time.ms")
 	assert.Equal(t, 9*time.Second, c.ZookeeperConnectionTimeout)
 	assert.Equal(t, "kafka", c.OffsetsStorage, "offsets.storage is lower-cased, as in Kafka")
 	require.NotNil(t, c.DualCommitEnabled)

@@ -21,19 +21,6 @@ import (
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
-// Errors of the connector's lifecycle.
-var (
-	// ErrStreamsExist: CreateMessageStreams or CreateMessageStreamsByFilter
-	// was already called on this connector (Kafka's
-	// MessageStreamsExistException).
-	ErrStreamsExist = errors.New("connector: message streams were already created for this connector")
-	// ErrShutdown: the connector has been shut down.
-	ErrShutdown = errors.New("connector: shut down")
-	// ErrNotOwner: an explicit commit named a partition this member does
-	// not own in its current ZooKeeper session.
-	ErrNotOwner = errors.New("connector: partition not owned by this consumer")
-)
-
 // ConsumerConnector is one member of a consumer group coordinated through
 // ZooKeeper: Kafka's ZookeeperConsumerConnector. With
 // zkconsumer.group.coordination=kafka the same API is served by Kafka's
@@ -57,7 +44,7 @@ type ConsumerConnector struct {
 	created  bool
 	shutdown bool
 	member   *rebalance.Member
-	streams  map[streamKey]*stream.KafkaStream
+	streams  map[streamKey]*stream.Control // the streams handed out, by the owner's handle
 	wildcard bool
 	infos    map[zkutil.TopicPartition]*stream.PartitionTopicInfo
 	gen      *generation
@@ -68,6 +55,11 @@ type ConsumerConnector struct {
 	// carried is consumption progress of ended generations (carry.go),
 	// guarded by mu.
 	carried map[zkutil.TopicPartition]carriedOffset
+	// ownErr is why the member owns nothing until its next generation
+	// (assignment.go), nil if nothing went wrong; paused holds the
+	// partitions paused by the application (pause.go). Guarded by mu.
+	ownErr error
+	paused map[zkutil.TopicPartition]bool
 
 	commitMu   sync.Mutex
 	checkpoint map[zkutil.TopicPartition]int64 // guarded by commitMu
@@ -147,9 +139,10 @@ func New(cfg Config, opts ...Option) (*ConsumerConnector, error) {
 		errs:       make(chan error, 256),
 		closing:    make(chan struct{}),
 		listener:   o.listener,
-		streams:    map[streamKey]*stream.KafkaStream{},
+		streams:    map[streamKey]*stream.Control{},
 		checkpoint: map[zkutil.TopicPartition]int64{},
 		carried:    map[zkutil.TopicPartition]carriedOffset{},
+		paused:     map[zkutil.TopicPartition]bool{},
 		metrics:    cfg.Metrics,
 		counters:   map[string]*stream.Counters{},
 	}
@@ -267,28 +260,40 @@ func (c *ConsumerConnector) newOffsetStore(brokers *zkBrokers, sec *secure.Clien
 // member an id of its own ("<client.id>-<uuid>"), which the logs show.
 func (c *ConsumerConnector) ConsumerID() string { return c.id }
 
-// Errors delivers errors the application should know about: rebalances
-// that keep failing (rebalance.ErrRebalanceFailed), lost ZooKeeper sessions
-// (rebalance.ErrOwnershipLost), subscribed topics that do not exist
-// (rebalance.ErrTopicMissing), unreadable data in ZooKeeper (other members'
-// registrations; a committed offset that cannot be read, which holds its
-// partition: ErrOffsetUnreadable), failed automatic commits, brokers that
-// cannot be reached, partitions left without a leader (a deleted or
-// unauthorised topic: a *stream.PartitionError wrapping
-// fetcher.ErrNoLeader). Errors that stop a partition (a message too large
-// for fetch.message.max.bytes, a corrupt batch, an unreadable offset) come
-// through the stream that owns the partition as well.
+// Errors delivers errors the application should know about. Match them
+// with errors.Is and errors.As against the names this package exports
+// (each the same value as the package that defines it):
+//   - ErrRebalanceFailed: a rebalance failed rebalance.max.retries times;
+//     the member owns nothing until a later attempt succeeds;
+//   - ErrOwnershipLost: the ZooKeeper session that held the partitions
+//     expired; the member rejoins;
+//   - ErrTopicMissing: a subscribed topic does not exist;
+//   - ErrOffsetUnreadable, inside a *PartitionError: a committed offset
+//     that cannot be read, which holds its partition;
+//   - ErrNoLeader, inside a *PartitionError: a partition without a leader
+//     (a deleted or unauthorised topic);
+//   - *DecodeError: unreadable data in ZooKeeper (other members'
+//     registrations);
+//   - failed automatic commits ("connector: auto-commit: ..."), and
+//     brokers that cannot be reached.
+//
+// Errors that stop a partition (ErrMessageTooLarge for a message larger
+// than fetch.message.max.bytes, ErrCorruptMessage, an unreadable offset)
+// come through the stream that owns the partition as well.
 //
 // In Kafka mode (zkconsumer.group.coordination=kafka) they include joins
 // that fail (an unreachable coordinator is retried meanwhile), a lost
-// membership (rebalance.ErrOwnershipLost wrapping
-// kafkagroup.ErrMembershipLost: removed after session.timeout.ms, or the
-// generation is unknown to the coordinator; nothing was committed and the
-// member rejoins), a fatal group error (wrapping kafkagroup.ErrFatal:
-// another member with the same group.instance.id, a group authorization
-// failure, an inconsistent group protocol; the member stops consuming and
-// the application should shut it down), commits the coordinator refused
-// (wrapping kafkagroup.ErrCommitFenced) and ErrMaxPollIntervalExceeded.
+// membership (ErrOwnershipLost wrapping ErrMembershipLost: removed after
+// session.timeout.ms, or the generation is unknown to the coordinator;
+// nothing was committed and the member rejoins), a fatal group error
+// (wrapping ErrGroupFatal: another member with the same group.instance.id,
+// a group authorization failure, an inconsistent group protocol; the
+// member stops consuming and the application should shut it down),
+// commits the coordinator refused (wrapping ErrCommitFenced) and
+// ErrMaxPollIntervalExceeded.
+//
+// Assignment reports, at any time, whether the member owns its partitions
+// and if not which of these is why.
 //
 // The channel is buffered; when the application does not read it, the
 // oldest errors are dropped (and logged). It is closed by Shutdown.
@@ -304,6 +309,7 @@ func (c *ConsumerConnector) report(err error) {
 	if c.shutdown {
 		return
 	}
+	c.noteOwnership(err)
 	for {
 		select {
 		case c.errs <- err:

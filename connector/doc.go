@@ -5,6 +5,25 @@
 // It owns the lifecycle: configuration, registration under
 // /consumers/<group>/ids, the listeners for session expiry, topic partition
 // changes and membership, the rebalance loop, offset commits and Shutdown.
+// The application gets streams to read and nothing that could break what
+// the connector guarantees (the streams' owner side, stream.Control, stays
+// with the connector).
+//
+// What the application can ask and control:
+//   - Assignment: the partitions this member owns now, or why it owns none
+//     (the first rebalance failed, a rebalance is in progress, the session
+//     was lost, ...), the same reason CommitOffsets returns when it has
+//     nothing to commit;
+//   - CommitOffsets and CommitOffsetsMap, with auto.commit.enable=false,
+//     also from a RebalanceListener (RebalanceListenerFuncs adapts
+//     functions), which is given the connector;
+//   - Pause and Resume: backpressure on some partitions without leaving the
+//     group;
+//   - Errors, Stats and Shutdown.
+//
+// The errors an application matches are all reachable from this package
+// (ErrRebalanceFailed, ErrOwnershipLost, ErrShutdown, PartitionError, ...),
+// re-exported from the packages that define them; see Errors.
 //
 // With zkconsumer.group.coordination=kafka the connector is instead a
 // member of a group coordinated by Kafka's brokers, as Kafka's Java

@@ -2,6 +2,7 @@ package connector_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"time"
@@ -86,4 +87,64 @@ func ExampleConfigFromProperties_kafkaCoordination() {
 	// connector: property offsets.storage is ignored with zkconsumer.group.coordination=kafka; offsets are committed to Kafka's group coordinator
 	// connector: property zookeeper.connect is ignored with zkconsumer.group.coordination=kafka; the group's brokers are found through bootstrap.servers
 	// true kafka 45s
+}
+
+// Backpressure on one slow downstream: the partitions whose sink is behind
+// are paused, without leaving the group, and resumed once it caught up.
+// The others keep flowing, on every stream.
+func ExampleConsumerConnector_Pause() {
+	var c *connector.ConsumerConnector // from connector.New, streams created
+	slow := []connector.TopicPartition{{Topic: "orders", Partition: 3}}
+	if err := c.Pause(slow...); err != nil {
+		log.Print(err) // errors.Is(err, connector.ErrNotOwner): moved by a rebalance
+	}
+	// ... the downstream of partition 3 catches up ...
+	if err := c.Resume(slow...); err != nil {
+		log.Print(err)
+	}
+}
+
+// After CreateMessageStreams, Assignment tells whether the first rebalance
+// succeeded and which partitions this member reads.
+func ExampleConsumerConnector_Assignment() {
+	var c *connector.ConsumerConnector // from connector.New
+	ctx := context.Background()
+	if _, err := c.CreateMessageStreams(ctx, map[string]int{"orders": 2}); err != nil {
+		log.Fatal(err)
+	}
+	a := c.Assignment()
+	switch {
+	case errors.Is(a.Err, connector.ErrRebalanceFailed):
+		log.Print("owning nothing for now, retrying: ", a.Err)
+	case a.Err != nil:
+		log.Print(a.Err)
+	default:
+		log.Printf("generation %d: %v", a.Generation, a.Partitions)
+	}
+}
+
+// With auto.commit.enable=false, a listener commits what was consumed
+// before partitions move to another member. It is installed before New
+// returns the connector, so it commits through the connector each call
+// carries.
+func ExampleRebalanceListenerFuncs() {
+	cfg := connector.DefaultConfig()
+	cfg.ZookeeperConnect = "127.0.0.1:2181/kafka"
+	cfg.GroupID = "orders-audit"
+	cfg.AutoCommitEnable = false
+	commitBeforeRelease := connector.RebalanceListenerFuncs{
+		Releasing: func(ctx context.Context, c *connector.ConsumerConnector, owned map[string][]int32, lost bool) {
+			if lost {
+				return // others may own them already: nothing can be committed
+			}
+			if err := c.CommitOffsets(ctx); err != nil {
+				log.Print("commit before release: ", err)
+			}
+		},
+	}
+	c, err := connector.New(cfg, connector.WithRebalanceListener(commitBeforeRelease))
+	if err != nil {
+		log.Fatal(err)
+	}
+	_ = c
 }

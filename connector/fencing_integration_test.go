@@ -203,13 +203,13 @@ type shutdownListener struct {
 	returned chan error
 }
 
-func (l *shutdownListener) BeforeReleasingPartitions(ctx context.Context, _ map[string][]int32, _ bool) {
+func (l *shutdownListener) BeforeReleasingPartitions(ctx context.Context, c *ConsumerConnector, _ map[string][]int32, _ bool) {
 	if l.conn != nil {
-		l.returned <- l.conn.Shutdown(ctx)
+		l.returned <- c.Shutdown(ctx)
 	}
 }
 
-func (l *shutdownListener) BeforeStartingFetchers(context.Context, string, map[string]map[int32]zkutil.ConsumerThreadID) {
+func (l *shutdownListener) BeforeStartingFetchers(context.Context, *ConsumerConnector, map[string]map[int32]ConsumerThreadID) {
 }
 
 // TestShutdownFromListener calls Shutdown from a rebalance listener, as an

@@ -54,7 +54,7 @@ func (c *ConsumerConnector) revoke(ctx context.Context, gen *generation, lost bo
 		err = c.commitInfos(ctx, gen, infos, 1)
 	}
 	if c.listener != nil {
-		c.listener.BeforeReleasingPartitions(ctx, gen.ownedTopics(), lost)
+		c.listener.BeforeReleasingPartitions(ctx, c, gen.ownedTopics(), lost)
 	}
 	c.mu.Lock()
 	c.infos, c.gen, c.releasing = nil, nil, nil
@@ -101,19 +101,20 @@ func (c *ConsumerConnector) assign(ctx context.Context, gen *generation) error {
 	}
 	c.commitMu.Unlock()
 	if c.listener != nil {
-		global := map[string]map[int32]zkutil.ConsumerThreadID{}
+		global := map[string]map[int32]ConsumerThreadID{}
 		for _, owned := range gen.assignment {
 			for tp, th := range owned {
 				if global[tp.Topic] == nil {
-					global[tp.Topic] = map[int32]zkutil.ConsumerThreadID{}
+					global[tp.Topic] = map[int32]ConsumerThreadID{}
 				}
 				global[tp.Topic][tp.Partition] = th
 			}
 		}
-		c.listener.BeforeStartingFetchers(ctx, c.id, global)
+		c.listener.BeforeStartingFetchers(ctx, c, global)
 	}
 	c.mu.Lock()
-	c.infos, c.gen = infos, gen
+	c.infos, c.gen, c.ownErr = infos, gen, nil
+	c.keepPauses(infos)
 	c.mu.Unlock()
 	if err := c.fetcher.StartConnections(gen.ctx, list); err != nil {
 		return err

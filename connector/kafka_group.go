@@ -67,7 +67,7 @@ func (k *kafkaGroup) join(ctx context.Context, sub rebalance.Subscription) error
 		RebalanceTimeout:      cfg.MaxPollInterval,
 		HeartbeatInterval:     cfg.HeartbeatInterval,
 		MetadataMaxAge:        cfg.MetadataMaxAge,
-		RetryBackoff:          cfg.RefreshLeaderBackoff,
+		RetryBackoff:          max(cfg.RefreshLeaderBackoff, time.Millisecond), // zero would mean its default
 		RequestTimeout:        cfg.SocketTimeout,
 		ClientID:              cfg.ClientID,
 		Sarama:                brokerSaramaConfig(nil, cfg.SocketTimeout),

@@ -13,7 +13,6 @@ import (
 	"github.com/zkconsumer/zkconsumer/internal/testcluster"
 	"github.com/zkconsumer/zkconsumer/rebalance"
 	"github.com/zkconsumer/zkconsumer/rebalance/kafkagroup"
-	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
 // TestKafkaModeConsumeCommitResume: a Kafka-coordinated member, without
@@ -186,13 +185,13 @@ type shutdownInListener struct {
 	returned chan error
 }
 
-func (l *shutdownInListener) BeforeReleasingPartitions(ctx context.Context, _ map[string][]int32, _ bool) {
+func (l *shutdownInListener) BeforeReleasingPartitions(ctx context.Context, c *ConsumerConnector, _ map[string][]int32, _ bool) {
 	if l.conn != nil {
-		l.returned <- l.conn.Shutdown(ctx)
+		l.returned <- c.Shutdown(ctx)
 	}
 }
 
-func (l *shutdownInListener) BeforeStartingFetchers(context.Context, string, map[string]map[int32]zkutil.ConsumerThreadID) {
+func (l *shutdownInListener) BeforeStartingFetchers(context.Context, *ConsumerConnector, map[string]map[int32]ConsumerThreadID) {
 }
 
 // TestKafkaModeShutdownFromListener: Shutdown called from the rebalance

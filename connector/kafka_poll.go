@@ -28,11 +28,11 @@ type streamProgress struct {
 
 // wait blocks until gen ends, Shutdown, or a stream stalls; it returns the
 // stalled streams, if any.
-func (k *kafkaGroup) wait(gen *generation) []*stream.KafkaStream {
+func (k *kafkaGroup) wait(gen *generation) []*stream.Control {
 	interval := k.c.cfg.MaxPollInterval
 	tick := time.NewTicker(min(max(interval/8, 10*time.Millisecond), time.Second))
 	defer tick.Stop()
-	seen := map[*stream.KafkaStream]*streamProgress{}
+	seen := map[*stream.Control]*streamProgress{}
 	for {
 		select {
 		case <-gen.kafka.Done():
@@ -52,7 +52,7 @@ func (k *kafkaGroup) wait(gen *generation) []*stream.KafkaStream {
 // waiting for it (queued, or fetched and not yet consumed), and neither
 // has it asked for a chunk nor has any of its partitions' consumed offsets
 // moved since.
-func (k *kafkaGroup) stalled(gen *generation, seen map[*stream.KafkaStream]*streamProgress, now time.Time, interval time.Duration) []*stream.KafkaStream {
+func (k *kafkaGroup) stalled(gen *generation, seen map[*stream.Control]*streamProgress, now time.Time, interval time.Duration) []*stream.Control {
 	c := k.c
 	c.mu.Lock()
 	if c.gen != gen {
@@ -67,12 +67,12 @@ func (k *kafkaGroup) stalled(gen *generation, seen map[*stream.KafkaStream]*stre
 			pending[info.Queue()] = true
 		}
 	}
-	streams := make([]*stream.KafkaStream, 0, len(c.streams))
+	streams := make([]*stream.Control, 0, len(c.streams))
 	for _, s := range c.streams {
 		streams = append(streams, s)
 	}
 	c.mu.Unlock()
-	var out []*stream.KafkaStream
+	var out []*stream.Control
 	for _, s := range streams {
 		q := s.Queue()
 		cur := streamProgress{polls: s.Polls(), consumed: consumed[q], since: now}
@@ -92,7 +92,7 @@ func (k *kafkaGroup) stalled(gen *generation, seen map[*stream.KafkaStream]*stre
 // leave takes the member out of the group after stalled streams (its
 // generation has been revoked and committed), reports it, and waits until
 // every stalled stream's reader asks for messages again, or Shutdown.
-func (k *kafkaGroup) leave(stalled []*stream.KafkaStream) {
+func (k *kafkaGroup) leave(stalled []*stream.Control) {
 	c := k.c
 	polls := make([]uint64, len(stalled))
 	for i, s := range stalled {

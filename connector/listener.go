@@ -2,8 +2,6 @@ package connector
 
 import (
 	"context"
-
-	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
 // RebalanceListener is told when partition ownership moves, so that an
@@ -13,16 +11,58 @@ import (
 // goroutine; a slow listener delays the whole group's rebalance (in Kafka
 // mode, a member whose listener has not returned within
 // max.poll.interval.ms is dropped from the group's next generation).
+//
+// Each call gets the connector, so that a listener installed with
+// WithRebalanceListener, before New has returned the connector, can commit
+// (CommitOffsets, CommitOffsetsMap), read Assignment, Pause or Shutdown.
+// RebalanceListenerFuncs makes a listener of plain functions.
 type RebalanceListener interface {
 	// BeforeReleasingPartitions is called after fetching has stopped and
 	// before ownership of owned is released. Messages handed out before
-	// the call may still be in the application's hands. When lost is true
-	// the session was lost and others may own the partitions already.
-	BeforeReleasingPartitions(ctx context.Context, owned map[string][]int32, lost bool)
+	// the call may still be in the application's hands. Commits made
+	// during the call still count as this member's (unless lost). When lost
+	// is true the session was lost and others may own the partitions
+	// already: commits fail with an error wrapping ErrOwnershipLost.
+	BeforeReleasingPartitions(ctx context.Context, c *ConsumerConnector, owned map[string][]int32, lost bool)
 	// BeforeStartingFetchers is called once the partitions of a new
 	// generation are claimed, with the whole group's assignment
-	// (topic -> partition -> owning thread), before fetching starts. In
+	// (topic -> partition -> owning thread), before fetching starts; this
+	// member's own partitions are those whose thread has c.ConsumerID(). In
 	// Kafka mode only the group's leader computes the whole assignment,
 	// so assignment holds this member's own partitions.
-	BeforeStartingFetchers(ctx context.Context, consumerID string, assignment map[string]map[int32]zkutil.ConsumerThreadID)
+	BeforeStartingFetchers(ctx context.Context, c *ConsumerConnector, assignment map[string]map[int32]ConsumerThreadID)
+}
+
+// RebalanceListenerFuncs adapts functions to a RebalanceListener, as
+// http.HandlerFunc adapts a function to an http.Handler. A nil field does
+// nothing. For example, to commit what was consumed before partitions move:
+//
+//	connector.WithRebalanceListener(connector.RebalanceListenerFuncs{
+//		Releasing: func(ctx context.Context, c *connector.ConsumerConnector, _ map[string][]int32, lost bool) {
+//			if !lost {
+//				_ = c.CommitOffsets(ctx)
+//			}
+//		},
+//	})
+type RebalanceListenerFuncs struct {
+	// Releasing is called as BeforeReleasingPartitions.
+	Releasing func(ctx context.Context, c *ConsumerConnector, owned map[string][]int32, lost bool)
+	// Starting is called as BeforeStartingFetchers.
+	Starting func(ctx context.Context, c *ConsumerConnector, assignment map[string]map[int32]ConsumerThreadID)
+}
+
+var _ RebalanceListener = RebalanceListenerFuncs{}
+
+// BeforeReleasingPartitions calls f.Releasing, if set.
+func (f RebalanceListenerFuncs) BeforeReleasingPartitions(ctx context.Context, c *ConsumerConnector, owned map[string][]int32, lost bool) {
+	if f.Releasing != nil {
+		f.Releasing(ctx, c, owned, lost)
+	}
+}
+
+// BeforeStartingFetchers calls f.Starting, if set.
+func (f RebalanceListenerFuncs) BeforeStartingFetchers(ctx context.Context, c *ConsumerConnector, assignment map[string]map[int32]ConsumerThreadID) {
+	if f.Starting != nil {
+		f.Starting(ctx, c, assignment)
+	}
 }

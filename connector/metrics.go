@@ -119,6 +119,9 @@ type PartitionStats struct {
 	// Lag 0, while either offset is unknown.
 	Lag      int64
 	LagKnown bool
+	// Paused reports whether the application paused the partition
+	// (ConsumerConnector.Pause).
+	Paused bool
 }
 
 // TopicStats are the totals of one topic since New.
@@ -181,6 +184,7 @@ func (c *ConsumerConnector) Stats() Stats {
 			Topic: info.Topic, Partition: info.Partition,
 			ConsumedOffset: info.ConsumedOffset(), FetchedOffset: info.FetchedOffset(),
 			HighWatermark: info.HighWatermark(), Lag: lag, LagKnown: ok,
+			Paused: info.Paused(),
 		})
 		st.MaxLag = max(st.MaxLag, lag)
 	}

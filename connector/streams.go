@@ -35,20 +35,28 @@ func Blacklist(regex string) TopicFilter {
 // /consumers/<group>/ids, runs the first rebalance and returns the streams
 // by topic. Partitions are spread over the streams of all members by
 // partition.assignment.strategy. It may be called once per connector.
+//
+// When the first rebalance fails rebalance.max.retries times (Kafka's
+// connector throws ConsumerRebalanceFailedException), the streams are
+// returned all the same and the member keeps trying in the background, as
+// it does for later rebalances; Assignment().Err then wraps
+// ErrRebalanceFailed, and the failure is reported on Errors. In Kafka
+// mode it returns once the first generation has started, retrying joins
+// meanwhile; an unrecoverable group error (ErrGroupFatal) is returned.
 func (c *ConsumerConnector) CreateMessageStreams(ctx context.Context, topicCountMap map[string]int) (map[string][]*stream.KafkaStream, error) {
 	sub := rebalance.StaticSubscription(topicCountMap)
 	if err := sub.Validate(); err != nil {
 		return nil, fmt.Errorf("connector: %w", err)
 	}
 	out := map[string][]*stream.KafkaStream{}
-	streams := map[streamKey]*stream.KafkaStream{}
+	streams := map[streamKey]*stream.Control{}
 	for topic, n := range topicCountMap {
 		for i := range n {
-			s, err := c.newStream()
+			s, ctl, err := c.newStream()
 			if err != nil {
 				return nil, err
 			}
-			streams[streamKey{topic, i}] = s
+			streams[streamKey{topic, i}] = ctl
 			out[topic] = append(out[topic], s)
 		}
 	}
@@ -75,12 +83,13 @@ func (c *ConsumerConnector) CreateMessageStreamsByFilter(ctx context.Context, fi
 		return nil, fmt.Errorf("connector: %w", err)
 	}
 	out := make([]*stream.KafkaStream, numStreams)
-	streams := map[streamKey]*stream.KafkaStream{}
+	streams := map[streamKey]*stream.Control{}
 	for i := range out {
-		if out[i], err = c.newStream(); err != nil {
+		var ctl *stream.Control
+		if out[i], ctl, err = c.newStream(); err != nil {
 			return nil, err
 		}
-		streams[streamKey{"", i}] = out[i]
+		streams[streamKey{"", i}] = ctl
 	}
 	if err := c.join(ctx, sub, streams, true); err != nil {
 		return nil, err
@@ -88,16 +97,18 @@ func (c *ConsumerConnector) CreateMessageStreamsByFilter(ctx context.Context, fi
 	return out, nil
 }
 
-func (c *ConsumerConnector) newStream() (*stream.KafkaStream, error) {
-	s, err := stream.NewKafkaStream(c.cfg.QueuedMaxMessageChunks, c.cfg.ConsumerTimeout)
+// newStream returns a stream for the application and its Control, which
+// the connector keeps.
+func (c *ConsumerConnector) newStream() (*stream.KafkaStream, *stream.Control, error) {
+	s, ctl, err := stream.NewKafkaStream(c.cfg.QueuedMaxMessageChunks, c.cfg.ConsumerTimeout)
 	if err != nil {
-		return nil, fmt.Errorf("connector: %w", err)
+		return nil, nil, fmt.Errorf("connector: %w", err)
 	}
-	return s, nil
+	return s, ctl, nil
 }
 
 // join registers the member and runs its first rebalance.
-func (c *ConsumerConnector) join(ctx context.Context, sub rebalance.Subscription, streams map[streamKey]*stream.KafkaStream, wildcard bool) error {
+func (c *ConsumerConnector) join(ctx context.Context, sub rebalance.Subscription, streams map[streamKey]*stream.Control, wildcard bool) error {
 	format, err := rebalance.ParseRoundRobinHashFormat(c.cfg.RoundRobinHashFormat)
 	if err != nil {
 		return fmt.Errorf("connector: %w", err)
@@ -163,7 +174,7 @@ func (c *ConsumerConnector) startAutoCommit() {
 }
 
 // streamFor returns the stream that consumes topic for thread.
-func (c *ConsumerConnector) streamFor(topic string, thread int) *stream.KafkaStream {
+func (c *ConsumerConnector) streamFor(topic string, thread int) *stream.Control {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.wildcard {

@@ -57,7 +57,7 @@ func BenchmarkThroughputManager(b *testing.B) {
 	b.ResetTimer()
 	start := time.Now()
 	for b.Loop() {
-		s, _ := stream.NewKafkaStream(2, -1)
+		s, ctl, _ := stream.NewKafkaStream(2, -1)
 		p := stream.NewPartitionTopicInfo(topic, 0, s.Queue(), 0, 0, 1<<20)
 		if err := m.StartConnections(ctx, []*stream.PartitionTopicInfo{p}); err != nil {
 			b.Fatal(err)
@@ -68,7 +68,7 @@ func BenchmarkThroughputManager(b *testing.B) {
 			}
 		}
 		m.StopConnections()
-		s.Shutdown()
+		ctl.Shutdown()
 	}
 	b.ReportMetric(float64(n*b.N)/time.Since(start).Seconds(), "msgs/s")
 }

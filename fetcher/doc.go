@@ -21,8 +21,11 @@
 //     AutoOffsetReset says; so does a partition whose offset is out of
 //     range. Both its fetched and its consumed offset are reset.
 //   - A fetcher blocks while a partition's queue is full, which holds back
-//     every partition of that fetcher (Kafka's backpressure). Its fetched
-//     offset advances only once the chunk is queued, so the fetched offsets
+//     every partition of that fetcher (Kafka's backpressure), until the
+//     partition is paused (stream.PartitionTopicInfo.Pause): a paused
+//     partition is left out of the fetcher's requests, and a fetcher
+//     blocked on its queue gives the chunk up and serves the others. Its
+//     fetched offset advances only once the chunk is queued, so the fetched offsets
 //     StopConnections returns are exact: everything below went to the
 //     streams, nothing at or above did.
 //   - Unlike Kafka's thread, a fetcher keeps one request in flight while

@@ -44,7 +44,10 @@ type reqPart struct {
 // connection to a broker, fetching all the partitions the leader finder
 // gave it in one request at a time and enqueueing each partition's
 // messages on its stream. A full queue blocks the whole fetcher
-// (backpressure). Partitions it cannot serve go back to the leader finder.
+// (backpressure) until the reader makes room or the partition is paused
+// (stream.PartitionTopicInfo.Pause), which releases it; paused partitions
+// are left out of its requests. Partitions it cannot serve go back to the
+// leader finder.
 //
 // Unlike Kafka's thread, it keeps one request in flight while it decodes
 // and enqueues a response: as soon as response N arrives, request N+1
@@ -157,13 +160,24 @@ func (f *fetcher) loop() {
 	defer close(f.done)
 	defer f.disconnect()
 	for f.ctx.Err() == nil {
-		parts := f.snapshot()
+		parts, paused := f.snapshot()
 		if len(parts) == 0 {
 			f.dropAhead()
+			// A resumed partition does not wake the fetcher: with paused
+			// partitions, look again after a backoff.
+			var recheck *time.Timer
+			var recheckC <-chan time.Time
+			if paused {
+				recheck = time.NewTimer(min(max(f.run.m.cfg.RefreshLeaderBackoff, 10*time.Millisecond), time.Second))
+				recheckC = recheck.C
+			}
 			select {
 			case <-f.ctx.Done():
-				return
 			case <-f.wake:
+			case <-recheckC:
+			}
+			if recheck != nil {
+				recheck.Stop()
 			}
 			continue
 		}
@@ -177,21 +191,27 @@ func (f *fetcher) loop() {
 	}
 }
 
-// snapshot returns the partitions to fetch, dropping revoked ones. The
-// slice is reused by the next call.
-func (f *fetcher) snapshot() []*partState {
+// snapshot returns the partitions to fetch, dropping revoked ones and
+// leaving paused ones out (they stay the fetcher's, and are fetched again
+// from their fetched offset once resumed); paused reports whether there
+// were any. The slice is reused by the next call.
+func (f *fetcher) snapshot() (out []*partState, paused bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	out := f.scratch[:0]
+	out = f.scratch[:0]
 	for tp, ps := range f.parts {
 		if ps.pti.Revoked() {
 			delete(f.parts, tp)
 			continue
 		}
+		if ps.pti.Paused() {
+			paused = true
+			continue
+		}
 		out = append(out, ps)
 	}
 	f.scratch = out
-	return out
+	return out, paused
 }
 
 // owns reports whether ps is still one of the fetcher's partitions.

@@ -93,12 +93,19 @@ func (c *collector) stop() []*stream.Message {
 
 func newStream(t testing.TB, capacity int) *stream.KafkaStream {
 	t.Helper()
-	s, err := stream.NewKafkaStream(capacity, -1)
+	s, _ := newStreamControl(t, capacity)
+	return s
+}
+
+// newStreamControl is newStream that also returns the stream's Control.
+func newStreamControl(t testing.TB, capacity int) (*stream.KafkaStream, *stream.Control) {
+	t.Helper()
+	s, ctl, err := stream.NewKafkaStream(capacity, -1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(s.Shutdown)
-	return s
+	t.Cleanup(ctl.Shutdown)
+	return s, ctl
 }
 
 // testLogger logs to t: warnings, Info too with -v, everything with

@@ -192,7 +192,8 @@ func TestStartContextCancelStopsFetching(t *testing.T) {
 func TestRevokedAndClosedPartitionsAreDropped(t *testing.T) {
 	mb := mockCluster(t, 2, 50)
 	m := newManager(t, testConfig(t), StaticBrokers{{ID: 0, Addr: mb.Addr()}})
-	s0, s1 := newStream(t, 1), newStream(t, 1)
+	s0 := newStream(t, 1)
+	s1, s1ctl := newStreamControl(t, 1)
 	p0 := stream.NewPartitionTopicInfo("t", 0, s0.Queue(), 0, 0, 1<<20)
 	p1 := stream.NewPartitionTopicInfo("t", 1, s1.Queue(), 0, 0, 1<<20)
 	if err := m.StartConnections(context.Background(), []*stream.PartitionTopicInfo{p0, p1}); err != nil {
@@ -204,7 +205,7 @@ func TestRevokedAndClosedPartitionsAreDropped(t *testing.T) {
 	// shutting s1 down frees it whichever it is, and neither partition
 	// moves on afterwards.
 	p0.Revoke()
-	s1.Shutdown()
+	s1ctl.Shutdown()
 	time.Sleep(200 * time.Millisecond)
 	o0, o1 := p0.FetchedOffset(), p1.FetchedOffset()
 	time.Sleep(300 * time.Millisecond)

@@ -31,9 +31,9 @@ type MemberConfig struct {
 	// MaxRetries is rebalance.max.retries: attempts per rebalance before
 	// ErrRebalanceFailed is reported.
 	MaxRetries int
-	// Backoff is rebalance.backoff.ms: the longest wait between attempts.
-	// After a conflict the member waits only until the conflicting owner
-	// node is deleted.
+	// Backoff is rebalance.backoff.ms: the longest wait between attempts;
+	// zero retries at once, as in Kafka. After a conflict the member waits
+	// only until the conflicting owner node is deleted.
 	Backoff time.Duration
 	// SessionTimeout bounds how long registration waits for a leftover
 	// registration node of the same consumer id to expire.
@@ -109,8 +109,8 @@ func NewMember(zk ZooKeeper, cfg MemberConfig) (*Member, error) {
 	if cfg.MaxRetries < 1 {
 		errs = append(errs, fmt.Errorf("rebalance: rebalance.max.retries %d: need at least 1", cfg.MaxRetries))
 	}
-	if cfg.Backoff <= 0 {
-		errs = append(errs, fmt.Errorf("rebalance: rebalance.backoff.ms %v: must be positive", cfg.Backoff))
+	if cfg.Backoff < 0 {
+		errs = append(errs, fmt.Errorf("rebalance: rebalance.backoff.ms %v: must not be negative", cfg.Backoff))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err

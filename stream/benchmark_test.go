@@ -50,7 +50,7 @@ func benchmarkIterator(b *testing.B, fence Fence, counters *Counters) {
 	const chunkSize = 1000
 	const slots = 8 // chunk buffers recycled between the two goroutines
 
-	s, err := NewKafkaStream(2, -1)
+	s, _, err := NewKafkaStream(2, -1)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func benchmarkIterator(b *testing.B, fence Fence, counters *Counters) {
 		b.Fatalf("counted %d messages of %d", counters.Messages(), b.N)
 	}
 	cancel()
-	s.Shutdown()
+	s.shutdown()
 	<-fetchDone
 }
 
@@ -132,7 +132,7 @@ func currentChunk(s *KafkaStream) []*Message { return s.iter.chunk.Messages }
 // BenchmarkChunkQueue measures one Put and one Take through a queue shared
 // by two goroutines.
 func BenchmarkChunkQueue(b *testing.B) {
-	q, err := NewChunkQueue(2)
+	q, err := newChunkQueue(2)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func BenchmarkChunkQueue(b *testing.B) {
 	go func() {
 		defer close(done)
 		for range b.N {
-			if q.Put(ctx, chunk) != nil {
+			if q.put(ctx, chunk, nil, nil) != nil {
 				return
 			}
 		}
@@ -150,11 +150,11 @@ func BenchmarkChunkQueue(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		if _, err := q.Take(ctx); err != nil {
+		if _, err := q.take(ctx, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.StopTimer()
 	<-done
-	q.Close()
+	q.close()
 }

@@ -10,43 +10,46 @@ import (
 
 // ChunkQueue is the bounded FIFO of chunks between the fetchers and one
 // stream (Kafka's per-stream BlockingQueue[FetchedDataChunk]). Its capacity
-// is queued.max.message.chunks: a full queue blocks Put, which is what
-// applies backpressure to the fetchers.
+// is queued.max.message.chunks: a full queue blocks
+// PartitionTopicInfo.Enqueue, which is what applies backpressure to the
+// fetchers.
 //
-// All methods are safe for concurrent use. A closed queue stays closed:
-// Put and Take fail with ErrClosed and queued chunks are dropped.
+// Only the partitions feeding the stream put chunks on it
+// (PartitionTopicInfo.Enqueue) and only the stream's iterator takes them
+// off; outside the package it is a handle to pass to
+// NewPartitionTopicInfo and a length to watch. All methods are safe for
+// concurrent use. A closed queue stays closed: puts and takes fail with
+// ErrClosed and queued chunks are dropped.
 type ChunkQueue struct {
 	ch        chan *FetchedDataChunk
 	closed    chan struct{}
 	isClosed  atomic.Bool
 	closeOnce sync.Once
+	// wake (capacity 1) interrupts a take waiting for a chunk: a
+	// partition of the stream was resumed, and the iterator may have
+	// chunks of it set aside.
+	wake chan struct{}
 }
 
-// NewChunkQueue returns an empty queue holding at most capacity chunks.
+// newChunkQueue returns an empty queue holding at most capacity chunks.
 // capacity corresponds to Kafka's queued.max.message.chunks (default 2) and
 // must be at least 1.
-func NewChunkQueue(capacity int) (*ChunkQueue, error) {
+func newChunkQueue(capacity int) (*ChunkQueue, error) {
 	if capacity < 1 {
 		return nil, fmt.Errorf("stream: queue capacity must be at least 1, got %d", capacity)
 	}
 	return &ChunkQueue{
 		ch:     make(chan *FetchedDataChunk, capacity),
 		closed: make(chan struct{}),
+		wake:   make(chan struct{}, 1),
 	}, nil
 }
 
-// Put appends chunk to the queue, blocking while the queue is full. It
-// returns ErrClosed if the queue is or becomes closed, and ctx.Err() if ctx
-// ends first; in both cases the chunk was not queued.
-//
-// Fetchers normally call PartitionTopicInfo.Enqueue instead, which also
-// gives up when the partition is revoked.
-func (q *ChunkQueue) Put(ctx context.Context, chunk *FetchedDataChunk) error {
-	return q.put(ctx, chunk, nil)
-}
-
-// put is Put that also gives up, with ErrClosed, when abort is closed.
-func (q *ChunkQueue) put(ctx context.Context, chunk *FetchedDataChunk, abort <-chan struct{}) error {
+// put appends chunk to the queue, blocking while the queue is full. It
+// returns ErrClosed if the queue is or becomes closed or revoked is
+// closed, ErrPaused if halted is closed first, and ctx.Err() if ctx ends
+// first; in those cases the chunk was not queued. Nil channels never fire.
+func (q *ChunkQueue) put(ctx context.Context, chunk *FetchedDataChunk, revoked, halted <-chan struct{}) error {
 	if q.isClosed.Load() {
 		return ErrClosed
 	}
@@ -63,21 +66,19 @@ func (q *ChunkQueue) put(ctx context.Context, chunk *FetchedDataChunk, abort <-c
 		return nil
 	case <-q.closed:
 		return ErrClosed
-	case <-abort:
+	case <-revoked:
 		return ErrClosed
+	case <-halted:
+		return ErrPaused
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 }
 
-// Take removes and returns the oldest chunk, blocking while the queue is
+// take removes and returns the oldest chunk, blocking while the queue is
 // empty. It returns ErrClosed once the queue is closed, even if chunks were
-// queued, and ctx.Err() if ctx ends first.
-func (q *ChunkQueue) Take(ctx context.Context) (*FetchedDataChunk, error) {
-	return q.take(ctx, nil)
-}
-
-// take is Take that gives up with ErrConsumerTimeout when timeout fires.
+// queued, ctx.Err() if ctx ends first, ErrConsumerTimeout when timeout
+// fires, and (nil, nil) when woken by signal.
 func (q *ChunkQueue) take(ctx context.Context, timeout <-chan time.Time) (*FetchedDataChunk, error) {
 	if q.isClosed.Load() {
 		return nil, ErrClosed
@@ -99,10 +100,12 @@ func (q *ChunkQueue) take(ctx context.Context, timeout <-chan time.Time) (*Fetch
 		return nil, ctx.Err()
 	case <-timeout:
 		return nil, ErrConsumerTimeout
+	case <-q.wake:
+		return nil, nil
 	}
 }
 
-// tryTake is a Take that never blocks: ok is false when the queue is empty.
+// tryTake is a take that never blocks: ok is false when the queue is empty.
 func (q *ChunkQueue) tryTake() (c *FetchedDataChunk, ok bool, err error) {
 	if q.isClosed.Load() {
 		return nil, false, ErrClosed
@@ -115,11 +118,19 @@ func (q *ChunkQueue) tryTake() (c *FetchedDataChunk, ok bool, err error) {
 	}
 }
 
-// Clear drops the chunks queued when it is called. Putters blocked on a full
+// signal wakes a take that is waiting, or the next one.
+func (q *ChunkQueue) signal() {
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// clear drops the chunks queued when it is called. Putters blocked on a full
 // queue are released and queue their chunks into the freed room; Kafka's
 // rebalance clears the queues after stopping the fetchers, and revoking the
 // old partitions keeps anything that slips in from being handed out.
-func (q *ChunkQueue) Clear() {
+func (q *ChunkQueue) clear() {
 	for n := len(q.ch); n > 0; n-- {
 		select {
 		case <-q.ch:
@@ -135,15 +146,15 @@ func (q *ChunkQueue) Len() int { return len(q.ch) }
 // Cap reports the queue's capacity.
 func (q *ChunkQueue) Cap() int { return cap(q.ch) }
 
-// Closed reports whether Close has been called.
+// Closed reports whether the queue has been closed (its stream shut down).
 func (q *ChunkQueue) Closed() bool { return q.isClosed.Load() }
 
-// Close closes the queue and drops the chunks in it. Blocked Put and Take
-// calls return ErrClosed, as do all later ones. Close is idempotent.
-func (q *ChunkQueue) Close() {
+// close closes the queue and drops the chunks in it. Blocked puts and takes
+// return ErrClosed, as do all later ones. close is idempotent.
+func (q *ChunkQueue) close() {
 	q.closeOnce.Do(func() {
 		q.isClosed.Store(true)
 		close(q.closed)
 	})
-	q.Clear()
+	q.clear()
 }

@@ -10,13 +10,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestNewChunkQueueRejectsZeroCapacity(t *testing.T) {
+func TestChunkQueueRejectsZeroCapacity(t *testing.T) {
 	for _, c := range []int{0, -1} {
-		q, err := NewChunkQueue(c)
+		q, err := newChunkQueue(c)
 		assert.Nil(t, q)
 		assert.ErrorContains(t, err, "stream: queue capacity")
 	}
-	_, err := NewKafkaStream(0, -1)
+	_, _, err := NewKafkaStream(0, -1)
 	assert.Error(t, err)
 }
 
@@ -25,12 +25,12 @@ func TestChunkQueueFIFO(t *testing.T) {
 	ctx := context.Background()
 	chunks := []*FetchedDataChunk{{FetchOffset: 1}, {FetchOffset: 2}, {FetchOffset: 3}}
 	for _, c := range chunks {
-		require.NoError(t, q.Put(ctx, c))
+		require.NoError(t, q.put(ctx, c, nil, nil))
 	}
 	assert.Equal(t, 3, q.Len())
 	assert.Equal(t, 3, q.Cap())
 	for _, want := range chunks {
-		got, err := q.Take(ctx)
+		got, err := q.take(ctx, nil)
 		require.NoError(t, err)
 		assert.Same(t, want, got)
 	}
@@ -41,32 +41,32 @@ func TestChunkQueuePutBlocksWhenFull(t *testing.T) {
 	q := newTestQueue(t, 1)
 	ctx := context.Background()
 	first, second := &FetchedDataChunk{FetchOffset: 1}, &FetchedDataChunk{FetchOffset: 2}
-	require.NoError(t, q.Put(ctx, first))
+	require.NoError(t, q.put(ctx, first, nil, nil))
 
-	assert.ErrorIs(t, q.Put(shortCtx(t), second), context.DeadlineExceeded)
+	assert.ErrorIs(t, q.put(shortCtx(t), second, nil, nil), context.DeadlineExceeded)
 	assert.Equal(t, 1, q.Len())
 
-	put := async(func() result { return result{err: q.Put(ctx, second)} })
-	got, err := q.Take(ctx)
+	put := async(func() result { return result{err: q.put(ctx, second, nil, nil)} })
+	got, err := q.take(ctx, nil)
 	require.NoError(t, err)
 	assert.Same(t, first, got)
 	require.NoError(t, await(t, put).err)
-	got, err = q.Take(ctx)
+	got, err = q.take(ctx, nil)
 	require.NoError(t, err)
 	assert.Same(t, second, got)
 }
 
 func TestChunkQueueTakeBlocksWhenEmpty(t *testing.T) {
 	q := newTestQueue(t, 1)
-	_, err := q.Take(shortCtx(t))
+	_, err := q.take(shortCtx(t), nil)
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 
 	take := async(func() result {
-		c, err := q.Take(context.Background())
+		c, err := q.take(context.Background(), nil)
 		return result{chunk: c, err: err}
 	})
 	want := &FetchedDataChunk{}
-	require.NoError(t, q.Put(context.Background(), want))
+	require.NoError(t, q.put(context.Background(), want, nil, nil))
 	r := await(t, take)
 	require.NoError(t, r.err)
 	assert.Same(t, want, r.chunk)
@@ -74,27 +74,27 @@ func TestChunkQueueTakeBlocksWhenEmpty(t *testing.T) {
 
 func TestChunkQueueContextCancel(t *testing.T) {
 	q := newTestQueue(t, 1)
-	require.NoError(t, q.Put(context.Background(), &FetchedDataChunk{}))
+	require.NoError(t, q.put(context.Background(), &FetchedDataChunk{}, nil, nil))
 
 	ctx, cancel := context.WithCancel(context.Background())
-	put := async(func() result { return result{err: q.Put(ctx, &FetchedDataChunk{})} })
+	put := async(func() result { return result{err: q.put(ctx, &FetchedDataChunk{}, nil, nil)} })
 	cancel()
 	assert.ErrorIs(t, await(t, put).err, context.Canceled)
 	assert.Equal(t, 1, q.Len())
 
 	// A cancelled context fails even when the call would not block.
-	_, err := q.Take(ctx)
+	_, err := q.take(ctx, nil)
 	assert.ErrorIs(t, err, context.Canceled)
 	assert.Equal(t, 1, q.Len())
 
-	_, err = q.Take(context.Background())
+	_, err = q.take(context.Background(), nil)
 	require.NoError(t, err)
-	assert.ErrorIs(t, q.Put(ctx, &FetchedDataChunk{}), context.Canceled)
+	assert.ErrorIs(t, q.put(ctx, &FetchedDataChunk{}, nil, nil), context.Canceled)
 	assert.Equal(t, 0, q.Len())
 
 	ctx, cancel = context.WithCancel(context.Background())
 	take := async(func() result {
-		c, err := q.Take(ctx)
+		c, err := q.take(ctx, nil)
 		return result{chunk: c, err: err}
 	})
 	cancel()
@@ -104,18 +104,18 @@ func TestChunkQueueContextCancel(t *testing.T) {
 func TestChunkQueueClearWakesPutters(t *testing.T) {
 	q := newTestQueue(t, 2)
 	ctx := context.Background()
-	require.NoError(t, q.Put(ctx, &FetchedDataChunk{FetchOffset: 1}))
-	require.NoError(t, q.Put(ctx, &FetchedDataChunk{FetchOffset: 2}))
+	require.NoError(t, q.put(ctx, &FetchedDataChunk{FetchOffset: 1}, nil, nil))
+	require.NoError(t, q.put(ctx, &FetchedDataChunk{FetchOffset: 2}, nil, nil))
 
 	late := &FetchedDataChunk{FetchOffset: 3}
-	put := async(func() result { return result{err: q.Put(ctx, late)} })
-	q.Clear()
+	put := async(func() result { return result{err: q.put(ctx, late, nil, nil)} })
+	q.clear()
 	require.NoError(t, await(t, put).err)
 
 	// Whether the putter got in before or after Clear, only its chunk is
 	// left: Clear dropped both of the older ones.
 	waitFor(t, time.Second, func() bool { return q.Len() == 1 })
-	got, err := q.Take(ctx)
+	got, err := q.take(ctx, nil)
 	require.NoError(t, err)
 	assert.Same(t, late, got)
 }
@@ -124,32 +124,32 @@ func TestChunkQueueCloseWakesEveryone(t *testing.T) {
 	full := newTestQueue(t, 1)
 	empty := newTestQueue(t, 1)
 	ctx := context.Background()
-	require.NoError(t, full.Put(ctx, &FetchedDataChunk{}))
+	require.NoError(t, full.put(ctx, &FetchedDataChunk{}, nil, nil))
 
-	put := async(func() result { return result{err: full.Put(ctx, &FetchedDataChunk{})} })
+	put := async(func() result { return result{err: full.put(ctx, &FetchedDataChunk{}, nil, nil)} })
 	take := async(func() result {
-		c, err := empty.Take(ctx)
+		c, err := empty.take(ctx, nil)
 		return result{chunk: c, err: err}
 	})
-	full.Close()
-	empty.Close()
+	full.close()
+	empty.close()
 	assert.ErrorIs(t, await(t, put).err, ErrClosed)
 	assert.ErrorIs(t, await(t, take).err, ErrClosed)
 
 	// Queued chunks are dropped; later calls fail at once.
 	assert.True(t, full.Closed())
 	assert.Equal(t, 0, full.Len())
-	_, err := full.Take(ctx)
+	_, err := full.take(ctx, nil)
 	assert.ErrorIs(t, err, ErrClosed)
-	assert.ErrorIs(t, full.Put(ctx, &FetchedDataChunk{}), ErrClosed)
-	full.Close() // idempotent
+	assert.ErrorIs(t, full.put(ctx, &FetchedDataChunk{}, nil, nil), ErrClosed)
+	full.close() // idempotent
 }
 
 func TestChunkQueueTakeAfterCloseDropsQueued(t *testing.T) {
 	q := newTestQueue(t, 2)
-	require.NoError(t, q.Put(context.Background(), &FetchedDataChunk{}))
-	q.Close()
-	_, err := q.Take(context.Background())
+	require.NoError(t, q.put(context.Background(), &FetchedDataChunk{}, nil, nil))
+	q.close()
+	_, err := q.take(context.Background(), nil)
 	assert.ErrorIs(t, err, ErrClosed)
 }
 
@@ -163,7 +163,7 @@ func TestChunkQueueConcurrent(t *testing.T) {
 		wg.Go(func() {
 			for i := range perProducer {
 				c := &FetchedDataChunk{FetchOffset: int64(p*perProducer + i)}
-				if !assert.NoError(t, q.Put(ctx, c)) {
+				if !assert.NoError(t, q.put(ctx, c, nil, nil)) {
 					return
 				}
 			}
@@ -179,7 +179,7 @@ func TestChunkQueueConcurrent(t *testing.T) {
 	for c := range consumers {
 		cwg.Go(func() {
 			for {
-				chunk, err := q.Take(ctx)
+				chunk, err := q.take(ctx, nil)
 				if err != nil {
 					assert.ErrorIs(t, err, ErrClosed)
 					return
@@ -203,6 +203,6 @@ func TestChunkQueueConcurrent(t *testing.T) {
 		defer mu.Unlock()
 		return len(seen) == producers*perProducer
 	})
-	q.Close()
+	q.close()
 	cwg.Wait()
 }

@@ -11,8 +11,8 @@ import (
 // one.
 //
 // Next must be called from one goroutine at a time. MarkConsumed, and the
-// stream's Clear and Shutdown, may be called from any goroutine, as may
-// PartitionTopicInfo.Revoke.
+// stream's Control, may be used from any goroutine, as may
+// PartitionTopicInfo.Revoke, Pause and Resume.
 //
 // Delivery is at least once: a message counts as consumed, and so moves its
 // partition's consumed offset to Offset+1, only when the caller asks for the
@@ -39,6 +39,16 @@ type ConsumerIterator struct {
 	prev        *Message
 	prevInfo    *PartitionTopicInfo
 	delivered   int64 // messages of the current chunk handed out, not yet counted
+	// parked holds the chunks of paused partitions, in queue order, with
+	// where the iterator stood in each (see PartitionTopicInfo.Pause).
+	parked []parkedChunk
+}
+
+// parkedChunk is a chunk set aside while its partition is paused.
+type parkedChunk struct {
+	chunk  *FetchedDataChunk
+	pos    int
+	clears uint64
 }
 
 func newConsumerIterator(q *ChunkQueue, consumerTimeout time.Duration) *ConsumerIterator {
@@ -69,7 +79,7 @@ func (it *ConsumerIterator) Next(ctx context.Context) (*Message, error) {
 			if it.chunk != nil {
 				it.count(it.chunk.TopicInfo)
 			}
-			it.chunk = nil
+			it.chunk, it.parked = nil, nil
 			return nil, ErrShutdown
 		}
 		if err := ctx.Err(); err != nil {
@@ -87,6 +97,12 @@ func (it *ConsumerIterator) Next(ctx context.Context) (*Message, error) {
 				continue
 			}
 		}
+		if p, ok := it.unpark(); ok {
+			if err := it.activate(p); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if err := it.fill(ctx); err != nil {
 			return nil, err
 		}
@@ -102,6 +118,12 @@ func (it *ConsumerIterator) nextInChunk() (*Message, Fence) {
 	for it.pos < len(c.Messages) {
 		if info.revoked.Load() || it.clears.Load() != it.chunkClears {
 			break
+		}
+		if info.paused.Load() {
+			it.park(parkedChunk{chunk: c, pos: it.pos, clears: it.chunkClears})
+			it.count(info)
+			it.chunk, it.pos = nil, 0
+			return nil, nil
 		}
 		m := c.Messages[it.pos]
 		if m == nil || m.Offset < info.consumedOffset.Load() {
@@ -139,8 +161,8 @@ func (it *ConsumerIterator) count(info *PartitionTopicInfo) {
 }
 
 // awaitFence waits until f holds again, the current chunk's partition is
-// revoked or cleared, the stream shuts down, the consumer timeout passes
-// (ErrConsumerTimeout; the iterator keeps its place) or ctx ends.
+// revoked, cleared or paused, the stream shuts down, the consumer timeout
+// passes (ErrConsumerTimeout; the iterator keeps its place) or ctx ends.
 func (it *ConsumerIterator) awaitFence(ctx context.Context, f Fence) error {
 	info := it.chunk.TopicInfo
 	it.waiting.Store(true)
@@ -159,14 +181,17 @@ func (it *ConsumerIterator) awaitFence(ctx context.Context, f Fence) error {
 		defer it.timer.Stop()
 		timeout = it.timer.C
 	}
+	halt := info.haltCh()
 	for {
 		changed := f.Changed()
-		if f.Held() || info.revoked.Load() || it.clears.Load() != it.chunkClears {
+		if f.Held() || info.revoked.Load() || info.paused.Load() || it.clears.Load() != it.chunkClears {
 			return nil
 		}
 		select {
 		case <-changed:
 		case <-info.revokedCh:
+			return nil
+		case <-halt:
 			return nil
 		case <-it.queue.closed:
 			return nil
@@ -178,9 +203,11 @@ func (it *ConsumerIterator) awaitFence(ctx context.Context, f Fence) error {
 	}
 }
 
-// fill takes the next chunk off the queue and makes it current. It returns
-// nil without a current chunk when the chunk was dropped, and a
-// *PartitionError for an error chunk.
+// fill takes the next chunk off the queue and makes it current, or sets it
+// aside when its partition is paused or has chunks set aside already. It
+// returns nil without a current chunk when the chunk was dropped or set
+// aside (or a resumed partition woke the take), and a *PartitionError for
+// an error chunk.
 func (it *ConsumerIterator) fill(ctx context.Context) error {
 	it.polls.Add(1)
 	it.waiting.Store(true)
@@ -195,15 +222,67 @@ func (it *ConsumerIterator) fill(ctx context.Context) error {
 	if c == nil || c.TopicInfo == nil || c.TopicInfo.Revoked() {
 		return nil
 	}
+	p := parkedChunk{chunk: c, clears: it.clears.Load()}
+	if c.TopicInfo.paused.Load() || it.hasParked(c.TopicInfo) {
+		it.park(p)
+		return nil
+	}
+	return it.activate(p)
+}
+
+// activate makes p's chunk current, at p's position.
+func (it *ConsumerIterator) activate(p parkedChunk) error {
+	c := p.chunk
 	// As in Kafka: a chunk that starts beyond the consumed offset means the
 	// messages in between were dropped (a cleared queue); consumption
-	// resumes at the chunk, and they are not delivered.
+	// resumes at the chunk, and they are not delivered. (For a chunk
+	// parked midway the offset is already past FetchOffset.)
 	c.TopicInfo.advanceConsumed(c.FetchOffset)
 	if c.Err != nil {
 		return &PartitionError{Topic: c.TopicInfo.Topic, Partition: c.TopicInfo.Partition, Err: c.Err}
 	}
-	it.chunk, it.pos, it.chunkClears = c, 0, it.clears.Load()
+	it.chunk, it.pos, it.chunkClears = c, p.pos, p.clears
 	return nil
+}
+
+// park sets p aside until its partition is resumed.
+func (it *ConsumerIterator) park(p parkedChunk) { it.parked = append(it.parked, p) }
+
+// hasParked reports whether chunks of info are set aside.
+func (it *ConsumerIterator) hasParked(info *PartitionTopicInfo) bool {
+	for _, p := range it.parked {
+		if p.chunk.TopicInfo == info {
+			return true
+		}
+	}
+	return false
+}
+
+// unpark removes and returns the oldest chunk set aside whose partition is
+// no longer paused; the chunks of one partition come out in order. Chunks
+// of revoked partitions, or cleared since, are dropped.
+func (it *ConsumerIterator) unpark() (parkedChunk, bool) {
+	if len(it.parked) == 0 {
+		return parkedChunk{}, false
+	}
+	clears := it.clears.Load()
+	kept := it.parked[:0]
+	var out parkedChunk
+	found := false
+	for _, p := range it.parked {
+		info := p.chunk.TopicInfo
+		switch {
+		case info.revoked.Load() || p.clears != clears:
+			continue // dropped
+		case !found && !info.paused.Load():
+			out, found = p, true
+			continue
+		}
+		kept = append(kept, p)
+	}
+	clear(it.parked[len(kept):])
+	it.parked = kept
+	return out, found
 }
 
 // take waits for a chunk for at most the consumer timeout.
@@ -243,5 +322,5 @@ func markConsumed(msg *Message) {
 	}
 }
 
-// clear drops the current chunk; see KafkaStream.Clear.
+// clear drops the current chunk and those set aside; see Control.Clear.
 func (it *ConsumerIterator) clear() { it.clears.Add(1) }

@@ -213,7 +213,7 @@ func TestClearDropsQueuedAndCurrentChunks(t *testing.T) {
 	require.NoError(t, pti.Enqueue(ctx, newMessages("t", 0, 2, 3), 4))
 
 	assert.Equal(t, []int64{0}, nextOffsets(t, s, 1))
-	s.Clear()
+	s.clear()
 	assert.Equal(t, 0, s.Queue().Len())
 	_, err := s.Next(ctx)
 	assert.ErrorIs(t, err, ErrConsumerTimeout)
@@ -233,12 +233,12 @@ func TestShutdownEndsNext(t *testing.T) {
 		m, err := s.Next(ctx)
 		return result{msg: m, err: err}
 	})
-	s.Shutdown()
+	s.shutdown()
 	assert.ErrorIs(t, await(t, next).err, ErrShutdown)
 	_, err := s.Next(ctx)
 	assert.ErrorIs(t, err, ErrShutdown)
 	assert.ErrorIs(t, pti.Enqueue(ctx, newMessages("t", 0, 0), 1), ErrClosed)
-	s.Shutdown() // idempotent
+	s.shutdown() // idempotent
 }
 
 func TestShutdownStopsInTheMiddleOfAChunk(t *testing.T) {
@@ -246,7 +246,7 @@ func TestShutdownStopsInTheMiddleOfAChunk(t *testing.T) {
 	pti := NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 100)
 	require.NoError(t, pti.Enqueue(context.Background(), newMessages("t", 0, 0, 1, 2), 3))
 	assert.Equal(t, []int64{0}, nextOffsets(t, s, 1))
-	s.Shutdown()
+	s.shutdown()
 	_, err := s.Next(context.Background())
 	assert.ErrorIs(t, err, ErrShutdown)
 	assert.Equal(t, int64(1), pti.ConsumedOffset(), "asking for more still consumes the previous message")
@@ -256,9 +256,9 @@ func TestIteratorSkipsMalformedChunks(t *testing.T) {
 	s := newTestStream(t, 4, 0)
 	pti := NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 100)
 	ctx := context.Background()
-	require.NoError(t, s.Queue().Put(ctx, nil))
-	require.NoError(t, s.Queue().Put(ctx, &FetchedDataChunk{Messages: newMessages("t", 0, 0)}))
-	require.NoError(t, s.Queue().Put(ctx, &FetchedDataChunk{TopicInfo: pti, Messages: []*Message{nil, {Offset: 3}}}))
+	require.NoError(t, s.Queue().put(ctx, nil, nil, nil))
+	require.NoError(t, s.Queue().put(ctx, &FetchedDataChunk{Messages: newMessages("t", 0, 0)}, nil, nil))
+	require.NoError(t, s.Queue().put(ctx, &FetchedDataChunk{TopicInfo: pti, Messages: []*Message{nil, {Offset: 3}}}, nil, nil))
 
 	m, err := s.Next(ctx)
 	require.NoError(t, err)
@@ -288,7 +288,7 @@ func TestConcurrentRevokeClearShutdown(t *testing.T) {
 				}
 			}
 			pti.Revoke()
-			s.Clear()
+			s.clear()
 		}
 	}()
 
@@ -303,7 +303,7 @@ func TestConcurrentRevokeClearShutdown(t *testing.T) {
 		}
 	}()
 	<-fetchDone
-	s.Shutdown()
+	s.shutdown()
 	waitFor(t, time.Second, func() bool {
 		select {
 		case <-iterDone:

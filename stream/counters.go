@@ -13,9 +13,10 @@ import (
 // They are updated once per chunk, never per message, so that counting
 // costs the message path nothing measurable:
 //   - messages consumed are counted when an iterator leaves a chunk (it has
-//     handed out its last message, or the chunk was dropped by a revocation,
-//     Clear or Shutdown), so the count trails the messages handed out by at
-//     most the chunk being read;
+//     handed out its last message, the chunk was set aside by a pause, or it
+//     was dropped by a revocation, Control.Clear or Control.Shutdown), so
+//     the count trails the messages handed out by at most the chunk being
+//     read;
 //   - bytes (keys plus values) are counted when a fetcher enqueues a chunk,
 //     as Kafka's ConsumerTopicMetrics BytesPerSec was;
 //   - fenced time is counted when an iterator stops waiting on a fence.

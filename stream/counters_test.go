@@ -56,7 +56,7 @@ func TestCountersShutdown(t *testing.T) {
 	p.SetCounters(&c)
 	require.NoError(t, p.Enqueue(context.Background(), newMessages("t", 0, 0, 1, 2), 3))
 	require.Equal(t, []int64{0}, nextOffsets(t, s, 1))
-	s.Shutdown()
+	s.shutdown()
 	_, err := s.Next(context.Background())
 	require.ErrorIs(t, err, ErrShutdown)
 	require.Equal(t, int64(1), c.Messages())

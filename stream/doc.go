@@ -18,8 +18,19 @@
 // the end of the generation fences it: none of its messages, queued or in
 // the chunk being read, is handed out afterwards, and its fetcher's Enqueue
 // fails. A fetcher's error for one partition travels as an error chunk and
-// comes out of Next as a *PartitionError; the stream carries on. Shutdown
-// ends the stream: Next returns ErrShutdown and Messages loops end.
+// comes out of Next as a *PartitionError; the stream carries on.
+//
+// Pausing a PartitionTopicInfo holds its partition back without giving it
+// up (backpressure): its fetcher's Enqueue is refused, so the fetcher
+// serves its other partitions instead of blocking on a full queue, and the
+// iterator sets the partition's queued chunks aside until it is resumed.
+//
+// NewKafkaStream returns the stream and its Control. The application reads
+// the stream; the owner (the connector) keeps the Control, which clears
+// the stream when a generation ends and shuts it down: Next then returns
+// ErrShutdown and Messages loops end. Nothing an application can reach
+// from a stream drops its chunks or moves its offsets past messages it has
+// not seen.
 //
 // For metrics, the connector gives the partitions of each topic shared
 // Counters, which the data path updates once per chunk, never per message,

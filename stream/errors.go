@@ -6,15 +6,25 @@ import (
 )
 
 var (
-	// ErrClosed is returned by ChunkQueue.Put, ChunkQueue.Take and
-	// PartitionTopicInfo.Enqueue once the queue has been closed, and by
-	// Enqueue once the partition has been revoked: the chunk was not queued
-	// and never will be, so the fetcher should stop serving the partition.
+	// ErrClosed is returned by PartitionTopicInfo.Enqueue and EnqueueError
+	// once the stream has been shut down or the partition revoked: the
+	// chunk was not queued and never will be, so the fetcher should stop
+	// serving the partition.
 	ErrClosed = errors.New("stream: closed")
+
+	// ErrPaused is returned by PartitionTopicInfo.Enqueue and EnqueueError
+	// while the partition is paused (PartitionTopicInfo.Pause), also to a
+	// call that was blocked on a full queue when the pause came: the chunk
+	// was not queued and the fetched offset did not move, so the fetcher
+	// should leave the partition alone and fetch it again, from the same
+	// offset, once it is resumed.
+	ErrPaused = errors.New("stream: partition paused")
 
 	// ErrShutdown is returned by ConsumerIterator.Next once the stream has
 	// been shut down. It is final, like io.EOF: every later call returns it
-	// too. KafkaStream.Messages ends quietly instead of yielding it.
+	// too. KafkaStream.Messages ends quietly instead of yielding it. The
+	// connector's ErrShutdown is this same value, so one errors.Is check
+	// covers the streams and the connector.
 	ErrShutdown = errors.New("stream: shut down")
 
 	// ErrConsumerTimeout is returned by ConsumerIterator.Next when no chunk

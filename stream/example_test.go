@@ -12,11 +12,11 @@ import (
 // the consumed offset (what a commit would store) trails the message being
 // processed.
 func ExampleKafkaStream_Messages() {
-	s, err := stream.NewKafkaStream(2, 0) // consumer timeout 0: do not wait
+	s, ctl, err := stream.NewKafkaStream(2, 0) // consumer timeout 0: do not wait
 	if err != nil {
 		panic(err)
 	}
-	defer s.Shutdown()
+	defer ctl.Shutdown()
 
 	// Consumption starts at the committed offset 3.
 	pti := stream.NewPartitionTopicInfo("events", 0, s.Queue(), 3, 3, 1<<20)

@@ -69,7 +69,7 @@ func TestConsumedOffsetStaysBeforeUndeliveredMessages(t *testing.T) {
 		pti := NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 100)
 		require.NoError(t, pti.Enqueue(context.Background(), newMessages("t", 0, offsetRange(0, 5)...), 7))
 		nextOffsets(t, s, 2)
-		s.Clear()
+		s.clear()
 		_, err := s.Next(shortCtx(t))
 		assert.ErrorIs(t, err, context.DeadlineExceeded)
 		assert.Equal(t, int64(2), pti.ConsumedOffset(), "messages 2-4 were never delivered")

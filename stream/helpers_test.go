@@ -50,17 +50,17 @@ func offsetRange(from, to int64) []int64 {
 
 func newTestStream(t testing.TB, capacity int, timeout time.Duration) *KafkaStream {
 	t.Helper()
-	s, err := NewKafkaStream(capacity, timeout)
+	s, _, err := NewKafkaStream(capacity, timeout)
 	require.NoError(t, err)
-	t.Cleanup(s.Shutdown)
+	t.Cleanup(s.shutdown)
 	return s
 }
 
 func newTestQueue(t testing.TB, capacity int) *ChunkQueue {
 	t.Helper()
-	q, err := NewChunkQueue(capacity)
+	q, err := newChunkQueue(capacity)
 	require.NoError(t, err)
-	t.Cleanup(q.Close)
+	t.Cleanup(q.close)
 	return q
 }
 

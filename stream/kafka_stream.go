@@ -12,7 +12,10 @@ import (
 // drains it.
 //
 // Iterate it from one goroutine at a time, with Next, Messages or the
-// Iterator. Clear, Shutdown and MarkConsumed are safe from any goroutine.
+// Iterator; MarkConsumed is safe from any goroutine. What would break the
+// stream's guarantees if the application called it (dropping queued
+// chunks, ending the stream) belongs to the stream's owner, through the
+// Control that NewKafkaStream returns with it.
 type KafkaStream struct {
 	queue *ChunkQueue
 	iter  *ConsumerIterator
@@ -22,17 +25,23 @@ type KafkaStream struct {
 // chunks (Kafka's queued.max.message.chunks, default 2; at least 1) and
 // whose iterator waits at most consumerTimeout for a chunk before returning
 // ErrConsumerTimeout (Kafka's consumer.timeout.ms, default -1: a negative
-// value waits for ever; zero never waits).
-func NewKafkaStream(queueCapacity int, consumerTimeout time.Duration) (*KafkaStream, error) {
-	q, err := NewChunkQueue(queueCapacity)
+// value waits for ever; zero never waits), and the stream's Control.
+//
+// As with context.WithCancel, the stream goes to whoever reads it and the
+// Control stays with whoever owns it (the connector): the Control cannot
+// be obtained from the stream.
+func NewKafkaStream(queueCapacity int, consumerTimeout time.Duration) (*KafkaStream, *Control, error) {
+	q, err := newChunkQueue(queueCapacity)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return &KafkaStream{queue: q, iter: newConsumerIterator(q, consumerTimeout)}, nil
+	s := &KafkaStream{queue: q, iter: newConsumerIterator(q, consumerTimeout)}
+	return s, &Control{s: s}, nil
 }
 
 // Queue returns the stream's queue, for the PartitionTopicInfos of the
-// partitions assigned to the stream.
+// partitions assigned to the stream. Only the stream and the partitions
+// feeding it can put chunks on it or take them off.
 func (s *KafkaStream) Queue() *ChunkQueue { return s.queue }
 
 // Iterator returns the stream's iterator; every call returns the same one.
@@ -83,31 +92,47 @@ func recoverable(err error) bool {
 	}
 }
 
+func (s *KafkaStream) clear() {
+	s.iter.clear()
+	s.queue.clear()
+}
+
+func (s *KafkaStream) shutdown() { s.queue.close() }
+
+// Control is the owner's side of a KafkaStream: what the connector does to
+// the stream around rebalances and at Shutdown, and what it watches. An
+// application that reads a connector's streams never holds one; calling
+// these methods on a live stream would break what the connector
+// guarantees (a cleared stream skips what was queued, and the consumed
+// offsets would move past it). All methods are safe from any goroutine.
+type Control struct {
+	s *KafkaStream
+}
+
 // Clear drops the queued chunks and the chunk being iterated; the next call
 // to Next waits for a new chunk. The connector clears every stream when a
 // rebalance ends a generation, after revoking its partitions: Clear frees
 // what they had buffered, and the revocation is what guarantees none of it
 // is delivered.
-func (s *KafkaStream) Clear() {
-	s.iter.clear()
-	s.queue.Clear()
-}
+func (c *Control) Clear() { c.s.clear() }
+
+// Shutdown ends the stream: the queue is closed and its chunks dropped,
+// fetchers' Enqueue calls fail with ErrClosed, Next returns ErrShutdown
+// (also to a caller blocked in it, and in the middle of a chunk) and
+// Messages loops end. It is idempotent.
+func (c *Control) Shutdown() { c.s.shutdown() }
+
+// Queue returns the stream's queue (for its length, in metrics).
+func (c *Control) Queue() *ChunkQueue { return c.s.queue }
 
 // Polls counts the times the stream's reader has asked the queue for a
 // chunk: it grows whenever a call to Next has handed out every message of
 // the current chunk (or the chunk was cleared) and needs the next one. It
 // is counted per chunk, never per message. The connector watches it, with
 // the consumed offsets, to tell a reader that has stopped reading (Kafka
-// mode's max.poll.interval.ms). Safe from any goroutine.
-func (s *KafkaStream) Polls() uint64 { return s.iter.polls.Load() }
+// mode's max.poll.interval.ms).
+func (c *Control) Polls() uint64 { return c.s.iter.polls.Load() }
 
 // Waiting reports whether the stream's reader is blocked in Next, waiting
 // for a chunk or for a partition's fence: it is not holding messages up.
-// Safe from any goroutine.
-func (s *KafkaStream) Waiting() bool { return s.iter.waiting.Load() }
-
-// Shutdown ends the stream: the queue is closed and its chunks dropped,
-// fetchers' Enqueue calls fail with ErrClosed, Next returns ErrShutdown
-// (also to a caller blocked in it, and in the middle of a chunk) and
-// Messages loops end. It is idempotent.
-func (s *KafkaStream) Shutdown() { s.queue.Close() }
+func (c *Control) Waiting() bool { return c.s.iter.waiting.Load() }

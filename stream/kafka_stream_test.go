@@ -26,7 +26,7 @@ func TestMessagesEndsOnShutdown(t *testing.T) {
 		}
 	}()
 	waitFor(t, time.Second, func() bool { return len(got) == 3 })
-	s.Shutdown()
+	s.shutdown()
 	<-done
 	assert.Equal(t, int64(3), pti.ConsumedOffset())
 }
@@ -102,7 +102,7 @@ func TestMessagesBreakLeavesLastMessageUnconsumed(t *testing.T) {
 // TestPollsCountsChunkRequests: Polls grows when the reader needs another
 // chunk, not per message.
 func TestPollsCountsChunkRequests(t *testing.T) {
-	s, err := NewKafkaStream(2, 0)
+	s, _, err := NewKafkaStream(2, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestPollsCountsChunkRequests(t *testing.T) {
 	if err := info.Enqueue(context.Background(), []*Message{{Offset: 0}, {Offset: 1}}, 2); err != nil {
 		t.Fatal(err)
 	}
-	if n := s.Polls(); n != 0 {
+	if n := s.iter.polls.Load(); n != 0 {
 		t.Fatalf("Polls before reading = %d", n)
 	}
 	for range 2 {
@@ -119,19 +119,19 @@ func TestPollsCountsChunkRequests(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := s.Polls(); n != 1 {
+	if n := s.iter.polls.Load(); n != 1 {
 		t.Fatalf("Polls after two messages of one chunk = %d, want 1", n)
 	}
 	if _, err := s.Next(context.Background()); err != ErrConsumerTimeout {
 		t.Fatalf("Next on an empty queue: %v", err)
 	}
-	if n := s.Polls(); n != 2 {
+	if n := s.iter.polls.Load(); n != 2 {
 		t.Fatalf("Polls after asking for another chunk = %d, want 2", n)
 	}
-	if s.Waiting() {
+	if s.iter.waiting.Load() {
 		t.Fatal("Waiting while nobody is in Next")
 	}
-	blocking, err := NewKafkaStream(2, -1)
+	blocking, _, err := NewKafkaStream(2, -1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,15 +141,15 @@ func TestPollsCountsChunkRequests(t *testing.T) {
 		_, _ = blocking.Next(context.Background())
 	}()
 	deadline := time.Now().Add(5 * time.Second)
-	for !blocking.Waiting() {
+	for !blocking.iter.waiting.Load() {
 		if time.Now().After(deadline) {
 			t.Fatal("Waiting never set while Next blocks")
 		}
 		time.Sleep(time.Millisecond)
 	}
-	blocking.Shutdown()
+	blocking.shutdown()
 	<-done
-	if blocking.Waiting() {
+	if blocking.iter.waiting.Load() {
 		t.Fatal("Waiting after Next returned")
 	}
 }

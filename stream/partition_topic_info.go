@@ -36,6 +36,13 @@ type PartitionTopicInfo struct {
 	revoked    atomic.Bool
 	revokedCh  chan struct{}
 	revokeOnce sync.Once
+
+	// paused is set by Pause and cleared by Resume; halt is closed while
+	// paused (a new one is made by Resume), to release an Enqueue blocked
+	// on a full queue. Both change under pauseMu.
+	paused  atomic.Bool
+	pauseMu sync.Mutex
+	halt    chan struct{}
 }
 
 // NewPartitionTopicInfo returns the state of one assigned partition whose
@@ -49,6 +56,7 @@ func NewPartitionTopicInfo(topic string, partition int32, q *ChunkQueue, consume
 		FetchSize: fetchSize,
 		queue:     q,
 		revokedCh: make(chan struct{}),
+		halt:      make(chan struct{}),
 	}
 	p.consumedOffset.Store(consumedOffset)
 	p.fetchedOffset.Store(fetchedOffset)
@@ -102,12 +110,17 @@ func (p *PartitionTopicInfo) advanceConsumed(offset int64) {
 // iterator reaches it.
 //
 // Enqueue returns ErrClosed, without queueing, if the queue is closed or the
-// partition is revoked (also while blocked), and ctx.Err() if ctx ends
-// first. The fetched offset then stays put.
+// partition is revoked (also while blocked), ErrPaused if the partition is
+// paused (also while blocked), and ctx.Err() if ctx ends first. The fetched
+// offset then stays put.
 func (p *PartitionTopicInfo) Enqueue(ctx context.Context, msgs []*Message, nextFetchOffset int64) error {
 	if p.revoked.Load() {
 		return ErrClosed
 	}
+	if p.paused.Load() {
+		return ErrPaused
+	}
+	halt := p.haltCh()
 	if len(msgs) > 0 {
 		var size int
 		for _, m := range msgs {
@@ -117,7 +130,7 @@ func (p *PartitionTopicInfo) Enqueue(ctx context.Context, msgs []*Message, nextF
 			}
 		}
 		chunk := &FetchedDataChunk{Messages: msgs, TopicInfo: p, FetchOffset: p.fetchedOffset.Load(), NextOffset: nextFetchOffset}
-		if err := p.queue.put(ctx, chunk, p.revokedCh); err != nil {
+		if err := p.queue.put(ctx, chunk, p.revokedCh, halt); err != nil {
 			return err
 		}
 		if c := p.counters; c != nil {
@@ -125,7 +138,7 @@ func (p *PartitionTopicInfo) Enqueue(ctx context.Context, msgs []*Message, nextF
 		}
 	} else if from := p.fetchedOffset.Load(); nextFetchOffset > from && !p.skipFiltered(from, nextFetchOffset) {
 		chunk := &FetchedDataChunk{TopicInfo: p, FetchOffset: from, NextOffset: nextFetchOffset}
-		if err := p.queue.put(ctx, chunk, p.revokedCh); err != nil {
+		if err := p.queue.put(ctx, chunk, p.revokedCh, halt); err != nil {
 			return err
 		}
 	}
@@ -160,8 +173,11 @@ func (p *PartitionTopicInfo) EnqueueError(ctx context.Context, err error) error 
 	if p.revoked.Load() {
 		return ErrClosed
 	}
+	if p.paused.Load() {
+		return ErrPaused
+	}
 	chunk := &FetchedDataChunk{TopicInfo: p, FetchOffset: p.fetchedOffset.Load(), Err: err}
-	return p.queue.put(ctx, chunk, p.revokedCh)
+	return p.queue.put(ctx, chunk, p.revokedCh, p.haltCh())
 }
 
 // Revoke fences the partition at the end of its generation. Once Revoke has
@@ -180,6 +196,53 @@ func (p *PartitionTopicInfo) Revoke() {
 
 // Revoked reports whether Revoke has been called.
 func (p *PartitionTopicInfo) Revoked() bool { return p.revoked.Load() }
+
+// Pause stops the partition's flow without giving the partition up, for
+// backpressure. Enqueue and EnqueueError refuse with ErrPaused, and one
+// blocked on a full queue gives up at once, so the fetcher stops fetching
+// the partition and the other partitions of its fetcher and its stream
+// keep flowing. The stream's iterator sets the partition's queued chunks
+// aside, and the rest of a chunk it is in the middle of, instead of
+// handing their messages out. Nothing is lost: the fetched offset stays
+// where the last queued chunk left it, and after Resume the set-aside
+// chunks come out first, in order, then fetching continues from there.
+// A message handed out before the pause can still be marked consumed.
+// Pause is idempotent.
+func (p *PartitionTopicInfo) Pause() {
+	p.pauseMu.Lock()
+	defer p.pauseMu.Unlock()
+	if p.paused.Load() {
+		return
+	}
+	p.paused.Store(true)
+	close(p.halt)
+}
+
+// Resume undoes Pause: the fetcher may fetch the partition again and the
+// iterator hands out the chunks it set aside, then the newly fetched ones.
+// A fetcher whose partitions were all paused picks it up within its
+// backoff (refresh.leader.backoff.ms). Resume is idempotent.
+func (p *PartitionTopicInfo) Resume() {
+	p.pauseMu.Lock()
+	if !p.paused.Load() {
+		p.pauseMu.Unlock()
+		return
+	}
+	p.halt = make(chan struct{})
+	p.paused.Store(false)
+	p.pauseMu.Unlock()
+	p.queue.signal()
+}
+
+// Paused reports whether the partition is paused.
+func (p *PartitionTopicInfo) Paused() bool { return p.paused.Load() }
+
+// haltCh returns a channel that is closed while the partition is paused.
+func (p *PartitionTopicInfo) haltCh() <-chan struct{} {
+	p.pauseMu.Lock()
+	defer p.pauseMu.Unlock()
+	return p.halt
+}
 
 // String describes the partition and its offsets, for logs.
 func (p *PartitionTopicInfo) String() string {

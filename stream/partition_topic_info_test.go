@@ -20,7 +20,7 @@ func TestEnqueueQueuesChunkAndAdvancesFetchedOffset(t *testing.T) {
 	assert.Equal(t, int64(12), pti.FetchedOffset())
 	assert.Equal(t, int64(10), pti.ConsumedOffset())
 
-	chunk, err := q.Take(context.Background())
+	chunk, err := q.take(context.Background(), nil)
 	require.NoError(t, err)
 	assert.Same(t, pti, chunk.TopicInfo)
 	assert.Equal(t, int64(10), chunk.FetchOffset, "fetch offset is the fetched offset before the call")
@@ -43,7 +43,7 @@ func TestEnqueueEmptyAdvancesOffsets(t *testing.T) {
 	require.NoError(t, pti.Enqueue(context.Background(), nil, 9))
 	assert.Equal(t, int64(9), pti.FetchedOffset())
 	assert.Equal(t, int64(3), pti.ConsumedOffset())
-	chunk, err := q.Take(context.Background())
+	chunk, err := q.take(context.Background(), nil)
 	require.NoError(t, err)
 	assert.Empty(t, chunk.Messages)
 	assert.Equal(t, int64(5), chunk.FetchOffset)
@@ -72,7 +72,7 @@ func TestEnqueueFailsWhenRevoked(t *testing.T) {
 	assert.Equal(t, int64(1), pti.FetchedOffset(), "a failed enqueue does not advance")
 
 	// Fails fast afterwards, even with room in the queue.
-	q.Clear()
+	q.clear()
 	assert.ErrorIs(t, pti.Enqueue(ctx, newMessages("t", 0, 1), 2), ErrClosed)
 	assert.ErrorIs(t, pti.EnqueueError(ctx, errors.New("x")), ErrClosed)
 	assert.Equal(t, 0, q.Len())
@@ -88,7 +88,7 @@ func TestEnqueueFailsWhenQueueClosedOrContextEnds(t *testing.T) {
 	assert.Equal(t, int64(1), pti.FetchedOffset())
 
 	enq := async(func() result { return result{err: pti.Enqueue(context.Background(), newMessages("t", 0, 1), 2)} })
-	q.Close()
+	q.close()
 	assert.ErrorIs(t, await(t, enq).err, ErrClosed)
 	assert.ErrorIs(t, pti.EnqueueError(context.Background(), errors.New("x")), ErrClosed)
 }
@@ -99,7 +99,7 @@ func TestEnqueueErrorQueuesErrorChunk(t *testing.T) {
 	boom := errors.New("boom")
 	require.NoError(t, pti.EnqueueError(context.Background(), boom))
 	assert.Equal(t, int64(4), pti.FetchedOffset())
-	chunk, err := q.Take(context.Background())
+	chunk, err := q.take(context.Background(), nil)
 	require.NoError(t, err)
 	assert.Same(t, pti, chunk.TopicInfo)
 	assert.Equal(t, int64(4), chunk.FetchOffset)

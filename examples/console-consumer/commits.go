@@ -143,7 +143,7 @@ func withoutNotOwner(err error) error {
 // BeforeReleasingPartitions commits what was written out of the released
 // partitions, while the connector still allows it, as Kafka's auto-commit
 // does in a rebalance.
-func (cm *committer) BeforeReleasingPartitions(ctx context.Context, owned map[string][]int32, lost bool) {
+func (cm *committer) BeforeReleasingPartitions(ctx context.Context, _ *connector.ConsumerConnector, owned map[string][]int32, lost bool) {
 	tps := map[zkutil.TopicPartition]bool{}
 	for topic, ps := range owned {
 		for _, p := range ps {
@@ -162,7 +162,12 @@ func (cm *committer) BeforeReleasingPartitions(ctx context.Context, owned map[st
 // What was written out of a partition that comes back after another
 // member had it is forgotten: that member may have committed beyond it.
 // Partitions kept from the previous generation keep theirs.
-func (cm *committer) BeforeStartingFetchers(_ context.Context, consumerID string, assignment map[string]map[int32]zkutil.ConsumerThreadID) {
+func (cm *committer) BeforeStartingFetchers(_ context.Context, c *connector.ConsumerConnector, assignment map[string]map[int32]connector.ConsumerThreadID) {
+	cm.starting(c.ConsumerID(), assignment)
+}
+
+// starting is BeforeStartingFetchers for the member consumerID.
+func (cm *committer) starting(consumerID string, assignment map[string]map[int32]connector.ConsumerThreadID) {
 	owned := map[zkutil.TopicPartition]bool{}
 	for topic, ps := range assignment {
 		for p, th := range ps {

@@ -149,16 +149,16 @@ func TestCommitterForgetsPartitionsThatComeBack(t *testing.T) {
 		return a
 	}
 	ctx := t.Context()
-	cm.BeforeStartingFetchers(ctx, "me", mine(0, 1))
+	cm.starting("me", mine(0, 1))
 	for _, m := range []*stream.Message{msg("a", 0, 10, "x"), msg("a", 1, 20, "y")} {
 		_, err := out.add(m, f, false)
 		require.NoError(t, err)
 	}
 	// Generation 2 keeps p0 and loses p1; generation 3 gets p1 back.
-	cm.BeforeReleasingPartitions(ctx, map[string][]int32{"a": {0, 1}}, false)
-	cm.BeforeStartingFetchers(ctx, "me", mine(0))
+	cm.BeforeReleasingPartitions(ctx, nil, map[string][]int32{"a": {0, 1}}, false)
+	cm.starting("me", mine(0))
 	require.Equal(t, map[zkutil.TopicPartition]int64{p0: 11, p1: 21}, out.writtenOffsets(both))
-	cm.BeforeReleasingPartitions(ctx, map[string][]int32{"a": {0}}, false)
-	cm.BeforeStartingFetchers(ctx, "me", mine(0, 1))
+	cm.BeforeReleasingPartitions(ctx, nil, map[string][]int32{"a": {0}}, false)
+	cm.starting("me", mine(0, 1))
 	require.Equal(t, map[zkutil.TopicPartition]int64{p0: 11}, out.writtenOffsets(both))
 }

@@ -126,13 +126,14 @@ func (m *member) stop() {
 // listener prints each member's share of every generation.
 type listener struct{ name string }
 
-func (l listener) BeforeReleasingPartitions(_ context.Context, owned map[string][]int32, lost bool) {}
+func (l listener) BeforeReleasingPartitions(context.Context, *connector.ConsumerConnector, map[string][]int32, bool) {
+}
 
-func (l listener) BeforeStartingFetchers(_ context.Context, consumerID string, assignment map[string]map[int32]zkutil.ConsumerThreadID) {
+func (l listener) BeforeStartingFetchers(_ context.Context, c *connector.ConsumerConnector, assignment map[string]map[int32]connector.ConsumerThreadID) {
 	var mine []string
 	for _, parts := range assignment {
 		for p, th := range parts {
-			if th.ConsumerID == consumerID {
+			if th.ConsumerID == c.ConsumerID() {
 				mine = append(mine, fmt.Sprintf("p%d→stream %d", p, th.Thread))
 			}
 		}

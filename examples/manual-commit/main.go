@@ -20,34 +20,32 @@ import (
 	"time"
 
 	"github.com/zkconsumer/zkconsumer/connector"
-	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
 // listener commits what was processed before ownership moves, so the next
 // owner starts exactly after it. When the session was lost nothing can be
 // committed any more: the next owner starts at the last commit and some
 // messages are delivered twice (at least once).
-type listener struct{ c *connector.ConsumerConnector }
-
-func (l *listener) BeforeReleasingPartitions(ctx context.Context, owned map[string][]int32, lost bool) {
-	log.Printf("releasing %v (session lost: %v)", owned, lost)
-	if !lost {
-		if err := l.c.CommitOffsets(ctx); err != nil {
-			log.Print("commit before release: ", err)
-		}
-	}
-}
-
-func (l *listener) BeforeStartingFetchers(ctx context.Context, consumerID string, assignment map[string]map[int32]zkutil.ConsumerThreadID) {
-	n := 0
-	for _, parts := range assignment {
-		for _, th := range parts {
-			if th.ConsumerID == consumerID {
-				n++
+var listener = connector.RebalanceListenerFuncs{
+	Releasing: func(ctx context.Context, c *connector.ConsumerConnector, owned map[string][]int32, lost bool) {
+		log.Printf("releasing %v (session lost: %v)", owned, lost)
+		if !lost {
+			if err := c.CommitOffsets(ctx); err != nil {
+				log.Print("commit before release: ", err)
 			}
 		}
-	}
-	log.Printf("starting to fetch %d partitions", n)
+	},
+	Starting: func(ctx context.Context, c *connector.ConsumerConnector, assignment map[string]map[int32]connector.ConsumerThreadID) {
+		n := 0
+		for _, parts := range assignment {
+			for _, th := range parts {
+				if th.ConsumerID == c.ConsumerID() {
+					n++
+				}
+			}
+		}
+		log.Printf("starting to fetch %d partitions", n)
+	},
 }
 
 func main() {
@@ -74,12 +72,10 @@ func run(ctx context.Context, zkConnect, topic, group string, batch int) (err er
 	cfg.GroupID = group
 	cfg.AutoCommitEnable = false
 	cfg.AutoOffsetReset = connector.AutoOffsetResetSmallest
-	l := &listener{}
-	c, err := connector.New(cfg, connector.WithRebalanceListener(l))
+	c, err := connector.New(cfg, connector.WithRebalanceListener(listener))
 	if err != nil {
 		return err
 	}
-	l.c = c
 	defer func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
@@ -92,6 +88,11 @@ func run(ctx context.Context, zkConnect, topic, group string, batch int) (err er
 		}
 		return err
 	}
+	if err := c.Assignment().Err; err != nil {
+		// The first rebalance failed (rebalance.max.retries times); the
+		// connector keeps trying and the stream fills once it succeeds.
+		log.Print("no partitions yet: ", err)
+	}
 	s := streams[topic][0]
 	n := 0
 	for msg, err := range s.Messages(ctx) {
@@ -102,7 +103,10 @@ func run(ctx context.Context, zkConnect, topic, group string, batch int) (err er
 		_ = msg // process the message here
 		s.MarkConsumed(msg)
 		if n++; n%batch == 0 {
-			if err := c.CommitOffsets(ctx); err != nil {
+			if err := c.CommitOffsets(ctx); errors.Is(err, connector.ErrRebalanceInProgress) {
+				// The listener committed before the partitions moved.
+				log.Print("commit skipped: ", err)
+			} else if err != nil {
 				log.Print("commit: ", err)
 			} else {
 				log.Printf("committed after %d messages", n)
@@ -112,9 +116,13 @@ func run(ctx context.Context, zkConnect, topic, group string, batch int) (err er
 	// ctx is done: commit the last partial batch before leaving.
 	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := c.CommitOffsets(sctx); err != nil {
+	switch err := c.CommitOffsets(sctx); {
+	case errors.Is(err, connector.ErrRebalanceInProgress):
+		log.Print("final commit skipped: ", err) // the listener committed before the release
+	case err != nil:
 		return fmt.Errorf("final commit: %w", err)
+	default:
+		log.Printf("committed after %d messages (final)", n)
 	}
-	log.Printf("committed after %d messages (final)", n)
 	return nil
 }

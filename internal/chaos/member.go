@@ -20,7 +20,6 @@ import (
 	"github.com/zkconsumer/zkconsumer/connector"
 	"github.com/zkconsumer/zkconsumer/internal/testcluster"
 	"github.com/zkconsumer/zkconsumer/stream"
-	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
 // MemberEnv is the environment variable through which the driver hands a
@@ -248,13 +247,14 @@ func (m *member) fatal(err error) {
 // listener records ownership changes as the connector reports them.
 type listener struct{ m *member }
 
-func (l listener) BeforeReleasingPartitions(_ context.Context, owned map[string][]int32, lost bool) {
+func (l listener) BeforeReleasingPartitions(_ context.Context, _ *connector.ConsumerConnector, owned map[string][]int32, lost bool) {
 	defer l.m.recoverPanic("BeforeReleasingPartitions")
 	l.m.log.Write(Record{Kind: RecRelease, TS: l.m.now(), Parts: owned, Lost: lost})
 	_ = l.m.log.Flush()
 }
 
-func (l listener) BeforeStartingFetchers(_ context.Context, consumerID string, assignment map[string]map[int32]zkutil.ConsumerThreadID) {
+func (l listener) BeforeStartingFetchers(_ context.Context, c *connector.ConsumerConnector, assignment map[string]map[int32]connector.ConsumerThreadID) {
+	consumerID := c.ConsumerID()
 	defer l.m.recoverPanic("BeforeStartingFetchers")
 	mine := map[string][]int32{}
 	for topic, parts := range assignment {

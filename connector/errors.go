@@ -1,0 +1,124 @@
+package connector
+
+import (
+	"errors"
+
+	"github.com/zkconsumer/zkconsumer/fetcher"
+	"github.com/zkconsumer/zkconsumer/rebalance"
+	"github.com/zkconsumer/zkconsumer/rebalance/kafkagroup"
+	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/zkutil"
+)
+
+// Errors of the connector's lifecycle.
+var (
+	// ErrStreamsExist: CreateMessageStreams or CreateMessageStreamsByFilter
+	// was already called on this connector (Kafka's
+	// MessageStreamsExistException).
+	ErrStreamsExist = errors.New("connector: message streams were already created for this connector")
+
+	// ErrShutdown: the connector has been shut down. It is stream.ErrShutdown
+	// itself, which the connector's streams return once shut down, so one
+	// errors.Is(err, ErrShutdown) covers the connector's calls and its
+	// streams' Next.
+	ErrShutdown = stream.ErrShutdown
+
+	// ErrNotJoined: the connector has not joined its group yet
+	// (CreateMessageStreams has not been called), so it owns nothing.
+	ErrNotJoined = errors.New("connector: not a member of the group yet (call CreateMessageStreams)")
+
+	// ErrRebalanceInProgress: the member is between generations, having
+	// released its partitions and not yet claimed the next ones, so it owns
+	// nothing for the moment (Kafka's Java consumer has
+	// RebalanceInProgressException). Try again once the rebalance is over,
+	// or commit from the RebalanceListener, which runs while the partitions
+	// are still owned.
+	ErrRebalanceInProgress = errors.New("connector: rebalance in progress; no partition is owned right now")
+
+	// ErrNotOwner: an explicit commit, a Pause or a Resume named a
+	// partition this member does not own in its current generation.
+	ErrNotOwner = errors.New("connector: partition not owned by this consumer")
+)
+
+// Errors of the other packages that the connector returns, reports on
+// Errors or wraps, re-exported so that an application matches them with
+// errors.Is without importing the packages that define them. Each is the
+// same value as the original.
+var (
+	// ErrRebalanceFailed: a rebalance still failed after
+	// rebalance.max.retries attempts (ZooKeeper mode; Kafka's
+	// ConsumerRebalanceFailedException). The member owns nothing and keeps
+	// trying, after rebalance.backoff.ms and on every change in the group.
+	ErrRebalanceFailed = rebalance.ErrRebalanceFailed
+
+	// ErrOwnershipLost: the member lost its partitions without handing
+	// them over: its ZooKeeper session expired (ZooKeeper mode), or the
+	// coordinator no longer counts it in the group (Kafka mode; wrapping
+	// ErrMembershipLost). Others may own the partitions already; nothing
+	// more of them is delivered or committed, and the member rejoins.
+	ErrOwnershipLost = rebalance.ErrOwnershipLost
+
+	// ErrTopicMissing: a topic of a static subscription does not exist
+	// (reported on Errors; its streams stay empty until it is created).
+	ErrTopicMissing = rebalance.ErrTopicMissing
+
+	// ErrConnectionTimeout: New could not connect to ZooKeeper within
+	// zookeeper.connection.timeout.ms.
+	ErrConnectionTimeout = zkutil.ErrConnectionTimeout
+
+	// ErrSessionExpired: ZooKeeper expired the member's session.
+	ErrSessionExpired = zkutil.ErrSessionExpired
+
+	// ErrMembershipLost: in Kafka mode, the coordinator removed this
+	// member (no heartbeat within session.timeout.ms) or does not know its
+	// generation; wrapped together with ErrOwnershipLost.
+	ErrMembershipLost = kafkagroup.ErrMembershipLost
+
+	// ErrGroupFatal: in Kafka mode, an error the member cannot recover
+	// from: another member with the same group.instance.id, a group
+	// authorization failure, an inconsistent group protocol. The member
+	// stops consuming; shut the connector down.
+	ErrGroupFatal = kafkagroup.ErrFatal
+
+	// ErrCommitFenced: in Kafka mode, the coordinator refused a commit
+	// because the member's generation is no longer current.
+	ErrCommitFenced = kafkagroup.ErrCommitFenced
+
+	// ErrNoLeader: a partition has no leader (a deleted or unauthorised
+	// topic, or a cluster without a live replica); reported, inside a
+	// *PartitionError, on Errors.
+	ErrNoLeader = fetcher.ErrNoLeader
+
+	// ErrMessageTooLarge: a message does not fit in
+	// fetch.message.max.bytes, which stops its partition; delivered
+	// through the partition's stream inside a *PartitionError.
+	ErrMessageTooLarge = stream.ErrMessageTooLarge
+
+	// ErrCorruptMessage: fetched records that cannot be decoded, which
+	// stop their partition; delivered like ErrMessageTooLarge.
+	ErrCorruptMessage = stream.ErrCorruptMessage
+
+	// ErrConsumerTimeout: a stream's Next waited consumer.timeout.ms for a
+	// message; the stream stays usable.
+	ErrConsumerTimeout = stream.ErrConsumerTimeout
+)
+
+// PartitionError is stream.PartitionError: an error that belongs to one
+// partition, delivered by the stream that owns it and on Errors.
+type PartitionError = stream.PartitionError
+
+// RegexError is rebalance.RegexError: a topic filter's regex that Java's
+// Pattern would refuse or that Go cannot reproduce.
+type RegexError = rebalance.RegexError
+
+// DecodeError is zkutil.DecodeError: a value read from ZooKeeper that
+// does not decode, naming the znode.
+type DecodeError = zkutil.DecodeError
+
+// TopicPartition is zkutil.TopicPartition: one partition of one topic,
+// the key of CommitOffsetsMap, Pause and Resume.
+type TopicPartition = zkutil.TopicPartition
+
+// ConsumerThreadID is zkutil.ConsumerThreadID: one stream (thread) of one
+// member, as the rebalance listener's assignment names them.
+type ConsumerThreadID = zkutil.ConsumerThreadID

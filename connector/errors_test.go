@@ -1,0 +1,67 @@
+package connector_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/zkconsumer/zkconsumer/connector"
+	"github.com/zkconsumer/zkconsumer/fetcher"
+	"github.com/zkconsumer/zkconsumer/rebalance"
+	"github.com/zkconsumer/zkconsumer/rebalance/kafkagroup"
+	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/zkutil"
+)
+
+// The errors an application matches are reachable from connector and are
+// the very values the other packages return, so errors.Is works with
+// either name.
+func TestErrorsAreReexported(t *testing.T) {
+	pairs := map[string][2]error{
+		"ErrShutdown":          {connector.ErrShutdown, stream.ErrShutdown},
+		"ErrRebalanceFailed":   {connector.ErrRebalanceFailed, rebalance.ErrRebalanceFailed},
+		"ErrOwnershipLost":     {connector.ErrOwnershipLost, rebalance.ErrOwnershipLost},
+		"ErrTopicMissing":      {connector.ErrTopicMissing, rebalance.ErrTopicMissing},
+		"ErrConnectionTimeout": {connector.ErrConnectionTimeout, zkutil.ErrConnectionTimeout},
+		"ErrSessionExpired":    {connector.ErrSessionExpired, zkutil.ErrSessionExpired},
+		"ErrMembershipLost":    {connector.ErrMembershipLost, kafkagroup.ErrMembershipLost},
+		"ErrGroupFatal":        {connector.ErrGroupFatal, kafkagroup.ErrFatal},
+		"ErrCommitFenced":      {connector.ErrCommitFenced, kafkagroup.ErrCommitFenced},
+		"ErrNoLeader":          {connector.ErrNoLeader, fetcher.ErrNoLeader},
+		"ErrMessageTooLarge":   {connector.ErrMessageTooLarge, stream.ErrMessageTooLarge},
+		"ErrCorruptMessage":    {connector.ErrCorruptMessage, stream.ErrCorruptMessage},
+		"ErrConsumerTimeout":   {connector.ErrConsumerTimeout, stream.ErrConsumerTimeout},
+	}
+	for name, p := range pairs {
+		wrapped := fmt.Errorf("wrapped: %w", p[1])
+		assert.ErrorIs(t, wrapped, p[0], name)
+	}
+	var pe *connector.PartitionError
+	assert.True(t, errors.As(fmt.Errorf("x: %w", &stream.PartitionError{Topic: "t", Err: connector.ErrNoLeader}), &pe))
+	var tp connector.TopicPartition = zkutil.TopicPartition{Topic: "t", Partition: 1}
+	assert.Equal(t, "t", tp.Topic)
+}
+
+func TestRebalanceListenerFuncs(t *testing.T) {
+	var nothing connector.RebalanceListenerFuncs
+	nothing.BeforeReleasingPartitions(context.Background(), nil, nil, false) // nil fields do nothing
+	nothing.BeforeStartingFetchers(context.Background(), nil, nil)
+
+	var released, started bool
+	l := connector.RebalanceListenerFuncs{
+		Releasing: func(_ context.Context, _ *connector.ConsumerConnector, owned map[string][]int32, lost bool) {
+			released = lost && owned["t"][0] == 3
+		},
+		Starting: func(_ context.Context, _ *connector.ConsumerConnector, a map[string]map[int32]connector.ConsumerThreadID) {
+			started = a["t"][3].Thread == 1
+		},
+	}
+	var rl connector.RebalanceListener = l
+	rl.BeforeReleasingPartitions(context.Background(), nil, map[string][]int32{"t": {3}}, true)
+	rl.BeforeStartingFetchers(context.Background(), nil, map[string]map[int32]connector.ConsumerThreadID{"t": {3: {ConsumerID: "c", Thread: 1}}})
+	assert.True(t, released)
+	assert.True(t, started)
+}
