@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,32 +24,17 @@ import (
 // against two-broker clusters of every release in
 // testcluster.BrokerVersions. make test covers Kafka 3.9 alone.
 //
-// ZKCONSUMER_MATRIX_BROKERS (comma-separated releases) narrows the run.
-// A release whose brokers cannot start fails the test.
-
-// matrixEnv selects the broker releases of a run.
-const matrixEnv = "ZKCONSUMER_MATRIX_BROKERS"
-
-func matrixReleases(t *testing.T) []string {
-	env := os.Getenv(matrixEnv)
-	if env == "" {
-		return testcluster.BrokerVersions
-	}
-	var out []string
-	for _, v := range strings.Split(env, ",") {
-		v = strings.TrimSpace(v)
-		require.Contains(t, testcluster.BrokerVersions, v, "%s names an unknown release", matrixEnv)
-		out = append(out, v)
-	}
-	return out
-}
+// testcluster.EnvMatrixBrokers (comma-separated releases) narrows the
+// run. A release whose brokers cannot start fails the test.
 
 // TestBrokerMatrix runs, per broker release: every message format the
 // release writes with every codec it accepts, offsets committed to
 // ZooKeeper and to Kafka and resumed, and leader changes (controlled
 // shutdown, then a killed leader) under a consuming group.
 func TestBrokerMatrix(t *testing.T) {
-	for _, v := range matrixReleases(t) {
+	releases, err := testcluster.MatrixBrokerVersions()
+	require.NoError(t, err)
+	for _, v := range releases {
 		t.Run(v, func(t *testing.T) {
 			opts := testcluster.Options{BrokerVersion: v, Brokers: 2, BrokerSessionTimeout: 4 * time.Second}
 			if v == testcluster.BrokerVersion39 {

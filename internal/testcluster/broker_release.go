@@ -2,8 +2,10 @@ package testcluster
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/IBM/sarama"
 )
@@ -114,4 +116,27 @@ func addReleaseProperties(version string, props map[string]string) {
 	for k, v := range r.props {
 		props[k] = v
 	}
+}
+
+// EnvMatrixBrokers narrows the broker matrix (make test-matrix
+// MATRIX_BROKERS=...) to some releases: a comma-separated list of
+// BrokerVersions.
+const EnvMatrixBrokers = "ZKCONSUMER_MATRIX_BROKERS"
+
+// MatrixBrokerVersions is the releases the broker matrix runs: those named
+// by EnvMatrixBrokers, or all of BrokerVersions.
+func MatrixBrokerVersions() ([]string, error) {
+	env := strings.TrimSpace(os.Getenv(EnvMatrixBrokers))
+	if env == "" {
+		return slices.Clone(BrokerVersions), nil
+	}
+	var out []string
+	for _, v := range strings.Split(env, ",") {
+		v = strings.TrimSpace(v)
+		if !slices.Contains(BrokerVersions, v) {
+			return nil, fmt.Errorf("%w: %s names %q", ErrUnknownBrokerVersion, EnvMatrixBrokers, v)
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }
