@@ -28,7 +28,8 @@ import (
 // run. A release whose brokers cannot start fails the test.
 
 // TestBrokerMatrix runs, per broker release: every message format the
-// release writes with every codec it accepts, offsets committed to
+// release writes with every codec it accepts, the formats mixed in one
+// partition (1.1.1 and newer), offsets committed to
 // ZooKeeper and to Kafka and resumed, and leader changes (controlled
 // shutdown, then a killed leader) under a consuming group.
 func TestBrokerMatrix(t *testing.T) {
@@ -46,6 +47,9 @@ func TestBrokerMatrix(t *testing.T) {
 			}
 			c := testcluster.Private(t, opts)
 			t.Run("formats and codecs", func(t *testing.T) { matrixFormats(t, c) })
+			if c.BrokerAtLeast(testcluster.BrokerVersion111) {
+				t.Run("formats mixed in a partition", func(t *testing.T) { matrixMixedFormats(t, c) })
+			}
 			t.Run("offsets in zookeeper", func(t *testing.T) { matrixOffsets(t, c, OffsetsStorageZookeeper) })
 			t.Run("offsets in kafka", func(t *testing.T) { matrixOffsets(t, c, OffsetsStorageKafka) })
 			t.Run("leader changes", func(t *testing.T) { matrixLeaderChanges(t, c) })

@@ -88,6 +88,25 @@ func (c *Cluster) CreateTopicWithConfig(ctx context.Context, topic string, parti
 	return c.waitLeaders(ctx, topic, partitions)
 }
 
+// AlterTopicConfig replaces a topic's configuration entries with configs
+// (AlterConfigs, Kafka 0.11+). In ZooKeeper mode the brokers apply them a
+// moment later, when ZooKeeper notifies them.
+func (c *Cluster) AlterTopicConfig(topic string, configs map[string]string) error {
+	admin, err := sarama.NewClusterAdmin(c.brokerAddrs, c.ClientConfig())
+	if err != nil {
+		return fmt.Errorf("testcluster: admin client: %w", err)
+	}
+	defer admin.Close()
+	entries := map[string]*string{}
+	for k, v := range configs {
+		entries[k] = &v
+	}
+	if err := admin.AlterConfig(sarama.TopicResource, topic, entries, false); err != nil {
+		return fmt.Errorf("testcluster: alter the configuration of %s: %w", topic, err)
+	}
+	return nil
+}
+
 // AddPartitions raises a topic's partition count to total.
 func (c *Cluster) AddPartitions(ctx context.Context, topic string, total int32) error {
 	admin, err := sarama.NewClusterAdmin(c.brokerAddrs, c.ClientConfig())
