@@ -37,7 +37,7 @@ func TestBrokerMatrix(t *testing.T) {
 	require.NoError(t, err)
 	for _, v := range releases {
 		t.Run(v, func(t *testing.T) {
-			opts := testcluster.Options{BrokerVersion: v, Brokers: 2, BrokerSessionTimeout: 4 * time.Second}
+			opts := testcluster.Options{BrokerVersion: v, Brokers: 2}
 			if v == testcluster.BrokerVersion39 {
 				// Kafka 3.x honours message.format.version only below
 				// inter.broker.protocol.version 3.0: a cluster
