@@ -9,6 +9,8 @@ import (
 
 	"github.com/IBM/sarama"
 	"github.com/zkconsumer/zkconsumer/internal/testcluster"
+	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
 // brokerMax is the newest version of each request the fetcher sends that a
@@ -22,10 +24,12 @@ var releaseMax = map[string]brokerMax{
 	testcluster.BrokerVersion39:   {fetch: 17, listOffsets: 9, metadata: 12},
 }
 
-// TestNegotiatedVersions (make test-matrix) sends the fetcher's Fetch,
-// ListOffsets and Metadata requests, built as the fetcher builds them with
-// the default configuration, to a broker of every release, and checks the
-// version each went out with: the newest both sides speak. It also checks
+// TestNegotiatedVersions (make test-matrix) sends the fetcher's Fetch
+// (its own encoding, at the version negotiateFetch picks), ListOffsets and
+// Metadata requests (sarama's), built as the fetcher builds them with the
+// default configuration, to a broker of every release, and checks the
+// version each went out with: the newest both sides speak; and that the
+// fetch decodes. It also checks
 // that the broker is the release it claims (its newest Fetch).
 func TestNegotiatedVersions(t *testing.T) {
 	cfg := DefaultConfig().withDefaults()
@@ -50,7 +54,7 @@ func TestNegotiatedVersions(t *testing.T) {
 			topic := newTopic(ctx, t, c, "versions", 1, 1)
 			produce(ctx, t, c, topic, 10, testcluster.ProduceOptions{Partition: 0})
 
-			b, err := openBroker(ctx, c.BrokerAddrs()[0], sc, 0, nil)
+			b, conn, err := openBrokerConn(ctx, c.BrokerAddrs()[0], sc, 0, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -78,32 +82,29 @@ func TestNegotiatedVersions(t *testing.T) {
 				t.Fatalf("list offsets of %s-0: %+v", topic, blk)
 			}
 
-			fr := &sarama.FetchRequest{
-				Version: fetchVersion(sc.Version), MaxWaitTime: 0, MinBytes: 1, MaxBytes: minRequestMaxBytes,
-				SessionID: 0, SessionEpoch: -1,
-			}
-			fr.AddBlock(topic, 0, 0, 1<<20, -1)
-			fResp, err := b.Fetch(fr)
+			// Fetch goes out on the fetcher's own encoding, at the
+			// version negotiateFetch picks.
+			version, err := negotiateFetch(b, fetchVersion(sc.Version))
 			if err != nil {
-				t.Fatalf("fetch: %v", err)
+				t.Fatal(err)
 			}
-			checkVersion(t, "Fetch", fr.Version, fetchVersion(sc.Version), want.fetch)
-			blk := fResp.GetBlock(topic, 0)
-			if blk == nil || blk.Err != sarama.ErrNoError {
-				t.Fatalf("fetch of %s-0: %+v", topic, blk)
+			checkVersion(t, "Fetch", version, fetchVersion(sc.Version), want.fetch)
+			w := &wireConn{conn: conn, clientID: sc.ClientID, version: version, readTimeout: sc.Net.ReadTimeout, writeTimeout: sc.Net.WriteTimeout}
+			q, _ := stream.NewChunkQueue(1)
+			ps := &partState{tp: zkutil.TopicPartition{Topic: topic}, pti: stream.NewPartitionTopicInfo(topic, 0, q, 0, 0, 1<<20), epoch: -1}
+			resp, err := w.roundTrip(&fetchRequest{maxBytes: 1 << 20, parts: []reqPart{{ps: ps, offset: 0}}}, nil)
+			if err != nil {
+				t.Fatalf("fetch v%d: %v", version, err)
 			}
-			n := 0
-			for _, rs := range blk.RecordsSet {
-				if rs.RecordBatch != nil {
-					n += len(rs.RecordBatch.Records)
-				} else if rs.MsgSet != nil {
-					n += len(rs.MsgSet.Messages)
-				}
+			blk := resp.block(topic, 0)
+			if blk == nil || blk.hwm != 10 {
+				t.Fatalf("fetch v%d of %s-0: block %+v", version, topic, blk)
 			}
-			if n != 10 {
-				t.Fatalf("fetch of %s-0 at v%d returned %d messages, want 10", topic, fr.Version, n)
+			d := decodeBlock(topic, 0, 0, 1<<20, false, blk)
+			if len(d.msgs) != 10 || d.next != 10 {
+				t.Fatalf("fetch v%d of %s-0 decoded %d messages, next %d; want 10 and 10", version, topic, len(d.msgs), d.next)
 			}
-			t.Logf("Kafka %s: Metadata v%d, ListOffsets v%d, Fetch v%d", v, md.Version, lo.Version, fr.Version)
+			t.Logf("Kafka %s: Metadata v%d, ListOffsets v%d, Fetch v%d", v, md.Version, lo.Version, version)
 		})
 	}
 }
