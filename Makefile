@@ -6,7 +6,7 @@ BROKERS ?= 1
 KRAFT   ?=
 kraft_flag = $(if $(filter 1 yes true,$(KRAFT)),-kraft)
 
-.PHONY: all jars cluster-up cluster-down demo test test-short bench chaos fmt vet
+.PHONY: all jars cluster-up cluster-down demo test test-short test-matrix bench chaos fmt vet
 
 all: test
 
@@ -34,6 +34,14 @@ test:
 test-short:
 	@$(GO) test -race -short ./...
 	@cd plugin/prometheus && $(GO) test -race -short ./...
+
+## test-matrix: the broker matrix: the connector against ZooKeeper-mode brokers of Kafka 0.10.2.2, 1.1.1, 2.8.2 and 3.9 (message formats, codecs, offsets in ZooKeeper and Kafka, leader changes, negotiated versions); MATRIX_BROKERS=1.1.1,2.8.2 narrows it
+MATRIX_BROKERS ?=
+test-matrix:
+	@testinfra/fetch-jars.sh --matrix
+	@$(GO) vet -tags matrix ./internal/testcluster/ ./fetcher/ ./connector/
+	@ZKCONSUMER_MATRIX_BROKERS=$(MATRIX_BROKERS) $(GO) test -race -count=1 -p 1 -tags matrix -timeout 30m \
+		-run '^(TestNegotiatedVersions|TestBrokerMatrix)$$' ./fetcher/ ./connector/
 
 ## bench: consume throughput and CPU/GB vs sarama, franz-go, kcat and Kafka 1.1.1 on six shapes (BENCH_ROUNDS, BENCH_SHAPES; PACKAGES="clients connector rebalance fetcher" for all; see BENCHMARKS.md)
 bench: jars

@@ -544,7 +544,7 @@ func (d *decoder) message(e entry) error {
 		}
 		return nil
 	}
-	inner, err := decompress(codec, value)
+	inner, err := decompressMessage(e.magic, codec, value)
 	if err != nil {
 		return err
 	}

@@ -7,8 +7,11 @@ import (
 )
 
 // fetchVersion is the newest Fetch version allowed by v, the configured cap
-// (the same table as sarama's own consumer). Sarama lowers it further, per
-// connection, to what the broker advertises.
+// (the same table as sarama's own consumer). negotiateFetch lowers it
+// further, per connection, to what the broker advertises, as sarama does
+// for the Metadata and ListOffsets requests it sends: with the default
+// configuration Kafka 0.10.2 gets Fetch v3, 1.1 v7, 2.7 and newer v12
+// (TestNegotiatedVersions, make test-matrix).
 //
 //   - v12 (2.7+): flexible encoding; the newest sarama speaks. v13+ name
 //     topics by id, which ZooKeeper-era tooling does not know.

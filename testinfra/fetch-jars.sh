@@ -3,6 +3,12 @@
 #   .cache/kafka39/lib   Apache Kafka 3.9.x broker (ZooKeeper mode) + ZooKeeper 3.8
 #   .cache/kafka111/lib  Kafka 1.1.1 Scala tools (old consumer), Java 17-safe
 #   .cache/kafka4/lib    Apache Kafka 4.x broker (KRaft mode, no ZooKeeper) + tools
+# With --matrix (make test-matrix), also the older brokers of the broker
+# matrix (make test does not need them):
+#   .cache/kafka-broker-2.8.2/lib     Apache Kafka 2.8.2 broker (ZooKeeper mode)
+#   .cache/kafka-broker-0.10.2.2/lib  Apache Kafka 0.10.2.2 broker
+# (the matrix's Kafka 1.1.1 broker runs from .cache/kafka111: its core jar
+# is the broker too).
 # A warm cache is detected by a stamp holding the POM's checksum, so re-runs
 # are offline and take milliseconds.
 set -euo pipefail
@@ -45,3 +51,8 @@ for v in 4.4.0 4.3.1 4.2.2 4.1.2; do
   echo "fetch-jars: Kafka $v could not be resolved, trying the next 4.x release" >&2
 done
 [[ -n $ok ]] || { echo "fetch-jars: no Kafka 4.x broker could be resolved from Maven Central" >&2; exit 1; }
+
+if [[ ${1:-} == --matrix ]]; then
+  fetch kafka-broker-2.8.2
+  fetch kafka-broker-0.10.2.2
+fi

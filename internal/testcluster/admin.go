@@ -61,18 +61,50 @@ func (c *Cluster) ClientConfig() *sarama.Config {
 
 // CreateTopic creates a topic and waits until every partition has a leader.
 func (c *Cluster) CreateTopic(ctx context.Context, topic string, partitions int32, replicationFactor int16) error {
+	return c.CreateTopicWithConfig(ctx, topic, partitions, replicationFactor, nil)
+}
+
+// CreateTopicWithConfig is CreateTopic with topic-level configuration
+// entries (e.g. message.format.version).
+func (c *Cluster) CreateTopicWithConfig(ctx context.Context, topic string, partitions int32, replicationFactor int16, configs map[string]string) error {
 	admin, err := sarama.NewClusterAdmin(c.brokerAddrs, c.ClientConfig())
 	if err != nil {
 		return fmt.Errorf("testcluster: admin client: %w", err)
 	}
 	defer admin.Close()
-	err = admin.CreateTopic(topic, &sarama.TopicDetail{NumPartitions: partitions, ReplicationFactor: replicationFactor}, false)
+	detail := &sarama.TopicDetail{NumPartitions: partitions, ReplicationFactor: replicationFactor}
+	if len(configs) > 0 {
+		detail.ConfigEntries = map[string]*string{}
+		for k, v := range configs {
+			detail.ConfigEntries[k] = &v
+		}
+	}
+	err = admin.CreateTopic(topic, detail, false)
 	// REQUEST_TIMED_OUT: the controller accepted the topic but did not
 	// finish within the request's timeout; waitLeaders tells whether it did.
 	if err != nil && !errors.Is(err, sarama.ErrTopicAlreadyExists) && !errors.Is(err, sarama.ErrRequestTimedOut) {
 		return fmt.Errorf("testcluster: create topic %s: %w", topic, err)
 	}
 	return c.waitLeaders(ctx, topic, partitions)
+}
+
+// AlterTopicConfig replaces a topic's configuration entries with configs
+// (AlterConfigs, Kafka 0.11+). In ZooKeeper mode the brokers apply them a
+// moment later, when ZooKeeper notifies them.
+func (c *Cluster) AlterTopicConfig(topic string, configs map[string]string) error {
+	admin, err := sarama.NewClusterAdmin(c.brokerAddrs, c.ClientConfig())
+	if err != nil {
+		return fmt.Errorf("testcluster: admin client: %w", err)
+	}
+	defer admin.Close()
+	entries := map[string]*string{}
+	for k, v := range configs {
+		entries[k] = &v
+	}
+	if err := admin.AlterConfig(sarama.TopicResource, topic, entries, false); err != nil {
+		return fmt.Errorf("testcluster: alter the configuration of %s: %w", topic, err)
+	}
+	return nil
 }
 
 // AddPartitions raises a topic's partition count to total.
@@ -133,6 +165,10 @@ type ProduceOptions struct {
 	Partition int32
 	// Compression of the producer's batches.
 	Compression sarama.CompressionCodec
+	// NotIdempotent turns the producer's idempotence off, as topics in
+	// message formats v0 and v1 require (brokers before 0.11 get a plain
+	// producer anyway).
+	NotIdempotent bool
 	// ValueSize pads values to this many bytes (at least the sequence).
 	ValueSize int
 	// FirstSeq is the sequence number of the first message.
@@ -186,7 +222,9 @@ func (c *Cluster) Produce(ctx context.Context, topic string, n int, opts Produce
 	cfg.Producer.Compression = opts.Compression
 	cfg.Producer.Flush.Messages = 500
 	cfg.Producer.Flush.Frequency = 5 * time.Millisecond
-	cfg.Producer.Idempotent = true
+	// Sarama picks the message format from the configured version.
+	cfg.Version = c.BrokerSaramaVersion()
+	cfg.Producer.Idempotent = !opts.NotIdempotent && cfg.Version.IsAtLeast(sarama.V0_11_0_0)
 	cfg.Net.MaxOpenRequests = 1
 	if opts.Partition >= 0 {
 		cfg.Producer.Partitioner = sarama.NewManualPartitioner

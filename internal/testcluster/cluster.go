@@ -58,6 +58,11 @@ type Options struct {
 	// ZooKeeper (see Security and the Listener constants). ZooKeeper mode
 	// only.
 	Secure bool
+	// BrokerVersion is the Kafka release of the brokers, one of
+	// BrokerVersions (older releases for the broker matrix); Kafka 3.9
+	// if empty. ZooKeeper always runs from the Kafka 3.9 jars. ZooKeeper
+	// mode only.
+	BrokerVersion string
 }
 
 // Cluster is a running ZooKeeper with Kafka brokers in ZooKeeper mode, or
@@ -161,6 +166,14 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		return nil, err
 	}
 	cp := filepath.Join(lib, "*")
+	release, err := releaseFor(opts.BrokerVersion)
+	if err != nil {
+		return nil, err
+	}
+	brokerCP, err := release.classpath()
+	if err != nil {
+		return nil, err
+	}
 	if opts.Secure {
 		if err := c.prepareSecurity(); err != nil {
 			return nil, err
@@ -175,7 +188,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		}
 	}
 	for id := 0; id < opts.Brokers; id++ {
-		if err := c.addBroker(cp, log4j, id, ports[1+id]); err != nil {
+		if err := c.addBroker(brokerCP, log4j, id, ports[1+id]); err != nil {
 			return nil, err
 		}
 	}
@@ -259,6 +272,7 @@ func (c *Cluster) addBroker(cp, log4j string, id, port int) error {
 	if c.security != nil {
 		c.security.addSecureListeners(id, props)
 	}
+	addReleaseProperties(c.opts.BrokerVersion, props)
 	for k, v := range c.opts.BrokerProperties {
 		props[k] = v
 	}
