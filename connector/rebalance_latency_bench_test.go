@@ -3,6 +3,7 @@ package connector
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"slices"
 	"strings"
@@ -49,7 +50,11 @@ import (
 // at most when its backlog is empty.
 //
 // Outside the timer a new member joins (a new JVM for Java), as the
-// youngest, and the group settles again. Metrics: ms/op the mean, p50-ms,
+// youngest, the group settles again, and the next leave comes after a
+// random pause of up to 3 s (rbPhase), so that it falls at a random phase
+// of the heartbeats. In the classic protocol the remaining members learn
+// of the rebalance from their next heartbeat, and the coordinator waits
+// for all of them: the heartbeat interval dominates those figures. Metrics: ms/op the mean, p50-ms,
 // p90-ms, max-ms the distribution, leave-ms the mean time the leaver took
 // to go (Shutdown returned, or the JVM exited); each op's latency is
 // logged ("ops-ms") so that rounds can be pooled.
@@ -122,6 +127,12 @@ const (
 	rbWindow = time.Second
 	// rbSettleTimeout bounds every wait for the group to settle.
 	rbSettleTimeout = 3 * time.Minute
+	// rbPhase bounds the random pause between a settled group and the
+	// leave: the longest heartbeat interval, so that the leave falls at a
+	// uniformly random phase of the members' heartbeats, which a
+	// rebalance aligns (each member's heartbeat timer restarts when it
+	// gets its assignment).
+	rbPhase = 3 * time.Second
 )
 
 // rbName is the client or consumer id of the member started seq-th: the
@@ -201,6 +212,7 @@ func benchRebalanceLatency(b *testing.B, c *testcluster.Cluster, start func(env 
 	if _, err := env.seen.waitSettled(seqs(members), time.Now()); err != nil {
 		b.Fatal(err)
 	}
+	time.Sleep(rand.N(rbPhase))
 
 	var took, leaving []time.Duration
 	for b.Loop() {
@@ -227,6 +239,7 @@ func benchRebalanceLatency(b *testing.B, c *testcluster.Cluster, start func(env 
 		if _, err := env.seen.waitSettled(seqs(members), time.Now()); err != nil {
 			b.Fatal(err)
 		}
+		time.Sleep(rand.N(rbPhase))
 		b.StartTimer()
 	}
 	reportLatencies(b, took, leaving)
