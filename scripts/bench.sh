@@ -26,7 +26,8 @@
 #   BENCH_REBALANCE=1    also the end-to-end rebalance latency
 #   REBALANCE_LATENCY_OPS=10   leaves measured per round and client
 #   REBALANCE_LATENCY_BENCH=.  which of its sub-benchmarks (a -bench pattern
-#                        below BenchmarkRebalanceLatency, e.g. 'client=java')
+#                        below BenchmarkRebalanceLatency: 'client=java' the
+#                        Java ones, '././hb=3s' those at heartbeat 3 s)
 #   PROFILE=1            also profile the connector on 100-byte messages
 #                        (go test -cpuprofile) and print the top functions
 #   ZKCONSUMER_BENCH_SCALE=1   scales the consume benchmarks' message counts
