@@ -13,6 +13,12 @@
 #              the connector with other settings; its heap when stalled
 #   rebalance  latency of a graceful leave in a 4-member group, 32 partitions
 #   fetcher    the fetcher manager against sarama on one partition
+#   rebalance latency (BENCH_REBALANCE=1), end to end: a graceful leave in
+#              a 4-member group, 32 partitions, zkconsumer in ZooKeeper mode,
+#              zkconsumer in Kafka mode on Kafka 3.9 and on Kafka 4.x KRaft,
+#              and Kafka's Java console consumers (3.9, 4.x classic), at
+#              heartbeat.interval.ms 300 and 3000 (connector package,
+#              BenchmarkRebalanceLatency); it also starts a KRaft cluster
 #
 # Every round runs each benchmark once, so the clients alternate and share
 # whatever else the machine is doing; the summary gives each figure's range
@@ -27,11 +33,17 @@
 #   BENCH_SCALE=1        scales its message counts (quick: 0.2)
 #   ROUNDS=3             rounds of the others (each: connector, rebalance, fetcher)
 #   REBALANCE_OPS=20     leaves measured per round
-#   PACKAGES="connector rebalance fetcher"   which benchmarks to run
+#                        (PACKAGES=none with BENCH_REBALANCE=1: only that)
+#   BENCH_REBALANCE=1    also the end-to-end rebalance latency
+#   REBALANCE_LATENCY_OPS=10   leaves measured per round and client
+#   REBALANCE_LATENCY_BENCH=.  which of its sub-benchmarks (a -bench pattern
+#                        below BenchmarkRebalanceLatency: 'client=java' the
+#                        Java ones, '././hb=3s' those at heartbeat 3 s)
 #   PROFILE=1            also profile the connector on 100-byte messages
 #                        (go test -cpuprofile) and print the top functions
 #   ZKCONSUMER_BENCH_SCALE=1   scales the consume benchmarks' message counts
 #   ZOOKEEPER_CONNECT, KAFKA_BROKERS   use that cluster instead of starting one
+#   KRAFT_BROKERS        use that KRaft cluster (BENCH_REBALANCE=1)
 #   OUT=.cache/bench/<time>   where raw results go
 #
 # Broker and benchmark share the machine's cores; GOMAXPROCS is left at
@@ -42,6 +54,9 @@ cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-3}
 REBALANCE_OPS=${REBALANCE_OPS:-20}
 PACKAGES=${PACKAGES:-clients}
+BENCH_REBALANCE=${BENCH_REBALANCE:-0}
+REBALANCE_LATENCY_OPS=${REBALANCE_LATENCY_OPS:-10}
+REBALANCE_LATENCY_BENCH=${REBALANCE_LATENCY_BENCH:-.}
 OUT=${OUT:-.cache/bench/$(date -u +%Y%m%dT%H%M%SZ)}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
@@ -58,12 +73,24 @@ fi
 
 testinfra/fetch-jars.sh
 state=.cache/bench-cluster
+kstate=.cache/bench-kraft-cluster
+stops=()
+cleanup() {
+  for s in "${stops[@]}"; do go run ./internal/cmd/zkcluster -state "$s" down $([[ $s == "$kstate" ]] && echo -kraft) || true; done
+}
+trap cleanup EXIT
 if [[ -z "${ZOOKEEPER_CONNECT:-}" ]]; then
   # A leftover from an interrupted run would block the start.
   go run ./internal/cmd/zkcluster -state "$state" down >/dev/null 2>&1 || true
-  trap 'go run ./internal/cmd/zkcluster -state "$state" down' EXIT
+  stops+=("$state")
   go run ./internal/cmd/zkcluster -state "$state" up -brokers 1 >/dev/null
   set -a; source "$state/env"; set +a
+fi
+if [[ "$BENCH_REBALANCE" == 1 && -z "${KRAFT_BROKERS:-}" ]]; then
+  go run ./internal/cmd/zkcluster -state "$kstate" down -kraft >/dev/null 2>&1 || true
+  stops+=("$kstate")
+  go run ./internal/cmd/zkcluster -state "$kstate" up -kraft -brokers 1 >/dev/null
+  set -a; source "$kstate/env"; set +a
 fi
 
 {
@@ -74,6 +101,10 @@ fi
   echo "sarama:    $(go list -m -f '{{.Version}}' github.com/IBM/sarama)"
   echo "kcat:      $(kcat -V 2>/dev/null | sed -n 's/^Version //p' || echo 'not installed')"
   echo "cluster:   ZOOKEEPER_CONNECT=$ZOOKEEPER_CONNECT KAFKA_BROKERS=$KAFKA_BROKERS"
+  if [[ "$BENCH_REBALANCE" == 1 ]]; then
+    echo "kafka 4:   $(ls .cache/kafka4/lib | sed -n 's/^kafka_2\.13-\(.*\)\.jar$/\1/p') (KRaft, 1 node) KRAFT_BROKERS=$KRAFT_BROKERS"
+    echo "java:      $(java -version 2>&1 | head -1)"
+  fi
   echo "load:      $(cut -d' ' -f1-3 /proc/loadavg) (1/5/15 min, before the run)"
 } | tee "$OUT/env.txt"
 
@@ -97,6 +128,11 @@ for round in $(seq 1 $((others ? ROUNDS : 0))); do
   if has fetcher; then
     go test -run='^$' -bench='^BenchmarkThroughput' -benchtime=3x -count=1 -timeout=30m ./fetcher |
       tee -a "$OUT/fetcher.txt" | grep '^Benchmark' || true
+  fi
+  if [[ "$BENCH_REBALANCE" == 1 ]]; then
+    echo "load:      $(cut -d' ' -f1-3 /proc/loadavg) (before rebalance latency, round $round)" >>"$OUT/env.txt"
+    go test -run='^$' -bench="^BenchmarkRebalanceLatency\$/$REBALANCE_LATENCY_BENCH" -benchtime="${REBALANCE_LATENCY_OPS}x" \
+      -count=1 -timeout=90m ./connector | tee -a "$OUT/rebalance-latency.txt" | grep '^Benchmark' || true
   fi
 done
 
@@ -182,9 +218,35 @@ summary() {
     }'
 }
 
+# pooled prints, for each BenchmarkRebalanceLatency client, the
+# distribution of every op of every round (its "ops-ms" log lines).
+pooled() {
+  awk '
+    /ops-ms BenchmarkRebalanceLatency/ {
+      rest = $0; sub(/.*ops-ms /, "", rest)
+      k = index(rest, ": "); name = substr(rest, 1, k - 1)
+      if (!(name in cnt)) order[++nn] = name
+      m = split(substr(rest, k + 2), vs, " ")
+      for (i = 1; i <= m; i++) vals[name, ++cnt[name]] = vs[i] + 0
+    }
+    END {
+      for (o = 1; o <= nn; o++) {
+        name = order[o]; n = cnt[name]
+        for (i = 1; i <= n; i++) s[i] = vals[name, i]
+        for (i = 2; i <= n; i++) for (j = i; j > 1 && s[j - 1] > s[j]; j--) { t = s[j]; s[j] = s[j - 1]; s[j - 1] = t }
+        med = n % 2 ? s[(n + 1) / 2] : (s[n / 2] + s[n / 2 + 1]) / 2
+        r = int(0.9 * n); if (r < 0.9 * n) r++   # nearest rank
+        printf "%s\n  pooled ms      n=%d min %.1f median %.1f p90 %.1f max %.1f\n", name, n, s[1], med, s[r], s[n]
+      }
+    }'
+}
+
 echo
 echo "== summary (raw results in $OUT)"
-for f in connector rebalance fetcher; do
-  if [[ -f "$OUT/$f.txt" ]]; then summary <"$OUT/$f.txt"; fi
-done | tee "$OUT/summary.txt"
+{
+  for f in connector rebalance fetcher rebalance-latency; do
+    if [[ -f "$OUT/$f.txt" ]]; then summary <"$OUT/$f.txt"; fi
+  done
+  if [[ -f "$OUT/rebalance-latency.txt" ]]; then pooled <"$OUT/rebalance-latency.txt"; fi
+} | tee "$OUT/summary.txt"
 echo "load:      $(cut -d' ' -f1-3 /proc/loadavg) (1/5/15 min, after the run)" | tee -a "$OUT/env.txt"
