@@ -2,6 +2,7 @@ package stream
 
 import (
 	"context"
+	"slices"
 	"sync/atomic"
 	"time"
 )
@@ -120,7 +121,7 @@ func (it *ConsumerIterator) nextInChunk() (*Message, Fence) {
 			break
 		}
 		if info.paused.Load() {
-			it.park(parkedChunk{chunk: c, pos: it.pos, clears: it.chunkClears})
+			it.repark(parkedChunk{chunk: c, pos: it.pos, clears: it.chunkClears})
 			it.count(info)
 			it.chunk, it.pos = nil, 0
 			return nil, nil
@@ -245,8 +246,21 @@ func (it *ConsumerIterator) activate(p parkedChunk) error {
 	return nil
 }
 
-// park sets p aside until its partition is resumed.
+// park sets p, the newest chunk of its partition, aside until its
+// partition is resumed.
 func (it *ConsumerIterator) park(p parkedChunk) { it.parked = append(it.parked, p) }
+
+// repark sets p, the chunk being read, aside again: ahead of the chunks of
+// its partition still set aside, which are newer (it may have come out of
+// the set-aside chunks before its partition was paused again).
+func (it *ConsumerIterator) repark(p parkedChunk) {
+	i := slices.IndexFunc(it.parked, func(q parkedChunk) bool { return q.chunk.TopicInfo == p.chunk.TopicInfo })
+	if i < 0 {
+		it.park(p)
+		return
+	}
+	it.parked = slices.Insert(it.parked, i, p)
+}
 
 // hasParked reports whether chunks of info are set aside.
 func (it *ConsumerIterator) hasParked(info *PartitionTopicInfo) bool {
@@ -269,14 +283,21 @@ func (it *ConsumerIterator) unpark() (parkedChunk, bool) {
 	kept := it.parked[:0]
 	var out parkedChunk
 	found := false
+	// Partitions seen paused in this pass stay held for the rest of it: a
+	// Resume between two of a partition's chunks must not let the later
+	// one out first.
+	var held []*PartitionTopicInfo
 	for _, p := range it.parked {
 		info := p.chunk.TopicInfo
 		switch {
 		case info.revoked.Load() || p.clears != clears:
 			continue // dropped
-		case !found && !info.paused.Load():
-			out, found = p, true
-			continue
+		case !found && !slices.Contains(held, info):
+			if !info.paused.Load() {
+				out, found = p, true
+				continue
+			}
+			held = append(held, info)
 		}
 		kept = append(kept, p)
 	}
