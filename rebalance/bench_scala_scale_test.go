@@ -66,9 +66,10 @@ func benchScalaGroup(b *testing.B, n, parts int) {
 		}
 	}()
 	for i := range n {
+		// Kafka names the member <group>_<consumer.id>.
 		ids[i] = fmt.Sprintf("%s_s%03d", group, i)
 		cmd, err := testcluster.OldTool(ctx, "kafka.tools.ConsoleConsumer", "--zookeeper", c.ZKConnect(), "--topic", topic, "--group", group,
-			"--consumer-property", "consumer.id="+ids[i])
+			"--consumer-property", fmt.Sprintf("consumer.id=s%03d", i))
 		if err != nil {
 			b.Fatal(err)
 		}
