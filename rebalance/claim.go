@@ -39,14 +39,17 @@ func sortedPartitions(owned map[zkutil.TopicPartition]zkutil.ConsumerThreadID) [
 
 // claim creates, in session, the owner node of every partition in mine. A
 // node that already holds our thread id in our session counts as ours (a
-// create whose reply was lost). On the first conflict every node created
-// by this call is deleted again and a *ConflictError is returned. Every
-// write is bound to session: none is applied by a later session.
+// create whose reply was lost, or a node of the previous generation that
+// was not released). held names the partitions whose nodes the previous
+// generation left for the same thread: each is read first and, if still
+// ours, kept without a write. On the first conflict every node created or
+// kept by this call is deleted again and a *ConflictError is returned.
+// Every write is bound to session: none is applied by a later session.
 //
 // ctx ending stops the claim between two creates, never during one: a
 // create abandoned while in flight could land after the rollback and leave
 // an owner node nobody releases. Each operation is bounded by opTimeout.
-func claim(ctx context.Context, zk ZooKeeper, session int64, group string, mine map[zkutil.TopicPartition]zkutil.ConsumerThreadID, opTimeout time.Duration) error {
+func claim(ctx context.Context, zk ZooKeeper, session int64, group string, mine, held map[zkutil.TopicPartition]zkutil.ConsumerThreadID, opTimeout time.Duration) error {
 	opCtx, cancel := context.WithTimeout(zkutil.InSession(context.WithoutCancel(ctx), session), opTimeout)
 	defer cancel()
 	created := map[zkutil.TopicPartition]zkutil.ConsumerThreadID{}
@@ -60,6 +63,13 @@ func claim(ctx context.Context, zk ZooKeeper, session int64, group string, mine 
 		}
 		path := zkutil.OwnerPath(group, tp.Topic, tp.Partition)
 		want := mine[tp].String()
+		if th, ok := held[tp]; ok && th == mine[tp] {
+			data, stat, gerr := zk.Get(opCtx, path)
+			if gerr == nil && string(data) == want && stat.EphemeralOwner == session {
+				created[tp] = mine[tp]
+				continue // still ours
+			}
+		}
 		err := zk.CreateEphemeral(opCtx, path, []byte(want))
 		if err == nil {
 			created[tp] = mine[tp]

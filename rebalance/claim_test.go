@@ -19,6 +19,7 @@ type ownerZK struct {
 	session  int64
 	nodes    map[string]ownerNode
 	onCreate func(path string)
+	creates  int // creates attempted
 }
 
 type ownerNode struct {
@@ -29,6 +30,7 @@ type ownerNode struct {
 
 func (z *ownerZK) CreateEphemeral(_ context.Context, path string, data []byte) error {
 	z.mu.Lock()
+	z.creates++
 	if _, ok := z.nodes[path]; ok {
 		z.mu.Unlock()
 		return zkutil.ErrNodeExists
@@ -102,7 +104,7 @@ func TestClaimRollbackSparesAPeersNode(t *testing.T) {
 	}
 	me := zkutil.ConsumerThreadID{ConsumerID: "me"}
 	mine := map[zkutil.TopicPartition]zkutil.ConsumerThreadID{{Topic: topic, Partition: 0}: me, {Topic: topic, Partition: 1}: me}
-	err := claim(context.Background(), z, 1, group, mine, time.Second)
+	err := claim(context.Background(), z, 1, group, mine, nil, time.Second)
 	var conflict *ConflictError
 	require.ErrorAs(t, err, &conflict)
 	require.Equal(t, p1, conflict.Path)
@@ -120,6 +122,51 @@ func TestClaimRollbackRemovesOurNodes(t *testing.T) {
 	for p := range int32(3) {
 		mine[zkutil.TopicPartition{Topic: topic, Partition: p}] = me
 	}
-	require.Error(t, claim(context.Background(), z, 1, group, mine, time.Second))
+	require.Error(t, claim(context.Background(), z, 1, group, mine, nil, time.Second))
 	require.Equal(t, map[string]ownerNode{p2: {data: "stranger-0", owner: 3}}, z.nodes)
+}
+
+// TestClaimKeepsHeldNodes: a held partition whose owner node is still ours
+// is kept without a write; one whose node is gone is created again; one
+// whose node holds our value in another session (an expired one's, not yet
+// removed) is not ours and conflicts.
+func TestClaimKeepsHeldNodes(t *testing.T) {
+	const group, topic = "g", "t"
+	path := func(p int32) string { return zkutil.OwnerPath(group, topic, p) }
+	me := zkutil.ConsumerThreadID{ConsumerID: "me"}
+	tp := func(p int32) zkutil.TopicPartition { return zkutil.TopicPartition{Topic: topic, Partition: p} }
+	kept := ownerNode{data: me.String(), owner: 1, version: 7} // a create would give version 0
+	z := &ownerZK{session: 1, nodes: map[string]ownerNode{path(0): kept}}
+	mine := map[zkutil.TopicPartition]zkutil.ConsumerThreadID{tp(0): me, tp(1): me, tp(2): me}
+	held := map[zkutil.TopicPartition]zkutil.ConsumerThreadID{tp(0): me, tp(1): me}
+	require.NoError(t, claim(context.Background(), z, 1, group, mine, held, time.Second))
+	require.Equal(t, 2, z.creates, "only the partitions without our node are created")
+	require.Equal(t, kept, z.nodes[path(0)])
+	require.Equal(t, ownerNode{data: me.String(), owner: 1}, z.nodes[path(1)])
+	require.Equal(t, ownerNode{data: me.String(), owner: 1}, z.nodes[path(2)])
+
+	// Held, but the node belongs to an earlier session of ours.
+	z = &ownerZK{session: 2, nodes: map[string]ownerNode{path(0): kept}}
+	err := claim(context.Background(), z, 2, group, mine, held, time.Second)
+	var conflict *ConflictError
+	require.ErrorAs(t, err, &conflict)
+	require.Equal(t, path(0), conflict.Path)
+	require.Equal(t, map[string]ownerNode{path(0): kept}, z.nodes, "nothing of ours is left behind")
+}
+
+// TestClaimRollbackReleasesHeldNodes: on a conflict the kept nodes are
+// released with the created ones, so that the member holds nothing while
+// it waits for the next attempt, as when it had released them first.
+func TestClaimRollbackReleasesHeldNodes(t *testing.T) {
+	const group, topic = "g", "t"
+	p0, p1 := zkutil.OwnerPath(group, topic, 0), zkutil.OwnerPath(group, topic, 1)
+	me := zkutil.ConsumerThreadID{ConsumerID: "me"}
+	z := &ownerZK{session: 1, nodes: map[string]ownerNode{
+		p0: {data: me.String(), owner: 1},
+		p1: {data: "stranger-0", owner: 3},
+	}}
+	mine := map[zkutil.TopicPartition]zkutil.ConsumerThreadID{{Topic: topic, Partition: 0}: me, {Topic: topic, Partition: 1}: me}
+	held := map[zkutil.TopicPartition]zkutil.ConsumerThreadID{{Topic: topic, Partition: 0}: me}
+	require.Error(t, claim(context.Background(), z, 1, group, mine, held, time.Second))
+	require.Equal(t, map[string]ownerNode{p1: {data: "stranger-0", owner: 3}}, z.nodes)
 }

@@ -4,8 +4,11 @@
 // It holds the two assignors of Kafka's Scala consumer, range and roundrobin,
 // which give byte-identical decisions to Kafka 1.1.1 so that Go and Scala
 // members can share one group, and the claim protocol on
-// /consumers/<group>/owners/<topic>/<partition>: release, compute, claim with
-// ephemeral nodes, roll back on conflict and retry.
+// /consumers/<group>/owners/<topic>/<partition>: compute, release what
+// moves away, claim with ephemeral nodes, roll back on conflict and retry.
+// Unlike Kafka's Scala consumer, which releases every owner node before it
+// computes, a member keeps the nodes of the partitions it is assigned
+// again, so that a rebalance writes only for the partitions that move.
 //
 // For groups coordinated by Kafka's broker instead (package
 // rebalance/kafkagroup), it also holds the assignors of Kafka's Java

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -57,8 +58,10 @@ type MemberConfig struct {
 // Member is one consumer of a group coordinated through ZooKeeper, as
 // Kafka's ZookeeperConsumerConnector runs it: it registers under
 // /consumers/<group>/ids, watches membership and the partition counts of
-// its topics, and on every change releases its partitions, computes the
-// assignment and claims its share under /consumers/<group>/owners.
+// its topics, and on every change ends its generation, computes the
+// assignment, releases the partitions that move away and claims its new
+// share under /consumers/<group>/owners (keeping the owner nodes of the
+// partitions it keeps).
 type Member struct {
 	zk  ZooKeeper
 	cfg MemberConfig
@@ -231,7 +234,7 @@ func (m *Member) Close(ctx context.Context) error {
 		m.watchers.Wait()
 		ctx, cancel := context.WithTimeout(ctx, m.handOverTimeout())
 		defer cancel()
-		err = m.endGeneration(ctx, ErrMemberClosed)
+		err = m.endGeneration(ctx, ErrMemberClosed, true)
 		err = errors.Join(err, m.releaseStale(ctx))
 		err = errors.Join(err, m.deregister(ctx))
 	})
@@ -335,7 +338,7 @@ func (m *Member) sessionExpired(ctx context.Context, session int64) {
 	if gen := m.Generation(); gen != nil && gen.SessionID == session {
 		m.log.Warn("ZooKeeper session expired: partitions lost; re-registering and rebalancing", "session", fmt.Sprintf("0x%x", session))
 		m.report(fmt.Errorf("%w: ZooKeeper session 0x%x expired; rejoining the group", ErrOwnershipLost, session))
-		m.report(m.endGeneration(ctx, ErrOwnershipLost))
+		m.report(m.endGeneration(ctx, ErrOwnershipLost, true))
 	}
 	if m.registered == session {
 		m.registered = 0
@@ -457,16 +460,16 @@ func (m *Member) rebalanceOnce(ctx context.Context) error {
 	if err := m.register(ctx); err != nil {
 		return err
 	}
-	if err := m.endGeneration(ctx, ErrGenerationEnded); err != nil {
+	// The owner nodes stay until the new assignment is known: those of
+	// partitions this member keeps are not deleted and created again.
+	if err := m.endGeneration(ctx, ErrGenerationEnded, false); err != nil {
 		m.report(err)
-	}
-	if err := m.releaseStale(ctx); err != nil {
-		return err
 	}
 
 	view, err := readGroup(ctx, m.zk, m.cfg.Group, m.cfg.ConsumerID, m.cfg.Subscription, m.cfg.ExcludeInternalTopics)
 	if err != nil {
-		return err
+		// Hold nothing while waiting for the next attempt.
+		return errors.Join(err, m.releaseStale(ctx))
 	}
 	for _, b := range view.broken {
 		if !m.reported[b.Error()] {
@@ -479,14 +482,29 @@ func (m *Member) rebalanceOnce(ctx context.Context) error {
 	m.watchTopics(ctx, m.topicsToWatch(view.ctx))
 	assignment, err := m.cfg.Assignor.Assign(view.ctx)
 	if err != nil {
-		return err
+		return errors.Join(err, m.releaseStale(ctx))
 	}
 	mine := assignment[m.cfg.ConsumerID]
 	if mine == nil {
 		mine = map[zkutil.TopicPartition]zkutil.ConsumerThreadID{}
 	}
 	session := m.registered
-	if err := claim(ctx, m.zk, session, m.cfg.Group, mine, m.handOverTimeout()); err != nil {
+	// Release what moves away; keep (claim checks them) the owner nodes
+	// of partitions assigned to the same thread again. They stay stale
+	// until the claim succeeds, so a failed attempt releases them later.
+	held := map[zkutil.TopicPartition]zkutil.ConsumerThreadID{}
+	for tp, th := range m.stale {
+		if mine[tp] == th {
+			held[tp] = th
+			delete(m.stale, tp)
+		}
+	}
+	if err := m.releaseStale(ctx); err != nil {
+		maps.Copy(m.stale, held)
+		return err
+	}
+	if err := claim(ctx, m.zk, session, m.cfg.Group, mine, held, m.handOverTimeout()); err != nil {
+		maps.Copy(m.stale, held)
 		return err
 	}
 	m.genCount++
@@ -550,7 +568,9 @@ func (m *Member) inHandler(f func() error) error {
 // nodes are released. Otherwise ownership is lost: other members may own
 // the partitions already, so the handler drops everything and commits
 // nothing; the owner nodes, if they still exist, are released later.
-func (m *Member) endGeneration(ctx context.Context, cause error) error {
+// Without release, an orderly end leaves the owner nodes to the next
+// attempt too, which keeps those of the partitions it is assigned again.
+func (m *Member) endGeneration(ctx context.Context, cause error, release bool) error {
 	m.mu.Lock()
 	gen := m.gen
 	m.gen = nil
@@ -576,7 +596,7 @@ func (m *Member) endGeneration(ctx context.Context, cause error) error {
 	for tp, th := range gen.Owned {
 		m.stale[tp] = th
 	}
-	if !lost {
+	if !lost && release {
 		if rerr := m.releaseStale(ctx); rerr != nil {
 			return errors.Join(err, rerr)
 		}

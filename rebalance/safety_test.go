@@ -259,3 +259,41 @@ func TestDeletedTopicsAreReportedAndNotWatched(t *testing.T) {
 		}
 	}), "the deleted topic of the static member was not reported")
 }
+
+// TestKeptPartitionsKeepTheirOwnerNodes: when the youngest of three members
+// leaves, the others keep some of their partitions (range: 0-1 and 3 of
+// 0-5). Their owner nodes must not be deleted and created again, so that a
+// rebalance writes to ZooKeeper only for the partitions that move; the
+// moved ones are owned by their new member.
+func TestKeptPartitionsKeepTheirOwnerNodes(t *testing.T) {
+	c := testcluster.Shared(t)
+	observer := dialObserver(t, c)
+	topic := newTopic(t, c, 6)
+	topics := map[string]int{topic: 1}
+	group := testcluster.UniqueName("g-keep")
+	m0 := startMember(t, c, group, group+"_m0", memberOpts{topics: topics})
+	m1 := startMember(t, c, group, group+"_m1", memberOpts{topics: topics})
+	m2 := startMember(t, c, group, group+"_m2", memberOpts{topics: topics})
+	waitConverged(t, observer, group, topics, StrategyRange, 3, m0, m1, m2)
+	czxid := func(p int32) int64 {
+		_, stat, err := observer.Get(context.Background(), zkutil.OwnerPath(group, topic, p))
+		require.NoError(t, err)
+		return stat.Czxid
+	}
+	before := map[int32]int64{}
+	for p := range int32(6) {
+		before[p] = czxid(p)
+	}
+	m2.stop(t)
+	owners := waitConverged(t, observer, group, topics, StrategyRange, 2, m0, m1)
+	for p := range int32(6) {
+		owner := owners[zkutil.TopicPartition{Topic: topic, Partition: p}]
+		switch p {
+		case 0, 1, 3: // kept by the same thread
+			require.Equal(t, before[p], czxid(p), "partition %d stayed with %s, yet its owner node was created again", p, owner)
+		default:
+			require.NotEqual(t, before[p], czxid(p), "partition %d moved to %s", p, owner)
+		}
+	}
+	require.Equal(t, m0.id+"-0", owners[zkutil.TopicPartition{Topic: topic, Partition: 2}])
+}

@@ -12,6 +12,9 @@
 #              (100-byte and 1 KiB messages), with the consumer's peak heap;
 #              the connector with other settings; its heap when stalled
 #   rebalance  latency of a graceful leave in a 4-member group, 32 partitions
+#   rebalance-scale  (not by default; once, not per round) leave and crash
+#              in groups of 10, 50, 100 members on 100 and 1,000 partitions:
+#              settle time and ZooKeeper operations per member
 #   fetcher    the fetcher manager against sarama on one partition
 #   rebalance latency (BENCH_REBALANCE=1), end to end: a graceful leave in
 #              a 4-member group, 32 partitions, zkconsumer in ZooKeeper mode,
@@ -33,7 +36,9 @@
 #   BENCH_SCALE=1        scales its message counts (quick: 0.2)
 #   ROUNDS=3             rounds of the others (each: connector, rebalance, fetcher)
 #   REBALANCE_OPS=20     leaves measured per round
-#                        (PACKAGES=none with BENCH_REBALANCE=1: only that)
+#                        (PACKAGES=none with BENCH_REBALANCE=1: only that;
+#                        PACKAGES=rebalance-scale: the rebalance at scale, once)
+#   SCALE_OPS=3          leaves of each kind per group size (rebalance-scale)
 #   BENCH_REBALANCE=1    also the end-to-end rebalance latency
 #   REBALANCE_LATENCY_OPS=10   leaves measured per round and client
 #   REBALANCE_LATENCY_BENCH=.  which of its sub-benchmarks (a -bench pattern
@@ -135,6 +140,12 @@ for round in $(seq 1 $((others ? ROUNDS : 0))); do
       -count=1 -timeout=90m ./connector | tee -a "$OUT/rebalance-latency.txt" | grep '^Benchmark' || true
   fi
 done
+
+if has rebalance-scale; then
+  echo "== rebalance at scale" >&2
+  go test -run='^$' -bench='^BenchmarkRebalanceScale$' -benchtime="${SCALE_OPS:-3}x" -count=1 -timeout=60m ./rebalance |
+    tee "$OUT/rebalance-scale.txt" | grep '^Benchmark' || true
+fi
 
 if [[ "${PROFILE:-0}" == 1 ]] && has connector; then
   go test -c -o "$OUT/connector.test" ./connector
