@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/zkconsumer/zkconsumer/internal/goid"
 	"github.com/zkconsumer/zkconsumer/internal/secure"
 	"github.com/zkconsumer/zkconsumer/rebalance"
 	"github.com/zkconsumer/zkconsumer/rebalance/kafkagroup"
@@ -187,7 +188,7 @@ func (k *kafkaGroup) rebalanced(outcome rebalance.RebalanceOutcome, attempts int
 
 // inLoop runs f, marking this goroutine as the loop's.
 func (k *kafkaGroup) inLoop(f func() error) error {
-	k.loopGoroutine.Store(goroutineID())
+	k.loopGoroutine.Store(goid.Current())
 	defer k.loopGoroutine.Store(0)
 	return f()
 }
@@ -196,7 +197,7 @@ func (k *kafkaGroup) inLoop(f func() error) error {
 // the application's listener.
 func (k *kafkaGroup) inListener() bool {
 	id := k.loopGoroutine.Load()
-	return id != 0 && id == goroutineID()
+	return id != 0 && id == goid.Current()
 }
 
 // generation maps kgen's partitions onto this member's streams: each

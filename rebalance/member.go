@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/zkconsumer/zkconsumer/internal/goid"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -264,7 +265,7 @@ func (m *Member) deregister(ctx context.Context) error {
 // Handler at this moment.
 func (m *Member) InHandler() bool {
 	id := m.handlerGoroutine.Load()
-	return id != 0 && id == goroutineID()
+	return id != 0 && id == goid.Current()
 }
 
 func (m *Member) run(ctx context.Context, events <-chan zkutil.SessionEvent, unsubscribe func(), retry bool) {
@@ -557,7 +558,7 @@ func (m *Member) topicsToWatch(ctx AssignmentContext) map[string][]zkutil.Consum
 // inHandler runs f, a call of the Handler, marking this goroutine as the
 // handler's so that Close called from it does not wait for itself.
 func (m *Member) inHandler(f func() error) error {
-	m.handlerGoroutine.Store(goroutineID())
+	m.handlerGoroutine.Store(goid.Current())
 	defer m.handlerGoroutine.Store(0)
 	return f()
 }
