@@ -89,10 +89,17 @@ func (c *Cluster) MoveLeader(ctx context.Context, topic string, partition int32,
 	if r := res[topic][partition]; r != nil && !errors.Is(r.ErrorCode, sarama.ErrNoError) && !errors.Is(r.ErrorCode, sarama.ErrElectionNotNeeded) {
 		return fmt.Errorf("testcluster: preferred-leader election of %s-%d: %w", topic, partition, r.ErrorCode)
 	}
-	for {
+	for i := 1; ; i++ {
 		st, err := c.ReadPartitionState(ctx, topic, partition)
 		if err == nil && st.Leader == to {
 			return nil
+		}
+		if i%20 == 0 {
+			// The election can find nothing to do while the new replica
+			// order or the replica's return to the ISR has not reached
+			// the controller's view yet (seen on busy KRaft clusters):
+			// ask again.
+			_, _ = admin.ElectLeaders(sarama.PreferredElection, map[string][]int32{topic: {partition}})
 		}
 		select {
 		case <-ctx.Done():
