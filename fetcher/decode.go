@@ -621,17 +621,7 @@ func (d *decoder) parseMessage(e entry) (key, value []byte, ts int64, err error)
 
 // varBytes reads a varint-length-prefixed byte string (length -1: nil),
 // capped so that appending to it cannot overwrite what follows.
-func (r *reader) varBytes() []byte {
-	n := r.varint()
-	if n < 0 || r.err != nil {
-		return nil
-	}
-	if !r.need(int(min(n, 1<<31-1))) {
-		return nil
-	}
-	r.off += int(n)
-	return r.b[r.off-int(n) : r.off : r.off]
-}
+func (r *reader) varBytes() []byte { return r.slice(r.varint()) }
 
 // millisTime converts a Kafka timestamp; negative ones are unknown.
 func millisTime(ms int64) time.Time {

@@ -489,6 +489,13 @@ func (r *reader) bytes(flex, int32Len bool) []byte {
 	default:
 		n = int64(r.int16())
 	}
+	return r.slice(n)
+}
+
+// slice returns the next n bytes, capped so that appending to them cannot
+// overwrite what follows; nil for a negative n (a null string) or after an
+// error.
+func (r *reader) slice(n int64) []byte {
 	if n < 0 || r.err != nil {
 		return nil
 	}
