@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/zkconsumer/zkconsumer/internal/backoff"
 	"github.com/zkconsumer/zkconsumer/internal/goid"
 	"github.com/zkconsumer/zkconsumer/internal/secure"
 	"github.com/zkconsumer/zkconsumer/rebalance"
@@ -129,7 +130,7 @@ func (k *kafkaGroup) run() {
 				return
 			}
 			c.report(fmt.Errorf("connector: join group %s: %w", c.cfg.GroupID, err))
-			sleepCtx(k.ctx, c.cfg.RefreshLeaderBackoff) // the next Join sees Shutdown
+			backoff.Sleep(k.ctx, c.cfg.RefreshLeaderBackoff) // the next Join sees Shutdown
 			continue
 		}
 		gen := k.generation(kgen)
@@ -141,7 +142,7 @@ func (k *kafkaGroup) run() {
 				c.report(fmt.Errorf("connector: start generation %d: %w", kgen.ID, err))
 			}
 			k.end(gen, false)
-			sleepCtx(k.ctx, c.cfg.RefreshLeaderBackoff)
+			backoff.Sleep(k.ctx, c.cfg.RefreshLeaderBackoff)
 			continue
 		}
 		k.rebalanced(rebalance.RebalanceSucceeded, attempts, started)
@@ -304,15 +305,3 @@ func (s *kafkaOffsetStore) Commit(context.Context, map[zkutil.TopicPartition]int
 }
 
 func (s *kafkaOffsetStore) Close() error { return nil }
-
-// sleepCtx waits d or until ctx ends; it reports whether ctx is alive.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+	"github.com/zkconsumer/zkconsumer/internal/backoff"
 	"github.com/zkconsumer/zkconsumer/stream"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
@@ -332,7 +333,7 @@ func (f *fetcher) failed(err error) {
 	}
 	f.mu.Unlock()
 	f.handBack(parts...)
-	sleep(f.ctx, f.run.m.cfg.RefreshLeaderBackoff)
+	backoff.Sleep(f.ctx, f.run.m.cfg.RefreshLeaderBackoff)
 }
 
 // fetch gets the response to one fetch request, the one sent ahead if

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"time"
 
 	"github.com/IBM/sarama"
+	"github.com/zkconsumer/zkconsumer/internal/backoff"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -39,7 +39,7 @@ func (r *run) leaderFinder() {
 		}
 		r.findLeaders(pending)
 		r.shutdownIdleFetchers()
-		if !sleep(r.ctx, r.m.cfg.RefreshLeaderBackoff) {
+		if !backoff.Sleep(r.ctx, r.m.cfg.RefreshLeaderBackoff) {
 			return
 		}
 	}
@@ -257,20 +257,5 @@ func (r *run) shutdownIdleFetchers() {
 		f.stop()
 		// Only this goroutine adds partitions, so there are none; be safe.
 		r.partitionsWithError(f.takeAll())
-	}
-}
-
-// sleep waits for d or until ctx ends, and reports whether ctx is alive.
-func sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+
+	"github.com/zkconsumer/zkconsumer/internal/backoff"
 )
 
 // startBackground starts the goroutines of gen: heartbeats, and the
@@ -44,25 +46,13 @@ func (m *Member) stopBackground() {
 	m.bg.Wait()
 }
 
-// sleep waits d or until ctx ends; it reports whether ctx is still alive.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}
-
 // heartbeatLoop sends a heartbeat every HeartbeatInterval, renews gen's
 // lease from the send time of each one answered without error, and ends
 // gen as the answers require.
 func (m *Member) heartbeatLoop(ctx context.Context, gen *Generation) {
 	lastOK := time.Now()
 	wait := m.cfg.HeartbeatInterval
-	for sleep(ctx, wait) {
+	for backoff.Sleep(ctx, wait) {
 		wait = m.cfg.HeartbeatInterval
 		sent := time.Now()
 		err := m.heartbeat(gen)
@@ -139,7 +129,7 @@ func (m *Member) heartbeat(gen *Generation) error {
 // vanished. It then ends gen with ErrRebalanceStarted; the caller's Join
 // starts the group's rebalance.
 func (m *Member) metadataLoop(ctx context.Context, gen *Generation, joined []string, watch leaderWatch) {
-	for sleep(ctx, m.cfg.MetadataMaxAge) {
+	for backoff.Sleep(ctx, m.cfg.MetadataMaxAge) {
 		if gen.Err() != nil {
 			return
 		}

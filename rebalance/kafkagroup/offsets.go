@@ -7,6 +7,7 @@ import (
 
 	"github.com/IBM/sarama"
 
+	"github.com/zkconsumer/zkconsumer/internal/backoff"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -145,7 +146,7 @@ func permanent(err error) error {
 func (m *Member) retry(ctx context.Context, op func(*coordinator) error) error {
 	var err error
 	for attempt := 0; attempt < commitAttempts; attempt++ {
-		if attempt > 0 && !sleep(ctx, m.cfg.RetryBackoff) {
+		if attempt > 0 && !backoff.Sleep(ctx, m.cfg.RetryBackoff) {
 			return errors.Join(err, context.Cause(ctx))
 		}
 		if m.ctx.Err() != nil {
