@@ -207,10 +207,13 @@ type Config struct {
 	SocketTimeout time.Duration
 
 	// SocketReceiveBufferBytes is the TCP receive buffer of the fetch
-	// connections: socket.receive.buffer.bytes, default 65536. It is set
-	// before connecting. Zero or a negative value (-1) keeps the operating
-	// system's default, as in Kafka, which on Linux also keeps the
-	// kernel's receive-buffer autotuning (a fixed size turns it off).
+	// connections: socket.receive.buffer.bytes. The default, -1 (zero
+	// too), sets nothing and keeps the operating system's default, which
+	// on Linux is receive-buffer autotuning, as librdkafka and the Go
+	// clients do. This is the one default that differs from Kafka 1.1.1's
+	// (65536): a fixed size turns autotuning off, and on a fast network a
+	// 64 KiB buffer limits a consumer (BENCHMARKS.md §8). A positive size
+	// is set before connecting, so that the TCP window scale fits it.
 	SocketReceiveBufferBytes int
 
 	// FetchMessageMaxBytes is the number of bytes fetched per partition in
@@ -390,7 +393,8 @@ type Config struct {
 }
 
 // DefaultConfig returns a Config holding Kafka 1.1.1's defaults for every
-// key, and Kafka 3.9's Java consumer defaults for the keys of
+// key but socket.receive.buffer.bytes (-1, the operating system's
+// default, instead of 65536), and Kafka 3.9's Java consumer defaults for the keys of
 // GroupCoordination "kafka". GroupID and ZookeeperConnect (or
 // BootstrapServers) are left empty: they are required.
 // Fields whose default follows another field (ClientID,
@@ -399,7 +403,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		SocketTimeout:               30000 * time.Millisecond,
-		SocketReceiveBufferBytes:    64 * 1024,
+		SocketReceiveBufferBytes:    -1,
 		FetchMessageMaxBytes:        1024 * 1024,
 		FetchMaxBytes:               50 * 1024 * 1024,
 		NumConsumerFetchers:         1,

@@ -438,7 +438,7 @@ func TestPropertiesRoundTrip(t *testing.T) {
 	custom.RebalanceBackoff = 5 * time.Second
 	custom.OffsetsStorage = "kafka"
 	custom.DualCommitEnabled = new(true)
-	custom.SocketReceiveBufferBytes = -1
+	custom.SocketReceiveBufferBytes = 131072
 	custom.IsolationLevel = connector.IsolationReadCommitted
 	custom.RoundRobinHashFormat = connector.RoundRobinHashBracket
 

@@ -60,7 +60,7 @@ func TestDefaultsMatchKafka(t *testing.T) {
 		"zookeeper.connect":                 "127.0.0.1:2181", // required
 		"client.id":                         "grp",            // = group.id
 		"socket.timeout.ms":                 "30000",
-		"socket.receive.buffer.bytes":       "65536",
+		"socket.receive.buffer.bytes":       "-1",
 		"fetch.message.max.bytes":           "1048576",
 		"fetch.max.bytes":                   "52428800",
 		"num.consumer.fetchers":             "1",
@@ -100,7 +100,7 @@ func TestDefaultsMatchKafka(t *testing.T) {
 		ZookeeperConnect:            "127.0.0.1:2181",
 		ClientID:                    "grp",
 		SocketTimeout:               30 * time.Second,
-		SocketReceiveBufferBytes:    65536,
+		SocketReceiveBufferBytes:    -1,
 		FetchMessageMaxBytes:        1048576,
 		FetchMaxBytes:               52428800,
 		NumConsumerFetchers:         1,
@@ -199,7 +199,7 @@ func TestValidateAcceptsEdgeValues(t *testing.T) {
 		"consumer timeout positive":    func(c *connector.Config) { c.ConsumerTimeout = 5 * time.Second },
 		"socket timeout = fetch wait":  func(c *connector.Config) { c.SocketTimeout, c.FetchWaitMax = time.Second, time.Second },
 		"fetch wait zero":              func(c *connector.Config) { c.FetchWaitMax = 0 },
-		"OS receive buffer":            func(c *connector.Config) { c.SocketReceiveBufferBytes = -1 },
+		"fixed receive buffer":         func(c *connector.Config) { c.SocketReceiveBufferBytes = 65536 },
 		"fetch min bytes zero":         func(c *connector.Config) { c.FetchMinBytes = 0 },
 		"no commit retries":            func(c *connector.Config) { c.OffsetsCommitMaxRetries = 0 },
 		"auto-commit off, no interval": func(c *connector.Config) { c.AutoCommitEnable, c.AutoCommitInterval = false, 0 },

@@ -87,12 +87,12 @@ type Config struct {
 	IsolationLevel string
 
 	// SocketReceiveBufferBytes is the TCP receive buffer of each fetch
-	// connection: socket.receive.buffer.bytes, default 65536. It is set
-	// before connecting, so that the TCP window scale fits it. Zero or
-	// less (Kafka's -1) keeps the operating system's default, which on
-	// Linux also keeps receive-buffer autotuning (net.ipv4.tcp_rmem), as
-	// librdkafka does by default; any explicit size turns autotuning off
-	// for the socket.
+	// connection: socket.receive.buffer.bytes. Zero or less (Kafka's -1,
+	// the default) keeps the operating system's default, which on Linux
+	// is receive-buffer autotuning (net.ipv4.tcp_rmem), as librdkafka
+	// does by default; any explicit size turns autotuning off for the
+	// socket. A positive size is set before connecting, so that the TCP
+	// window scale fits it.
 	SocketReceiveBufferBytes int
 
 	// CheckCRCs verifies the checksum of every record batch (CRC-32C) and
@@ -147,7 +147,7 @@ func DefaultConfig() Config {
 		NumFetchers:              1,
 		AutoOffsetReset:          AutoOffsetResetLargest,
 		IsolationLevel:           IsolationReadUncommitted,
-		SocketReceiveBufferBytes: 64 * 1024,
+		SocketReceiveBufferBytes: -1,
 		CheckCRCs:                true,
 	}
 }
