@@ -43,7 +43,7 @@ test-matrix:
 	@ZKCONSUMER_MATRIX_BROKERS=$(MATRIX_BROKERS) $(GO) test -race -count=1 -p 1 -tags matrix -timeout 30m \
 		-run '^(TestNegotiatedVersions|TestBrokerMatrix)$$' ./fetcher/ ./connector/
 
-## bench: consume throughput and CPU/GB vs sarama, franz-go, kcat and Kafka 1.1.1 on six shapes (BENCH_ROUNDS, BENCH_SHAPES; PACKAGES="clients connector rebalance fetcher" for all; see BENCHMARKS.md)
+## bench: consume throughput and CPU/GB vs sarama, franz-go, kcat and Kafka 1.1.1, and the console consumer vs kcat, on six shapes (BENCH_ROUNDS, BENCH_SHAPES; PACKAGES="clients connector rebalance fetcher" for all; see BENCHMARKS.md)
 bench: jars
 	@scripts/bench.sh
 

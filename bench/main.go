@@ -1,7 +1,8 @@
 // Command bench compares zkconsumer's consume throughput and CPU cost with
 // sarama, franz-go, kcat (librdkafka) and Kafka 1.1.1's Scala consumer
-// (kafka.tools.ConsumerPerformance --zookeeper), on several message shapes,
-// in alternating rounds against one cluster.
+// (kafka.tools.ConsumerPerformance --zookeeper), and zkconsumer's console
+// consumer with kcat, on several message shapes, in alternating rounds
+// against one cluster.
 //
 // It lives in a module of its own so that the library does not depend on
 // franz-go. scripts/bench.sh runs it; by hand:
@@ -11,22 +12,26 @@
 // ZOOKEEPER_CONNECT and KAFKA_BROKERS name the cluster (as set by
 // internal/cmd/zkcluster's env file). Topics are filled once per cluster
 // and reused. Each measurement runs in a process of its own: the Go
-// clients in a child of this binary (-child), kcat and the Scala consumer
-// as their own programs, so that each one's CPU time is its own. In round
-// r the clients of a shape start with the r-th one, so that no client
-// always runs first or last.
+// clients in a child of this binary (-child), kcat, the Scala consumer and
+// the console consumer as their own programs, so that each one's CPU time
+// is its own. In round r the clients of a shape start with the r-th one,
+// so that no client always runs first or last.
 //
 // Clients: connector (zkconsumer, DefaultConfig; connector:<variant> for
 // the settings in connectorVariants), sarama, franz (franz-go kgo), kcat,
-// scala (Kafka 1.1.1's old consumer), and base: the connector run by the
-// bench binary named by BENCH_BASE, built from another tree, to compare
-// two versions of the library in the same rounds.
+// scala (Kafka 1.1.1's old consumer), console (examples/console-consumer,
+// built once per run, or the binary named by BENCH_CONSOLE;
+// console:<variant> for the --consumer-property settings in
+// consoleVariants), and base: the connector run by the bench binary named
+// by BENCH_BASE, built from another tree, to compare two versions of the
+// library in the same rounds.
 //
 // A Go client's rate is measured from creating the client to its last
-// message (the process start is not included); kcat's from starting the
-// process to its exit at the last message (-c N); the Scala consumer's is
-// the nMsg.sec it reports itself. CPU is the process's user+system time,
-// per GB of value bytes (10^9).
+// message (the process start is not included); kcat's and the console
+// consumer's from starting the process to its exit at the last message
+// (-c N, --max-messages N); the Scala consumer's is the nMsg.sec it
+// reports itself. CPU is the process's user+system time, per GB of value
+// bytes (10^9).
 package main
 
 import (
@@ -50,7 +55,7 @@ func main() {
 	variant := flag.String("variant", "", "internal (-child): connector settings, see connectorVariants")
 	rounds := flag.Int("rounds", envInt("BENCH_ROUNDS", 5), "rounds (BENCH_ROUNDS)")
 	shapes := flag.String("shapes", envStr("BENCH_SHAPES", "p1,p12,1k,10k,lz4,zstd"), "shapes to run (BENCH_SHAPES): "+shapeNames())
-	clients := flag.String("clients", envStr("BENCH_CLIENTS", "connector,sarama,franz,kcat,scala"), "clients to run (BENCH_CLIENTS)")
+	clients := flag.String("clients", envStr("BENCH_CLIENTS", "connector,sarama,franz,kcat,console,scala"), "clients to run (BENCH_CLIENTS)")
 	scale := flag.Float64("scale", envFloat("BENCH_SCALE", 1), "scale of the message counts (BENCH_SCALE)")
 	out := flag.String("out", "", "also append every raw result, as JSON lines, to this file")
 	cpuProfile := flag.String("cpuprofile", "", "(-child) write a CPU profile of the read to this file")

@@ -26,12 +26,24 @@ type runner struct {
 	rounds  int
 	raw     *json.Encoder
 	results []result
+	// consoleBin is the console consumer the console client runs.
+	consoleBin string
 }
 
 func (r *runner) run(ctx context.Context, shapes []shape) error {
 	fmt.Printf("machine:  %s\n", machine())
 	fmt.Printf("load:     %s (1/5/15 min, before)\n", loadavg())
 	fmt.Printf("clients:  %s; shapes: %v; rounds: %d; scale %g\n", strings.Join(r.clients, ","), names(shapes), r.rounds, r.scale)
+	for _, c := range r.clients {
+		if name, _, _ := strings.Cut(c, ":"); name == "console" && r.consoleBin == "" {
+			bin, cleanup, err := consoleBinary(ctx)
+			if err != nil {
+				return err
+			}
+			defer cleanup()
+			r.consoleBin = bin
+		}
+	}
 	var sets []*dataset
 	for _, s := range shapes {
 		d, err := prepare(ctx, r.env, s, r.scale)
@@ -113,6 +125,13 @@ func (r *runner) measure(ctx context.Context, client string, d *dataset) (*resul
 		return r.kcat(ctx, d)
 	case "scala":
 		return r.scala(ctx, d)
+	case "console":
+		res, err := r.console(ctx, variant, d)
+		if err != nil {
+			return nil, err
+		}
+		res.Client = client
+		return res, nil
 	case "base":
 		// The connector as built by another copy of this program, from
 		// another tree (BENCH_BASE), for before/after comparisons.

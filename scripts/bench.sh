@@ -2,7 +2,8 @@
 # Benchmarks against a real ZooKeeper and a real Kafka 3.9 broker (ZK mode):
 #
 #   clients    the consume benchmark of issue #13 (bench/, a Go module of its
-#              own): zkconsumer, sarama, franz-go, kcat and Kafka 1.1.1's
+#              own): zkconsumer, sarama, franz-go, kcat, zkconsumer's console
+#              consumer (to /dev/null, as kcat) and Kafka 1.1.1's
 #              ConsumerPerformance --zookeeper on six shapes (100 B x 1 and
 #              x 12 partitions, 1 KiB x 4, 10 KiB x 4, 1 KiB x 4 lz4 and
 #              zstd), BENCH_ROUNDS alternating rounds, with msgs/s, client
@@ -32,7 +33,9 @@
 #                        "clients connector rebalance fetcher"
 #   BENCH_ROUNDS=5       rounds of the clients benchmark (quick: 1)
 #   BENCH_SHAPES=p1,p12,1k,10k,lz4,zstd   its shapes (quick: p1,1k)
-#   BENCH_CLIENTS=connector,sarama,franz,kcat,scala   its clients
+#   BENCH_CLIENTS=connector,sarama,franz,kcat,console,scala   its clients
+#   BENCH_CONSOLE        the console-consumer binary its console client runs
+#                        (default: built from this tree for the run)
 #   BENCH_SCALE=1        scales its message counts (quick: 0.2)
 #   ROUNDS=3             rounds of the others (each: connector, rebalance, fetcher)
 #   REBALANCE_OPS=20     leaves measured per round
