@@ -129,6 +129,8 @@ func runChild(ctx context.Context, client, variant, topic, endList string) (*res
 var connectorVariants = map[string]func(*connector.Config){
 	"":          func(*connector.Config) {},
 	"rcvbuf=os": func(c *connector.Config) { c.SocketReceiveBufferBytes = -1 },
+	// Kafka 1.1.1's default, the connector's before it used the OS default.
+	"rcvbuf=64k": func(c *connector.Config) { c.SocketReceiveBufferBytes = 64 << 10 },
 	// ConsumerPerformance's default socket buffer.
 	"rcvbuf=2m":  func(c *connector.Config) { c.SocketReceiveBufferBytes = 2 << 20 },
 	"nocrc":      func(c *connector.Config) { c.CheckCRCs = false },

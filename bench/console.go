@@ -29,6 +29,7 @@ import (
 var consoleVariants = map[string][]string{
 	"":                nil,
 	"rcvbuf=os":       {"socket.receive.buffer.bytes=-1"},
+	"rcvbuf=64k":      {"socket.receive.buffer.bytes=65536"},
 	"rcvbuf=2m":       {"socket.receive.buffer.bytes=2097152"},
 	"nocrc":           {"check.crcs=false"},
 	"fetchers=2":      {"num.consumer.fetchers=2"},

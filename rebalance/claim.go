@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/zkconsumer/zkconsumer/zkutil"
@@ -42,53 +43,82 @@ func sortedPartitions(owned map[zkutil.TopicPartition]zkutil.ConsumerThreadID) [
 // create whose reply was lost, or a node of the previous generation that
 // was not released). held names the partitions whose nodes the previous
 // generation left for the same thread: each is read first and, if still
-// ours, kept without a write. On the first conflict every node created or
-// kept by this call is deleted again and a *ConflictError is returned.
-// Every write is bound to session: none is applied by a later session.
+// ours, kept without a write. On the first conflict no further create
+// starts, and once those in flight have returned, every node created or
+// kept by this call is deleted again and a *ConflictError is returned (of
+// the first conflicting partition in order). Every write is bound to
+// session: none is applied by a later session. Up to zkInFlight nodes are
+// claimed at once.
 //
-// ctx ending stops the claim between two creates, never during one: a
-// create abandoned while in flight could land after the rollback and leave
-// an owner node nobody releases. Each operation is bounded by opTimeout.
+// ctx ending stops the claim between creates, never during one: a create
+// abandoned while in flight could land after the rollback and leave an
+// owner node nobody releases. Each operation is bounded by opTimeout.
 func claim(ctx context.Context, zk ZooKeeper, session int64, group string, mine, held map[zkutil.TopicPartition]zkutil.ConsumerThreadID, opTimeout time.Duration) error {
 	opCtx, cancel := context.WithTimeout(zkutil.InSession(context.WithoutCancel(ctx), session), opTimeout)
 	defer cancel()
-	created := map[zkutil.TopicPartition]zkutil.ConsumerThreadID{}
-	rollback := func() {
-		_ = release(opCtx, zk, session, group, created)
-	}
-	for _, tp := range sortedPartitions(mine) {
-		if err := ctx.Err(); err != nil {
-			rollback()
-			return fmt.Errorf("rebalance: claim: %w", err)
-		}
+	parts := sortedPartitions(mine)
+	// errs[i] is what stopped the claim of parts[i]; created marks the
+	// nodes to delete on a rollback (also one whose create may have been
+	// applied before it failed: release checks owner and value first).
+	errs := make([]error, len(parts))
+	created := make([]bool, len(parts))
+	var failed atomic.Bool
+	stop := func() bool { return failed.Load() || ctx.Err() != nil }
+	forEach(len(parts), stop, func(i int) {
+		tp := parts[i]
 		path := zkutil.OwnerPath(group, tp.Topic, tp.Partition)
 		want := mine[tp].String()
+		ours := func() bool {
+			data, stat, gerr := zk.Get(opCtx, path)
+			if gerr == nil && string(data) == want && stat.EphemeralOwner == session {
+				return true
+			}
+			errs[i] = &ConflictError{Partition: tp, Owner: string(data), Path: path}
+			return false
+		}
 		if th, ok := held[tp]; ok && th == mine[tp] {
 			data, stat, gerr := zk.Get(opCtx, path)
 			if gerr == nil && string(data) == want && stat.EphemeralOwner == session {
-				created[tp] = mine[tp]
-				continue // still ours
+				created[i] = true
+				return // still ours
 			}
 		}
 		err := zk.CreateEphemeral(opCtx, path, []byte(want))
+		switch {
+		case err == nil:
+			created[i] = true
+			return
+		case !errors.Is(err, zkutil.ErrNodeExists):
+			created[i] = true
+			errs[i] = fmt.Errorf("rebalance: claim %s: %w", path, err)
+		case ours():
+			created[i] = true
+			return // ours already
+		}
+		failed.Store(true)
+	})
+	if err := firstError(errs); err != nil || ctx.Err() != nil {
 		if err == nil {
-			created[tp] = mine[tp]
-			continue
+			err = fmt.Errorf("rebalance: claim: %w", ctx.Err())
 		}
-		if !errors.Is(err, zkutil.ErrNodeExists) {
-			// The create may have been applied before it failed
-			// (a timeout): release checks owner and value first.
-			created[tp] = mine[tp]
-			rollback()
-			return fmt.Errorf("rebalance: claim %s: %w", path, err)
+		rollback := map[zkutil.TopicPartition]zkutil.ConsumerThreadID{}
+		for i, tp := range parts {
+			if created[i] {
+				rollback[tp] = mine[tp]
+			}
 		}
-		data, stat, gerr := zk.Get(opCtx, path)
-		if gerr == nil && string(data) == want && stat.EphemeralOwner == session {
-			created[tp] = mine[tp]
-			continue // ours already
+		_ = release(opCtx, zk, session, group, rollback)
+		return err
+	}
+	return nil
+}
+
+// firstError returns the first non-nil error of errs.
+func firstError(errs []error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
 		}
-		rollback()
-		return &ConflictError{Partition: tp, Owner: string(data), Path: path}
 	}
 	return nil
 }
@@ -102,27 +132,34 @@ func release(ctx context.Context, zk ZooKeeper, session int64, group string, own
 		return nil // no session: its ephemeral nodes are gone with it
 	}
 	ctx = zkutil.InSession(ctx, session)
-	var errs []error
-	for _, tp := range sortedPartitions(owned) {
+	parts := sortedPartitions(owned)
+	errs := make([]error, len(parts))
+	var expired atomic.Bool
+	forEach(len(parts), expired.Load, func(i int) {
+		tp := parts[i]
 		path := zkutil.OwnerPath(group, tp.Topic, tp.Partition)
 		data, stat, err := zk.Get(ctx, path)
 		if errors.Is(err, zkutil.ErrNoNode) {
-			continue
+			return
 		}
 		if errors.Is(err, zkutil.ErrSessionExpired) {
-			return nil // the session's nodes went with it
+			expired.Store(true) // the session's nodes went with it
+			return
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("rebalance: release %s: %w", path, err))
-			continue
+			errs[i] = fmt.Errorf("rebalance: release %s: %w", path, err)
+			return
 		}
 		if string(data) != owned[tp].String() || stat.EphemeralOwner != session {
-			continue
+			return
 		}
 		err = zk.Delete(ctx, path, stat.Version)
 		if err != nil && !errors.Is(err, zkutil.ErrNoNode) && !errors.Is(err, zkutil.ErrSessionExpired) {
-			errs = append(errs, fmt.Errorf("rebalance: release %s: %w", path, err))
+			errs[i] = fmt.Errorf("rebalance: release %s: %w", path, err)
 		}
+	})
+	if expired.Load() {
+		return nil
 	}
 	return errors.Join(errs...)
 }

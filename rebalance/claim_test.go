@@ -13,7 +13,8 @@ import (
 
 // ownerZK is an in-memory ZooKeeper of owner nodes for claim and release:
 // each node has a value, an owning session and a version. onCreate runs
-// after each create, so a test can let a peer act in between.
+// after each create, with z.mu held (it may change z.nodes), so a test can
+// let a peer act in between. It is safe for concurrent use.
 type ownerZK struct {
 	mu       sync.Mutex
 	session  int64
@@ -36,10 +37,10 @@ func (z *ownerZK) CreateEphemeral(_ context.Context, path string, data []byte) e
 		return zkutil.ErrNodeExists
 	}
 	z.nodes[path] = ownerNode{data: string(data), owner: z.session}
-	z.mu.Unlock()
 	if z.onCreate != nil {
 		z.onCreate(path)
 	}
+	z.mu.Unlock()
 	return nil
 }
 

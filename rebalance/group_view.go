@@ -39,13 +39,26 @@ func readGroup(ctx context.Context, zk groupReader, group, consumerID string, mi
 	slices.Sort(ids)
 	subs := make(map[string]Subscription, len(ids))
 	wildcard := mine.Filter != nil
-	for _, id := range ids {
+	// The registrations are read at once (see forEach), then taken in
+	// order, so every member sees the same errors in the same order.
+	type read struct {
+		data []byte
+		err  error
+	}
+	reads := make([]read, len(ids))
+	forEach(len(ids), nil, func(i int) {
+		if ids[i] != consumerID {
+			reads[i].data, _, reads[i].err = zk.Get(ctx, zkutil.ConsumerIDPath(group, ids[i]))
+		}
+	})
+	for i, id := range ids {
 		if id == consumerID {
 			subs[id] = mine
 			continue
 		}
 		path := zkutil.ConsumerIDPath(group, id)
-		data, _, err := zk.Get(ctx, path)
+		data, err := reads[i].data, reads[i].err
+		reads[i].data = nil
 		if errors.Is(err, zkutil.ErrNoNode) {
 			continue // left while we were reading
 		}
@@ -101,9 +114,14 @@ func readGroup(ctx context.Context, zk groupReader, group, consumerID string, mi
 			v.ctx.ConsumersForTopic[t] = append(v.ctx.ConsumersForTopic[t], ths...)
 		}
 	}
-	for _, t := range slices.Sorted(maps.Keys(v.ctx.ConsumersForTopic)) {
+	topics := slices.Sorted(maps.Keys(v.ctx.ConsumersForTopic))
+	topicReads := make([]read, len(topics))
+	forEach(len(topics), nil, func(i int) {
+		topicReads[i].data, _, topicReads[i].err = zk.Get(ctx, zkutil.TopicPath(topics[i]))
+	})
+	for i, t := range topics {
 		path := zkutil.TopicPath(t)
-		data, _, err := zk.Get(ctx, path)
+		data, err := topicReads[i].data, topicReads[i].err
 		if errors.Is(err, zkutil.ErrNoNode) {
 			continue // Kafka: a missing topic has no partitions
 		}
