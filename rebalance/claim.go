@@ -18,6 +18,7 @@ type ConflictError struct {
 	Partition zkutil.TopicPartition
 	Owner     string // the value of the owner node, "" if unreadable
 	Path      string
+	waited    bool // awaitReleased waited a backoff for it already
 }
 
 // Error names the partition, its owner and the owner node.
@@ -48,7 +49,7 @@ func sortedPartitions(owned map[zkutil.TopicPartition]zkutil.ConsumerThreadID) [
 // kept by this call is deleted again and a *ConflictError is returned (of
 // the first conflicting partition in order). Every write is bound to
 // session: none is applied by a later session. Up to zkInFlight nodes are
-// claimed at once.
+// claimed at once. (awaitReleased, before it, makes conflicts rare.)
 //
 // ctx ending stops the claim between creates, never during one: a create
 // abandoned while in flight could land after the rollback and leave an
@@ -68,32 +69,29 @@ func claim(ctx context.Context, zk ZooKeeper, session int64, group string, mine,
 		tp := parts[i]
 		path := zkutil.OwnerPath(group, tp.Topic, tp.Partition)
 		want := mine[tp].String()
-		ours := func() bool {
+		ours := func() (bool, string) {
 			data, stat, gerr := zk.Get(opCtx, path)
-			if gerr == nil && string(data) == want && stat.EphemeralOwner == session {
-				return true
-			}
-			errs[i] = &ConflictError{Partition: tp, Owner: string(data), Path: path}
-			return false
+			return gerr == nil && string(data) == want && stat.EphemeralOwner == session, string(data)
 		}
 		if th, ok := held[tp]; ok && th == mine[tp] {
-			data, stat, gerr := zk.Get(opCtx, path)
-			if gerr == nil && string(data) == want && stat.EphemeralOwner == session {
+			if still, _ := ours(); still {
 				created[i] = true
-				return // still ours
+				return
 			}
 		}
 		err := zk.CreateEphemeral(opCtx, path, []byte(want))
-		switch {
-		case err == nil:
+		if err == nil {
 			created[i] = true
 			return
-		case !errors.Is(err, zkutil.ErrNodeExists):
+		}
+		if !errors.Is(err, zkutil.ErrNodeExists) {
 			created[i] = true
 			errs[i] = fmt.Errorf("rebalance: claim %s: %w", path, err)
-		case ours():
+		} else if yes, owner := ours(); yes {
 			created[i] = true
 			return // ours already
+		} else {
+			errs[i] = &ConflictError{Partition: tp, Owner: owner, Path: path}
 		}
 		failed.Store(true)
 	})

@@ -21,6 +21,8 @@ type ownerZK struct {
 	nodes    map[string]ownerNode
 	onCreate func(path string)
 	creates  int // creates attempted
+	gets     int
+	watches  map[string][]chan zkutil.WatchEvent // ExistsW, fired by Delete
 }
 
 type ownerNode struct {
@@ -47,6 +49,7 @@ func (z *ownerZK) CreateEphemeral(_ context.Context, path string, data []byte) e
 func (z *ownerZK) Get(_ context.Context, path string) ([]byte, zkutil.Stat, error) {
 	z.mu.Lock()
 	defer z.mu.Unlock()
+	z.gets++
 	n, ok := z.nodes[path]
 	if !ok {
 		return nil, zkutil.Stat{}, zkutil.ErrNoNode
@@ -65,7 +68,34 @@ func (z *ownerZK) Delete(_ context.Context, path string, version int32) error {
 		return zkutil.ErrBadVersion
 	}
 	delete(z.nodes, path)
+	for _, ch := range z.watches[path] {
+		ch <- zkutil.WatchEvent{Type: zkutil.NodeDeleted, Path: path}
+		close(ch)
+	}
+	delete(z.watches, path)
 	return nil
+}
+
+func (z *ownerZK) ExistsW(_ context.Context, path string) (bool, zkutil.Stat, <-chan zkutil.WatchEvent, error) {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	ch := make(chan zkutil.WatchEvent, 1)
+	n, ok := z.nodes[path]
+	if !ok {
+		return false, zkutil.Stat{}, nil, nil
+	}
+	if z.watches == nil {
+		z.watches = map[string][]chan zkutil.WatchEvent{}
+	}
+	z.watches[path] = append(z.watches[path], ch)
+	return true, zkutil.Stat{EphemeralOwner: n.owner, Version: n.version}, ch, nil
+}
+
+// watching returns how many watches are pending on path.
+func (z *ownerZK) watching(path string) int {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	return len(z.watches[path])
 }
 
 // The parts of ZooKeeper claim and release do not use.
@@ -77,9 +107,6 @@ func (z *ownerZK) ChildrenW(context.Context, string) ([]string, <-chan zkutil.Wa
 	panic("not used")
 }
 func (z *ownerZK) Exists(context.Context, string) (bool, zkutil.Stat, error) { panic("not used") }
-func (z *ownerZK) ExistsW(context.Context, string) (bool, zkutil.Stat, <-chan zkutil.WatchEvent, error) {
-	panic("not used")
-}
 func (z *ownerZK) EnsurePath(context.Context, string) error        { panic("not used") }
 func (z *ownerZK) ID() int64                                       { return z.session }
 func (z *ownerZK) AwaitLease(context.Context, int64) error         { return nil }

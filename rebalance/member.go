@@ -426,32 +426,21 @@ func (m *Member) syncedRebalance(ctx context.Context) bool {
 }
 
 // backoff waits before the next attempt: until a conflicting owner node is
-// deleted, or the backoff passes, whichever comes first. The watch on a
-// conflicting node is kept for the next attempts until it fires, so that
-// repeated conflicts on one node do not pile up watches.
+// deleted, or the backoff passes, whichever comes first. A conflict that
+// awaitReleased has already waited a backoff for is retried at once.
 func (m *Member) backoff(ctx context.Context, err error) {
 	timer := time.NewTimer(m.cfg.Backoff)
 	defer timer.Stop()
-	var deleted <-chan zkutil.WatchEvent
 	var conflict *ConflictError
 	if errors.As(err, &conflict) {
-		deleted = m.conflicts[conflict.Path]
-		if deleted == nil {
-			exists, _, ch, werr := m.zk.ExistsW(ctx, conflict.Path)
-			if werr == nil && !exists {
-				return
-			}
-			if werr == nil {
-				m.conflicts[conflict.Path] = ch
-				deleted = ch
-			}
+		if !conflict.waited {
+			m.awaitDeleted(ctx, conflict.Path, timer.C)
 		}
+		return
 	}
 	select {
 	case <-ctx.Done():
 	case <-timer.C:
-	case <-deleted:
-		delete(m.conflicts, conflict.Path)
 	}
 }
 
@@ -503,6 +492,11 @@ func (m *Member) rebalanceOnce(ctx context.Context) error {
 	if err := m.releaseStale(ctx); err != nil {
 		maps.Copy(m.stale, held)
 		return err
+	}
+	if err := m.awaitReleased(ctx, session, mine, held); err != nil {
+		// Hold nothing while waiting for the next attempt.
+		maps.Copy(m.stale, held)
+		return errors.Join(err, m.releaseStale(ctx))
 	}
 	if err := claim(ctx, m.zk, session, m.cfg.Group, mine, held, m.handOverTimeout()); err != nil {
 		maps.Copy(m.stale, held)
