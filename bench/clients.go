@@ -30,6 +30,9 @@ type result struct {
 	CPU     float64 `json:"cpu_s"`   // the process's user+system time
 	FirstMs float64 `json:"first_ms,omitempty"`
 	RSSMB   float64 `json:"rss_mb,omitempty"`
+	// MinFlt is the process's minor page faults (rusage), start-up
+	// included: each is a page of fresh memory the kernel zeroed.
+	MinFlt int64 `json:"minflt,omitempty"`
 	// Rate is msgs/s: Msgs/Seconds, or the rate a tool reports itself.
 	Rate float64 `json:"rate"`
 }
@@ -304,6 +307,14 @@ func hwmOf(path string) int64 {
 				return kb * 1024
 			}
 		}
+	}
+	return 0
+}
+
+// minorFaults returns the minor page faults of an exited process.
+func minorFaults(ps *os.ProcessState) int64 {
+	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+		return ru.Minflt
 	}
 	return 0
 }

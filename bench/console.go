@@ -129,6 +129,6 @@ func (r *runner) console(ctx context.Context, variant string, d *dataset) (*resu
 	}
 	cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	return &result{Client: "console", Variant: variant, Msgs: d.total, Bytes: d.total * int64(d.size),
-		Seconds: elapsed.Seconds(), CPU: cpu.Seconds(), RSSMB: float64(hwm) / 1e6,
+		Seconds: elapsed.Seconds(), CPU: cpu.Seconds(), RSSMB: float64(hwm) / 1e6, MinFlt: minorFaults(cmd.ProcessState),
 		Rate: float64(d.total) / elapsed.Seconds()}, nil
 }

@@ -155,7 +155,7 @@ func (r *runner) measure(ctx context.Context, client string, d *dataset) (*resul
 	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
 		return nil, fmt.Errorf("child output %q: %w", stdout.String(), err)
 	}
-	res.Client = client
+	res.Client, res.MinFlt = client, minorFaults(cmd.ProcessState)
 	return &res, nil
 }
 
@@ -190,7 +190,8 @@ func (r *runner) kcat(ctx context.Context, d *dataset) (*result, error) {
 	}
 	cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	return &result{Client: "kcat", Msgs: d.total, Bytes: d.total * int64(d.size), Seconds: elapsed.Seconds(),
-		CPU: cpu.Seconds(), RSSMB: float64(hwm) / 1e6, Rate: float64(d.total) / elapsed.Seconds()}, nil
+		CPU: cpu.Seconds(), RSSMB: float64(hwm) / 1e6, MinFlt: minorFaults(cmd.ProcessState),
+		Rate: float64(d.total) / elapsed.Seconds()}, nil
 }
 
 // scala runs Kafka 1.1.1's kafka.tools.ConsumerPerformance with the old
@@ -238,7 +239,7 @@ func (r *runner) scala(ctx context.Context, d *dataset) (*result, error) {
 	}
 	cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	return &result{Client: "scala", Msgs: msgs, Bytes: msgs * int64(d.size), Seconds: elapsed.Seconds(),
-		CPU: cpu.Seconds(), RSSMB: float64(hwm) / 1e6, Rate: rate}, nil
+		CPU: cpu.Seconds(), RSSMB: float64(hwm) / 1e6, MinFlt: minorFaults(cmd.ProcessState), Rate: rate}, nil
 }
 
 // watchHWM records the peak resident set size (VmHWM) of process pid in
