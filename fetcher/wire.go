@@ -142,7 +142,7 @@ func (w *wireConn) roundTrip(req *fetchRequest, buf []byte) (*fetchResponse, err
 	if cap(buf) >= n {
 		buf = buf[:n]
 	} else {
-		buf = make([]byte, n)
+		buf = newResponseBuffer(n) // not cleared: ReadFull fills it or it is dropped
 	}
 	if _, err := io.ReadFull(w.conn, buf); err != nil {
 		return nil, err
