@@ -100,15 +100,7 @@ func (r *runner) console(ctx context.Context, variant string, d *dataset) (*resu
 	// Stopped, it leaves its group and deletes it, as after Ctrl-C.
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 40 * time.Second
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	var hwm int64
-	stop := watchHWM(cmd.Process.Pid, &hwm)
-	err = cmd.Wait()
-	elapsed := time.Since(start)
-	stop()
+	elapsed, hwm, err := runTimed(cmd)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v\n%s", cmd, err, stderr.String())
 	}

@@ -176,15 +176,7 @@ func (r *runner) kcat(ctx context.Context, d *dataset) (*result, error) {
 	cmd := exec.CommandContext(ctx, bin, "-C", "-b", r.env.brokers[0], "-t", d.topic, "-o", "beginning",
 		"-c", strconv.FormatInt(d.total, 10), "-e", "-q")
 	cmd.Stdout, cmd.Stderr = devNull, &stderr
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	var hwm int64
-	stop := watchHWM(cmd.Process.Pid, &hwm)
-	err = cmd.Wait()
-	elapsed := time.Since(start)
-	stop()
+	elapsed, hwm, err := runTimed(cmd)
 	if err != nil || stderr.Len() > 0 {
 		return nil, fmt.Errorf("%s: %v\n%s", cmd, err, stderr.String())
 	}
@@ -207,15 +199,7 @@ func (r *runner) scala(ctx context.Context, d *dataset) (*result, error) {
 	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	var hwm int64
-	stop := watchHWM(cmd.Process.Pid, &hwm)
-	err = cmd.Wait()
-	elapsed := time.Since(start)
-	stop()
+	elapsed, hwm, err := runTimed(cmd)
 	if err != nil {
 		return nil, fmt.Errorf("ConsumerPerformance: %v\n%s\n%s", err, stdout.String(), stderr.String())
 	}
@@ -240,6 +224,21 @@ func (r *runner) scala(ctx context.Context, d *dataset) (*result, error) {
 	cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	return &result{Client: "scala", Msgs: msgs, Bytes: msgs * int64(d.size), Seconds: elapsed.Seconds(),
 		CPU: cpu.Seconds(), RSSMB: float64(hwm) / 1e6, MinFlt: minorFaults(cmd.ProcessState), Rate: rate}, nil
+}
+
+// runTimed starts cmd and waits for it. It returns the wall time from the
+// start to its exit and its peak resident set size in bytes.
+func runTimed(cmd *exec.Cmd) (time.Duration, int64, error) {
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return 0, 0, err
+	}
+	var hwm int64
+	stop := watchHWM(cmd.Process.Pid, &hwm)
+	err := cmd.Wait()
+	elapsed := time.Since(start)
+	stop()
+	return elapsed, hwm, err
 }
 
 // watchHWM records the peak resident set size (VmHWM) of process pid in
