@@ -138,6 +138,8 @@ var connectorVariants = map[string]func(*connector.Config){
 	"rcvbuf=2m":  func(c *connector.Config) { c.SocketReceiveBufferBytes = 2 << 20 },
 	"nocrc":      func(c *connector.Config) { c.CheckCRCs = false },
 	"fetchers=2": func(c *connector.Config) { c.NumConsumerFetchers = 2 },
+	// Defaults, in a child run with GODEBUG=madvdontneed=0 (see childEnv).
+	"madvfree": func(*connector.Config) {},
 	// librdkafka's defaults for the two settings where they differ from
 	// Kafka's: the OS receive buffer and no CRC check.
 	"rcvbuf=os+nocrc": func(c *connector.Config) { c.SocketReceiveBufferBytes = -1; c.CheckCRCs = false },
