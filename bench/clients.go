@@ -139,7 +139,9 @@ var connectorVariants = map[string]func(*connector.Config){
 	"nocrc":      func(c *connector.Config) { c.CheckCRCs = false },
 	"fetchers=2": func(c *connector.Config) { c.NumConsumerFetchers = 2 },
 	// Defaults, in a child run with GODEBUG=madvdontneed=0 (see childEnv).
-	"madvfree": func(*connector.Config) {},
+	"madvfree":          func(*connector.Config) {},
+	"gogc=400":          func(*connector.Config) {},
+	"madvfree+gogc=400": func(*connector.Config) {},
 	// librdkafka's defaults for the two settings where they differ from
 	// Kafka's: the OS receive buffer and no CRC check.
 	"rcvbuf=os+nocrc": func(c *connector.Config) { c.SocketReceiveBufferBytes = -1; c.CheckCRCs = false },

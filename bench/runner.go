@@ -173,6 +173,9 @@ var childEnv = map[string][]string{
 	// The runtime returns freed heap pages with MADV_FREE instead of
 	// MADV_DONTNEED, so reusing them does not fault them in again.
 	"madvfree": {"GODEBUG=madvdontneed=0"},
+	// Garbage collection at 4x the live heap instead of 2x.
+	"gogc=400":          {"GOGC=400"},
+	"madvfree+gogc=400": {"GODEBUG=madvdontneed=0", "GOGC=400"},
 }
 
 // kcatVariants are the librdkafka settings kcat:<variant> can name; the
