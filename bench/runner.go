@@ -120,9 +120,13 @@ func cpuPerGB(r result) float64 {
 func (r *runner) measure(ctx context.Context, client string, d *dataset) (*result, error) {
 	name, variant, _ := strings.Cut(client, ":")
 	bin := os.Args[0]
+	// Programs other than this one, each timed as a process of its own.
+	external := map[string]func(context.Context, string, *dataset) (*result, error){
+		"kcat": r.kcat, "console": r.console,
+	}
 	switch name {
-	case "kcat":
-		res, err := r.kcat(ctx, variant, d)
+	case "kcat", "console":
+		res, err := external[name](ctx, variant, d)
 		if err != nil {
 			return nil, err
 		}
@@ -130,13 +134,6 @@ func (r *runner) measure(ctx context.Context, client string, d *dataset) (*resul
 		return res, nil
 	case "scala":
 		return r.scala(ctx, d)
-	case "console":
-		res, err := r.console(ctx, variant, d)
-		if err != nil {
-			return nil, err
-		}
-		res.Client = client
-		return res, nil
 	case "base":
 		// The connector as built by another copy of this program, from
 		// another tree (BENCH_BASE), for before/after comparisons.
