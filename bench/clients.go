@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/zkconsumer/zkconsumer/connector"
+	"github.com/zkconsumer/zkconsumer/internal/testcluster"
 )
 
 // result is one measured read.
@@ -296,23 +297,7 @@ func processCPU() time.Duration {
 
 // selfHWM is this process's peak resident set size (VmHWM), in bytes.
 func selfHWM() int64 {
-	return hwmOf("/proc/self/status")
-}
-
-func hwmOf(path string) int64 {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return 0
-	}
-	for line := range strings.Lines(string(data)) {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			var kb int64
-			if _, err := fmt.Sscan(rest, &kb); err == nil {
-				return kb * 1024
-			}
-		}
-	}
-	return 0
+	return testcluster.PeakRSS("/proc/self/status")
 }
 
 // minorFaults returns the minor page faults of an exited process.

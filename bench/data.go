@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+
+	"github.com/zkconsumer/zkconsumer/internal/testcluster"
 )
 
 // shape is one topic layout the benchmark reads.
@@ -90,7 +92,7 @@ func prepare(ctx context.Context, env clusterEnv, s shape, scale float64) (*data
 		if i > 1 {
 			topic = fmt.Sprintf("%s-%d", base, i)
 		}
-		ends, err := topicEnds(env, topic)
+		ends, err := testcluster.TopicEnds(env.brokers, topic)
 		if err == nil && sum(ends) == int64(n) {
 			return &dataset{shape: s, topic: topic, ends: ends, total: int64(n)}, nil
 		}
@@ -115,7 +117,7 @@ func prepare(ctx context.Context, env clusterEnv, s shape, scale float64) (*data
 	if err := fill(ctx, env, topic, s, n); err != nil {
 		return nil, err
 	}
-	ends, err := topicEnds(env, topic)
+	ends, err := testcluster.TopicEnds(env.brokers, topic)
 	if err != nil {
 		return nil, err
 	}
@@ -133,36 +135,6 @@ func sum(xs []int64) int64 {
 		s += x
 	}
 	return s
-}
-
-// topicEnds returns each partition's end offset, and an error if the topic
-// does not exist or a partition does not start at 0.
-func topicEnds(env clusterEnv, topic string) ([]int64, error) {
-	cfg := saramaConfig("zkbench-admin")
-	cfg.Metadata.AllowAutoTopicCreation = false
-	client, err := sarama.NewClient(env.brokers, cfg)
-	if err != nil {
-		return nil, err
-	}
-	defer client.Close()
-	parts, err := client.Partitions(topic)
-	if err != nil {
-		return nil, err
-	}
-	ends := make([]int64, len(parts))
-	for _, p := range parts {
-		first, err := client.GetOffset(topic, p, sarama.OffsetOldest)
-		if err != nil {
-			return nil, err
-		}
-		if first != 0 {
-			return nil, fmt.Errorf("partition %d of %s starts at %d", p, topic, first)
-		}
-		if ends[p], err = client.GetOffset(topic, p, sarama.OffsetNewest); err != nil {
-			return nil, err
-		}
-	}
-	return ends, nil
 }
 
 // value returns the value of message seq: "seq=<seq>;" then, for an
@@ -185,44 +157,11 @@ func value(rng *rand.Rand, seq, size int, compressed bool) []byte {
 	return v[:size]
 }
 
-// fill writes n messages without key, message i to partition i %
-// partitions, in producer batches of up to 512 KiB compressed with the
-// shape's codec.
+// fill writes n messages of shape s to topic (testcluster.FillTopic),
+// compressed with the shape's codec.
 func fill(ctx context.Context, env clusterEnv, topic string, s shape, n int) error {
-	cfg := saramaConfig("zkbench-fill")
-	cfg.Producer.RequiredAcks = sarama.WaitForLocal
-	cfg.Producer.Partitioner = sarama.NewManualPartitioner
-	cfg.Producer.Compression = s.codec
-	cfg.Producer.Return.Successes = false
-	cfg.Producer.Return.Errors = true
-	cfg.Producer.Flush.Bytes = 512 << 10
-	cfg.Producer.Flush.Frequency = 20 * time.Millisecond
-	cfg.Producer.Retry.Max = 10
-	cfg.ChannelBufferSize = 4096
-	p, err := sarama.NewAsyncProducer(env.brokers, cfg)
-	if err != nil {
-		return err
-	}
-	var errs []error
-	collected := make(chan struct{})
-	go func() {
-		defer close(collected)
-		for e := range p.Errors() {
-			if len(errs) < 10 {
-				errs = append(errs, e.Err)
-			}
-		}
-	}()
 	rng := rand.New(rand.NewPCG(1, 2))
-	for i := 0; i < n && ctx.Err() == nil; i++ {
-		msg := &sarama.ProducerMessage{Topic: topic, Partition: int32(i) % s.partitions,
-			Value: sarama.ByteEncoder(value(rng, i, s.size, s.codec != sarama.CompressionNone))}
-		select {
-		case p.Input() <- msg:
-		case <-ctx.Done():
-		}
-	}
-	p.AsyncClose()
-	<-collected
-	return errors.Join(append(errs, ctx.Err())...)
+	compressed := s.codec != sarama.CompressionNone
+	return testcluster.FillTopic(ctx, env.brokers, topic, s.partitions, n, s.codec,
+		func(i int) []byte { return value(rng, i, s.size, compressed) })
 }

@@ -263,32 +263,11 @@ func runTimed(cmd *exec.Cmd) (time.Duration, int64, error) {
 		return 0, 0, err
 	}
 	var hwm int64
-	stop := watchHWM(cmd.Process.Pid, &hwm)
+	stop := testcluster.WatchPeakRSS(cmd.Process.Pid, &hwm)
 	err := cmd.Wait()
 	elapsed := time.Since(start)
 	stop()
 	return elapsed, hwm, err
-}
-
-// watchHWM records the peak resident set size (VmHWM) of process pid in
-// *hwm, read from /proc every 5ms, until stop is called.
-func watchHWM(pid int, hwm *int64) (stop func()) {
-	path := fmt.Sprintf("/proc/%d/status", pid)
-	quit, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(5 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			*hwm = max(*hwm, hwmOf(path))
-			select {
-			case <-quit:
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	return func() { close(quit); <-done }
 }
 
 func loadavg() string {

@@ -10,7 +10,6 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -97,7 +96,7 @@ func benchData(b *testing.B, c *testcluster.Cluster, bc benchCase) *benchTopic {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	ends, err := topicEnds(c, name)
+	ends, err := testcluster.TopicEnds(c.BrokerAddrs(), name)
 	if err != nil || sum(ends) != int64(n) {
 		if !errors.Is(err, sarama.ErrUnknownTopicOrPartition) {
 			// Left over from an interrupted fill: use a fresh topic.
@@ -107,10 +106,11 @@ func benchData(b *testing.B, c *testcluster.Cluster, bc benchCase) *benchTopic {
 		if err := c.CreateTopic(ctx, name, bc.partitions, 1); err != nil {
 			b.Fatal(err)
 		}
-		if err := fillTopic(ctx, c.BrokerAddrs(), name, bc.partitions, n, bc.size); err != nil {
+		if err := testcluster.FillTopic(ctx, c.BrokerAddrs(), name, bc.partitions, n, sarama.CompressionNone,
+			func(i int) []byte { return testcluster.MessageValue(i, bc.size) }); err != nil {
 			b.Fatal(err)
 		}
-		if ends, err = topicEnds(c, name); err != nil {
+		if ends, err = testcluster.TopicEnds(c.BrokerAddrs(), name); err != nil {
 			b.Fatal(err)
 		}
 		if sum(ends) != int64(n) {
@@ -144,79 +144,6 @@ func sum(xs []int64) int64 {
 		s += x
 	}
 	return s
-}
-
-// topicEnds returns each partition's high water mark, and an error if the
-// topic does not exist or a partition does not start at offset 0.
-func topicEnds(c *testcluster.Cluster, topic string) ([]int64, error) {
-	cfg := testcluster.SaramaConfig()
-	cfg.Metadata.AllowAutoTopicCreation = false
-	client, err := sarama.NewClient(c.BrokerAddrs(), cfg)
-	if err != nil {
-		return nil, err
-	}
-	defer client.Close()
-	parts, err := client.Partitions(topic)
-	if err != nil {
-		return nil, err
-	}
-	ends := make([]int64, len(parts))
-	for _, p := range parts {
-		first, err := client.GetOffset(topic, p, sarama.OffsetOldest)
-		if err != nil {
-			return nil, err
-		}
-		if first != 0 {
-			return nil, fmt.Errorf("partition %d of %s starts at %d", p, topic, first)
-		}
-		if ends[p], err = client.GetOffset(topic, p, sarama.OffsetNewest); err != nil {
-			return nil, err
-		}
-	}
-	return ends, nil
-}
-
-// fillTopic writes n uncompressed messages without key, each value size
-// bytes ("seq=<i>;" padded), message i to partition i % partitions. It is
-// testcluster.Produce without idempotence, per-message bookkeeping and
-// small batches, which matters for millions of messages.
-func fillTopic(ctx context.Context, addrs []string, topic string, partitions int32, n, size int) error {
-	cfg := sarama.NewConfig()
-	cfg.ClientID = "zkconsumer-bench-fill"
-	cfg.Version = sarama.V3_9_0_0
-	cfg.Producer.RequiredAcks = sarama.WaitForLocal
-	cfg.Producer.Partitioner = sarama.NewManualPartitioner
-	cfg.Producer.Return.Successes = false
-	cfg.Producer.Return.Errors = true
-	cfg.Producer.Flush.Bytes = 512 << 10
-	cfg.Producer.Flush.Frequency = 20 * time.Millisecond
-	cfg.Producer.Retry.Max = 10
-	cfg.ChannelBufferSize = 4096
-	p, err := sarama.NewAsyncProducer(addrs, cfg)
-	if err != nil {
-		return err
-	}
-	var errs []error
-	collected := make(chan struct{})
-	go func() {
-		defer close(collected)
-		for e := range p.Errors() {
-			if len(errs) < 10 {
-				errs = append(errs, e.Err)
-			}
-		}
-	}()
-	for i := 0; i < n && ctx.Err() == nil; i++ {
-		msg := &sarama.ProducerMessage{Topic: topic, Partition: int32(i) % partitions,
-			Value: sarama.ByteEncoder(testcluster.MessageValue(i, size))}
-		select {
-		case p.Input() <- msg:
-		case <-ctx.Done():
-		}
-	}
-	p.AsyncClose()
-	<-collected
-	return errors.Join(append(errs, ctx.Err())...)
 }
 
 // BenchmarkConsume reads each bench topic with the connector, sarama and
@@ -579,7 +506,7 @@ func benchKcat(b *testing.B, c *testcluster.Cluster, t *benchTopic) {
 		err := cmd.Start()
 		var hwm int64
 		if err == nil {
-			stop := watchHWM(cmd.Process.Pid, &hwm)
+			stop := testcluster.WatchPeakRSS(cmd.Process.Pid, &hwm)
 			err = cmd.Wait()
 			stop()
 		}
@@ -597,43 +524,6 @@ func benchKcat(b *testing.B, c *testcluster.Cluster, t *benchTopic) {
 	reportThroughput(b, msgs, nbytes, elapsed)
 	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
 	b.ReportMetric(float64(rss)/1e6, "peak-rss-MB")
-}
-
-// watchHWM records the peak resident set size (VmHWM) of process pid in
-// *hwm, read from /proc every 5ms, until stop is called. The child's own
-// rusage cannot be used: Go starts it sharing this process's memory until
-// exec, so its ru_maxrss reports this process's peak if that is larger.
-func watchHWM(pid int, hwm *int64) (stop func()) {
-	path := fmt.Sprintf("/proc/%d/status", pid)
-	read := func() {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return
-		}
-		for line := range strings.Lines(string(data)) {
-			if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-				var kb int64
-				if _, err := fmt.Sscan(rest, &kb); err == nil {
-					*hwm = max(*hwm, kb*1024)
-				}
-			}
-		}
-	}
-	quit, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(5 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			read()
-			select {
-			case <-quit:
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	return func() { close(quit); <-done }
 }
 
 // processCPU is the CPU time (user and system) this process has used.
