@@ -450,7 +450,7 @@ func readSarama(ctx context.Context, c *testcluster.Cluster, t *benchTopic, p *p
 			return err
 		}
 		wg.Go(func() {
-			defer pc.AsyncClose()
+			defer pc.Close()
 			r := p.newReader()
 			defer r.publish()
 			end := t.ends[i] - 1
