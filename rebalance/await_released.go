@@ -43,7 +43,7 @@ func (m *Member) awaitReleased(ctx context.Context, session int64, mine, held ma
 			case errors.Is(err, zkutil.ErrNoNode):
 			case err != nil:
 				failed.Store(true)
-			case string(data) != mine[tp].String() || stat.EphemeralOwner != session:
+			case !heldBy(data, stat, mine[tp], session):
 				taken[i], owners[i] = true, string(data)
 			}
 		})

@@ -68,10 +68,9 @@ func claim(ctx context.Context, zk ZooKeeper, session int64, group string, mine,
 	forEach(len(parts), stop, func(i int) {
 		tp := parts[i]
 		path := zkutil.OwnerPath(group, tp.Topic, tp.Partition)
-		want := mine[tp].String()
 		ours := func() (bool, string) {
 			data, stat, gerr := zk.Get(opCtx, path)
-			return gerr == nil && string(data) == want && stat.EphemeralOwner == session, string(data)
+			return gerr == nil && heldBy(data, stat, mine[tp], session), string(data)
 		}
 		if th, ok := held[tp]; ok && th == mine[tp] {
 			if still, _ := ours(); still {
@@ -79,7 +78,7 @@ func claim(ctx context.Context, zk ZooKeeper, session int64, group string, mine,
 				return
 			}
 		}
-		err := zk.CreateEphemeral(opCtx, path, []byte(want))
+		err := zk.CreateEphemeral(opCtx, path, []byte(mine[tp].String()))
 		if err == nil {
 			created[i] = true
 			return
@@ -109,6 +108,13 @@ func claim(ctx context.Context, zk ZooKeeper, session int64, group string, mine,
 		return err
 	}
 	return nil
+}
+
+// heldBy reports whether an owner node with data and stat holds thread th
+// in session: a node of another thread, or of an earlier session of ours
+// (not yet removed by ZooKeeper), is not ours.
+func heldBy(data []byte, stat zkutil.Stat, th zkutil.ConsumerThreadID, session int64) bool {
+	return string(data) == th.String() && stat.EphemeralOwner == session
 }
 
 // firstError returns the first non-nil error of errs.
@@ -148,7 +154,7 @@ func release(ctx context.Context, zk ZooKeeper, session int64, group string, own
 			errs[i] = fmt.Errorf("rebalance: release %s: %w", path, err)
 			return
 		}
-		if string(data) != owned[tp].String() || stat.EphemeralOwner != session {
+		if !heldBy(data, stat, owned[tp], session) {
 			return
 		}
 		err = zk.Delete(ctx, path, stat.Version)
