@@ -75,8 +75,9 @@ func (m *Member) awaitReleased(ctx context.Context, session int64, mine, held ma
 
 // awaitDeleted waits until the node at path is deleted (true, also when it
 // is already gone) or until ctx ends or stop fires (false; a node that
-// cannot be watched waits for these). The watch is kept in m.conflicts until it fires, so that
-// repeated waits on one node do not pile up watches.
+// cannot be watched waits for these). The watch is kept in m.conflicts
+// until it fires, so that repeated waits on one node do not pile up
+// watches.
 func (m *Member) awaitDeleted(ctx context.Context, path string, stop <-chan time.Time) bool {
 	deleted := m.conflicts[path]
 	if deleted == nil {
