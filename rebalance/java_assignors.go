@@ -94,13 +94,8 @@ func (JavaRangeAssignor) Assign(partitionCounts map[string]int32, members map[st
 				consumers = append(consumers, id)
 			}
 		}
-		per, extra := int(n)/len(consumers), int(n)%len(consumers)
 		for i, id := range consumers {
-			start := per*i + min(i, extra)
-			length := per
-			if i < extra {
-				length++
-			}
+			start, length := rangeShare(i, len(consumers), int(n))
 			for p := start; p < start+length; p++ {
 				out[id][topic] = append(out[id][topic], int32(p))
 			}

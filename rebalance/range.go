@@ -38,17 +38,26 @@ func (RangeAssignor) Assign(ctx AssignmentContext) (Assignment, error) {
 			continue // Scala would divide by zero here.
 		}
 		parts := nc.partitionsForTopic[topic]
-		perThread, extra := len(parts)/len(threads), len(parts)%len(threads)
 		for i, th := range threads {
-			start := perThread*i + min(i, extra)
-			n := perThread
-			if i < extra {
-				n++
-			}
+			start, n := rangeShare(i, len(threads), len(parts))
 			for _, p := range parts[start : start+n] {
 				a.add(zkutil.TopicPartition{Topic: topic, Partition: p}, th)
 			}
 		}
 	}
 	return a, nil
+}
+
+// rangeShare is the range assignment's split of n items among members: the
+// i-th member (0-based) gets the n items from start, each member n/members
+// of them and the first n%members one more, as Kafka's range assignors of
+// both consumers do.
+func rangeShare(i, members, n int) (start, count int) {
+	per, extra := n/members, n%members
+	start = per*i + min(i, extra)
+	count = per
+	if i < extra {
+		count++
+	}
+	return start, count
 }
