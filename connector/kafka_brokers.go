@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"slices"
 	"sync"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/zkconsumer/zkconsumer/fetcher"
+	"github.com/zkconsumer/zkconsumer/internal/abortdial"
 	"github.com/zkconsumer/zkconsumer/internal/secure"
 )
 
@@ -85,10 +85,12 @@ func (b *kafkaBrokers) Brokers(ctx context.Context) ([]fetcher.BrokerInfo, error
 func (b *kafkaBrokers) ask(ctx context.Context, addr string) ([]fetcher.BrokerInfo, error) {
 	conf := *b.base
 	conf.Net.DialTimeout, conf.Net.ReadTimeout, conf.Net.WriteTimeout = b.timeout, b.timeout, b.timeout
-	d := &abortDialer{timeout: b.timeout}
+	// Closing the connection is the only way to end a request sarama is
+	// blocked in.
+	d := abortdial.New(b.timeout, 0, context.Canceled)
 	conf.Net.Proxy.Enable, conf.Net.Proxy.Dialer = true, d
 	b.sec.Apply(&conf) // TLS and SASL around the aborting dialer
-	stop := context.AfterFunc(ctx, d.abort)
+	stop := context.AfterFunc(ctx, d.Abort)
 	defer stop()
 	br := sarama.NewBroker(addr)
 	if err := br.Open(&conf); err != nil {
@@ -110,38 +112,4 @@ func (b *kafkaBrokers) ask(ctx context.Context, addr string) ([]fetcher.BrokerIn
 	}
 	slices.SortFunc(out, func(x, y fetcher.BrokerInfo) int { return int(x.ID) - int(y.ID) })
 	return out, nil
-}
-
-// abortDialer dials for one sarama.Broker and closes its connection when
-// aborted, the only way to end a request sarama is blocked in.
-type abortDialer struct {
-	timeout time.Duration
-
-	mu      sync.Mutex
-	conn    net.Conn
-	aborted bool
-}
-
-func (d *abortDialer) Dial(network, addr string) (net.Conn, error) {
-	c, err := (&net.Dialer{Timeout: d.timeout}).Dial(network, addr)
-	if err != nil {
-		return nil, err
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.aborted {
-		_ = c.Close()
-		return nil, context.Canceled
-	}
-	d.conn = c
-	return c, nil
-}
-
-func (d *abortDialer) abort() {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.aborted = true
-	if d.conn != nil {
-		_ = d.conn.Close()
-	}
 }

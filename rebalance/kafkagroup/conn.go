@@ -3,82 +3,26 @@ package kafkagroup
 import (
 	"context"
 	"errors"
-	"net"
-	"sync"
 	"time"
 
 	"github.com/IBM/sarama"
+
+	"github.com/zkconsumer/zkconsumer/internal/abortdial"
 )
 
 // errAborted is the error of dials after a tracker was aborted.
 var errAborted = errors.New("kafkagroup: connection aborted")
 
-// tracker is the dialer of a set of connections that can be torn down at
-// once. sarama.Broker holds its lock for a whole request, and JoinGroup
-// may wait minutes: closing the sockets is the only way to end such a
-// request early, which Close and a cancelled Join must do.
-type tracker struct {
-	timeout time.Duration
-
-	mu      sync.Mutex
-	conns   map[net.Conn]struct{}
-	aborted bool
-}
-
-func newTracker(dialTimeout time.Duration) *tracker {
-	return &tracker{timeout: dialTimeout, conns: map[net.Conn]struct{}{}}
-}
-
-// Dial implements sarama's proxy dialer (golang.org/x/net/proxy.Dialer).
-func (t *tracker) Dial(network, addr string) (net.Conn, error) {
-	t.mu.Lock()
-	if t.aborted {
-		t.mu.Unlock()
-		return nil, errAborted
-	}
-	t.mu.Unlock()
-	c, err := (&net.Dialer{Timeout: t.timeout, KeepAlive: 30 * time.Second}).Dial(network, addr)
-	if err != nil {
-		return nil, err
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.aborted {
-		_ = c.Close()
-		return nil, errAborted
-	}
-	tc := &trackedConn{Conn: c, t: t}
-	t.conns[tc] = struct{}{}
-	return tc, nil
-}
-
-// abort closes every connection and refuses new ones.
-func (t *tracker) abort() {
-	t.mu.Lock()
-	t.aborted = true
-	conns := t.conns
-	t.conns = map[net.Conn]struct{}{}
-	t.mu.Unlock()
-	for c := range conns {
-		_ = c.(*trackedConn).Conn.Close()
-	}
-}
-
-type trackedConn struct {
-	net.Conn
-	t *tracker
-}
-
-func (c *trackedConn) Close() error {
-	c.t.mu.Lock()
-	delete(c.t.conns, c)
-	c.t.mu.Unlock()
-	return c.Conn.Close()
+// newTracker returns the dialer of a set of connections that can be torn
+// down at once (see abortdial): JoinGroup may wait minutes, and Close and
+// a cancelled Join must end it early.
+func newTracker(dialTimeout time.Duration) *abortdial.Dialer {
+	return abortdial.New(dialTimeout, 30*time.Second, errAborted)
 }
 
 // saramaConfig returns a copy of the base configuration that dials through
 // t and waits readTimeout for responses.
-func (m *Member) saramaConfig(t *tracker, readTimeout time.Duration) *sarama.Config {
+func (m *Member) saramaConfig(t *abortdial.Dialer, readTimeout time.Duration) *sarama.Config {
 	var c sarama.Config
 	if m.cfg.Sarama != nil {
 		c = *m.cfg.Sarama
@@ -108,7 +52,7 @@ type coordinator struct {
 	id             int32
 	addr           string
 	join, ctrl     *sarama.Broker
-	joinT, ctrlT   *tracker
+	joinT, ctrlT   *abortdial.Dialer
 	joinGroupMaxV  int16 // highest JoinGroup version the broker speaks
 	leaveGroupMaxV int16
 }
@@ -157,16 +101,16 @@ const (
 
 // close aborts both connections and closes the brokers.
 func (c *coordinator) close() {
-	c.joinT.abort()
-	c.ctrlT.abort()
+	c.joinT.Abort()
+	c.ctrlT.Abort()
 	_ = c.join.Close()
 	_ = c.ctrl.Close()
 }
 
 // withAbort runs op; if ctx ends first, the connections of t are torn down
 // so that op returns promptly.
-func withAbort[T any](ctx context.Context, t *tracker, op func() (T, error)) (T, error) {
-	stop := context.AfterFunc(ctx, t.abort)
+func withAbort[T any](ctx context.Context, t *abortdial.Dialer, op func() (T, error)) (T, error) {
+	stop := context.AfterFunc(ctx, t.Abort)
 	res, err := op()
 	if !stop() && ctx.Err() != nil {
 		var zero T

@@ -10,6 +10,7 @@ import (
 
 	"github.com/IBM/sarama"
 
+	"github.com/zkconsumer/zkconsumer/internal/abortdial"
 	"github.com/zkconsumer/zkconsumer/rebalance"
 )
 
@@ -31,7 +32,7 @@ type Member struct {
 
 	clientMu sync.Mutex // held while connecting the bootstrap client
 	client   sarama.Client
-	clientT  *tracker
+	clientT  *abortdial.Dialer
 
 	coordMu sync.Mutex // held while looking up the coordinator
 	coord   *coordinator
@@ -173,7 +174,7 @@ func (m *Member) Close() error {
 	var err error
 	m.closeOnce.Do(func() {
 		m.cancel()        // aborts a JoinGroup or SyncGroup in flight
-		m.clientT.abort() // and a Metadata or FindCoordinator request
+		m.clientT.Abort() // and a Metadata or FindCoordinator request
 		m.joinMu.Lock()
 		defer m.joinMu.Unlock()
 		m.stopBackground()

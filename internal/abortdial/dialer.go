@@ -1,0 +1,74 @@
+package abortdial
+
+import (
+	"net"
+	"sync"
+	"time"
+)
+
+// Dialer dials TCP connections and keeps track of those still open, so
+// that Abort can close them all. It implements sarama's proxy dialer
+// (golang.org/x/net/proxy.Dialer, Config.Net.Proxy.Dialer). It is safe for
+// concurrent use.
+type Dialer struct {
+	net     net.Dialer
+	aborted error
+
+	mu    sync.Mutex
+	conns map[net.Conn]struct{}
+	done  bool
+}
+
+// New returns a Dialer with the given dial timeout and TCP keep-alive
+// period (0: Go's default). Dials after Abort fail with abortedErr.
+func New(timeout, keepAlive time.Duration, abortedErr error) *Dialer {
+	return &Dialer{net: net.Dialer{Timeout: timeout, KeepAlive: keepAlive}, aborted: abortedErr, conns: map[net.Conn]struct{}{}}
+}
+
+// Dial opens a connection to addr, unless the Dialer was aborted.
+func (d *Dialer) Dial(network, addr string) (net.Conn, error) {
+	d.mu.Lock()
+	if d.done {
+		d.mu.Unlock()
+		return nil, d.aborted
+	}
+	d.mu.Unlock()
+	c, err := d.net.Dial(network, addr)
+	if err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.done {
+		_ = c.Close()
+		return nil, d.aborted
+	}
+	tc := &trackedConn{Conn: c, d: d}
+	d.conns[tc] = struct{}{}
+	return tc, nil
+}
+
+// Abort closes every open connection and makes further dials fail.
+func (d *Dialer) Abort() {
+	d.mu.Lock()
+	d.done = true
+	conns := d.conns
+	d.conns = map[net.Conn]struct{}{}
+	d.mu.Unlock()
+	for c := range conns {
+		_ = c.(*trackedConn).Conn.Close()
+	}
+}
+
+// trackedConn leaves its Dialer's set when closed.
+type trackedConn struct {
+	net.Conn
+	d *Dialer
+}
+
+func (c *trackedConn) Close() error {
+	c.d.mu.Lock()
+	delete(c.d.conns, c)
+	c.d.mu.Unlock()
+	return c.Conn.Close()
+}
