@@ -450,12 +450,12 @@ func (r *reader) varintSlow() int64 {
 	if r.err != nil {
 		return 0
 	}
-	x, n := binary.Varint(r.b[r.off:])
-	if n <= 0 {
+	x, next := varintAtSlow(r.b, r.off)
+	if next < 0 {
 		r.err = errShort
 		return 0
 	}
-	r.off += n
+	r.off = next
 	return x
 }
 
