@@ -1,7 +1,6 @@
 package kafkagroup
 
 import (
-	"bufio"
 	"context"
 	"slices"
 	"strconv"
@@ -157,16 +156,19 @@ type javaRecord struct {
 // ("Partition:1\tOffset:42\t<value>" lines).
 func (j *javaConsumer) records(t *testing.T) []javaRecord {
 	var recs []javaRecord
-	sc := bufio.NewScanner(strings.NewReader(j.out.String()))
-	for sc.Scan() {
-		fields := strings.SplitN(sc.Text(), "\t", 3)
+	for line := range strings.Lines(j.out.String()) {
+		line, complete := strings.CutSuffix(line, "\n")
+		if !complete {
+			break // the last line, still being written
+		}
+		fields := strings.SplitN(line, "\t", 3)
 		if len(fields) < 2 {
-			continue // a line still being written
+			continue
 		}
 		p, err1 := strconv.ParseInt(strings.TrimPrefix(fields[0], "Partition:"), 10, 32)
 		off, err2 := strconv.ParseInt(strings.TrimPrefix(fields[1], "Offset:"), 10, 64)
-		require.NoError(t, err1, "line %q", sc.Text())
-		require.NoError(t, err2, "line %q", sc.Text())
+		require.NoError(t, err1, "line %q", line)
+		require.NoError(t, err2, "line %q", line)
 		recs = append(recs, javaRecord{Partition: int32(p), Offset: off})
 	}
 	return recs
