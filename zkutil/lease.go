@@ -7,28 +7,54 @@ import (
 	"time"
 )
 
-// LeaseFraction is the part of the negotiated session timeout a lease
-// lasts, counted from the moment the client sent a request that the server
-// then answered. The server cannot have expired the session before that
-// moment plus the whole timeout (it last heard from the client no earlier
-// than when the request was sent), so a lease of three quarters of it ends
-// strictly before any other member can take over the session's ephemeral
-// nodes, with a quarter of the timeout to spare for clock drift and for a
-// message handed out just before the lease ends. go-zookeeper pings every
-// third of the timeout, so a healthy session renews its lease about twice
-// per lease.
+// LeaseFraction is the part of the negotiated session timeout T a lease
+// lasts, counted from a moment at which the ensemble's leader is known to
+// have heard from the session (its base, see lease). The leader cannot
+// expire the session before the base plus T, so a lease of three quarters
+// of T ends strictly before any other member can take over the session's
+// ephemeral nodes, with a quarter of T to spare for clock drift and for a
+// message handed out just before the lease ends.
 const LeaseFraction = 0.75
 
+// quorumLagFraction bounds, as a part of T, how long after a server has
+// received a request of ours the leader can still be unaware of it. The
+// leader expires sessions; a follower passes its clients' activity on when
+// the leader pings it, every half tick, and ZooKeeper's default bounds give
+// T >= 2 ticks (minSessionTimeout), so half a tick is at most T/4. A
+// sixteenth of T more covers the leader's ping jitter.
+const quorumLagFraction = 0.25 + 1.0/16
+
 // lease tracks until when the current ZooKeeper session is known to be
-// alive on the server. It is renewed from the wire: every answer of the
-// server to a request of the session proves that the server heard from the
-// session no earlier than when that request was sent. It never depends on a
-// goroutine that could block on ZooKeeper, and it lapses on its own: a
-// process frozen past it (GC pause, SIGSTOP, VM suspend) finds it lapsed
+// alive at the ensemble's leader, which is where sessions expire. It never
+// depends on a goroutine that could block on ZooKeeper, and it lapses on
+// its own: a process frozen past it (GC pause, SIGSTOP) finds it lapsed
 // when it wakes, whatever is buffered in its sockets.
+//
+// A lease runs from a base (a send time on the monotonic clock) to base +
+// LeaseFraction*T. Bases come from answers that went through the leader:
+//
+//   - the answer to a connect request: the leader created the session, or
+//     revalidated it for the server (touching it) after the request was
+//     sent; the base is the request's send time;
+//   - the answer to a sync or a write, sent at t: the server passed it to
+//     the leader after t while following it. A follower reports the
+//     requests it has received to the leader within the quorum lag, so
+//     every request the server had answered before t - lag (quorumLag) is
+//     known to the leader; the base is the send time of the latest such
+//     request (or the connect request, if later).
+//
+// Answers to pings and reads renew nothing: a follower cut off from the
+// leader answers them on its own for up to syncLimit ticks while the leader
+// expires the session. The Session's heartbeat sends a sync every eighth of
+// T, so a healthy lease stays about a third of T ahead.
+//
+// A lease also ends when the wall clock passes its end: the monotonic
+// clock stops while the machine is suspended, the wall clock is moved on
+// at resume, so a suspend longer than the lease ends it.
 type lease struct {
 	base  time.Time // monotonic origin of the nanosecond deadlines
 	state atomic.Pointer[leaseState]
+	clock func(base time.Time) (mono time.Duration, wall int64) // readClocks; tests move the wall clock alone
 
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced on every change of state
@@ -36,24 +62,43 @@ type lease struct {
 
 // leaseState is immutable once published.
 type leaseState struct {
-	session int64
-	until   time.Duration // held while time.Since(base) < until
-	timeout time.Duration // negotiated session timeout
-	dead    bool          // revoked: the session is gone for good
+	session   int64
+	until     time.Duration // held while time.Since(base) < until
+	untilWall int64         // ... and the wall clock (Unix ns) is before this
+	timeout   time.Duration // negotiated session timeout
+	dead      bool          // revoked: the session is gone for good
 }
 
 func newLease() *lease {
-	l := &lease{base: time.Now(), changed: make(chan struct{})}
+	l := &lease{base: time.Now(), clock: readClocks, changed: make(chan struct{})}
 	l.state.Store(&leaseState{})
 	return l
 }
 
 // held reports whether session is the lease's session and the lease has not
-// lapsed. It is called for every message handed out: an atomic load and a
-// read of the monotonic clock.
+// lapsed. It is called for every message handed out: an atomic load and
+// one reading of the clocks.
 func (l *lease) held(session int64) bool {
 	st := l.state.Load()
-	return session != 0 && st.session == session && time.Since(l.base) < st.until
+	if session == 0 || st.session != session {
+		return false
+	}
+	return st.holdsAt(l.clock(l.base))
+}
+
+// readClocks reads, in one call, the monotonic time since base and the
+// wall clock in Unix nanoseconds.
+func readClocks(base time.Time) (time.Duration, int64) {
+	now := time.Now()
+	return now.Sub(base), now.UnixNano()
+}
+
+// holdsAt reports whether st's deadlines are both ahead of the clocks: the
+// monotonic one (immune to clock steps) and the wall clock (which counts a
+// suspend of the machine). A wall clock stepped forward only ends a lease
+// early.
+func (st *leaseState) holdsAt(mono time.Duration, wall int64) bool {
+	return mono < st.until && wall < st.untilWall
 }
 
 // leaseStatus is what status reports.
@@ -76,7 +121,7 @@ func (l *lease) status(session int64) leaseStatus {
 		return leaseLapsed // no session yet
 	case st.session != session || st.dead:
 		return leaseGone
-	case time.Since(l.base) < st.until:
+	case st.holdsAt(l.clock(l.base)):
 		return leaseHeld
 	}
 	return leaseLapsed
@@ -90,28 +135,50 @@ func (l *lease) changedCh() <-chan struct{} {
 	return l.changed
 }
 
-// renew extends the lease of session to sentAt + timeout*LeaseFraction,
-// where sentAt is when the client sent a request the server answered in
-// that session. newSession is set for the answer to a connect request: it
-// may start a lease for another session; other answers only extend the
-// lease of the session it already tracks.
-func (l *lease) renew(session int64, sentAt time.Time, timeout time.Duration, newSession bool) {
+// connected records a connect response granting session with timeout to a
+// connect request sent at sentAt: a new session, or a reconnection to the
+// current one. The lease is set to run LeaseFraction of timeout from
+// sentAt, even if that is shorter than before: a server may grant a shorter
+// timeout on reconnection, and the leader then expires the session by the
+// new one.
+func (l *lease) connected(session int64, sentAt time.Time, timeout time.Duration) {
 	if session == 0 || timeout <= 0 {
 		return
 	}
-	until := sentAt.Sub(l.base) + time.Duration(float64(timeout)*LeaseFraction)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	cur := l.state.Load()
-	switch {
-	case cur.session == session:
-		if cur.dead || until <= cur.until {
-			return
-		}
-	case !newSession:
-		return // an answer of a session the lease no longer tracks
+	if cur.session == session && cur.dead {
+		return
 	}
-	l.state.Store(&leaseState{session: session, until: until, timeout: timeout})
+	d := time.Duration(float64(timeout) * LeaseFraction)
+	l.publishLocked(&leaseState{session: session, timeout: timeout,
+		until: sentAt.Sub(l.base) + d, untilWall: sentAt.UnixNano() + int64(d)})
+}
+
+// confirmed extends the lease of session to base + LeaseFraction*T, where
+// base is a moment at which the leader is known to have heard from it.
+func (l *lease) confirmed(session int64, base time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	cur := l.state.Load()
+	if session == 0 || cur.session != session || cur.dead || cur.timeout <= 0 {
+		return
+	}
+	d := time.Duration(float64(cur.timeout) * LeaseFraction)
+	until := base.Sub(l.base) + d
+	if until <= cur.until {
+		return
+	}
+	next := *cur
+	next.until, next.untilWall = until, base.UnixNano()+int64(d)
+	l.publishLocked(&next)
+}
+
+// publishLocked makes st the lease's state and signals the change. l.mu is
+// held.
+func (l *lease) publishLocked(st *leaseState) {
+	l.state.Store(st)
 	close(l.changed)
 	l.changed = make(chan struct{})
 }
@@ -134,22 +201,24 @@ func (l *lease) revoke(session int64) {
 	if cur.session == 0 || cur.dead || (session != 0 && cur.session != session) {
 		return
 	}
-	l.state.Store(&leaseState{session: cur.session, until: 0, timeout: cur.timeout, dead: true})
-	close(l.changed)
-	l.changed = make(chan struct{})
+	l.publishLocked(&leaseState{session: cur.session, timeout: cur.timeout, dead: true})
 }
 
 // LeaseHeld reports whether the ZooKeeper session id is known to be alive
-// on the server at this moment: the server answered a request of the
-// session sent less than LeaseFraction of the negotiated session timeout
-// ago. While it holds, no other client can have taken over the session's
-// ephemeral nodes. It is cheap enough to call before every message.
+// at the ensemble's leader at this moment: less than LeaseFraction of the
+// negotiated session timeout has passed since a moment at which the leader
+// had heard from the session, as proven by an answer that went through the
+// leader (a connect, or the Session's periodic sync; see lease for the
+// rule). While it holds, no other client can have taken over the
+// session's ephemeral nodes. It is cheap enough to call before every
+// message.
 //
-// The lease lapses on its own when the server stops answering, also in a
-// process that was frozen: it is measured from send times on the
-// monotonic clock, never from when a buffered answer happens to be read.
-// It comes back when the server answers a request sent after the lapse in
-// the same session; it never comes back once the session has expired.
+// The lease lapses on its own when the ensemble stops answering, also in a
+// process that was frozen or a machine that was suspended: it is measured
+// from send times, on the monotonic clock and the wall clock, never from
+// when a buffered answer happens to be read. It comes back when the leader
+// answers a request sent after the lapse in the same session; it never
+// comes back once the session has expired.
 func (s *Session) LeaseHeld(id int64) bool { return s.lease.held(id) }
 
 // LeaseChanged returns a channel that is closed at the next change of the

@@ -2,6 +2,7 @@ package zkutil
 
 import (
 	"encoding/binary"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -54,40 +55,133 @@ func TestLeaseFromConnectResponse(t *testing.T) {
 	require.Equal(t, 6*time.Second, l.timeoutOf(7))
 }
 
-// The SIGSTOP case: an answer that waited in the socket while the process
-// was frozen does not renew the lease from the moment it is read, but from
-// when its request was sent.
-func TestLeaseCountsFromSendTimeNotReadTime(t *testing.T) {
-	l := newLease()
-	longAgo := time.Now().Add(-10 * time.Second)
-	w := connected(t, l, longAgo)
-	require.False(t, l.held(7), "a connect sent 10s ago proves nothing about now")
-	w.wrote(request(-2, 11), longAgo.Add(time.Second)) // a ping before the freeze
-	w.read(reply(-2, 0))                               // read after the freeze
-	require.False(t, l.held(7))
-	require.Equal(t, leaseLapsed, l.status(7))
+const opSync, opGetData, opSetData = 9, 4, 5
 
-	// A ping sent now and answered renews it.
-	w.wrote(request(-2, 11), time.Now())
-	w.read(reply(-2, 0))
-	require.True(t, l.held(7))
+// answeredAt records an answered request on w as if it had been sent at
+// sent and answered at answered.
+func answeredAt(w *wireTracker, xid, op int32, sent, answered time.Time) {
+	w.wrote(request(xid, op), sent)
+	w.mu.Lock()
+	w.in.feed(reply(xid, 0), answered, w.onReply)
+	w.mu.Unlock()
 }
 
-func TestLeaseRenewsFromMatchingRequest(t *testing.T) {
+// Item 3 of the ensemble safety issue: a follower cut off from the leader
+// answers pings and reads on its own while the leader expires the session.
+// Such answers renew nothing; only a sync or a write, which the leader
+// handles, does.
+func TestLeaseNotRenewedByFollowerLocalAnswers(t *testing.T) {
 	l := newLease()
-	w := connected(t, l, time.Now().Add(-5*time.Second))
+	start := time.Now().Add(-5 * time.Second)
+	w := connected(t, l, start)
+	require.False(t, l.held(7), "a connect sent 5s ago holds for 4.5s")
+	now := time.Now()
+	answeredAt(w, -2, 11, now, now)       // a ping
+	answeredAt(w, 1, opGetData, now, now) // a read
+	answeredAt(w, 2, 12, now, now)        // getChildren2
+	answeredAt(w, -2, 11, now.Add(time.Millisecond), now.Add(time.Millisecond))
+	require.False(t, l.held(7), "pings and reads answered by the server prove nothing about the leader")
+	require.Equal(t, leaseLapsed, l.status(7))
+}
+
+// A sync answered renews the lease from the latest request the server had
+// answered a quorum lag before the sync was sent: the follower has passed
+// that one on to the leader by then.
+func TestLeaseRenewedBySyncFromQuorumLag(t *testing.T) {
+	l := newLease()
+	const timeout = 6 * time.Second
+	lag := time.Duration(float64(timeout) * quorumLagFraction) // 1.875s
+	now := time.Now()
+	w := connected(t, l, now.Add(-10*time.Second))
 	require.False(t, l.held(7))
-	old, recent := time.Now().Add(-5*time.Second), time.Now()
-	w.wrote(request(1, 4), old)
-	w.wrote(request(2, 4), recent)
-	w.read(reply(1, 0)) // answers the old request: still lapsed
-	require.False(t, l.held(7))
-	w.read(reply(-1, 0)) // a watch notification proves nothing
-	require.False(t, l.held(7))
-	w.read(reply(2, -101)) // NoNode is still an answer of a live session
+
+	// Pings answered 3s, 2s and 1s ago; a sync sent now. The ping of 2s
+	// ago was answered more than a lag before the sync: it is the base.
+	for i, ago := range []time.Duration{3 * time.Second, 2 * time.Second, time.Second} {
+		at := now.Add(-ago)
+		answeredAt(w, -2, 11, at, at.Add(5*time.Millisecond))
+		_ = i
+	}
+	answeredAt(w, 10, opSync, now, now.Add(time.Millisecond))
 	require.True(t, l.held(7))
-	w.read(reply(2, 0)) // unknown xid: ignored
+	want := now.Add(-2*time.Second).Sub(l.base) + time.Duration(float64(timeout)*LeaseFraction)
+	require.Equal(t, want, l.state.Load().until, "base = the ping answered 2s ago, the latest a lag (%v) before the sync", lag)
+
+	// A write renews as a sync does; a failed write does not.
+	w2 := connected(t, newLease(), now.Add(-10*time.Second))
+	answeredAt(w2, -2, 11, now.Add(-2*time.Second), now.Add(-2*time.Second))
+	w2.wrote(request(11, opSetData), now)
+	w2.read(reply(11, -101))
+	require.False(t, w2.lease.held(7), "an error answer renews nothing")
+	answeredAt(w2, 12, opSetData, now, now)
+	require.True(t, w2.lease.held(7))
+
+	// On a fresh connection the connect request itself is the base: no
+	// request was answered a lag before the sync.
+	l3 := newLease()
+	w3 := connected(t, l3, now.Add(-time.Second))
+	before := l3.state.Load().until
+	answeredAt(w3, 1, opSync, now, now)
+	require.Equal(t, before, l3.state.Load().until)
+}
+
+// The SIGSTOP case: an answer that waited in the socket while the process
+// was frozen does not renew the lease from the moment it is read, but from
+// when its request (and the ones before it) were sent.
+func TestLeaseCountsFromSendTimeNotReadTime(t *testing.T) {
+	l := newLease()
+	longAgo := time.Now().Add(-20 * time.Second)
+	w := connected(t, l, longAgo)
+	require.False(t, l.held(7), "a connect sent 20s ago proves nothing about now")
+	answeredAt(w, -2, 11, longAgo.Add(time.Second), longAgo.Add(time.Second))
+	w.wrote(request(1, opSync), longAgo.Add(5*time.Second)) // a sync before the freeze
+	w.read(reply(1, 0))                                     // read after the freeze
+	require.False(t, l.held(7))
+	require.Equal(t, leaseLapsed, l.status(7))
+}
+
+// Item 4: a server may grant a shorter timeout when the client reconnects;
+// the leader then expires the session by the new timeout, so the lease is
+// cut to it at once, and the new timeout is reported.
+func TestLeaseFollowsRenegotiatedTimeout(t *testing.T) {
+	l := newLease()
+	now := time.Now()
+	w := newWireTracker(l)
+	w.wrote(connectRequest(0), now)
+	w.read(connectResponse(7, 30000))
+	require.Equal(t, 30*time.Second, l.timeoutOf(7))
+	require.InDelta(t, float64(22500*time.Millisecond), float64(l.state.Load().until-now.Sub(l.base)), float64(time.Millisecond))
+
+	// Reconnection to another server, which grants 4s.
+	w2 := newWireTracker(l)
+	w2.wrote(connectRequest(7), now)
+	w2.read(connectResponse(7, 4000))
+	require.Equal(t, 4*time.Second, l.timeoutOf(7))
+	left := l.state.Load().until - now.Sub(l.base)
+	require.InDelta(t, float64(3*time.Second), float64(left), float64(time.Millisecond), "the lease must shrink to 3/4 of the new timeout")
 	require.True(t, l.held(7))
+
+	// Later renewals use the new timeout too.
+	answeredAt(w2, 1, opSync, now.Add(time.Second), now.Add(time.Second))
+	require.LessOrEqual(t, l.state.Load().until-now.Sub(l.base), 3*time.Second+time.Second)
+}
+
+// Item 5: Go's monotonic clock stops while the machine is suspended; the
+// wall clock is moved on at resume. A lease whose end the wall clock has
+// passed no longer holds, whatever the monotonic clock says.
+func TestLeaseEndsWhenWallClockPassesIt(t *testing.T) {
+	l := newLease()
+	connected(t, l, time.Now())
+	require.True(t, l.held(7))
+	var suspended atomic.Int64
+	l.clock = func(base time.Time) (time.Duration, int64) {
+		mono, wall := readClocks(base)
+		return mono, wall + suspended.Load()
+	}
+	require.True(t, l.held(7))
+	suspended.Store(int64(10 * time.Second)) // a 10s suspend: monotonic time did not move
+	require.False(t, l.held(7), "a suspend longer than the lease must end it")
+	require.Equal(t, leaseLapsed, l.status(7))
 }
 
 func TestLeaseRevokedByExpiry(t *testing.T) {
@@ -104,7 +198,7 @@ func TestLeaseRevokedByExpiry(t *testing.T) {
 		t.Fatal("revoking did not signal a change")
 	}
 	// Nothing renews a gone session.
-	w.wrote(request(4, 4), time.Now())
+	w.wrote(request(4, opSync), time.Now())
 	w.read(reply(4, 0))
 	require.Equal(t, leaseGone, l.status(7))
 
@@ -162,7 +256,7 @@ func FuzzWireTracker(f *testing.F) {
 // message.
 func BenchmarkLeaseHeld(b *testing.B) {
 	l := newLease()
-	l.renew(7, time.Now().Add(time.Hour), 6*time.Second, true)
+	l.connected(7, time.Now().Add(time.Hour), 6*time.Second)
 	b.ReportAllocs()
 	for b.Loop() {
 		if !l.held(7) {

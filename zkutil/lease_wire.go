@@ -78,9 +78,38 @@ func (f *frameScanner) feed(p []byte, now time.Time, on func(head []byte, starte
 	}
 }
 
+// Opcodes of requests a server passes to the leader: syncs and writes.
+// Their answers can renew the lease (see lease).
+var leaderOps = map[int32]bool{
+	1:  true, // create
+	2:  true, // delete
+	5:  true, // setData
+	7:  true, // setACL
+	9:  true, // sync
+	13: true, // check
+	14: true, // multi
+	15: true, // create2
+	16: true, // reconfig
+	19: true, // createContainer
+	20: true, // deleteContainer
+	21: true, // createTTL
+}
+
+// A wireTracker remembers up to maxAnswered answered requests, at least a
+// 1/maxAnswered of the timeout apart (later ones in between are dropped,
+// which only makes the base earlier): enough to reach back a whole
+// timeout, past the quorum lag, however busy the connection.
+const maxAnswered = 64
+
+// answeredRequest is a request of the connection's session and when its
+// answer was read.
+type answeredRequest struct {
+	sent, answered time.Time
+}
+
 // wireTracker follows one connection's requests and replies and renews the
-// lease with the send time of every request the server answers in a live
-// session. Writes and reads may come from different goroutines.
+// lease from the answers that went through the leader (see lease). Writes
+// and reads may come from different goroutines.
 type wireTracker struct {
 	lease *lease
 
@@ -92,12 +121,19 @@ type wireTracker struct {
 	requests    int           // requests seen so far
 	session     int64         // the session this connection carries
 	timeout     time.Duration // its negotiated timeout
-	sent        map[int32]time.Time
-	pings       []time.Time // pings share one xid and are answered in order
+	sent        map[int32]sentRequest
+	pings       []time.Time       // pings share one xid and are answered in order
+	answered    []answeredRequest // in the order the answers were read
+}
+
+// sentRequest is a request waiting for its answer.
+type sentRequest struct {
+	at     time.Time
+	leader bool // a sync or a write
 }
 
 func newWireTracker(l *lease) *wireTracker {
-	return &wireTracker{lease: l, sent: map[int32]time.Time{}}
+	return &wireTracker{lease: l, sent: map[int32]sentRequest{}}
 }
 
 // wrote records bytes the client sent; at is taken before the write, so
@@ -124,7 +160,7 @@ func (w *wireTracker) onRequest(head []byte, started time.Time) {
 		}
 		return
 	}
-	if len(head) < 4 {
+	if len(head) < 8 {
 		return
 	}
 	xid := int32(binary.BigEndian.Uint32(head[0:4]))
@@ -132,10 +168,11 @@ func (w *wireTracker) onRequest(head []byte, started time.Time) {
 		w.pings = append(w.pings, started)
 		return
 	}
-	w.sent[xid] = started
+	op := int32(binary.BigEndian.Uint32(head[4:8]))
+	w.sent[xid] = sentRequest{at: started, leader: leaderOps[op]}
 }
 
-func (w *wireTracker) onReply(head []byte, _ time.Time) {
+func (w *wireTracker) onReply(head []byte, at time.Time) {
 	if !w.connected {
 		w.connected = true
 		if len(head) < 16 || w.requests == 0 {
@@ -151,7 +188,7 @@ func (w *wireTracker) onReply(head []byte, _ time.Time) {
 			return
 		}
 		w.session, w.timeout = session, timeout
-		w.lease.renew(session, w.connectSent, timeout, true)
+		w.lease.connected(session, w.connectSent, timeout)
 		return
 	}
 	if len(head) < 16 || w.session == 0 {
@@ -159,7 +196,7 @@ func (w *wireTracker) onReply(head []byte, _ time.Time) {
 	}
 	xid := int32(binary.BigEndian.Uint32(head[0:4]))
 	code := int32(binary.BigEndian.Uint32(head[12:16]))
-	var sentAt time.Time
+	var req sentRequest
 	switch xid {
 	case xidWatchEvent:
 		return
@@ -167,21 +204,53 @@ func (w *wireTracker) onReply(head []byte, _ time.Time) {
 		if len(w.pings) == 0 {
 			return
 		}
-		sentAt = w.pings[0]
+		req.at = w.pings[0]
 		w.pings = w.pings[1:]
 	default:
-		t, ok := w.sent[xid]
+		r, ok := w.sent[xid]
 		if !ok {
 			return
 		}
 		delete(w.sent, xid)
-		sentAt = t
+		req = r
 	}
 	switch code {
 	case errCodeSessionExpired:
 		w.lease.revoke(w.session)
+		return
 	case errCodeSessionMoved:
-	default:
-		w.lease.renew(w.session, sentAt, w.timeout, false)
+		return
 	}
+	if req.leader && code == 0 {
+		w.lease.confirmed(w.session, w.baseFor(req.at))
+	}
+	w.remember(answeredRequest{sent: req.at, answered: at})
+}
+
+// baseFor returns the latest moment at which the leader is known to have
+// heard from the session, given that a request sent at t went through the
+// leader: the connect request, or the latest request the server had
+// answered a quorum lag before t.
+func (w *wireTracker) baseFor(t time.Time) time.Time {
+	cutoff := t.Add(-time.Duration(float64(w.timeout) * quorumLagFraction))
+	base := w.connectSent
+	for _, a := range w.answered {
+		if !a.answered.After(cutoff) && a.sent.After(base) {
+			base = a.sent
+		}
+	}
+	return base
+}
+
+// remember records an answered request, keeping the last maxAnswered that
+// are far enough apart.
+func (w *wireTracker) remember(a answeredRequest) {
+	if n := len(w.answered); n > 0 && a.answered.Sub(w.answered[n-1].answered) < w.timeout/maxAnswered {
+		return
+	}
+	if len(w.answered) == maxAnswered {
+		copy(w.answered, w.answered[1:])
+		w.answered = w.answered[:maxAnswered-1]
+	}
+	w.answered = append(w.answered, a)
 }

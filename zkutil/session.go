@@ -43,6 +43,9 @@ type Conn interface {
 	GetW(path string) ([]byte, *zk.Stat, <-chan zk.Event, error)
 	Set(path string, data []byte, version int32) (*zk.Stat, error)
 	SessionID() int64
+	// Sync asks the server to catch up with the leader; its answer comes
+	// through the leader (the lease's heartbeat).
+	Sync(path string) (string, error)
 }
 
 var _ Conn = (*zk.Conn)(nil)
@@ -217,15 +220,25 @@ func parseHostPort(h string) (addr, reason string) {
 }
 
 // Session is a ZooKeeper session with the chroot of a zookeeper.connect
-// string, over one go-zookeeper connection.
+// string. It spans the successive ZooKeeper sessions of a client: when the
+// server expires one, the Session opens the next.
 //
-// go-zookeeper reconnects on its own. While the session lives on the server,
-// a reconnection keeps its ephemeral nodes and watches (StateDisconnected,
-// then StateConnected with the same SessionID). When the server has expired
-// the session, go-zookeeper reports it only once it reconnects, and then at
-// once opens a new session on the same connection: subscribers see
-// StateExpired, then StateConnected with a new SessionID and the old one in
-// ExpiredSessionID. Ephemeral nodes and watches of the old session are gone;
+// Each ZooKeeper session has a go-zookeeper connection of its own (a link),
+// as each session has a handle of its own in ZooKeeper's Java client: a
+// link never opens a second session (its dialer and its wire guard refuse),
+// and once its session has expired it is closed, failing every request
+// still queued in it. So no request issued in one ZooKeeper session is ever
+// sent, let alone applied, in another. (go-zookeeper alone would open the
+// next session on the same connection and send the old session's queued
+// requests there.)
+//
+// go-zookeeper reconnects a link on its own. While the session lives on the
+// server, a reconnection keeps its ephemeral nodes and watches
+// (StateDisconnected, then StateConnected with the same SessionID). When
+// the server has expired the session, the link learns it once it
+// reconnects; subscribers then see StateExpired, then StateConnected with a
+// new SessionID and the old one in ExpiredSessionID, once the next link has
+// its session. Ephemeral nodes and watches of the old session are gone;
 // re-creating them is the caller's job (Kafka's handleNewSession).
 //
 // Operations take a context and paths relative to the chroot. They wait
@@ -241,13 +254,14 @@ type Session struct {
 	logger *slog.Logger
 	acl    []zk.ACL
 
-	conn      Conn
-	lease     *lease
-	connReady chan struct{} // closed once conn is set; the event callback waits for it
-	zkEvents  <-chan zk.Event
-	dialer    *trackingDialer
+	lease   *lease
+	connect connectFunc // opens the go-zookeeper connection of a link
 
 	mu                sync.Mutex
+	cur               *link              // the link of the current session, or of the next one
+	links             map[*link]struct{} // links not yet shut down
+	linkSeq           uint64
+	authErr           error        // the first link's credentials were refused
 	state             SessionState // 0 until the first session
 	sessionID         int64        // the current session; 0 after an expiry until the next
 	lastSessionID     int64        // the last session established, for StateClosed
@@ -260,7 +274,7 @@ type Session struct {
 	disconnects       int64 // StateDisconnected events
 	expirations       int64 // StateExpired events
 
-	wg      sync.WaitGroup // operation and watch goroutines
+	wg      sync.WaitGroup // operation, watch, link and heartbeat goroutines
 	subWG   sync.WaitGroup // subscriber pumps
 	abandon chan struct{}  // closed when Close stops waiting for slow subscribers
 
@@ -269,19 +283,21 @@ type Session struct {
 }
 
 func newSession(cfg SessionConfig, hosts []string, chroot string) *Session {
-	return &Session{
-		cfg:       cfg,
-		chroot:    chroot,
-		hosts:     hosts,
-		logger:    cfg.Logger,
-		acl:       cfg.ACL,
-		connReady: make(chan struct{}),
-		changed:   make(chan struct{}),
-		subs:      map[*subscriber]struct{}{},
-		lease:     newLease(),
-		abandon:   make(chan struct{}),
-		done:      make(chan struct{}),
+	s := &Session{
+		cfg:     cfg,
+		chroot:  chroot,
+		hosts:   hosts,
+		logger:  cfg.Logger,
+		acl:     cfg.ACL,
+		changed: make(chan struct{}),
+		subs:    map[*subscriber]struct{}{},
+		links:   map[*link]struct{}{},
+		lease:   newLease(),
+		abandon: make(chan struct{}),
+		done:    make(chan struct{}),
 	}
+	s.connect = s.zkConnect
+	return s
 }
 
 // Dial connects to ZooKeeper, waits for a session and adds cfg.Auth. It
@@ -296,31 +312,32 @@ func Dial(ctx context.Context, cfg SessionConfig) (*Session, error) {
 	cfg = cfg.withDefaults()
 	hosts, chroot, _ := ParseConnectString(cfg.Connect)
 	s := newSession(cfg, hosts, chroot)
-	s.dialer = &trackingDialer{dial: cfg.Dialer, lease: s.lease, conns: map[*trackedConn]struct{}{}}
-	conn, events, err := zk.Connect(hosts, cfg.SessionTimeout,
-		zk.WithDialer(s.dialer.Dial),
-		zk.WithLogger(zkLogger{s.logger}),
-		zk.WithEventCallback(s.handleEvent))
+	s.mu.Lock()
+	_, err := s.startLinkLocked()
+	s.mu.Unlock()
 	if err != nil {
 		return nil, fmt.Errorf("zkutil: connect to ZooKeeper at %s: %w", strings.Join(hosts, ","), err)
 	}
-	s.conn, s.zkEvents = conn, events
-	close(s.connReady)
-
 	if err := s.awaitFirstSession(ctx); err != nil {
 		_ = s.Close()
 		return nil, err
 	}
-	for _, a := range cfg.Auth {
-		err := s.call(ctx, func() error { return s.conn.AddAuth(a.Scheme, a.Secret) })
-		if err != nil {
-			_ = s.Close()
-			return nil, fmt.Errorf("zkutil: add %s credentials to the ZooKeeper connection: %w", a.Scheme, err)
-		}
-	}
+	s.goTracked(s.heartbeat)
 	s.logger.Info("zkutil: ZooKeeper session established",
 		"session", sessionString(s.ID()), "hosts", strings.Join(hosts, ","), "chroot", chroot)
 	return s, nil
+}
+
+// zkConnect opens go-zookeeper's connection for l, through l's dialer.
+func (s *Session) zkConnect(l *link) (Conn, <-chan zk.Event, error) {
+	conn, events, err := zk.Connect(s.hosts, s.cfg.SessionTimeout,
+		zk.WithDialer(l.dialer.Dial),
+		zk.WithLogger(zkLogger{s.logger}),
+		zk.WithEventCallback(func(ev zk.Event) { s.handleEvent(l, ev) }))
+	if err != nil {
+		return nil, nil, err
+	}
+	return conn, events, nil
 }
 
 func (s *Session) awaitFirstSession(ctx context.Context) error {
@@ -331,6 +348,16 @@ func (s *Session) awaitFirstSession(ctx context.Context) error {
 		return nil
 	}
 	hosts := strings.Join(s.hosts, ",")
+	s.mu.Lock()
+	authErr := s.authErr
+	var last error
+	if s.cur != nil {
+		last = s.cur.dialer.lastError()
+	}
+	s.mu.Unlock()
+	if authErr != nil {
+		return authErr
+	}
 	if ctx.Err() != nil {
 		return fmt.Errorf("zkutil: dial ZooKeeper at %s: %w", hosts, ctx.Err())
 	}
@@ -338,7 +365,7 @@ func (s *Session) awaitFirstSession(ctx context.Context) error {
 		return fmt.Errorf("zkutil: dial ZooKeeper at %s: %w", hosts, err)
 	}
 	msg := fmt.Sprintf("no ZooKeeper session with %s within %v", hosts, s.cfg.ConnectionTimeout)
-	if last := s.dialer.lastError(); last != nil {
+	if last != nil {
 		msg += "; last dial error: " + last.Error()
 	}
 	return fmt.Errorf("%w: %s", ErrConnectionTimeout, msg)
@@ -365,19 +392,16 @@ func (s *Session) close() {
 	s.notifyLocked()
 	s.mu.Unlock()
 
-	if s.conn != nil {
-		// Sends closeSession and waits up to a second for the answer.
-		s.conn.Close()
+	s.mu.Lock()
+	links := make([]*link, 0, len(s.links))
+	for l := range s.links {
+		links = append(links, l)
 	}
-	if s.dialer != nil {
-		// Unblocks go-zookeeper's loop if it waits on a stalled network.
-		s.dialer.closeAll()
-	}
-	if s.zkEvents != nil {
-		// go-zookeeper closes the channel when its loop has ended, after
-		// failing every request and watch.
-		for range s.zkEvents {
-		}
+	s.mu.Unlock()
+	for _, l := range links {
+		// Sends closeSession (for the live session) and waits up to a
+		// second for the answer; then ends go-zookeeper's loop.
+		s.shutdownLink(l)
 	}
 	s.wg.Wait()
 
@@ -489,90 +513,6 @@ func (s *Session) goTracked(f func()) bool {
 		f()
 	}()
 	return true
-}
-
-// trackingDialer remembers the connections it opened so that Close can cut
-// them: go-zookeeper may otherwise wait on a stalled socket for up to ten
-// read timeouts before its loop notices the Close.
-type trackingDialer struct {
-	dial  zk.Dialer
-	lease *lease
-
-	mu      sync.Mutex
-	conns   map[*trackedConn]struct{}
-	closed  bool
-	lastErr error
-}
-
-var errDialerClosed = errors.New("zkutil: session closed")
-
-// Dial has the signature of zk.Dialer.
-func (d *trackingDialer) Dial(network, address string, timeout time.Duration) (net.Conn, error) {
-	d.mu.Lock()
-	closed := d.closed
-	d.mu.Unlock()
-	if closed {
-		return nil, errDialerClosed
-	}
-	c, err := d.dial(network, address, timeout)
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if err != nil {
-		d.lastErr = err
-		return nil, err
-	}
-	if d.closed {
-		c.Close()
-		return nil, errDialerClosed
-	}
-	tc := &trackedConn{Conn: c, d: d, wire: newWireTracker(d.lease)}
-	d.conns[tc] = struct{}{}
-	return tc, nil
-}
-
-func (d *trackingDialer) lastError() error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.lastErr
-}
-
-func (d *trackingDialer) closeAll() {
-	d.mu.Lock()
-	d.closed = true
-	conns := d.conns
-	d.conns = map[*trackedConn]struct{}{}
-	d.mu.Unlock()
-	for c := range conns {
-		c.Conn.Close()
-	}
-}
-
-type trackedConn struct {
-	net.Conn
-	d    *trackingDialer
-	wire *wireTracker
-}
-
-// Read feeds what the server sent to the lease.
-func (c *trackedConn) Read(p []byte) (int, error) {
-	n, err := c.Conn.Read(p)
-	if n > 0 {
-		c.wire.read(p[:n])
-	}
-	return n, err
-}
-
-// Write records when each request went out, before it does.
-func (c *trackedConn) Write(p []byte) (int, error) {
-	c.wire.wrote(p, time.Now())
-	return c.Conn.Write(p)
-}
-
-func (c *trackedConn) Close() error {
-	c.d.mu.Lock()
-	delete(c.d.conns, c)
-	c.d.mu.Unlock()
-	return c.Conn.Close()
 }
 
 // zkLogger routes go-zookeeper's log lines to the Session's logger at Debug

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"sync"
 	"time"
-
-	"github.com/go-zookeeper/zk"
 )
 
 // SessionState is the state of a Session as its subscribers see it.
@@ -188,86 +186,6 @@ func (s *Session) publishLocked(ev SessionEvent) {
 	for sub := range s.subs {
 		sub.push(ev, false)
 	}
-}
-
-// handleEvent is go-zookeeper's event callback. It runs on go-zookeeper's
-// connection goroutine and must not block: it updates the state and queues
-// events for subscribers.
-//
-// go-zookeeper's session states map as follows: StateHasSession is
-// StateConnected (the session id tells a reconnection from a new session);
-// StateDisconnected, while connected, is StateDisconnected; StateExpired is
-// StateExpired. StateConnecting and StateConnected (a TCP connection
-// without a session yet) are internal steps and are not reported. Watch
-// events travel on the channels GetW, ChildrenW and ExistsW return.
-func (s *Session) handleEvent(ev zk.Event) {
-	if ev.Type != zk.EventSession {
-		return
-	}
-	<-s.connReady
-	now := time.Now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closing {
-		return
-	}
-	server := ev.Server
-	switch ev.State {
-	case zk.StateHasSession:
-		id := s.conn.SessionID()
-		if s.state == StateConnected && id == s.sessionID {
-			return
-		}
-		if s.lastSessionID != 0 && id != s.lastSessionID && s.pendingExpired == 0 {
-			// A new session without go-zookeeper reporting the expiry of
-			// the old one; report it so that subscribers re-register.
-			s.expireLocked(now)
-		}
-		s.state = StateConnected
-		s.sessionID, s.lastSessionID = id, id
-		s.gen++
-		s.disconnectedSince = time.Time{}
-		ev := SessionEvent{State: StateConnected, SessionID: id, ExpiredSessionID: s.pendingExpired, At: now}
-		s.pendingExpired = 0
-		s.logger.Info("zkutil: ZooKeeper session connected", "event", ev.String(), "server", server)
-		s.publishLocked(ev)
-		s.notifyLocked()
-	case zk.StateDisconnected:
-		if s.state != StateConnected {
-			return
-		}
-		s.state = StateDisconnected
-		s.disconnectedSince = now
-		s.disconnects++
-		ev := SessionEvent{State: StateDisconnected, SessionID: s.sessionID, At: now}
-		s.logger.Info("zkutil: ZooKeeper connection lost", "event", ev.String())
-		s.publishLocked(ev)
-		s.notifyLocked()
-	case zk.StateExpired:
-		if s.state == StateExpired || s.lastSessionID == 0 {
-			return
-		}
-		s.expireLocked(now)
-		s.notifyLocked()
-	case zk.StateAuthFailed:
-		s.logger.Warn("zkutil: ZooKeeper authentication failed", "server", server)
-	}
-}
-
-// expireLocked records the expiry of the last session. s.mu is held.
-func (s *Session) expireLocked(now time.Time) {
-	old := s.lastSessionID
-	s.lease.revoke(old)
-	s.state = StateExpired
-	s.sessionID = 0
-	s.expirations++
-	s.pendingExpired = old
-	if s.disconnectedSince.IsZero() {
-		s.disconnectedSince = now
-	}
-	ev := SessionEvent{State: StateExpired, SessionID: old, At: now}
-	s.logger.Warn("zkutil: ZooKeeper session expired; ephemeral nodes and watches are lost", "event", ev.String())
-	s.publishLocked(ev)
 }
 
 // SessionStats counts the events of a Session since Dial, for metrics.

@@ -418,10 +418,13 @@ type attempt func(ctx context.Context, c Conn, retried bool) error
 // session established after the try began (the same session reconnected,
 // or a new one after an expiry), as ZkClient.retryUntilConnected does.
 //
-// An operation whose ctx is bound to a session (InSession) runs only while
-// that session's lease holds: it waits for the lease while it has lapsed,
-// and fails with ErrSessionExpired once the session is gone, instead of
-// being replayed on the session that replaces it.
+// An operation whose ctx is bound to a session (InSession) is sent only on
+// that session's own connection, and only while the session's lease holds:
+// it waits for the lease while it has lapsed, and fails with
+// ErrSessionExpired once the session is gone. The connection never carries
+// another session, so the operation can never be applied by the session
+// that replaces its own. Other operations go to the current session, and
+// are retried on the next one when theirs expires.
 func (s *Session) do(ctx context.Context, fn attempt) error {
 	bound, isBound := ctx.Value(boundSessionKey{}).(int64)
 	retried := false
@@ -432,12 +435,29 @@ func (s *Session) do(ctx context.Context, fn attempt) error {
 		if closing {
 			return ErrClosed
 		}
+		var l *link
 		if isBound {
 			if err := s.awaitLease(ctx, bound); err != nil {
 				return err
 			}
+			if l = s.linkOf(bound); l == nil {
+				return s.goneError(bound)
+			}
+		} else {
+			var err error
+			if l, err = s.readyLink(ctx); err != nil {
+				return err
+			}
 		}
-		err := s.call(ctx, func() error { return fn(ctx, s.conn, retried) })
+		err := s.call(ctx, func() error { return fn(ctx, l.conn, retried) })
+		if err != nil && l.retired.Load() && !isContextError(err) && !s.isClosing() {
+			// The link's session expired under the request: it failed
+			// with the link (never sent on another session).
+			if isBound {
+				return s.goneError(bound)
+			}
+			err = fmt.Errorf("%w: %w", zk.ErrConnectionClosed, err)
+		}
 		if !isConnectionLoss(err) {
 			return err
 		}
@@ -454,6 +474,11 @@ func (s *Session) do(ctx context.Context, fn attempt) error {
 				msg: ErrConnectionLoss.Error() + ", gave up waiting for a new connection: " + werr.Error()}
 		}
 	}
+}
+
+// goneError is the error of an operation bound to session id, which is gone.
+func (s *Session) goneError(id int64) error {
+	return fmt.Errorf("%w: the operation belongs to session %s, which is gone", ErrSessionExpired, sessionString(id))
 }
 
 // call runs f, which blocks until go-zookeeper answers or the connection
@@ -603,17 +628,13 @@ type boundSessionKey struct{}
 
 // InSession returns a context that binds the operations run with it to the
 // ZooKeeper session id: each attempt waits until the lease of that session
-// holds (see LeaseHeld) and none runs once the session is gone. Writes that
-// act on ownership held by a session (offset commits, claims and their
-// rollback, releases) use it, so that a write meant for an expired session
-// is never applied by its successor.
-//
-// go-zookeeper keeps requests queued while it reconnects, so a request
-// checked against a live lease could in principle still leave on a new
-// session if the old one expired during the few microseconds between the
-// check and the queueing; the lease ends a quarter of the session timeout
-// before the server can expire the session, which leaves that window
-// closed in practice.
+// holds (see LeaseHeld), is sent only on the connection that carries that
+// session, and none runs once the session is gone. Writes that act on
+// ownership held by a session (offset commits, claims and their rollback,
+// releases) use it, so that a write meant for an expired session is never
+// applied by its successor: the connection of a session never opens
+// another one, and is closed, failing everything still queued in it, once
+// its session has expired.
 func InSession(ctx context.Context, id int64) context.Context {
 	return context.WithValue(ctx, boundSessionKey{}, id)
 }
@@ -627,7 +648,7 @@ func (s *Session) awaitLease(ctx context.Context, id int64) error {
 		case leaseHeld:
 			return nil
 		case leaseGone:
-			return fmt.Errorf("%w: the operation belongs to session %s, which is gone", ErrSessionExpired, sessionString(id))
+			return s.goneError(id)
 		}
 		if s.isClosing() {
 			return ErrClosed

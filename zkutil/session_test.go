@@ -141,10 +141,24 @@ func TestOpErrorWrapsBothSentinels(t *testing.T) {
 func newTestSession(t *testing.T, conn Conn) *Session {
 	t.Helper()
 	s := newSession(SessionConfig{}.withDefaults(), []string{"fake:2181"}, "/kafka")
-	s.conn = conn
-	close(s.connReady)
+	// Every link of the Session gets the same fake; the tests set the
+	// session id it reports.
+	s.connect = func(*link) (Conn, <-chan zk.Event, error) { return conn, nil, nil }
+	s.mu.Lock()
+	_, err := s.startLinkLocked()
+	s.mu.Unlock()
+	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
 	return s
+}
+
+// fire delivers ev to the event callback of s's current link, as
+// go-zookeeper would.
+func fire(s *Session, ev zk.Event) {
+	s.mu.Lock()
+	l := s.cur
+	s.mu.Unlock()
+	s.handleEvent(l, ev)
 }
 
 func sessionEvent(state zk.State) zk.Event {
@@ -158,9 +172,9 @@ func TestSessionStateMachine(t *testing.T) {
 	defer cancel()
 
 	// go-zookeeper's sequence: connecting, TCP connected, session.
-	s.handleEvent(sessionEvent(zk.StateConnecting))
-	s.handleEvent(sessionEvent(zk.StateConnected))
-	s.handleEvent(sessionEvent(zk.StateHasSession))
+	fire(s, sessionEvent(zk.StateConnecting))
+	fire(s, sessionEvent(zk.StateConnected))
+	fire(s, sessionEvent(zk.StateHasSession))
 	require.Equal(t, StateConnected, s.State())
 	require.Equal(t, int64(0x100), s.ID())
 	require.True(t, s.DisconnectedSince().IsZero())
@@ -170,35 +184,35 @@ func TestSessionStateMachine(t *testing.T) {
 	require.False(t, ev.NewSession())
 
 	// Node events are not session events.
-	s.handleEvent(zk.Event{Type: zk.EventNodeDataChanged, State: zk.StateSyncConnected, Path: "/kafka/x"})
+	fire(s, zk.Event{Type: zk.EventNodeDataChanged, State: zk.StateSyncConnected, Path: "/kafka/x"})
 
 	// A reconnection to the same session.
-	s.handleEvent(sessionEvent(zk.StateDisconnected))
+	fire(s, sessionEvent(zk.StateDisconnected))
 	require.Equal(t, StateDisconnected, s.State())
 	require.False(t, s.DisconnectedSince().IsZero())
 	require.Equal(t, int64(0x100), s.ID(), "the session lives on while disconnected")
-	s.handleEvent(sessionEvent(zk.StateConnecting))
-	s.handleEvent(sessionEvent(zk.StateDisconnected)) // a failed attempt: no second event
-	s.handleEvent(sessionEvent(zk.StateConnected))
-	s.handleEvent(sessionEvent(zk.StateHasSession))
+	fire(s, sessionEvent(zk.StateConnecting))
+	fire(s, sessionEvent(zk.StateDisconnected)) // a failed attempt: no second event
+	fire(s, sessionEvent(zk.StateConnected))
+	fire(s, sessionEvent(zk.StateHasSession))
 	require.Equal(t, SessionEvent{State: StateDisconnected, SessionID: 0x100}, withoutTime(<-events))
 	require.Equal(t, SessionEvent{State: StateConnected, SessionID: 0x100}, withoutTime(<-events))
 	require.True(t, s.DisconnectedSince().IsZero())
 
 	// An expiry: disconnected, expired on reconnection, a new session.
-	s.handleEvent(sessionEvent(zk.StateDisconnected))
-	s.handleEvent(sessionEvent(zk.StateConnecting))
-	s.handleEvent(sessionEvent(zk.StateConnected))
+	fire(s, sessionEvent(zk.StateDisconnected))
+	fire(s, sessionEvent(zk.StateConnecting))
+	fire(s, sessionEvent(zk.StateConnected))
 	conn.session.Store(0)
-	s.handleEvent(sessionEvent(zk.StateExpired))
+	fire(s, sessionEvent(zk.StateExpired))
 	require.Equal(t, StateExpired, s.State())
 	require.Equal(t, int64(0), s.ID())
 	require.False(t, s.DisconnectedSince().IsZero())
-	s.handleEvent(sessionEvent(zk.StateDisconnected))
-	s.handleEvent(sessionEvent(zk.StateConnecting))
-	s.handleEvent(sessionEvent(zk.StateConnected))
+	fire(s, sessionEvent(zk.StateDisconnected))
+	fire(s, sessionEvent(zk.StateConnecting))
+	fire(s, sessionEvent(zk.StateConnected))
 	conn.session.Store(0x200)
-	s.handleEvent(sessionEvent(zk.StateHasSession))
+	fire(s, sessionEvent(zk.StateHasSession))
 	require.Equal(t, SessionEvent{State: StateDisconnected, SessionID: 0x100}, withoutTime(<-events))
 	require.Equal(t, SessionEvent{State: StateExpired, SessionID: 0x100}, withoutTime(<-events))
 	ev = <-events
@@ -207,12 +221,14 @@ func TestSessionStateMachine(t *testing.T) {
 	require.Equal(t, "connected 0x200 (replaces expired 0x100)", ev.String())
 	require.Equal(t, int64(0x200), s.ID())
 
-	// A new session id without an expiry event is reported as one.
+	// A connection that reports another session is dropped as if its
+	// session expired; the next connection announces the new session.
 	conn.session.Store(0x300)
-	s.handleEvent(sessionEvent(zk.StateDisconnected))
-	s.handleEvent(sessionEvent(zk.StateHasSession))
+	fire(s, sessionEvent(zk.StateDisconnected))
+	fire(s, sessionEvent(zk.StateHasSession))
 	require.Equal(t, StateDisconnected, (<-events).State)
 	require.Equal(t, SessionEvent{State: StateExpired, SessionID: 0x200}, withoutTime(<-events))
+	fire(s, sessionEvent(zk.StateHasSession))
 	require.Equal(t, SessionEvent{State: StateConnected, SessionID: 0x300, ExpiredSessionID: 0x200}, withoutTime(<-events))
 	require.Equal(t, SessionStats{State: StateConnected, Disconnects: 3, Expirations: 2}, s.Stats(),
 		"every StateDisconnected and StateExpired event is counted")
@@ -231,7 +247,7 @@ func TestSessionStateMachine(t *testing.T) {
 	}
 
 	// Events after Close are ignored; a late subscriber sees StateClosed.
-	s.handleEvent(sessionEvent(zk.StateDisconnected))
+	fire(s, sessionEvent(zk.StateDisconnected))
 	late, lateCancel := s.Subscribe()
 	defer lateCancel()
 	require.Equal(t, StateClosed, (<-late).State)
@@ -251,7 +267,7 @@ func withoutTime(ev SessionEvent) SessionEvent {
 func TestSlowSubscriberLosesNothing(t *testing.T) {
 	conn := newFakeConn(1)
 	s := newTestSession(t, conn)
-	s.handleEvent(sessionEvent(zk.StateHasSession))
+	fire(s, sessionEvent(zk.StateHasSession))
 	slow, cancelSlow := s.Subscribe()
 	defer cancelSlow()
 	fast, cancelFast := s.Subscribe()
@@ -269,22 +285,24 @@ func TestSlowSubscriberLosesNothing(t *testing.T) {
 	go func() {
 		defer close(fired)
 		for i := int64(1); i <= 500; i++ {
-			s.handleEvent(sessionEvent(zk.StateDisconnected))
+			fire(s, sessionEvent(zk.StateDisconnected))
 			want = append(want, SessionEvent{State: StateDisconnected, SessionID: i})
 			if i%3 == 0 {
 				conn.session.Store(0)
-				s.handleEvent(sessionEvent(zk.StateExpired))
+				fire(s, sessionEvent(zk.StateExpired))
 				want = append(want, SessionEvent{State: StateExpired, SessionID: i})
 				conn.session.Store(i + 1)
-				s.handleEvent(sessionEvent(zk.StateHasSession))
+				fire(s, sessionEvent(zk.StateHasSession))
 				want = append(want, SessionEvent{State: StateConnected, SessionID: i + 1, ExpiredSessionID: i})
 			} else {
-				// A reconnection to session i, then a new session i+1
-				// without an expiry event from go-zookeeper.
-				s.handleEvent(sessionEvent(zk.StateHasSession))
+				// A reconnection to session i, then a connection that
+				// reports session i+1 without an expiry event: it is
+				// dropped, and the next one announces session i+1.
+				fire(s, sessionEvent(zk.StateHasSession))
 				conn.session.Store(i + 1)
-				s.handleEvent(sessionEvent(zk.StateDisconnected))
-				s.handleEvent(sessionEvent(zk.StateHasSession))
+				fire(s, sessionEvent(zk.StateDisconnected))
+				fire(s, sessionEvent(zk.StateHasSession))
+				fire(s, sessionEvent(zk.StateHasSession))
 				want = append(want,
 					SessionEvent{State: StateConnected, SessionID: i},
 					SessionEvent{State: StateDisconnected, SessionID: i},
@@ -325,7 +343,7 @@ func TestSlowSubscriberLosesNothing(t *testing.T) {
 	}
 
 	// Close delivers StateClosed after the queued events.
-	s.handleEvent(sessionEvent(zk.StateDisconnected))
+	fire(s, sessionEvent(zk.StateDisconnected))
 	require.NoError(t, s.Close())
 	require.Equal(t, StateDisconnected, (<-slow).State)
 	require.Equal(t, StateClosed, (<-slow).State)
@@ -337,15 +355,13 @@ func TestSlowSubscriberLosesNothing(t *testing.T) {
 // for a subscriber that never reads and leaves no goroutine behind.
 func TestCloseAbandonsSubscriberThatDoesNotRead(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	s := newSession(SessionConfig{}.withDefaults(), nil, "")
-	s.conn = newFakeConn(1)
-	close(s.connReady)
-	s.handleEvent(sessionEvent(zk.StateHasSession))
+	s := newTestSession(t, newFakeConn(1))
+	fire(s, sessionEvent(zk.StateHasSession))
 	_, cancel := s.Subscribe()
 	defer cancel()
 	for range subscriberBuffer {
-		s.handleEvent(sessionEvent(zk.StateDisconnected))
-		s.handleEvent(sessionEvent(zk.StateHasSession))
+		fire(s, sessionEvent(zk.StateDisconnected))
+		fire(s, sessionEvent(zk.StateHasSession))
 	}
 	start := time.Now()
 	require.NoError(t, s.Close())
@@ -393,11 +409,11 @@ func TestDialContextEnds(t *testing.T) {
 func TestCreateAfterConnectionLoss(t *testing.T) {
 	conn := newFakeConn(0x42)
 	s := newTestSession(t, conn)
-	s.handleEvent(sessionEvent(zk.StateHasSession))
+	fire(s, sessionEvent(zk.StateHasSession))
 	ctx := context.Background()
 	reconnect := func() {
-		s.handleEvent(sessionEvent(zk.StateDisconnected))
-		s.handleEvent(sessionEvent(zk.StateHasSession))
+		fire(s, sessionEvent(zk.StateDisconnected))
+		fire(s, sessionEvent(zk.StateHasSession))
 	}
 
 	conn.loseAnswer("create", "/kafka/consumers/g/ids/c1", reconnect)
@@ -458,7 +474,7 @@ func TestCreateAfterConnectionLoss(t *testing.T) {
 func TestOperationsHonourContext(t *testing.T) {
 	conn := newFakeConn(1)
 	s := newTestSession(t, conn)
-	s.handleEvent(sessionEvent(zk.StateHasSession))
+	fire(s, sessionEvent(zk.StateHasSession))
 
 	conn.blockGets()
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
@@ -470,7 +486,7 @@ func TestOperationsHonourContext(t *testing.T) {
 
 	// Lost connection, no reconnection: the retry gives up with the
 	// context, reporting both.
-	conn.loseAnswer("create", "/kafka/y", func() { s.handleEvent(sessionEvent(zk.StateDisconnected)) })
+	conn.loseAnswer("create", "/kafka/y", func() { fire(s, sessionEvent(zk.StateDisconnected)) })
 	ctx2, cancel2 := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel2()
 	err = s.CreatePersistent(ctx2, "/y", nil)
@@ -665,6 +681,8 @@ func (c *fakeConn) Set(path string, data []byte, version int32) (*zk.Stat, error
 }
 
 func (c *fakeConn) SessionID() int64 { return c.session.Load() }
+
+func (c *fakeConn) Sync(path string) (string, error) { return path, nil }
 
 var _ Conn = (*fakeConn)(nil)
 

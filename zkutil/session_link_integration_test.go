@@ -1,0 +1,222 @@
+package zkutil
+
+import (
+	"context"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/require"
+	"github.com/zkconsumer/zkconsumer/internal/testcluster"
+)
+
+// hangingDialer dials through to the real address, except while it is
+// partitioned: then a dial hangs until the partition heals (or the test
+// ends), as a SYN into a partitioned network would with a generous connect
+// timeout.
+type hangingDialer struct {
+	mu     sync.Mutex
+	cut    bool
+	healed chan struct{}
+	done   <-chan struct{}
+}
+
+func newHangingDialer(t *testing.T) *hangingDialer {
+	done := make(chan struct{})
+	t.Cleanup(func() { close(done) })
+	return &hangingDialer{healed: make(chan struct{}), done: done}
+}
+
+func (d *hangingDialer) partition() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.cut {
+		d.cut, d.healed = true, make(chan struct{})
+	}
+}
+
+func (d *hangingDialer) heal() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.cut {
+		d.cut = false
+		close(d.healed)
+	}
+}
+
+func (d *hangingDialer) Dial(network, address string, timeout time.Duration) (net.Conn, error) {
+	d.mu.Lock()
+	cut, healed := d.cut, d.healed
+	d.mu.Unlock()
+	if cut {
+		select {
+		case <-healed:
+		case <-d.done:
+			return nil, net.ErrClosed
+		}
+	}
+	return net.DialTimeout(network, address, timeout)
+}
+
+// ensembleOfProxies returns a connect string of three proxies to the one
+// ZooKeeper of c, as go-zookeeper sees an ensemble of three servers, and
+// the proxies.
+func ensembleOfProxies(t *testing.T, c *testcluster.Cluster) (string, []*testcluster.Proxy) {
+	t.Helper()
+	var proxies []*testcluster.Proxy
+	var addrs []string
+	for range 3 {
+		p, err := testcluster.NewProxy(c.ZKServer())
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = p.Close() })
+		proxies = append(proxies, p)
+		addrs = append(addrs, p.Addr())
+	}
+	return strings.Join(addrs, ",") + c.Chroot(), proxies
+}
+
+// awaitGone waits until the node at path (a server path) no longer exists.
+func awaitGone(t *testing.T, ctx context.Context, obs *zk.Conn, path string) {
+	t.Helper()
+	for {
+		ok, _, ch, err := obs.ExistsW(path)
+		require.NoError(t, err)
+		if !ok {
+			return
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			t.Fatalf("%s was not deleted", path)
+		}
+	}
+}
+
+// partitionUntilExpired cuts s off ZooKeeper (the connection stalls, new
+// dials hang), calls whileCut once go-zookeeper has noticed the dead
+// connection, waits until the server has expired the session (its
+// ephemeral marker is gone), calls afterExpiry, and heals. It returns once
+// s has a new session.
+func partitionUntilExpired(t *testing.T, ctx context.Context, s *Session, obs *zk.Conn, proxies []*testcluster.Proxy, dial *hangingDialer, marker string, whileCut, afterExpiry func()) {
+	t.Helper()
+	events, unsubscribe := s.Subscribe()
+	defer unsubscribe()
+	dial.partition()
+	for _, p := range proxies {
+		p.SetMode(testcluster.Blackhole)
+	}
+	for ev := nextEvent(t, events, 30*time.Second); ev.State != StateDisconnected; ev = nextEvent(t, events, 30*time.Second) {
+	}
+	whileCut()
+	awaitGone(t, ctx, obs, marker)
+	afterExpiry()
+	// Heal: the stalled connection is reset, the hanging dial goes
+	// through and learns the session expired, the next host gives a new
+	// session: the window of the issue, before go-zookeeper wraps round
+	// its host list (and flushes its queue).
+	for _, p := range proxies {
+		p.ResetAll()
+		p.SetMode(testcluster.Forward)
+	}
+	dial.heal()
+	for ev := nextEvent(t, events, 30*time.Second); !ev.NewSession(); ev = nextEvent(t, events, 30*time.Second) {
+	}
+}
+
+// TestBoundWriteQueuedAcrossExpiryNotApplied is item 1 of the ensemble
+// safety issue, as a user meets it: a commit bound to session S, issued
+// while S's lease still held but the connection was already dead, waited in
+// go-zookeeper's queue; go-zookeeper learnt of the expiry from one server
+// and opened a new session on the next, and sent the queued commit there,
+// overwriting the new owner's offset (200) with the stale one (100).
+func TestBoundWriteQueuedAcrossExpiryNotApplied(t *testing.T) {
+	c := testcluster.Shared(t)
+	ctx := testContext(t, 2*time.Minute)
+	connect, proxies := ensembleOfProxies(t, c)
+	dial := newHangingDialer(t)
+	const timeout = 3 * time.Second
+	s := dialSession(t, ctx, SessionConfig{Connect: connect, SessionTimeout: timeout, Dialer: dial.Dial})
+	obs := observer(t, ctx, c.ZKServer())
+	id := s.ID()
+	base := "/" + testcluster.UniqueName("queued")
+	offset, marker := base+"/offsets/t/0", base+"/ids/m"
+	require.NoError(t, s.SetOrCreate(InSession(ctx, id), offset, []byte("50")))
+	require.NoError(t, s.CreateEphemeral(ctx, marker, []byte("m")))
+
+	stale := make(chan error, 1)
+	partitionUntilExpired(t, ctx, s, obs, proxies, dial, c.Chroot()+marker,
+		func() { go func() { stale <- s.SetOrCreate(InSession(ctx, id), offset, []byte("100")) }() },
+		func() {
+			_, err := obs.Set(c.Chroot()+offset, []byte("200"), -1) // the new owner commits
+			require.NoError(t, err)
+		})
+	require.NotEqual(t, id, s.ID())
+
+	select {
+	case err := <-stale:
+		require.ErrorIs(t, err, ErrSessionExpired, "a write bound to an expired session must fail")
+	case <-time.After(30 * time.Second):
+		t.Fatal("the stale commit neither failed nor finished")
+	}
+	// Whatever was queued has had time to land.
+	require.NoError(t, s.EnsurePath(ctx, base))
+	data, _, err := obs.Get(c.Chroot() + offset)
+	require.NoError(t, err)
+	require.Equal(t, "200", string(data), "the stale commit of the expired session was applied by its successor")
+}
+
+// TestLinkNeverCarriesAnotherSession checks the mechanism itself, without
+// the lease: requests put straight into the go-zookeeper connection of
+// session S while it is cut off (a create and a delete of another
+// session's node, as a stale claim and a stale release would) are never
+// sent on the session that replaces S; they fail.
+func TestLinkNeverCarriesAnotherSession(t *testing.T) {
+	c := testcluster.Shared(t)
+	ctx := testContext(t, 2*time.Minute)
+	connect, proxies := ensembleOfProxies(t, c)
+	dial := newHangingDialer(t)
+	const timeout = 3 * time.Second
+	s := dialSession(t, ctx, SessionConfig{Connect: connect, SessionTimeout: timeout, Dialer: dial.Dial})
+	obs := observer(t, ctx, c.ZKServer())
+	id := s.ID()
+	l := s.linkOf(id)
+	require.NotNil(t, l)
+	base := c.Chroot() + "/" + testcluster.UniqueName("link")
+	marker, peer, claim := base+"/m", base+"/owners/t/0", base+"/owners/t/1"
+	require.NoError(t, s.CreateEphemeral(ctx, strings.TrimPrefix(marker, c.Chroot()), []byte("m")))
+	require.NoError(t, s.EnsurePath(ctx, strings.TrimPrefix(base+"/owners/t", c.Chroot())))
+
+	results := make(chan error, 2)
+	partitionUntilExpired(t, ctx, s, obs, proxies, dial, marker,
+		func() {
+			go func() {
+				_, err := l.conn.Create(claim, []byte("stale-claim"), zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+				results <- err
+			}()
+			go func() { results <- l.conn.Delete(peer, 0) }()
+		},
+		func() {
+			// A peer's owner node, at version 0 like every owner node.
+			_, err := obs.Create(peer, []byte("peer"), 0, zk.WorldACL(zk.PermAll))
+			require.NoError(t, err)
+		})
+	for range 2 {
+		select {
+		case err := <-results:
+			require.Error(t, err, "a request of the expired session's connection succeeded")
+		case <-time.After(30 * time.Second):
+			t.Fatal("a request of the retired connection neither failed nor finished")
+		}
+	}
+	require.NotEqual(t, id, s.ID())
+	require.NoError(t, s.EnsurePath(ctx, "/"))
+	ok, _, err := obs.Exists(claim)
+	require.NoError(t, err)
+	require.False(t, ok, "the stale create was applied in the new session")
+	data, _, err := obs.Get(peer)
+	require.NoError(t, err, "the stale delete removed the peer's owner node")
+	require.Equal(t, "peer", string(data))
+}
