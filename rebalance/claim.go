@@ -44,17 +44,20 @@ func sortedPartitions(owned map[zkutil.TopicPartition]zkutil.ConsumerThreadID) [
 // create whose reply was lost, or a node of the previous generation that
 // was not released). held names the partitions whose nodes the previous
 // generation left for the same thread: each is read first and, if still
-// ours, kept without a write. On the first conflict no further create
-// starts, and once those in flight have returned, every node created or
-// kept by this call is deleted again and a *ConflictError is returned (of
-// the first conflicting partition in order). Every write is bound to
-// session: none is applied by a later session. Up to zkInFlight nodes are
-// claimed at once. (awaitReleased, before it, makes conflicts rare.)
+// ours, kept without a write. Every write is bound to session: none is
+// applied by a later session. Up to zkInFlight nodes are claimed at once.
+// (awaitReleased, before it, makes conflicts rare.)
 //
-// ctx ending stops the claim between creates, never during one: a create
-// abandoned while in flight could land after the rollback and leave an
-// owner node nobody releases. Each operation is bounded by opTimeout.
-func claim(ctx context.Context, zk ZooKeeper, session int64, group string, mine, held map[zkutil.TopicPartition]zkutil.ConsumerThreadID, opTimeout time.Duration) error {
+// On the first conflict, or when ctx ends or opTimeout passes, no further
+// create starts; those already sent are waited for (a bound operation
+// returns only once go-zookeeper has answered or failed it, see
+// zkutil.InSession), and then every node created or kept by this call is
+// deleted again, under a deadline of its own, and the error returned (a
+// *ConflictError for the first conflicting partition in order). What the
+// rollback could not delete (ZooKeeper unreachable) is returned in
+// unreleased: those nodes may still be ours, and the caller must release
+// them later.
+func claim(ctx context.Context, zk ZooKeeper, session int64, group string, mine, held map[zkutil.TopicPartition]zkutil.ConsumerThreadID, opTimeout time.Duration) (unreleased map[zkutil.TopicPartition]zkutil.ConsumerThreadID, err error) {
 	opCtx, cancel := context.WithTimeout(zkutil.InSession(context.WithoutCancel(ctx), session), opTimeout)
 	defer cancel()
 	parts := sortedPartitions(mine)
@@ -64,7 +67,7 @@ func claim(ctx context.Context, zk ZooKeeper, session int64, group string, mine,
 	errs := make([]error, len(parts))
 	created := make([]bool, len(parts))
 	var failed atomic.Bool
-	stop := func() bool { return failed.Load() || ctx.Err() != nil }
+	stop := func() bool { return failed.Load() || ctx.Err() != nil || opCtx.Err() != nil }
 	forEach(len(parts), stop, func(i int) {
 		tp := parts[i]
 		path := zkutil.OwnerPath(group, tp.Topic, tp.Partition)
@@ -94,20 +97,31 @@ func claim(ctx context.Context, zk ZooKeeper, session int64, group string, mine,
 		}
 		failed.Store(true)
 	})
-	if err := firstError(errs); err != nil || ctx.Err() != nil {
-		if err == nil {
+	err = firstError(errs)
+	if err == nil {
+		switch {
+		case ctx.Err() != nil:
 			err = fmt.Errorf("rebalance: claim: %w", ctx.Err())
+		case opCtx.Err() != nil:
+			err = fmt.Errorf("rebalance: claim: not done within %v: %w", opTimeout, opCtx.Err())
 		}
-		rollback := map[zkutil.TopicPartition]zkutil.ConsumerThreadID{}
-		for i, tp := range parts {
-			if created[i] {
-				rollback[tp] = mine[tp]
-			}
-		}
-		_ = release(opCtx, zk, session, group, rollback)
-		return err
 	}
-	return nil
+	if err == nil {
+		return nil, nil
+	}
+	rollback := map[zkutil.TopicPartition]zkutil.ConsumerThreadID{}
+	for i, tp := range parts {
+		if created[i] {
+			rollback[tp] = mine[tp]
+		}
+	}
+	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), opTimeout)
+	defer rcancel()
+	unreleased, rerr := release(rctx, zk, session, group, rollback)
+	if rerr != nil {
+		err = errors.Join(err, fmt.Errorf("rebalance: claim rollback: %w", rerr))
+	}
+	return unreleased, err
 }
 
 // heldBy reports whether an owner node with data and stat holds thread th
@@ -130,10 +144,13 @@ func firstError(errs []error) error {
 // release deletes the owner nodes of owned that still hold our thread id in
 // session. Nodes taken over by others, or already gone, are left alone:
 // each delete is conditional on the node's version, after its owner and
-// value were checked, and bound to session.
-func release(ctx context.Context, zk ZooKeeper, session int64, group string, owned map[zkutil.TopicPartition]zkutil.ConsumerThreadID) error {
+// value were checked, and bound to session. unreleased holds the
+// partitions whose node could be neither read nor deleted (ZooKeeper
+// unreachable before ctx ended): they may still be ours, and the caller
+// must try again; err says why.
+func release(ctx context.Context, zk ZooKeeper, session int64, group string, owned map[zkutil.TopicPartition]zkutil.ConsumerThreadID) (unreleased map[zkutil.TopicPartition]zkutil.ConsumerThreadID, err error) {
 	if session == 0 || len(owned) == 0 {
-		return nil // no session: its ephemeral nodes are gone with it
+		return nil, nil // no session: its ephemeral nodes are gone with it
 	}
 	ctx = zkutil.InSession(ctx, session)
 	parts := sortedPartitions(owned)
@@ -163,7 +180,15 @@ func release(ctx context.Context, zk ZooKeeper, session int64, group string, own
 		}
 	})
 	if expired.Load() {
-		return nil
+		return nil, nil
 	}
-	return errors.Join(errs...)
+	for i, tp := range parts {
+		if errs[i] != nil {
+			if unreleased == nil {
+				unreleased = map[zkutil.TopicPartition]zkutil.ConsumerThreadID{}
+			}
+			unreleased[tp] = owned[tp]
+		}
+	}
+	return unreleased, errors.Join(errs...)
 }

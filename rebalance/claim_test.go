@@ -2,6 +2,7 @@ package rebalance
 
 import (
 	"context"
+	"sort"
 	"sync"
 	"testing"
 	"time"
@@ -15,14 +16,21 @@ import (
 // each node has a value, an owning session and a version. onCreate runs
 // after each create, with z.mu held (it may change z.nodes), so a test can
 // let a peer act in between. It is safe for concurrent use.
+//
+// Like zkutil.Session, an operation whose context has ended does nothing
+// and returns the context's error, and one that has started is carried out
+// even if the context ends meanwhile (createDelay models its round trip).
+// failDeletes makes deletes fail, as with ZooKeeper unreachable.
 type ownerZK struct {
-	mu       sync.Mutex
-	session  int64
-	nodes    map[string]ownerNode
-	onCreate func(path string)
-	creates  int // creates attempted
-	gets     int
-	watches  map[string][]chan zkutil.WatchEvent // ExistsW, fired by Delete
+	mu          sync.Mutex
+	session     int64
+	nodes       map[string]ownerNode
+	onCreate    func(path string)
+	creates     int // creates attempted
+	gets        int
+	watches     map[string][]chan zkutil.WatchEvent // ExistsW, fired by Delete
+	createDelay time.Duration
+	failDeletes bool
 }
 
 type ownerNode struct {
@@ -31,7 +39,11 @@ type ownerNode struct {
 	version int32
 }
 
-func (z *ownerZK) CreateEphemeral(_ context.Context, path string, data []byte) error {
+func (z *ownerZK) CreateEphemeral(ctx context.Context, path string, data []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	time.Sleep(z.createDelay)
 	z.mu.Lock()
 	z.creates++
 	if _, ok := z.nodes[path]; ok {
@@ -46,7 +58,10 @@ func (z *ownerZK) CreateEphemeral(_ context.Context, path string, data []byte) e
 	return nil
 }
 
-func (z *ownerZK) Get(_ context.Context, path string) ([]byte, zkutil.Stat, error) {
+func (z *ownerZK) Get(ctx context.Context, path string) ([]byte, zkutil.Stat, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, zkutil.Stat{}, err
+	}
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	z.gets++
@@ -57,11 +72,16 @@ func (z *ownerZK) Get(_ context.Context, path string) ([]byte, zkutil.Stat, erro
 	return []byte(n.data), zkutil.Stat{EphemeralOwner: n.owner, Version: n.version}, nil
 }
 
-func (z *ownerZK) Delete(_ context.Context, path string, version int32) error {
+func (z *ownerZK) Delete(ctx context.Context, path string, version int32) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	n, ok := z.nodes[path]
 	switch {
+	case z.failDeletes:
+		return zkutil.ErrConnectionLoss
 	case !ok:
 		return zkutil.ErrNoNode
 	case version >= 0 && version != n.version:
@@ -132,7 +152,7 @@ func TestClaimRollbackSparesAPeersNode(t *testing.T) {
 	}
 	me := zkutil.ConsumerThreadID{ConsumerID: "me"}
 	mine := map[zkutil.TopicPartition]zkutil.ConsumerThreadID{{Topic: topic, Partition: 0}: me, {Topic: topic, Partition: 1}: me}
-	err := claim(context.Background(), z, 1, group, mine, nil, time.Second)
+	_, err := claim(context.Background(), z, 1, group, mine, nil, time.Second)
 	var conflict *ConflictError
 	require.ErrorAs(t, err, &conflict)
 	require.Equal(t, p1, conflict.Path)
@@ -150,7 +170,8 @@ func TestClaimRollbackRemovesOurNodes(t *testing.T) {
 	for p := range int32(3) {
 		mine[zkutil.TopicPartition{Topic: topic, Partition: p}] = me
 	}
-	require.Error(t, claim(context.Background(), z, 1, group, mine, nil, time.Second))
+	_, err := claim(context.Background(), z, 1, group, mine, nil, time.Second)
+	require.Error(t, err)
 	require.Equal(t, map[string]ownerNode{p2: {data: "stranger-0", owner: 3}}, z.nodes)
 }
 
@@ -167,7 +188,8 @@ func TestClaimKeepsHeldNodes(t *testing.T) {
 	z := &ownerZK{session: 1, nodes: map[string]ownerNode{path(0): kept}}
 	mine := map[zkutil.TopicPartition]zkutil.ConsumerThreadID{tp(0): me, tp(1): me, tp(2): me}
 	held := map[zkutil.TopicPartition]zkutil.ConsumerThreadID{tp(0): me, tp(1): me}
-	require.NoError(t, claim(context.Background(), z, 1, group, mine, held, time.Second))
+	_, err := claim(context.Background(), z, 1, group, mine, held, time.Second)
+	require.NoError(t, err)
 	require.Equal(t, 2, z.creates, "only the partitions without our node are created")
 	require.Equal(t, kept, z.nodes[path(0)])
 	require.Equal(t, ownerNode{data: me.String(), owner: 1}, z.nodes[path(1)])
@@ -175,7 +197,7 @@ func TestClaimKeepsHeldNodes(t *testing.T) {
 
 	// Held, but the node belongs to an earlier session of ours.
 	z = &ownerZK{session: 2, nodes: map[string]ownerNode{path(0): kept}}
-	err := claim(context.Background(), z, 2, group, mine, held, time.Second)
+	_, err = claim(context.Background(), z, 2, group, mine, held, time.Second)
 	var conflict *ConflictError
 	require.ErrorAs(t, err, &conflict)
 	require.Equal(t, path(0), conflict.Path)
@@ -195,6 +217,74 @@ func TestClaimRollbackReleasesHeldNodes(t *testing.T) {
 	}}
 	mine := map[zkutil.TopicPartition]zkutil.ConsumerThreadID{{Topic: topic, Partition: 0}: me, {Topic: topic, Partition: 1}: me}
 	held := map[zkutil.TopicPartition]zkutil.ConsumerThreadID{{Topic: topic, Partition: 0}: me}
-	require.Error(t, claim(context.Background(), z, 1, group, mine, held, time.Second))
+	_, err := claim(context.Background(), z, 1, group, mine, held, time.Second)
+	require.Error(t, err)
 	require.Equal(t, map[string]ownerNode{p1: {data: "stranger-0", owner: 3}}, z.nodes)
+}
+
+// ours returns the owner nodes session holds in z.
+func (z *ownerZK) ours(session int64) []string {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	var paths []string
+	for p, n := range z.nodes {
+		if n.owner == session {
+			paths = append(paths, p)
+		}
+	}
+	sort.Strings(paths)
+	return paths
+}
+
+// TestClaimTimeoutLeavesNoOrphans is item 2 of the ensemble safety issue:
+// a claim that ran out of time rolled back with its own, already ended,
+// context, so it deleted nothing, and left owner nodes nobody released
+// (200 partitions, 20 ms creates, a 100 ms timeout: 80 orphaned nodes).
+// Now the creates in flight are waited for and the rollback has a deadline
+// of its own: nothing of ours is left.
+func TestClaimTimeoutLeavesNoOrphans(t *testing.T) {
+	const group, topic = "g", "t"
+	z := &ownerZK{session: 1, nodes: map[string]ownerNode{}, createDelay: 20 * time.Millisecond}
+	me := zkutil.ConsumerThreadID{ConsumerID: "me"}
+	mine := map[zkutil.TopicPartition]zkutil.ConsumerThreadID{}
+	for p := range int32(200) {
+		mine[zkutil.TopicPartition{Topic: topic, Partition: p}] = me
+	}
+	left, err := claim(context.Background(), z, 1, group, mine, nil, 100*time.Millisecond)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.Positive(t, z.creates, "some creates ran before the timeout")
+	require.Less(t, z.creates, 200, "the timeout stopped the claim")
+	require.Empty(t, z.ours(1), "owner nodes orphaned by the claim's rollback")
+	require.Empty(t, left)
+}
+
+// TestClaimRollbackReportsWhatItCouldNotDelete: when the rollback cannot
+// delete (ZooKeeper unreachable), the nodes that may still be ours are
+// returned, and a member keeps them in its release list and releases them
+// at its next try.
+func TestClaimRollbackReportsWhatItCouldNotDelete(t *testing.T) {
+	const group, topic = "g", "t"
+	p3 := zkutil.OwnerPath(group, topic, 3)
+	z := &ownerZK{session: 1, nodes: map[string]ownerNode{p3: {data: "stranger-0", owner: 3}}}
+	me := zkutil.ConsumerThreadID{ConsumerID: "me"}
+	mine := map[zkutil.TopicPartition]zkutil.ConsumerThreadID{}
+	for p := range int32(4) {
+		mine[zkutil.TopicPartition{Topic: topic, Partition: p}] = me
+	}
+	z.onCreate = func(string) { z.failDeletes = true } // ZooKeeper goes away after the creates
+	left, err := claim(context.Background(), z, 1, group, mine, nil, time.Second)
+	var conflict *ConflictError
+	require.ErrorAs(t, err, &conflict)
+	require.ErrorIs(t, err, zkutil.ErrConnectionLoss)
+	require.Len(t, z.ours(1), 3)
+	require.Len(t, left, 3, "every node the rollback could not delete is reported")
+
+	m := awaitMember(z, group, time.Second)
+	m.stale = left
+	z.mu.Lock()
+	z.failDeletes = false
+	z.mu.Unlock()
+	require.NoError(t, m.releaseStale(context.Background()))
+	require.Empty(t, z.ours(1))
+	require.Empty(t, m.stale)
 }

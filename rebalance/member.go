@@ -95,6 +95,7 @@ type Member struct {
 	watchedTopic map[string]bool
 	reported     map[string]bool
 	conflicts    map[string]<-chan zkutil.WatchEvent // pending watches on conflicting owner nodes
+	unsure       bool                                // an owner node write of ours had an unknown outcome: sweep
 	watchers     sync.WaitGroup
 }
 
@@ -344,6 +345,8 @@ func (m *Member) sessionExpired(ctx context.Context, session int64) {
 	if m.registered == session {
 		m.registered = 0
 	}
+	// Its owner nodes went with it: nothing of it is left to sweep.
+	m.unsure = false
 	// The watches of the expired session all report WatchLost; the
 	// expiry itself triggers the rebalance, so they are ignored.
 	m.watchEpoch++
@@ -498,9 +501,16 @@ func (m *Member) rebalanceOnce(ctx context.Context) error {
 		maps.Copy(m.stale, held)
 		return errors.Join(err, m.releaseStale(ctx))
 	}
-	if err := claim(ctx, m.zk, session, m.cfg.Group, mine, held, m.handOverTimeout()); err != nil {
+	if left, err := claim(ctx, m.zk, session, m.cfg.Group, mine, held, m.handOverTimeout()); err != nil {
 		maps.Copy(m.stale, held)
+		if len(left) > 0 {
+			maps.Copy(m.stale, left)
+			m.unsure = true
+		}
 		return err
+	}
+	if m.unsure {
+		m.sweepOwners(ctx, session, view.ctx, mine)
 	}
 	m.genCount++
 	gctx, cancel := context.WithCancelCause(context.Background())
@@ -509,7 +519,12 @@ func (m *Member) rebalanceOnce(ctx context.Context) error {
 	if err != nil {
 		cancel(ErrGenerationEnded)
 		_ = m.inHandler(func() error { return m.cfg.Handler.Revoke(ctx, gen, false) })
-		return errors.Join(fmt.Errorf("rebalance: start generation %d: %w", gen.ID, err), release(ctx, m.zk, session, m.cfg.Group, mine))
+		left, rerr := release(ctx, m.zk, session, m.cfg.Group, mine)
+		if len(left) > 0 {
+			maps.Copy(m.stale, left)
+			m.unsure = true
+		}
+		return errors.Join(fmt.Errorf("rebalance: start generation %d: %w", gen.ID, err), rerr)
 	}
 	m.mu.Lock()
 	m.gen = gen
@@ -600,14 +615,17 @@ func (m *Member) endGeneration(ctx context.Context, cause error, release bool) e
 }
 
 // releaseStale deletes the owner nodes of earlier generations that the
-// current session still holds.
+// current session still holds. Those it could not delete stay in m.stale
+// for the next try.
 func (m *Member) releaseStale(ctx context.Context) error {
 	if len(m.stale) == 0 {
 		return nil
 	}
-	if err := release(ctx, m.zk, m.zk.ID(), m.cfg.Group, m.stale); err != nil {
-		return err
-	}
+	left, err := release(ctx, m.zk, m.zk.ID(), m.cfg.Group, m.stale)
 	clear(m.stale)
-	return nil
+	if len(left) > 0 {
+		maps.Copy(m.stale, left)
+		m.unsure = true
+	}
+	return err
 }

@@ -282,6 +282,12 @@ func (s *Session) create(ctx context.Context, path string, data []byte, flags in
 // the parents (persistent, null data, s.acl) and tries again.
 func (s *Session) createWithParents(ctx context.Context, c Conn, full string, data []byte, flags int32) error {
 	for i := 0; ; i++ {
+		if i > 0 {
+			// An abandoned call writes nothing more once ctx has ended.
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		_, err := c.Create(full, data, flags, s.aclFor(full))
 		if !errors.Is(err, zk.ErrNoNode) || i >= maxRaceRetries {
 			return err
@@ -449,7 +455,18 @@ func (s *Session) do(ctx context.Context, fn attempt) error {
 				return err
 			}
 		}
-		err := s.call(ctx, func() error { return fn(ctx, l.conn, retried) })
+		var err error
+		if isBound {
+			// Never abandoned while go-zookeeper holds the request: it
+			// answers it, or fails it when the connection drops (within
+			// two thirds of the session timeout) or the link shuts down.
+			// So a bound operation that returned is no longer in flight,
+			// and the next one of its session (a rollback, a release)
+			// reaches the server after it.
+			err = fn(ctx, l.conn, retried)
+		} else {
+			err = s.call(ctx, func() error { return fn(ctx, l.conn, retried) })
+		}
 		if err != nil && l.retired.Load() && !isContextError(err) && !s.isClosing() {
 			// The link's session expired under the request: it failed
 			// with the link (never sent on another session).
@@ -635,6 +652,13 @@ type boundSessionKey struct{}
 // applied by its successor: the connection of a session never opens
 // another one, and is closed, failing everything still queued in it, once
 // its session has expired.
+//
+// ctx bounds the waits of a bound operation (for the lease, for a
+// reconnection), not a request go-zookeeper already holds: the operation
+// returns when go-zookeeper has answered the request or failed it with its
+// connection, so that nothing of it is left in flight to land after what
+// the caller does next in the same session (a claim's rollback after a
+// create that timed out, say).
 func InSession(ctx context.Context, id int64) context.Context {
 	return context.WithValue(ctx, boundSessionKey{}, id)
 }
