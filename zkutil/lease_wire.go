@@ -144,6 +144,13 @@ func (w *wireTracker) wrote(p []byte, at time.Time) {
 	w.out.feed(p, at, w.onRequest)
 }
 
+// handshakeDone reports whether the connect response has been read.
+func (w *wireTracker) handshakeDone() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.connected
+}
+
 // read records bytes the client received.
 func (w *wireTracker) read(p []byte) {
 	w.mu.Lock()

@@ -67,7 +67,8 @@ func (s *Session) startLinkLocked() (*link, error) {
 	}
 	s.linkSeq++
 	l := &link{seq: s.linkSeq, shutdownDone: make(chan struct{})}
-	l.dialer = &trackingDialer{dial: s.cfg.Dialer, lease: s.lease, link: l, conns: map[*trackedConn]struct{}{}}
+	l.dialer = &trackingDialer{dial: s.cfg.Dialer, lease: s.lease, link: l, conns: map[*trackedConn]struct{}{},
+		handshake: max(s.cfg.SessionTimeout/time.Duration(len(s.hosts)), minHandshake)}
 	// go-zookeeper calls the event callback from its own goroutine only,
 	// which locks s.mu: it waits until this returns.
 	conn, events, err := s.connect(l)
@@ -331,6 +332,10 @@ func (s *Session) heartbeatInterval() time.Duration {
 	return max(t/heartbeatsPerTimeout, 10*time.Millisecond)
 }
 
+// minHandshake is the least time a connection gets to complete the session
+// handshake, however many servers share the session timeout.
+const minHandshake = time.Second
+
 // heartbeatsPerTimeout is how many heartbeat syncs go out per session
 // timeout.
 const heartbeatsPerTimeout = 8
@@ -354,9 +359,10 @@ func (s *Session) goTrackedLocked(f func()) bool {
 // refuses to dial for a retired link, and hands each connection a wire
 // tracker for the lease and the session guard.
 type trackingDialer struct {
-	dial  zk.Dialer
-	lease *lease
-	link  *link
+	dial      zk.Dialer
+	lease     *lease
+	link      *link
+	handshake time.Duration // see trackedConn.SetReadDeadline
 
 	mu      sync.Mutex
 	conns   map[*trackedConn]struct{}
@@ -386,7 +392,7 @@ func (d *trackingDialer) Dial(network, address string, timeout time.Duration) (n
 		c.Close()
 		return nil, errDialerClosed
 	}
-	tc := &trackedConn{Conn: c, d: d, wire: newWireTracker(d.lease)}
+	tc := &trackedConn{Conn: c, d: d, wire: newWireTracker(d.lease), handshakeBy: time.Now().Add(d.handshake)}
 	d.conns[tc] = struct{}{}
 	return tc, nil
 }
@@ -412,11 +418,39 @@ func (d *trackingDialer) closeAll() {
 
 type trackedConn struct {
 	net.Conn
-	d      *trackingDialer
-	wire   *wireTracker
-	wrote  bool // the first write (the connect request) has gone out
-	guard  sync.Mutex
-	broken bool
+	d           *trackingDialer
+	wire        *wireTracker
+	handshakeBy time.Time // the connect response must have come by then
+	wrote       bool      // the first write (the connect request) has gone out
+	guard       sync.Mutex
+	broken      bool
+}
+
+// SetReadDeadline bounds the session handshake. go-zookeeper waits ten
+// read timeouts (6.7 session timeouts) for a connect response, and none
+// at all between its length and its body, so a server that accepts a
+// connection and never answers (one starting up: ZooKeeper 3.8 can fail to
+// close such connections) would hold a client long enough for its session
+// to expire. Until the connect response has been read, every deadline is
+// cut to the handshake deadline: the session timeout divided by the number
+// of servers, as ZooKeeper's Java client allows per attempt.
+func (c *trackedConn) SetReadDeadline(t time.Time) error {
+	return c.Conn.SetReadDeadline(c.handshakeDeadline(t))
+}
+
+// SetWriteDeadline bounds the session handshake as SetReadDeadline does.
+func (c *trackedConn) SetWriteDeadline(t time.Time) error {
+	return c.Conn.SetWriteDeadline(c.handshakeDeadline(t))
+}
+
+func (c *trackedConn) handshakeDeadline(t time.Time) time.Time {
+	if c.wire.handshakeDone() || c.d.handshake <= 0 {
+		return t
+	}
+	if t.IsZero() || t.After(c.handshakeBy) {
+		return c.handshakeBy
+	}
+	return t
 }
 
 // Read feeds what the server sent to the lease.

@@ -220,3 +220,67 @@ func TestLinkNeverCarriesAnotherSession(t *testing.T) {
 	require.NoError(t, err, "the stale delete removed the peer's owner node")
 	require.Equal(t, "peer", string(data))
 }
+
+// muteServer accepts TCP connections and never answers, as a ZooKeeper
+// server that is starting up can (3.8 fails to close them).
+func muteServer(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	var mu sync.Mutex
+	var conns []net.Conn
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		_ = ln.Close()
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	})
+	return ln.Addr().String()
+}
+
+// TestHandshakeWithSilentServerIsBounded: go-zookeeper waits ten read
+// timeouts for a connect response, so one server that accepts connections
+// and never answers held a client for 6.7 session timeouts, and its
+// session expired although another server was up. The handshake is now cut
+// to the session timeout divided by the number of servers.
+func TestHandshakeWithSilentServerIsBounded(t *testing.T) {
+	c := testcluster.Shared(t)
+	ctx := testContext(t, 2*time.Minute)
+	real, err := testcluster.NewProxy(c.ZKServer())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = real.Close() })
+	const timeout = 3 * time.Second
+	connect := real.Addr() + "," + muteServer(t) + c.Chroot()
+	start := time.Now()
+	s := dialSession(t, ctx, SessionConfig{Connect: connect, SessionTimeout: timeout, ConnectionTimeout: 10 * time.Second})
+	require.Less(t, time.Since(start), timeout, "the first session took too long")
+	id := s.ID()
+	events, unsubscribe := s.Subscribe()
+	defer unsubscribe()
+
+	// Losing the real server's connection sends go-zookeeper to the silent
+	// one first; the session must survive.
+	for range 3 {
+		real.ResetAll()
+		for ev := nextEvent(t, events, 30*time.Second); ev.State != StateConnected; ev = nextEvent(t, events, 30*time.Second) {
+			require.NotEqual(t, StateExpired, ev.State, "the session expired while a server was up")
+		}
+		require.Equal(t, id, s.ID())
+	}
+}
