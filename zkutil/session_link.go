@@ -381,7 +381,11 @@ func (d *trackingDialer) Dial(network, address string, timeout time.Duration) (n
 	if d.link.retired.Load() {
 		return nil, errLinkRetired
 	}
-	c, err := d.dial(network, address, timeout)
+	// go-zookeeper gives each dial one second, whatever the session
+	// timeout; a TLS handshake on a busy machine needs more. A dial gets
+	// the handshake budget (the session timeout divided by the number of
+	// servers), as with ZooKeeper's Java client.
+	c, err := d.dial(network, address, max(timeout, d.handshake))
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err != nil {
