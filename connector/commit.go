@@ -109,6 +109,55 @@ func (c *ConsumerConnector) commitInfos(ctx context.Context, gen *generation, in
 // commit to Kafka is made only while the lease holds. In Kafka mode the
 // coordinator checks gen's generation and member id itself.
 func (c *ConsumerConnector) commit(ctx context.Context, gen *generation, offsets map[zkutil.TopicPartition]int64, attempts int) error {
+	return c.commitChanged(offsets, func(changed map[zkutil.TopicPartition]int64) error {
+		var err error
+		for attempt := 0; attempt < attempts; attempt++ {
+			if attempt > 0 {
+				select {
+				case <-ctx.Done():
+					return errors.Join(err, ctx.Err())
+				case <-time.After(c.cfg.OffsetsChannelBackoff):
+				}
+			}
+			if gen.kafka != nil {
+				err = c.kafka.commit(ctx, gen.kafka, changed, false)
+				if errors.Is(err, kafkagroup.ErrCommitFenced) || errors.Is(err, kafkagroup.ErrMemberClosed) {
+					return err
+				}
+			} else {
+				err = c.commitZK(ctx, gen.zk.SessionID, changed)
+				if errors.Is(err, ErrNotOwner) {
+					return err
+				}
+			}
+			if err == nil {
+				return nil
+			}
+		}
+		return err
+	})
+}
+
+// commitLast is the commit of gen's consumed offsets when its partitions
+// are given up (revoke: a rebalance, or Shutdown). In ZooKeeper mode it is
+// one try of commitInfos. In Kafka mode it is tried, as Java's consumer
+// does, until ctx ends (the rebalance timeout), or, on Shutdown, for at
+// most closeCommitTimeout and Shutdown's context: every retriable
+// coordinator error, a move of the coordinator included, is retried, and
+// a refusal of the generation ends it (see kafkagroup.Member.CommitFinal).
+func (c *ConsumerConnector) commitLast(ctx context.Context, gen *generation, infos map[zkutil.TopicPartition]*stream.PartitionTopicInfo) error {
+	if gen.kafka == nil {
+		return c.commitInfos(ctx, gen, infos, 1)
+	}
+	return c.commitChanged(consumedOffsets(infos), func(changed map[zkutil.TopicPartition]int64) error {
+		return c.kafka.commit(ctx, gen.kafka, changed, true)
+	})
+}
+
+// commitChanged writes, with write, the offsets that changed since the last
+// commit, and records them as committed if write succeeds. Commits run one
+// at a time.
+func (c *ConsumerConnector) commitChanged(offsets map[zkutil.TopicPartition]int64, write func(map[zkutil.TopicPartition]int64) error) error {
 	c.commitMu.Lock()
 	defer c.commitMu.Unlock()
 	changed := map[zkutil.TopicPartition]int64{}
@@ -124,35 +173,14 @@ func (c *ConsumerConnector) commit(ctx context.Context, gen *generation, offsets
 	if len(changed) == 0 {
 		return nil
 	}
-	var err error
-	for attempt := 0; attempt < attempts; attempt++ {
-		if attempt > 0 {
-			select {
-			case <-ctx.Done():
-				return errors.Join(err, ctx.Err())
-			case <-time.After(c.cfg.OffsetsChannelBackoff):
-			}
-		}
-		if gen.kafka != nil {
-			err = c.kafka.commit(ctx, gen.kafka, changed)
-			if errors.Is(err, kafkagroup.ErrCommitFenced) || errors.Is(err, kafkagroup.ErrMemberClosed) {
-				return err
-			}
-		} else {
-			err = c.commitZK(ctx, gen.zk.SessionID, changed)
-			if errors.Is(err, ErrNotOwner) {
-				return err
-			}
-		}
-		if err == nil {
-			for tp, off := range changed {
-				c.checkpoint[tp] = off
-			}
-			c.log.Debug("committed offsets", "partitions", len(changed))
-			return nil
-		}
+	if err := write(changed); err != nil {
+		return err
 	}
-	return err
+	for tp, off := range changed {
+		c.checkpoint[tp] = off
+	}
+	c.log.Debug("committed offsets", "partitions", len(changed))
+	return nil
 }
 
 // commitZK writes offsets to the offset store once the lease of session

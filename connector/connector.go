@@ -330,11 +330,16 @@ func (c *ConsumerConnector) report(err error) {
 // ZooKeeper session. In Kafka mode it commits through the current
 // generation, then leaves the group (LeaveGroup, so the others get the
 // partitions at once; a static member, with group.instance.id, stays
-// until session.timeout.ms passes, as in Java), bounded by
-// max.poll.interval.ms for the commit and the listener. It is idempotent; later calls return the first
-// result. ctx bounds the ZooKeeper work, which is also bounded by the
-// session timeout plus rebalance.backoff.ms, so Shutdown returns even while
-// ZooKeeper is unreachable; the shutdown completes either way.
+// until session.timeout.ms passes, as in Java). As Java's consumer does on
+// close, the commit is retried after retriable errors, finding the
+// coordinator again when it moved or its connection was lost, for up to
+// 30 s (the default timeout of Java's close) and within ctx; it stops at
+// once when the coordinator refuses the generation. The listener is
+// bounded by max.poll.interval.ms and ctx. It is idempotent; later calls
+// return the first result. ctx bounds the ZooKeeper work, which is also
+// bounded by the session timeout plus rebalance.backoff.ms, so Shutdown
+// returns even while ZooKeeper is unreachable; the shutdown completes
+// either way.
 //
 // Called from a RebalanceListener, Shutdown cannot wait for the rebalance
 // that runs the listener: it starts the shutdown and returns nil at once;

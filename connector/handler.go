@@ -51,7 +51,7 @@ func (c *ConsumerConnector) revoke(ctx context.Context, gen *generation, lost bo
 	c.carryProgress(infos)
 	var err error
 	if !lost && c.cfg.AutoCommitEnable {
-		err = c.commitInfos(ctx, gen, infos, 1)
+		err = c.commitLast(ctx, gen, infos)
 	}
 	if c.listener != nil {
 		c.listener.BeforeReleasingPartitions(ctx, c, gen.ownedTopics(), lost)

@@ -40,6 +40,9 @@ type kafkaGroup struct {
 	done   chan struct{} // closed when the loop has returned
 	first  chan error    // the first generation's start, or why there is none
 
+	closeMu  sync.Mutex
+	closeCtx context.Context // Shutdown's, set before ctx ends; nil before
+
 	// loopGoroutine is the loop's goroutine while it calls into the
 	// application (the listener), 0 otherwise: Shutdown called from the
 	// listener must not wait for the loop.
@@ -170,10 +173,23 @@ func (k *kafkaGroup) run() {
 	}
 }
 
+// closeCommitTimeout bounds the commit of a Kafka-mode member's consumed
+// offsets on Shutdown, as the default timeout of Java's KafkaConsumer.close
+// (30 s) bounds its commit on close.
+const closeCommitTimeout = 30 * time.Second
+
 // end revokes gen, in an orderly way (committing) unless lost, within the
-// rebalance timeout.
+// rebalance timeout, and, on Shutdown, within Shutdown's context.
 func (k *kafkaGroup) end(gen *generation, lost bool) {
-	ctx, cancel := context.WithTimeout(context.Background(), k.c.cfg.MaxPollInterval)
+	parent := context.Background()
+	if k.ctx.Err() != nil {
+		k.closeMu.Lock()
+		if k.closeCtx != nil {
+			parent = k.closeCtx
+		}
+		k.closeMu.Unlock()
+	}
+	ctx, cancel := context.WithTimeout(parent, k.c.cfg.MaxPollInterval)
 	defer cancel()
 	if err := k.inLoop(func() error { return k.c.revoke(ctx, gen, lost) }); err != nil {
 		k.c.report(fmt.Errorf("connector: revoke generation %d: %w", gen.id, err))
@@ -249,8 +265,14 @@ func spreadRange(parts []int32, n int) [][]int32 {
 
 // close stops the loop (the current generation is revoked and committed)
 // and the member, which leaves the group (dynamic members only). Bounded
-// by the rebalance timeout for the revoke and by the member's own bounds.
+// by ctx, by the rebalance timeout for the revoke, by closeCommitTimeout
+// for its commit, and by the member's own bounds.
 func (k *kafkaGroup) close(ctx context.Context) error {
+	k.closeMu.Lock()
+	if k.closeCtx == nil {
+		k.closeCtx = ctx
+	}
+	k.closeMu.Unlock()
 	k.cancel()
 	if k.member == nil {
 		return nil
@@ -266,10 +288,23 @@ func (k *kafkaGroup) close(ctx context.Context) error {
 }
 
 // commit writes offsets as a member of kgen, reporting the commit to the
-// metrics.
-func (k *kafkaGroup) commit(ctx context.Context, kgen *kafkagroup.Generation, offsets map[zkutil.TopicPartition]int64) error {
+// metrics. The last commit of a generation (last: on revoke and on
+// Shutdown) retries until ctx ends, on Shutdown for closeCommitTimeout at
+// most (kafkagroup.Member.CommitFinal); others give up after a few tries
+// (kafkagroup.Member.Commit).
+func (k *kafkaGroup) commit(ctx context.Context, kgen *kafkagroup.Generation, offsets map[zkutil.TopicPartition]int64, last bool) error {
 	start := time.Now()
-	err := k.member.Commit(ctx, kgen, offsets)
+	var err error
+	if last {
+		if k.ctx.Err() != nil { // Shutdown
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, closeCommitTimeout)
+			defer cancel()
+		}
+		err = k.member.CommitFinal(ctx, kgen, offsets)
+	} else {
+		err = k.member.Commit(ctx, kgen, offsets)
+	}
 	if k.c.metrics != nil {
 		k.c.metrics.Commit(CommitEvent{Store: StoreKafka, Partitions: len(offsets), Duration: time.Since(start), Err: err})
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/IBM/sarama"
 
+	"github.com/zkconsumer/zkconsumer/internal/grouperr"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -109,18 +110,9 @@ func retriable(err error) bool {
 	}
 	var kerr sarama.KError
 	if errors.As(err, &kerr) {
-		return retriableKError(kerr)
+		return grouperr.Retriable(kerr)
 	}
 	return true
-}
-
-func retriableKError(kerr sarama.KError) bool {
-	switch kerr {
-	case sarama.ErrNotCoordinatorForConsumer, sarama.ErrConsumerCoordinatorNotAvailable,
-		sarama.ErrOffsetsLoadInProgress, sarama.ErrRequestTimedOut:
-		return true
-	}
-	return false
 }
 
 // Fetch returns the group's committed offset of each partition,
@@ -153,7 +145,7 @@ func (c *Client) Fetch(ctx context.Context, tps []zkutil.TopicPartition) (offset
 				offsets[tp] = zkutil.NoOffset
 			case blk.Err == sarama.ErrNoError:
 				offsets[tp] = max(blk.Offset, zkutil.NoOffset) // -1 when the group has none
-			case retriableKError(blk.Err):
+			case grouperr.Retriable(blk.Err):
 				// Version 1 reports coordinator errors per partition;
 				// they concern the whole request, which is retried.
 				return blk.Err
@@ -197,14 +189,13 @@ func (c *Client) Commit(ctx context.Context, offsets map[zkutil.TopicPartition]i
 		for topic, parts := range resp.Errors {
 			for p, kerr := range parts {
 				tp := zkutil.TopicPartition{Topic: topic, Partition: p}
-				switch kerr {
-				case sarama.ErrNoError:
-				case sarama.ErrIllegalGeneration, sarama.ErrUnknownMemberId, sarama.ErrRebalanceInProgress:
+				switch {
+				case kerr == sarama.ErrNoError:
+				case grouperr.Fenced(kerr):
 					return fmt.Errorf("%s: %w (%w)", tp, ErrGroupActive, kerr)
+				case grouperr.Retriable(kerr):
+					return kerr
 				default:
-					if retriableKError(kerr) {
-						return kerr
-					}
 					errs = append(errs, fmt.Errorf("%s: %w", tp, kerr))
 				}
 			}

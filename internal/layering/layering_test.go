@@ -43,6 +43,7 @@ func TestDependenciesFlowOneWay(t *testing.T) {
 		{pkg: "connector", forbidden: []string{"internal/testcluster"}},
 		{pkg: "internal/coordinator", forbidden: []string{"stream", "rebalance", "fetcher", "connector", "internal/testcluster"}},
 		{pkg: "internal/secure", forbidden: []string{"stream", "rebalance", "fetcher", "connector", "internal/testcluster"}},
+		{pkg: "internal/grouperr", forbidden: []string{"zkutil", "stream", "rebalance", "fetcher", "connector", "internal/coordinator", "internal/testcluster"}},
 		{pkg: "internal/abortdial", forbidden: []string{"zkutil", "stream", "rebalance", "fetcher", "connector", "internal/testcluster"}, stdOnly: true},
 	}
 	for _, r := range rules {

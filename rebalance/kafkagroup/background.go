@@ -11,6 +11,7 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/zkconsumer/zkconsumer/internal/backoff"
+	"github.com/zkconsumer/zkconsumer/internal/grouperr"
 )
 
 // startBackground starts the goroutines of gen: heartbeats, and the
@@ -113,10 +114,10 @@ func (m *Member) heartbeat(gen *Generation) error {
 		m.connectionFailed(c, err)
 		return err
 	}
-	switch resp.Err {
-	case sarama.ErrNoError:
+	if resp.Err == sarama.ErrNoError {
 		return nil
-	case sarama.ErrNotCoordinatorForConsumer, sarama.ErrConsumerCoordinatorNotAvailable:
+	}
+	if grouperr.CoordinatorMoved(resp.Err) {
 		m.dropCoordinator(c, resp.Err)
 	}
 	return resp.Err

@@ -22,7 +22,12 @@ type Config struct {
 	// InstanceID is group.instance.id (KIP-345, static membership); ""
 	// for a dynamic member. A static member does not leave the group on
 	// Close, as in Java: the coordinator keeps its partitions for
-	// SessionTimeout so that a restart does not rebalance.
+	// SessionTimeout so that a restart does not rebalance. A static member
+	// that joins without a member id (a new process) may replace a live
+	// instance with the same id, whose lease may still hold: its lease
+	// holds only after Generation.HoldUntil, LeaseFraction of
+	// min(SessionTimeout, RebalanceTimeout) after that join. Give every
+	// instance of one id the same SessionTimeout and RebalanceTimeout.
 	InstanceID string
 	// Topics is a fixed subscription.
 	Topics []string

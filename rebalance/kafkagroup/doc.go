@@ -34,15 +34,27 @@
 // generation owns its work and ends with a cause), so that the connector
 // can drive both alike. Commits carry the generation id and member id, so
 // the coordinator refuses the commit of a member that lost its membership:
-// Commit then returns an error wrapping ErrCommitFenced.
+// Commit then returns an error wrapping ErrCommitFenced, and the
+// generation ends as the refusal says (a fenced static instance learns it
+// from its commit as from its heartbeat). Commit gives up after a few
+// tries; CommitFinal, for the commit on revoke and on close, retries every
+// retriable error, finding the coordinator again, until its context ends,
+// as Java's consumer does.
 //
 // Each generation has a lease (Generation.LeaseHeld): it holds while the
 // coordinator answered, as a member of the generation, a request sent less
 // than LeaseFraction of min(session timeout, rebalance timeout) ago, so it
 // ends before the coordinator can give the partitions to another member,
 // also in a process that was frozen. The connector hands out a message
-// only while it holds. Leave takes the member out of the group without
-// closing it, as Java's consumer does after max.poll.interval.ms.
+// only while it holds. One case escapes the coordinator's timers: a static
+// member's JoinGroup without a member id replaces the live instance with
+// the same group.instance.id at once. So a static member that joined
+// without a member id (a new process, or after UNKNOWN_MEMBER_ID) holds
+// no lease before Generation.HoldUntil, LeaseFraction of the term after
+// that join, when the replaced instance's lease has ended, assuming that
+// instance runs with the same session and rebalance timeouts. Leave takes
+// the member out of the group without closing it, as Java's consumer does
+// after max.poll.interval.ms.
 //
 // Every goroutine a Member starts (the heartbeat and the metadata check of
 // the current generation) is owned and ended by Join or Close; Close

@@ -20,7 +20,10 @@ var (
 	// ErrCommitFenced: the coordinator refused a commit because the
 	// committing generation is no longer current (ILLEGAL_GENERATION,
 	// UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID, REBALANCE_IN_PROGRESS). The
-	// Kafka error is wrapped as well.
+	// Kafka error is wrapped as well. The generation has ended by then:
+	// with an ErrFatal error for FENCED_INSTANCE_ID, ErrMembershipLost for
+	// UNKNOWN_MEMBER_ID and ILLEGAL_GENERATION, ErrRebalanceStarted for
+	// REBALANCE_IN_PROGRESS.
 	ErrCommitFenced = errors.New("kafkagroup: commit refused: the generation is no longer current")
 	// ErrJoinInProgress: Join was called while another Join is running.
 	ErrJoinInProgress = errors.New("kafkagroup: Join already in progress")

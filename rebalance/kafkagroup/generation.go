@@ -23,6 +23,24 @@ type Generation struct {
 	// Assignment maps each topic to this member's partitions of it, in
 	// ascending order.
 	Assignment map[string][]int32
+	// HoldUntil is zero, or the moment before which the lease does not
+	// hold (LeaseHeld is false) although the generation has started: this
+	// static member joined without a member id, so its JoinGroup may have
+	// replaced a live instance with the same group.instance.id. The
+	// coordinator hands the replaced instance's partitions over at once,
+	// without waiting for its session to time out, and that instance
+	// learns it was fenced (FENCED_INSTANCE_ID) only at its next heartbeat
+	// or commit; until then its own lease may still hold. Its lease was
+	// last renewed from a request sent before the coordinator handled the
+	// replacing JoinGroup, hence before this member read the answer to it;
+	// HoldUntil is that reading plus LeaseFraction of min(session timeout,
+	// rebalance timeout), so the predecessor's lease has ended by then.
+	// This assumes that the predecessor runs with the same
+	// session.timeout.ms and rebalance timeout (max.poll.interval.ms) as
+	// this member: a predecessor with longer ones may still hold its lease
+	// after HoldUntil. The hold applies to every generation that starts
+	// before it passes.
+	HoldUntil time.Time
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -70,11 +88,15 @@ func (g *Generation) end(cause error) {
 }
 
 // newGeneration starts a generation whose lease lasts LeaseFraction of
-// term from syncSent, when the SyncGroup that started it was sent.
-func newGeneration(id int32, memberID, protocol string, leader bool, assignment map[string][]int32, term time.Duration, syncSent time.Time) *Generation {
+// term from syncSent, when the SyncGroup that started it was sent, and
+// does not hold before holdUntil (if that is later than now).
+func newGeneration(id int32, memberID, protocol string, leader bool, assignment map[string][]int32, term time.Duration, syncSent, holdUntil time.Time) *Generation {
 	ctx, cancel := context.WithCancelCause(context.Background())
+	if !holdUntil.After(time.Now()) {
+		holdUntil = time.Time{}
+	}
 	g := &Generation{ID: id, MemberID: memberID, Protocol: protocol, Leader: leader,
-		Assignment: assignment, ctx: ctx, cancel: cancel, lease: newLease(term)}
+		Assignment: assignment, HoldUntil: holdUntil, ctx: ctx, cancel: cancel, lease: newLease(term, holdUntil)}
 	g.lease.renew(syncSent)
 	return g
 }

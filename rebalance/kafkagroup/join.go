@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+
+	"github.com/zkconsumer/zkconsumer/internal/grouperr"
 )
 
 // protocolType is the protocol type of consumer groups.
@@ -125,6 +127,13 @@ func (m *Member) joinOnce(ctx context.Context) (*Generation, error) {
 		}
 	}
 	resp, err := withAbort(ctx, c.joinT, func() (*sarama.JoinGroupResponse, error) { return c.join.JoinGroup(req) })
+	if m.cfg.InstanceID != "" && memberID == "" {
+		// Sent without a member id, this JoinGroup takes the instance id
+		// over from whichever instance holds it now, at once (see
+		// Generation.HoldUntil). Whether the coordinator answered or the
+		// connection failed, it may have handled the request already.
+		m.holdAfter(time.Now())
+	}
 	if err != nil {
 		m.connectionFailed(c, err)
 		return nil, retryLater(fmt.Errorf("JoinGroup: %w", err))
@@ -191,12 +200,20 @@ func (m *Member) joinOnce(ctx context.Context) (*Generation, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: undecodable assignment from the leader: %w", ErrFatal, err)
 	}
+	m.mu.Lock()
+	hold := m.holdUntil
+	m.mu.Unlock()
 	gen := newGeneration(resp.GenerationId, resp.MemberId, resp.GroupProtocol, leader, mine,
-		min(m.cfg.SessionTimeout, m.cfg.RebalanceTimeout), syncSent)
+		m.leaseTerm(), syncSent, hold)
 	m.mu.Lock()
 	m.gen = gen
 	m.mu.Unlock()
 	m.log.Info("generation started", "generation", gen.ID, "member", gen.MemberID, "assignment", mine)
+	if !gen.HoldUntil.IsZero() {
+		m.log.Info("this static member may have replaced a live instance with the same group.instance.id: "+
+			"no message is handed out until that instance's lease has ended",
+			"generation", gen.ID, "wait", time.Until(gen.HoldUntil).Round(time.Millisecond))
+	}
 	m.startBackground(gen, topics, watch)
 	return gen, nil
 }
@@ -206,11 +223,11 @@ func (m *Member) joinOnce(ctx context.Context) (*Generation, error) {
 // ErrFatal (FENCED_INSTANCE_ID and GROUP_AUTHORIZATION_FAILED stick: every
 // later Join fails with them).
 func (m *Member) coordinatorError(c *coordinator, api string, kerr sarama.KError) error {
-	switch kerr {
-	case sarama.ErrNotCoordinatorForConsumer, sarama.ErrConsumerCoordinatorNotAvailable, sarama.ErrRequestTimedOut:
+	switch {
+	case grouperr.CoordinatorMoved(kerr):
 		m.dropCoordinator(c, kerr)
 		return retryLater(fmt.Errorf("%s: %w", api, kerr))
-	case sarama.ErrFencedInstancedId, sarama.ErrGroupAuthorizationFailed:
+	case kerr == sarama.ErrFencedInstancedId, kerr == sarama.ErrGroupAuthorizationFailed:
 		return m.setFatal(fmt.Errorf("%s: %w", api, kerr))
 	}
 	return fmt.Errorf("%w: %s: %w", ErrFatal, api, kerr)
@@ -235,6 +252,24 @@ func (m *Member) setFatal(err error) error {
 		m.log.Error("fatal group error", "err", err)
 	}
 	return m.fatal
+}
+
+// leaseTerm is the term of a generation's lease: min(session timeout,
+// rebalance timeout), of which the lease lasts LeaseFraction.
+func (m *Member) leaseTerm() time.Duration { return min(m.cfg.SessionTimeout, m.cfg.RebalanceTimeout) }
+
+// holdAfter moves the member's hold (Generation.HoldUntil) to at least
+// LeaseFraction of the lease term after at, the moment a JoinGroup that
+// may have replaced another instance of this static member ended. It
+// assumes the replaced instance runs with the same session and rebalance
+// timeouts as this one.
+func (m *Member) holdAfter(at time.Time) {
+	until := at.Add(time.Duration(float64(m.leaseTerm()) * LeaseFraction))
+	m.mu.Lock()
+	if until.After(m.holdUntil) {
+		m.holdUntil = until
+	}
+	m.mu.Unlock()
 }
 
 func (m *Member) setMemberID(id string) {

@@ -17,6 +17,11 @@ import (
 // A lease of three quarters of the term therefore ends before any other
 // member can be given the generation's partitions, with a quarter to
 // spare for clock drift and for a message handed out just before the end.
+//
+// One exception is outside the coordinator's timers: a static member
+// (group.instance.id) replaced by a new instance with the same id. See
+// Generation.HoldUntil for how the new instance waits for its
+// predecessor's lease.
 const LeaseFraction = 0.75
 
 // lease tracks until when a generation is known to be current on the
@@ -24,25 +29,37 @@ const LeaseFraction = 0.75
 // the generation and every heartbeat answered without error. It lapses on
 // its own, also in a process frozen past it (SIGSTOP, a long GC pause): it
 // is measured on the monotonic clock from when requests were sent, never
-// from when a buffered answer happens to be read.
+// from when a buffered answer happens to be read. A lease may also start
+// late (from): it does not hold before then, however recent its renewals.
 type lease struct {
-	base  time.Time     // monotonic origin of until
+	base  time.Time     // monotonic origin of from and until
 	term  time.Duration // LeaseFraction of the lease term
+	from  int64         // does not hold while time.Since(base) < from (ns); set once
 	until atomic.Int64  // held while time.Since(base) < until (ns); -1: gone for good
 
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced on every change
+	start   *time.Timer   // signals the start at from; nil if it holds from base
 }
 
-func newLease(term time.Duration) *lease {
-	return &lease{base: time.Now(), term: time.Duration(float64(term) * LeaseFraction), changed: make(chan struct{})}
+// newLease returns a lease of LeaseFraction of term that does not hold
+// before notBefore (the zero time: no such bound). It holds nothing until
+// the first renew.
+func newLease(term time.Duration, notBefore time.Time) *lease {
+	l := &lease{base: time.Now(), term: time.Duration(float64(term) * LeaseFraction), changed: make(chan struct{})}
+	if d := notBefore.Sub(l.base); !notBefore.IsZero() && d > 0 {
+		l.from = int64(d)
+		l.start = time.AfterFunc(d, l.signal)
+	}
+	return l
 }
 
-// held reports whether the lease holds now: an atomic load and a read of
-// the monotonic clock, cheap enough for every message.
+// held reports whether the lease holds now: atomic loads and a read of the
+// monotonic clock, cheap enough for every message.
 func (l *lease) held() bool {
 	until := l.until.Load()
-	return until > 0 && int64(time.Since(l.base)) < until
+	since := int64(time.Since(l.base))
+	return until > 0 && since >= l.from && since < until
 }
 
 // renew extends the lease to sentAt plus its term, unless it is gone or
@@ -56,18 +73,31 @@ func (l *lease) renew(sentAt time.Time) {
 		return
 	}
 	l.until.Store(until)
-	close(l.changed)
-	l.changed = make(chan struct{})
+	l.signalLocked()
 }
 
 // revoke ends the lease for good.
 func (l *lease) revoke() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.start != nil {
+		l.start.Stop()
+	}
 	if l.until.Load() < 0 {
 		return
 	}
 	l.until.Store(-1)
+	l.signalLocked()
+}
+
+// signal tells waiters that the lease may have changed (its start came).
+func (l *lease) signal() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.signalLocked()
+}
+
+func (l *lease) signalLocked() {
 	close(l.changed)
 	l.changed = make(chan struct{})
 }
@@ -79,17 +109,19 @@ func (l *lease) changedCh() <-chan struct{} {
 }
 
 // LeaseHeld reports whether the generation is known to be current on the
-// coordinator at this moment: the coordinator answered, as a member of this
-// generation, a request (the SyncGroup that started it, or a heartbeat)
-// sent less than LeaseFraction of min(session.timeout.ms, rebalance
-// timeout) ago. While it holds, the coordinator cannot have handed this
-// member's partitions to another member. It is cheap enough to call before
-// every message. It lapses on its own when heartbeats stop succeeding, and
-// never holds again once the membership is lost or the member is closed;
-// heartbeats answered REBALANCE_IN_PROGRESS do not renew it.
+// coordinator at this moment, and no other instance of this static member
+// can still hold a lease on its partitions: the coordinator answered, as a
+// member of this generation, a request (the SyncGroup that started it, or
+// a heartbeat) sent less than LeaseFraction of min(session.timeout.ms,
+// rebalance timeout) ago, and HoldUntil has passed. While it holds, the
+// coordinator cannot have handed this member's partitions to another
+// member. It is cheap enough to call before every message. It lapses on
+// its own when heartbeats stop succeeding, and never holds again once the
+// membership is lost or the member is closed; heartbeats answered
+// REBALANCE_IN_PROGRESS do not renew it.
 func (g *Generation) LeaseHeld() bool { return g.lease.held() }
 
 // LeaseChanged returns a channel closed at the next change of the lease: a
-// renewal, or its end. To wait for the lease, take the channel, then check
-// LeaseHeld, then wait on the channel.
+// renewal, its start at HoldUntil, or its end. To wait for the lease, take
+// the channel, then check LeaseHeld, then wait on the channel.
 func (g *Generation) LeaseChanged() <-chan struct{} { return g.lease.changedCh() }

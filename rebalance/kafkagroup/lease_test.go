@@ -11,7 +11,7 @@ import (
 // send time it was renewed with, never moves back, ends for good when
 // revoked, and tells waiters about every change.
 func TestLeaseFromSendTimes(t *testing.T) {
-	l := newLease(400 * time.Millisecond) // lasts 300 ms from a send
+	l := newLease(400*time.Millisecond, time.Time{}) // lasts 300 ms from a send
 	require.False(t, l.held(), "no answer yet")
 	ch := l.changedCh()
 	l.renew(time.Now())
@@ -43,14 +43,67 @@ func TestLeaseFromSendTimes(t *testing.T) {
 // lease until it lapses; one that lost its membership or was closed loses
 // it at once, also after it had ended for a rebalance.
 func TestGenerationEndRevokesLease(t *testing.T) {
-	g := newGeneration(1, "m", "range", false, nil, time.Minute, time.Now())
+	g := newGeneration(1, "m", "range", false, nil, time.Minute, time.Now(), time.Time{})
 	require.True(t, g.LeaseHeld())
 	g.end(ErrRebalanceStarted)
 	require.True(t, g.LeaseHeld())
 	g.end(ErrMembershipLost)
 	require.False(t, g.LeaseHeld())
 	require.ErrorIs(t, g.Err(), ErrRebalanceStarted, "the first cause stays")
-	g2 := newGeneration(2, "m", "range", false, nil, time.Minute, time.Now())
+	g2 := newGeneration(2, "m", "range", false, nil, time.Minute, time.Now(), time.Time{})
 	g2.end(ErrMemberClosed)
 	require.False(t, g2.LeaseHeld())
+}
+
+// TestLeaseHoldUntil: a generation with a hold (a static member that may
+// have replaced a live instance) has no lease before HoldUntil, however
+// recent its renewals, tells waiters when the hold ends, and holds from
+// then on; a hold in the past is none.
+func TestLeaseHoldUntil(t *testing.T) {
+	hold := time.Now().Add(300 * time.Millisecond)
+	g := newGeneration(1, "m", "range", false, nil, time.Minute, time.Now(), hold)
+	require.Equal(t, hold, g.HoldUntil)
+	ch := g.LeaseChanged()
+	g.lease.renew(time.Now())
+	require.False(t, g.LeaseHeld(), "held before HoldUntil")
+	select {
+	case <-ch: // the renewal
+	default:
+		t.Fatal("renewal not signalled")
+	}
+	ch = g.LeaseChanged()
+	select {
+	case <-ch:
+		require.False(t, time.Now().Before(hold), "signalled before HoldUntil")
+	case <-time.After(5 * time.Second):
+		t.Fatal("the end of the hold was not signalled")
+	}
+	require.True(t, g.LeaseHeld(), "not held after HoldUntil")
+	g.end(ErrMembershipLost)
+	require.False(t, g.LeaseHeld())
+
+	past := newGeneration(2, "m", "range", false, nil, time.Minute, time.Now(), time.Now().Add(-time.Second))
+	require.True(t, past.HoldUntil.IsZero())
+	require.True(t, past.LeaseHeld())
+
+	// Revoked during the hold: never held, and the timer is stopped.
+	g3 := newGeneration(3, "m", "range", false, nil, time.Minute, time.Now(), time.Now().Add(50*time.Millisecond))
+	g3.end(ErrMemberClosed)
+	time.Sleep(100 * time.Millisecond)
+	require.False(t, g3.LeaseHeld())
+}
+
+// TestHoldAfter: every JoinGroup that may have replaced another instance
+// moves the member's hold to LeaseFraction of min(session timeout,
+// rebalance timeout) after it, never back.
+func TestHoldAfter(t *testing.T) {
+	m, err := New(Config{Brokers: []string{"127.0.0.1:1"}, Group: "g", Topics: []string{"t"}, InstanceID: "i",
+		SessionTimeout: 8 * time.Second, RebalanceTimeout: time.Minute, HeartbeatInterval: time.Second})
+	require.NoError(t, err)
+	defer m.Close()
+	at := time.Now()
+	m.holdAfter(at)
+	require.Equal(t, at.Add(6*time.Second), m.holdUntil)
+	m.holdAfter(at.Add(-time.Second))
+	require.Equal(t, at.Add(6*time.Second), m.holdUntil, "an earlier join moved the hold back")
 }

@@ -1,10 +1,12 @@
 package kafkagroup
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -33,16 +35,18 @@ type Member struct {
 	clientMu sync.Mutex // held while connecting the bootstrap client
 	client   sarama.Client
 	clientT  *abortdial.Dialer
+	rotate   int // which known broker anyBroker returns; moves on after a failure
 
 	coordMu sync.Mutex // held while looking up the coordinator
 	coord   *coordinator
 
-	mu       sync.Mutex
-	memberID string
-	gen      *Generation
-	fatal    error
-	bgCancel context.CancelFunc // ends the current generation's goroutines
-	bg       sync.WaitGroup
+	mu        sync.Mutex
+	memberID  string
+	holdUntil time.Time // see Generation.HoldUntil
+	gen       *Generation
+	fatal     error
+	bgCancel  context.CancelFunc // ends the current generation's goroutines
+	bg        sync.WaitGroup
 }
 
 // New checks cfg and returns a member that does nothing until Join.
@@ -102,18 +106,47 @@ func (m *Member) bootstrap() (sarama.Client, error) {
 	return c, nil
 }
 
-// anyBroker returns a connected broker of the cluster for Metadata and
-// FindCoordinator.
+// anyBroker returns a broker of the cluster for Metadata and
+// FindCoordinator, connecting it if needed: the same one as long as
+// requests to it succeed, the next known one (by id) after a request to it
+// failed (brokerFailed). sarama's LeastLoadedBroker is not used: the
+// client loads no metadata of its own (Metadata.Full is off), so it always
+// returned the same bootstrap address, and once that broker died the
+// member never found a coordinator again.
 func (m *Member) anyBroker() (*sarama.Broker, error) {
 	c, err := m.bootstrap()
 	if err != nil {
 		return nil, err
 	}
-	b := c.LeastLoadedBroker()
-	if b == nil {
-		return nil, fmt.Errorf("kafkagroup: no broker available")
+	brokers := c.Brokers()
+	if len(brokers) == 0 {
+		// The client knows only its bootstrap addresses, one of which it
+		// would use for good: learn the cluster's brokers (sarama tries
+		// each bootstrap address in turn).
+		if err := c.RefreshMetadata(); err != nil {
+			return nil, fmt.Errorf("kafkagroup: list the cluster's brokers: %w", err)
+		}
+		if brokers = c.Brokers(); len(brokers) == 0 {
+			return nil, fmt.Errorf("kafkagroup: no broker available")
+		}
 	}
+	slices.SortFunc(brokers, func(a, b *sarama.Broker) int { return cmp.Compare(a.ID(), b.ID()) })
+	m.clientMu.Lock()
+	b := brokers[m.rotate%len(brokers)]
+	m.clientMu.Unlock()
+	_ = b.Open(c.Config()) // ErrAlreadyConnected when it is; a failed dial fails the request
 	return b, nil
+}
+
+// brokerFailed closes b after a request to it failed, so that it is
+// dialled again when next used, and makes anyBroker move on to the next
+// broker.
+func (m *Member) brokerFailed(b *sarama.Broker, err error) {
+	m.log.Debug("request to a broker failed; trying the next one", "broker", b.ID(), "addr", b.Addr(), "err", err)
+	_ = b.Close()
+	m.clientMu.Lock()
+	m.rotate++
+	m.clientMu.Unlock()
 }
 
 // coordinator returns the connections to the group's coordinator, finding
@@ -133,6 +166,9 @@ func (m *Member) coordinator() (*coordinator, error) {
 	resp, err := b.FindCoordinator(&sarama.FindCoordinatorRequest{Version: 2,
 		CoordinatorKey: m.cfg.Group, CoordinatorType: sarama.CoordinatorGroup})
 	if err != nil {
+		if m.ctx.Err() == nil {
+			m.brokerFailed(b, err)
+		}
 		return nil, fmt.Errorf("kafkagroup: find the coordinator: %w", err)
 	}
 	if resp.Err != sarama.ErrNoError {

@@ -24,6 +24,9 @@ func (m *Member) partitionCounts(topics []string) (map[string]int32, error) {
 	req.AllowAutoTopicCreation = false
 	resp, err := b.GetMetadata(req)
 	if err != nil {
+		if m.ctx.Err() == nil {
+			m.brokerFailed(b, err)
+		}
 		return nil, fmt.Errorf("kafkagroup: metadata: %w", err)
 	}
 	counts := map[string]int32{}

@@ -8,6 +8,7 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/zkconsumer/zkconsumer/internal/backoff"
+	"github.com/zkconsumer/zkconsumer/internal/grouperr"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -19,11 +20,35 @@ const commitAttempts = 4
 // the group as a member of gen: OffsetCommit carries gen's id and member
 // id (and group.instance.id), so the coordinator refuses it once gen is
 // no longer current; Commit then returns an error wrapping ErrCommitFenced
-// and the Kafka error. It is allowed after gen ended with
-// ErrRebalanceStarted, until this member rejoins. Coordinator errors are
-// retried a few times, RetryBackoff apart, within ctx; each request waits
-// at most RequestTimeout.
+// and the Kafka error, and ends gen as the refusal says (see
+// ErrCommitFenced), so that its lease ends at once rather than at the next
+// heartbeat. It is allowed after gen ended with ErrRebalanceStarted, until
+// this member rejoins. Coordinator errors are retried a few times,
+// RetryBackoff apart, within ctx; each request waits at most
+// RequestTimeout, and no longer than ctx.
 func (m *Member) Commit(ctx context.Context, gen *Generation, offsets map[zkutil.TopicPartition]int64) error {
+	return m.commit(ctx, gen, offsets, commitAttempts)
+}
+
+// CommitFinal is Commit for gen's last commit before its partitions are
+// given up: after gen ended with ErrRebalanceStarted, and before Close. As
+// Java's consumer does with its commits on revoke (until the rebalance
+// timeout) and on close (until the close timeout), it repeats the commit
+// after every retriable error, for as long as ctx lasts: the coordinator
+// moved, is not available or its connection was lost (it is looked up
+// again with FindCoordinator), it is loading the group, or the request
+// timed out; RetryBackoff apart. It stops at once when the coordinator
+// refuses the generation (ErrCommitFenced: ILLEGAL_GENERATION,
+// UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID, REBALANCE_IN_PROGRESS), at any
+// other error, and when the member is closed. Give it a ctx with a
+// deadline.
+func (m *Member) CommitFinal(ctx context.Context, gen *Generation, offsets map[zkutil.TopicPartition]int64) error {
+	return m.commit(ctx, gen, offsets, 0)
+}
+
+// commit runs OffsetCommit for gen, with up to attempts tries (0: until
+// ctx ends).
+func (m *Member) commit(ctx context.Context, gen *Generation, offsets map[zkutil.TopicPartition]int64, attempts int) error {
 	if len(offsets) == 0 {
 		return nil
 	}
@@ -40,8 +65,8 @@ func (m *Member) Commit(ctx context.Context, gen *Generation, offsets map[zkutil
 		// truncation.
 		req.AddBlockWithLeaderEpoch(tp.Topic, tp.Partition, off, -1, 0, "")
 	}
-	err := m.retry(ctx, func(c *coordinator) error {
-		resp, err := c.ctrl.CommitOffset(req)
+	err := m.retry(ctx, attempts, func(c *coordinator) error {
+		resp, err := withAbort(ctx, c.ctrlT, func() (*sarama.OffsetCommitResponse, error) { return c.ctrl.CommitOffset(req) })
 		if err != nil {
 			m.connectionFailed(c, err)
 			return err
@@ -49,12 +74,13 @@ func (m *Member) Commit(ctx context.Context, gen *Generation, offsets map[zkutil
 		var errs []error
 		for topic, parts := range resp.Errors {
 			for p, kerr := range parts {
-				switch kerr {
-				case sarama.ErrNoError:
-				case sarama.ErrIllegalGeneration, sarama.ErrUnknownMemberId, sarama.ErrFencedInstancedId, sarama.ErrRebalanceInProgress:
+				switch {
+				case kerr == sarama.ErrNoError:
+				case grouperr.Fenced(kerr):
+					m.commitRefused(gen, kerr)
 					return fmt.Errorf("%w (generation %d, member %s): %w", ErrCommitFenced, gen.ID, gen.MemberID, kerr)
-				case sarama.ErrNotCoordinatorForConsumer, sarama.ErrConsumerCoordinatorNotAvailable, sarama.ErrOffsetsLoadInProgress, sarama.ErrRequestTimedOut:
-					if kerr != sarama.ErrOffsetsLoadInProgress && kerr != sarama.ErrRequestTimedOut {
+				case grouperr.Retriable(kerr):
+					if grouperr.CoordinatorMoved(kerr) {
 						m.dropCoordinator(c, kerr)
 					}
 					return kerr
@@ -71,6 +97,29 @@ func (m *Member) Commit(ctx context.Context, gen *Generation, offsets map[zkutil
 	return nil
 }
 
+// commitRefused ends gen as the coordinator's refusal of its commit says:
+// another instance took the group.instance.id over (fatal), the member or
+// its generation is unknown (membership lost), or the group is
+// rebalancing. The first two end its lease at once: the member learns it
+// was fenced from the commit, and hands out no message more.
+func (m *Member) commitRefused(gen *Generation, kerr sarama.KError) {
+	why := fmt.Errorf("OffsetCommit: %w", kerr)
+	switch kerr {
+	case sarama.ErrFencedInstancedId:
+		gen.end(m.setFatal(why))
+	case sarama.ErrUnknownMemberId:
+		m.forgetMemberID(gen.MemberID)
+		m.lost(gen, why)
+	case sarama.ErrIllegalGeneration:
+		m.lost(gen, why)
+	case sarama.ErrRebalanceInProgress:
+		if gen.Err() == nil {
+			m.log.Info("group is rebalancing", "generation", gen.ID)
+		}
+		gen.end(ErrRebalanceStarted)
+	}
+}
+
 // Fetch returns the group's committed offset of each partition,
 // zkutil.NoOffset where there is none (OffsetFetch; it needs no
 // membership). Coordinator errors are retried as in Commit.
@@ -83,8 +132,8 @@ func (m *Member) Fetch(ctx context.Context, tps []zkutil.TopicPartition) (map[zk
 	for _, tp := range tps {
 		req.AddPartition(tp.Topic, tp.Partition)
 	}
-	err := m.retry(ctx, func(c *coordinator) error {
-		resp, err := c.ctrl.FetchOffset(req)
+	err := m.retry(ctx, commitAttempts, func(c *coordinator) error {
+		resp, err := withAbort(ctx, c.ctrlT, func() (*sarama.OffsetFetchResponse, error) { return c.ctrl.FetchOffset(req) })
 		if err != nil {
 			m.connectionFailed(c, err)
 			return err
@@ -116,13 +165,13 @@ func (m *Member) Fetch(ctx context.Context, tps []zkutil.TopicPartition) (map[zk
 // fetchError sorts an OffsetFetch error: nil for none, retriable
 // coordinator errors as they are, anything else permanent.
 func (m *Member) fetchError(c *coordinator, kerr sarama.KError) error {
-	switch kerr {
-	case sarama.ErrNoError:
+	switch {
+	case kerr == sarama.ErrNoError:
 		return nil
-	case sarama.ErrNotCoordinatorForConsumer, sarama.ErrConsumerCoordinatorNotAvailable:
-		m.dropCoordinator(c, kerr)
-		return kerr
-	case sarama.ErrOffsetsLoadInProgress, sarama.ErrRequestTimedOut:
+	case grouperr.Retriable(kerr):
+		if grouperr.CoordinatorMoved(kerr) {
+			m.dropCoordinator(c, kerr)
+		}
 		return kerr
 	}
 	return permanent(kerr)
@@ -141,16 +190,23 @@ func permanent(err error) error {
 	return permanentError{err}
 }
 
-// retry runs op against the coordinator up to commitAttempts times while
-// it fails with retriable errors, RetryBackoff apart, within ctx.
-func (m *Member) retry(ctx context.Context, op func(*coordinator) error) error {
+// retry runs op against the coordinator, finding it first, while op fails
+// with retriable errors: up to attempts times (0: until ctx ends),
+// RetryBackoff apart, within ctx.
+func (m *Member) retry(ctx context.Context, attempts int, op func(*coordinator) error) error {
 	var err error
-	for attempt := 0; attempt < commitAttempts; attempt++ {
-		if attempt > 0 && !backoff.Sleep(ctx, m.cfg.RetryBackoff) {
-			return errors.Join(err, context.Cause(ctx))
+	for attempt := 0; attempts <= 0 || attempt < attempts; attempt++ {
+		if attempt > 0 {
+			m.log.Debug("retrying a coordinator request", "attempt", attempt+1, "err", err)
+			if !backoff.Sleep(ctx, m.cfg.RetryBackoff) {
+				return errors.Join(err, context.Cause(ctx))
+			}
 		}
 		if m.ctx.Err() != nil {
 			return ErrMemberClosed
+		}
+		if ctx.Err() != nil {
+			return errors.Join(err, context.Cause(ctx))
 		}
 		var c *coordinator
 		if c, err = m.coordinator(); err == nil {

@@ -82,3 +82,70 @@ func TestStaticMemberFenced(t *testing.T) {
 		}
 	})
 }
+
+// TestStaticReplacementLeasesNeverOverlap: a second process with the same
+// group.instance.id takes the instance over at once (the coordinator
+// replaces the member without waiting for its session to time out), while
+// the first learns it was fenced only at its next heartbeat. The second's
+// lease must not hold before the first's has ended: sampled every
+// millisecond, the first's lease is never held once the second's is, on
+// Kafka 3.9 (ZooKeeper mode) and Kafka 4.x (KRaft).
+func TestStaticReplacementLeasesNeverOverlap(t *testing.T) {
+	for name, cluster := range map[string]func(testing.TB) *testcluster.Cluster{
+		"kafka3.9": testcluster.Shared, "kraft4": testcluster.SharedKRaft,
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := cluster(t)
+			topic := createTopic(t, c, "kg-replace", 2)
+			cfg := testConfig(c, testcluster.UniqueName("kg-replace"), topic)
+			cfg.InstanceID = "the-instance"
+			cfg.HeartbeatInterval = 2 * time.Second // the gap in which the first does not know yet
+			first := startRunner(t, cfg)
+			waitFor(t, 30*time.Second, "the first instance to hold its lease", func() bool {
+				g := first.live()
+				return g != nil && g.LeaseHeld()
+			})
+			g1 := first.live()
+
+			var lastFirst, firstSecond time.Time
+			var g2 *Generation
+			stop := make(chan struct{})
+			sampled := make(chan struct{})
+			second := startRunner(t, cfg)
+			go func() {
+				defer close(sampled)
+				for {
+					select {
+					case <-stop:
+						return
+					case <-time.After(time.Millisecond):
+					}
+					now := time.Now()
+					if g1.LeaseHeld() {
+						lastFirst = now
+					}
+					if g2 == nil {
+						g2 = second.live()
+					}
+					if g2 != nil && g2.LeaseHeld() && firstSecond.IsZero() {
+						firstSecond = now
+					}
+				}
+			}()
+			waitFor(t, 30*time.Second, "the first instance to be fenced", func() bool { return g1.Err() != nil })
+			require.ErrorIs(t, g1.Err(), sarama.ErrFencedInstancedId)
+			waitFor(t, 30*time.Second, "the second instance to hold its lease", func() bool {
+				g := second.live()
+				return g != nil && g.LeaseHeld()
+			})
+			close(stop)
+			<-sampled
+			require.False(t, lastFirst.IsZero())
+			require.False(t, firstSecond.IsZero())
+			t.Logf("the first's lease last held %v before the second's first held (second's hold until %v)",
+				firstSecond.Sub(lastFirst).Round(time.Millisecond), g2.HoldUntil.Format("15:04:05.000"))
+			require.True(t, lastFirst.Before(firstSecond),
+				"both instances held the lease for %v", lastFirst.Sub(firstSecond).Round(time.Millisecond))
+		})
+	}
+}
