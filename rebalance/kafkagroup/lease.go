@@ -32,10 +32,15 @@ const LeaseFraction = 0.75
 // from when a buffered answer happens to be read. A lease may also start
 // late (from): it does not hold before then, however recent its renewals.
 type lease struct {
-	base  time.Time     // monotonic origin of from and until
-	term  time.Duration // LeaseFraction of the lease term
-	from  int64         // does not hold while time.Since(base) < from (ns); set once
-	until atomic.Int64  // held while time.Since(base) < until (ns); -1: gone for good
+	base  time.Time                                             // monotonic origin of from and until
+	clock func(base time.Time) (mono time.Duration, wall int64) // readClocks; tests move the wall clock alone
+	term  time.Duration                                         // LeaseFraction of the lease term
+	from  int64                                                 // does not hold while time.Since(base) < from (ns); set once
+	until atomic.Int64                                          // held while time.Since(base) < until (ns); -1: gone for good
+	// untilWall is until on the wall clock (Unix ns): the monotonic clock
+	// stops while the machine is suspended, the wall clock is moved on at
+	// resume, so a suspend longer than the lease ends it.
+	untilWall atomic.Int64
 
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced on every change
@@ -46,7 +51,7 @@ type lease struct {
 // before notBefore (the zero time: no such bound). It holds nothing until
 // the first renew.
 func newLease(term time.Duration, notBefore time.Time) *lease {
-	l := &lease{base: time.Now(), term: time.Duration(float64(term) * LeaseFraction), changed: make(chan struct{})}
+	l := &lease{base: time.Now(), clock: readClocks, term: time.Duration(float64(term) * LeaseFraction), changed: make(chan struct{})}
 	if d := notBefore.Sub(l.base); !notBefore.IsZero() && d > 0 {
 		l.from = int64(d)
 		l.start = time.AfterFunc(d, l.signal)
@@ -58,8 +63,16 @@ func newLease(term time.Duration, notBefore time.Time) *lease {
 // monotonic clock, cheap enough for every message.
 func (l *lease) held() bool {
 	until := l.until.Load()
-	since := int64(time.Since(l.base))
-	return until > 0 && since >= l.from && since < until
+	mono, wall := l.clock(l.base)
+	since := int64(mono)
+	return until > 0 && since >= l.from && since < until && wall < l.untilWall.Load()
+}
+
+// readClocks reads, in one call, the monotonic time since base and the
+// wall clock in Unix nanoseconds.
+func readClocks(base time.Time) (time.Duration, int64) {
+	now := time.Now()
+	return now.Sub(base), now.UnixNano()
 }
 
 // renew extends the lease to sentAt plus its term, unless it is gone or
@@ -72,6 +85,9 @@ func (l *lease) renew(sentAt time.Time) {
 	if cur < 0 || until <= cur {
 		return
 	}
+	// The wall deadline first: a reader that sees the new until with the
+	// old wall deadline errs on the side of a lapsed lease.
+	l.untilWall.Store(sentAt.UnixNano() + int64(l.term))
 	l.until.Store(until)
 	l.signalLocked()
 }

@@ -1,6 +1,7 @@
 package kafkagroup
 
 import (
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -37,6 +38,22 @@ func TestLeaseFromSendTimes(t *testing.T) {
 	require.False(t, l.held())
 	l.renew(time.Now())
 	require.False(t, l.held(), "a revoked lease never holds again")
+}
+
+// TestLeaseEndsWhenWallClockPassesIt: the monotonic clock stops while the
+// machine is suspended, the wall clock is moved on at resume; a lease
+// whose end the wall clock has passed no longer holds.
+func TestLeaseEndsWhenWallClockPassesIt(t *testing.T) {
+	l := newLease(time.Minute, time.Time{})
+	var suspended atomic.Int64
+	l.clock = func(base time.Time) (time.Duration, int64) {
+		mono, wall := readClocks(base)
+		return mono, wall + suspended.Load()
+	}
+	l.renew(time.Now())
+	require.True(t, l.held())
+	suspended.Store(int64(time.Minute)) // monotonic time did not move
+	require.False(t, l.held(), "a suspend longer than the lease must end it")
 }
 
 // TestGenerationEndRevokesLease: a generation told to rejoin keeps its
