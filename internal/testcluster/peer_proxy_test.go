@@ -3,7 +3,10 @@ package testcluster
 import (
 	"bytes"
 	"encoding/binary"
+	"net"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -121,4 +124,116 @@ func FuzzReadPeerHeader(f *testing.F) {
 		}
 		require.GreaterOrEqual(t, len(header), 8)
 	})
+}
+
+// newTestQuorumNet puts a quorumNet in front of sinks standing in for the
+// election and quorum ports of n servers.
+func newTestQuorumNet(t *testing.T, n int) (*quorumNet, []*sink, []*sink) {
+	t.Helper()
+	var election, quorum []*sink
+	var et, qt []string
+	for range n {
+		e, q := newSink(t), newSink(t)
+		election, quorum = append(election, e), append(quorum, q)
+		et, qt = append(et, e.ln.Addr().String()), append(qt, q.ln.Addr().String())
+	}
+	q, err := newQuorumNet(et, qt)
+	require.NoError(t, err)
+	q.start()
+	t.Cleanup(q.close)
+	return q, election, quorum
+}
+
+func (q *quorumNet) heldBytes() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	n := 0
+	for l := range q.links {
+		n += l.heldBytes()
+	}
+	return n
+}
+
+// TestQuorumNetIsolation: the proxies between the servers pass a peer
+// connection on with the announced election address replaced by the
+// sender's proxy; isolating the sender holds the open connection silent
+// and refuses new ones, from it and to it; healing delivers what was held.
+func TestQuorumNetIsolation(t *testing.T) {
+	q, election, _ := newTestQuorumNet(t, 3)
+
+	// Server 1 (myid 2) opens an election connection to server 0.
+	c, err := net.Dial("tcp", q.electionAddr(0))
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = c.Write(electionHeader(electionProtocolV1, 2, "127.0.0.1:1"))
+	require.NoError(t, err)
+	got := election[0].next(t)
+	want := electionHeader(electionProtocolV1, 2, q.electionAddr(1))
+	waitFor(t, 10*time.Second, "server 0 gets the identification, pointing back through the proxies", func() bool {
+		return got.received() == string(want)
+	})
+
+	q.setIsolated(1, true)
+	_, err = c.Write([]byte("vote"))
+	require.NoError(t, err)
+	waitFor(t, 10*time.Second, "the proxies hold what the isolated server sends", func() bool { return q.heldBytes() == 4 })
+	require.Equal(t, string(want), got.received())
+
+	for _, tc := range []struct {
+		name   string
+		to     int
+		header []byte
+	}{
+		{"from the isolated server", 2, electionHeader(electionProtocolV1, 2, "127.0.0.1:1")},
+		{"to the isolated server", 1, electionHeader(electionProtocolV1, 3, "127.0.0.1:1")},
+	} {
+		refused, err := net.Dial("tcp", q.electionAddr(tc.to))
+		if err == nil { // else the reset came during the handshake
+			_, _ = refused.Write(tc.header)
+			require.NoError(t, refused.SetReadDeadline(time.Now().Add(10*time.Second)))
+			_, err = refused.Read(make([]byte, 1))
+			refused.Close()
+		}
+		require.ErrorIs(t, err, syscall.ECONNRESET, "a connection %s is refused", tc.name)
+	}
+	select {
+	case sc := <-election[2].conns:
+		sc.Close()
+		t.Fatal("a connection from the isolated server got through")
+	case <-time.After(200 * time.Millisecond):
+	}
+
+	q.setIsolated(1, false)
+	waitFor(t, 10*time.Second, "healing delivers what was held", func() bool { return got.received() == string(want)+"vote" })
+}
+
+// TestQuorumNetWaitsForTheLeaderToListen: a learner's connection to a
+// leader whose quorum port does not listen yet reaches it once it does,
+// as the learner's own retries would without the proxy (the proxy has
+// already accepted the connection, so the learner cannot retry).
+func TestQuorumNetWaitsForTheLeaderToListen(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	target := ln.Addr().String()
+	require.NoError(t, ln.Close()) // the leader is not listening yet
+	e := newSink(t)
+	q, err := newQuorumNet([]string{e.ln.Addr().String(), e.ln.Addr().String()}, []string{target, target})
+	require.NoError(t, err)
+	q.start()
+	defer q.close()
+
+	c, err := net.Dial("tcp", q.quorumAddr(0))
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = c.Write(learnerHeader(2))
+	require.NoError(t, err)
+	time.Sleep(time.Second)
+	leader, err := net.Listen("tcp", target)
+	require.NoError(t, err)
+	defer leader.Close()
+	require.NoError(t, leader.(*net.TCPListener).SetDeadline(time.Now().Add(10*time.Second)))
+	conn, err := leader.Accept()
+	require.NoError(t, err, "the learner's connection reaches the leader once it listens")
+	defer conn.Close()
+	require.Equal(t, string(learnerHeader(2)), readN(t, conn, len(learnerHeader(2))))
 }
