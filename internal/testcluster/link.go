@@ -114,10 +114,15 @@ func (l *link) shut(rst bool) {
 func (l *link) connect() {
 	defer l.wg.Done()
 	l.mu.Lock()
+	waited := false
 	for l.held && !l.closed && l.up.end == nil {
+		waited = true
 		l.cond.Wait()
 	}
-	gaveUp := l.closed || l.up.end != nil
+	// A client that ends its connection before the path is open has
+	// given up; one that ends it right after sending, on an open path,
+	// has not.
+	gaveUp := l.closed || (l.held || waited) && l.up.end != nil
 	l.mu.Unlock()
 	if gaveUp {
 		// Closed, or the client left before its connection could reach

@@ -296,3 +296,21 @@ func TestNewProxyRefusesAConnectString(t *testing.T) {
 		require.ErrorIs(t, err, ErrProxyTarget, target)
 	}
 }
+
+// TestProxyForwardsAClientThatClosesAtOnce: a client that sends its
+// request and closes its side before the proxy has reached the server
+// still gets it delivered, followed by its FIN (only a connection opened
+// during a partition is dropped when its client gives up first).
+func TestProxyForwardsAClientThatClosesAtOnce(t *testing.T) {
+	s := newSink(t)
+	p := newTestProxy(t, s.ln.Addr().String())
+	for range 20 {
+		c := dialProxy(t, p)
+		_, err := c.Write([]byte("srvr"))
+		require.NoError(t, err)
+		require.NoError(t, c.CloseWrite())
+		sc := s.next(t)
+		require.ErrorIs(t, sc.waitEnd(t), io.EOF)
+		require.Equal(t, "srvr", sc.received())
+	}
+}
