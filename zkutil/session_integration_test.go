@@ -5,8 +5,10 @@ import (
 	"context"
 	"log"
 	"log/slog"
+	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -284,7 +286,28 @@ func TestSessionExpiry(t *testing.T) {
 	c := testcluster.Shared(t)
 	ctx := testContext(t, 2*time.Minute)
 	tap := &testcluster.SessionTap{}
-	s := dialSession(t, ctx, SessionConfig{Connect: c.ZKConnect(), Dialer: tap.Dial, SessionTimeout: 4 * time.Second})
+	// Once armed, the dialer holds the client's connections: it lets one
+	// through once the session is gone (ZooKeeper reports the expiry on
+	// it) and holds the next (for a new session) until released, so that
+	// the test sees the Session between the two: with several servers to
+	// try, go-zookeeper has its new session within milliseconds.
+	var armed atomic.Bool
+	token := make(chan struct{}, 1)
+	release := make(chan struct{})
+	var releaseOnce sync.Once
+	releaseDials := func() { releaseOnce.Do(func() { close(release) }) }
+	defer releaseDials()
+	dial := func(network, address string, timeout time.Duration) (net.Conn, error) {
+		if armed.Load() {
+			select {
+			case <-token:
+			case <-release:
+			case <-time.After(time.Minute):
+			}
+		}
+		return tap.Dial(network, address, timeout)
+	}
+	s := dialSession(t, ctx, SessionConfig{Connect: c.ZKConnect(), Dialer: dial, SessionTimeout: 4 * time.Second})
 	events, cancel := s.Subscribe()
 	defer cancel()
 	raw := observer(t, ctx, c.ZKServers())
@@ -297,7 +320,9 @@ func TestSessionExpiry(t *testing.T) {
 	old := s.ID()
 	require.Equal(t, old, tap.SessionID())
 
+	armed.Store(true)
 	require.NoError(t, tap.Expire())
+	token <- struct{}{}
 	ok, _, err := raw.Exists("/kafka" + eph)
 	require.NoError(t, err)
 	require.False(t, ok, "ZooKeeper deleted the ephemeral node of the expired session")
@@ -310,6 +335,7 @@ func TestSessionExpiry(t *testing.T) {
 		if ev.State == StateExpired {
 			require.Equal(t, old, ev.SessionID)
 			require.False(t, s.DisconnectedSince().IsZero(), "no session: DisconnectedSince is set")
+			releaseDials()
 		}
 		if ev.State == StateConnected {
 			break
