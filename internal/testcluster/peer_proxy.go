@@ -123,6 +123,7 @@ type quorumNet struct {
 	election []*peerProxy // by server index
 	quorum   []*peerProxy
 	links    map[*link]peerPath
+	opening  map[net.Conn]struct{} // accepted, first bytes not read yet
 	closed   bool
 
 	wg sync.WaitGroup
@@ -142,7 +143,7 @@ type peerProxy struct {
 // newQuorumNet listens on a free loopback port for each of the given real
 // election and quorum ports (by server index); start relays.
 func newQuorumNet(electionTargets, quorumTargets []string) (*quorumNet, error) {
-	q := &quorumNet{isolated: make([]bool, len(electionTargets)), links: map[*link]peerPath{}}
+	q := &quorumNet{isolated: make([]bool, len(electionTargets)), links: map[*link]peerPath{}, opening: map[net.Conn]struct{}{}}
 	for i := range electionTargets {
 		for _, pp := range []struct {
 			kind   peerKind
@@ -188,7 +189,13 @@ func (q *quorumNet) accept(p *peerProxy) {
 // unless either end is isolated: then the connection is refused (reset).
 func (q *quorumNet) serve(p *peerProxy, c net.Conn) {
 	defer q.wg.Done()
-	if q.cut(-1, p.to) {
+	q.mu.Lock()
+	refuse := q.closed || q.isolated[p.to]
+	if !refuse {
+		q.opening[c] = struct{}{}
+	}
+	q.mu.Unlock()
+	if refuse {
 		resetConn(c)
 		return
 	}
@@ -201,13 +208,11 @@ func (q *quorumNet) serve(p *peerProxy, c net.Conn) {
 	})
 	_ = c.SetReadDeadline(time.Time{})
 	from, ok := q.index(sid)
-	if err != nil || !ok || from == p.to {
-		resetConn(c)
-		return
-	}
+	ok = ok && err == nil && from != p.to
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.closed || q.isolated[from] || q.isolated[p.to] {
+	delete(q.opening, c)
+	if q.closed || !ok || q.isolated[from] || q.isolated[p.to] {
 		resetConn(c)
 		return
 	}
@@ -282,6 +287,9 @@ func (q *quorumNet) close() {
 	links := make([]*link, 0, len(q.links))
 	for l := range q.links {
 		links = append(links, l)
+	}
+	for c := range q.opening {
+		c.Close()
 	}
 	q.mu.Unlock()
 	for _, p := range append(append([]*peerProxy(nil), q.election...), q.quorum...) {

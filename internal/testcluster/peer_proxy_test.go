@@ -237,3 +237,23 @@ func TestQuorumNetWaitsForTheLeaderToListen(t *testing.T) {
 	defer conn.Close()
 	require.Equal(t, string(learnerHeader(2)), readN(t, conn, len(learnerHeader(2))))
 }
+
+// TestQuorumNetCloseDoesNotWaitForSilentPeers: closing the proxies ends a
+// connection that has not identified itself yet at once.
+func TestQuorumNetCloseDoesNotWaitForSilentPeers(t *testing.T) {
+	e := newSink(t)
+	q, err := newQuorumNet([]string{e.ln.Addr().String()}, []string{e.ln.Addr().String()})
+	require.NoError(t, err)
+	q.start()
+	c, err := net.Dial("tcp", q.electionAddr(0))
+	require.NoError(t, err)
+	defer c.Close()
+	waitFor(t, 10*time.Second, "the proxy waits for the identification", func() bool {
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		return len(q.opening) == 1
+	})
+	start := time.Now()
+	q.close()
+	require.Less(t, time.Since(start), 5*time.Second)
+}
