@@ -65,7 +65,8 @@ type leaseState struct {
 	session   int64
 	until     time.Duration // held while time.Since(base) < until
 	untilWall int64         // ... and the wall clock (Unix ns) is before this
-	timeout   time.Duration // negotiated session timeout
+	timeout   time.Duration // the session timeout last granted (NegotiatedTimeout)
+	shortest  time.Duration // the shortest one ever granted to the session: the lease runs on it
 	dead      bool          // revoked: the session is gone for good
 }
 
@@ -137,10 +138,12 @@ func (l *lease) changedCh() <-chan struct{} {
 
 // connected records a connect response granting session with timeout to a
 // connect request sent at sentAt: a new session, or a reconnection to the
-// current one. The lease is set to run LeaseFraction of timeout from
-// sentAt, even if that is shorter than before: a server may grant a shorter
-// timeout on reconnection, and the leader then expires the session by the
-// new one.
+// current one. A server may grant another timeout on reconnection than the
+// session had, and which one the leader then expires the session by is not
+// something the client can see (ZooKeeper 3.8 was seen to keep the
+// original one), so the lease of a session runs on the shortest timeout it
+// was ever granted: it is set to LeaseFraction of that from sentAt, even if
+// that is shorter than before.
 func (l *lease) connected(session int64, sentAt time.Time, timeout time.Duration) {
 	if session == 0 || timeout <= 0 {
 		return
@@ -151,8 +154,12 @@ func (l *lease) connected(session int64, sentAt time.Time, timeout time.Duration
 	if cur.session == session && cur.dead {
 		return
 	}
-	d := time.Duration(float64(timeout) * LeaseFraction)
-	l.publishLocked(&leaseState{session: session, timeout: timeout,
+	shortest := timeout
+	if cur.session == session && cur.shortest > 0 {
+		shortest = min(shortest, cur.shortest)
+	}
+	d := time.Duration(float64(shortest) * LeaseFraction)
+	l.publishLocked(&leaseState{session: session, timeout: timeout, shortest: shortest,
 		until: sentAt.Sub(l.base) + d, untilWall: sentAt.UnixNano() + int64(d)})
 }
 
@@ -162,10 +169,10 @@ func (l *lease) confirmed(session int64, base time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	cur := l.state.Load()
-	if session == 0 || cur.session != session || cur.dead || cur.timeout <= 0 {
+	if session == 0 || cur.session != session || cur.dead || cur.shortest <= 0 {
 		return
 	}
-	d := time.Duration(float64(cur.timeout) * LeaseFraction)
+	d := time.Duration(float64(cur.shortest) * LeaseFraction)
 	until := base.Sub(l.base) + d
 	if until <= cur.until {
 		return
@@ -181,6 +188,16 @@ func (l *lease) publishLocked(st *leaseState) {
 	l.state.Store(st)
 	close(l.changed)
 	l.changed = make(chan struct{})
+}
+
+// shortestOf returns the shortest timeout granted to session, on which its
+// lease runs, 0 if unknown.
+func (l *lease) shortestOf(session int64) time.Duration {
+	st := l.state.Load()
+	if st.session != session {
+		return 0
+	}
+	return st.shortest
 }
 
 // timeoutOf returns the negotiated timeout of session, 0 if unknown.
@@ -201,12 +218,12 @@ func (l *lease) revoke(session int64) {
 	if cur.session == 0 || cur.dead || (session != 0 && cur.session != session) {
 		return
 	}
-	l.publishLocked(&leaseState{session: cur.session, timeout: cur.timeout, dead: true})
+	l.publishLocked(&leaseState{session: cur.session, timeout: cur.timeout, shortest: cur.shortest, dead: true})
 }
 
 // LeaseHeld reports whether the ZooKeeper session id is known to be alive
 // at the ensemble's leader at this moment: less than LeaseFraction of the
-// negotiated session timeout has passed since a moment at which the leader
+// session timeout (the shortest the servers granted it) has passed since a moment at which the leader
 // had heard from the session, as proven by an answer that went through the
 // leader (a connect, or the Session's periodic sync; see lease for the
 // rule). While it holds, no other client can have taken over the

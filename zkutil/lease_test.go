@@ -140,9 +140,9 @@ func TestLeaseCountsFromSendTimeNotReadTime(t *testing.T) {
 	require.Equal(t, leaseLapsed, l.status(7))
 }
 
-// Item 4: a server may grant a shorter timeout when the client reconnects;
-// the leader then expires the session by the new timeout, so the lease is
-// cut to it at once, and the new timeout is reported.
+// Item 4: a server may grant another timeout when the client reconnects.
+// The lease runs on the shortest ever granted (cut at once to a shorter
+// one), and NegotiatedTimeout reports the last granted.
 func TestLeaseFollowsRenegotiatedTimeout(t *testing.T) {
 	l := newLease()
 	now := time.Now()
@@ -164,6 +164,15 @@ func TestLeaseFollowsRenegotiatedTimeout(t *testing.T) {
 	// Later renewals use the new timeout too.
 	answeredAt(w2, 1, opSync, now.Add(time.Second), now.Add(time.Second))
 	require.LessOrEqual(t, l.state.Load().until-now.Sub(l.base), 3*time.Second+time.Second)
+
+	// Granted a longer one again, the lease keeps the shortest: which one
+	// the leader goes by, the client cannot tell.
+	w3 := newWireTracker(l)
+	w3.wrote(connectRequest(7), now)
+	w3.read(connectResponse(7, 30000))
+	require.Equal(t, 30*time.Second, l.timeoutOf(7), "NegotiatedTimeout reports what the server granted")
+	require.Equal(t, 4*time.Second, l.shortestOf(7))
+	require.InDelta(t, float64(3*time.Second), float64(l.state.Load().until-now.Sub(l.base)), float64(time.Millisecond))
 }
 
 // Item 5: Go's monotonic clock stops while the machine is suspended; the

@@ -320,12 +320,13 @@ func (s *Session) heartbeat() {
 	}
 }
 
-// heartbeatInterval is an eighth of the current session's negotiated
-// timeout (of the configured one before the server has answered).
+// heartbeatInterval is an eighth of the current session's timeout (the
+// shortest the servers granted it; the configured one before the server
+// has answered).
 func (s *Session) heartbeatInterval() time.Duration {
 	t := s.cfg.SessionTimeout
 	if id := s.ID(); id != 0 {
-		if n := s.lease.timeoutOf(id); n > 0 {
+		if n := s.lease.shortestOf(id); n > 0 {
 			t = n
 		}
 	}

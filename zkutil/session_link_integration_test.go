@@ -61,21 +61,14 @@ func (d *hangingDialer) Dial(network, address string, timeout time.Duration) (ne
 	return net.DialTimeout(network, address, timeout)
 }
 
-// ensembleOfProxies returns a connect string of three proxies to the one
-// ZooKeeper of c, as go-zookeeper sees an ensemble of three servers, and
-// the proxies.
-func ensembleOfProxies(t *testing.T, c *testcluster.Cluster) (string, []*testcluster.Proxy) {
+// proxiedEnsemble returns the connect string of c's ZooKeeper servers
+// through a proxy each (with the chroot), and the proxies.
+func proxiedEnsemble(t *testing.T, c *testcluster.Cluster) (string, *testcluster.ProxySet) {
 	t.Helper()
-	var proxies []*testcluster.Proxy
-	var addrs []string
-	for range 3 {
-		p, err := testcluster.NewProxy(c.ZKServer())
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = p.Close() })
-		proxies = append(proxies, p)
-		addrs = append(addrs, p.Addr())
-	}
-	return strings.Join(addrs, ",") + c.Chroot(), proxies
+	ps, err := c.NewZooKeeperProxies()
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = ps.Close() })
+	return ps.Connect(), ps
 }
 
 // awaitGone waits until the node at path (a server path) no longer exists.
@@ -100,14 +93,12 @@ func awaitGone(t *testing.T, ctx context.Context, obs *zk.Conn, path string) {
 // connection, waits until the server has expired the session (its
 // ephemeral marker is gone), calls afterExpiry, and heals. It returns once
 // s has a new session.
-func partitionUntilExpired(t *testing.T, ctx context.Context, s *Session, obs *zk.Conn, proxies []*testcluster.Proxy, dial *hangingDialer, marker string, whileCut, afterExpiry func()) {
+func partitionUntilExpired(t *testing.T, ctx context.Context, s *Session, obs *zk.Conn, proxies *testcluster.ProxySet, dial *hangingDialer, marker string, whileCut, afterExpiry func()) {
 	t.Helper()
 	events, unsubscribe := s.Subscribe()
 	defer unsubscribe()
 	dial.partition()
-	for _, p := range proxies {
-		p.SetMode(testcluster.Blackhole)
-	}
+	proxies.SetMode(testcluster.Blackhole)
 	for ev := nextEvent(t, events, 30*time.Second); ev.State != StateDisconnected; ev = nextEvent(t, events, 30*time.Second) {
 	}
 	whileCut()
@@ -117,10 +108,8 @@ func partitionUntilExpired(t *testing.T, ctx context.Context, s *Session, obs *z
 	// through and learns the session expired, the next host gives a new
 	// session: the window of the issue, before go-zookeeper wraps round
 	// its host list (and flushes its queue).
-	for _, p := range proxies {
-		p.ResetAll()
-		p.SetMode(testcluster.Forward)
-	}
+	proxies.ResetAll()
+	proxies.SetMode(testcluster.Forward)
 	dial.heal()
 	for ev := nextEvent(t, events, 30*time.Second); !ev.NewSession(); ev = nextEvent(t, events, 30*time.Second) {
 	}
@@ -135,11 +124,11 @@ func partitionUntilExpired(t *testing.T, ctx context.Context, s *Session, obs *z
 func TestBoundWriteQueuedAcrossExpiryNotApplied(t *testing.T) {
 	c := testcluster.Shared(t)
 	ctx := testContext(t, 2*time.Minute)
-	connect, proxies := ensembleOfProxies(t, c)
+	connect, proxies := proxiedEnsemble(t, c)
 	dial := newHangingDialer(t)
 	const timeout = 3 * time.Second
 	s := dialSession(t, ctx, SessionConfig{Connect: connect, SessionTimeout: timeout, Dialer: dial.Dial})
-	obs := observer(t, ctx, c.ZKServer())
+	obs := observer(t, ctx, c.ZKServers())
 	id := s.ID()
 	base := "/" + testcluster.UniqueName("queued")
 	offset, marker := base+"/offsets/t/0", base+"/ids/m"
@@ -176,11 +165,11 @@ func TestBoundWriteQueuedAcrossExpiryNotApplied(t *testing.T) {
 func TestLinkNeverCarriesAnotherSession(t *testing.T) {
 	c := testcluster.Shared(t)
 	ctx := testContext(t, 2*time.Minute)
-	connect, proxies := ensembleOfProxies(t, c)
+	connect, proxies := proxiedEnsemble(t, c)
 	dial := newHangingDialer(t)
 	const timeout = 3 * time.Second
 	s := dialSession(t, ctx, SessionConfig{Connect: connect, SessionTimeout: timeout, Dialer: dial.Dial})
-	obs := observer(t, ctx, c.ZKServer())
+	obs := observer(t, ctx, c.ZKServers())
 	id := s.ID()
 	l := s.linkOf(id)
 	require.NotNil(t, l)
@@ -262,7 +251,7 @@ func muteServer(t *testing.T) string {
 func TestHandshakeWithSilentServerIsBounded(t *testing.T) {
 	c := testcluster.Shared(t)
 	ctx := testContext(t, 2*time.Minute)
-	real, err := testcluster.NewProxy(c.ZKServer())
+	real, err := testcluster.NewProxy(c.ZKServers()[0])
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = real.Close() })
 	const timeout = 3 * time.Second

@@ -43,6 +43,10 @@ type Options struct {
 	// process, so that IsolateZooKeeperServer can cut one off. ZooKeeper
 	// mode only.
 	ZooKeeperServers int
+	// ZooKeeperServerProperties, indexed by server, override or add
+	// zoo.cfg entries of single servers (a different maxSessionTimeout on
+	// one of them, say).
+	ZooKeeperServerProperties []map[string]string
 	// Chroot is the brokers' ZooKeeper chroot; DefaultChroot if empty.
 	Chroot string
 	// BrokerSessionTimeout is the brokers' zookeeper.session.timeout.ms

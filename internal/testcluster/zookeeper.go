@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -136,6 +137,9 @@ func (c *Cluster) addZooKeeperServer(cp, log4j string, i int, ports []zkPorts) e
 	}
 	if c.security != nil {
 		c.security.addZooKeeperTLS(props)
+	}
+	if i < len(c.opts.ZooKeeperServerProperties) {
+		maps.Copy(props, c.opts.ZooKeeperServerProperties[i])
 	}
 	cfg := filepath.Join(dir, "zoo.cfg")
 	if err := writeProperties(cfg, props); err != nil {
