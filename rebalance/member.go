@@ -91,7 +91,7 @@ type Member struct {
 	stale        map[zkutil.TopicPartition]zkutil.ConsumerThreadID // owner nodes to release
 	registered   int64                                             // session the registration belongs to
 	armed        map[string]bool
-	watchEpoch   int // counts sessions; watches of earlier ones are ignored
+	armedIn      int64 // the session of the watches in armed
 	watchedTopic map[string]bool
 	reported     map[string]bool
 	conflicts    map[string]<-chan zkutil.WatchEvent // pending watches on conflicting owner nodes
@@ -307,7 +307,7 @@ func (m *Member) run(ctx context.Context, events <-chan zkutil.SessionEvent, uns
 		case <-m.trigger:
 			pending = true
 		case w := <-m.fired:
-			if w.epoch == m.watchEpoch {
+			if w.session == m.armedIn {
 				delete(m.armed, w.path)
 				pending = true
 			}
@@ -323,8 +323,9 @@ func (m *Member) run(ctx context.Context, events <-chan zkutil.SessionEvent, uns
 					pending = true // nothing owned: try again now
 				}
 			case zkutil.StateExpired:
-				m.sessionExpired(ctx, ev.SessionID)
-				pending = true
+				if m.sessionExpired(ctx, ev.SessionID) {
+					pending = true
+				}
 			case zkutil.StateClosed:
 				return
 			}
@@ -336,22 +337,29 @@ func (m *Member) run(ctx context.Context, events <-chan zkutil.SessionEvent, uns
 // it is still current, is lost; the registration and watches went with it.
 // Expiry is signalled both by the session event and by every watch it
 // lost; only the event acts, and only on the generation of that session.
-func (m *Member) sessionExpired(ctx context.Context, session int64) {
-	if gen := m.Generation(); gen != nil && gen.SessionID == session {
+// It reports whether the member still belonged to that session: a member
+// that has already registered in the next one (a lost watch made it
+// rebalance before the event came) has nothing left to do.
+func (m *Member) sessionExpired(ctx context.Context, session int64) bool {
+	gen := m.Generation()
+	ours := m.registered == session || m.registered == 0 || (gen != nil && gen.SessionID == session)
+	if gen != nil && gen.SessionID == session {
 		m.log.Warn("ZooKeeper session expired: partitions lost; re-registering and rebalancing", "session", fmt.Sprintf("0x%x", session))
 		m.report(fmt.Errorf("%w: ZooKeeper session 0x%x expired; rejoining the group", ErrOwnershipLost, session))
 		m.report(m.endGeneration(ctx, ErrOwnershipLost, true))
+	}
+	if !ours {
+		return false
 	}
 	if m.registered == session {
 		m.registered = 0
 	}
 	// Its owner nodes went with it: nothing of it is left to sweep.
 	m.unsure = false
-	// The watches of the expired session all report WatchLost; the
-	// expiry itself triggers the rebalance, so they are ignored.
-	m.watchEpoch++
-	clear(m.armed)
+	// The watches of the expired session all report WatchLost; armed
+	// watches belong to a session (watchSession), so they are ignored.
 	clear(m.conflicts)
+	return true
 }
 
 // handOverTimeout bounds the end of a generation.
@@ -367,7 +375,7 @@ func (m *Member) drainTriggers() {
 		select {
 		case <-m.trigger:
 		case w := <-m.fired:
-			if w.epoch == m.watchEpoch {
+			if w.session == m.armedIn {
 				delete(m.armed, w.path)
 			}
 		default:

@@ -13,7 +13,16 @@ import (
 // wildcard members, children of /brokers/topics (new topics). A watch fires
 // once; when it does, the loop rebalances and arms it again first, so no
 // change between the two is missed.
+//
+// Watches are set in the session the member is registered in (none while
+// it is not) and belong to it: watches of an earlier session, whose events
+// may still be on their way, are told apart by their session, not by when
+// the member learnt of the expiry, so a member that has already moved to
+// its next session ignores them.
 func (m *Member) armWatches(ctx context.Context) {
+	if !m.watchSession() {
+		return
+	}
 	m.armChildren(ctx, zkutil.ConsumerIDsPath(m.cfg.Group))
 	if m.cfg.Subscription.Filter != nil {
 		m.armChildren(ctx, zkutil.BrokerTopicsPath)
@@ -32,6 +41,9 @@ func (m *Member) armWatches(ctx context.Context) {
 // under roundrobin). Topics that left the group stop being watched once
 // their watch fires; the subscription's own static topics always stay.
 func (m *Member) watchTopics(ctx context.Context, topics map[string][]zkutil.ConsumerThreadID) {
+	if !m.watchSession() {
+		return
+	}
 	for t := range m.watchedTopic {
 		if _, ok := topics[t]; !ok && m.cfg.Subscription.Topics[t] == 0 {
 			delete(m.watchedTopic, t)
@@ -45,10 +57,21 @@ func (m *Member) watchTopics(ctx context.Context, topics map[string][]zkutil.Con
 	}
 }
 
+// watchSession makes the set of armed watches that of the session the
+// member is registered in, and reports whether there is one.
+func (m *Member) watchSession() bool {
+	if m.armedIn != m.registered {
+		clear(m.armed)
+		m.armedIn = m.registered
+	}
+	return m.registered != 0
+}
+
 func (m *Member) armChildren(ctx context.Context, path string) {
 	if m.armed[path] {
 		return
 	}
+	ctx = zkutil.InSession(ctx, m.armedIn)
 	_, ch, err := m.zk.ChildrenW(ctx, path)
 	if errors.Is(err, zkutil.ErrNoNode) {
 		_, _, ch, err = m.zk.ExistsW(ctx, path)
@@ -60,6 +83,7 @@ func (m *Member) armData(ctx context.Context, path string) {
 	if m.armed[path] {
 		return
 	}
+	ctx = zkutil.InSession(ctx, m.armedIn)
 	_, _, ch, err := m.zk.GetW(ctx, path)
 	if errors.Is(err, zkutil.ErrNoNode) {
 		if m.cfg.Subscription.Filter != nil {
@@ -84,7 +108,7 @@ func (m *Member) forward(path string, ch <-chan zkutil.WatchEvent, err error) {
 	}
 	m.armed[path] = true
 	m.watchers.Add(1)
-	fired := firedWatch{path: path, epoch: m.watchEpoch}
+	fired := firedWatch{path: path, session: m.armedIn}
 	go func() {
 		defer m.watchers.Done()
 		select {
@@ -99,9 +123,9 @@ func (m *Member) forward(path string, ch <-chan zkutil.WatchEvent, err error) {
 	}()
 }
 
-// firedWatch is a watch that fired: its path, and the watch epoch it was
-// armed in.
+// firedWatch is a watch that fired: its path, and the session it was set
+// in.
 type firedWatch struct {
-	path  string
-	epoch int
+	path    string
+	session int64
 }
