@@ -87,9 +87,9 @@ func TestDecodeRecordBatches(t *testing.T) {
 	if !d.aliased {
 		t.Error("aliased not reported")
 	}
-	// One slab for all messages.
-	if cap(d.msgs) != 5 {
-		t.Errorf("pointer slice capacity %d, want the record count 5", cap(d.msgs))
+	// The pointer slice is exact.
+	if cap(d.msgs) != len(d.msgs) {
+		t.Errorf("pointer slice capacity %d for %d messages", cap(d.msgs), len(d.msgs))
 	}
 }
 
@@ -167,8 +167,9 @@ func TestDecodeMessageSets(t *testing.T) {
 		{Offset: 5, Msg: &sarama.Message{Key: []byte("a"), Value: []byte("five")}},
 		{Offset: 6, Msg: &sarama.Message{Value: []byte("six")}},
 	}}
-	d := decodeBlock("t", 1, 6, 1<<20, false, legacyBlock(v0))
-	if want := []int64{6}; !equalOffsets(offsetsOf(d.msgs), want) || d.next != 7 || string(d.msgs[0].Value) != "six" || !d.msgs[0].Timestamp.IsZero() {
+	d := decodeBlock("t", 1, 5, 1<<20, false, legacyBlock(v0))
+	if want := []int64{5, 6}; !equalOffsets(offsetsOf(d.msgs), want) || d.next != 7 || string(d.msgs[1].Value) != "six" ||
+		string(d.msgs[0].Key) != "a" || !d.msgs[0].Timestamp.IsZero() {
 		t.Errorf("v0: offsets %v next %d msg %+v", offsetsOf(d.msgs), d.next, d.msgs)
 	}
 
@@ -372,7 +373,7 @@ func TestPredictNext(t *testing.T) {
 		{"too large inside", 11, blockOf(mixed), 14, false},
 	}
 	for _, c := range cases {
-		got, ok := predictNext(c.offset, 1024, c.block.records)
+		got, ok := predictNext(c.offset, 1024, c.block)
 		d := decodeBlock("t", 0, c.offset, 1024, false, c.block)
 		if ok == d.truncated || ok == c.truncated {
 			t.Errorf("%s: ok %v, decodeBlock truncated %v", c.name, ok, d.truncated)
