@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"sync"
 
@@ -41,29 +42,60 @@ const zstdMaxWindow = 1 << 27
 const maxPooledScratch = 4 << 20
 
 var (
-	zstdDecoders = sync.OnceValues(func() (zstdPair, error) {
-		// The frame checksum is not verified: the batch's CRC-32C covers
-		// the compressed bytes already (check.crcs), and xxhash took 8 %
-		// of the CPU on zstd batches of 1 KiB messages. The sizes are
-		// checked by decompressZstd, before the decoders run: their own
-		// memory limit is only a backstop.
-		opts := []zstd.DOption{zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(1 << 40),
-			zstd.WithDecoderMaxWindow(zstdMaxWindow), zstd.IgnoreChecksum(true)}
-		open, err := zstd.NewReader(nil, opts...)
-		if err != nil {
-			return zstdPair{}, err
-		}
-		capped, err := zstd.NewReader(nil, append(opts, zstd.WithDecodeAllCapLimit(true))...)
-		return zstdPair{open: open, capped: capped}, err
-	})
 	lz4Readers  = sync.Pool{New: func() any { return lz4.NewReader(nil) }}
 	gzipReaders sync.Pool
 )
 
-// zstdPair holds the two zstd decoders: open for payloads whose output is
-// known to fit the buffer it is given, capped (output limited to the
-// buffer's capacity, on slower paths) for the others.
+// zstdPair holds two zstd decoders of one concurrency each: open for
+// payloads whose output is known to fit the buffer it is given, capped
+// (output limited to the buffer's capacity, on slower paths) for the
+// others.
 type zstdPair struct{ open, capped *zstd.Decoder }
+
+// zstdPairs hands out GOMAXPROCS pairs, one per concurrent decoding. A
+// decoder keeps a reference to the last buffer it decoded into until it
+// decodes again, which would pin a chunk's decompressed batch (or a pooled
+// scratch buffer) after the chunk is gone: each use ends with an empty
+// decode that drops it (see withZstd).
+var zstdPairs = sync.OnceValues(func() (chan zstdPair, error) {
+	// The frame checksum is not verified: the batch's CRC-32C covers the
+	// compressed bytes already (check.crcs), and xxhash took 8 % of the
+	// CPU on zstd batches of 1 KiB messages. The sizes are checked by
+	// decompressZstd, before the decoders run: their own memory limit is
+	// only a backstop.
+	opts := []zstd.DOption{zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(1 << 40),
+		zstd.WithDecoderMaxWindow(zstdMaxWindow), zstd.IgnoreChecksum(true)}
+	n := runtime.GOMAXPROCS(0)
+	pairs := make(chan zstdPair, n)
+	for range n {
+		open, err := zstd.NewReader(nil, opts...)
+		if err != nil {
+			return nil, err
+		}
+		capped, err := zstd.NewReader(nil, append(opts, zstd.WithDecodeAllCapLimit(true))...)
+		if err != nil {
+			return nil, err
+		}
+		pairs <- zstdPair{open: open, capped: capped}
+	}
+	return pairs, nil
+})
+
+// withZstd runs fn with a pair of zstd decoders, then makes them forget
+// the buffers fn gave them.
+func withZstd(fn func(zstdPair) ([]byte, error)) ([]byte, error) {
+	pairs, err := zstdPairs()
+	if err != nil {
+		return nil, err
+	}
+	p := <-pairs
+	defer func() {
+		_, _ = p.open.DecodeAll(nil, nil)
+		_, _ = p.capped.DecodeAll(nil, nil)
+		pairs <- p
+	}()
+	return fn(p)
+}
 
 // scratchBufs holds the buffers compressed batches of up to
 // maxPooledScratch bytes are decompressed into before their exact-size
@@ -142,6 +174,7 @@ func decompress(codec int8, data []byte, limit int) ([]byte, error) {
 			return nil, err
 		}
 		buf, err = readAllBounded(zr, buf, limit)
+		_ = zr.Reset(bytes.NewReader(nil)) // drop the reference to data
 		gzipReaders.Put(zr)
 	case codecLZ4:
 		zr := lz4Readers.Get().(*lz4.Reader)

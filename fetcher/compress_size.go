@@ -231,17 +231,14 @@ func zstdOutputSize(data []byte, limit int) (atLeast, atMost int, err error) {
 // blocks that may or may not fill their 128 KiB) the decoder is held to
 // limit bytes of output.
 func decompressZstd(data []byte, limit, atMost int, buf []byte) ([]byte, error) {
-	dec, err := zstdDecoders()
-	if err != nil {
-		return buf, err
-	}
-	if atMost <= limit {
-		return dec.open.DecodeAll(data, buf[:0])
-	}
-	buf = slices.Grow(buf[:0], limit)[:0:limit]
-	out, err := dec.capped.DecodeAll(data, buf)
-	if errors.Is(err, zstd.ErrDecoderSizeExceeded) {
-		err = errOverLimit
-	}
-	return out, err
+	return withZstd(func(dec zstdPair) ([]byte, error) {
+		if atMost <= limit {
+			return dec.open.DecodeAll(data, buf[:0])
+		}
+		out, err := dec.capped.DecodeAll(data, slices.Grow(buf[:0], limit)[:0:limit])
+		if errors.Is(err, zstd.ErrDecoderSizeExceeded) {
+			err = errOverLimit
+		}
+		return out, err
+	})
 }
