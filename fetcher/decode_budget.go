@@ -57,8 +57,9 @@ func decodeLimit(maxDecoded int64, fetchSize int32) int64 {
 // limit.
 type decodeBudget struct {
 	limit, left int64
-	// slabs hold the messages, each slab's length the messages handed
-	// out; only the last one has room.
+	// cur is the slab messages are handed out from (its length: those
+	// handed out); slabs are the full ones before it.
+	cur     []stream.Message
 	slabs   [][]stream.Message
 	nmsgs   int
 	headers []stream.Header
@@ -85,12 +86,14 @@ func (b *decodeBudget) take(n int64) bool {
 }
 
 // free is the room for messages left in the current slab.
-func (b *decodeBudget) free() int {
-	if len(b.slabs) == 0 {
-		return 0
+func (b *decodeBudget) free() int { return cap(b.cur) - len(b.cur) }
+
+// newSlab makes a slab of room for n messages the current one.
+func (b *decodeBudget) newSlab(n int64) {
+	if len(b.cur) > 0 {
+		b.slabs = append(b.slabs, b.cur)
 	}
-	s := b.slabs[len(b.slabs)-1]
-	return cap(s) - len(s)
+	b.cur = make([]stream.Message, 0, n)
 }
 
 // reserve makes room for n more messages, charging what it allocates:
@@ -109,21 +112,22 @@ func (d *decoder) reserve(n int, withAhead bool) error {
 		extra = min(int64(d.lookAhead()), d.left/msgCost)
 		d.charge(extra * msgCost)
 	}
-	d.slabs = append(d.slabs, make([]stream.Message, 0, int64(n)+extra))
+	d.newSlab(int64(n) + extra)
 	return nil
 }
 
 // newMsg hands out the next message of the slab; reserve has made room.
 func (b *decodeBudget) newMsg() *stream.Message {
-	if b.free() == 0 {
+	n := len(b.cur)
+	if n == cap(b.cur) {
 		// Not reached: every message is reserved first. Charged anyway.
 		b.charge(msgCost)
-		b.slabs = append(b.slabs, make([]stream.Message, 0, 1))
+		b.newSlab(1)
+		n = 0
 	}
-	s := &b.slabs[len(b.slabs)-1]
-	*s = (*s)[:len(*s)+1]
+	b.cur = b.cur[:n+1]
 	b.nmsgs++
-	return &(*s)[len(*s)-1]
+	return &b.cur[n]
 }
 
 // headerSlice returns n headers from a shared slab, charging the slab.
@@ -145,33 +149,34 @@ func (b *decodeBudget) headerSlice(n int) ([]stream.Header, error) {
 
 // budgetMark is where decoding stood before an entry, for rollback.
 type budgetMark struct {
-	slabs, lastLen, nmsgs int
-	headers               []stream.Header
+	msgs         []stream.Message // the current slab then
+	headers      []stream.Header
+	slabs, nmsgs int
 }
 
 func (b *decodeBudget) mark() budgetMark {
-	m := budgetMark{slabs: len(b.slabs), nmsgs: b.nmsgs, headers: b.headers}
-	if m.slabs > 0 {
-		m.lastLen = len(b.slabs[m.slabs-1])
-	}
-	return m
+	return budgetMark{msgs: b.cur, slabs: len(b.slabs), nmsgs: b.nmsgs, headers: b.headers}
 }
 
 // rollback forgets the messages and headers handed out since m, clearing
 // them so that they pin nothing. What was charged stays charged.
 func (b *decodeBudget) rollback(m budgetMark) {
-	for i := m.slabs; i < len(b.slabs); i++ {
-		clear(b.slabs[i])
+	clear(m.msgs[len(m.msgs):cap(m.msgs)])
+	for _, s := range append(b.slabs[m.slabs:], b.cur) {
+		if !sameSlab(s, m.msgs) {
+			clear(s)
+		}
 	}
 	b.slabs = b.slabs[:m.slabs]
-	if m.slabs > 0 {
-		s := &b.slabs[m.slabs-1]
-		clear((*s)[m.lastLen:])
-		*s = (*s)[:m.lastLen]
-	}
+	b.cur = m.msgs
 	b.nmsgs = m.nmsgs
 	clear(m.headers[len(m.headers):cap(m.headers)])
 	b.headers = m.headers
+}
+
+// sameSlab reports whether a and b share their array.
+func sameSlab(a, b []stream.Message) bool {
+	return cap(a) > 0 && cap(b) > 0 && &a[:cap(a)][0] == &b[:cap(b)][0]
 }
 
 // messages returns the messages handed out, in order, in a slice of
@@ -181,7 +186,7 @@ func (b *decodeBudget) messages() []*stream.Message {
 		return nil
 	}
 	out := make([]*stream.Message, 0, b.nmsgs)
-	for _, s := range b.slabs {
+	for _, s := range append(b.slabs, b.cur) {
 		for i := range s {
 			out = append(out, &s[i])
 		}

@@ -366,3 +366,49 @@ func TestHostileUncoveredHeader(t *testing.T) {
 		}
 	}
 }
+
+// TestRollback: an entry that fails after some of its messages were
+// handed out takes them back, cleared so that they pin nothing, in the
+// slab current when it started and in any slab it started; the messages
+// before it stay.
+func TestRollback(t *testing.T) {
+	b := decodeBudget{limit: 1 << 20, left: 1 << 20}
+	b.newSlab(4)
+	for i := range 2 {
+		b.newMsg().Offset = int64(i)
+	}
+	m := b.mark()
+	b.newMsg().Value = []byte("pinned")
+	b.newMsg().Value = []byte("pinned")
+	b.newSlab(4)
+	b.newMsg().Value = []byte("pinned")
+	first := b.cur
+	b.rollback(m)
+	if b.nmsgs != 2 || len(b.cur) != 2 || len(b.slabs) != 0 || !equalOffsets(offsetsOf(b.messages()), []int64{0, 1}) {
+		t.Fatalf("after rollback: %d messages, slab of %d, %d slabs", b.nmsgs, len(b.cur), len(b.slabs))
+	}
+	for i, msg := range b.cur[:cap(b.cur)][2:] {
+		if msg.Value != nil {
+			t.Errorf("message %d of the first slab still pins %q", i+2, msg.Value)
+		}
+	}
+	if first[0].Value != nil {
+		t.Errorf("the slab started by the failed entry still pins %q", first[0].Value)
+	}
+
+	// Through the decoder: the second batch fails at its third record,
+	// with room for it reserved in the first batch's slab.
+	recs := rawRecords(seq(4), func(i int) []byte { return []byte{byte('a' + i)} })
+	bad := bytes.Clone(recs)
+	bad[len(bad)-1] = 0x7e // the last record's header count: 63, past its end
+	blk := &respBlock{records: append(rawBatch(0, 0, 3, 4, recs), rawBatch(4, 0, 3, 4, bad)...), hwm: 8}
+	d := decodeBlock("t", 0, 0, 1<<20, false, blk)
+	if !errors.Is(d.corrupt, errCorrupt) || !equalOffsets(offsetsOf(d.msgs), []int64{0, 1, 2, 3}) || d.next != 4 {
+		t.Fatalf("offsets %v next %d corrupt %v", offsetsOf(d.msgs), d.next, d.corrupt)
+	}
+	for i, m := range d.msgs {
+		if string(m.Value) != string(rune('a'+i)) {
+			t.Errorf("message %d: %q", i, m.Value)
+		}
+	}
+}

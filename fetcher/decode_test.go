@@ -336,6 +336,28 @@ func BenchmarkDecodeBlock(b *testing.B) {
 	}
 }
 
+// BenchmarkDecodeBatches decodes a response-sized block: 100 batches of
+// 100 records of 100 bytes (about 1 MiB), checksums on.
+func BenchmarkDecodeBatches(b *testing.B) {
+	val := []byte(strings.Repeat("x", 100))
+	var batches []*sarama.RecordBatch
+	for i := range 100 {
+		rb := &sarama.RecordBatch{Version: 2, FirstOffset: int64(i * 100), FirstTimestamp: t0, ProducerID: -1, LastOffsetDelta: 99}
+		for j := range 100 {
+			rb.Records = append(rb.Records, &sarama.Record{OffsetDelta: int64(j), Value: val})
+		}
+		batches = append(batches, rb)
+	}
+	blk := blockOf(batches...)
+	b.SetBytes(int64(len(blk.records)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if d := decodeBlock("t", 0, 0, 1<<20, false, blk); len(d.msgs) != 10_000 {
+			b.Fatal(len(d.msgs), d.corrupt)
+		}
+	}
+}
+
 // TestPredictNext checks the offset the fetcher asks for in the request it
 // sends ahead against where decodeBlock then moves the partition: equal,
 // also when decodeBlock stops at a message too large for the fetch size.
