@@ -108,7 +108,7 @@ type Config struct {
 	// compressed batches plus its messages and record headers (152 and
 	// 48 bytes each on 64-bit platforms). Kafka has no such property (its
 	// consumers decompress record by record as they iterate). Zero, the
-	// default, means DefaultMaxDecodedFactor (32) × the partition's fetch
+	// default, means 32 × the partition's fetch
 	// size (fetch.message.max.bytes), taken at 1 MiB at least: 32 MiB
 	// with Kafka's default fetch size. Decoding stops between two batches
 	// when the next one does not fit in what is left, and the next fetch

@@ -37,19 +37,19 @@ const (
 	lookAheadBytes = 256 << 10
 )
 
-// DefaultMaxDecodedFactor is the default of Config.MaxDecodedBytes as a
+// defaultMaxDecodedFactor is the default of Config.MaxDecodedBytes as a
 // multiple of the fetch size (fetch.message.max.bytes), itself taken at
 // 1 MiB at least.
-const DefaultMaxDecodedFactor = 32
+const defaultMaxDecodedFactor = 32
 
 // decodeLimit is the decoding limit of one partition's block: maxDecoded
-// (Config.MaxDecodedBytes) if positive, else DefaultMaxDecodedFactor ×
+// (Config.MaxDecodedBytes) if positive, else defaultMaxDecodedFactor ×
 // max(fetchSize, 1 MiB).
 func decodeLimit(maxDecoded int64, fetchSize int32) int64 {
 	if maxDecoded > 0 {
 		return maxDecoded
 	}
-	return DefaultMaxDecodedFactor * max(int64(fetchSize), 1<<20)
+	return defaultMaxDecodedFactor * max(int64(fetchSize), 1<<20)
 }
 
 // decodeBudget is the allocation side of one decodeRecords call: the
