@@ -108,9 +108,9 @@ type Config struct {
 	// compressed batches plus its messages and record headers (152 and
 	// 48 bytes each on 64-bit platforms). Kafka has no such property (its
 	// consumers decompress record by record as they iterate). Zero, the
-	// default, means 32 × the partition's fetch
-	// size (fetch.message.max.bytes), taken at 1 MiB at least: 32 MiB
-	// with Kafka's default fetch size. Decoding stops between two batches
+	// default, means 32 × the partition's fetch size
+	// (fetch.message.max.bytes), taken at 1 MiB at least: 32 MiB with
+	// Kafka's default fetch size. Decoding stops between two batches
 	// when the next one does not fit in what is left, and the next fetch
 	// starts at that batch; a batch that alone exceeds the limit stops its
 	// partition with an error wrapping stream.ErrMessageTooLarge and
