@@ -9,7 +9,7 @@ ZOOKEEPERS ?= 3
 KRAFT   ?=
 kraft_flag = $(if $(filter 1 yes true,$(KRAFT)),-kraft)
 
-.PHONY: all jars cluster-up cluster-down demo test test-short test-matrix bench chaos fmt vet
+.PHONY: all jars cluster-up cluster-down demo test test-short test-matrix fuzz bench chaos fmt vet
 
 all: test
 
@@ -37,6 +37,18 @@ test:
 test-short:
 	@$(GO) test -race -short ./...
 	@cd plugin/prometheus && $(GO) test -race -short ./...
+
+## fuzz: run each fuzz target of FUZZ_PKGS (default ./fetcher/; ./... for all) for FUZZTIME (default 30s), one after the other; make test runs only their seed corpora. FUZZFLAGS=-race works too, about ten times slower
+FUZZ_PKGS ?= ./fetcher/
+FUZZTIME  ?= 30s
+FUZZFLAGS ?=
+fuzz:
+	@for pkg in $$($(GO) list $(FUZZ_PKGS)); do \
+		for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+			echo "fuzz: $$pkg $$f for $(FUZZTIME)"; \
+			$(GO) test $(FUZZFLAGS) -run '^$$' -fuzz "^$$f\$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+		done; \
+	done
 
 ## test-matrix: the broker matrix: the connector against ZooKeeper-mode brokers of Kafka 0.10.2.2, 1.1.1, 2.8.2 and 3.9 (message formats, codecs, offsets in ZooKeeper and Kafka, leader changes, negotiated versions); MATRIX_BROKERS=1.1.1,2.8.2 narrows it
 MATRIX_BROKERS ?=

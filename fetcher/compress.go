@@ -2,13 +2,15 @@ package fetcher
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/klauspost/compress/gzip"
-	snappy "github.com/klauspost/compress/snappy/xerial"
 	"github.com/klauspost/compress/zstd"
 	"github.com/pierrec/lz4/v4"
 )
@@ -22,48 +24,143 @@ const (
 	codecZstd   = 4
 )
 
-// maxDecompressed bounds what one compressed batch may decompress to, so
-// that a hostile or broken payload cannot exhaust memory.
-const maxDecompressed = 100 << 20
+// errOverLimit: a payload decompresses to more bytes than its caller
+// allowed (see decompress). Nothing beyond the limit was allocated.
+var errOverLimit = errors.New("fetcher: decompressed size over the limit")
 
-var errTooLargeDecompressed = errors.New("fetcher: batch decompresses to more than 100 MiB")
+// zstdMaxWindow is the largest zstd window accepted, libzstd's default
+// limit for decoders (ZSTD_WINDOWLOG_LIMIT_DEFAULT, 2^27), which Java's
+// consumer (zstd-jni) and librdkafka apply too. decompressZstd decodes
+// whole frames into their output buffer, which serves as the window, so the
+// window costs no memory of its own; this only keeps the set of frames
+// accepted the usual one.
+const zstdMaxWindow = 1 << 27
+
+// maxPooledScratch is the largest scratch buffer kept for reuse: larger
+// ones, for unusually large batches, are left to the garbage collector
+// rather than held by the pool.
+const maxPooledScratch = 4 << 20
 
 var (
-	zstdDecoder = sync.OnceValues(func() (*zstd.Decoder, error) {
-		// The frame checksum is not verified: the batch's CRC-32C covers
-		// the compressed bytes already (check.crcs), and xxhash took 8 %
-		// of the CPU on zstd batches of 1 KiB messages.
-		return zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(maxDecompressed),
-			zstd.IgnoreChecksum(true))
-	})
 	lz4Readers  = sync.Pool{New: func() any { return lz4.NewReader(nil) }}
 	gzipReaders sync.Pool
 )
 
-// scratchBufs holds the buffers compressed batches are decompressed into
-// before their exact-size copy.
-var scratchBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1<<20); return &b }}
+// zstdPair holds two zstd decoders of one concurrency each: open for
+// payloads whose output is known to fit the buffer it is given, capped
+// (output limited to the buffer's capacity, on slower paths) for the
+// others.
+type zstdPair struct{ open, capped *zstd.Decoder }
 
-// decompress returns the decompressed form of data, in a buffer of its own
-// and of its exact size (messages alias it, so slack would stay pinned
-// with them). It decompresses into a pooled scratch buffer first and
-// copies from there: make and copy together skip zeroing the new buffer,
-// which is cheaper than guessing a size and zeroing the slack.
-func decompress(codec int8, data []byte) ([]byte, error) {
-	if codec == codecSnappy {
-		// Snappy's header tells the size: exact already.
-		out, err := snappy.Decode(data)
-		if err == nil && len(out) > maxDecompressed {
-			return nil, errTooLargeDecompressed
+// zstdPairs hands out GOMAXPROCS pairs, one per concurrent decoding. A
+// decoder keeps a reference to the last buffer it decoded into until it
+// decodes again, which would pin a chunk's decompressed batch (or a pooled
+// scratch buffer) after the chunk is gone: each use ends with an empty
+// decode that drops it (see withZstd).
+var zstdPairs = sync.OnceValues(func() (chan zstdPair, error) {
+	// The frame checksum is not verified: the batch's CRC-32C covers the
+	// compressed bytes already (check.crcs), and xxhash took 8 % of the
+	// CPU on zstd batches of 1 KiB messages. The sizes are checked by
+	// decompressZstd, before the decoders run: their own memory limit is
+	// only a backstop.
+	opts := []zstd.DOption{zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(1 << 40),
+		zstd.WithDecoderMaxWindow(zstdMaxWindow), zstd.IgnoreChecksum(true)}
+	n := runtime.GOMAXPROCS(0)
+	pairs := make(chan zstdPair, n)
+	for range n {
+		open, err := zstd.NewReader(nil, opts...)
+		if err != nil {
+			return nil, err
 		}
-		return out, err
+		capped, err := zstd.NewReader(nil, append(opts, zstd.WithDecodeAllCapLimit(true))...)
+		if err != nil {
+			return nil, err
+		}
+		pairs <- zstdPair{open: open, capped: capped}
 	}
-	sp := scratchBufs.Get().(*[]byte)
-	defer scratchBufs.Put(sp)
+	return pairs, nil
+})
+
+// withZstd runs fn with a pair of zstd decoders, then makes them forget
+// the buffers fn gave them.
+func withZstd(fn func(zstdPair) ([]byte, error)) ([]byte, error) {
+	pairs, err := zstdPairs()
+	if err != nil {
+		return nil, err
+	}
+	p := <-pairs
+	defer func() {
+		_, _ = p.open.DecodeAll(nil, nil)
+		_, _ = p.capped.DecodeAll(nil, nil)
+		pairs <- p
+	}()
+	return fn(p)
+}
+
+// scratchBufs holds the buffers compressed batches of up to
+// maxPooledScratch bytes are decompressed into before their exact-size
+// copy.
+var scratchBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// decompress returns the decompressed form of data, of at most limit
+// bytes. Sizes the payload declares (the length of a snappy block, the
+// content size of a zstd or lz4 frame, the blocks of a zstd frame) are
+// checked against limit before anything is allocated on their word, and
+// the streamed codecs stop reading past limit: a payload that would
+// decompress to more fails with errOverLimit, having allocated at most
+// about twice limit (less when it declares its size). The caller charges
+// cap of the result: messages alias it, so what it holds stays pinned with
+// them.
+//
+// Payloads of up to maxPooledScratch bytes are decompressed into a pooled
+// scratch buffer and copied from there into one of their exact size: make
+// and copy together skip zeroing the new buffer, which is cheaper than
+// guessing a size and zeroing the slack. Larger ones are decompressed into
+// a buffer of their own, kept as it is unless its slack is large.
+func decompress(codec int8, data []byte, limit int) ([]byte, error) {
+	limit = max(limit, 0)
+	// hint is the output size the payload suggests, room is what the
+	// output buffer gets beyond it.
+	hint, room, zstdMax := 0, 1, 0
+	switch codec {
+	case codecSnappy:
+		return decompressSnappy(data, limit)
+	case codecGzip:
+		if len(data) >= 18 { // a gzip member ends with its size, modulo 2^32
+			hint = int(binary.LittleEndian.Uint32(data[len(data)-4:]))
+		}
+	case codecLZ4:
+		if size, ok := lz4ContentSize(data); ok {
+			if size > uint64(limit) {
+				return nil, errOverLimit
+			}
+			hint = int(size)
+		}
+	case codecZstd:
+		atLeast, atMost, err := zstdOutputSize(data, limit)
+		if err != nil {
+			return nil, err
+		}
+		if atLeast > limit {
+			return nil, errOverLimit
+		}
+		hint, room, zstdMax = atMost, zstdSlack, atMost
+	default:
+		return nil, fmt.Errorf("fetcher: unknown compression codec %d", codec)
+	}
+	hint = min(hint, limit)
 	var (
-		scratch []byte
-		err     error
+		sp  *[]byte
+		buf []byte
 	)
+	if hint+room <= maxPooledScratch {
+		sp = scratchBufs.Get().(*[]byte)
+		defer scratchBufs.Put(sp)
+		buf = slices.Grow((*sp)[:0], hint+room)
+	} else {
+		buf = make([]byte, 0, hint+room)
+	}
+	var err error
 	switch codec {
 	case codecGzip:
 		var zr *gzip.Reader
@@ -76,48 +173,49 @@ func decompress(codec int8, data []byte) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		scratch, err = readAllBounded(zr, (*sp)[:0])
+		buf, err = readAllBounded(zr, buf, limit)
+		_ = zr.Reset(bytes.NewReader(nil)) // drop the reference to data
 		gzipReaders.Put(zr)
 	case codecLZ4:
 		zr := lz4Readers.Get().(*lz4.Reader)
 		zr.Reset(bytes.NewReader(data))
-		scratch, err = readAllBounded(zr, (*sp)[:0])
+		buf, err = readAllBounded(zr, buf, limit)
+		zr.Reset(nil) // drop the reference to data
 		lz4Readers.Put(zr)
 	case codecZstd:
-		var d *zstd.Decoder
-		if d, err = zstdDecoder(); err == nil {
-			scratch, err = d.DecodeAll(data, (*sp)[:0])
-		}
-	default:
-		return nil, fmt.Errorf("fetcher: unknown compression codec %d", codec)
+		buf, err = decompressZstd(data, limit, zstdMax, buf)
 	}
-	if cap(scratch) <= maxDecompressed+1 {
-		*sp = scratch[:0]
+	if sp != nil && cap(buf) <= maxPooledScratch {
+		*sp = buf[:0]
 	}
 	if err != nil {
 		return nil, err
 	}
-	out := make([]byte, len(scratch))
-	copy(out, scratch)
+	if sp == nil && cap(buf) <= limit && cap(buf)-len(buf) <= len(buf)/8+zstdSlack {
+		return buf, nil
+	}
+	out := make([]byte, len(buf))
+	copy(out, buf)
 	return out, nil
 }
 
-// readAllBounded reads r to its end, at most maxDecompressed bytes,
-// appending to buf, which it grows as needed.
-func readAllBounded(r io.Reader, buf []byte) ([]byte, error) {
+// readAllBounded reads r to its end, appending to buf, which it grows as
+// needed up to limit+1 bytes: errOverLimit if r holds more than limit.
+func readAllBounded(r io.Reader, buf []byte, limit int) ([]byte, error) {
 	for {
 		if len(buf) == cap(buf) {
-			if len(buf) > maxDecompressed {
-				return buf, errTooLargeDecompressed
+			if len(buf) > limit {
+				return buf, errOverLimit
 			}
-			buf = append(buf, 0)[:len(buf)]
+			// One byte more than the limit tells a payload that exceeds it.
+			buf = slices.Grow(buf, min(max(cap(buf), 64<<10), limit+1-len(buf)))
 		}
-		n, err := r.Read(buf[len(buf):cap(buf)])
+		n, err := r.Read(buf[len(buf):min(cap(buf), limit+1)])
 		buf = buf[:len(buf)+n]
+		if len(buf) > limit {
+			return buf, errOverLimit
+		}
 		if err == io.EOF {
-			if len(buf) > maxDecompressed {
-				return buf, errTooLargeDecompressed
-			}
 			return buf, nil
 		}
 		if err != nil {

@@ -103,6 +103,23 @@ type Config struct {
 	// wire or disk then goes unnoticed unless it breaks the structure.
 	CheckCRCs bool
 
+	// MaxDecodedBytes bounds what decoding one partition's records from
+	// one fetch response may allocate: the decompressed payloads of its
+	// compressed batches plus its messages and record headers (152 and
+	// 48 bytes each on 64-bit platforms). Kafka has no such property (its
+	// consumers decompress record by record as they iterate). Zero, the
+	// default, means 32 × the partition's fetch size
+	// (fetch.message.max.bytes), taken at 1 MiB at least: 32 MiB with
+	// Kafka's default fetch size. Decoding stops between two batches
+	// when the next one does not fit in what is left, and the next fetch
+	// starts at that batch; a batch that alone exceeds the limit stops its
+	// partition with an error wrapping stream.ErrMessageTooLarge and
+	// ErrDecodedTooLarge. Brokers limit only compressed sizes, and a few
+	// kilobytes of zstd can inflate to gigabytes: this is what bounds the
+	// memory of a fetched chunk beyond the response it came in (see the
+	// README's memory bound).
+	MaxDecodedBytes int64
+
 	// Logger receives the manager's log records. Nil discards them.
 	Logger *slog.Logger
 
@@ -198,6 +215,8 @@ func (c Config) Validate() error {
 		return bad("RefreshLeaderBackoff %v is negative", c.RefreshLeaderBackoff)
 	case c.NumFetchers < 0:
 		return bad("NumFetchers %d is negative", c.NumFetchers)
+	case c.MaxDecodedBytes < 0:
+		return bad("MaxDecodedBytes %d is negative", c.MaxDecodedBytes)
 	case c.AutoOffsetReset != AutoOffsetResetSmallest && c.AutoOffsetReset != AutoOffsetResetLargest:
 		return bad("AutoOffsetReset %q is neither %q nor %q", c.AutoOffsetReset, AutoOffsetResetSmallest, AutoOffsetResetLargest)
 	case c.IsolationLevel != IsolationReadUncommitted && c.IsolationLevel != IsolationReadCommitted:

@@ -22,6 +22,7 @@ func TestConfigValidate(t *testing.T) {
 		"negative timeout":     func(c *Config) { c.SocketTimeout = -time.Second },
 		"negative backoff":     func(c *Config) { c.RefreshLeaderBackoff = -time.Second },
 		"negative fetchers":    func(c *Config) { c.NumFetchers = -1 },
+		"negative decoding":    func(c *Config) { c.MaxDecodedBytes = -1 },
 		"new consumer's reset": func(c *Config) { c.AutoOffsetReset = "earliest" },
 		"unknown isolation":    func(c *Config) { c.IsolationLevel = "serializable" },
 		"bad sarama config": func(c *Config) {

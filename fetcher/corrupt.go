@@ -112,7 +112,7 @@ func (f *fetcher) salvage(rp reqPart, cause error) {
 			return
 		}
 		if block := resp.block(ps.tp.Topic, ps.tp.Partition); block != nil && block.err == sarama.ErrNoError {
-			if _, ok := predictNext(rp.offset, ps.pti.FetchSize, block.records); !ok {
+			if _, ok := predictNext(rp.offset, ps.pti.FetchSize, block); !ok {
 				// Only the start of the first batch (fetch v0-v2): what
 				// follows it cannot be reached.
 				break

@@ -87,9 +87,9 @@ func TestDecodeRecordBatches(t *testing.T) {
 	if !d.aliased {
 		t.Error("aliased not reported")
 	}
-	// One slab for all messages.
-	if cap(d.msgs) != 5 {
-		t.Errorf("pointer slice capacity %d, want the record count 5", cap(d.msgs))
+	// The pointer slice is exact.
+	if cap(d.msgs) != len(d.msgs) {
+		t.Errorf("pointer slice capacity %d for %d messages", cap(d.msgs), len(d.msgs))
 	}
 }
 
@@ -167,8 +167,9 @@ func TestDecodeMessageSets(t *testing.T) {
 		{Offset: 5, Msg: &sarama.Message{Key: []byte("a"), Value: []byte("five")}},
 		{Offset: 6, Msg: &sarama.Message{Value: []byte("six")}},
 	}}
-	d := decodeBlock("t", 1, 6, 1<<20, false, legacyBlock(v0))
-	if want := []int64{6}; !equalOffsets(offsetsOf(d.msgs), want) || d.next != 7 || string(d.msgs[0].Value) != "six" || !d.msgs[0].Timestamp.IsZero() {
+	d := decodeBlock("t", 1, 5, 1<<20, false, legacyBlock(v0))
+	if want := []int64{5, 6}; !equalOffsets(offsetsOf(d.msgs), want) || d.next != 7 || string(d.msgs[1].Value) != "six" ||
+		string(d.msgs[0].Key) != "a" || !d.msgs[0].Timestamp.IsZero() {
 		t.Errorf("v0: offsets %v next %d msg %+v", offsetsOf(d.msgs), d.next, d.msgs)
 	}
 
@@ -335,6 +336,28 @@ func BenchmarkDecodeBlock(b *testing.B) {
 	}
 }
 
+// BenchmarkDecodeBatches decodes a response-sized block: 100 batches of
+// 100 records of 100 bytes (about 1 MiB), checksums on.
+func BenchmarkDecodeBatches(b *testing.B) {
+	val := []byte(strings.Repeat("x", 100))
+	var batches []*sarama.RecordBatch
+	for i := range 100 {
+		rb := &sarama.RecordBatch{Version: 2, FirstOffset: int64(i * 100), FirstTimestamp: t0, ProducerID: -1, LastOffsetDelta: 99}
+		for j := range 100 {
+			rb.Records = append(rb.Records, &sarama.Record{OffsetDelta: int64(j), Value: val})
+		}
+		batches = append(batches, rb)
+	}
+	blk := blockOf(batches...)
+	b.SetBytes(int64(len(blk.records)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if d := decodeBlock("t", 0, 0, 1<<20, false, blk); len(d.msgs) != 10_000 {
+			b.Fatal(len(d.msgs), d.corrupt)
+		}
+	}
+}
+
 // TestPredictNext checks the offset the fetcher asks for in the request it
 // sends ahead against where decodeBlock then moves the partition: equal,
 // also when decodeBlock stops at a message too large for the fetch size.
@@ -372,7 +395,7 @@ func TestPredictNext(t *testing.T) {
 		{"too large inside", 11, blockOf(mixed), 14, false},
 	}
 	for _, c := range cases {
-		got, ok := predictNext(c.offset, 1024, c.block.records)
+		got, ok := predictNext(c.offset, 1024, c.block)
 		d := decodeBlock("t", 0, c.offset, 1024, false, c.block)
 		if ok == d.truncated || ok == c.truncated {
 			t.Errorf("%s: ok %v, decodeBlock truncated %v", c.name, ok, d.truncated)

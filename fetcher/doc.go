@@ -56,12 +56,24 @@
 //     A compressed batch is judged whole: brokers from 0.10.1 on send the
 //     first batch of a response whole however large (KIP-74), so such a
 //     batch is delivered.
+//   - What decoding one partition's records from one response allocates
+//     (decompressed payloads, messages, headers) is bounded by
+//     Config.MaxDecodedBytes, by default 32 × the fetch size, whatever the
+//     records claim: no count or declared size is allocated on before it
+//     is checked against the bytes that must hold it and against that
+//     limit. Decoding stops between two batches when the next one does
+//     not fit, and the next fetch starts there; a batch that alone
+//     exceeds the limit stops its partition with an error wrapping
+//     stream.ErrMessageTooLarge and ErrDecodedTooLarge.
 //   - A batch that cannot be decoded (a checksum mismatch with check.crcs,
-//     a payload that does not decompress, a malformed record) stops only
-//     its partition: the messages before the bad batch are delivered, then
-//     the partition's stream gets an error wrapping
-//     stream.ErrCorruptMessage and the partition stops at the bad batch
-//     until the next generation. The other partitions carry on. A response
+//     a payload that does not decompress, a malformed record, records
+//     after its declared count, offsets that cannot be what the fetch
+//     asked for: before the fetch offset's batch, overlapping the batch
+//     before, past the partition's high watermark or the batch's own
+//     last offset) stops only its partition: the messages before the bad
+//     batch are delivered, then the partition's stream gets an error
+//     wrapping stream.ErrCorruptMessage and the partition stops at the bad
+//     batch until the next generation. The other partitions carry on. A response
 //     whose structure cannot be parsed at all is fetched again partition
 //     by partition, to find the one at fault.
 //   - A partition the metadata gives no leader (its topic was deleted or

@@ -24,27 +24,49 @@ func decodeBlock(topic string, partition int32, fetchOffset int64, fetchSize int
 	return decodeRecords(topic, partition, fetchOffset, fetchSize, decodeOpts{readCommitted: readCommitted, checkCRCs: true}, blk)
 }
 
-// blockOf is a partition block holding the batches, in order.
+// blockOf is a partition block holding the batches, in order, with the
+// high watermark just past them.
 func blockOf(batches ...*sarama.RecordBatch) *respBlock {
 	blk := &respBlock{topic: "t", records: []byte{}}
 	for _, b := range batches {
 		blk.records = appendBatch(blk.records, b)
 	}
-	return blk
+	return withHWM(blk)
 }
 
-// legacyBlock is a partition block holding the message sets, in order.
+// legacyBlock is a partition block holding the message sets, in order,
+// with the high watermark just past them.
 func legacyBlock(sets ...*sarama.MessageSet) *respBlock {
 	blk := &respBlock{topic: "t", records: []byte{}}
 	for _, s := range sets {
 		blk.records = appendMessageSet(blk.records, s)
 	}
+	return withHWM(blk)
+}
+
+// withHWM sets blk's high watermark one past the last offset its entries
+// declare (a cut entry's base counts), as a broker's would be.
+func withHWM(blk *respBlock) *respBlock {
+	var hwm int64
+	for rest := blk.records; ; {
+		e, st, _ := splitEntry(rest)
+		if st == entryOK {
+			hwm = max(hwm, e.last()+1)
+			rest = rest[len(e.data):]
+			continue
+		}
+		if st == entryPartial && e.base >= 0 {
+			hwm = max(hwm, e.base+1)
+		}
+		break
+	}
+	blk.hwm = hwm
 	return blk
 }
 
 // partialBlock is a block holding only the first bytes of an entry.
 func partialBlock() *respBlock {
-	return &respBlock{topic: "t", records: binary.BigEndian.AppendUint64(nil, 7)}
+	return &respBlock{topic: "t", records: binary.BigEndian.AppendUint64(nil, 7), hwm: 8}
 }
 
 func millis(t time.Time) int64 {

@@ -25,6 +25,14 @@ var (
 	// finder keeps trying.
 	ErrNoLeader = errors.New("fetcher: partition has no leader")
 
+	// ErrDecodedTooLarge is wrapped, with stream.ErrMessageTooLarge, by the
+	// error a partition's stream reports when one record batch (or
+	// compressed message set) would decode to more than
+	// Config.MaxDecodedBytes: its decompressed payload plus its messages
+	// and headers. The partition stops at that batch until the next
+	// generation; a larger MaxDecodedBytes or fetch size lets it through.
+	ErrDecodedTooLarge = errors.New("fetcher: batch decodes to more than MaxDecodedBytes")
+
 	// errStopped is the cause of a run's or a fetcher's context when it is
 	// stopped on purpose.
 	errStopped = errors.New("fetcher: stopped")

@@ -421,7 +421,7 @@ func (f *fetcher) sendAhead(parts []*partState, reqs []reqPart, resp *fetchRespo
 			switch block.err {
 			case sarama.ErrNoError:
 				var ok bool
-				if next, ok = predictNext(rp.offset, rp.ps.pti.FetchSize, block.records); !ok {
+				if next, ok = predictNext(rp.offset, rp.ps.pti.FetchSize, block); !ok {
 					return
 				}
 			case sarama.ErrOffsetOutOfRange:
@@ -527,10 +527,13 @@ func (f *fetcher) process(resp *fetchResponse, reqs []reqPart) (aliased bool) {
 // and aliased when the messages it queued alias the response buffer.
 //
 // A batch that cannot be decoded (a checksum mismatch, a payload that does
-// not decompress, a malformed record) ends the block: the messages before
-// it are delivered and the partition moves to it; once it is the first
-// thing fetched, the stream gets ErrCorruptMessage and the partition stops
-// there.
+// not decompress, a malformed record, offsets that do not fit the fetch)
+// ends the block: the messages before it are delivered and the partition
+// moves to it; once it is the first thing fetched, the stream gets
+// ErrCorruptMessage and the partition stops there. A batch that does not
+// fit in what is left of the block's decoding limit (Config.MaxDecodedBytes)
+// ends it too, and is fetched first next time; one that alone exceeds the
+// limit stops the partition with ErrDecodedTooLarge.
 func (f *fetcher) deliver(rp reqPart, block *respBlock, alone bool) (retryAlone, aliased bool) {
 	ps := rp.ps
 	d := decodeRecords(ps.tp.Topic, ps.tp.Partition, rp.offset, ps.pti.FetchSize, f.run.decodeOpts, block)
@@ -549,6 +552,9 @@ func (f *fetcher) deliver(rp reqPart, block *respBlock, alone bool) (retryAlone,
 		return false, false
 	case d.corrupt != nil && len(d.msgs) == 0 && d.next == rp.offset:
 		f.corrupt(ps, rp.offset, d.corrupt)
+		return false, false
+	case d.overLimit != nil && len(d.msgs) == 0 && d.next == rp.offset:
+		f.decodedTooLarge(ps, rp.offset, d.overLimit)
 		return false, false
 	case len(d.msgs) == 0 && d.next == rp.offset:
 		return false, false
@@ -595,6 +601,19 @@ func (f *fetcher) fetchAlone(rp reqPart) {
 func (f *fetcher) tooLarge(ps *partState, offset int64) {
 	err := fmt.Errorf("fetcher: message at offset %d of %s does not fit in fetch size %d: %w", offset, ps.tp, ps.pti.FetchSize, stream.ErrMessageTooLarge)
 	f.log.Warn("message larger than the fetch size, partition stopped", "partition", ps.tp.String(), "offset", offset, "fetch_size", ps.pti.FetchSize)
+	if err := ps.pti.EnqueueError(f.ctx, err); err == nil || errors.Is(err, stream.ErrClosed) {
+		f.drop(ps)
+	}
+}
+
+// decodedTooLarge reports a batch at offset that decodes to more than the
+// partition's decoding limit (Config.MaxDecodedBytes) on its stream and
+// stops fetching the partition, whose fetched offset stays at offset.
+func (f *fetcher) decodedTooLarge(ps *partState, offset int64, cause error) {
+	limit := decodeLimit(f.run.m.cfg.MaxDecodedBytes, ps.pti.FetchSize)
+	err := fmt.Errorf("fetcher: the records of %s at offset %d decode to more than %d bytes, the limit of fetcher.Config.MaxDecodedBytes (by default %d × fetch.message.max.bytes, at least %d MiB): %w: %w (%v)",
+		ps.tp, offset, limit, defaultMaxDecodedFactor, defaultMaxDecodedFactor, stream.ErrMessageTooLarge, ErrDecodedTooLarge, cause)
+	f.log.Warn("batch decodes beyond the limit, partition stopped", "partition", ps.tp.String(), "offset", offset, "limit", limit)
 	if err := ps.pti.EnqueueError(f.ctx, err); err == nil || errors.Is(err, stream.ErrClosed) {
 		f.drop(ps)
 	}

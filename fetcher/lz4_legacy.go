@@ -18,11 +18,11 @@ const lz4FrameMagic = 0x184D2204
 
 // decompressMessage is decompress for the value of a compressed message of
 // format magic (0 or 1).
-func decompressMessage(magic int8, codec int8, value []byte) ([]byte, error) {
+func decompressMessage(magic int8, codec int8, value []byte, limit int) ([]byte, error) {
 	if magic == 0 && codec == codecLZ4 {
 		value = withLZ4HeaderChecksum(value)
 	}
-	return decompress(codec, value)
+	return decompress(codec, value, limit)
 }
 
 // withLZ4HeaderChecksum returns frame with the header checksum the LZ4

@@ -53,13 +53,13 @@ func TestLZ4FrameOfFormatV0(t *testing.T) {
 		frame[hc] ^= 0x5a // not the checksum the format defines
 		orig := bytes.Clone(frame)
 
-		if _, err := decompress(codecLZ4, frame); err == nil {
+		if _, err := decompress(codecLZ4, frame, 1<<20); err == nil {
 			t.Fatalf("size=%v: the lz4 decoder accepted a wrong header checksum; the test frame is not what Kafka writes", size)
 		}
-		if _, err := decompressMessage(1, codecLZ4, frame); err == nil {
+		if _, err := decompressMessage(1, codecLZ4, frame, 1<<20); err == nil {
 			t.Fatalf("size=%v: format v1 accepted a wrong header checksum", size)
 		}
-		got, err := decompressMessage(0, codecLZ4, frame)
+		got, err := decompressMessage(0, codecLZ4, frame, 1<<20)
 		if err != nil {
 			t.Fatalf("size=%v: format v0: %v", size, err)
 		}

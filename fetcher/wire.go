@@ -142,7 +142,7 @@ func (w *wireConn) roundTrip(req *fetchRequest, buf []byte) (*fetchResponse, err
 	if cap(buf) >= n {
 		buf = buf[:n]
 	} else {
-		buf = newResponseBuffer(n) // not cleared: ReadFull fills it or it is dropped
+		buf = make([]byte, n)
 	}
 	if _, err := io.ReadFull(w.conn, buf); err != nil {
 		return nil, err

@@ -1,0 +1,244 @@
+package fetcher
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"slices"
+
+	"github.com/klauspost/compress/s2"
+	"github.com/klauspost/compress/zstd"
+)
+
+// The sizes compressed payloads declare, read before anything is allocated
+// on their word: a hostile or corrupt payload of a few bytes can declare
+// gigabytes.
+
+// Snappy, as Kafka uses it: a raw snappy block, or the xerial framing of
+// snappy-java (a 16-byte header, then blocks each preceded by its length,
+// a big-endian int32).
+var xerialMagic = []byte{0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0}
+
+const xerialHeaderLen = 16
+
+var errSnappyFraming = errors.New("fetcher: malformed snappy (xerial) framing")
+
+// decompressSnappy decompresses a snappy payload of at most limit bytes:
+// the declared length of every block is checked, and their sum against
+// limit, before the output is allocated, then each block is decoded in
+// place into it.
+func decompressSnappy(data []byte, limit int) ([]byte, error) {
+	if len(data) < len(xerialMagic) || !bytes.Equal(data[:len(xerialMagic)], xerialMagic) {
+		n, err := s2.DecodedLen(data)
+		if err != nil {
+			return nil, err
+		}
+		if n > limit {
+			return nil, errOverLimit
+		}
+		out := make([]byte, n)
+		if _, err := s2.Decode(out, data); err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
+	// Two passes over the framing: sizes, then data.
+	total := 0
+	for blk, err := range xerialBlocks(data) {
+		if err != nil {
+			return nil, err
+		}
+		n, err := s2.DecodedLen(blk)
+		if err != nil {
+			return nil, err
+		}
+		if n > limit-total {
+			return nil, errOverLimit
+		}
+		total += n
+	}
+	out := make([]byte, total)
+	at := 0
+	for blk := range xerialBlocks(data) {
+		n, _ := s2.DecodedLen(blk)
+		if _, err := s2.Decode(out[at:at+n], blk); err != nil {
+			return nil, err
+		}
+		at += n
+	}
+	return out, nil
+}
+
+// xerialBlocks yields the snappy blocks of a payload in xerial framing, or
+// an error for a framing that is cut. Fewer than 4 bytes after the last
+// block are ignored, as snappy-java and klauspost's reader do.
+func xerialBlocks(data []byte) func(yield func([]byte, error) bool) {
+	return func(yield func([]byte, error) bool) {
+		if len(data) == xerialHeaderLen {
+			return
+		}
+		if len(data) < xerialHeaderLen+4 {
+			yield(nil, errSnappyFraming)
+			return
+		}
+		for pos := xerialHeaderLen; pos+4 <= len(data); {
+			size := uint64(binary.BigEndian.Uint32(data[pos:]))
+			pos += 4
+			if size > uint64(len(data)-pos) {
+				yield(nil, errSnappyFraming)
+				return
+			}
+			if !yield(data[pos:pos+int(size)], nil) {
+				return
+			}
+			pos += int(size)
+		}
+	}
+}
+
+// lz4ContentSize returns the content size an LZ4 frame declares, if it
+// declares one (frame descriptor flag bit 3: an 8-byte little-endian size
+// after the FLG and BD bytes).
+func lz4ContentSize(frame []byte) (uint64, bool) {
+	if len(frame) < 14 || binary.LittleEndian.Uint32(frame) != lz4FrameMagic || frame[4]&0x08 == 0 {
+		return 0, false
+	}
+	return binary.LittleEndian.Uint64(frame[6:]), true
+}
+
+// Zstd frames (RFC 8878).
+const (
+	zstdFrameMagic     = 0xFD2FB528
+	zstdSkippableMagic = 0x184D2A50 // to 0x184D2A5F
+	zstdMaxBlock       = 128 << 10
+	// zstdSlack is the room the decoder wants past the output for its fast
+	// copy paths (klauspost's maxCompressedBlockSizeAlloc).
+	zstdSlack = zstdMaxBlock + 16
+)
+
+var errZstdFrame = errors.New("fetcher: malformed zstd frame")
+
+// zstdOutputSize reads the frame and block headers of a zstd payload and
+// returns the least (atLeast) and the most (atMost) it can decompress to:
+// a frame's declared content size, which the decoder enforces, or the sum
+// of its blocks (a raw or RLE block says its size; a compressed block
+// yields at most the smaller of the window and 128 KiB). Both saturate at
+// limit+1, beyond which they do not matter.
+func zstdOutputSize(data []byte, limit int) (atLeast, atMost int, err error) {
+	sat := uint64(limit) + 1
+	add := func(a, b uint64) uint64 { return min(a+min(b, sat), sat) }
+	var lo, hi uint64
+	for len(data) >= 4 { // fewer trailing bytes are ignored, as the decoder does
+		magic := binary.LittleEndian.Uint32(data)
+		if magic&0xFFFFFFF0 == zstdSkippableMagic {
+			if len(data) < 8 {
+				return 0, 0, errZstdFrame
+			}
+			size := uint64(binary.LittleEndian.Uint32(data[4:]))
+			if size > uint64(len(data)-8) {
+				return 0, 0, errZstdFrame
+			}
+			data = data[8+size:]
+			continue
+		}
+		if magic != zstdFrameMagic || len(data) < 5 {
+			return 0, 0, errZstdFrame
+		}
+		fhd := data[4]
+		pos := 5
+		single := fhd&0x20 != 0
+		var window uint64
+		if !single {
+			if len(data) <= pos {
+				return 0, 0, errZstdFrame
+			}
+			wd := data[pos]
+			pos++
+			base := uint64(1) << (10 + wd>>3)
+			window = base + base/8*uint64(wd&7)
+		}
+		pos += [4]int{0, 1, 2, 4}[fhd&3] // dictionary id
+		fcsLen := [4]int{0, 2, 4, 8}[fhd>>6]
+		if fcsLen == 0 && single {
+			fcsLen = 1
+		}
+		if len(data) < pos+fcsLen {
+			return 0, 0, errZstdFrame
+		}
+		var fcs uint64
+		switch fcsLen {
+		case 1:
+			fcs = uint64(data[pos])
+		case 2:
+			fcs = uint64(binary.LittleEndian.Uint16(data[pos:])) + 256
+		case 4:
+			fcs = uint64(binary.LittleEndian.Uint32(data[pos:]))
+		case 8:
+			fcs = binary.LittleEndian.Uint64(data[pos:])
+		}
+		pos += fcsLen
+		if single {
+			window = fcs
+		}
+		maxBlock := min(window, zstdMaxBlock)
+		var blocksLo, blocksHi uint64
+		for {
+			if len(data) < pos+3 {
+				return 0, 0, errZstdFrame
+			}
+			bh := uint32(data[pos]) | uint32(data[pos+1])<<8 | uint32(data[pos+2])<<16
+			pos += 3
+			size := uint64(bh >> 3)
+			switch (bh >> 1) & 3 {
+			case 0: // raw
+				blocksLo, blocksHi = add(blocksLo, size), add(blocksHi, size)
+			case 1: // RLE: one byte repeated size times
+				blocksLo, blocksHi = add(blocksLo, size), add(blocksHi, size)
+				size = 1
+			case 2: // compressed
+				blocksHi = add(blocksHi, maxBlock)
+			default:
+				return 0, 0, errZstdFrame
+			}
+			if size > uint64(len(data)-pos) {
+				return 0, 0, errZstdFrame
+			}
+			pos += int(size)
+			if bh&1 != 0 {
+				break
+			}
+		}
+		if fhd&0x04 != 0 { // content checksum
+			pos += 4
+		}
+		if len(data) < pos {
+			return 0, 0, errZstdFrame
+		}
+		data = data[pos:]
+		if fcsLen > 0 {
+			lo, hi = add(lo, fcs), add(hi, fcs)
+		} else {
+			lo, hi = add(lo, blocksLo), add(hi, blocksHi)
+		}
+	}
+	return int(lo), int(hi), nil
+}
+
+// decompressZstd decompresses a zstd payload of at most limit bytes into
+// buf, whose capacity is at least atMost (see zstdOutputSize) plus
+// zstdSlack when atMost is at most limit: the output cannot exceed the
+// headers' bound, so the decoder never grows buf. Otherwise (compressed
+// blocks that may or may not fill their 128 KiB) the decoder is held to
+// limit bytes of output.
+func decompressZstd(data []byte, limit, atMost int, buf []byte) ([]byte, error) {
+	return withZstd(func(dec zstdPair) ([]byte, error) {
+		if atMost <= limit {
+			return dec.open.DecodeAll(data, buf[:0])
+		}
+		out, err := dec.capped.DecodeAll(data, slices.Grow(buf[:0], limit)[:0:limit])
+		if errors.Is(err, zstd.ErrDecoderSizeExceeded) {
+			err = errOverLimit
+		}
+		return out, err
+	})
+}

@@ -1,0 +1,228 @@
+package fetcher
+
+import (
+	"encoding/binary"
+	"errors"
+	"math"
+	"reflect"
+
+	"github.com/zkconsumer/zkconsumer/stream"
+)
+
+// What decoding one partition's block allocates is charged against a
+// limit (Config.MaxDecodedBytes, by default 32 × the fetch size): the
+// decompressed payloads, the messages (with their pointers) and their
+// headers. Together with the response buffer the messages alias, that is
+// all a chunk holds, so the limit bounds a chunk's memory whatever the
+// records say.
+
+// errOverBudget: decoding an entry needs more than what is left of its
+// block's decoding limit.
+var errOverBudget = errors.New("fetcher: decoding limit reached")
+
+var (
+	// msgCost is what one message costs: its stream.Message and its
+	// pointer in the chunk.
+	msgCost = int64(reflect.TypeFor[stream.Message]().Size() + reflect.TypeFor[*stream.Message]().Size())
+	// headerCost is what one record header costs.
+	headerCost = int64(reflect.TypeFor[stream.Header]().Size())
+)
+
+const (
+	// minHeaderSlab is the least number of headers allocated at once.
+	minHeaderSlab = 64
+	// lookAheadBytes is how far past the batch being decoded the
+	// uncompressed entries are read (their checksums verified) to size
+	// one slab of messages for all of them.
+	lookAheadBytes = 256 << 10
+)
+
+// defaultMaxDecodedFactor is the default of Config.MaxDecodedBytes as a
+// multiple of the fetch size (fetch.message.max.bytes), itself taken at
+// 1 MiB at least.
+const defaultMaxDecodedFactor = 32
+
+// decodeLimit is the decoding limit of one partition's block: maxDecoded
+// (Config.MaxDecodedBytes) if positive, else defaultMaxDecodedFactor ×
+// max(fetchSize, 1 MiB).
+func decodeLimit(maxDecoded int64, fetchSize int32) int64 {
+	if maxDecoded > 0 {
+		return maxDecoded
+	}
+	return defaultMaxDecodedFactor * max(int64(fetchSize), 1<<20)
+}
+
+// decodeBudget is the allocation side of one decodeRecords call: the
+// slabs messages and headers are handed out from, and what is left of the
+// limit.
+type decodeBudget struct {
+	limit, left int64
+	// cur is the slab messages are handed out from (its length: those
+	// handed out); slabs are the full ones before it.
+	cur     []stream.Message
+	slabs   [][]stream.Message
+	nmsgs   int
+	headers []stream.Header
+	// verifiedTo: the checksums of the record batches before this
+	// position in the block have been verified (see lookAhead).
+	verifiedTo int
+}
+
+// room is what is left of the limit, in bytes.
+func (b *decodeBudget) room() int {
+	return int(min(b.left, math.MaxInt))
+}
+
+// charge records n bytes allocated, n at most room().
+func (b *decodeBudget) charge(n int64) { b.left -= n }
+
+// take charges n bytes if there is room for them.
+func (b *decodeBudget) take(n int64) bool {
+	if n > b.left {
+		return false
+	}
+	b.left -= n
+	return true
+}
+
+// free is the room for messages left in the current slab.
+func (b *decodeBudget) free() int { return cap(b.cur) - len(b.cur) }
+
+// newSlab makes a slab of room for n messages the current one.
+func (b *decodeBudget) newSlab(n int64) {
+	if len(b.cur) > 0 {
+		b.slabs = append(b.slabs, b.cur)
+	}
+	b.cur = make([]stream.Message, 0, n)
+}
+
+// reserve makes room for n more messages, charging what it allocates:
+// errOverBudget if they do not fit. When it allocates and withAhead is
+// set, the slab also gets room, as far as the limit allows, for the
+// messages the uncompressed entries that follow can hold (lookAhead).
+func (d *decoder) reserve(n int, withAhead bool) error {
+	if n <= d.free() {
+		return nil
+	}
+	if !d.take(int64(n) * msgCost) {
+		return errOverBudget
+	}
+	extra := int64(0)
+	if withAhead {
+		extra = min(int64(d.lookAhead()), d.left/msgCost)
+		d.charge(extra * msgCost)
+	}
+	d.newSlab(int64(n) + extra)
+	return nil
+}
+
+// newMsg hands out the next message of the slab; reserve has made room.
+func (b *decodeBudget) newMsg() *stream.Message {
+	n := len(b.cur)
+	if n == cap(b.cur) {
+		// Not reached: every message is reserved first. Charged anyway.
+		b.charge(msgCost)
+		b.newSlab(1)
+		n = 0
+	}
+	b.cur = b.cur[:n+1]
+	b.nmsgs++
+	return &b.cur[n]
+}
+
+// headerSlice returns n headers from a shared slab, charging the slab.
+func (b *decodeBudget) headerSlice(n int) ([]stream.Header, error) {
+	if cap(b.headers)-len(b.headers) < n {
+		size := max(minHeaderSlab, n)
+		if !b.take(int64(size) * headerCost) {
+			if size == n || !b.take(int64(n)*headerCost) {
+				return nil, errOverBudget
+			}
+			size = n
+		}
+		b.headers = make([]stream.Header, 0, size)
+	}
+	l := len(b.headers)
+	b.headers = b.headers[:l+n]
+	return b.headers[l : l+n : l+n], nil
+}
+
+// budgetMark is where decoding stood before an entry, for rollback.
+type budgetMark struct {
+	msgs         []stream.Message // the current slab then
+	headers      []stream.Header
+	slabs, nmsgs int
+}
+
+func (b *decodeBudget) mark() budgetMark {
+	return budgetMark{msgs: b.cur, slabs: len(b.slabs), nmsgs: b.nmsgs, headers: b.headers}
+}
+
+// rollback forgets the messages and headers handed out since m, clearing
+// them so that they pin nothing. What was charged stays charged.
+func (b *decodeBudget) rollback(m budgetMark) {
+	clear(m.msgs[len(m.msgs):cap(m.msgs)])
+	for _, s := range append(b.slabs[m.slabs:], b.cur) {
+		if !sameSlab(s, m.msgs) {
+			clear(s)
+		}
+	}
+	b.slabs = b.slabs[:m.slabs]
+	b.cur = m.msgs
+	b.nmsgs = m.nmsgs
+	clear(m.headers[len(m.headers):cap(m.headers)])
+	b.headers = m.headers
+}
+
+// sameSlab reports whether a and b share their array.
+func sameSlab(a, b []stream.Message) bool {
+	return cap(a) > 0 && cap(b) > 0 && &a[:cap(a)][0] == &b[:cap(b)][0]
+}
+
+// messages returns the messages handed out, in order, in a slice of
+// their exact number (charged with each message); nil if none.
+func (b *decodeBudget) messages() []*stream.Message {
+	if b.nmsgs == 0 {
+		return nil
+	}
+	out := make([]*stream.Message, 0, b.nmsgs)
+	for _, s := range append(b.slabs, b.cur) {
+		for i := range s {
+			out = append(out, &s[i])
+		}
+	}
+	return out
+}
+
+// lookAhead returns how many messages the uncompressed entries after the
+// one being decoded, up to lookAheadBytes of them, can hold, so that one
+// slab serves them all. With check.crcs it counts only record batches
+// whose checksum it has verified (the decoder does not verify them again):
+// no count sizes anything before its checksum is checked. A count is taken
+// at most at what its batch's bytes can hold. It stops at the first
+// compressed entry, whose messages are counted once it is decompressed.
+func (d *decoder) lookAhead() int {
+	it := *d.it
+	start, n := it.off, 0
+	for it.off-start < lookAheadBytes {
+		e, st, _ := it.next()
+		if st != entryOK || e.codec() != codecNone {
+			break
+		}
+		if e.magic < 2 {
+			n++ // a message checks its own checksum
+			continue
+		}
+		if d.opts.checkCRCs {
+			if binary.BigEndian.Uint32(e.data[batchCRCAt:]) != crc32Castagnoli(e.data[batchAttrsAt:]) {
+				break
+			}
+			d.verifiedTo = it.off
+		}
+		if e.attrs()&attrControl == 0 {
+			count := int(max(0, int32(binary.BigEndian.Uint32(e.data[batchCountAt:]))))
+			n += min(count, (len(e.data)-recordBatchOverhead)/minRecordSize)
+		}
+	}
+	return n
+}
