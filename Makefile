@@ -1,6 +1,9 @@
 # zkconsumer developer commands. See README.md.
 GO      ?= go
 BROKERS ?= 1
+# ZOOKEEPERS: ZooKeeper servers of cluster-up's ZooKeeper-mode cluster (3 or
+# 5 for an ensemble, 1 for a single server).
+ZOOKEEPERS ?= 3
 # KRAFT=1: cluster-up/cluster-down act on a Kafka 4 cluster in KRaft mode (no
 # ZooKeeper), kept apart from the ZooKeeper one (state in .cache/kraft-cluster).
 KRAFT   ?=
@@ -14,9 +17,9 @@ all: test
 jars:
 	@testinfra/fetch-jars.sh
 
-## cluster-up: start ZooKeeper + $(BROKERS) Kafka broker(s) in the background; KRAFT=1: $(BROKERS) Kafka 4 KRaft node(s)
+## cluster-up: start a ZooKeeper ensemble of $(ZOOKEEPERS) servers + $(BROKERS) Kafka broker(s) in the background; KRAFT=1: $(BROKERS) Kafka 4 KRaft node(s)
 cluster-up: jars
-	@$(GO) run ./internal/cmd/zkcluster up $(kraft_flag) -brokers $(BROKERS)
+	@$(GO) run ./internal/cmd/zkcluster up $(kraft_flag) -brokers $(BROKERS) -zookeepers $(ZOOKEEPERS)
 
 ## cluster-down: stop the cluster started by cluster-up and remove its data (KRAFT=1: the KRaft one)
 cluster-down:

@@ -55,13 +55,14 @@ func readAll(t *testing.T, conn *ConsumerConnector, topic string, n int) (contex
 	return ctx, col
 }
 
-// throughProxy points cfg at ZooKeeper through a proxy the test can cut.
-func throughProxy(t *testing.T, c *testcluster.Cluster, cfg Config) (Config, *testcluster.Proxy) {
+// throughProxy points cfg at ZooKeeper through proxies (one per server)
+// the test can cut.
+func throughProxy(t *testing.T, c *testcluster.Cluster, cfg Config) (Config, *testcluster.ProxySet) {
 	t.Helper()
-	proxy, err := testcluster.NewProxy(c.ZKServer())
+	proxy, err := c.NewZooKeeperProxies()
 	require.NoError(t, err)
 	t.Cleanup(func() { proxy.Close() })
-	cfg.ZookeeperConnect = proxy.Addr() + c.Chroot()
+	cfg.ZookeeperConnect = proxy.Connect()
 	return cfg, proxy
 }
 

@@ -20,7 +20,7 @@ func (nopZKLogger) Printf(string, ...any) {}
 // aclOf reads the ACL of a node (path relative to the chroot).
 func aclOf(t *testing.T, c *testcluster.Cluster, path string) []zk.ACL {
 	t.Helper()
-	conn, events, err := zk.Connect([]string{c.ZKServer()}, 10*time.Second, zk.WithLogger(nopZKLogger{}))
+	conn, events, err := zk.Connect(c.ZKServers(), 10*time.Second, zk.WithLogger(nopZKLogger{}))
 	require.NoError(t, err)
 	defer conn.Close()
 	go func() {

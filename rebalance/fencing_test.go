@@ -22,11 +22,11 @@ func TestPartitionedMemberFencesBeforeTakeover(t *testing.T) {
 	topics := map[string]int{topic: 1}
 	group := testcluster.UniqueName("g-fence")
 
-	proxy, err := testcluster.NewProxy(c.ZKServer())
+	proxy, err := c.NewZooKeeperProxies()
 	require.NoError(t, err)
 	t.Cleanup(func() { proxy.Close() }) // after the members' cleanups
 
-	cut := startMember(t, c, group, group+"_cut", memberOpts{topics: topics, connect: proxy.Addr() + c.Chroot()})
+	cut := startMember(t, c, group, group+"_cut", memberOpts{topics: topics, connect: proxy.Connect()})
 	peer := startMember(t, c, group, group+"_peer", memberOpts{topics: topics})
 	waitConverged(t, observer, group, topics, StrategyRange, 2, cut, peer)
 	cut.rec.mu.Lock()

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: unit and integration tests with the race detector,
-# against a real ZooKeeper and a real Kafka 3.9 broker, and a real Kafka 4
-# broker in KRaft mode (no ZooKeeper).
+# against a real ZooKeeper ensemble of three servers and a real Kafka 3.9
+# broker, and a real Kafka 4 broker in KRaft mode (no ZooKeeper).
 #
 # With ZOOKEEPER_CONNECT and KAFKA_BROKERS set, the shared integration tests
 # use that cluster (e.g. `docker compose up`); otherwise this script starts a
@@ -30,7 +30,7 @@ if [[ -z "${ZOOKEEPER_CONNECT:-}" ]]; then
   # A leftover from an interrupted run would block the start.
   go run ./internal/cmd/zkcluster -state "$state" down >/dev/null 2>&1 || true
   stop+=("$state")
-  go run ./internal/cmd/zkcluster -state "$state" up -brokers 1 >/dev/null
+  go run ./internal/cmd/zkcluster -state "$state" up -brokers 1 -zookeepers 3 >/dev/null
   set -a; source "$state/env"; set +a
 fi
 if [[ -z "${KRAFT_BROKERS:-}" ]]; then

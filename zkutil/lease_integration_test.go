@@ -27,11 +27,11 @@ func waitUntil(t *testing.T, d time.Duration, cond func() bool, msg string) {
 func TestLeaseLapsesBeforeExpiryAndComesBack(t *testing.T) {
 	c := testcluster.Shared(t)
 	ctx := testContext(t, time.Minute)
-	proxy, err := testcluster.NewProxy(c.ZKServer())
+	proxy, err := c.NewZooKeeperProxies()
 	require.NoError(t, err)
 	defer proxy.Close()
 	const timeout = 8 * time.Second
-	s := dialSession(t, ctx, SessionConfig{Connect: proxy.Addr() + c.Chroot(), SessionTimeout: timeout})
+	s := dialSession(t, ctx, SessionConfig{Connect: proxy.Connect(), SessionTimeout: timeout})
 	id := s.ID()
 	require.True(t, s.LeaseHeld(id))
 	require.Equal(t, timeout, s.NegotiatedTimeout(id))
@@ -70,11 +70,11 @@ func TestLeaseLapsesBeforeExpiryAndComesBack(t *testing.T) {
 func TestBoundWriteNotReplayedOnNewSession(t *testing.T) {
 	c := testcluster.Shared(t)
 	ctx := testContext(t, time.Minute)
-	proxy, err := testcluster.NewProxy(c.ZKServer())
+	proxy, err := c.NewZooKeeperProxies()
 	require.NoError(t, err)
 	defer proxy.Close()
 	const timeout = 2 * time.Second
-	s := dialSession(t, ctx, SessionConfig{Connect: proxy.Addr() + c.Chroot(), SessionTimeout: timeout})
+	s := dialSession(t, ctx, SessionConfig{Connect: proxy.Connect(), SessionTimeout: timeout})
 	events, unsubscribe := s.Subscribe()
 	defer unsubscribe()
 	old := s.ID()

@@ -5,8 +5,10 @@ import (
 	"context"
 	"log"
 	"log/slog"
+	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -36,9 +38,9 @@ func dialSession(t *testing.T, ctx context.Context, cfg SessionConfig) *Session 
 
 // observer opens a plain go-zookeeper connection without chroot or
 // credentials, to look at what a Session did.
-func observer(t *testing.T, ctx context.Context, server string) *zk.Conn {
+func observer(t *testing.T, ctx context.Context, servers []string) *zk.Conn {
 	t.Helper()
-	conn, events, err := zk.Connect([]string{server}, 10*time.Second, zk.WithLogger(discardZKLogger{}))
+	conn, events, err := zk.Connect(servers, 10*time.Second, zk.WithLogger(discardZKLogger{}))
 	require.NoError(t, err)
 	var once sync.Once
 	closeConn := func() {
@@ -56,7 +58,7 @@ func observer(t *testing.T, ctx context.Context, server string) *zk.Conn {
 				return conn
 			}
 		case <-ctx.Done():
-			t.Fatalf("observer: no session with %s", server)
+			t.Fatalf("observer: no session with %v", servers)
 		}
 	}
 }
@@ -109,7 +111,7 @@ func TestSessionChrootAndCreates(t *testing.T) {
 	c := testcluster.Shared(t)
 	ctx := testContext(t, time.Minute)
 	s := dialSession(t, ctx, SessionConfig{Connect: c.ZKConnect()})
-	raw := observer(t, ctx, c.ZKServer())
+	raw := observer(t, ctx, c.ZKServers())
 	require.Equal(t, c.Chroot(), s.Chroot())
 	require.Equal(t, "/kafka", s.Chroot())
 	require.NotZero(t, s.ID())
@@ -221,7 +223,7 @@ func TestSessionWatches(t *testing.T) {
 	c := testcluster.Shared(t)
 	ctx := testContext(t, time.Minute)
 	s := dialSession(t, ctx, SessionConfig{Connect: c.ZKConnect()})
-	raw := observer(t, ctx, c.ZKServer())
+	raw := observer(t, ctx, c.ZKServers())
 	base := "/" + testcluster.UniqueName("zkutil-watch")
 	node := base + "/node"
 	require.NoError(t, s.CreatePersistent(ctx, node, []byte("v1")))
@@ -284,10 +286,31 @@ func TestSessionExpiry(t *testing.T) {
 	c := testcluster.Shared(t)
 	ctx := testContext(t, 2*time.Minute)
 	tap := &testcluster.SessionTap{}
-	s := dialSession(t, ctx, SessionConfig{Connect: c.ZKConnect(), Dialer: tap.Dial, SessionTimeout: 4 * time.Second})
+	// Once armed, the dialer holds the client's connections: it lets one
+	// through once the session is gone (ZooKeeper reports the expiry on
+	// it) and holds the next (for a new session) until released, so that
+	// the test sees the Session between the two: with several servers to
+	// try, go-zookeeper has its new session within milliseconds.
+	var armed atomic.Bool
+	token := make(chan struct{}, 1)
+	release := make(chan struct{})
+	var releaseOnce sync.Once
+	releaseDials := func() { releaseOnce.Do(func() { close(release) }) }
+	defer releaseDials()
+	dial := func(network, address string, timeout time.Duration) (net.Conn, error) {
+		if armed.Load() {
+			select {
+			case <-token:
+			case <-release:
+			case <-time.After(time.Minute):
+			}
+		}
+		return tap.Dial(network, address, timeout)
+	}
+	s := dialSession(t, ctx, SessionConfig{Connect: c.ZKConnect(), Dialer: dial, SessionTimeout: 4 * time.Second})
 	events, cancel := s.Subscribe()
 	defer cancel()
-	raw := observer(t, ctx, c.ZKServer())
+	raw := observer(t, ctx, c.ZKServers())
 	base := "/" + testcluster.UniqueName("zkutil-expiry")
 	eph := base + "/ids/member"
 	require.NoError(t, s.CreateEphemeral(ctx, eph, []byte("reg")))
@@ -297,7 +320,9 @@ func TestSessionExpiry(t *testing.T) {
 	old := s.ID()
 	require.Equal(t, old, tap.SessionID())
 
+	armed.Store(true)
 	require.NoError(t, tap.Expire())
+	token <- struct{}{}
 	ok, _, err := raw.Exists("/kafka" + eph)
 	require.NoError(t, err)
 	require.False(t, ok, "ZooKeeper deleted the ephemeral node of the expired session")
@@ -310,6 +335,7 @@ func TestSessionExpiry(t *testing.T) {
 		if ev.State == StateExpired {
 			require.Equal(t, old, ev.SessionID)
 			require.False(t, s.DisconnectedSince().IsZero(), "no session: DisconnectedSince is set")
+			releaseDials()
 		}
 		if ev.State == StateConnected {
 			break
@@ -346,12 +372,12 @@ func TestSessionExpiry(t *testing.T) {
 func TestSessionDisconnectKeepsSession(t *testing.T) {
 	c := testcluster.Shared(t)
 	ctx := testContext(t, 2*time.Minute)
-	proxy, err := testcluster.NewProxy(c.ZKServer())
+	proxy, err := c.NewZooKeeperProxies()
 	require.NoError(t, err)
 	defer proxy.Close()
 	// recvTimeout = 2/3 of it: the client notices the stall after at most
 	// 8s; the server keeps the session 12s after the last ping.
-	s := dialSession(t, ctx, SessionConfig{Connect: proxy.Addr() + c.Chroot(), SessionTimeout: 12 * time.Second})
+	s := dialSession(t, ctx, SessionConfig{Connect: proxy.Connect(), SessionTimeout: 12 * time.Second})
 	events, cancel := s.Subscribe()
 	defer cancel()
 	base := "/" + testcluster.UniqueName("zkutil-disconnect")
@@ -410,10 +436,10 @@ func TestSessionDisconnectKeepsSession(t *testing.T) {
 func TestSessionCloseWhileStalled(t *testing.T) {
 	c := testcluster.Shared(t)
 	ctx := testContext(t, time.Minute)
-	proxy, err := testcluster.NewProxy(c.ZKServer())
+	proxy, err := c.NewZooKeeperProxies()
 	require.NoError(t, err)
 	defer proxy.Close()
-	s := dialSession(t, ctx, SessionConfig{Connect: proxy.Addr() + c.Chroot(), SessionTimeout: 30 * time.Second})
+	s := dialSession(t, ctx, SessionConfig{Connect: proxy.Connect(), SessionTimeout: 30 * time.Second})
 	events, cancel := s.Subscribe()
 	defer cancel()
 	proxy.SetMode(testcluster.Blackhole)
@@ -445,12 +471,12 @@ func TestSessionCloseWhileStalled(t *testing.T) {
 func TestSessionDigestAuth(t *testing.T) {
 	c := testcluster.Shared(t)
 	ctx := testContext(t, time.Minute)
-	proxy, err := testcluster.NewProxy(c.ZKServer())
+	proxy, err := c.NewZooKeeperProxies()
 	require.NoError(t, err)
 	defer proxy.Close()
 	user, password := testcluster.UniqueName("user"), "secret"
 	s := dialSession(t, ctx, SessionConfig{
-		Connect: proxy.Addr() + c.Chroot(),
+		Connect: proxy.Connect(),
 		Auth:    []Auth{{Scheme: "digest", Secret: []byte(user + ":" + password)}},
 		ACL:     zk.DigestACL(zk.PermAll, user, password),
 	})
@@ -459,7 +485,7 @@ func TestSessionDigestAuth(t *testing.T) {
 	path := "/" + testcluster.UniqueName("zkutil-acl") + "/secret"
 	require.NoError(t, s.CreatePersistent(ctx, path, []byte("s3cr3t")))
 
-	raw := observer(t, ctx, c.ZKServer())
+	raw := observer(t, ctx, c.ZKServers())
 	_, _, err = raw.Get("/kafka" + path)
 	require.ErrorIs(t, err, zk.ErrNoAuth, "an unauthenticated connection cannot read the node")
 	_, _, err = raw.Children("/kafka" + path[:strings.LastIndexByte(path, '/')])

@@ -18,7 +18,7 @@ import (
 // registration reads broker 0's registration from ZooKeeper.
 func registration(t *testing.T, c *testcluster.Cluster) zkutil.Broker {
 	t.Helper()
-	conn, events, err := zk.Connect([]string{c.ZKServer()}, 10*time.Second, zk.WithLogger(nopLogger{}))
+	conn, events, err := zk.Connect(c.ZKServers(), 10*time.Second, zk.WithLogger(nopLogger{}))
 	if err != nil {
 		t.Fatal(err)
 	}

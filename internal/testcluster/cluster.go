@@ -35,6 +35,14 @@ type Options struct {
 	// the others are brokers only. Every node if zero. A majority of the
 	// controllers must run for the cluster to change its metadata.
 	Controllers int
+	// ZooKeeperServers is the number of ZooKeeper servers: 0 or 1 for a
+	// single standalone server, 3 or 5 for an ensemble (quorum of a
+	// majority, with the timing of ZooKeeperTickTime), whose servers the
+	// brokers all list in zookeeper.connect. Unless Detach is set, the
+	// servers of an ensemble reach each other through proxies in this
+	// process, so that IsolateZooKeeperServer can cut one off. ZooKeeper
+	// mode only.
+	ZooKeeperServers int
 	// Chroot is the brokers' ZooKeeper chroot; DefaultChroot if empty.
 	Chroot string
 	// BrokerSessionTimeout is the brokers' zookeeper.session.timeout.ms
@@ -49,7 +57,8 @@ type Options struct {
 	// Detach lets the JVMs outlive this process (make cluster-up); Stop
 	// must then come from ReadState.
 	Detach bool
-	// StartTimeout bounds the whole start-up; 3 minutes if zero.
+	// StartTimeout bounds the whole start-up; 6 minutes if zero (sized
+	// for a 2-core machine with a load of 30 and more).
 	StartTimeout time.Duration
 	// Logf, if set, receives progress lines.
 	Logf func(format string, args ...any)
@@ -76,11 +85,13 @@ type Cluster struct {
 	chroot  string
 	kraft   bool
 
-	mu      sync.Mutex
-	zk      *node
-	brokers []*node // index = broker id
+	mu       sync.Mutex
+	zk       []*node // ZooKeeper servers, by index
+	zkPaused []bool  // by ZooKeeper server index; guarded by mu
+	brokers  []*node // index = broker id
+	quorum   *quorumNet
 
-	zkServer    string   // host:port of ZooKeeper, without chroot
+	zkServers   []string // client host:port of each ZooKeeper server
 	brokerAddrs []string // host:port of each broker, by id
 
 	security *Security // Options.Secure
@@ -119,13 +130,22 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		opts.BrokerSessionTimeout = 6 * time.Second
 	}
 	if opts.StartTimeout <= 0 {
-		opts.StartTimeout = 3 * time.Minute
+		opts.StartTimeout = 6 * time.Minute
 	}
 	if opts.Logf == nil {
 		opts.Logf = func(string, ...any) {}
 	}
 	if opts.KRaft {
 		opts.Chroot = ""
+	}
+	if opts.ZooKeeperServers < 0 || opts.ZooKeeperServers > 1 && opts.KRaft {
+		return nil, fmt.Errorf("testcluster: Options.ZooKeeperServers=%d: want 0 or 1 (one server), or 3 or 5 for an ensemble, in ZooKeeper mode", opts.ZooKeeperServers)
+	}
+	if opts.ZooKeeperServers > 1 && opts.Secure {
+		return nil, errors.New("testcluster: Options.Secure gives one ZooKeeper server a TLS port; it needs ZooKeeperServers 0 or 1")
+	}
+	if opts.ZooKeeperServers == 0 {
+		opts.ZooKeeperServers = 1
 	}
 	c := &Cluster{opts: opts, dir: opts.Dir, chroot: opts.Chroot, kraft: opts.KRaft}
 	if c.dir == "" {
@@ -161,10 +181,16 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err != nil {
 		return nil, err
 	}
-	ports, err := freePorts(1 + opts.Brokers)
+	nzk := opts.ZooKeeperServers
+	ports, err := freePorts(3*nzk + opts.Brokers)
 	if err != nil {
 		return nil, err
 	}
+	zkp := make([]zkPorts, nzk)
+	for i := range zkp {
+		zkp[i] = zkPorts{client: ports[3*i], quorum: ports[3*i+1], election: ports[3*i+2]}
+	}
+	brokerPorts := ports[3*nzk:]
 	cp := filepath.Join(lib, "*")
 	release, err := releaseFor(opts.BrokerVersion)
 	if err != nil {
@@ -179,7 +205,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 			return nil, err
 		}
 	}
-	if err := c.startZooKeeper(ctx, cp, log4j, ports[0]); err != nil {
+	if err := c.startZooKeeper(ctx, cp, log4j, zkp); err != nil {
 		return nil, err
 	}
 	if opts.Secure {
@@ -188,66 +214,15 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		}
 	}
 	for id := 0; id < opts.Brokers; id++ {
-		if err := c.addBroker(brokerCP, log4j, id, ports[1+id]); err != nil {
+		if err := c.addBroker(brokerCP, log4j, id, brokerPorts[id]); err != nil {
 			return nil, err
 		}
 	}
-	// Brokers start in parallel; registration is what counts.
-	for _, b := range c.brokers {
-		if err := b.start(); err != nil {
-			return nil, err
-		}
-	}
-	if err := c.WaitBrokers(ctx, opts.Brokers); err != nil {
+	if err := c.startBrokers(ctx); err != nil {
 		return nil, err
-	}
-	for id := range c.brokers {
-		if err := c.waitListening(ctx, id); err != nil {
-			return nil, err
-		}
 	}
 	opts.Logf("testcluster: ZooKeeper %s, brokers %s, data in %s", c.ZKConnect(), strings.Join(c.brokerAddrs, ","), c.dir)
 	return c, nil
-}
-
-func (c *Cluster) startZooKeeper(ctx context.Context, cp, log4j string, port int) error {
-	dir := filepath.Join(c.dir, "zookeeper")
-	if err := os.MkdirAll(filepath.Join(dir, "data"), 0o755); err != nil {
-		return err
-	}
-	cfg := filepath.Join(dir, "zoo.cfg")
-	// tickTime 500 ms allows session timeouts of 1 s (2 ticks) and up;
-	// maxSessionTimeout is raised so users' larger timeouts work too.
-	props := map[string]string{
-		"dataDir":                        filepath.Join(dir, "data"),
-		"clientPort":                     strconv.Itoa(port),
-		"clientPortAddress":              "127.0.0.1",
-		"tickTime":                       "500",
-		"maxSessionTimeout":              "60000",
-		"maxClientCnxns":                 "0",
-		"admin.enableServer":             "false",
-		"4lw.commands.whitelist":         "*",
-		"autopurge.purgeInterval":        "0",
-		"zookeeper.snapshot.trust.empty": "true",
-	}
-	if c.security != nil {
-		c.security.addZooKeeperTLS(props)
-	}
-	if err := writeProperties(cfg, props); err != nil {
-		return err
-	}
-	c.zk = &node{port: port, jvm: jvm{
-		name:    "zookeeper",
-		detach:  c.opts.Detach,
-		logPath: filepath.Join(dir, "zookeeper.log"),
-		args: append(jvmFlags("256m", log4j, dir),
-			"-cp", cp, "org.apache.zookeeper.server.quorum.QuorumPeerMain", cfg),
-	}}
-	c.zkServer = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	if err := c.zk.start(); err != nil {
-		return err
-	}
-	return c.waitZooKeeper(ctx)
 }
 
 func (c *Cluster) addBroker(cp, log4j string, id, port int) error {
@@ -259,7 +234,7 @@ func (c *Cluster) addBroker(cp, log4j string, id, port int) error {
 	props := c.brokerProperties()
 	for k, v := range map[string]string{
 		"broker.id":                       strconv.Itoa(id),
-		"zookeeper.connect":               c.zkServer + c.chroot,
+		"zookeeper.connect":               c.ZKConnect(),
 		"zookeeper.session.timeout.ms":    strconv.FormatInt(c.opts.BrokerSessionTimeout.Milliseconds(), 10),
 		"zookeeper.connection.timeout.ms": "60000",
 		"listeners":                       "PLAINTEXT://" + addr,
@@ -376,7 +351,7 @@ func freePorts(n int) ([]int, error) {
 // logTails returns the last lines of every JVM's log, for start-up errors.
 func (c *Cluster) logTails() string {
 	var b strings.Builder
-	nodes := append([]*node{c.zk}, c.brokers...)
+	nodes := append(append([]*node(nil), c.zk...), c.brokers...)
 	for _, n := range nodes {
 		if n == nil {
 			continue
@@ -394,15 +369,8 @@ func (c *Cluster) logTails() string {
 	return b.String()
 }
 
-// ZKServer is ZooKeeper's host:port, without the chroot ("" in KRaft mode).
-func (c *Cluster) ZKServer() string { return c.zkServer }
-
 // Chroot is the brokers' ZooKeeper chroot, e.g. "/kafka" ("" in KRaft mode).
 func (c *Cluster) Chroot() string { return c.chroot }
-
-// ZKConnect is what consumers put in zookeeper.connect: host:port/chroot;
-// "" for a KRaft cluster, which has no ZooKeeper.
-func (c *Cluster) ZKConnect() string { return c.zkServer + c.chroot }
 
 // KRaft reports whether the cluster runs Kafka 4.x in KRaft mode, without
 // ZooKeeper.
@@ -415,7 +383,7 @@ func (c *Cluster) BrokerAddrs() []string { return append([]string(nil), c.broker
 func (c *Cluster) Dir() string { return c.dir }
 
 // Controlled reports whether this process started the cluster's JVMs.
-func (c *Cluster) Controlled() bool { return c.zk != nil || len(c.brokers) > 0 }
+func (c *Cluster) Controlled() bool { return len(c.zk) > 0 || len(c.brokers) > 0 }
 
 // Stop ends every JVM this cluster started and removes the directory it
 // created. It is idempotent.
@@ -426,8 +394,11 @@ func (c *Cluster) Stop() error {
 	for _, b := range c.brokers {
 		errs = append(errs, b.stop(syscall.SIGKILL, 5*time.Second))
 	}
-	if c.zk != nil {
-		errs = append(errs, c.zk.stop(syscall.SIGKILL, 5*time.Second))
+	for _, z := range c.zk {
+		errs = append(errs, z.stop(syscall.SIGKILL, 5*time.Second))
+	}
+	if c.quorum != nil {
+		c.quorum.close()
 	}
 	if c.ownsDir && c.dir != "" {
 		errs = append(errs, os.RemoveAll(c.dir))
@@ -442,7 +413,7 @@ func (c *Cluster) dialZK(ctx context.Context) (*zk.Conn, error) {
 	if c.kraft {
 		return nil, ErrNoZooKeeper
 	}
-	conn, events, err := zk.Connect([]string{c.zkServer}, 10*time.Second, zk.WithLogger(discardLogger{}))
+	conn, events, err := zk.Connect(c.zkServers, 10*time.Second, zk.WithLogger(discardLogger{}))
 	if err != nil {
 		return nil, err
 	}
@@ -455,7 +426,7 @@ func (c *Cluster) dialZK(ctx context.Context) (*zk.Conn, error) {
 			}
 		case <-ctx.Done():
 			conn.Close()
-			return nil, fmt.Errorf("testcluster: no ZooKeeper session with %s: %w", c.zkServer, ctx.Err())
+			return nil, fmt.Errorf("testcluster: no ZooKeeper session with %s: %w", c.ZKServer(), ctx.Err())
 		}
 	}
 }
@@ -468,30 +439,6 @@ func drain(events <-chan zk.Event) {
 type discardLogger struct{}
 
 func (discardLogger) Printf(string, ...any) {}
-
-func (c *Cluster) waitZooKeeper(ctx context.Context) error {
-	for {
-		if !c.zk.running() {
-			return fmt.Errorf("testcluster: ZooKeeper exited during start-up; see %s", c.zk.logPath)
-		}
-		conn, err := net.DialTimeout("tcp", c.zkServer, time.Second)
-		if err == nil {
-			_, _ = conn.Write([]byte("ruok"))
-			buf := make([]byte, 4)
-			_ = conn.SetReadDeadline(time.Now().Add(2 * time.Second))
-			n, _ := conn.Read(buf)
-			conn.Close()
-			if string(buf[:n]) == "imok" {
-				return nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("testcluster: ZooKeeper did not come up on %s: %w; see %s", c.zkServer, ctx.Err(), c.zk.logPath)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-}
 
 // WaitBrokers waits until n brokers are registered under <chroot>/brokers/ids
 // (in KRaft mode: listed in the metadata, i.e. registered and unfenced).

@@ -100,7 +100,7 @@ func TestSessionTapExpiresSession(t *testing.T) {
 	ctx := testContext(t, time.Minute)
 
 	tap := &SessionTap{}
-	victim, events, err := zk.Connect([]string{c.ZKServer()}, 6*time.Second, zk.WithDialer(tap.Dial), zk.WithLogger(discardLogger{}))
+	victim, events, err := zk.Connect(c.ZKServers(), 6*time.Second, zk.WithDialer(tap.Dial), zk.WithLogger(discardLogger{}))
 	require.NoError(t, err)
 	defer victim.Close()
 	states := make(chan zk.State, 64)

@@ -107,58 +107,6 @@ func (c *Cluster) waitBrokerID(ctx context.Context, id int) error {
 	}
 }
 
-// KillZooKeeper ends ZooKeeper with SIGKILL. Sessions survive a restart
-// (ZooKeeper reloads them with a fresh timeout), so this does not expire
-// clients; use SessionTap for that.
-func (c *Cluster) KillZooKeeper() error {
-	if c.kraft {
-		return ErrNoZooKeeper
-	}
-	if !c.Controlled() {
-		return ErrNotControlled
-	}
-	return c.zk.stop(syscall.SIGKILL, 30*time.Second)
-}
-
-// PauseZooKeeper freezes ZooKeeper with SIGSTOP.
-func (c *Cluster) PauseZooKeeper() error {
-	if c.kraft {
-		return ErrNoZooKeeper
-	}
-	if !c.Controlled() {
-		return ErrNotControlled
-	}
-	return c.zk.signal(syscall.SIGSTOP)
-}
-
-// ResumeZooKeeper thaws a paused ZooKeeper.
-func (c *Cluster) ResumeZooKeeper() error {
-	if c.kraft {
-		return ErrNoZooKeeper
-	}
-	if !c.Controlled() {
-		return ErrNotControlled
-	}
-	return c.zk.signal(syscall.SIGCONT)
-}
-
-// RestartZooKeeper starts a killed ZooKeeper again on the same port and data.
-func (c *Cluster) RestartZooKeeper(ctx context.Context) error {
-	if c.kraft {
-		return ErrNoZooKeeper
-	}
-	if !c.Controlled() {
-		return ErrNotControlled
-	}
-	if c.zk.running() {
-		return fmt.Errorf("testcluster: ZooKeeper is still running")
-	}
-	if err := c.zk.start(); err != nil {
-		return err
-	}
-	return c.waitZooKeeper(ctx)
-}
-
 // BrokerRunning reports whether broker id's JVM is alive.
 func (c *Cluster) BrokerRunning(id int) bool {
 	b, err := c.broker(id)

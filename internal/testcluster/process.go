@@ -3,6 +3,7 @@ package testcluster
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -17,9 +18,10 @@ type jvm struct {
 	logPath string
 	detach  bool // survive the parent (make cluster-up)
 
-	cmd  *exec.Cmd
-	pid  int
-	done chan struct{} // closed when an attached process has exited
+	cmd      *exec.Cmd
+	pid      int
+	done     chan struct{} // closed when an attached process has exited
+	logStart int64         // size of the log when the process started
 }
 
 // start launches the JVM. Its output goes to logPath.
@@ -29,6 +31,9 @@ func (j *jvm) start() error {
 		return err
 	}
 	defer logFile.Close()
+	if fi, err := logFile.Stat(); err == nil {
+		j.logStart = fi.Size()
+	}
 	cmd := exec.Command("java", j.args...)
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
@@ -133,4 +138,20 @@ func pidAlive(pid int) bool {
 func pidCmdlineContains(pid int, s string) bool {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 	return err == nil && strings.Contains(string(data), s)
+}
+
+// logSinceStart is what the process wrote to its log since it was last
+// started (at most the last 64 KiB of it).
+func (j *jvm) logSinceStart() string {
+	f, err := os.Open(j.logPath)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	from := j.logStart
+	if fi, err := f.Stat(); err == nil && fi.Size()-from > 64<<10 {
+		from = fi.Size() - 64<<10
+	}
+	data, _ := io.ReadAll(io.NewSectionReader(f, from, 1<<62))
+	return string(data)
 }

@@ -215,7 +215,7 @@ func SharedSecure(t testing.TB) *Cluster {
 	sharedSecure.mu.Lock()
 	defer sharedSecure.mu.Unlock()
 	if sharedSecure.cluster == nil && sharedSecure.err == nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 		c, err := Start(ctx, Options{Secure: true, Logf: t.Logf})
 		cancel()
 		sharedSecure.private = err == nil

@@ -3,6 +3,7 @@ package testcluster
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"strings"
 	"sync"
@@ -32,11 +33,32 @@ func FromEnv() (c *Cluster, ok bool, err error) {
 	if zkc == "" || brokers == "" {
 		return nil, true, fmt.Errorf("testcluster: set both %s and %s, or neither", EnvZKConnect, EnvBrokers)
 	}
-	server, chroot := zkc, ""
-	if i := strings.IndexByte(zkc, '/'); i >= 0 {
-		server, chroot = zkc[:i], zkc[i:]
+	servers, chroot, err := ParseZKConnect(zkc)
+	if err != nil {
+		return nil, true, fmt.Errorf("testcluster: %s: %w", EnvZKConnect, err)
 	}
-	return &Cluster{zkServer: server, chroot: chroot, brokerAddrs: strings.Split(brokers, ",")}, true, nil
+	return &Cluster{zkServers: servers, chroot: chroot, brokerAddrs: strings.Split(brokers, ",")}, true, nil
+}
+
+// ParseZKConnect splits a ZooKeeper connect string,
+// "host1:port1,host2:port2/chroot", into its servers' host:port and its
+// chroot ("" if none).
+func ParseZKConnect(connect string) (servers []string, chroot string, err error) {
+	hosts := connect
+	if i := strings.IndexByte(connect, '/'); i >= 0 {
+		hosts, chroot = connect[:i], connect[i:]
+	}
+	if chroot == "/" {
+		chroot = ""
+	}
+	for _, h := range strings.Split(hosts, ",") {
+		h = strings.TrimSpace(h)
+		if _, _, err := net.SplitHostPort(h); err != nil {
+			return nil, "", fmt.Errorf("ZooKeeper connect string %q: server %q is not host:port", connect, h)
+		}
+		servers = append(servers, h)
+	}
+	return servers, chroot, nil
 }
 
 // FromEnvKRaft returns the KRaft cluster named by KRAFT_BROKERS, or
@@ -49,6 +71,11 @@ func FromEnvKRaft() (c *Cluster, ok bool) {
 	return &Cluster{kraft: true, brokerAddrs: strings.Split(brokers, ",")}, true
 }
 
+// SharedZooKeeperServers is the size of the ZooKeeper ensemble of the
+// shared cluster a test binary starts when the environment names none, as
+// make test's (zkcluster up) has: the topology users run.
+const SharedZooKeeperServers = 3
+
 // sharedCluster is a cluster one test binary shares between its tests.
 type sharedCluster struct {
 	mu      sync.Mutex
@@ -60,7 +87,8 @@ type sharedCluster struct {
 var shared, sharedKRaft sharedCluster
 
 // Shared returns the cluster integration tests share: the one named by the
-// environment, or else a one-broker cluster this test binary starts once and
+// environment, or else a one-broker cluster on a ZooKeeper ensemble of
+// SharedZooKeeperServers servers that this test binary starts once and
 // Main stops. It fails the test (never skips it) when no cluster can be had;
 // only `go test -short` skips integration tests.
 func Shared(t testing.TB) *Cluster {
@@ -73,8 +101,8 @@ func Shared(t testing.TB) *Cluster {
 	if shared.cluster == nil && shared.err == nil {
 		c, ok, err := FromEnv()
 		if !ok {
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-			c, err = Start(ctx, Options{Logf: t.Logf})
+			ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+			c, err = Start(ctx, Options{ZooKeeperServers: SharedZooKeeperServers, Logf: t.Logf})
 			cancel()
 			shared.private = err == nil
 		}
@@ -100,7 +128,7 @@ func SharedKRaft(t testing.TB) *Cluster {
 		c, ok := FromEnvKRaft()
 		var err error
 		if !ok {
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 			c, err = Start(ctx, Options{KRaft: true, Logf: t.Logf})
 			cancel()
 			sharedKRaft.private = err == nil
@@ -123,7 +151,7 @@ func Private(t testing.TB, opts Options) *Cluster {
 	if opts.Logf == nil {
 		opts.Logf = t.Logf
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	c, err := Start(ctx, opts)
 	if err != nil {

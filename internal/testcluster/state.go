@@ -14,19 +14,29 @@ import (
 // State describes a detached cluster (make cluster-up) so that another
 // process can stop it (make cluster-down).
 type State struct {
-	Dir        string   `json:"dir"`
-	KRaft      bool     `json:"kraft,omitempty"`
-	ZKConnect  string   `json:"zookeeper_connect"`
-	Brokers    []string `json:"kafka_brokers"`
-	ZKPID      int      `json:"zookeeper_pid"`
-	BrokerPIDs []int    `json:"broker_pids"`
+	// Dir holds the cluster's data and logs.
+	Dir string `json:"dir"`
+	// KRaft is set for a Kafka 4.x KRaft cluster.
+	KRaft bool `json:"kraft,omitempty"`
+	// ZKConnect is the ZooKeeper connect string, every server and the
+	// chroot.
+	ZKConnect string `json:"zookeeper_connect"`
+	// Brokers are the brokers' host:port, by id.
+	Brokers []string `json:"kafka_brokers"`
+	// ZKPIDs are the ZooKeeper servers' pids, by server index.
+	ZKPIDs []int `json:"zookeeper_pids"`
+	// ZKPID is the one ZooKeeper pid a state file written before
+	// ensembles holds; StopState stops it too.
+	ZKPID int `json:"zookeeper_pid,omitempty"`
+	// BrokerPIDs are the brokers' pids, by id.
+	BrokerPIDs []int `json:"broker_pids"`
 }
 
 // State returns what StopState needs to stop this cluster later.
 func (c *Cluster) State() State {
 	s := State{Dir: c.dir, KRaft: c.kraft, ZKConnect: c.ZKConnect(), Brokers: c.BrokerAddrs()}
-	if c.zk != nil {
-		s.ZKPID = c.zk.pid
+	for _, z := range c.zk {
+		s.ZKPIDs = append(s.ZKPIDs, z.pid)
 	}
 	for _, b := range c.brokers {
 		s.BrokerPIDs = append(s.BrokerPIDs, b.pid)
@@ -78,7 +88,8 @@ func StopState(s State) error {
 		return fmt.Errorf("testcluster: refusing to stop a cluster whose directory %q was not made by testcluster", s.Dir)
 	}
 	var errs []error
-	for _, pid := range append(append([]int(nil), s.BrokerPIDs...), s.ZKPID) {
+	pids := append(append(append([]int(nil), s.BrokerPIDs...), s.ZKPIDs...), s.ZKPID)
+	for _, pid := range pids {
 		if pid <= 0 || !pidAlive(pid) || !pidCmdlineContains(pid, "-Dzkconsumer.testcluster="+s.Dir) {
 			continue
 		}

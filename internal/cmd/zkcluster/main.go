@@ -1,17 +1,21 @@
 // Command zkcluster starts and stops the local test cluster: a real Apache
-// ZooKeeper and real Apache Kafka 3.9 brokers in ZooKeeper mode or, with
-// -kraft, Apache Kafka 4.x nodes in KRaft mode (no ZooKeeper), running as
-// JVMs from the jars testinfra/fetch-jars.sh resolves.
+// ZooKeeper ensemble and real Apache Kafka 3.9 brokers in ZooKeeper mode or,
+// with -kraft, Apache Kafka 4.x nodes in KRaft mode (no ZooKeeper), running
+// as JVMs from the jars testinfra/fetch-jars.sh resolves.
 //
-//	zkcluster [-state DIR] up [-brokers N]   start in the background, print the settings
-//	                                         (ZOOKEEPER_CONNECT, KAFKA_BROKERS)
+//	zkcluster [-state DIR] up [-brokers N] [-zookeepers Z]
+//	                                         start in the background, print the settings
+//	                                         (ZOOKEEPER_CONNECT listing every ZooKeeper
+//	                                         server, KAFKA_BROKERS); Z ZooKeeper servers,
+//	                                         default 3 (an ensemble), 1 for a single one
 //	zkcluster [-state DIR] up -kraft [-brokers N] [-controllers K]
 //	                                         the same for N Kafka 4 KRaft nodes, the first K
 //	                                         (default all) also controllers (KRAFT_BROKERS)
 //	zkcluster [-state DIR] down [-kraft]     stop it and remove its data
 //	zkcluster [-state DIR] env [-kraft]      print the settings of the running cluster
 //	zkcluster info                           describe the cluster named by ZOOKEEPER_CONNECT
-//	                                         and KAFKA_BROKERS: broker API level and the
+//	                                         and KAFKA_BROKERS: each ZooKeeper server's mode,
+//	                                         broker API level and the
 //	                                         broker ids registered in ZooKeeper; and the
 //	                                         KRaft cluster named by KRAFT_BROKERS, if set
 //
@@ -28,6 +32,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/zkconsumer/zkconsumer/internal/testcluster"
@@ -52,15 +57,16 @@ func run(args []string) error {
 	}
 	args = global.Args()
 	if len(args) == 0 {
-		return errors.New("usage: zkcluster [-state DIR] up [-kraft] [-brokers N] [-controllers K] | down | env | info")
+		return errors.New("usage: zkcluster [-state DIR] up [-kraft] [-brokers N] [-zookeepers Z] [-controllers K] | down | env | info")
 	}
 	stateSet := false
 	global.Visit(func(f *flag.Flag) { stateSet = stateSet || f.Name == "state" })
 	fl := flag.NewFlagSet(args[0], flag.ContinueOnError)
 	kraft := fl.Bool("kraft", false, "a Kafka 4 cluster in KRaft mode, without ZooKeeper")
-	var brokers, controllers *int
+	var brokers, controllers, zookeepers *int
 	if args[0] == "up" {
 		brokers = fl.Int("brokers", 1, "number of Kafka brokers (KRaft nodes)")
+		zookeepers = fl.Int("zookeepers", 3, "number of ZooKeeper servers: 3 or 5 for an ensemble, 1 for a single server (ignored with -kraft)")
 		controllers = fl.Int("controllers", 0, "with -kraft: how many nodes are also controllers (0: all)")
 	}
 	if err := fl.Parse(args[1:]); err != nil {
@@ -76,9 +82,13 @@ func run(args []string) error {
 		if s, err := testcluster.ReadState(stateFile); err == nil {
 			return fmt.Errorf("a cluster is already running (data in %s, state in %s); stop it first (make cluster-down, KRAFT=1 for a KRaft one)", s.Dir, *stateDir)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 		defer cancel()
-		c, err := testcluster.Start(ctx, testcluster.Options{Brokers: *brokers, KRaft: *kraft, Controllers: *controllers, Detach: true,
+		nzk := *zookeepers
+		if *kraft {
+			nzk = 0
+		}
+		c, err := testcluster.Start(ctx, testcluster.Options{Brokers: *brokers, KRaft: *kraft, Controllers: *controllers, ZooKeeperServers: nzk, Detach: true,
 			Logf: func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) }})
 		if err != nil {
 			return err
@@ -133,6 +143,15 @@ func info() error {
 		return fmt.Errorf("set %s and %s, or %s", testcluster.EnvZKConnect, testcluster.EnvBrokers, testcluster.EnvKRaftBrokers)
 	}
 	if ok {
+		var modes []string
+		for i, s := range c.ZKServers() {
+			mode, err := c.ZooKeeperServerMode(ctx, i)
+			if err != nil {
+				mode = err.Error()
+			}
+			modes = append(modes, s+" "+mode)
+		}
+		fmt.Printf("zkcluster: ZooKeeper servers: %s\n", strings.Join(modes, ", "))
 		fetch, err := c.BrokerVersion(ctx)
 		if err != nil {
 			return fmt.Errorf("ask broker %s for its API versions: %w", c.BrokerAddrs()[0], err)
