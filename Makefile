@@ -62,10 +62,11 @@ test-matrix:
 bench: jars
 	@scripts/bench.sh
 
-## chaos: fault-injection run (1M messages, 5 members, 110 faults, ~15 min); e.g. make chaos CHAOS_FLAGS='-seed 7 -messages 200000'
+## chaos: fault-injection runs on a 3-server ZooKeeper ensemble and 3 brokers, one per topology (ensemble, roundrobin, kafka), each 1M messages, 5 members, 105 faults, ~15 min; CHAOS_TOPOLOGY=kafka for one; e.g. make chaos CHAOS_TOPOLOGY=ensemble CHAOS_FLAGS='-seed 7 -keep -dir /tmp/chaos'
+CHAOS_TOPOLOGY ?= all
 chaos: jars
 	@$(GO) build -o bin/chaos ./internal/cmd/chaos
-	@bin/chaos $(CHAOS_FLAGS)
+	@bin/chaos -topology $(CHAOS_TOPOLOGY) $(CHAOS_FLAGS)
 
 fmt:
 	@gofmt -l -w .

@@ -89,11 +89,13 @@ func (c *Config) securityClient() (*secure.Client, error) {
 // leader finder's broker connections: sarama's defaults at the newest
 // protocol version (sarama negotiates down per request), with the security
 // settings applied unless sec is nil (for callers that set a dialer of
-// their own first and apply sec around it).
-func brokerSaramaConfig(sec *secure.Client, socketTimeout time.Duration) *sarama.Config {
+// their own first and apply sec around it). Connections go through dial
+// (WithDialer) when it is not nil.
+func brokerSaramaConfig(sec *secure.Client, socketTimeout time.Duration, dial Dialer) *sarama.Config {
 	sc := sarama.NewConfig()
 	sc.Version = sarama.V3_9_0_0
 	sc.Net.DialTimeout = socketTimeout
+	useDialer(sc, dial)
 	if sec != nil {
 		sec.Apply(sc)
 	}

@@ -39,6 +39,7 @@ type ConsumerConnector struct {
 	errs     chan error
 	closing  chan struct{}
 	listener RebalanceListener
+	dialer   Dialer // WithDialer, nil for direct connections
 
 	mu       sync.Mutex
 	created  bool
@@ -87,12 +88,14 @@ type streamKey struct {
 type Option func(*options)
 
 type options struct {
-	dialer   zk.Dialer
-	listener RebalanceListener
+	dialer    zk.Dialer
+	netDialer Dialer
+	listener  RebalanceListener
 }
 
 // WithZooKeeperDialer makes the ZooKeeper session connect through dial
-// (for example through a proxy or with custom socket options).
+// (for example through a proxy or with custom socket options). WithDialer
+// does the same for every connection of the connector.
 func WithZooKeeperDialer(dial zk.Dialer) Option { return func(o *options) { o.dialer = dial } }
 
 // WithRebalanceListener installs a listener that is told before ownership
@@ -115,6 +118,9 @@ func New(cfg Config, opts ...Option) (*ConsumerConnector, error) {
 	sec, err := cfg.securityClient()
 	if err != nil {
 		return nil, err
+	}
+	if o.dialer == nil && o.netDialer != nil {
+		o.dialer = zooKeeperDialer(o.netDialer)
 	}
 	zkDial, zkAuth, zkACL, err := cfg.zooKeeperSecurity(o.dialer)
 	if err != nil {
@@ -139,6 +145,7 @@ func New(cfg Config, opts ...Option) (*ConsumerConnector, error) {
 		errs:       make(chan error, 256),
 		closing:    make(chan struct{}),
 		listener:   o.listener,
+		dialer:     o.netDialer,
 		streams:    map[streamKey]*stream.Control{},
 		checkpoint: map[zkutil.TopicPartition]int64{},
 		carried:    map[zkutil.TopicPartition]carriedOffset{},
@@ -151,7 +158,7 @@ func New(cfg Config, opts ...Option) (*ConsumerConnector, error) {
 	}
 	var brokers fetcher.BrokerSource
 	if cfg.kafkaMode() {
-		kb := newKafkaBrokers(cfg, sec)
+		kb := newKafkaBrokers(cfg, sec, o.netDialer)
 		c.kafka = newKafkaGroup(c, kb, sec)
 		brokers = kb
 	} else {
@@ -192,7 +199,7 @@ func New(cfg Config, opts ...Option) (*ConsumerConnector, error) {
 		Logger:                   c.log,
 		OnError:                  c.report,
 		OnFetch:                  onFetch,
-		Sarama:                   brokerSaramaConfig(sec, cfg.SocketTimeout),
+		Sarama:                   brokerSaramaConfig(sec, cfg.SocketTimeout, o.netDialer),
 	}, brokers)
 	if err != nil {
 		_ = c.closeCoordination()
@@ -243,6 +250,7 @@ func (c *ConsumerConnector) newOffsetStore(brokers *zkBrokers, sec *secure.Clien
 			sc.Net.ReadTimeout = c.cfg.OffsetsChannelSocketTimeout
 			sc.Net.WriteTimeout = c.cfg.OffsetsChannelSocketTimeout
 			sc.Metadata.Full = false
+			useDialer(sc, c.dialer)
 			sec.Apply(sc)
 			cl, err := sarama.NewClient(addrs, sc)
 			return cl, sec.Explain(err)

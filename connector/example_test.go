@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"net"
 	"time"
 
 	"github.com/zkconsumer/zkconsumer/connector"
@@ -147,4 +148,23 @@ func ExampleRebalanceListenerFuncs() {
 		log.Fatal(err)
 	}
 	_ = c
+}
+
+// A member whose every connection, to ZooKeeper and to the brokers, goes
+// out from one local address with TCP keep-alives every 15 s. A SOCKS5
+// dialer (golang.org/x/net/proxy) or a test's fault-injecting dialer fits
+// the same option.
+func ExampleWithDialer() {
+	cfg := connector.DefaultConfig()
+	cfg.ZookeeperConnect = "zk1:2181,zk2:2181,zk3:2181/kafka"
+	cfg.GroupID = "orders-audit"
+	d := &net.Dialer{
+		LocalAddr: &net.TCPAddr{IP: net.ParseIP("10.0.0.7")},
+		KeepAlive: 15 * time.Second,
+	}
+	c, err := connector.New(cfg, connector.WithDialer(d))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Shutdown(context.Background())
 }

@@ -29,6 +29,7 @@ type kafkaBrokers struct {
 	timeout time.Duration  // dial, write and read
 	base    *sarama.Config // without security: ask applies it around its own dialer
 	sec     *secure.Client
+	dial    Dialer // WithDialer, nil for direct connections
 
 	mu   sync.Mutex
 	last []fetcher.BrokerInfo
@@ -37,10 +38,10 @@ type kafkaBrokers struct {
 
 var _ fetcher.BrokerSource = (*kafkaBrokers)(nil)
 
-func newKafkaBrokers(cfg Config, sec *secure.Client) *kafkaBrokers {
-	sc := brokerSaramaConfig(nil, cfg.SocketTimeout) // its version is lowered per connection to what the broker speaks
+func newKafkaBrokers(cfg Config, sec *secure.Client, dial Dialer) *kafkaBrokers {
+	sc := brokerSaramaConfig(nil, cfg.SocketTimeout, nil) // its version is lowered per connection to what the broker speaks
 	sc.ClientID = cfg.ClientID
-	return &kafkaBrokers{seeds: cfg.brokerList(), timeout: cfg.SocketTimeout, base: sc, sec: sec}
+	return &kafkaBrokers{seeds: cfg.brokerList(), timeout: cfg.SocketTimeout, base: sc, sec: sec, dial: dial}
 }
 
 // Brokers returns the live brokers, reading them again when the list is
@@ -88,6 +89,9 @@ func (b *kafkaBrokers) ask(ctx context.Context, addr string) ([]fetcher.BrokerIn
 	// Closing the connection is the only way to end a request sarama is
 	// blocked in.
 	d := abortdial.New(b.timeout, 0, context.Canceled)
+	if b.dial != nil {
+		d = abortdial.Through(saramaDialer{d: b.dial, timeout: b.timeout}, context.Canceled)
+	}
 	conf.Net.Proxy.Enable, conf.Net.Proxy.Dialer = true, d
 	b.sec.Apply(&conf) // TLS and SASL around the aborting dialer
 	stop := context.AfterFunc(ctx, d.Abort)

@@ -75,7 +75,7 @@ func (k *kafkaGroup) join(ctx context.Context, sub rebalance.Subscription) error
 		RetryBackoff:          max(cfg.RefreshLeaderBackoff, time.Millisecond), // zero would mean its default
 		RequestTimeout:        cfg.SocketTimeout,
 		ClientID:              cfg.ClientID,
-		Sarama:                brokerSaramaConfig(nil, cfg.SocketTimeout),
+		Sarama:                brokerSaramaConfig(nil, cfg.SocketTimeout, k.c.dialer),
 		Secure:                k.sec.Apply,
 		Logger:                k.c.baseLog.With("consumer", k.c.id),
 	}

@@ -12,6 +12,7 @@ import (
 // concurrent use.
 type Dialer struct {
 	net     net.Dialer
+	inner   Inner // nil: d.net
 	aborted error
 
 	mu    sync.Mutex
@@ -25,6 +26,19 @@ func New(timeout, keepAlive time.Duration, abortedErr error) *Dialer {
 	return &Dialer{net: net.Dialer{Timeout: timeout, KeepAlive: keepAlive}, aborted: abortedErr, conns: map[net.Conn]struct{}{}}
 }
 
+// Inner is a dialer that Through opens connections with: sarama's proxy
+// dialer (golang.org/x/net/proxy.Dialer).
+type Inner interface {
+	Dial(network, addr string) (net.Conn, error)
+}
+
+// Through returns a Dialer that opens its connections with inner (which
+// applies its own timeout), such as the application's dialer of a
+// connector built WithDialer. Dials after Abort fail with abortedErr.
+func Through(inner Inner, abortedErr error) *Dialer {
+	return &Dialer{inner: inner, aborted: abortedErr, conns: map[net.Conn]struct{}{}}
+}
+
 // Dial opens a connection to addr, unless the Dialer was aborted.
 func (d *Dialer) Dial(network, addr string) (net.Conn, error) {
 	d.mu.Lock()
@@ -33,7 +47,13 @@ func (d *Dialer) Dial(network, addr string) (net.Conn, error) {
 		return nil, d.aborted
 	}
 	d.mu.Unlock()
-	c, err := d.net.Dial(network, addr)
+	var c net.Conn
+	var err error
+	if d.inner != nil {
+		c, err = d.inner.Dial(network, addr)
+	} else {
+		c, err = d.net.Dial(network, addr)
+	}
 	if err != nil {
 		return nil, err
 	}

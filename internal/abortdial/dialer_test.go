@@ -65,3 +65,50 @@ func TestAbortClosesOpenConnectionsAndRefusesNewOnes(t *testing.T) {
 		_ = c.Close()
 	}
 }
+
+// countingInner is an Inner that counts its dials.
+type countingInner struct {
+	dials int
+}
+
+func (c *countingInner) Dial(network, addr string) (net.Conn, error) {
+	c.dials++
+	return net.DialTimeout(network, addr, time.Second)
+}
+
+// TestThroughDialsWithInnerAndAborts: a Dialer made by Through opens its
+// connections with the inner dialer, and Abort still ends them.
+func TestThroughDialsWithInnerAndAborts(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	inner := &countingInner{}
+	d := Through(inner, errTest)
+	c, err := d.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err)
+	require.Equal(t, 1, inner.dials)
+	read := make(chan error, 1)
+	go func() {
+		_, err := c.Read(make([]byte, 1))
+		read <- err
+	}()
+	d.Abort()
+	select {
+	case err := <-read:
+		require.Error(t, err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("Abort did not end the blocked read")
+	}
+	_, err = d.Dial("tcp", ln.Addr().String())
+	require.ErrorIs(t, err, errTest)
+	require.Equal(t, 1, inner.dials, "no dial after Abort")
+}

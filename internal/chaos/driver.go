@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/IBM/sarama"
+
 	"github.com/zkconsumer/zkconsumer/internal/testcluster"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
@@ -37,7 +39,18 @@ const topicPrefix = "chaos"
 // RunInfo is what the driver knows about a run besides the member logs; it
 // is saved as run.json.
 type RunInfo struct {
-	CommandLine    string         `json:"command_line"`
+	CommandLine string `json:"command_line"`
+	// Topology and its settings: ZooKeeper servers, how members are
+	// coordinated ("zookeeper" or "kafka"), where they commit
+	// ("zookeeper" or "kafka"), their assignor, and the ZooKeeper chroot.
+	Topology         Topology `json:"topology"`
+	ZooKeeperServers int      `json:"zookeeper_servers"`
+	Coordination     string   `json:"coordination"`
+	OffsetsStorage   string   `json:"offsets_storage"`
+	Assignment       string   `json:"assignment"`
+	StaticMembers    bool     `json:"static_members,omitempty"`
+	Chroot           string   `json:"chroot"`
+
 	Seed           int64          `json:"seed"`
 	Messages       int            `json:"messages"`
 	MessageSize    int            `json:"message_size"`
@@ -47,7 +60,6 @@ type RunInfo struct {
 	Duration       time.Duration  `json:"duration"`
 	SessionTimeout time.Duration  `json:"session_timeout"`
 	CommitInterval time.Duration  `json:"commit_interval"`
-	CommitSlack    time.Duration  `json:"commit_slack"`
 	Group          string         `json:"group"`
 	MainTopic      string         `json:"main_topic"`
 	Whitelist      string         `json:"whitelist"`
@@ -117,7 +129,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := os.MkdirAll(filepath.Join(dir, "members"), 0o755); err != nil {
 		return nil, err
 	}
-	log.Info("chaos run", "dir", dir, "seed", cfg.Seed, "messages", cfg.Messages, "members", cfg.Members, "faults", cfg.Faults, "duration", cfg.Duration)
+	log.Info("chaos run", "topology", cfg.Topology, "dir", dir, "seed", cfg.Seed, "messages", cfg.Messages, "members", cfg.Members, "faults", cfg.Faults, "duration", cfg.Duration)
 	d := &driver{cfg: cfg, log: log, dir: dir}
 	if err := d.run(ctx); err != nil {
 		return nil, fmt.Errorf("%w (logs in %s)", err, dir)
@@ -152,10 +164,17 @@ type driver struct {
 func (d *driver) run(ctx context.Context) (err error) {
 	cfg := d.cfg
 	main := topicPrefix + ".main"
+	coordination := "zookeeper"
+	if cfg.Topology.kafkaMode() {
+		coordination = "kafka"
+	}
 	d.info = RunInfo{
-		CommandLine: cfg.CommandLine, Seed: cfg.Seed, Messages: cfg.Messages, MessageSize: cfg.MessageSize,
+		CommandLine: cfg.CommandLine, Topology: cfg.Topology, ZooKeeperServers: cfg.ZooKeeperServers,
+		Coordination: coordination, OffsetsStorage: cfg.Topology.offsetsStorage(), Assignment: cfg.Topology.assignment(),
+		StaticMembers: cfg.Topology.static(), Chroot: testcluster.DefaultChroot,
+		Seed: cfg.Seed, Messages: cfg.Messages, MessageSize: cfg.MessageSize,
 		Members: cfg.Members, Streams: cfg.Streams, FaultsPlanned: cfg.Faults, Duration: cfg.Duration,
-		SessionTimeout: cfg.SessionTimeout, CommitInterval: cfg.CommitInterval, CommitSlack: cfg.CommitSlack,
+		SessionTimeout: cfg.SessionTimeout, CommitInterval: cfg.CommitInterval,
 		Group: "chaos-group", MainTopic: main, Whitelist: regexp.QuoteMeta(topicPrefix+".") + ".*",
 		Machine: thisMachine(), Schedule: NewSchedule(cfg), Start: time.Now().UnixNano(),
 	}
@@ -168,20 +187,49 @@ func (d *driver) run(ctx context.Context) (err error) {
 	defer d.faults.Close()
 
 	cluster, err := testcluster.Start(ctx, testcluster.Options{
-		Brokers: brokers,
-		Dir:     filepath.Join(d.dir, "cluster"),
+		Brokers:          brokers,
+		ZooKeeperServers: cfg.ZooKeeperServers,
+		Dir:              filepath.Join(d.dir, "cluster"),
 		BrokerProperties: map[string]string{
 			"min.insync.replicas":     "2",
 			"replica.lag.time.max.ms": "10000",
+			// One segment of __consumer_offsets for the whole run: the
+			// log cleaner never compacts an active segment, so every
+			// commit stays readable (readKafkaCommits checks it).
+			"offsets.topic.segment.bytes": "1073741824",
 		},
 		Logf: func(format string, args ...any) { d.log.Info(fmt.Sprintf(format, args...)) },
 	})
 	if err != nil {
 		return fmt.Errorf("chaos: start cluster: %w", err)
 	}
-	defer func() { err = errors.Join(err, stopCluster(cluster)) }()
-	if err := cluster.CreateTopic(ctx, main, int32(cfg.Partitions), brokers); err != nil {
+	clusterStopped := false
+	defer func() {
+		if !clusterStopped {
+			err = errors.Join(err, stopCluster(cluster, nil))
+		}
+	}()
+	// A fresh cluster on a busy machine may refuse admin requests for a
+	// few seconds.
+	if err := retry(ctx, time.Minute, func(ctx context.Context) error {
+		return cluster.CreateTopic(ctx, main, int32(cfg.Partitions), brokers)
+	}); err != nil {
 		return err
+	}
+	nets, err := newMemberNets(cluster, cfg.Members, !cfg.Topology.kafkaMode())
+	if err != nil {
+		return err
+	}
+	defer nets.close()
+	var observer *zkutil.Session
+	if !cfg.Topology.kafkaMode() {
+		dctx, cancel := context.WithTimeout(ctx, time.Minute)
+		observer, err = zkutil.Dial(dctx, zkutil.SessionConfig{Connect: cluster.ZKConnect(), SessionTimeout: 30 * time.Second})
+		cancel()
+		if err != nil {
+			return fmt.Errorf("chaos: the driver's ZooKeeper session: %w", err)
+		}
+		defer observer.Close()
 	}
 	prod, err := newProducer(cluster.BrokerAddrs(), filepath.Join(d.dir, ackedFile), cfg.MessageSize, d.log)
 	if err != nil {
@@ -198,16 +246,17 @@ func (d *driver) run(ctx context.Context) (err error) {
 	}
 
 	trk := newTracker(d.log)
-	members := newMemberSet(d.dir, cfg.MemberCommand, cfg.Members, d.memberSpec(cluster.ZKConnect()), d.log)
+	members := newMemberSet(d.dir, cfg.MemberCommand, cfg.Members, d.memberSpec(cluster, nets), d.log)
 	defer members.killRemaining()
-	in := &injector{cfg: cfg, cluster: cluster, members: members, tracker: trk, producer: prod, log: d.log,
+	in := &injector{cfg: cfg, cluster: cluster, members: members, tracker: trk, producer: prod, net: nets,
+		observer: observer, group: d.info.Group, log: d.log,
 		prefix: topicPrefix, topics: []topicInfo{{Name: main, Partitions: cfg.Partitions}}}
 	for slot := range cfg.Members {
 		if err := in.startMember(slot); err != nil {
 			return err
 		}
 	}
-	check := d.checkOwners(ctx, cluster, members, trk)
+	check := d.checkOwners(ctx, in)
 	d.info.Settled = check.Converged
 	if !check.Converged {
 		d.log.Warn("the group did not settle before the faults", "mismatches", check.Mismatches)
@@ -219,11 +268,6 @@ func (d *driver) run(ctx context.Context) (err error) {
 	var wg sync.WaitGroup
 	defer func() { stopBG(); wg.Wait() }()
 	wg.Go(func() { d.follow(bg, trk) })
-	if stop, err := d.watchOffsets(bg, cluster, in.topicList); err != nil {
-		d.log.Warn("not watching committed offsets", "err", err)
-	} else {
-		defer stop()
-	}
 	wg.Go(func() { d.supervise(bg, in) })
 	start := time.Now()
 	end := &phaseEnd{t: start.Add(cfg.Duration)}
@@ -261,7 +305,7 @@ func (d *driver) run(ctx context.Context) (err error) {
 		}
 	}
 	d.drain(ctx, trk, prod.ackedOffsets())
-	check = d.checkOwners(ctx, cluster, members, trk)
+	check = d.checkOwners(ctx, in)
 	if err := writeJSON(filepath.Join(d.dir, ownersFile), check); err != nil {
 		return err
 	}
@@ -273,7 +317,11 @@ func (d *driver) run(ctx context.Context) (err error) {
 	if err := writeJSONLines(filepath.Join(d.dir, incarnationsFile), members.incarnations()); err != nil {
 		return err
 	}
-	return d.saveInfo()
+	if err := d.saveInfo(); err != nil {
+		return err
+	}
+	clusterStopped = true
+	return d.observeCommits(ctx, cluster, observer)
 }
 
 // injectFaults runs the schedule, one fault at a time: each at its planned
@@ -322,13 +370,23 @@ func (e *phaseEnd) extend(t time.Time) {
 }
 
 // memberSpec returns the task of incarnation inc of slot.
-func (d *driver) memberSpec(zkConnect string) func(slot, inc int) MemberSpec {
+func (d *driver) memberSpec(cluster *testcluster.Cluster, nets *memberNets) func(slot, inc int) MemberSpec {
 	return func(slot, inc int) MemberSpec {
 		s := MemberSpec{
-			Slot: slot, Inc: inc, ZKConnect: zkConnect, Group: d.info.Group, Streams: d.cfg.Streams,
+			Slot: slot, Inc: inc, Group: d.info.Group, Streams: d.cfg.Streams,
+			Coordination: d.info.Coordination, OffsetsStorage: d.info.OffsetsStorage, Assignment: d.info.Assignment,
 			SessionTimeout: d.cfg.SessionTimeout, CommitInterval: d.cfg.CommitInterval,
+			BrokerRoutes: nets.brokerRoutes(slot),
 		}
-		if wildcard(slot) {
+		if d.cfg.Topology.kafkaMode() {
+			s.Bootstrap = strings.Join(cluster.BrokerAddrs(), ",")
+		} else {
+			s.ZKConnect = nets.zkConnect(slot)
+		}
+		if d.cfg.Topology.static() {
+			s.InstanceID = fmt.Sprintf("chaos-%d", slot)
+		}
+		if d.cfg.Topology.wildcard(slot) {
 			s.Whitelist = d.info.Whitelist
 		} else {
 			s.Topic = d.info.MainTopic
@@ -337,56 +395,28 @@ func (d *driver) memberSpec(zkConnect string) func(slot, inc int) MemberSpec {
 	}
 }
 
-// watchOffsets records the committed offsets as they change until ctx
-// ends or stop is called; stop waits for the watcher and releases its
-// session.
-func (d *driver) watchOffsets(ctx context.Context, cluster *testcluster.Cluster, topics func() []topicInfo) (stop func(), err error) {
-	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	zk, err := zkutil.Dial(dctx, zkutil.SessionConfig{Connect: cluster.ZKConnect(), SessionTimeout: 30 * time.Second})
-	if err != nil {
-		return nil, err
-	}
-	f, err := os.Create(filepath.Join(d.dir, offsetsFile))
-	if err != nil {
-		zk.Close()
-		return nil, err
-	}
-	w := &offsetWatcher{zk: zk, group: d.info.Group, topics: topics, out: f, seen: map[topicPartition]int32{}}
-	wctx, cancelWatch := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		w.run(wctx)
-	}()
-	return func() {
-		cancelWatch()
-		<-done
-		f.Close()
-		zk.Close()
-	}, nil
-}
-
-// checkOwners waits for the group to agree with the assignor.
-func (d *driver) checkOwners(ctx context.Context, cluster *testcluster.Cluster, members *memberSet, trk *tracker) OwnersCheck {
+// checkOwners waits for the group to agree with the assignor (ZooKeeper
+// mode) or for the running members' assignments to cover every partition
+// exactly once (Kafka mode).
+func (d *driver) checkOwners(ctx context.Context, in *injector) OwnersCheck {
 	sctx, cancel := context.WithTimeout(ctx, d.cfg.SettleTimeout+30*time.Second)
 	defer cancel()
-	zk, err := zkutil.Dial(sctx, zkutil.SessionConfig{Connect: cluster.ZKConnect(), SessionTimeout: 30 * time.Second})
-	if err != nil {
-		return OwnersCheck{Err: err.Error(), Mismatches: []string{"cannot connect to ZooKeeper: " + err.Error()}}
-	}
-	defer zk.Close()
 	live := func() map[string]string {
-		trk.poll()
+		in.tracker.poll()
 		out := map[string]string{}
-		for _, p := range members.running() {
-			out[p.Key()] = trk.consumerID(p.Key())
+		for _, p := range in.members.running() {
+			out[p.Key()] = in.tracker.consumerID(p.Key())
 		}
 		return out
 	}
 	start := time.Now()
 	for {
-		check := readOwners(sctx, zk, d.info.Group, live())
+		var check OwnersCheck
+		if in.observer != nil {
+			check = readOwners(sctx, in.observer, d.info.Group, d.info.Assignment, live())
+		} else {
+			check = kafkaOwners(in.tracker, live(), in.topicList(), d.cfg.Topology, in.members.running())
+		}
 		check.WaitedMs = time.Since(start).Milliseconds()
 		if check.Converged || time.Since(start) > d.cfg.SettleTimeout || sctx.Err() != nil {
 			d.log.Info("group owners checked", "converged", check.Converged, "waited", time.Since(start).Round(time.Millisecond))
@@ -394,6 +424,103 @@ func (d *driver) checkOwners(ctx context.Context, cluster *testcluster.Cluster, 
 		}
 		sleep(sctx, 500*time.Millisecond)
 	}
+}
+
+// observeCommits reads the final committed offsets from the store, then
+// every commit the store applied during the run (ZooKeeper: the servers'
+// transaction logs, read once the cluster is stopped; Kafka:
+// __consumer_offsets, read before), stops the cluster and saves both.
+func (d *driver) observeCommits(ctx context.Context, cluster *testcluster.Cluster, observer *zkutil.Session) error {
+	octx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	var final map[string]int64
+	finalErr := retry(octx, time.Minute, func(ctx context.Context) error {
+		var err error
+		final, err = d.finalOffsets(ctx, cluster, observer)
+		return err
+	})
+	var commits []CommitRecord
+	var obs CommitObservation
+	var err error
+	if d.info.OffsetsStorage == storeKafka {
+		commits, obs, err = readKafkaCommits(octx, cluster.BrokerAddrs(), d.info.Group, testcluster.SaramaConfig())
+		err = errors.Join(err, stopCluster(cluster, nil))
+	} else {
+		err = stopCluster(cluster, func() error {
+			dirs, gerr := filepath.Glob(filepath.Join(cluster.Dir(), "zookeeper*", "data", "version-2"))
+			if gerr != nil {
+				return gerr
+			}
+			var rerr error
+			commits, obs, rerr = readZKCommits(dirs, d.info.Chroot, d.info.Group)
+			return rerr
+		})
+	}
+	if err != nil {
+		return fmt.Errorf("chaos: observe the committed offsets: %w", err)
+	}
+	obs.Final = final
+	if finalErr != nil {
+		obs.Problems = append(obs.Problems, "final committed offsets unreadable: "+finalErr.Error())
+	} else {
+		obs.checkFinal(commits)
+	}
+	d.log.Info("committed offsets observed", "store", obs.Store, "entries", obs.Entries, "commits", obs.Commits, "problems", len(obs.Problems))
+	return saveCommits(d.dir, commits, obs)
+}
+
+// finalOffsets reads the group's committed offsets at the end of the run,
+// with a Kafka client of its own.
+func (d *driver) finalOffsets(ctx context.Context, cluster *testcluster.Cluster, observer *zkutil.Session) (map[string]int64, error) {
+	out := map[string]int64{}
+	if d.info.OffsetsStorage == storeZooKeeper {
+		topics, err := observer.Children(ctx, zkutil.OffsetsPath(d.info.Group))
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range topics {
+			parts, err := observer.Children(ctx, zkutil.OffsetsTopicPath(d.info.Group, t))
+			if err != nil {
+				return nil, err
+			}
+			for _, p := range parts {
+				path := zkutil.OffsetsTopicPath(d.info.Group, t) + "/" + p
+				data, _, err := observer.Get(ctx, path)
+				if err != nil {
+					return nil, err
+				}
+				off, err := zkutil.DecodeOffset(path, data)
+				if err != nil {
+					return nil, err
+				}
+				out[t+"-"+p] = off
+			}
+		}
+		return out, nil
+	}
+	ca, err := sarama.NewClusterAdmin(cluster.BrokerAddrs(), testcluster.SaramaConfig())
+	if err != nil {
+		return nil, err
+	}
+	defer ca.Close()
+	resp, err := ca.ListConsumerGroupOffsets(d.info.Group, nil)
+	if err != nil {
+		return nil, err
+	}
+	if resp.Err != sarama.ErrNoError {
+		return nil, resp.Err
+	}
+	for t, parts := range resp.Blocks {
+		for p, b := range parts {
+			if b.Err != sarama.ErrNoError {
+				return nil, fmt.Errorf("%s-%d: %w", t, p, b.Err)
+			}
+			if b.Offset >= 0 {
+				out[topicPartition{t, p}.String()] = b.Offset
+			}
+		}
+	}
+	return out, nil
 }
 
 // drain waits until every acknowledged message has been delivered.
@@ -476,10 +603,13 @@ func (d *driver) logFault(rec FaultRecord) error {
 
 func (d *driver) saveInfo() error { return writeJSON(filepath.Join(d.dir, runFile), d.info) }
 
-// stopCluster stops every JVM and removes the cluster's data, keeping its
-// logs.
-func stopCluster(c *testcluster.Cluster) error {
+// stopCluster stops every JVM, runs read (if not nil) and removes the
+// cluster's data, keeping its logs.
+func stopCluster(c *testcluster.Cluster, read func() error) error {
 	err := c.Stop()
+	if read != nil {
+		err = errors.Join(err, read())
+	}
 	dirs, _ := filepath.Glob(filepath.Join(c.Dir(), "*", "data"))
 	for _, dir := range dirs {
 		err = errors.Join(err, os.RemoveAll(dir))

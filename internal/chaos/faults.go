@@ -14,31 +14,65 @@ import (
 	"time"
 
 	"github.com/zkconsumer/zkconsumer/internal/testcluster"
+	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
 // FaultRecord is a fault as it happened.
 type FaultRecord struct {
 	PlannedFault
 	// Start and End bound the fault in Unix nanoseconds. For MemberStop
-	// they are the freeze: from just after SIGSTOP to just before SIGCONT.
-	// For MemberKill, Start is the kill and End the restart.
+	// and OverlapStopTwo they are the freeze: from just after SIGSTOP to
+	// just before SIGCONT. For MemberKill, Start is the kill and End the
+	// restart; for a member cut, the cut.
 	Start int64 `json:"start"`
 	End   int64 `json:"end"`
-	// Inc is the incarnation of the target member the fault hit.
-	Inc int `json:"inc,omitempty"`
-	// Detail says what exactly was done (partitions moved, topic made).
+	// Inc and Inc2 are the incarnations of the target members (Member,
+	// Member2) the fault hit.
+	Inc  int `json:"inc,omitempty"`
+	Inc2 int `json:"inc2,omitempty"`
+	// KillAt is when Inc was killed with SIGKILL (MemberKill, and
+	// StaticReplace with a kill), 0 otherwise.
+	KillAt int64 `json:"kill_at,omitempty"`
+	// StoreCut lists the incarnations ("m<slot>.<inc>", or "*" for every
+	// member) that the fault kept from their offset store (ZooKeeper, or
+	// the group's coordinator for offsets in Kafka).
+	StoreCut []string `json:"store_cut,omitempty"`
+	// Detail says what exactly was done (servers, partitions, brokers).
 	Detail string `json:"detail,omitempty"`
 	// Err is set when the fault could not be carried out as planned.
 	Err string `json:"err,omitempty"`
 }
 
-// TargetKey names the member incarnation a member fault hit.
-func (r FaultRecord) TargetKey() string {
+// TargetKeys names the member incarnations the fault targeted.
+func (r FaultRecord) TargetKeys() []string {
 	if !r.Kind.memberFault() || r.Inc == 0 {
+		return nil
+	}
+	keys := []string{incKey(r.Member, r.Inc)}
+	if r.Kind == OverlapStopTwo && r.Inc2 != 0 {
+		keys = append(keys, incKey(r.Member2, r.Inc2))
+	}
+	return keys
+}
+
+// FrozenKeys names the incarnations the fault froze with SIGSTOP from
+// Start to End.
+func (r FaultRecord) FrozenKeys() []string {
+	if r.Kind == MemberStop || r.Kind == OverlapStopTwo {
+		return r.TargetKeys()
+	}
+	return nil
+}
+
+// KilledKey names the incarnation killed with SIGKILL at KillAt, if any.
+func (r FaultRecord) KilledKey() string {
+	if r.KillAt == 0 || r.Inc == 0 {
 		return ""
 	}
-	return fmt.Sprintf("m%d.%d", r.Member, r.Inc)
+	return incKey(r.Member, r.Inc)
 }
+
+func incKey(slot, inc int) string { return fmt.Sprintf("m%d.%d", slot, inc) }
 
 // topicInfo is a topic of the run and its current partition count.
 type topicInfo struct {
@@ -53,6 +87,9 @@ type injector struct {
 	members  *memberSet
 	tracker  *tracker
 	producer *producer
+	net      *memberNets
+	observer *zkutil.Session // the driver's own ZooKeeper session; nil in Kafka mode
+	group    string
 	log      *slog.Logger
 	prefix   string // topic name prefix
 
@@ -68,7 +105,7 @@ func (in *injector) topicList() []topicInfo {
 
 // startMember starts a new incarnation of slot and follows its log.
 func (in *injector) startMember(slot int) error {
-	p, err := in.members.start(slot)
+	p, err := in.members.start(slot, false)
 	if err != nil {
 		return err
 	}
@@ -84,26 +121,21 @@ func (in *injector) run(ctx context.Context, f PlannedFault) FaultRecord {
 	switch f.Kind {
 	case MemberKill, MemberLeave:
 		err = in.memberRestart(ctx, f, &rec)
-	case MemberStop:
+	case MemberStop, OverlapStopTwo:
 		err = in.memberStop(ctx, f, &rec)
-	case ZKPauseShort, ZKPauseLong:
-		err = in.pause(ctx, f.Hold, in.cluster.PauseZooKeeper, in.cluster.ResumeZooKeeper)
-	case ZKRestart:
-		err = in.restart(ctx, f.Hold, in.cluster.KillZooKeeper, in.cluster.RestartZooKeeper)
-	case BrokerKill:
-		err = in.restart(ctx, f.Hold,
-			func() error { return in.cluster.KillBroker(f.Broker) },
-			func(ctx context.Context) error {
-				attempts, err := in.restartBroker(ctx, f.Broker)
-				if attempts > 1 {
-					rec.Detail = fmt.Sprintf("restarted at attempt %d", attempts)
-				}
-				return err
-			})
-	case BrokerPause:
-		err = in.pause(ctx, f.Hold,
-			func() error { return in.cluster.PauseBroker(f.Broker) },
-			func() error { return in.cluster.ResumeBroker(f.Broker) })
+	case StaticReplace:
+		err = in.staticReplace(ctx, f, &rec)
+	case MemberZKCutShort, MemberZKCutLong, MemberZKCutExpiry, MemberBrokerCutShort, MemberBrokerCutLong:
+		err = in.memberCut(ctx, f, &rec)
+	case OverlapZKCutLeaderRestart:
+		err = in.cutDuringLeaderRestart(ctx, f, &rec)
+	case ZKPauseShort, ZKPauseLong, ZKRestart, ZKLeaderRestart, ZKFollowerRestart,
+		ZKPauseConnected, ZKQuorumLoss, ZKFollowerIsolate:
+		err = in.zooKeeperFault(ctx, f, &rec)
+	case BrokerKill, BrokerPause, CoordinatorKill, CoordinatorPause:
+		err = in.brokerFault(ctx, f, &rec)
+	case OverlapBrokerPauseRebalance:
+		err = in.brokerPauseDuringRebalance(ctx, f, &rec)
 	case LeaderMove:
 		rec.Detail, err = in.moveLeaders(ctx, f)
 	case AddPartitions:
@@ -123,6 +155,11 @@ func (in *injector) run(ctx context.Context, f PlannedFault) FaultRecord {
 	return rec
 }
 
+// storeIsZooKeeper reports whether the members commit to ZooKeeper.
+func (in *injector) storeIsZooKeeper() bool {
+	return in.cfg.Topology.offsetsStorage() == storeZooKeeper
+}
+
 // memberRestart kills (SIGKILL) or interrupts (SIGINT) a member, waits for
 // it to exit, and starts a new incarnation after f.Hold.
 func (in *injector) memberRestart(ctx context.Context, f PlannedFault, rec *FaultRecord) error {
@@ -131,10 +168,13 @@ func (in *injector) memberRestart(ctx context.Context, f PlannedFault, rec *Faul
 		sig, ending, wait = syscall.SIGINT, "leave", in.cfg.ExitTimeout
 	}
 	rec.Start = time.Now().UnixNano()
-	p, err := in.members.signal(f.Member, sig, ending, f.ID)
+	p, err := in.members.signal(in.members.get(f.Member), sig, ending, f.ID)
 	var errs []error
 	if err != nil {
 		errs = append(errs, err)
+	}
+	if sig == syscall.SIGKILL {
+		rec.KillAt = rec.Start
 	}
 	if p != nil {
 		rec.Inc = p.Inc
@@ -153,19 +193,72 @@ func (in *injector) memberRestart(ctx context.Context, f PlannedFault, rec *Faul
 	return errors.Join(errs...)
 }
 
-// memberStop freezes a member for f.Hold. The recorded window is the
-// freeze: it starts once SIGSTOP is sent and ends before SIGCONT is.
+// memberStop freezes a member (two for OverlapStopTwo) for f.Hold. The
+// recorded window is the freeze: it starts once SIGSTOP is sent to every
+// target and ends before SIGCONT is.
 func (in *injector) memberStop(ctx context.Context, f PlannedFault, rec *FaultRecord) error {
-	p, err := in.members.signal(f.Member, syscall.SIGSTOP, "", f.ID)
+	slots := []int{f.Member}
+	if f.Kind == OverlapStopTwo {
+		slots = append(slots, f.Member2)
+	}
+	var stopped []*process
+	var errs []error
+	for i, slot := range slots {
+		p, err := in.members.signal(in.members.get(slot), syscall.SIGSTOP, "", f.ID)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		stopped = append(stopped, p)
+		if i == 0 {
+			rec.Inc = p.Inc
+		} else {
+			rec.Inc2 = p.Inc
+		}
+	}
+	rec.Start = time.Now().UnixNano()
+	sleep(ctx, f.Hold)
+	rec.End = time.Now().UnixNano()
+	for _, p := range stopped {
+		if err := syscall.Kill(p.PID, syscall.SIGCONT); err != nil && !errors.Is(err, syscall.ESRCH) {
+			errs = append(errs, fmt.Errorf("SIGCONT to member %s: %w", p.Key(), err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// staticReplace starts a second process for f.Member's slot, with the same
+// group.instance.id, while the first still runs; after f.Hold the first
+// is killed (even Pick) or interrupted (odd Pick).
+func (in *injector) staticReplace(ctx context.Context, f PlannedFault, rec *FaultRecord) error {
+	old := in.members.get(f.Member)
+	if old == nil || old.ended() {
+		return fmt.Errorf("member slot %d is not running", f.Member)
+	}
+	rec.Inc = old.Inc
+	p, err := in.members.start(f.Member, true)
 	if err != nil {
 		return err
 	}
-	rec.Start = time.Now().UnixNano()
-	rec.Inc = p.Inc
+	in.tracker.follow(p.Key(), filepath.Join(in.members.dir, p.Log))
 	sleep(ctx, f.Hold)
-	rec.End = time.Now().UnixNano()
-	if err := syscall.Kill(p.PID, syscall.SIGCONT); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("SIGCONT to member %s: %w", p.Key(), err)
+	sig, ending, wait := syscall.SIGKILL, "kill", 30*time.Second
+	if f.Pick%2 == 1 {
+		sig, ending, wait = syscall.SIGINT, "leave", in.cfg.ExitTimeout
+	}
+	rec.Detail = fmt.Sprintf("%s replaced by %s, then %s", old.Key(), p.Key(), sig)
+	at := time.Now().UnixNano()
+	if _, err := in.members.signal(old, sig, ending, f.ID); err != nil {
+		return err
+	}
+	if sig == syscall.SIGKILL {
+		rec.KillAt = at
+	}
+	select {
+	case <-old.done:
+	case <-time.After(wait):
+		in.members.killRemainingOf(old)
+		return fmt.Errorf("member %s did not exit within %v of %v", old.Key(), wait, sig)
 	}
 	return nil
 }

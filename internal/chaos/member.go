@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"runtime"
@@ -36,10 +37,23 @@ const (
 
 // MemberSpec is the task of one member process.
 type MemberSpec struct {
-	Slot      int    `json:"slot"`
-	Inc       int    `json:"inc"`
-	ZKConnect string `json:"zk"`
+	Slot int `json:"slot"`
+	Inc  int `json:"inc"`
+	// ZKConnect is zookeeper.connect (the slot's proxies); empty in Kafka
+	// mode, where Bootstrap is bootstrap.servers.
+	ZKConnect string `json:"zk,omitempty"`
+	Bootstrap string `json:"bootstrap,omitempty"`
 	Group     string `json:"group"`
+	// Coordination is zkconsumer.group.coordination, OffsetsStorage
+	// offsets.storage and Assignment partition.assignment.strategy;
+	// InstanceID, if set, is group.instance.id (Kafka mode).
+	Coordination   string `json:"coordination"`
+	OffsetsStorage string `json:"offsets_storage"`
+	Assignment     string `json:"assignment"`
+	InstanceID     string `json:"instance_id,omitempty"`
+	// BrokerRoutes maps each broker's address to the slot's proxy of it;
+	// the member dials every broker connection through it.
+	BrokerRoutes map[string]string `json:"broker_routes,omitempty"`
 	// Topic is the topic of a static subscription; Whitelist, if set,
 	// makes the member a wildcard member instead.
 	Topic          string        `json:"topic,omitempty"`
@@ -114,12 +128,26 @@ func (m *member) recoverPanic(where string) {
 
 func (m *member) config() connector.Config {
 	cfg := connector.DefaultConfig()
-	cfg.ZookeeperConnect = m.spec.ZKConnect
 	cfg.GroupID = m.spec.Group
 	cfg.AutoCommitEnable = true
 	cfg.AutoCommitInterval = m.spec.CommitInterval
-	cfg.ZookeeperSessionTimeout = m.spec.SessionTimeout
 	cfg.AutoOffsetReset = connector.AutoOffsetResetSmallest
+	cfg.PartitionAssignmentStrategy = m.spec.Assignment
+	if m.spec.Coordination == connector.CoordinationKafka {
+		cfg.GroupCoordination = connector.CoordinationKafka
+		cfg.BootstrapServers = m.spec.Bootstrap
+		cfg.SessionTimeout = m.spec.SessionTimeout
+		cfg.HeartbeatInterval = m.spec.SessionTimeout / 3
+		cfg.GroupInstanceID = m.spec.InstanceID
+		cfg.MetadataMaxAge = 2 * time.Second // new topics of the whitelist
+	} else {
+		cfg.ZookeeperConnect = m.spec.ZKConnect
+		cfg.ZookeeperSessionTimeout = m.spec.SessionTimeout
+		cfg.OffsetsStorage = m.spec.OffsetsStorage
+		if m.spec.OffsetsStorage == connector.OffsetsStorageKafka {
+			cfg.DualCommitEnabled = new(false)
+		}
+	}
 	cfg.ClientID = fmt.Sprintf("chaos-member-%d", m.spec.Slot)
 	cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	return cfg
@@ -127,7 +155,8 @@ func (m *member) config() connector.Config {
 
 func (m *member) run(ctx context.Context, baseline goleak.Option) int {
 	m.panicked = make(chan struct{})
-	c, err := connector.New(m.config(), connector.WithRebalanceListener(listener{m}))
+	c, err := connector.New(m.config(), connector.WithRebalanceListener(listener{m}),
+		connector.WithDialer(routingDialer{routes: m.spec.BrokerRoutes}))
 	if err != nil {
 		m.errorf("connector.New: %v", err)
 		m.exit(false, err, nil)
@@ -242,6 +271,21 @@ func (m *member) read(thread int, s *stream.KafkaStream) {
 func (m *member) fatal(err error) {
 	fmt.Fprintf(os.Stderr, "chaos member: %v\n", err)
 	_ = syscall.Kill(os.Getpid(), syscall.SIGTERM)
+}
+
+// routingDialer dials every broker through the member's proxy of it
+// (MemberSpec.BrokerRoutes); other addresses (the ZooKeeper proxies) are
+// dialled as they are.
+type routingDialer struct {
+	routes map[string]string
+	net.Dialer
+}
+
+func (d routingDialer) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
+	if to, ok := d.routes[address]; ok {
+		address = to
+	}
+	return d.Dialer.DialContext(ctx, network, address)
 }
 
 // listener records ownership changes as the connector reports them.

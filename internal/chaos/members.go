@@ -76,11 +76,13 @@ func newMemberSet(dir string, command []string, slots int, spec func(slot, inc i
 	}
 }
 
-// start launches a new incarnation of slot unless one is running.
-func (s *memberSet) start(slot int) (*process, error) {
+// start launches a new incarnation of slot unless one is running; with
+// replace it launches one anyway (a static member's replacement), which
+// becomes the slot's current incarnation.
+func (s *memberSet) start(slot int, replace bool) (*process, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if p := s.current[slot]; p != nil && !p.ended() {
+	if p := s.current[slot]; p != nil && !p.ended() && !replace {
 		return p, nil
 	}
 	s.incs[slot]++
@@ -190,15 +192,14 @@ func (s *memberSet) get(slot int) *process {
 	return s.current[slot]
 }
 
-// signal sends sig to slot's current incarnation and, when ending is set,
-// marks the exit as the driver's doing (before the signal, so the exit is
-// never taken for an unexpected one).
-func (s *memberSet) signal(slot int, sig syscall.Signal, ending string, fault int) (*process, error) {
+// signal sends sig to incarnation p (from get, say) and, when ending is
+// set, marks the exit as the driver's doing (before the signal, so the
+// exit is never taken for an unexpected one).
+func (s *memberSet) signal(p *process, sig syscall.Signal, ending string, fault int) (*process, error) {
 	s.mu.Lock()
-	p := s.current[slot]
 	if p == nil || p.ended() {
 		s.mu.Unlock()
-		return p, fmt.Errorf("chaos: member slot %d is not running", slot)
+		return p, errors.New("chaos: the member is not running")
 	}
 	if ending != "" && p.Ending == "" {
 		p.Ending, p.Fault = ending, fault
@@ -215,15 +216,15 @@ func (s *memberSet) signal(slot int, sig syscall.Signal, ending string, fault in
 func (s *memberSet) stopAll(timeout time.Duration) {
 	s.mu.Lock()
 	var running []*process
-	for _, p := range s.current {
-		if p != nil && !p.ended() {
+	for _, p := range s.all {
+		if !p.ended() {
 			running = append(running, p)
 		}
 	}
 	s.mu.Unlock()
 	for _, p := range running {
 		_ = syscall.Kill(p.PID, syscall.SIGCONT)
-		if _, err := s.signal(p.Slot, syscall.SIGINT, "final", 0); err != nil {
+		if _, err := s.signal(p, syscall.SIGINT, "final", 0); err != nil {
 			s.log.Warn("stop member", "member", p.Key(), "err", err)
 		}
 	}

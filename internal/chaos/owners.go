@@ -39,9 +39,9 @@ type groupReader interface {
 }
 
 // readOwners makes one reading and comparison.
-func readOwners(ctx context.Context, zk groupReader, group string, live map[string]string) OwnersCheck {
+func readOwners(ctx context.Context, zk groupReader, group, strategy string, live map[string]string) OwnersCheck {
 	check := OwnersCheck{Live: live, Expected: map[string]string{}, Actual: map[string]string{}}
-	expected, registered, topics, err := expectedOwners(ctx, zk, group)
+	expected, registered, topics, err := expectedOwners(ctx, zk, group, strategy)
 	if err != nil {
 		check.Err = err.Error()
 		check.Mismatches = []string{"cannot read the group: " + err.Error()}
@@ -110,8 +110,8 @@ func readOwners(ctx context.Context, zk groupReader, group string, live map[stri
 
 // expectedOwners computes, from the registrations and topics in
 // ZooKeeper, the owner of every partition the group consumes: each
-// member's share as that member's own assignor computes it.
-func expectedOwners(ctx context.Context, zk groupReader, group string) (map[zkutil.TopicPartition]zkutil.ConsumerThreadID, []string, []string, error) {
+// member's share as that member's own assignor (strategy) computes it.
+func expectedOwners(ctx context.Context, zk groupReader, group, strategy string) (map[zkutil.TopicPartition]zkutil.ConsumerThreadID, []string, []string, error) {
 	ids, err := zk.Children(ctx, zkutil.ConsumerIDsPath(group))
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("list members: %w", err)
@@ -159,7 +159,7 @@ func expectedOwners(ctx context.Context, zk groupReader, group string) (map[zkut
 		}
 		actx.PartitionsForTopic[t] = zkutil.SortedPartitions(parts)
 	}
-	assignor, err := rebalance.NewAssignor(rebalance.StrategyRange)
+	assignor, err := rebalance.NewAssignor(strategy)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -189,4 +189,49 @@ func subscriptionOf(reg zkutil.Registration) (rebalance.Subscription, error) {
 		return rebalance.WildcardSubscription(f, n), nil
 	}
 	return rebalance.Subscription{}, errors.New("empty wildcard registration")
+}
+
+// kafkaOwners is the owner check of Kafka mode, where no owner nodes
+// exist: every running member has reported an assignment (its rebalance
+// listener), and those assignments cover every partition of the run's
+// topics that some running member subscribes to, each exactly once.
+func kafkaOwners(trk *tracker, live map[string]string, topics []topicInfo, t Topology, running []*process) OwnersCheck {
+	check := OwnersCheck{Live: live, Expected: map[string]string{}, Actual: map[string]string{}}
+	subscribed := map[string]bool{}
+	for _, p := range running {
+		key := p.Key()
+		check.Registered = append(check.Registered, key)
+		parts, ok := trk.assignment(key)
+		if !ok {
+			check.Mismatches = append(check.Mismatches, fmt.Sprintf("running member %s has no assignment", key))
+		}
+		for tp := range parts {
+			if prev, dup := check.Actual[tp.String()]; dup {
+				check.Mismatches = append(check.Mismatches, fmt.Sprintf("%s is assigned to %s and to %s", tp, prev, key))
+			}
+			check.Actual[tp.String()] = key
+		}
+		if t.wildcard(p.Slot) {
+			for _, ti := range topics {
+				subscribed[ti.Name] = true
+			}
+		} else if len(topics) > 0 {
+			subscribed[topics[0].Name] = true
+		}
+	}
+	for _, ti := range topics {
+		if !subscribed[ti.Name] {
+			continue
+		}
+		for p := range ti.Partitions {
+			tp := topicPartition{ti.Name, int32(p)}
+			check.Expected[tp.String()] = "one running member"
+			if _, ok := check.Actual[tp.String()]; !ok {
+				check.Mismatches = append(check.Mismatches, fmt.Sprintf("%s is assigned to no running member", tp))
+			}
+		}
+	}
+	slices.Sort(check.Mismatches)
+	check.Converged = len(check.Mismatches) == 0
+	return check
 }

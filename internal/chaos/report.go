@@ -30,13 +30,14 @@ func (r *Result) Report(w io.Writer) {
 	row := func(k, format string, args ...any) { fmt.Fprintf(tw, "%s\t%s\n", k, fmt.Sprintf(format, args...)) }
 	row("command", "%s", orDash(info.CommandLine))
 	row("seed", "%d", info.Seed)
+	row("topology", "%s: %s", orDash(string(info.Topology)), info.topologyLine())
 	row("machine", "%d CPUs, %d MiB memory, %s %s", info.Machine.CPUs, info.Machine.MemoryMiB, info.Machine.Go, info.Machine.OS)
 	row("duration", "%s in total: fault phase %s, production ended %s later, drain %s, shutdown %s",
 		dur(info.Start, info.End), dur(info.FaultsStart, info.FaultsEnd), dur(info.FaultsEnd, max(info.FaultsEnd, info.ProduceEnd)),
 		dur(info.ProduceEnd, info.DrainEnd), dur(info.DrainEnd, info.End))
 	wild := 0
 	for slot := range info.Members {
-		if wildcard(slot) {
+		if info.Topology.wildcard(slot) {
 			wild++
 		}
 	}
@@ -59,7 +60,7 @@ func (r *Result) Report(w io.Writer) {
 	r.reportFaults(w)
 
 	fmt.Fprintf(w, "\nmessages\n")
-	num := func(k string, n int, note string) { fmt.Fprintf(w, "  %-64s %11s  %s\n", k, commas(n), note) }
+	num := func(k string, n int, note string) { fmt.Fprintf(w, "  %-88s %11s  %s\n", k, commas(n), note) }
 	num("sent by the producer", info.Sent, "")
 	num("acknowledged (acks=all)", r.Acked, "")
 	num("produce failures (not acknowledged)", info.ProduceFails, "")
@@ -71,7 +72,7 @@ func (r *Result) Report(w io.Writer) {
 	for _, reason := range sortedKeys(r.Explained) {
 		num("  explained: "+reason, r.Explained[reason], "")
 	}
-	num("  unexplained", r.UnexplainedCount(), "(listed below)")
+	num("  unexplained", r.UnexplainedCount(), verdict(r.UnexplainedCount() == 0))
 	num("sequence number mismatches", r.SeqMismatches, verdict(r.SeqMismatches == 0))
 
 	fmt.Fprintf(w, "\nsafety\n")
@@ -87,7 +88,15 @@ func (r *Result) Report(w io.Writer) {
 	for _, g := range r.Regressions {
 		back += g.From - g.To
 	}
-	check("committed offsets that went backwards", fmt.Sprintf("%d times, %s messages in all", len(r.Regressions), commas(int(back))), "info")
+	obs := r.Observation
+	check("committed offsets observed", fmt.Sprintf("%s commits of the group in %s %s (%s entries read)%s",
+		commas(obs.Commits), orDash(obs.Store), observedFrom(obs.Store), commas(obs.Entries), problemsSuffix(obs.Problems)),
+		verdict(len(obs.Problems) == 0))
+	check("committed offsets that went backwards", fmt.Sprintf("%d times, %s messages in all", len(r.Regressions), commas(int(back))),
+		verdict(len(r.Regressions) == 0))
+	if obs.Store == storeZooKeeper || len(r.NonOwnerWrites) > 0 {
+		check("offset writes by sessions without the owner node", fmt.Sprint(len(r.NonOwnerWrites)), verdict(len(r.NonOwnerWrites) == 0))
+	}
 	check("panics", fmt.Sprint(len(r.Panics)), verdict(len(r.Panics) == 0))
 	check("data races (race-enabled members)", fmt.Sprint(len(r.Races)), verdict(len(r.Races) == 0))
 	check("unclean exits", fmt.Sprint(len(r.Unclean)), verdict(len(r.Unclean) == 0))
@@ -180,6 +189,12 @@ func (r *Result) reportDetails(w io.Writer) {
 		regressions = append(regressions, fmt.Sprintf("%s at %s", g, r.clock(g.At)))
 	}
 	list("committed offsets that went backwards", regressions)
+	var nonOwner []string
+	for _, w := range r.NonOwnerWrites {
+		nonOwner = append(nonOwner, fmt.Sprintf("%s: %d by %s at %s: %s", w.Partition, w.Offset, orDash(w.By), r.clock(w.At), w.Why))
+	}
+	list("offset writes by sessions without the owner node", nonOwner)
+	list("problems of the committed-offset observation", r.Observation.Problems)
 	list("lost messages (sample)", r.LostSample)
 	list("sequence number mismatches (sample)", r.SeqSample)
 	list("deliveries outside listener ownership (sample)", r.OutsideSample)
@@ -223,8 +238,8 @@ func (r *Result) faultName(id int) string {
 	for _, f := range r.Faults {
 		if f.ID == id {
 			target := f.Target()
-			if k := f.TargetKey(); k != "" {
-				target = k
+			if keys := f.TargetKeys(); len(keys) > 0 {
+				target = strings.Join(keys, "+")
 			}
 			return fmt.Sprintf("#%d %s %s @%s", f.ID, f.Kind, target, r.clock(f.Start))
 		}
@@ -273,3 +288,30 @@ func commas(n int) string {
 }
 
 func sortedKeys(m map[string]int) []string { return slices.Sorted(maps.Keys(m)) }
+
+// topologyLine describes the topology's settings.
+func (info RunInfo) topologyLine() string {
+	static := ""
+	if info.StaticMembers {
+		static = ", static members"
+	}
+	return fmt.Sprintf("%d ZooKeeper servers, coordination %s, offsets in %s, %s assignment%s",
+		info.ZooKeeperServers, orDash(info.Coordination), orDash(info.OffsetsStorage), orDash(info.Assignment), static)
+}
+
+func observedFrom(store string) string {
+	switch store {
+	case storeZooKeeper:
+		return "(every server's transaction log)"
+	case storeKafka:
+		return "(__consumer_offsets from its first record)"
+	}
+	return ""
+}
+
+func problemsSuffix(p []string) string {
+	if len(p) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d problems (listed below)", len(p))
+}

@@ -3,6 +3,7 @@ package chaos
 import (
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 )
@@ -19,6 +20,9 @@ type tracker struct {
 	delivered  map[topicPartition]*bitset
 	deliveries int
 	ids        map[string]string // incarnation key -> consumer id
+	// assigned is each incarnation's current assignment, as its listener
+	// reported it (set once it reported one).
+	assigned map[string]map[topicPartition]bool
 }
 
 func newTracker(log *slog.Logger) *tracker {
@@ -27,6 +31,7 @@ func newTracker(log *slog.Logger) *tracker {
 		tails:     map[string]*logTail{},
 		delivered: map[topicPartition]*bitset{},
 		ids:       map[string]string{},
+		assigned:  map[string]map[topicPartition]bool{},
 	}
 }
 
@@ -58,12 +63,35 @@ func (t *tracker) poll() {
 				t.deliveries++
 			case RecStart:
 				t.ids[key] = r.ConsumerID
+			case RecAssign:
+				cur := map[topicPartition]bool{}
+				for topic, ps := range r.Parts {
+					for _, p := range ps {
+						cur[topicPartition{topic, p}] = true
+					}
+				}
+				t.assigned[key] = cur
+			case RecRelease:
+				for topic, ps := range r.Parts {
+					for _, p := range ps {
+						delete(t.assigned[key], topicPartition{topic, p})
+					}
+				}
 			}
 		})
 		if err != nil {
 			t.log.Warn("read member log", "member", key, "err", err)
 		}
 	}
+}
+
+// assignment returns incarnation key's current assignment; ok is false
+// before it reported one.
+func (t *tracker) assignment(key string) (map[topicPartition]bool, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	a, ok := t.assigned[key]
+	return maps.Clone(a), ok
 }
 
 // consumerID returns the consumer id incarnation key registered with.

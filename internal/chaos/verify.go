@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -43,9 +42,14 @@ type Result struct {
 	Explained   map[string]int // by explanation
 	Unexplained []DuplicateGroup
 
-	// Regressions are committed offsets that went backwards, as the
-	// driver saw them in ZooKeeper.
+	// Observation says how the committed offsets were observed; its
+	// problems fail the run.
+	Observation CommitObservation
+	// Regressions are committed offsets that went backwards.
 	Regressions []Regression
+	// NonOwnerWrites are commits to ZooKeeper by sessions that did not
+	// hold the partition's owner node.
+	NonOwnerWrites []NonOwnerWrite
 
 	Double           Overlaps // delivery tenures: the primary criterion
 	Listener         Overlaps // listener ownership periods: secondary
@@ -108,6 +112,10 @@ func (r *Result) Failures() []string {
 	add(len(r.Leaks) > 0, "%d members leaked goroutines", len(r.Leaks))
 	add(!r.Owners.Converged, "final owners differ from the assignor (%d mismatches)", len(r.Owners.Mismatches))
 	add(r.SeqMismatches > 0, "%d deliveries with another sequence number than acknowledged", r.SeqMismatches)
+	add(len(r.Regressions) > 0, "%d committed-offset regressions", len(r.Regressions))
+	add(r.UnexplainedCount() > 0, "%d unexplained duplicates", r.UnexplainedCount())
+	add(len(r.NonOwnerWrites) > 0, "%d offset commits to ZooKeeper by sessions that did not own the partition", len(r.NonOwnerWrites))
+	add(len(r.Observation.Problems) > 0, "committed offsets not observed without gaps: %s", firstLine(strings.Join(r.Observation.Problems, "; ")))
 	return out
 }
 
@@ -143,16 +151,23 @@ type period struct {
 
 // verifier holds a run being verified.
 type verifier struct {
-	dir       string
-	res       *Result
-	incs      []*incLog
-	byKey     map[string]int32
-	acked     map[topicPartition][][2]int64 // offset, seq
-	dels      map[topicPartition][]delivery
-	errMsg    map[string]int
-	regress   map[topicPartition][]Regression
-	commits   map[topicPartition][]OffsetRecord // observed commits, by mtime
-	takeovers map[takeoverKey]int64
+	dir     string
+	res     *Result
+	incs    []*incLog
+	byKey   map[string]int32
+	acked   map[topicPartition][][2]int64 // offset, seq
+	dels    map[topicPartition][]delivery
+	errMsg  map[string]int
+	commits map[topicPartition][]CommitRecord // observed commits, in store order
+	// firstOf is the time of the first delivery in each ownership period.
+	firstOf map[periodKey]int64
+}
+
+// periodKey names ownership period pi of tp of incarnation inc.
+type periodKey struct {
+	inc int32
+	tp  topicPartition
+	pi  int
 }
 
 func (v *verifier) path(name string) string { return filepath.Join(v.dir, name) }
@@ -161,7 +176,8 @@ func (v *verifier) path(name string) string { return filepath.Join(v.dir, name) 
 func Verify(dir string) (*Result, error) {
 	v := &verifier{dir: dir, res: &Result{Dir: dir, Explained: map[string]int{}},
 		byKey: map[string]int32{}, acked: map[topicPartition][][2]int64{},
-		dels: map[topicPartition][]delivery{}, errMsg: map[string]int{}, regress: map[topicPartition][]Regression{}, commits: map[topicPartition][]OffsetRecord{}, takeovers: map[takeoverKey]int64{}}
+		dels: map[topicPartition][]delivery{}, errMsg: map[string]int{},
+		commits: map[topicPartition][]CommitRecord{}, firstOf: map[periodKey]int64{}}
 	if err := v.load(); err != nil {
 		return nil, err
 	}
@@ -209,17 +225,15 @@ func (v *verifier) load() error {
 		if f.Err != "" {
 			v.res.Problems = append(v.res.Problems, fmt.Sprintf("fault #%d %s (%s): %s", f.ID, f.Kind, f.Target(), f.Err))
 		}
-		i, ok := v.byKey[f.TargetKey()]
-		if !ok {
-			continue
+		for _, key := range f.FrozenKeys() {
+			if i, ok := v.byKey[key]; ok {
+				v.incs[i].frozen = append(v.incs[i].frozen, [2]int64{f.Start, f.End})
+			}
 		}
-		switch f.Kind {
-		case MemberStop:
-			v.incs[i].frozen = append(v.incs[i].frozen, [2]int64{f.Start, f.End})
-		case MemberKill:
+		if i, ok := v.byKey[f.KilledKey()]; ok && f.KillAt != 0 {
 			// The process stopped running when it was killed, a little
 			// before it was reaped.
-			v.incs[i].stopTime = min(v.incs[i].stopTime, f.Start)
+			v.incs[i].stopTime = min(v.incs[i].stopTime, f.KillAt)
 		}
 	}
 	for i, il := range v.incs {
@@ -229,9 +243,14 @@ func (v *verifier) load() error {
 	}
 	for tp, ds := range v.dels {
 		for _, d := range ds {
-			if i := v.incs[d.inc].periodIndex(tp, d.ts); i >= 0 {
+			i := v.incs[d.inc].periodIndex(tp, d.ts)
+			if i >= 0 {
 				pr := &v.incs[d.inc].periods[tp][i]
 				pr.lastOff = max(pr.lastOff, d.off)
+			}
+			k := periodKey{d.inc, tp, i}
+			if t, ok := v.firstOf[k]; !ok || d.ts < t {
+				v.firstOf[k] = d.ts
 			}
 		}
 		slices.SortFunc(ds, func(a, b delivery) int {
@@ -432,116 +451,83 @@ func (v *verifier) lost(tp topicPartition, off int64) {
 // delivered in prev is explained (see the package documentation).
 func (v *verifier) classify(tp topicPartition, prev, again delivery) (bool, string) {
 	il := v.incs[prev.inc]
-	pr, ok := il.periodAt(tp, prev.ts)
-	if !ok {
+	pi := il.periodIndex(tp, prev.ts)
+	if pi < 0 {
 		return false, "first delivered outside any ownership period"
 	}
-	ok, reason := v.explain(tp, prev, again, il, pr)
-	switch {
-	case ok:
-	case v.regressedBetween(tp, prev.off, prev.ts, again.ts):
-		reason = "redelivered after the committed offset went back"
-	case again.inc != prev.inc && again.ts < pr.end:
-		reason = "redelivered while the earlier deliverer still owned the partition"
+	pr := il.periods[tp][pi]
+	api := v.incs[again.inc].periodIndex(tp, again.ts)
+	if again.inc == prev.inc && api == pi {
+		return false, "delivered twice within one ownership period"
 	}
-	return ok, reason
-}
-
-// takeover returns when another incarnation first delivered tp after
-// start, the beginning of an ownership period of inc, and at the latest by
-// limit: until then only inc could commit tp.
-func (v *verifier) takeover(tp topicPartition, inc int32, start, limit int64) int64 {
-	key := takeoverKey{tp, inc, start}
-	if t, ok := v.takeovers[key]; ok {
-		return min(t, limit)
-	}
-	t := int64(math.MaxInt64)
-	for _, d := range v.dels[tp] {
-		if d.inc != inc && d.ts > start && d.ts < t {
-			t = d.ts
+	// The new owner started from the offset committed when it took the
+	// partition over: before its first delivery in its period. The message
+	// is in the uncommitted tail only if no commit before then had passed
+	// it: otherwise it was committed once, and the offset went back or the
+	// new owner started below it.
+	takeover := v.firstOf[periodKey{again.inc, tp, api}]
+	if highest, ok := v.highestCommit(tp, takeover); ok && prev.off < highest {
+		if last, ok := v.lastCommit(tp, takeover); !ok || last <= prev.off {
+			return false, "redelivered after the committed offset went back"
 		}
+		return false, "redelivered below the offset committed before the new owner started"
 	}
-	v.takeovers[key] = t
-	return min(t, limit)
+	if pr.released && !pr.lost && again.inc != prev.inc && again.ts < pr.end {
+		return false, "redelivered while the earlier deliverer still owned the partition"
+	}
+	return v.explainEnd(tp, prev, il, pr)
 }
 
-type takeoverKey struct {
-	tp    topicPartition
-	inc   int32
-	start int64
-}
-
-// explain tells whether prev, which belongs to period pr of il and was
-// delivered again as again, lies in the uncommitted tail of a member that
-// died or lost its session.
-//
-// The tail is what the member delivered after its last commit of the
-// partition. When the committed offsets were observed (offsets.jsonl),
-// that is exact: prev is in the tail when its offset is at or beyond the
-// last offset committed before another member took the partition over
-// (its first delivery after the period started). Without observations it falls back to time: prev was
-// delivered at most one commit interval (plus slack) before the fault that
-// cut the member off.
-func (v *verifier) explain(tp topicPartition, prev, again delivery, il *incLog, pr period) (bool, string) {
-	window := v.res.Info.CommitInterval + v.res.Info.CommitSlack
-	committed, observed := v.lastCommit(tp, v.takeover(tp, prev.inc, pr.start, again.ts))
-	inTail := func(stop int64) bool {
-		if observed {
-			return prev.off >= committed
-		}
-		return prev.ts >= stop-window.Nanoseconds()
-	}
+// explainEnd tells whether the end of period pr, in which prev was
+// delivered and which left prev's offset uncommitted, explains the
+// redelivery: an ending without an orderly hand-over (kill -9, a lost
+// session or membership, a death), the message in hand at an orderly
+// release, or an orderly release while the member could not reach its
+// offset store.
+func (v *verifier) explainEnd(tp topicPartition, prev delivery, il *incLog, pr period) (bool, string) {
 	if pr.released {
-		if !pr.lost {
-			if prev.off == pr.lastOff {
-				// Not consumed yet: the reader had not asked for
-				// the next message when the partition was revoked.
-				return true, "in hand at an orderly release"
-			}
-			return false, "redelivered after an orderly release"
+		switch {
+		case pr.lost:
+			return true, "ownership lost (session or membership): uncommitted tail"
+		case prev.off == pr.lastOff:
+			// Not consumed yet: the reader had not asked for the
+			// next message when the partition was revoked.
+			return true, "in hand at an orderly release"
 		}
-		stop, cause := v.cutOff(prev.inc, pr)
-		if !inTail(stop) {
-			return false, fmt.Sprintf("session lost (%s), but delivered before the last commit interval", cause)
+		if f := v.storeCut(il.inc.Key(), pr.end); f != nil {
+			return true, fmt.Sprintf("orderly release while its offset store was out of reach (%s): uncommitted tail", f.Kind)
 		}
-		return true, fmt.Sprintf("session lost (%s): uncommitted tail", cause)
+		return false, "consumed before an orderly release but not committed"
 	}
 	switch il.inc.Ending {
 	case "kill", "forced":
-		if !inTail(il.stopTime) {
-			return false, "kill -9, but delivered before the last commit interval"
-		}
 		return true, "kill -9: uncommitted tail"
 	case "":
-		if !inTail(il.stopTime) {
-			return false, "died on its own, but delivered before the last commit interval"
-		}
 		return true, "died on its own: uncommitted tail"
 	}
 	return false, "exited without releasing the partition"
 }
 
-// cutOff returns when incarnation inc last could commit before the lost
-// release that ended pr: the start of the latest fault that could cut it
-// off ZooKeeper during pr, or the release itself.
-func (v *verifier) cutOff(inc int32, pr period) (int64, string) {
-	key := v.res.Incarnations[inc].Key()
-	stop, cause := pr.end, "no fault"
-	found := false
-	for _, f := range v.res.Faults {
-		if f.Start > pr.end || f.End < pr.start {
+// storeCutWindow is how long before an orderly release a fault that cut
+// a member off its offset store still explains a commit that failed at
+// the release: the commit is tried for a few seconds (retries and their
+// backoff) before the partitions are released.
+const storeCutWindow = 10 * time.Second
+
+// storeCut returns the fault that kept incarnation key from its offset
+// store at some time in [t - storeCutWindow, t], or nil.
+func (v *verifier) storeCut(key string, t int64) *FaultRecord {
+	var found *FaultRecord
+	for i := range v.res.Faults {
+		f := &v.res.Faults[i]
+		if f.Start > t || f.End < t-storeCutWindow.Nanoseconds() {
 			continue
 		}
-		if f.Kind.cutsZooKeeper() || (f.Kind == MemberStop && f.TargetKey() == key) {
-			if !found || f.Start > stop {
-				stop, cause, found = f.Start, string(f.Kind), true
-			}
+		if slices.Contains(f.StoreCut, key) || slices.Contains(f.StoreCut, "*") {
+			found = f
 		}
 	}
-	if found && stop > pr.end {
-		stop = pr.end
-	}
-	return stop, cause
+	return found
 }
 
 // faultBefore returns the fault to blame for something that happened at ts
@@ -555,8 +541,10 @@ func (v *verifier) faultBefore(ts int64, keys ...string) int {
 			continue
 		}
 		latest = f.ID
-		if k := f.TargetKey(); k != "" && slices.Contains(keys, k) && ts-f.End < int64(time.Minute) {
-			targeted = f.ID
+		for _, k := range f.TargetKeys() {
+			if slices.Contains(keys, k) && ts-f.End < int64(time.Minute) {
+				targeted = f.ID
+			}
 		}
 	}
 	if targeted != 0 {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,16 +14,17 @@ import (
 // fakeRun writes a run directory by hand, with times in seconds from the
 // start of the fault phase.
 type fakeRun struct {
-	t      *testing.T
-	dir    string
-	base   int64
-	info   RunInfo
-	faults []FaultRecord
-	incs   []Incarnation
-	logs   map[string][]Record
-	acked  []string
-	offs   []OffsetRecord
-	owners OwnersCheck
+	t       *testing.T
+	dir     string
+	base    int64
+	info    RunInfo
+	faults  []FaultRecord
+	incs    []Incarnation
+	logs    map[string][]Record
+	acked   []string
+	commits []CommitRecord
+	obs     *CommitObservation // nil: observed, without problems
+	owners  OwnersCheck
 }
 
 const fakeTopic = "chaos.main"
@@ -31,7 +33,7 @@ func newFakeRun(t *testing.T) *fakeRun {
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
 	return &fakeRun{
 		t: t, dir: t.TempDir(), base: base, logs: map[string][]Record{},
-		info: RunInfo{Seed: 1, Members: 2, Streams: 2, CommitInterval: time.Second, CommitSlack: time.Second,
+		info: RunInfo{Seed: 1, Topology: TopologyEnsemble, Members: 2, Streams: 2, CommitInterval: time.Second,
 			SessionTimeout: 6 * time.Second, Group: "g", MainTopic: fakeTopic, Start: base - int64(time.Minute),
 			FaultsStart: base, End: base + int64(time.Hour), Settled: true},
 		owners: OwnersCheck{Converged: true},
@@ -75,9 +77,22 @@ func (r *fakeRun) ack(p int32, from, to int64) {
 	}
 }
 
-func (r *fakeRun) fault(id int, kind FaultKind, slot, inc int, start, end float64) {
-	r.faults = append(r.faults, FaultRecord{PlannedFault: PlannedFault{ID: id, Kind: kind, Member: slot},
-		Inc: inc, Start: r.at(start), End: r.at(end)})
+func (r *fakeRun) fault(id int, kind FaultKind, slot, inc int, start, end float64) *FaultRecord {
+	f := FaultRecord{PlannedFault: PlannedFault{ID: id, Kind: kind, Member: slot},
+		Inc: inc, Start: r.at(start), End: r.at(end)}
+	if kind == MemberKill {
+		f.KillAt = f.Start
+	}
+	r.faults = append(r.faults, f)
+	return &r.faults[len(r.faults)-1]
+}
+
+// commit records a commit of offset off of partition p that the store
+// applied at sec; order follows the calls.
+func (r *fakeRun) commit(p int32, off int64, sec float64) *CommitRecord {
+	r.commits = append(r.commits, CommitRecord{Store: storeZooKeeper, Order: int64(len(r.commits) + 1),
+		Time: r.at(sec), Topic: fakeTopic, Partition: p, Offset: off})
+	return &r.commits[len(r.commits)-1]
 }
 
 func (r *fakeRun) verify() *Result {
@@ -93,7 +108,11 @@ func (r *fakeRun) verify() *Result {
 	must(writeJSON(filepath.Join(r.dir, ownersFile), r.owners))
 	must(writeJSONLines(filepath.Join(r.dir, faultsFile), r.faults))
 	must(writeJSONLines(filepath.Join(r.dir, incarnationsFile), r.incs))
-	must(writeJSONLines(filepath.Join(r.dir, offsetsFile), r.offs))
+	obs := CommitObservation{Store: storeZooKeeper, Commits: len(r.commits)}
+	if r.obs != nil {
+		obs = *r.obs
+	}
+	must(saveCommits(r.dir, r.commits, obs))
 	must(os.WriteFile(filepath.Join(r.dir, ackedFile), []byte(strings.Join(r.acked, "\n")+"\n"), 0o644))
 	for key, recs := range r.logs {
 		must(writeJSONLines(filepath.Join(r.dir, "members", key+".jsonl"), recs))
@@ -135,6 +154,7 @@ func TestVerifyFindsLossAndExplainsKill(t *testing.T) {
 	r.assign(a, 0.5, 0)
 	r.deliver(a, 0, 0, 9, 1, 1) // offsets 8 and 9 at t=9 and t=10
 	r.fault(1, MemberKill, 0, 1, 10, 12)
+	r.commit(0, 8, 9.5) // a's last auto-commit
 	r.assign(b, 17, 0)
 	r.deliver(b, 0, 8, 12, 18, 0.5) // resumes at the last commit (8); 13 never comes
 	r.release(b, 59, false, 0)
@@ -154,28 +174,96 @@ func TestVerifyFindsLossAndExplainsKill(t *testing.T) {
 	}
 }
 
-func TestVerifyKillDuplicatesOlderThanCommitIntervalAreUnexplained(t *testing.T) {
+// A duplicate below the offset committed before the new owner started is
+// not in the killed member's uncommitted tail: unexplained, and the run
+// fails.
+func TestVerifyKillDuplicatesBelowTheCommitAreUnexplained(t *testing.T) {
 	r := newFakeRun(t)
 	a := r.member(0, 1, 0, 10, "kill", -1)
 	b := r.member(1, 1, 0, 60, "final", 0)
 	r.assign(a, 0.5, 0)
 	r.deliver(a, 0, 0, 9, 1, 1)
+	r.commit(0, 7, 8.5)
 	r.fault(1, MemberKill, 0, 1, 10, 12)
 	r.assign(b, 17, 0)
-	r.deliver(b, 0, 3, 9, 18, 0.5) // offset 3 was delivered at t=4, 6 s before the kill
+	r.deliver(b, 0, 3, 9, 18, 0.5) // starts at 3, below the committed 7
 	r.release(b, 59, false, 0)
 	r.ack(0, 0, 9)
 	res := r.verify()
-	// Offsets 7 to 9 (t=8..10) lie in the last commit interval plus slack
-	// (2 s) before the kill at t=10; 3..6 do not.
 	if got := res.Explained["kill -9: uncommitted tail"]; got != 3 {
-		t.Fatalf("explained %v", res.Explained)
+		t.Fatalf("explained %v, want 7..9 in the tail", res.Explained)
 	}
-	if res.UnexplainedCount() != 4 || res.Unexplained[0].Fault != 1 || res.Unexplained[0].First != "m0.1" || res.Unexplained[0].Again != "m1.1" {
+	if res.UnexplainedCount() != 4 || res.Unexplained[0].Fault != 1 || res.Unexplained[0].First != "m0.1" || res.Unexplained[0].Again != "m1.1" ||
+		res.Unexplained[0].Reason != "redelivered below the offset committed before the new owner started" {
 		t.Fatalf("unexplained %+v", res.Unexplained)
 	}
+	if res.Passed() || !slices.Contains(res.Failures(), "4 unexplained duplicates") {
+		t.Fatalf("unexplained duplicates must fail the run: %v", res.Failures())
+	}
+}
+
+// After an orderly release, only the message in the member's hands may
+// come back; anything else it consumed should have been committed.
+func TestVerifyUnexplainedDuplicateAfterOrderlyReleaseFails(t *testing.T) {
+	r := newFakeRun(t)
+	a := r.member(0, 1, 0, 30, "leave", 0)
+	b := r.member(1, 1, 0, 60, "final", 0)
+	r.assign(a, 0.5, 0)
+	r.deliver(a, 0, 0, 9, 1, 1) // t=1..10
+	r.commit(0, 5, 6.5)         // the release's commit never came
+	r.release(a, 11, false, 0)
+	r.assign(b, 12, 0)
+	r.deliver(b, 0, 5, 14, 13, 0.1)
+	r.release(b, 59, false, 0)
+	r.ack(0, 0, 14)
+	res := r.verify()
+	if res.Explained["in hand at an orderly release"] != 1 || res.UnexplainedCount() != 4 ||
+		res.Unexplained[0].Reason != "consumed before an orderly release but not committed" {
+		t.Fatalf("explained %v, unexplained %+v", res.Explained, res.Unexplained)
+	}
+	if res.Passed() {
+		t.Fatal("an unexplained duplicate must fail the run")
+	}
+}
+
+// The same release while a fault kept the member from its offset store
+// explains the duplicates: the commit could not be made.
+func TestVerifyOrderlyReleaseWhileStoreCutIsExplained(t *testing.T) {
+	r := newFakeRun(t)
+	a := r.member(0, 1, 0, 30, "leave", 0)
+	b := r.member(1, 1, 0, 60, "final", 0)
+	r.assign(a, 0.5, 0)
+	r.deliver(a, 0, 0, 9, 1, 1)
+	r.commit(0, 5, 6.5)
+	f := r.fault(1, MemberBrokerCutShort, 0, 1, 7, 9)
+	f.StoreCut = []string{"m0.1"}
+	r.release(a, 11, false, 0)
+	r.assign(b, 12, 0)
+	r.deliver(b, 0, 5, 14, 13, 0.1)
+	r.release(b, 59, false, 0)
+	r.ack(0, 0, 14)
+	res := r.verify()
+	if res.UnexplainedCount() != 0 || res.Explained["orderly release while its offset store was out of reach (member-broker-cut-short): uncommitted tail"] != 4 {
+		t.Fatalf("explained %v, unexplained %+v", res.Explained, res.Unexplained)
+	}
 	if !res.Passed() {
-		t.Fatalf("unexplained duplicates alone do not fail the run: %v", res.Failures())
+		t.Fatalf("failures %v", res.Failures())
+	}
+}
+
+// Without an observation of the committed offsets, the run fails: no
+// duplicate can be checked against the commits.
+func TestVerifyWithoutObservationFails(t *testing.T) {
+	r := newFakeRun(t)
+	a := r.member(0, 1, 0, 60, "final", 0)
+	r.assign(a, 0.5, 0)
+	r.deliver(a, 0, 0, 9, 1, 1)
+	r.release(a, 59, false, 0)
+	r.ack(0, 0, 9)
+	r.obs = &CommitObservation{Store: storeZooKeeper, Problems: []string{"chaos.main-0: committed offset 10 at the end, but no commit of it observed"}}
+	res := r.verify()
+	if res.Passed() {
+		t.Fatal("a problem of the observation must fail the run")
 	}
 }
 
@@ -207,8 +295,8 @@ func TestVerifyFindsDoubleOwnershipAfterSIGSTOP(t *testing.T) {
 	if inst.Earlier != "m0.1" || inst.Later != "m1.1" || inst.Fault != 1 {
 		t.Fatalf("instance %+v", inst)
 	}
-	if got := res.Explained["session lost (member-stop): uncommitted tail"]; got != 2 {
-		t.Fatalf("explained %v (offsets 3 and 4 were delivered by a within 2 s of its freeze)", res.Explained)
+	if got := res.Explained["ownership lost (session or membership): uncommitted tail"]; got != 2 {
+		t.Fatalf("explained %v (offsets 3 and 4 were never committed)", res.Explained)
 	}
 	if res.Passed() {
 		t.Fatal("double ownership must fail the run")
@@ -244,25 +332,24 @@ func TestVerifyFrozenMemberThatStaysQuietPasses(t *testing.T) {
 }
 
 // A stale commit moves the group's offset back after an orderly hand-over:
-// the next owner delivers again what was consumed already.
-func TestVerifyNamesOffsetRegressions(t *testing.T) {
+// the next owner delivers again what was consumed already. The regression
+// fails the run, and so do the duplicates it causes.
+func TestVerifyOffsetRegressionFails(t *testing.T) {
 	r := newFakeRun(t)
 	a := r.member(0, 1, 0, 60, "final", 0)
 	b := r.member(1, 1, 0, 60, "final", 0)
 	r.assign(a, 0.5, 0)
 	r.deliver(a, 0, 0, 9, 1, 1) // t=1..10
 	r.release(a, 11, false, 0)
-	commit := func(sec float64, off int64, version int32) {
-		r.offs = append(r.offs, OffsetRecord{Mtime: r.at(sec), Topic: fakeTopic, Offset: off, Version: version})
-	}
-	commit(10.9, 10, 9)
-	commit(11.5, 5, 10) // someone's stale commit
+	r.commit(0, 9, 10.9)
+	stale := r.commit(0, 5, 11.5) // someone's stale commit
+	stale.Session, stale.Consumer = 0x1234, "m0.1"
 	r.assign(b, 12, 0)
 	r.deliver(b, 0, 5, 14, 13, 0.1)
 	r.release(b, 59, false, 0)
 	r.ack(0, 0, 14)
 	res := r.verify()
-	if len(res.Regressions) != 1 || res.Regressions[0].From != 10 || res.Regressions[0].To != 5 {
+	if len(res.Regressions) != 1 || res.Regressions[0].From != 9 || res.Regressions[0].To != 5 || res.Regressions[0].By != "m0.1 (session 0x1234)" {
 		t.Fatalf("regressions %+v", res.Regressions)
 	}
 	// Offset 9 was in a's hands at the release; 5..8 come back because of
@@ -270,6 +357,44 @@ func TestVerifyNamesOffsetRegressions(t *testing.T) {
 	if res.Explained["in hand at an orderly release"] != 1 || res.UnexplainedCount() != 4 ||
 		res.Unexplained[0].Reason != "redelivered after the committed offset went back" {
 		t.Fatalf("explained %v, unexplained %+v", res.Explained, res.Unexplained)
+	}
+	if !slices.Contains(res.Failures(), "1 committed-offset regressions") {
+		t.Fatalf("a regression must fail the run: %v", res.Failures())
+	}
+}
+
+// A regression fails the run even when it causes no duplicate (nobody read
+// the partition again before it was committed forward).
+func TestVerifyRegressionWithoutDuplicatesFails(t *testing.T) {
+	r := newFakeRun(t)
+	a := r.member(0, 1, 0, 60, "final", 0)
+	r.assign(a, 0.5, 0)
+	r.deliver(a, 0, 0, 9, 1, 1)
+	r.commit(0, 6, 7.5)
+	r.commit(0, 4, 8.5)
+	r.commit(0, 10, 10.5)
+	r.release(a, 59, false, 0)
+	r.ack(0, 0, 9)
+	res := r.verify()
+	if len(res.Regressions) != 1 || res.Duplicates != 0 || res.Passed() {
+		t.Fatalf("regressions %+v, duplicates %d, failures %v", res.Regressions, res.Duplicates, res.Failures())
+	}
+}
+
+// A commit to ZooKeeper by a session that did not hold the owner node
+// fails the run.
+func TestVerifyNonOwnerWriteFails(t *testing.T) {
+	r := newFakeRun(t)
+	a := r.member(0, 1, 0, 60, "final", 0)
+	r.assign(a, 0.5, 0)
+	r.deliver(a, 0, 0, 9, 1, 1)
+	c := r.commit(0, 10, 10.5)
+	c.NotOwner = "no owner node"
+	r.release(a, 59, false, 0)
+	r.ack(0, 0, 9)
+	res := r.verify()
+	if len(res.NonOwnerWrites) != 1 || res.Passed() {
+		t.Fatalf("non-owner writes %+v, failures %v", res.NonOwnerWrites, res.Failures())
 	}
 }
 
@@ -351,29 +476,24 @@ func TestLogWriterRoundTrip(t *testing.T) {
 	}
 }
 
-// TestVerifyTailFromObservedCommits: with commits observed, a duplicate is
-// in the uncommitted tail exactly when its offset is at or beyond the last
-// offset committed before another member took the partition over, however
-// long before the fault it was delivered.
-func TestVerifyTailFromObservedCommits(t *testing.T) {
-	v := &verifier{
-		commits:   map[topicPartition][]OffsetRecord{},
-		takeovers: map[takeoverKey]int64{},
-		dels:      map[topicPartition][]delivery{},
-	}
+// TestVerifyCommitsBeforeTakeover: the commit that counts for a
+// redelivery is the last one applied before the new owner's first delivery
+// of its period; one stamped in that very millisecond may have come after
+// it and does not count.
+func TestVerifyCommitsBeforeTakeover(t *testing.T) {
+	v := &verifier{commits: map[topicPartition][]CommitRecord{}}
 	tp := topicPartition{"t", 0}
 	ms := int64(time.Millisecond)
-	v.commits[tp] = []OffsetRecord{{Mtime: 10 * ms, Offset: 5, Version: 1}, {Mtime: 20 * ms, Offset: 8, Version: 2}, {Mtime: 30 * ms, Offset: 9, Version: 3}, {Mtime: 40 * ms, Offset: 12, Version: 4}}
-	v.dels[tp] = []delivery{{off: 5, ts: 11 * ms, inc: 0}, {off: 8, ts: 30*ms + ms/2, inc: 1}, {off: 12, ts: 41 * ms, inc: 1}}
-	if got := v.takeover(tp, 0, 0, 100*ms); got != 30*ms+ms/2 {
-		t.Fatalf("takeover at %d, want %d (the other member's first delivery)", got, 30*ms+ms/2)
-	}
-	// The commit stamped in the takeover's millisecond may have come after it.
-	off, ok := v.lastCommit(tp, v.takeover(tp, 0, 0, 100*ms))
+	v.commits[tp] = []CommitRecord{{Order: 1, Time: 10 * ms, Offset: 5}, {Order: 2, Time: 20 * ms, Offset: 8},
+		{Order: 3, Time: 30 * ms, Offset: 9}, {Order: 4, Time: 40 * ms, Offset: 12}}
+	off, ok := v.lastCommit(tp, 30*ms+ms/2)
 	if !ok || off != 8 {
-		t.Fatalf("last commit before the takeover: %d %v, want 8", off, ok)
+		t.Fatalf("last commit before 30.5 ms: %d %v, want 8", off, ok)
 	}
-	if _, ok := v.lastCommit(tp, 5); ok {
-		t.Fatal("no commit was observed before t=5")
+	if _, ok := v.lastCommit(tp, 5*ms); ok {
+		t.Fatal("no commit was applied before 5 ms")
+	}
+	if off, ok := v.highestCommit(tp, 41*ms); !ok || off != 12 {
+		t.Fatalf("highest commit before 41 ms: %d %v", off, ok)
 	}
 }

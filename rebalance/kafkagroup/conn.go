@@ -15,8 +15,12 @@ var errAborted = errors.New("kafkagroup: connection aborted")
 
 // newTracker returns the dialer of a set of connections that can be torn
 // down at once (see abortdial): JoinGroup may wait minutes, and Close and
-// a cancelled Join must end it early.
-func newTracker(dialTimeout time.Duration) *abortdial.Dialer {
+// a cancelled Join must end it early. It dials through the proxy dialer of
+// cfg.Sarama when one is set (the connector's WithDialer).
+func newTracker(cfg Config, dialTimeout time.Duration) *abortdial.Dialer {
+	if cfg.Sarama != nil && cfg.Sarama.Net.Proxy.Enable && cfg.Sarama.Net.Proxy.Dialer != nil {
+		return abortdial.Through(cfg.Sarama.Net.Proxy.Dialer, errAborted)
+	}
 	return abortdial.New(dialTimeout, 30*time.Second, errAborted)
 }
 
@@ -64,7 +68,7 @@ func (m *Member) openCoordinator(id int32, addr string) (*coordinator, error) {
 	if m.cfg.Sarama != nil {
 		dial = m.cfg.Sarama.Net.DialTimeout
 	}
-	c := &coordinator{id: id, addr: addr, joinT: newTracker(dial), ctrlT: newTracker(dial)}
+	c := &coordinator{id: id, addr: addr, joinT: newTracker(m.cfg, dial), ctrlT: newTracker(m.cfg, dial)}
 	c.join = sarama.NewBroker(addr)
 	c.ctrl = sarama.NewBroker(addr)
 	if err := c.join.Open(m.saramaConfig(c.joinT, m.cfg.RebalanceTimeout+m.cfg.RequestTimeout)); err != nil {

@@ -69,7 +69,7 @@ func New(cfg Config) (*Member, error) {
 		log = log.With("instance", cfg.InstanceID)
 	}
 	return &Member{cfg: cfg, log: log, assignors: assignors, ctx: ctx, cancel: cancel,
-		closed: make(chan struct{}), clientT: newTracker(cfg.RequestTimeout)}, nil
+		closed: make(chan struct{}), clientT: newTracker(cfg, cfg.RequestTimeout)}, nil
 }
 
 // MemberID returns the member id the coordinator assigned, "" before the

@@ -1,0 +1,77 @@
+package connector
+
+import (
+	"context"
+	"net"
+	"time"
+
+	"github.com/IBM/sarama"
+	"github.com/go-zookeeper/zk"
+)
+
+// Dialer opens the network connections of a connector (WithDialer).
+// *net.Dialer satisfies it, as do SOCKS5 dialers such as
+// golang.org/x/net/proxy's (through their DialContext) and the dialers of
+// test harnesses that route connections through fault-injecting proxies.
+//
+// The context bounds the dial only: a connection returned must outlive it,
+// as net.Dialer's do. The connector applies its dial timeout
+// (socket.timeout.ms, or zookeeper.connection.timeout.ms for ZooKeeper) to
+// the context.
+type Dialer interface {
+	DialContext(ctx context.Context, network, address string) (net.Conn, error)
+}
+
+// WithDialer makes the connector open every network connection through d:
+// its ZooKeeper session, the fetchers, the leader finder and the offset
+// lookups, the offsets coordinator of offsets.storage=kafka and, with
+// zkconsumer.group.coordination=kafka, the broker listing and the group
+// coordinator. Where TLS is configured (security.protocol SSL or
+// SASL_SSL, zookeeper.ssl.client.enable), the handshake runs over d's
+// connections. Use it to reach the cluster through a proxy (SOCKS5, an
+// SSH tunnel), to set socket options, or in tests to cut or delay the
+// connector's traffic. WithZooKeeperDialer, when also given, takes
+// precedence for ZooKeeper.
+func WithDialer(d Dialer) Option { return func(o *options) { o.netDialer = d } }
+
+// zooKeeperDialer adapts d to the ZooKeeper client's dialer.
+func zooKeeperDialer(d Dialer) zk.Dialer {
+	return func(network, address string, timeout time.Duration) (net.Conn, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		return d.DialContext(ctx, network, address)
+	}
+}
+
+// saramaDialer adapts d to sarama's proxy dialer
+// (sarama.Config.Net.Proxy.Dialer), with the dial timeout applied.
+type saramaDialer struct {
+	d       Dialer
+	timeout time.Duration
+}
+
+// Dial connects to address within the dial timeout.
+func (s saramaDialer) Dial(network, address string) (net.Conn, error) {
+	return s.DialContext(context.Background(), network, address)
+}
+
+// DialContext connects to address within the dial timeout; ctx can end
+// the dial earlier.
+func (s saramaDialer) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
+	if s.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.timeout)
+		defer cancel()
+	}
+	return s.d.DialContext(ctx, network, address)
+}
+
+// useDialer makes sc connect through d (nil: leave sc as it is). Security
+// settings applied afterwards (secure.Client.Apply) wrap it.
+func useDialer(sc *sarama.Config, d Dialer) {
+	if d == nil {
+		return
+	}
+	sc.Net.Proxy.Enable = true
+	sc.Net.Proxy.Dialer = saramaDialer{d: d, timeout: sc.Net.DialTimeout}
+}

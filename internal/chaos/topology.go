@@ -1,0 +1,102 @@
+package chaos
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Topology is the shape of a run: how the members are coordinated, where
+// they commit offsets, which assignor they use, and so which faults apply.
+// Every topology runs a ZooKeeper ensemble (Config.ZooKeeperServers) and
+// three Kafka 3.9 brokers in ZooKeeper mode.
+type Topology string
+
+// The topologies of make chaos.
+const (
+	// TopologyEnsemble: members coordinated through ZooKeeper, all servers
+	// of the ensemble in zookeeper.connect (each through a proxy of its
+	// own), the range assignor, offsets in ZooKeeper; half the members
+	// subscribe to the main topic, the others with a whitelist. Member
+	// partitions from ZooKeeper and from the brokers, ensemble faults and
+	// overlapping faults.
+	TopologyEnsemble Topology = "ensemble"
+	// TopologyRoundRobin: as TopologyEnsemble, but with
+	// partition.assignment.strategy=roundrobin, offsets.storage=kafka and
+	// dual.commit.enabled=false. Every member subscribes with the same
+	// whitelist (roundrobin needs identical subscriptions).
+	TopologyRoundRobin Topology = "roundrobin"
+	// TopologyKafka: members coordinated by Kafka's group coordinator
+	// (zkconsumer.group.coordination=kafka; offsets in Kafka), static
+	// members (group.instance.id=chaos-<slot>), the range assignor.
+	// Coordinator pauses and kills, static members replaced while they
+	// run, member partitions from the brokers.
+	TopologyKafka Topology = "kafka"
+)
+
+// Topologies lists every topology in the order make chaos runs them.
+var Topologies = []Topology{TopologyEnsemble, TopologyRoundRobin, TopologyKafka}
+
+// ParseTopology parses a topology name.
+func ParseTopology(s string) (Topology, error) {
+	t := Topology(s)
+	if !slices.Contains(Topologies, t) {
+		return "", fmt.Errorf("chaos: unknown topology %q (known: %v)", s, Topologies)
+	}
+	return t, nil
+}
+
+func (t Topology) valid() bool { return slices.Contains(Topologies, t) }
+
+// kafkaMode reports whether the members are coordinated by Kafka.
+func (t Topology) kafkaMode() bool { return t == TopologyKafka }
+
+// offsetsStorage is where the members commit: "zookeeper" or "kafka".
+func (t Topology) offsetsStorage() string {
+	if t == TopologyEnsemble {
+		return storeZooKeeper
+	}
+	return storeKafka
+}
+
+// assignment is the members' partition.assignment.strategy.
+func (t Topology) assignment() string {
+	if t == TopologyRoundRobin {
+		return "roundrobin"
+	}
+	return "range"
+}
+
+// static reports whether the members are static (group.instance.id).
+func (t Topology) static() bool { return t == TopologyKafka }
+
+// wildcard reports whether member slot subscribes with a whitelist rather
+// than to the main topic: every second slot does, and every slot with
+// roundrobin.
+func (t Topology) wildcard(slot int) bool {
+	return t == TopologyRoundRobin || slot%2 == 1
+}
+
+// kinds are the fault kinds of the topology's full run.
+func (t Topology) kinds() []FaultKind {
+	if t == TopologyKafka {
+		return []FaultKind{
+			MemberKill, MemberStop, MemberLeave, MemberBrokerCutShort, MemberBrokerCutLong,
+			OverlapStopTwo, OverlapBrokerPauseRebalance,
+			BrokerKill, BrokerPause, CoordinatorPause, CoordinatorKill, StaticReplace,
+			LeaderMove, AddPartitions, NewTopic,
+		}
+	}
+	var out []FaultKind
+	for _, k := range AllKinds {
+		switch k {
+		case CoordinatorPause, CoordinatorKill, StaticReplace:
+			if t == TopologyEnsemble {
+				continue // the group has no coordinator
+			}
+		}
+		if !k.kafkaModeOnly() {
+			out = append(out, k)
+		}
+	}
+	return out
+}
