@@ -603,8 +603,14 @@ func (m *Member) endGeneration(ctx context.Context, cause error, release bool) e
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.handOverTimeout())
 	defer cancel()
 	lost := errors.Is(cause, ErrOwnershipLost)
-	if !lost && m.zk.AwaitLease(ctx, gen.SessionID) != nil {
-		lost, cause = true, ErrOwnershipLost
+	if !lost {
+		if lerr := m.zk.AwaitLease(ctx, gen.SessionID); lerr != nil {
+			// Found out here rather than from the expiry event (a lost
+			// watch made the member rebalance first): report it the same.
+			lost, cause = true, ErrOwnershipLost
+			m.log.Warn("ZooKeeper session of the generation is gone or unconfirmed: partitions lost", "session", fmt.Sprintf("0x%x", gen.SessionID), "err", lerr)
+			m.report(fmt.Errorf("%w: generation %d's ZooKeeper session 0x%x: %w", ErrOwnershipLost, gen.ID, gen.SessionID, lerr))
+		}
 	}
 	gen.cancel(cause)
 	err := m.inHandler(func() error { return m.cfg.Handler.Revoke(ctx, gen, lost) })
