@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/zkconsumer/zkconsumer/internal/coordinator"
 	"github.com/zkconsumer/zkconsumer/rebalance/kafkagroup"
 	"github.com/zkconsumer/zkconsumer/stream"
 	"github.com/zkconsumer/zkconsumer/zkutil"
@@ -193,6 +194,10 @@ func (c *ConsumerConnector) commitZK(ctx context.Context, session int64, offsets
 		}
 		return fmt.Errorf("connector: commit: ownership not confirmed: %w", err)
 	}
+	// Kafka does not fence commits from outside a group: the lease does.
+	// Each attempt goes out only while it holds, and one unanswered when
+	// it lapses is cut off (offsets.storage=kafka).
+	ctx = coordinator.WithFence(ctx, sessionFence{session: c.session, id: session})
 	return c.offsets.Commit(ctx, offsets)
 }
 

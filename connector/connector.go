@@ -8,7 +8,10 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/zkconsumer/zkconsumer/internal/abortdial"
 
 	"github.com/IBM/sarama"
 	"github.com/go-zookeeper/zk"
@@ -228,6 +231,9 @@ func (c *ConsumerConnector) newOffsetStore(brokers *zkBrokers, sec *secure.Clien
 	// Like the Scala consumer, commit without group membership: generation
 	// -1 and no member id, which brokers accept for groups that have no
 	// Kafka-coordinated members.
+	// Its connections can be reset: a fenced commit cut off when the
+	// lease lapses must not be delivered later (coordinator.WithFence).
+	var resetter atomic.Pointer[abortdial.Dialer]
 	kafka := c.metered(coordinator.New(c.cfg.GroupID,
 		func() (sarama.Client, error) {
 			ctx, cancel := context.WithTimeout(context.Background(), c.cfg.OffsetsChannelSocketTimeout)
@@ -251,11 +257,17 @@ func (c *ConsumerConnector) newOffsetStore(brokers *zkBrokers, sec *secure.Clien
 			sc.Net.WriteTimeout = c.cfg.OffsetsChannelSocketTimeout
 			sc.Metadata.Full = false
 			useDialer(sc, c.dialer)
+			resetter.Store(resettable(sc))
 			sec.Apply(sc)
 			cl, err := sarama.NewClient(addrs, sc)
 			return cl, sec.Explain(err)
 		},
-		c.cfg.OffsetsCommitMaxRetries, c.cfg.OffsetsChannelBackoff), StoreKafka)
+		c.cfg.OffsetsCommitMaxRetries, c.cfg.OffsetsChannelBackoff,
+		coordinator.WithReset(func() {
+			if d := resetter.Load(); d != nil {
+				d.Reset()
+			}
+		})), StoreKafka)
 	if c.cfg.DualCommitEnabled != nil && *c.cfg.DualCommitEnabled {
 		return &dualOffsetStore{kafka: kafka, zk: zkStore}
 	}

@@ -2,8 +2,11 @@ package connector
 
 import (
 	"context"
+	"errors"
 	"net"
 	"time"
+
+	"github.com/zkconsumer/zkconsumer/internal/abortdial"
 
 	"github.com/IBM/sarama"
 	"github.com/go-zookeeper/zk"
@@ -74,4 +77,21 @@ func useDialer(sc *sarama.Config, d Dialer) {
 	}
 	sc.Net.Proxy.Enable = true
 	sc.Net.Proxy.Dialer = saramaDialer{d: d, timeout: sc.Net.DialTimeout}
+}
+
+// errOffsetsClientClosed fails dials of an offsets client that was closed.
+var errOffsetsClientClosed = errors.New("connector: offsets client closed")
+
+// resettable makes sc dial through an abortdial.Dialer (on top of the
+// dialer useDialer set, if any) and returns it, so that its connections
+// can be reset.
+func resettable(sc *sarama.Config) *abortdial.Dialer {
+	var d *abortdial.Dialer
+	if sc.Net.Proxy.Enable && sc.Net.Proxy.Dialer != nil {
+		d = abortdial.Through(sc.Net.Proxy.Dialer, errOffsetsClientClosed)
+	} else {
+		d = abortdial.New(sc.Net.DialTimeout, 0, errOffsetsClientClosed)
+	}
+	sc.Net.Proxy.Enable, sc.Net.Proxy.Dialer = true, d
+	return d
 }

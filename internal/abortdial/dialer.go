@@ -80,6 +80,24 @@ func (d *Dialer) Abort() {
 	}
 }
 
+// Reset ends every open connection with a TCP reset (SO_LINGER 0), so
+// that what the kernel has not yet delivered of them is dropped instead of
+// sent after the close, and leaves the Dialer usable. Connections that are
+// not TCP (an application's dialer may return others) are just closed.
+func (d *Dialer) Reset() {
+	d.mu.Lock()
+	conns := d.conns
+	d.conns = map[net.Conn]struct{}{}
+	d.mu.Unlock()
+	for c := range conns {
+		inner := c.(*trackedConn).Conn
+		if l, ok := inner.(interface{ SetLinger(int) error }); ok {
+			_ = l.SetLinger(0)
+		}
+		_ = inner.Close()
+	}
+}
+
 // trackedConn leaves its Dialer's set when closed.
 type trackedConn struct {
 	net.Conn

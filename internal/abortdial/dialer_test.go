@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"syscall"
 	"testing"
 	"time"
 
@@ -111,4 +112,40 @@ func TestThroughDialsWithInnerAndAborts(t *testing.T) {
 	_, err = d.Dial("tcp", ln.Addr().String())
 	require.ErrorIs(t, err, errTest)
 	require.Equal(t, 1, inner.dials, "no dial after Abort")
+}
+
+// TestResetEndsConnectionsWithAResetAndKeepsDialing: the peer of a
+// connection ended by Reset sees a TCP reset, not a clean end of stream,
+// and the Dialer goes on dialing.
+func TestResetEndsConnectionsWithAResetAndKeepsDialing(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	peers := make(chan net.Conn, 2)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			peers <- c
+		}
+	}()
+	d := New(time.Second, 0, errTest)
+	c, err := d.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err)
+	peer := <-peers
+	defer peer.Close()
+	d.Reset()
+	require.NoError(t, peer.SetReadDeadline(time.Now().Add(5*time.Second)))
+	_, err = peer.Read(make([]byte, 1))
+	require.ErrorIs(t, err, syscall.ECONNRESET, "the peer must see a reset")
+	_, err = c.Write([]byte("x"))
+	require.Error(t, err, "the reset connection is closed on our side")
+
+	again, err := d.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err, "Reset does not stop later dials")
+	second := <-peers
+	require.NoError(t, again.Close())
+	require.NoError(t, second.Close())
 }

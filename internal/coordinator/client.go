@@ -25,6 +25,7 @@ type Client struct {
 	retries   int
 	backoff   time.Duration
 	newClient func() (sarama.Client, error)
+	reset     func() // ends the connections with a TCP reset; nil: closes the client
 
 	mu     sync.Mutex
 	client sarama.Client
@@ -33,9 +34,24 @@ type Client struct {
 // New returns a Client for group. newClient connects to the cluster; each
 // request is tried up to 1+retries times, backoff apart, after errors of a
 // coordinator that moved, is loading the group, or cannot be reached.
-func New(group string, newClient func() (sarama.Client, error), retries int, backoff time.Duration) *Client {
-	return &Client{group: group, newClient: newClient, retries: retries, backoff: backoff}
+func New(group string, newClient func() (sarama.Client, error), retries int, backoff time.Duration, opts ...Option) *Client {
+	c := &Client{group: group, newClient: newClient, retries: retries, backoff: backoff}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
 }
+
+// Option configures a Client.
+type Option func(*Client)
+
+// WithReset gives the Client a way to end its connections with a TCP
+// reset, such as abortdial.Dialer.Reset for the dialer newClient's clients
+// dial with: a fenced commit uses it (see WithFence). Without it, the
+// Client closes its sarama client instead, which may still let the kernel
+// deliver what it holds of a request.
+func WithReset(reset func()) Option { return func(c *Client) { c.reset = reset } }
+
 
 // Close closes the connections to the cluster. The Client reconnects if
 // used again.
@@ -105,7 +121,7 @@ func (c *Client) retry(ctx context.Context, op func(*sarama.Broker) error) error
 // coordinator looked up again: a moved or loading coordinator, timeouts,
 // and failures to connect or of the connection.
 func retriable(err error) bool {
-	if errors.Is(err, ErrGroupActive) {
+	if errors.Is(err, ErrGroupActive) || errors.Is(err, ErrFenced) {
 		return false
 	}
 	var kerr sarama.KError
@@ -171,6 +187,7 @@ func (c *Client) Commit(ctx context.Context, offsets map[zkutil.TopicPartition]i
 	if len(offsets) == 0 {
 		return nil
 	}
+	fence := fenceFrom(ctx)
 	err := c.retry(ctx, func(b *sarama.Broker) error {
 		req := &sarama.OffsetCommitRequest{
 			Version:                 2,
@@ -181,7 +198,7 @@ func (c *Client) Commit(ctx context.Context, offsets map[zkutil.TopicPartition]i
 		for tp, off := range offsets {
 			req.AddBlock(tp.Topic, tp.Partition, off, 0, "")
 		}
-		resp, err := b.CommitOffset(req)
+		resp, err := fenced(c, fence, func() (*sarama.OffsetCommitResponse, error) { return b.CommitOffset(req) })
 		if err != nil {
 			return err
 		}
