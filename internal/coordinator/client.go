@@ -52,7 +52,6 @@ type Option func(*Client)
 // deliver what it holds of a request.
 func WithReset(reset func()) Option { return func(c *Client) { c.reset = reset } }
 
-
 // Close closes the connections to the cluster. The Client reconnects if
 // used again.
 func (c *Client) Close() error {
