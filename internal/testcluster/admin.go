@@ -66,12 +66,12 @@ func (c *Cluster) CreateTopic(ctx context.Context, topic string, partitions int3
 
 // CreateTopicWithConfig is CreateTopic with topic-level configuration
 // entries (e.g. message.format.version).
+//
+// On a busy machine a broker in ZooKeeper mode can answer UNKNOWN_SERVER_ERROR
+// (its own ZooKeeper request timed out), NOT_CONTROLLER (the controller
+// moved) or fail the connection; those are retried until ctx ends, and a
+// topic that exists by then (made by an earlier attempt) counts as made.
 func (c *Cluster) CreateTopicWithConfig(ctx context.Context, topic string, partitions int32, replicationFactor int16, configs map[string]string) error {
-	admin, err := sarama.NewClusterAdmin(c.brokerAddrs, c.ClientConfig())
-	if err != nil {
-		return fmt.Errorf("testcluster: admin client: %w", err)
-	}
-	defer admin.Close()
 	detail := &sarama.TopicDetail{NumPartitions: partitions, ReplicationFactor: replicationFactor}
 	if len(configs) > 0 {
 		detail.ConfigEntries = map[string]*string{}
@@ -79,13 +79,52 @@ func (c *Cluster) CreateTopicWithConfig(ctx context.Context, topic string, parti
 			detail.ConfigEntries[k] = &v
 		}
 	}
-	err = admin.CreateTopic(topic, detail, false)
-	// REQUEST_TIMED_OUT: the controller accepted the topic but did not
-	// finish within the request's timeout; waitLeaders tells whether it did.
-	if err != nil && !errors.Is(err, sarama.ErrTopicAlreadyExists) && !errors.Is(err, sarama.ErrRequestTimedOut) {
-		return fmt.Errorf("testcluster: create topic %s: %w", topic, err)
+	for attempt := 0; ; attempt++ {
+		err := c.createTopicOnce(topic, detail)
+		// REQUEST_TIMED_OUT: the controller accepted the topic but did
+		// not finish within the request's timeout; waitLeaders tells
+		// whether it did.
+		if err == nil || errors.Is(err, sarama.ErrTopicAlreadyExists) || errors.Is(err, sarama.ErrRequestTimedOut) {
+			return c.waitLeaders(ctx, topic, partitions)
+		}
+		if !retriableAdminError(err) {
+			return fmt.Errorf("testcluster: create topic %s: %w", topic, err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("testcluster: create topic %s: %w (after %d attempts; last: %w)", topic, ctx.Err(), attempt+1, err)
+		case <-time.After(500 * time.Millisecond):
+		}
 	}
-	return c.waitLeaders(ctx, topic, partitions)
+}
+
+func (c *Cluster) createTopicOnce(topic string, detail *sarama.TopicDetail) error {
+	admin, err := sarama.NewClusterAdmin(c.brokerAddrs, c.ClientConfig())
+	if err != nil {
+		return fmt.Errorf("testcluster: admin client: %w", err)
+	}
+	defer admin.Close()
+	return admin.CreateTopic(topic, detail, false)
+}
+
+// retriableAdminError reports the failures of an admin request that a busy
+// cluster gives and a later attempt may not: a broker's own ZooKeeper
+// timeout (UNKNOWN_SERVER_ERROR), a controller that moved, brokers not yet
+// up, and failed connections.
+func retriableAdminError(err error) bool {
+	var kerr sarama.KError
+	var cerr sarama.ConfigurationError
+	if errors.As(err, &cerr) {
+		return false
+	}
+	if errors.As(err, &kerr) {
+		switch kerr {
+		case sarama.ErrUnknown, sarama.ErrNotController, sarama.ErrBrokerNotAvailable, sarama.ErrLeaderNotAvailable:
+			return true
+		}
+		return false
+	}
+	return true // connection failures, an admin client that could not connect
 }
 
 // AlterTopicConfig replaces a topic's configuration entries with configs
