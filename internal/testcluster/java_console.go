@@ -2,10 +2,13 @@ package testcluster
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
+	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -16,38 +19,91 @@ type JavaRecord struct {
 	Value     string
 }
 
+// javaFirstRecordGrace is how long JavaConsoleConsume waits for the first
+// record: the JVM's start and the group join take seconds, many on a busy
+// machine, and count against no idle time.
+const javaFirstRecordGrace = 60 * time.Second
+
 // JavaConsoleConsume runs Kafka 3.9's kafka-console-consumer (the Java
 // KafkaConsumer, a broker-coordinated group member) on topic as a member of
-// group, until no record has arrived for idle, and returns the records it
-// printed. extra is appended to its arguments (e.g. --consumer-property
-// auto.offset.reset=earliest). The consumer commits its position when it
-// stops, as kafka-console-consumer.sh does.
+// group, until no record has arrived for idle since the last one (or for a
+// minute before the first), and returns the records it printed. It then
+// stops the consumer with SIGTERM, on which it commits its position and
+// leaves, as kafka-console-consumer.sh does on Ctrl-C. extra is appended to
+// its arguments (e.g. --consumer-property auto.offset.reset=earliest).
 func JavaConsoleConsume(ctx context.Context, bootstrap, topic, group string, idle time.Duration, extra ...string) ([]JavaRecord, error) {
-	return javaConsoleConsume(ctx, RunTool, bootstrap, topic, group, idle, extra)
+	return javaConsoleConsume(ctx, Tool, bootstrap, topic, group, idle, extra)
 }
 
 // JavaConsoleConsume4 is JavaConsoleConsume with Kafka 4.x's console
-// consumer (RunTool4), with the same arguments. It speaks to Kafka 3.9 and
+// consumer (Tool4), with the same arguments. It speaks to Kafka 3.9 and
 // 4.x brokers alike; extra may choose the group protocol
 // (--consumer-property group.protocol=consumer, KIP-848, which needs a 4.x
 // broker).
 func JavaConsoleConsume4(ctx context.Context, bootstrap, topic, group string, idle time.Duration, extra ...string) ([]JavaRecord, error) {
-	return javaConsoleConsume(ctx, RunTool4, bootstrap, topic, group, idle, extra)
+	return javaConsoleConsume(ctx, Tool4, bootstrap, topic, group, idle, extra)
 }
 
-type toolRunner func(ctx context.Context, mainClass string, args ...string) (string, error)
+type toolCommand func(ctx context.Context, mainClass string, args ...string) (*exec.Cmd, error)
 
-func javaConsoleConsume(ctx context.Context, run toolRunner, bootstrap, topic, group string, idle time.Duration, extra []string) ([]JavaRecord, error) {
+func javaConsoleConsume(ctx context.Context, tool toolCommand, bootstrap, topic, group string, idle time.Duration, extra []string) ([]JavaRecord, error) {
+	const mainClass = "org.apache.kafka.tools.consumer.ConsoleConsumer"
 	args := append([]string{
 		"--bootstrap-server", bootstrap, "--topic", topic, "--group", group,
 		"--property", "print.partition=true", "--property", "print.offset=true",
-		"--timeout-ms", strconv.FormatInt(idle.Milliseconds(), 10),
+		// A backstop only: the idle time is measured here, from the
+		// records as they are printed (the tool flushes each one).
+		"--timeout-ms", strconv.FormatInt((javaFirstRecordGrace + idle).Milliseconds(), 10),
 	}, extra...)
-	out, err := run(ctx, "org.apache.kafka.tools.consumer.ConsoleConsumer", args...)
+	cmd, err := tool(ctx, mainClass, args...)
 	if err != nil {
 		return nil, err
 	}
-	return parseJavaRecords(out)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("testcluster: %s: %w", mainClass, err)
+	}
+	lines := make(chan string)
+	var out strings.Builder
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	timer := time.NewTimer(javaFirstRecordGrace)
+	defer timer.Stop()
+	stopped := false
+	for open := true; open; {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				open = false
+				break
+			}
+			out.WriteString(line)
+			out.WriteByte('\n')
+			if !stopped {
+				timer.Reset(idle)
+			}
+		case <-timer.C:
+			if !stopped {
+				stopped = true
+				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+			}
+		}
+	}
+	if err := cmd.Wait(); err != nil && !stopped {
+		return nil, fmt.Errorf("testcluster: %s: %w\n%s", mainClass, err, stderr.String())
+	}
+	return parseJavaRecords(out.String())
 }
 
 // parseJavaRecords reads lines of the form "Partition:1\tOffset:42\t<value>".
