@@ -185,7 +185,9 @@
 //
 // The run also fails on panics (a panic record, "panic:" on stderr or exit
 // code 2), data races reported by race-enabled members, members that did not
-// exit cleanly when interrupted, goroutines left running after Shutdown, and
+// exit cleanly when interrupted or that exited on their own (except the
+// static member a static-replace fault replaced, which must stop once it is
+// fenced: its exit record says so), goroutines left running after Shutdown, and
 // final owners that differ from the assignor's decision: with ZooKeeper
 // coordination, the owner nodes against what the assignor computes for the
 // registered members; with Kafka coordination, the running members'

@@ -51,9 +51,12 @@ type Record struct {
 	Parts map[string][]int32 `json:"parts,omitempty"`
 	Lost  bool               `json:"lost,omitempty"`
 
-	Err        string `json:"err,omitempty"`
-	Stack      string `json:"stack,omitempty"`
-	Clean      bool   `json:"clean,omitempty"`
+	Err   string `json:"err,omitempty"`
+	Stack string `json:"stack,omitempty"`
+	Clean bool   `json:"clean,omitempty"`
+	// Replaced is set on an exit record whose member ended because another
+	// process took its group.instance.id (Kafka mode's FENCED_INSTANCE_ID).
+	Replaced   bool   `json:"replaced,omitempty"`
 	Goroutines int    `json:"goroutines,omitempty"`
 	Leaked     string `json:"leaked,omitempty"`
 }

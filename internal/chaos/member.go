@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/IBM/sarama"
 	"go.uber.org/goleak"
 
 	"github.com/zkconsumer/zkconsumer/connector"
@@ -230,6 +231,7 @@ func (m *member) exit(clean bool, err, leakErr error) {
 	r := Record{Kind: RecExit, TS: m.now(), Clean: clean, Goroutines: runtime.NumGoroutine()}
 	if err != nil {
 		r.Err = err.Error()
+		r.Replaced = errors.Is(err, sarama.ErrFencedInstancedId)
 	}
 	if leakErr != nil {
 		r.Leaked = leakErr.Error()

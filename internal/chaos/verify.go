@@ -569,6 +569,17 @@ func (il *incLog) periodIndex(tp topicPartition, ts int64) int {
 	return sort.Search(len(ps), func(i int) bool { return ps[i].start > ts }) - 1
 }
 
+// replaceTarget reports whether inc is the incarnation a static-replace
+// fault replaced, and it ended after that fault began.
+func (v *verifier) replaceTarget(inc *Incarnation) bool {
+	for _, f := range v.res.Faults {
+		if f.Kind == StaticReplace && f.Member == inc.Slot && f.Inc == inc.Inc && f.Start <= inc.End {
+			return true
+		}
+	}
+	return false
+}
+
 // checkProcesses finds panics, races, unclean exits and leaks.
 func (v *verifier) checkProcesses() {
 	res := v.res
@@ -597,6 +608,12 @@ func (v *verifier) checkProcesses() {
 				res.Unclean = append(res.Unclean, fmt.Sprintf("%s: unclean exit after SIGINT (code %d%s)%s", key, inc.ExitCode, sigSuffix(inc.Signal), exitErr(il.exit)))
 			}
 		default:
+			if il.exit != nil && il.exit.Replaced && v.replaceTarget(inc) {
+				// The static member the fault replaced learnt it (its
+				// join or heartbeat was fenced) and stopped, before the
+				// driver ended it: what a replaced member must do.
+				break
+			}
 			res.Unclean = append(res.Unclean, fmt.Sprintf("%s: exited on its own (code %d%s)%s", key, inc.ExitCode, sigSuffix(inc.Signal), exitErr(il.exit)))
 		}
 	}

@@ -497,3 +497,31 @@ func TestVerifyCommitsBeforeTakeover(t *testing.T) {
 		t.Fatalf("highest commit before 41 ms: %d %v", off, ok)
 	}
 }
+
+// TestVerifyReplacedStaticMemberMayStopOnItsOwn: the static member a
+// static-replace fault replaced learns it (its join or heartbeat is fenced)
+// and stops before the driver ends it; that is what it must do, not an
+// unclean exit. Stopping on its own for another reason, or with a fenced
+// error that no fault explains, still is.
+func TestVerifyReplacedStaticMemberMayStopOnItsOwn(t *testing.T) {
+	r := newFakeRun(t)
+	old := r.member(0, 1, 0, 21, "", 1)
+	r.member(0, 2, 20, 60, "final", 0)
+	loner := r.member(1, 1, 0, 30, "", 1)
+	stranger := r.member(2, 1, 0, 30, "", 1)
+	r.fault(1, StaticReplace, 0, 1, 20, 22)
+	fenced := Record{Kind: RecExit, TS: r.at(21), Err: "join group: FENCED_INSTANCE_ID", Replaced: true}
+	r.logs[old] = append(r.logs[old], fenced)
+	r.logs[loner] = append(r.logs[loner], Record{Kind: RecExit, TS: r.at(30), Err: "boom"})
+	fenced.TS = r.at(30)
+	r.logs[stranger] = append(r.logs[stranger], fenced)
+	res := r.verify()
+	if len(res.Unclean) != 2 {
+		t.Fatalf("unclean %v: want m1.1 and m2.1 only", res.Unclean)
+	}
+	for _, u := range res.Unclean {
+		if strings.HasPrefix(u, "m0.1") {
+			t.Fatalf("the replaced member's stop was counted as unclean: %v", res.Unclean)
+		}
+	}
+}
