@@ -3,6 +3,8 @@ package connector
 import (
 	"context"
 	"errors"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -54,13 +56,16 @@ func newConnectorLax(t *testing.T, cfg Config) *ConsumerConnector {
 	return c
 }
 
-// TestKafkaModeAuthorizationFailuresAreReported runs against a broker with
+// TestKafkaModeRefusalsAndOutagesAreReported runs against a broker with
 // an authorizer: a subscribed topic the consumer may not describe is
 // reported on Errors (ErrTopicAuthorizationFailed, naming it) while the
-// other topic is consumed; and an automatic commit the broker refuses is
-// reported wrapping ErrAutoCommit and the broker's error. (Before, the
-// topic was dropped from the assignment in silence.)
-func TestKafkaModeAuthorizationFailuresAreReported(t *testing.T) {
+// other topic is consumed; an automatic commit the broker refuses is
+// reported wrapping ErrAutoCommit and the broker's error; and once the
+// broker is gone, the failing heartbeats and metadata checks are reported
+// before the membership is lost. (Before, the topic was dropped from the
+// assignment in silence, and heartbeats and metadata checks failed
+// silently.)
+func TestKafkaModeRefusalsAndOutagesAreReported(t *testing.T) {
 	c := testcluster.Private(t, testcluster.Options{KRaft: true, BrokerProperties: map[string]string{
 		"authorizer.class.name":          "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
 		"allow.everyone.if.no.acl.found": "true",
@@ -113,6 +118,17 @@ func TestKafkaModeAuthorizationFailuresAreReported(t *testing.T) {
 	})
 	require.ErrorIs(t, failed, sarama.ErrTopicAuthorizationFailed)
 	removeTopicACLs(t, c, open)
+
+	require.NoError(t, c.KillBroker(0))
+	hb := errs.await(t, 20*time.Second, "the failing heartbeats", func(err error) bool {
+		return strings.Contains(err.Error(), "heartbeats of generation")
+	})
+	require.ErrorIs(t, hb, syscall.ECONNREFUSED)
+	require.NotErrorIs(t, hb, ErrOwnershipLost, "reported before the membership is lost")
+	md := errs.await(t, 20*time.Second, "the failing metadata check", func(err error) bool {
+		return strings.Contains(err.Error(), "check the partitions")
+	})
+	require.ErrorContains(t, md, c.BrokerAddrs()[0])
 }
 
 // TestZooKeeperModeAutoCommitErrorIsRecognisable: in ZooKeeper mode too, a

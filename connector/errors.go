@@ -96,8 +96,8 @@ var (
 	// certificate, or the TLS handshake failed (wrong SASL username or
 	// password, a SASL mechanism the listener does not enable, a broker
 	// certificate from an authority the trust store lacks or for another
-	// host, a client certificate refused, a listener that does not speak
-	// TLS). The error names the setting to fix. In Kafka mode it is fatal
+	// host, a client certificate refused). The error names the setting to
+	// fix. In Kafka mode it is fatal
 	// (it also wraps ErrGroupFatal): CreateMessageStreams returns it, or,
 	// later, it is reported on Errors and the member stops. In ZooKeeper
 	// mode the fetchers report it on Errors and retry.

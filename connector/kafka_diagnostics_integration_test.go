@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -135,6 +136,27 @@ func TestKafkaModeSecurityFailuresAreFatal(t *testing.T) {
 			require.ErrorIs(t, err, ErrAuthentication)
 		})
 	}
+}
+
+// TestKafkaModeTLSToPlainListenerIsReported: TLS to a listener that does
+// not speak it ends in a connection the broker closes, which may also be a
+// broker restarting: it is retried, and reported on Errors within seconds
+// with the hint to check security.protocol.
+func TestKafkaModeTLSToPlainListenerIsReported(t *testing.T) {
+	c := testcluster.SharedSecure(t)
+	cfg := kafkaSecureConfig(t, c, testcluster.UniqueName("g-tlsplain"), "SSL", testcluster.ListenerSASLPlaintext)
+	conn := newConnector(t, cfg)
+	errs := drainErrors(t, conn)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := conn.CreateMessageStreams(ctx, map[string]int{"t": 1})
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.NotErrorIs(t, err, ErrAuthentication)
+	reported := errs.await(t, time.Second, "the failed handshake", func(err error) bool {
+		return strings.Contains(err.Error(), "TLS handshake")
+	})
+	require.ErrorContains(t, reported, "is this a TLS listener? check security.protocol")
+	require.NotErrorIs(t, reported, ErrGroupFatal)
 }
 
 // TestKafkaModeUnreachableBootstrapIsReported: with no broker at

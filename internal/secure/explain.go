@@ -17,10 +17,12 @@ import (
 // authentication that failed, a SASL mechanism the listener does not
 // enable, a server certificate that does not verify (an unknown
 // authority, another host name, expired), a client certificate the server
-// refused or wanted, a listener that does not speak TLS. Connecting again
-// cannot mend these; only a change of the setting the error names can.
-// Failures that may pass (a refused or lost connection, a timeout, a
-// connection closed during the handshake) do not match it.
+// refused or wanted, a server that answers the handshake with something
+// other than TLS. Connecting again cannot mend these; only a change of the
+// setting the error names can. Failures that may pass (a refused or lost
+// connection, a timeout, a connection closed during the handshake, which
+// is how a Kafka listener that does not speak TLS answers) do not match
+// it: they are retried, with their hint.
 var ErrAuthentication = errors.New("secure: authentication failed")
 
 // ConnectError is a failed connection to a broker with a hint at the

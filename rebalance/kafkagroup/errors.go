@@ -17,9 +17,9 @@ var (
 	// joined), GROUP_AUTHORIZATION_FAILED, an inconsistent protocol, an
 	// invalid session timeout, a full group, and the like; and connections
 	// that the brokers refused to authenticate or whose TLS handshake
-	// failed (wrong SASL credentials, an untrusted or mismatched
-	// certificate, a listener that does not speak TLS: see
-	// secure.ErrAuthentication), whose error names the setting to fix.
+	// failed on the certificates (wrong SASL credentials, an untrusted or
+	// mismatched certificate: see secure.ErrAuthentication), whose error
+	// names the setting to fix.
 	ErrFatal = errors.New("kafkagroup: fatal group error")
 	// ErrCommitFenced: the coordinator refused a commit because the
 	// committing generation is no longer current (ILLEGAL_GENERATION,
