@@ -123,10 +123,11 @@ func (k *kafkaGroup) join(ctx context.Context, sub rebalance.Subscription) error
 		return ErrShutdown
 	}
 	k.run = r
-	k.mu.Unlock()
+	// Set before Shutdown can see r (it closes the offset store).
 	k.c.mu.Lock()
 	k.c.offsets = &kafkaOffsetStore{member: member}
 	k.c.mu.Unlock()
+	k.mu.Unlock()
 	go r.loop()
 
 	select {
@@ -171,11 +172,6 @@ func (k *kafkaGroup) abandon(r *kafkaRun, why error) {
 		k.run = nil
 	}
 	k.mu.Unlock()
-	k.c.mu.Lock()
-	if off, ok := k.c.offsets.(*kafkaOffsetStore); ok && off.member == r.member {
-		k.c.offsets = nil
-	}
-	k.c.mu.Unlock()
 }
 
 // firstDone records the start of the first generation (nil), or why
