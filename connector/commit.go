@@ -218,7 +218,7 @@ func (c *ConsumerConnector) autoCommitLoop() {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), c.commitTimeout())
 			if err := c.commitInfos(ctx, gen, infos, 1+c.cfg.OffsetsCommitMaxRetries); err != nil {
-				c.report(fmt.Errorf("connector: auto-commit: %w", err))
+				c.report(fmt.Errorf("%w: %w", ErrAutoCommit, err))
 			}
 			cancel()
 		}

@@ -15,6 +15,14 @@ const (
 	AutoOffsetResetSmallest = "smallest"
 	// AutoOffsetResetLargest starts from the end of the log (Kafka's default).
 	AutoOffsetResetLargest = "largest"
+	// AutoOffsetResetEarliest is the Java consumer's name for
+	// AutoOffsetResetSmallest, accepted in both coordination modes;
+	// Validate turns it into AutoOffsetResetSmallest.
+	AutoOffsetResetEarliest = "earliest"
+	// AutoOffsetResetLatest is the Java consumer's name for
+	// AutoOffsetResetLargest, accepted in both coordination modes;
+	// Validate turns it into AutoOffsetResetLargest.
+	AutoOffsetResetLatest = "latest"
 )
 
 // Values accepted by Config.PartitionAssignmentStrategy
@@ -129,8 +137,9 @@ type Config struct {
 	// session.timeout.ms, heartbeat.interval.ms, max.poll.interval.ms,
 	// group.instance.id and metadata.max.age.ms with "kafka". Given in the
 	// other mode they are ignored with a warning (ModeWarnings;
-	// ConfigFromProperties returns it, New logs it), not an error, so that
-	// one file serves both modes while a group moves off ZooKeeper.
+	// ConfigFromProperties returns it, New logs it, to slog.Default() when
+	// Logger is nil), not an error, so that one file serves both modes
+	// while a group moves off ZooKeeper.
 	GroupCoordination string
 
 	// BootstrapServers lists some of the cluster's brokers,
@@ -194,9 +203,10 @@ type Config struct {
 	GroupInstanceID string
 
 	// MetadataMaxAge is how often, in "kafka" mode, the member checks the
-	// cluster's metadata for partitions added to its topics (leader) and
-	// topics its wildcard now matches, and rejoins when they changed:
-	// metadata.max.age.ms, default 300000 (5 min).
+	// cluster's metadata for partitions added to its topics (every member
+	// checks its own subscription's, the leader also those of every topic
+	// of the group) and topics its wildcard now matches, and rejoins when
+	// they changed: metadata.max.age.ms, default 300000 (5 min).
 	MetadataMaxAge time.Duration
 
 	// ConsumerID fixes the variable part of this member's id:
@@ -291,8 +301,12 @@ type Config struct {
 
 	// AutoOffsetReset says where to start when a partition has no committed
 	// offset or its offset is out of range: auto.offset.reset, default
-	// "largest". One of AutoOffsetResetSmallest or AutoOffsetResetLargest;
-	// the new consumer's "earliest" and "latest" are rejected, as in Kafka.
+	// "largest". One of AutoOffsetResetSmallest or AutoOffsetResetLargest,
+	// or the Java consumer's names for them, "earliest" and "latest"
+	// (smallest=earliest, largest=latest, as Java maps them), in either
+	// coordination mode; Validate turns the latter into the former. (The
+	// Scala consumer refused "earliest" and "latest"; the console
+	// consumer's --zookeeper mode still does, as Kafka 1.1.1's did.)
 	AutoOffsetReset string
 
 	// ConsumerTimeout is how long a stream's iterator waits for a message
@@ -386,7 +400,9 @@ type Config struct {
 	CheckCRCs bool
 
 	// Logger receives the connector's log records. It has no Kafka key.
-	// Nil discards them.
+	// Nil discards them, except the warnings New logs about keys the
+	// coordination mode ignores (ModeWarnings), which then go to
+	// slog.Default(), so that a mistaken configuration is never silent.
 	Logger *slog.Logger
 
 	// Metrics, if set, receives the connector's measurements (see
@@ -512,8 +528,15 @@ func (c *Config) Validate() error {
 	v.oneOf(keyPartitionAssignmentStrategy, c.PartitionAssignmentStrategy, StrategyRange, StrategyRoundRobin)
 	v.oneOf(keyRoundRobinHashFormat, c.RoundRobinHashFormat, RoundRobinHashDash, RoundRobinHashBracket)
 
-	// Consumption.
-	v.oneOf(keyAutoOffsetReset, c.AutoOffsetReset, AutoOffsetResetSmallest, AutoOffsetResetLargest)
+	// Consumption. The Java consumer's names for auto.offset.reset's
+	// values mean the same in both modes, as Java maps them.
+	switch c.AutoOffsetReset {
+	case AutoOffsetResetEarliest:
+		c.AutoOffsetReset = AutoOffsetResetSmallest
+	case AutoOffsetResetLatest:
+		c.AutoOffsetReset = AutoOffsetResetLargest
+	}
+	v.oneOf(keyAutoOffsetReset, c.AutoOffsetReset, AutoOffsetResetSmallest, AutoOffsetResetLargest, AutoOffsetResetEarliest, AutoOffsetResetLatest)
 	v.oneOf(keyIsolationLevel, c.IsolationLevel, IsolationReadUncommitted, IsolationReadCommitted)
 
 	// ZooKeeper session.

@@ -196,15 +196,6 @@ func (c *Config) validateCoordination(v *validator) {
 		v.check(keyGroupInstanceID, c.GroupInstanceID, validChars(c.GroupInstanceID) && len(c.GroupInstanceID) <= 249,
 			"must contain only ASCII alphanumerics, '.', '_' and '-', at most 249 of them")
 	}
-	if c.kafkaMode() {
-		// The Java consumer's names for auto.offset.reset's values.
-		switch c.AutoOffsetReset {
-		case "earliest":
-			c.AutoOffsetReset = AutoOffsetResetSmallest
-		case "latest":
-			c.AutoOffsetReset = AutoOffsetResetLargest
-		}
-	}
 }
 
 // brokerList splits bootstrap.servers.

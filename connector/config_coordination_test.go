@@ -1,6 +1,10 @@
 package connector_test
 
 import (
+	"bytes"
+	"context"
+	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,7 +24,8 @@ func kafkaModeConfig() connector.Config {
 
 // TestKafkaModeNeedsNoZooKeeper: with zkconsumer.group.coordination=kafka,
 // bootstrap.servers replaces zookeeper.connect; the Java consumer's names
-// for auto.offset.reset are accepted.
+// for auto.offset.reset are accepted (in ZooKeeper mode too:
+// TestJavaOffsetResetNamesInBothModes).
 func TestKafkaModeNeedsNoZooKeeper(t *testing.T) {
 	c := kafkaModeConfig()
 	c.AutoOffsetReset = "earliest"
@@ -127,4 +132,81 @@ func TestKafkaModePropertiesRoundTrip(t *testing.T) {
 	assert.Empty(t, warnings)
 	require.NoError(t, out.Validate())
 	assert.Equal(t, c.Properties(), out.Properties())
+}
+
+// TestJavaOffsetResetNamesInBothModes: "earliest" and "latest" (the Java
+// consumer's names) mean smallest and largest in both coordination modes,
+// as Java maps them, and read from properties alike.
+func TestJavaOffsetResetNamesInBothModes(t *testing.T) {
+	zk := connector.DefaultConfig()
+	zk.GroupID = "grp"
+	zk.ZookeeperConnect = "zk1:2181"
+	for name, base := range map[string]connector.Config{"zookeeper": zk, "kafka": kafkaModeConfig()} {
+		for value, want := range map[string]string{
+			"earliest": connector.AutoOffsetResetSmallest, "latest": connector.AutoOffsetResetLargest,
+			"smallest": connector.AutoOffsetResetSmallest, "largest": connector.AutoOffsetResetLargest,
+		} {
+			c := base
+			c.AutoOffsetReset = value
+			require.NoError(t, c.Validate(), "%s mode, %s", name, value)
+			assert.Equal(t, want, c.AutoOffsetReset, "%s mode, %s", name, value)
+
+			props := c.Properties()
+			props["auto.offset.reset"] = value
+			fromProps, _, err := connector.ConfigFromProperties(props)
+			require.NoError(t, err, "%s mode, %s", name, value)
+			require.NoError(t, fromProps.Validate())
+			assert.Equal(t, want, fromProps.AutoOffsetReset, "%s mode, %s from properties", name, value)
+		}
+	}
+}
+
+// lockedWriter is a bytes.Buffer safe for concurrent writes.
+type lockedWriter struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (w *lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.Write(p)
+}
+
+func (w *lockedWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// TestModeWarningsWithoutLogger: the warnings about keys the mode ignores
+// go to slog.Default() when Config.Logger is nil, and to the Logger when
+// there is one; nothing else of the connector reaches slog.Default().
+func TestModeWarningsWithoutLogger(t *testing.T) {
+	var global lockedWriter
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&global, nil)))
+	t.Cleanup(func() { slog.SetDefault(prev) })
+	cfg := kafkaModeConfig()
+	cfg.ZookeeperSessionTimeout = 30 * time.Second
+	open := func(cfg connector.Config) {
+		conn, err := connector.New(cfg)
+		require.NoError(t, err)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		require.NoError(t, conn.Shutdown(ctx))
+	}
+
+	open(cfg)
+	out := global.String()
+	assert.Contains(t, out, "level=WARN")
+	assert.Contains(t, out, "zookeeper.session.timeout.ms is ignored")
+	assert.NotContains(t, out, "using Kafka's group coordinator", "only the warnings")
+
+	var own lockedWriter
+	cfg.Logger = slog.New(slog.NewTextHandler(&own, nil))
+	before := global.String()
+	open(cfg)
+	assert.Contains(t, own.String(), "zookeeper.session.timeout.ms is ignored")
+	assert.Equal(t, before, global.String(), "nothing to slog.Default() with a Logger")
 }

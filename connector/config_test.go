@@ -276,8 +276,8 @@ func TestValidateRejects(t *testing.T) {
 		{"strategy", func(c *connector.Config) { c.PartitionAssignmentStrategy = "sticky" }, "partition.assignment.strategy", "must be one of range, roundrobin"},
 		{"strategy case", func(c *connector.Config) { c.PartitionAssignmentStrategy = "Range" }, "partition.assignment.strategy", "must be one of range, roundrobin"},
 		{"hash format", func(c *connector.Config) { c.RoundRobinHashFormat = "colon" }, "zkconsumer.roundrobin.hash.format", "must be one of dash, bracket"},
-		{"offset reset earliest", func(c *connector.Config) { c.AutoOffsetReset = "earliest" }, "auto.offset.reset", "must be one of smallest, largest"},
-		{"offset reset empty", func(c *connector.Config) { c.AutoOffsetReset = "" }, "auto.offset.reset", "must be one of smallest, largest"},
+		{"offset reset none", func(c *connector.Config) { c.AutoOffsetReset = "none" }, "auto.offset.reset", "must be one of smallest, largest, earliest, latest"},
+		{"offset reset empty", func(c *connector.Config) { c.AutoOffsetReset = "" }, "auto.offset.reset", "must be one of smallest, largest, earliest, latest"},
 		{"isolation", func(c *connector.Config) { c.IsolationLevel = "serializable" }, "zkconsumer.isolation.level", "must be one of read_uncommitted, read_committed"},
 		{"session timeout", func(c *connector.Config) { c.ZookeeperSessionTimeout = 0 }, "zookeeper.session.timeout.ms", "must be positive"},
 		{"connection timeout", func(c *connector.Config) { c.ZookeeperConnectionTimeout = -time.Millisecond }, "zookeeper.connection.timeout.ms", "must not be negative"},
@@ -298,9 +298,9 @@ func TestValidateRejects(t *testing.T) {
 
 func TestConfigErrorMessage(t *testing.T) {
 	c := validConfig()
-	c.AutoOffsetReset = "earliest"
+	c.AutoOffsetReset = "beginning"
 	assert.EqualError(t, c.Validate(),
-		`connector: invalid auto.offset.reset "earliest": must be one of smallest, largest`)
+		`connector: invalid auto.offset.reset "beginning": must be one of smallest, largest, earliest, latest`)
 
 	c = validConfig()
 	c.SocketTimeout = 1500 * time.Microsecond
@@ -311,7 +311,7 @@ func TestConfigErrorMessage(t *testing.T) {
 func TestValidateReportsEveryProblem(t *testing.T) {
 	c := connector.DefaultConfig()
 	c.GroupID = "bad group"
-	c.AutoOffsetReset = "earliest"
+	c.AutoOffsetReset = "beginning"
 	c.PartitionAssignmentStrategy = "sticky"
 	c.OffsetsStorage = "s3"
 	c.QueuedMaxMessageChunks = 0
@@ -351,13 +351,13 @@ func ExampleConfig_Validate() {
 	cfg := connector.DefaultConfig()
 	cfg.GroupID = "orders"
 	cfg.ZookeeperConnect = "zk1:2181"
-	cfg.AutoOffsetReset = "earliest"
+	cfg.AutoOffsetReset = "beginning"
 	cfg.PartitionAssignmentStrategy = "sticky"
 	err := cfg.Validate()
 	fmt.Println(err)
 	fmt.Println(errors.Is(err, connector.ErrInvalidConfig))
 	// Output:
 	// connector: invalid partition.assignment.strategy "sticky": must be one of range, roundrobin
-	// connector: invalid auto.offset.reset "earliest": must be one of smallest, largest
+	// connector: invalid auto.offset.reset "beginning": must be one of smallest, largest, earliest, latest
 	// true
 }

@@ -108,8 +108,9 @@ func WithRebalanceListener(l RebalanceListener) Option { return func(o *options)
 // New validates cfg, connects to ZooKeeper (bounded by
 // zookeeper.connection.timeout.ms) and returns a connector that has not
 // joined its group yet: that happens in CreateMessageStreams. In Kafka
-// mode it connects to nothing yet; the keys of the other mode are logged
-// as warnings (Config.ModeWarnings).
+// mode it connects to nothing yet. The keys of the other mode are logged
+// as warnings (Config.ModeWarnings), to slog.Default() when Config.Logger
+// is nil.
 func New(cfg Config, opts ...Option) (*ConsumerConnector, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -156,8 +157,14 @@ func New(cfg Config, opts ...Option) (*ConsumerConnector, error) {
 		metrics:    cfg.Metrics,
 		counters:   map[string]*stream.Counters{},
 	}
+	warnings := c.log
+	if cfg.Logger == nil {
+		// Keys the mode ignores are a configuration mistake more often
+		// than not: say so even when the connector's logs are discarded.
+		warnings = slog.Default().With("group", cfg.GroupID, "consumer", id)
+	}
 	for _, w := range cfg.ModeWarnings() {
-		c.log.Warn(w)
+		warnings.Warn(w)
 	}
 	var brokers fetcher.BrokerSource
 	if cfg.kafkaMode() {
@@ -294,23 +301,30 @@ func (c *ConsumerConnector) ConsumerID() string { return c.id }
 //     (a deleted or unauthorised topic);
 //   - *DecodeError: unreadable data in ZooKeeper (other members'
 //     registrations);
-//   - failed automatic commits ("connector: auto-commit: ..."), and
-//     brokers that cannot be reached.
+//   - failed automatic commits (wrapping ErrAutoCommit and the cause),
+//     and brokers that cannot be reached.
 //
 // Errors that stop a partition (ErrMessageTooLarge for a message larger
 // than fetch.message.max.bytes, ErrCorruptMessage, an unreadable offset)
 // come through the stream that owns the partition as well.
 //
-// In Kafka mode (zkconsumer.group.coordination=kafka) they include joins
-// that fail (an unreachable coordinator is retried meanwhile), a lost
+// In Kafka mode (zkconsumer.group.coordination=kafka) they include
+// failures the member retries, once they have lasted a few seconds and at
+// most every 30 seconds for each kind, with their cause: joins (an
+// unreachable bootstrap.servers or coordinator, naming the address; a
+// coordinator that cannot be found, COORDINATOR_NOT_AVAILABLE),
+// heartbeats, metadata checks; subscribed topics the brokers refuse to
+// describe (wrapping ErrTopicAuthorizationFailed, naming them); a lost
 // membership (ErrOwnershipLost wrapping ErrMembershipLost: removed after
 // session.timeout.ms, or the generation is unknown to the coordinator;
-// nothing was committed and the member rejoins), a fatal group error
-// (wrapping ErrGroupFatal: another member with the same group.instance.id,
-// a group authorization failure, an inconsistent group protocol; the
-// member stops consuming and the application should shut it down),
-// commits the coordinator refused (wrapping ErrCommitFenced) and
-// ErrMaxPollIntervalExceeded.
+// nothing was committed and the member rejoins); a fatal group error
+// (wrapping ErrGroupFatal: a connection the brokers refused to
+// authenticate or whose TLS handshake failed, also wrapping
+// ErrAuthentication and naming the setting to fix; another member with
+// the same group.instance.id, a group authorization failure, an
+// inconsistent group protocol; the member stops consuming and the
+// application should shut it down); commits the coordinator refused
+// (wrapping ErrCommitFenced) and ErrMaxPollIntervalExceeded.
 //
 // Assignment reports, at any time, whether the member owns its partitions
 // and if not which of these is why.

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/zkconsumer/zkconsumer/fetcher"
+	"github.com/zkconsumer/zkconsumer/internal/secure"
 	"github.com/zkconsumer/zkconsumer/rebalance"
 	"github.com/zkconsumer/zkconsumer/rebalance/kafkagroup"
 	"github.com/zkconsumer/zkconsumer/stream"
@@ -38,6 +39,13 @@ var (
 	// ErrNotOwner: an explicit commit, a Pause or a Resume named a
 	// partition this member does not own in its current generation.
 	ErrNotOwner = errors.New("connector: partition not owned by this consumer")
+
+	// ErrAutoCommit is wrapped, in both coordination modes, by the errors
+	// reported on Errors when an automatic commit (auto.commit.enable)
+	// fails, together with the cause: for example ErrCommitFenced in Kafka
+	// mode, or the store's error. The next automatic commit tries again
+	// with the offsets consumed by then.
+	ErrAutoCommit = errors.New("connector: auto-commit")
 )
 
 // Errors of the other packages that the connector returns, reports on
@@ -83,6 +91,23 @@ var (
 	// ErrCommitFenced: in Kafka mode, the coordinator refused a commit
 	// because the member's generation is no longer current.
 	ErrCommitFenced = kafkagroup.ErrCommitFenced
+
+	// ErrAuthentication: a broker refused the connector's credentials or
+	// certificate, or the TLS handshake failed (wrong SASL username or
+	// password, a SASL mechanism the listener does not enable, a broker
+	// certificate from an authority the trust store lacks or for another
+	// host, a client certificate refused). The error names the setting to
+	// fix. In Kafka mode it is fatal
+	// (it also wraps ErrGroupFatal): CreateMessageStreams returns it, or,
+	// later, it is reported on Errors and the member stops. In ZooKeeper
+	// mode the fetchers report it on Errors and retry.
+	ErrAuthentication = secure.ErrAuthentication
+
+	// ErrTopicAuthorizationFailed: in Kafka mode, reported on Errors for
+	// subscribed topics the brokers refuse to describe to this consumer
+	// (TOPIC_AUTHORIZATION_FAILED), which the error names; they are left
+	// out of the assignment until access is granted.
+	ErrTopicAuthorizationFailed = kafkagroup.ErrTopicAuthorizationFailed
 
 	// ErrNoLeader: a partition has no leader (a deleted or unauthorised
 	// topic, or a cluster without a live replica); reported, inside a

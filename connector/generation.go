@@ -24,7 +24,8 @@ type generation struct {
 	owned map[zkutil.TopicPartition]zkutil.ConsumerThreadID
 	// assignment is what the rebalance listener is told: the whole
 	// group's assignment in ZooKeeper mode; in Kafka mode only the
-	// leader knows it, so it is this member's own.
+	// leader knows it, so it is the whole group's on the leader (other
+	// members by member id, thread 0) and this member's own elsewhere.
 	assignment rebalance.Assignment
 	ctx        context.Context
 	fence      stream.Fence

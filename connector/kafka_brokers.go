@@ -62,6 +62,7 @@ func (b *kafkaBrokers) Brokers(ctx context.Context) ([]fetcher.BrokerInfo, error
 	var errs []error
 	for _, addr := range addrs {
 		list, err := b.ask(ctx, addr)
+		err = b.sec.Explain(err)
 		if err == nil && len(list) > 0 {
 			b.last, b.at = list, time.Now()
 			return slices.Clone(list), nil

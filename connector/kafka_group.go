@@ -25,42 +25,64 @@ import (
 // over the streams, start the data path (assign), wait for the generation
 // to end, stop it and commit (revoke), Join again. The data path, the
 // commits' bookkeeping and the listener calls are the ZooKeeper mode's.
+//
+// Each CreateMessageStreams runs its own member and loop (a kafkaRun). A
+// first join that fails, because CreateMessageStreams' context ended or
+// with a fatal error, stops both and leaves the group before
+// CreateMessageStreams returns, so that nothing of it stays behind and
+// CreateMessageStreams can be called again.
 type kafkaGroup struct {
 	c       *ConsumerConnector
 	brokers *kafkaBrokers
 	sec     *secure.Client // TLS and SASL of the member's connections
 
-	// Set by join, before the loop starts.
-	member   *kafkagroup.Member
-	threads  map[string]int // streams per topic; "" for a wildcard's
-	wildcard bool
-
-	ctx    context.Context // ended by Shutdown
-	cancel context.CancelFunc
-	done   chan struct{} // closed when the loop has returned
-	first  chan error    // the first generation's start, or why there is none
-
-	closeMu  sync.Mutex
-	closeCtx context.Context // Shutdown's, set before ctx ends; nil before
+	mu     sync.Mutex
+	run    *kafkaRun // the current one; nil before the first join and after a failed one
+	closed bool      // Shutdown
 
 	// loopGoroutine is the loop's goroutine while it calls into the
 	// application (the listener), 0 otherwise: Shutdown called from the
 	// listener must not wait for the loop.
 	loopGoroutine atomic.Uint64
-	firstOnce     sync.Once
+}
+
+// kafkaRun is one member of the group and its generation loop.
+type kafkaRun struct {
+	k        *kafkaGroup
+	member   *kafkagroup.Member
+	threads  map[string]int // streams per topic; "" for a wildcard's
+	wildcard bool
+
+	ctx    context.Context // ended by stop
+	cancel context.CancelCauseFunc
+	done   chan struct{} // closed when the loop has returned
+	first  chan error    // the first generation's start (nil), or why there is none; buffered, written once
+
+	stopMu  sync.Mutex
+	stopCtx context.Context // stop's, set before ctx ends; nil before
 }
 
 func newKafkaGroup(c *ConsumerConnector, brokers *kafkaBrokers, sec *secure.Client) *kafkaGroup {
-	ctx, cancel := context.WithCancel(context.Background())
-	return &kafkaGroup{c: c, brokers: brokers, sec: sec, ctx: ctx, cancel: cancel,
-		done: make(chan struct{}), first: make(chan error, 1)}
+	return &kafkaGroup{c: c, brokers: brokers, sec: sec}
+}
+
+// current returns the current run, nil if there is none.
+func (k *kafkaGroup) current() *kafkaRun {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.run
 }
 
 // join creates the member for sub and starts the generation loop, then
 // waits for the first generation to start: CreateMessageStreams returns
-// with the partitions assigned, as in ZooKeeper mode.
+// with the partitions assigned, as in ZooKeeper mode. Failures the member
+// retries meanwhile are reported on Errors. If ctx ends first, or the
+// member meets a fatal error (a wrong password, an untrusted certificate,
+// ...), the member leaves the group and is closed before join returns the
+// error, which wraps ctx's cause and the last failure.
 func (k *kafkaGroup) join(ctx context.Context, sub rebalance.Subscription) error {
 	cfg := k.c.cfg
+	r := &kafkaRun{k: k, done: make(chan struct{}), first: make(chan error, 1)}
 	kc := kafkagroup.Config{
 		Brokers:               cfg.brokerList(),
 		Group:                 cfg.GroupID,
@@ -78,85 +100,136 @@ func (k *kafkaGroup) join(ctx context.Context, sub rebalance.Subscription) error
 		Sarama:                brokerSaramaConfig(nil, cfg.SocketTimeout, k.c.dialer),
 		Secure:                k.sec.Apply,
 		Logger:                k.c.baseLog.With("consumer", k.c.id),
+		OnError:               k.c.report,
 	}
-	k.threads = map[string]int{}
+	r.threads = map[string]int{}
 	if sub.Filter != nil {
-		k.wildcard = true
-		k.threads[""] = sub.Streams
+		r.wildcard = true
+		r.threads[""] = sub.Streams
 	} else {
 		kc.Topics = slices.Sorted(maps.Keys(sub.Topics))
-		maps.Copy(k.threads, sub.Topics)
+		maps.Copy(r.threads, sub.Topics)
 	}
 	member, err := kafkagroup.New(kc)
 	if err != nil {
 		return fmt.Errorf("connector: %w", err)
 	}
-	k.member = member
+	r.member = member
+	r.ctx, r.cancel = context.WithCancelCause(context.Background())
+	k.mu.Lock()
+	if k.closed {
+		k.mu.Unlock()
+		_ = member.Close()
+		return ErrShutdown
+	}
+	k.run = r
+	// Set before Shutdown can see r (it closes the offset store).
 	k.c.mu.Lock()
 	k.c.offsets = &kafkaOffsetStore{member: member}
 	k.c.mu.Unlock()
-	go k.run()
+	k.mu.Unlock()
+	go r.loop()
+
 	select {
-	case err := <-k.first:
-		if err != nil {
-			return fmt.Errorf("connector: join group %s: %w", cfg.GroupID, err)
+	case err := <-r.first:
+		if err == nil {
+			return nil
 		}
-		return nil
+		k.abandon(r, err)
+		return fmt.Errorf("connector: %w", err)
 	case <-ctx.Done():
-		return fmt.Errorf("connector: join group %s: %w", cfg.GroupID, context.Cause(ctx))
+	}
+	select {
+	case err := <-r.first:
+		if err == nil {
+			return nil // it started as ctx ended
+		}
+		k.abandon(r, err)
+		return fmt.Errorf("connector: %w", err)
+	default:
+	}
+	cause := context.Cause(ctx)
+	k.abandon(r, cause)
+	// The loop's Join, ended by cause, tells the last failure.
+	if err := <-r.first; errors.Is(err, cause) {
+		return fmt.Errorf("connector: %w", err)
+	}
+	return fmt.Errorf("connector: join group %s: %w", cfg.GroupID, cause)
+}
+
+// abandon stops r, whose first generation did not start, for why: its
+// loop ends, its member leaves the group and closes. It waits at most
+// closeCommitTimeout for the loop before closing the member, which then
+// ends the loop's requests.
+func (k *kafkaGroup) abandon(r *kafkaRun, why error) {
+	ctx, cancel := context.WithTimeout(context.Background(), closeCommitTimeout)
+	defer cancel()
+	if err := r.stop(ctx, why); err != nil {
+		k.c.log.Warn("leaving the group after a failed first join", "err", err)
+	}
+	k.mu.Lock()
+	if k.run == r {
+		k.run = nil
+	}
+	k.mu.Unlock()
+}
+
+// firstDone records the start of the first generation (nil), or why
+// there is none; only the first call counts.
+func (r *kafkaRun) firstDone(err error) {
+	select {
+	case r.first <- err:
+	default:
 	}
 }
 
-func (k *kafkaGroup) firstDone(err error) {
-	k.firstOnce.Do(func() { k.first <- err })
-}
-
-// run is the generation loop; it returns when Shutdown ends k.ctx or the
+// loop is the generation loop; it returns when stop ends r.ctx or the
 // member hits a fatal error.
-func (k *kafkaGroup) run() {
-	defer close(k.done)
-	defer k.firstDone(ErrShutdown)
-	c := k.c
+func (r *kafkaRun) loop() {
+	defer close(r.done)
+	defer r.firstDone(ErrShutdown)
+	k, c := r.k, r.k.c
 	started, attempts := time.Now(), 0
 	for {
 		attempts++
-		kgen, err := k.member.Join(k.ctx)
+		kgen, err := r.member.Join(r.ctx)
 		if err != nil {
 			switch {
-			case k.ctx.Err() != nil || errors.Is(err, kafkagroup.ErrMemberClosed):
+			case r.ctx.Err() != nil || errors.Is(err, kafkagroup.ErrMemberClosed):
 				k.rebalanced(rebalance.RebalanceAborted, attempts, started)
+				r.firstDone(err)
 				return
 			case errors.Is(err, kafkagroup.ErrFatal):
 				k.rebalanced(rebalance.RebalanceFailed, attempts, started)
 				c.report(fmt.Errorf("connector: %w", err))
-				k.firstDone(err)
+				r.firstDone(err)
 				return
 			}
 			c.report(fmt.Errorf("connector: join group %s: %w", c.cfg.GroupID, err))
-			backoff.Sleep(k.ctx, c.cfg.RefreshLeaderBackoff) // the next Join sees Shutdown
+			backoff.Sleep(r.ctx, c.cfg.RefreshLeaderBackoff) // the next Join sees stop
 			continue
 		}
-		gen := k.generation(kgen)
-		actx, cancel := context.WithTimeout(k.ctx, c.cfg.MaxPollInterval)
+		gen := r.generation(kgen)
+		actx, cancel := context.WithTimeout(r.ctx, c.cfg.MaxPollInterval)
 		err = k.inLoop(func() error { return c.assign(actx, gen) })
 		cancel()
 		if err != nil {
-			if k.ctx.Err() == nil {
+			if r.ctx.Err() == nil {
 				c.report(fmt.Errorf("connector: start generation %d: %w", kgen.ID, err))
 			}
-			k.end(gen, false)
-			backoff.Sleep(k.ctx, c.cfg.RefreshLeaderBackoff)
+			r.end(gen, false)
+			backoff.Sleep(r.ctx, c.cfg.RefreshLeaderBackoff)
 			continue
 		}
 		k.rebalanced(rebalance.RebalanceSucceeded, attempts, started)
 		attempts = 0
-		k.firstDone(nil)
+		r.firstDone(nil)
 
-		stalled := k.wait(gen)
+		stalled := r.wait(gen)
 		started = time.Now()
 		cause := kgen.Err()
 		lost := cause != nil && !errors.Is(cause, kafkagroup.ErrRebalanceStarted)
-		k.end(gen, lost)
+		r.end(gen, lost)
 		switch {
 		case errors.Is(cause, kafkagroup.ErrFatal):
 			c.report(fmt.Errorf("connector: %w", cause))
@@ -164,11 +237,11 @@ func (k *kafkaGroup) run() {
 		case errors.Is(cause, kafkagroup.ErrMembershipLost):
 			c.report(fmt.Errorf("%w: %w", rebalance.ErrOwnershipLost, cause))
 		}
-		if k.ctx.Err() != nil {
+		if r.ctx.Err() != nil {
 			return
 		}
 		if len(stalled) > 0 {
-			k.leave(stalled)
+			r.leave(stalled)
 		}
 	}
 }
@@ -179,20 +252,20 @@ func (k *kafkaGroup) run() {
 const closeCommitTimeout = 30 * time.Second
 
 // end revokes gen, in an orderly way (committing) unless lost, within the
-// rebalance timeout, and, on Shutdown, within Shutdown's context.
-func (k *kafkaGroup) end(gen *generation, lost bool) {
+// rebalance timeout, and, once stopped (Shutdown), within stop's context.
+func (r *kafkaRun) end(gen *generation, lost bool) {
 	parent := context.Background()
-	if k.ctx.Err() != nil {
-		k.closeMu.Lock()
-		if k.closeCtx != nil {
-			parent = k.closeCtx
+	if r.ctx.Err() != nil {
+		r.stopMu.Lock()
+		if r.stopCtx != nil {
+			parent = r.stopCtx
 		}
-		k.closeMu.Unlock()
+		r.stopMu.Unlock()
 	}
-	ctx, cancel := context.WithTimeout(parent, k.c.cfg.MaxPollInterval)
+	ctx, cancel := context.WithTimeout(parent, r.k.c.cfg.MaxPollInterval)
 	defer cancel()
-	if err := k.inLoop(func() error { return k.c.revoke(ctx, gen, lost) }); err != nil {
-		k.c.report(fmt.Errorf("connector: revoke generation %d: %w", gen.id, err))
+	if err := r.k.inLoop(func() error { return r.k.c.revoke(ctx, gen, lost) }); err != nil {
+		r.k.c.report(fmt.Errorf("connector: revoke generation %d: %w", gen.id, err))
 	}
 }
 
@@ -222,12 +295,13 @@ func (k *kafkaGroup) inListener() bool {
 // streams serve every topic) as Kafka's range assignor spreads a
 // consumer's partitions over its threads, so that the mapping is the same
 // on every join with the same assignment.
-func (k *kafkaGroup) generation(kgen *kafkagroup.Generation) *generation {
+func (r *kafkaRun) generation(kgen *kafkagroup.Generation) *generation {
+	k := r.k
 	owned := map[zkutil.TopicPartition]zkutil.ConsumerThreadID{}
 	for topic, parts := range kgen.Assignment {
-		n := k.threads[topic]
-		if k.wildcard {
-			n = k.threads[""]
+		n := r.threads[topic]
+		if r.wildcard {
+			n = r.threads[""]
 		}
 		if n < 1 {
 			k.c.log.Warn("assigned partitions of a topic this member has no stream for; ignoring them", "topic", topic)
@@ -239,10 +313,26 @@ func (k *kafkaGroup) generation(kgen *kafkagroup.Generation) *generation {
 			}
 		}
 	}
+	assignment := rebalance.Assignment{k.c.id: owned}
+	// The leader knows every member's share (the others only their own):
+	// the other members' partitions go under their member ids, thread 0,
+	// since the protocol does not say how a member spreads them over its
+	// streams.
+	for member, topics := range kgen.GroupAssignment {
+		if member == kgen.MemberID {
+			continue
+		}
+		theirs := map[zkutil.TopicPartition]zkutil.ConsumerThreadID{}
+		for topic, parts := range topics {
+			for _, p := range parts {
+				theirs[zkutil.TopicPartition{Topic: topic, Partition: p}] = zkutil.ConsumerThreadID{ConsumerID: member}
+			}
+		}
+		assignment[member] = theirs
+	}
 	return &generation{
-		id: int64(kgen.ID), owned: owned,
-		assignment: rebalance.Assignment{k.c.id: owned},
-		ctx:        kgen.Context(), fence: kafkaFence{kgen}, kafka: kgen,
+		id: int64(kgen.ID), owned: owned, assignment: assignment,
+		ctx: kgen.Context(), fence: kafkaFence{kgen}, kafka: kgen,
 	}
 }
 
@@ -263,27 +353,47 @@ func spreadRange(parts []int32, n int) [][]int32 {
 	return out
 }
 
-// close stops the loop (the current generation is revoked and committed)
-// and the member, which leaves the group (dynamic members only). Bounded
-// by ctx, by the rebalance timeout for the revoke, by closeCommitTimeout
-// for its commit, and by the member's own bounds.
+// close stops the current run, if any (its generation is revoked and
+// committed), and its member, which leaves the group (dynamic members
+// only), and refuses later joins. Bounded by ctx, by the rebalance timeout
+// for the revoke, by closeCommitTimeout for its commit, and by the
+// member's own bounds.
 func (k *kafkaGroup) close(ctx context.Context) error {
-	k.closeMu.Lock()
-	if k.closeCtx == nil {
-		k.closeCtx = ctx
-	}
-	k.closeMu.Unlock()
-	k.cancel()
-	if k.member == nil {
+	k.mu.Lock()
+	k.closed = true
+	r := k.run
+	k.mu.Unlock()
+	if r == nil {
 		return nil
 	}
+	return r.stop(ctx, ErrShutdown)
+}
+
+// cancel ends the current run's loop without waiting for it (Shutdown from
+// the listener, which runs in the loop).
+func (k *kafkaGroup) cancel() {
+	if r := k.current(); r != nil {
+		r.cancel(ErrShutdown)
+	}
+}
+
+// stop ends the loop with cause, then closes the member (which leaves the
+// group), and waits for the loop. The revoke of the current generation
+// runs within ctx; once ctx ends, closing the member ends what is left.
+func (r *kafkaRun) stop(ctx context.Context, cause error) error {
+	r.stopMu.Lock()
+	if r.stopCtx == nil {
+		r.stopCtx = ctx
+	}
+	r.stopMu.Unlock()
+	r.cancel(cause)
 	select {
-	case <-k.done:
+	case <-r.done:
 	case <-ctx.Done():
 		// The revoke still runs; Close ends the member under it.
 	}
-	err := k.member.Close()
-	<-k.done
+	err := r.member.Close()
+	<-r.done
 	return err
 }
 
@@ -293,17 +403,21 @@ func (k *kafkaGroup) close(ctx context.Context) error {
 // most (kafkagroup.Member.CommitFinal); others give up after a few tries
 // (kafkagroup.Member.Commit).
 func (k *kafkaGroup) commit(ctx context.Context, kgen *kafkagroup.Generation, offsets map[zkutil.TopicPartition]int64, last bool) error {
+	r := k.current()
+	if r == nil {
+		return fmt.Errorf("connector: %w", kafkagroup.ErrMemberClosed)
+	}
 	start := time.Now()
 	var err error
 	if last {
-		if k.ctx.Err() != nil { // Shutdown
+		if r.ctx.Err() != nil { // Shutdown
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithTimeout(ctx, closeCommitTimeout)
 			defer cancel()
 		}
-		err = k.member.CommitFinal(ctx, kgen, offsets)
+		err = r.member.CommitFinal(ctx, kgen, offsets)
 	} else {
-		err = k.member.Commit(ctx, kgen, offsets)
+		err = r.member.Commit(ctx, kgen, offsets)
 	}
 	if k.c.metrics != nil {
 		k.c.metrics.Commit(CommitEvent{Store: StoreKafka, Partitions: len(offsets), Duration: time.Since(start), Err: err})

@@ -28,8 +28,8 @@ type streamProgress struct {
 
 // wait blocks until gen ends, Shutdown, or a stream stalls; it returns the
 // stalled streams, if any.
-func (k *kafkaGroup) wait(gen *generation) []*stream.Control {
-	interval := k.c.cfg.MaxPollInterval
+func (r *kafkaRun) wait(gen *generation) []*stream.Control {
+	interval := r.k.c.cfg.MaxPollInterval
 	tick := time.NewTicker(min(max(interval/8, 10*time.Millisecond), time.Second))
 	defer tick.Stop()
 	seen := map[*stream.Control]*streamProgress{}
@@ -37,10 +37,10 @@ func (k *kafkaGroup) wait(gen *generation) []*stream.Control {
 		select {
 		case <-gen.kafka.Done():
 			return nil
-		case <-k.ctx.Done():
+		case <-r.ctx.Done():
 			return nil
 		case now := <-tick.C:
-			if stalled := k.stalled(gen, seen, now, interval); len(stalled) > 0 {
+			if stalled := r.k.stalled(gen, seen, now, interval); len(stalled) > 0 {
 				return stalled
 			}
 		}
@@ -92,13 +92,13 @@ func (k *kafkaGroup) stalled(gen *generation, seen map[*stream.Control]*streamPr
 // leave takes the member out of the group after stalled streams (its
 // generation has been revoked and committed), reports it, and waits until
 // every stalled stream's reader asks for messages again, or Shutdown.
-func (k *kafkaGroup) leave(stalled []*stream.Control) {
-	c := k.c
+func (r *kafkaRun) leave(stalled []*stream.Control) {
+	c := r.k.c
 	polls := make([]uint64, len(stalled))
 	for i, s := range stalled {
 		polls[i] = s.Polls()
 	}
-	if err := k.member.Leave(); err != nil {
+	if err := r.member.Leave(); err != nil {
 		c.log.Warn("leaving the group after a stall failed", "err", err)
 	}
 	c.log.Warn("streams not read for max.poll.interval.ms: left the group until they are read again",
@@ -118,7 +118,7 @@ func (k *kafkaGroup) leave(stalled []*stream.Control) {
 			return
 		}
 		select {
-		case <-k.ctx.Done():
+		case <-r.ctx.Done():
 			return
 		case <-tick.C:
 		}

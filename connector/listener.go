@@ -27,9 +27,13 @@ type RebalanceListener interface {
 	// BeforeStartingFetchers is called once the partitions of a new
 	// generation are claimed, with the whole group's assignment
 	// (topic -> partition -> owning thread), before fetching starts; this
-	// member's own partitions are those whose thread has c.ConsumerID(). In
-	// Kafka mode only the group's leader computes the whole assignment,
-	// so assignment holds this member's own partitions.
+	// member's own partitions are those whose thread has c.ConsumerID().
+	// In Kafka mode the group's protocol tells the whole assignment only
+	// to the member that computed it, the leader: the leader's listener
+	// gets every member's partitions, the others' named by their member
+	// ids at the coordinator, with thread 0 (the protocol does not say how
+	// a member spreads its partitions over its streams); every other
+	// member's listener gets its own partitions only.
 	BeforeStartingFetchers(ctx context.Context, c *ConsumerConnector, assignment map[string]map[int32]ConsumerThreadID)
 }
 

@@ -40,9 +40,20 @@ func Blacklist(regex string) TopicFilter {
 // connector throws ConsumerRebalanceFailedException), the streams are
 // returned all the same and the member keeps trying in the background, as
 // it does for later rebalances; Assignment().Err then wraps
-// ErrRebalanceFailed, and the failure is reported on Errors. In Kafka
-// mode it returns once the first generation has started, retrying joins
-// meanwhile; an unrecoverable group error (ErrGroupFatal) is returned.
+// ErrRebalanceFailed, and the failure is reported on Errors.
+//
+// In Kafka mode it returns once the first generation has started. Joins
+// that fail meanwhile are retried, and reported on Errors once they have
+// failed for a few seconds (an unreachable bootstrap.servers or
+// coordinator, a coordinator that cannot be found), at most every 30
+// seconds. An unrecoverable group error (ErrGroupFatal) is returned at
+// once: among them a connection the brokers refused to authenticate or
+// whose TLS handshake failed (ErrAuthentication), which names the setting
+// to fix. When ctx ends first, the error wraps both context.Cause(ctx)
+// and the last failure. Either way the member has left the group (a
+// static member, with group.instance.id, does not leave, as in Java)
+// and nothing of the attempt keeps running, so CreateMessageStreams may
+// be called again.
 func (c *ConsumerConnector) CreateMessageStreams(ctx context.Context, topicCountMap map[string]int) (map[string][]*stream.KafkaStream, error) {
 	sub := rebalance.StaticSubscription(topicCountMap)
 	if err := sub.Validate(); err != nil {
@@ -132,6 +143,11 @@ func (c *ConsumerConnector) join(ctx context.Context, sub rebalance.Subscription
 	c.mu.Unlock()
 	if c.kafka != nil {
 		if err := c.kafka.join(ctx, sub); err != nil {
+			// Nothing of the attempt stays (kafkaGroup.join): the
+			// streams may be created again.
+			c.mu.Lock()
+			c.created, c.streams, c.wildcard = false, map[streamKey]*stream.Control{}, false
+			c.mu.Unlock()
 			return err
 		}
 		c.startAutoCommit()

@@ -13,7 +13,12 @@ import (
 // coordinated by Kafka, when --zookeeper is not given; --bootstrap-server
 // names the brokers. This file checks those arguments as Kafka does and
 // runs the connector in its Kafka-coordinated mode
-// (zkconsumer.group.coordination=kafka) for it.
+// (zkconsumer.group.coordination=kafka) for it. What the member retries
+// while it joins (an unreachable --bootstrap-server, a coordinator that
+// cannot be found) is printed on stderr as the connector reports it, and
+// it keeps trying, as Kafka 1.1.1's consumer does; a fatal error (a
+// refused password or certificate) is printed and ends the run with
+// status 1 (main.go).
 
 // checkNewConsumerArgs checks the arguments of Kafka's new-consumer mode in
 // the order Kafka 1.1.1 checks them, with Kafka's messages, and records

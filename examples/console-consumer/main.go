@@ -121,13 +121,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	commits.start()
 
 	cs := &consumption{o: o, out: out, stderr: stderr}
+	// A fatal group error (a refused password or certificate, a fenced
+	// group.instance.id) ends the run, as the exception Kafka's consumer
+	// throws from poll does.
+	runCtx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
 	var errorsDone sync.WaitGroup
 	errorsDone.Go(func() {
 		for err := range c.Errors() { // closed by Shutdown
 			fmt.Fprintln(stderr, "console-consumer:", err)
+			if errors.Is(err, connector.ErrGroupFatal) {
+				stop(err)
+			}
 		}
 	})
-	code := cs.consume(ctx, c)
+	code := cs.consume(runCtx, c)
 
 	// Kafka's finally: the consumer's cleanup (its last commit), the
 	// count, the generated group's removal; then the shutdown hook.
@@ -170,11 +178,18 @@ type consumption struct {
 // the exit status.
 func (cs *consumption) consume(ctx context.Context, c *connector.ConsumerConnector) int {
 	o := cs.o
+	// In Kafka mode, failures that the member retries while it joins (an
+	// unreachable bootstrap.servers, ...) are printed from Errors
+	// meanwhile; as Kafka 1.1.1's consumer, it keeps trying until
+	// interrupted.
 	streams, err := c.CreateMessageStreamsByFilter(ctx, o.filter, 1)
-	if err != nil {
-		if ctx.Err() != nil {
-			return 0 // interrupted while joining
-		}
+	switch {
+	case err == nil:
+	case errors.Is(err, connector.ErrGroupFatal), errors.Is(context.Cause(ctx), connector.ErrGroupFatal):
+		return 1 // printed from Errors
+	case ctx.Err() != nil:
+		return 0 // interrupted while joining
+	default:
 		fmt.Fprintln(cs.stderr, "console-consumer:", err)
 		return 1
 	}
@@ -200,6 +215,8 @@ func (cs *consumption) consume(ctx context.Context, c *connector.ConsumerConnect
 			return 0
 		case errors.Is(context.Cause(loopCtx), errOutput):
 			return cs.writeFailed()
+		case errors.Is(context.Cause(ctx), connector.ErrGroupFatal):
+			return 1 // printed from Errors
 		case ctx.Err() != nil && errors.Is(err, ctx.Err()):
 			return 0
 		default:

@@ -257,6 +257,12 @@ func parseOptions(fs *flag.FlagSet, args []string, stderr io.Writer) (*options, 
 	} else {
 		o.props["auto.offset.reset"] = latest
 	}
+	if reset := o.props["auto.offset.reset"]; reset != earliest && reset != latest {
+		// Kafka 1.1.1's old consumer knows only its own names; the
+		// connector also takes the new consumer's.
+		return nil, &connector.ConfigError{Key: "auto.offset.reset", Value: reset,
+			Reason: "must be one of smallest, largest with --zookeeper, as in Kafka 1.1.1's old consumer (earliest and latest are the new consumer's names: use --bootstrap-server)"}
+	}
 	o.props["zookeeper.connect"] = o.zkConnect
 	return o, nil
 }

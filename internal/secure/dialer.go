@@ -40,6 +40,8 @@ type HandshakeError struct {
 	Hint string
 	// Err is crypto/tls's error.
 	Err error
+
+	auth bool // matches ErrAuthentication
 }
 
 // Error returns "secure: TLS handshake with <addr> failed: <cause> (<hint>)".
@@ -49,6 +51,11 @@ func (e *HandshakeError) Error() string {
 
 // Unwrap returns the cause.
 func (e *HandshakeError) Unwrap() error { return e.Err }
+
+// Is reports whether target is ErrAuthentication and the handshake failed
+// on a certificate or on a server that does not speak TLS, rather than on
+// the connection (a timeout, a reset).
+func (e *HandshakeError) Is(target error) bool { return target == ErrAuthentication && e.auth }
 
 // tlsDialer dials through inner (or direct) and completes a TLS handshake
 // before returning, bounded by the context and timeout.
@@ -121,8 +128,10 @@ func (d *tlsDialer) explain(addr string, err error) error {
 		invalid  x509.CertificateInvalidError
 		verify   *tls.CertificateVerificationError
 		alert    tls.AlertError
+		record   tls.RecordHeaderError
 	)
 	hint := "is this a TLS listener? check security.protocol and the broker's listeners"
+	auth := true
 	switch {
 	case errors.As(err, &unknown):
 		hint = "the server's certificate is not signed by an authority in " + d.keys
@@ -134,8 +143,15 @@ func (d *tlsDialer) explain(addr string, err error) error {
 		hint = "the server's certificate does not verify; check " + d.keys
 	case errors.As(err, &alert):
 		hint = "the server refused the handshake; if it requires client certificates, set ssl.keystore.location (or ssl.certificate.location and ssl.key.location)"
+	case errors.As(err, &record):
+		// The server answered with something other than TLS.
 	case errors.Is(err, context.DeadlineExceeded):
 		hint = "no answer within the connection timeout; is this a TLS listener? check security.protocol"
+		auth = false
+	default:
+		// The connection failed during the handshake: a server that
+		// closed it may not speak TLS, or may be restarting.
+		auth = false
 	}
-	return &HandshakeError{Addr: addr, Hint: hint, Err: err}
+	return &HandshakeError{Addr: addr, Hint: hint, Err: err, auth: auth}
 }

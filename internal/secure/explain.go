@@ -5,10 +5,25 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"strings"
 
 	"github.com/IBM/sarama"
 )
+
+// ErrAuthentication is matched (errors.Is) by the errors of connections
+// that a broker or ZooKeeper server refused to authenticate, or whose TLS
+// handshake failed on the certificates or the protocol spoken: a SASL
+// authentication that failed, a SASL mechanism the listener does not
+// enable, a server certificate that does not verify (an unknown
+// authority, another host name, expired), a client certificate the server
+// refused or wanted, a server that answers the handshake with something
+// other than TLS. Connecting again cannot mend these; only a change of the
+// setting the error names can. Failures that may pass (a refused or lost
+// connection, a timeout, a connection closed during the handshake, which
+// is how a Kafka listener that does not speak TLS answers) do not match
+// it: they are retried, with their hint.
+var ErrAuthentication = errors.New("secure: authentication failed")
 
 // ConnectError is a failed connection to a broker with a hint at the
 // setting to fix. It never contains a secret.
@@ -17,6 +32,8 @@ type ConnectError struct {
 	Hint string
 	// Err is the cause.
 	Err error
+
+	auth bool // matches ErrAuthentication
 }
 
 // Error returns "<cause> (<hint>)".
@@ -24,6 +41,10 @@ func (e *ConnectError) Error() string { return fmt.Sprintf("%v (%s)", e.Err, e.H
 
 // Unwrap returns the cause.
 func (e *ConnectError) Unwrap() error { return e.Err }
+
+// Is reports whether target is ErrAuthentication and the broker refused
+// the credentials or the certificate.
+func (e *ConnectError) Is(target error) bool { return target == ErrAuthentication && e.auth }
 
 // Explain adds to err, an error of opening a broker connection configured
 // by the Client, the setting the user should check, when it can tell. Other
@@ -47,13 +68,23 @@ func (c *Client) Explain(err error) error {
 		if c.s.SASLUsername != "" {
 			keys = "sasl.username and sasl.password"
 		}
-		return &ConnectError{Err: err, Hint: fmt.Sprintf("the broker refused user %q with %s; check %s", c.user, c.s.mechanism(), keys)}
+		return &ConnectError{Err: err, auth: true, Hint: fmt.Sprintf("the broker refused user %q with %s; check %s", c.user, c.s.mechanism(), keys)}
 	case errors.Is(err, sarama.ErrUnsupportedSASLMechanism):
-		return &ConnectError{Err: err, Hint: "this listener does not enable sasl.mechanism " + c.s.mechanism() + "; set sasl.mechanism to one in the broker's sasl.enabled.mechanisms"}
+		return &ConnectError{Err: err, auth: true, Hint: "this listener does not enable sasl.mechanism " + c.s.mechanism() + "; set sasl.mechanism to one in the broker's sasl.enabled.mechanisms"}
 	case errors.As(err, &alert) || strings.Contains(err.Error(), "tls: bad certificate") || strings.Contains(err.Error(), "certificate required"):
-		return &ConnectError{Err: err, Hint: "the broker refused the client certificate or wants one; check ssl.keystore.location (or ssl.certificate.location and ssl.key.location)"}
+		return &ConnectError{Err: err, auth: true, Hint: "the broker refused the client certificate or wants one; check ssl.keystore.location (or ssl.certificate.location and ssl.key.location)"}
+	case dialFailed(err):
+		// Nothing listens there, or it cannot be reached: the address is
+		// the error, not the security settings.
 	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, sarama.ErrOutOfBrokers):
 		return &ConnectError{Err: err, Hint: "the broker closed the connection; check that security.protocol " + c.Protocol() + " is that of the listener connected to"}
 	}
 	return err
+}
+
+// dialFailed reports whether err is a failure to open a TCP connection
+// (refused, unreachable, timed out) rather than one that was opened.
+func dialFailed(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
 }

@@ -2,6 +2,7 @@ package secure_test
 
 import (
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -115,23 +116,24 @@ func TestConnectFailures(t *testing.T) {
 		s    secure.Settings
 		want []string // substrings of the error
 		not  string   // must not appear (a secret)
+		auth bool     // matches secure.ErrAuthentication: retrying cannot help
 	}{
 		{"bad password", secure.Settings{SecurityProtocol: "SASL_SSL", SSLTruststoreLocation: sec.CAFile, SASLMechanism: "SCRAM-SHA-256", SASLUsername: sec.User, SASLPassword: "wrong-secret"},
-			[]string{"SASL", "sasl.username", `"alice"`}, "wrong-secret"},
+			[]string{"SASL", "sasl.username", `"alice"`}, "wrong-secret", true},
 		{"bad PLAIN password", secure.Settings{SecurityProtocol: "SASL_PLAINTEXT", SASLMechanism: "PLAIN", SASLUsername: sec.User, SASLPassword: "wrong-secret"},
-			[]string{"SASL", "sasl.username"}, "wrong-secret"},
+			[]string{"SASL", "sasl.username"}, "wrong-secret", true},
 		{"untrusted CA", secure.Settings{SecurityProtocol: "SSL", SSLTruststoreLocation: sec.UntrustedCAFile},
-			[]string{"ssl.truststore.location", "unknown authority"}, ""},
+			[]string{"ssl.truststore.location", "unknown authority"}, "", true},
 		{"wrong host", secure.Settings{SecurityProtocol: "SSL", ListenerName: testcluster.ListenerWrongHost, SSLTruststoreLocation: sec.CAFile},
-			[]string{"ssl.endpoint.identification.algorithm", "127.0.0.2"}, ""},
+			[]string{"ssl.endpoint.identification.algorithm", "127.0.0.2"}, "", true},
 		{"mechanism not enabled", secure.Settings{SecurityProtocol: "SASL_PLAINTEXT", SASLMechanism: "SCRAM-SHA-256", SASLUsername: sec.User, SASLPassword: sec.Password},
-			[]string{"sasl.mechanism SCRAM-SHA-256"}, sec.Password},
+			[]string{"sasl.mechanism SCRAM-SHA-256"}, sec.Password, true},
 		{"missing keystore", secure.Settings{SecurityProtocol: "SSL", SSLTruststoreLocation: sec.CAFile, SSLKeystoreLocation: sec.Dir + "/missing.p12", SSLKeystorePassword: "x"},
-			[]string{"ssl.keystore.location", "no such file"}, ""},
+			[]string{"ssl.keystore.location", "no such file"}, "", false},
 		{"no client certificate", secure.Settings{SecurityProtocol: "SSL", ListenerName: testcluster.ListenerMTLS, SSLTruststoreLocation: sec.CAFile},
-			[]string{"ssl.keystore.location"}, ""},
+			[]string{"ssl.keystore.location"}, "", true},
 		{"TLS to a SASL_PLAINTEXT listener", secure.Settings{SecurityProtocol: "SSL", ListenerName: testcluster.ListenerSASLPlaintext, SSLTruststoreLocation: sec.CAFile},
-			[]string{"listener"}, ""},
+			[]string{"listener"}, "", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			start := time.Now()
@@ -151,6 +153,9 @@ func TestConnectFailures(t *testing.T) {
 			}
 			if tc.not != "" && strings.Contains(err.Error(), tc.not) {
 				t.Errorf("error shows the secret")
+			}
+			if got := errors.Is(err, secure.ErrAuthentication); got != tc.auth {
+				t.Errorf("errors.Is(err, ErrAuthentication) = %v, want %v", got, tc.auth)
 			}
 		})
 	}

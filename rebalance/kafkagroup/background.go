@@ -18,7 +18,7 @@ import (
 // metadata check. They run until Join or Close stops them, which may be
 // after gen ended: a member told ErrRebalanceStarted keeps heartbeating
 // while it commits.
-func (m *Member) startBackground(gen *Generation, joined []string, watch leaderWatch) {
+func (m *Member) startBackground(gen *Generation, joined []string, w watch) {
 	ctx, cancel := context.WithCancel(m.ctx)
 	m.mu.Lock()
 	m.bgCancel = cancel
@@ -30,7 +30,7 @@ func (m *Member) startBackground(gen *Generation, joined []string, watch leaderW
 	}()
 	go func() {
 		defer m.bg.Done()
-		m.metadataLoop(ctx, gen, joined, watch)
+		m.metadataLoop(ctx, gen, joined, w)
 	}()
 }
 
@@ -63,6 +63,7 @@ func (m *Member) heartbeatLoop(ctx context.Context, gen *Generation) {
 		case err == nil:
 			lastOK = time.Now()
 			gen.lease.renew(sent)
+			m.recovered("heartbeat")
 		case kerr == sarama.ErrRebalanceInProgress:
 			lastOK = time.Now() // the coordinator counted the heartbeat
 			if gen.Err() == nil {
@@ -79,16 +80,25 @@ func (m *Member) heartbeatLoop(ctx context.Context, gen *Generation) {
 		case kerr == sarama.ErrFencedInstancedId, kerr == sarama.ErrGroupAuthorizationFailed:
 			gen.end(m.setFatal(fmt.Errorf("Heartbeat: %w", kerr)))
 			return
+		case authFailed(err):
+			gen.end(fmt.Errorf("%w: group %s: Heartbeat: %w", ErrFatal, m.cfg.Group, err))
+			return
 		default:
 			if ctx.Err() != nil {
 				return
 			}
 			wait = m.cfg.RetryBackoff
-			if since := time.Since(lastOK); since > m.cfg.SessionTimeout {
+			since := time.Since(lastOK)
+			if since > m.cfg.SessionTimeout {
 				m.lost(gen, fmt.Errorf("no successful heartbeat for %v (session.timeout.ms): %w", since.Round(time.Millisecond), err))
 				return
 			}
-			m.log.Debug("heartbeat failed", "generation", gen.ID, "err", err)
+			if since >= reportAfter {
+				m.report("heartbeat", fmt.Errorf("kafkagroup: heartbeats of generation %d failing for %v (no message is handed out once the lease lapses; the membership is lost after session.timeout.ms %v): %w",
+					gen.ID, since.Round(time.Second), m.cfg.SessionTimeout, err))
+			} else {
+				m.log.Debug("heartbeat failed", "generation", gen.ID, "err", err)
+			}
 		}
 	}
 }
@@ -112,7 +122,7 @@ func (m *Member) heartbeat(gen *Generation) error {
 		GenerationId: gen.ID, MemberId: gen.MemberID, GroupInstanceId: m.instanceID()})
 	if err != nil {
 		m.connectionFailed(c, err)
-		return err
+		return fmt.Errorf("to the coordinator, broker %d at %s: %w", c.id, c.addr, m.explain(err))
 	}
 	if resp.Err == sarama.ErrNoError {
 		return nil
@@ -125,39 +135,58 @@ func (m *Member) heartbeat(gen *Generation) error {
 
 // metadataLoop checks every MetadataMaxAge, as Java's consumer does on
 // each metadata refresh, whether the member must rejoin: the topics a
-// wildcard subscription matches changed, or (leader only) the partition
-// count of a topic of the group changed or a subscribed topic appeared or
-// vanished. It then ends gen with ErrRebalanceStarted; the caller's Join
-// starts the group's rebalance.
-func (m *Member) metadataLoop(ctx context.Context, gen *Generation, joined []string, watch leaderWatch) {
+// wildcard subscription matches changed, or the partition count of a
+// watched topic changed (see watch: every member watches its own
+// subscription, the leader every topic of the group), or a watched topic
+// appeared or vanished. It then ends gen with ErrRebalanceStarted; the
+// caller's Join starts the group's rebalance. A failed check is reported
+// (Config.OnError) and tried again at the next period.
+func (m *Member) metadataLoop(ctx context.Context, gen *Generation, joined []string, w watch) {
 	for backoff.Sleep(ctx, m.cfg.MetadataMaxAge) {
 		if gen.Err() != nil {
 			return
 		}
+		var (
+			counts map[string]int32
+			err    error
+		)
 		if m.cfg.Filter != nil {
-			topics, err := m.subscription()
-			if err != nil {
-				m.log.Debug("metadata check failed", "err", err)
-				continue
-			}
-			if !slices.Equal(topics, joined) {
+			var topics []string
+			var all map[string]int32
+			if topics, all, err = m.subscription(); err == nil && !slices.Equal(topics, joined) {
 				m.log.Info("subscribed topics changed: rejoining", "before", joined, "now", topics)
 				gen.end(ErrRebalanceStarted)
 				return
 			}
+			if err == nil && !slices.ContainsFunc(w.topics, func(t string) bool { return !slices.Contains(topics, t) }) {
+				counts = all // every watched topic is a subscribed one: no second request
+			}
 		}
-		if !gen.Leader {
-			continue
+		if err == nil && counts == nil {
+			counts, err = m.partitionCounts(w.topics)
 		}
-		counts, err := m.partitionCounts(watch.topics)
 		if err != nil {
-			m.log.Debug("metadata check failed", "err", err)
+			if ctx.Err() == nil {
+				m.report("metadata", fmt.Errorf("kafkagroup: check the partitions of group %s's topics (retried every metadata.max.age.ms %v): %w", m.cfg.Group, m.cfg.MetadataMaxAge, err))
+			}
 			continue
 		}
-		if !maps.Equal(counts, watch.counts) {
-			m.log.Info("partitions of the group's topics changed: rejoining", "before", watch.counts, "now", counts)
+		m.recovered("metadata")
+		if now := pick(counts, w.topics); !maps.Equal(now, w.counts) {
+			m.log.Info("partitions of the group's topics changed: rejoining", "before", w.counts, "now", now)
 			gen.end(ErrRebalanceStarted)
 			return
 		}
 	}
+}
+
+// pick returns the counts of topics among counts.
+func pick(counts map[string]int32, topics []string) map[string]int32 {
+	out := make(map[string]int32, len(topics))
+	for _, t := range topics {
+		if n, ok := counts[t]; ok {
+			out[t] = n
+		}
+	}
+	return out
 }

@@ -74,6 +74,20 @@ type Config struct {
 	Secure func(*sarama.Config)
 	// Logger receives the member's logs; nil discards them.
 	Logger *slog.Logger
+	// OnError, if set, is told about failures the member retries by
+	// itself, so that a member that cannot join or stay in its group says
+	// why: joins that keep failing (an unreachable bootstrap.servers or
+	// coordinator, a coordinator that cannot be found), heartbeats that
+	// keep failing (no message is handed out once the lease lapses),
+	// metadata checks that fail, and subscribed topics the broker refuses
+	// to describe (ErrTopicAuthorizationFailed). Each kind of failure is
+	// reported once it has lasted a few seconds, then at most every 30
+	// seconds while it lasts. Without OnError they are logged at WARN. It
+	// is called from the member's goroutines and from Join, and must
+	// return quickly without calling back into the member. Failures that
+	// retrying cannot mend are not reported here: Join returns them
+	// (ErrFatal).
+	OnError func(error)
 }
 
 // withDefaults returns cfg with zero fields set to their defaults.

@@ -3,6 +3,7 @@ package kafkagroup
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"github.com/IBM/sarama"
@@ -59,6 +60,10 @@ type coordinator struct {
 	joinT, ctrlT   *abortdial.Dialer
 	joinGroupMaxV  int16 // highest JoinGroup version the broker speaks
 	leaveGroupMaxV int16
+	// joinAborted is set when a Join's context ended a JoinGroup or
+	// SyncGroup in flight, which aborted the join connection: the next
+	// Join connects again, while ctrl stays up for a LeaveGroup.
+	joinAborted atomic.Bool
 }
 
 // openCoordinator connects to the coordinator at addr and reads the API

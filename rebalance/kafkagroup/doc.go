@@ -10,7 +10,28 @@
 // (rebalance.NewGroupAssignor: "range" or "roundrobin"), reading partition
 // counts from a Metadata request. SyncGroup hands out the assignment;
 // subscriptions and assignments are encoded as Java's ConsumerProtocol
-// encodes them.
+// encodes them. Only the leader learns the whole group's assignment
+// (Generation.GroupAssignment).
+//
+// Every member checks, every MetadataMaxAge, the partition counts of its
+// own subscription (the leader also those of every topic of the group)
+// and the topics its wildcard matches, and rejoins when they changed: a
+// static leader that restarted comes back as a follower (JoinGroup v5
+// predates KIP-814), so the leader alone cannot be relied on to notice
+// new partitions.
+//
+// A member that cannot join or stay in its group says why. Join retries
+// what may pass (an unreachable broker or coordinator, a coordinator
+// that cannot be found, a coordinator still loading the group), and
+// reports such failures to Config.OnError, with their cause, once they
+// have lasted a few seconds, then at most every 30 seconds; so are
+// failing heartbeats and metadata checks, and subscribed topics the
+// brokers refuse to describe (ErrTopicAuthorizationFailed). When Join's
+// context ends, its error wraps the context's cause and the last failure.
+// What retrying cannot mend fails Join at once with an ErrFatal error:
+// a connection the brokers refused to authenticate or whose TLS handshake
+// failed (secure.ErrAuthentication), with the setting to fix, among
+// others below.
 //
 // Each successful join yields a Generation: its id, the member id, this
 // member's partitions, and a context that is cancelled, with a cause, when
@@ -26,8 +47,9 @@
 //     the generation (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, or no
 //     successful heartbeat for session.timeout.ms). Other members may own
 //     the partitions already: commit nothing, drop what is buffered, Join.
-//   - ErrFatal (wrapping FENCED_INSTANCE_ID or GROUP_AUTHORIZATION_FAILED):
-//     the member cannot continue; Join returns the same error.
+//   - ErrFatal (wrapping FENCED_INSTANCE_ID or GROUP_AUTHORIZATION_FAILED,
+//     or a heartbeat's connection refused by authentication): the member
+//     cannot continue; Join returns an ErrFatal error too.
 //   - ErrMemberClosed: Close was called.
 //
 // This is the shape of the ZooKeeper generation of package rebalance (a
@@ -59,5 +81,7 @@
 // Every goroutine a Member starts (the heartbeat and the metadata check of
 // the current generation) is owned and ended by Join or Close; Close
 // leaves the group (dynamic members only, as Java's consumer does), is
-// idempotent and bounded.
+// idempotent and bounded. It leaves also after a Join whose context ended
+// while the coordinator held its JoinGroup, so that a join given up
+// leaves no member behind.
 package kafkagroup

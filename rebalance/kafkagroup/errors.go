@@ -15,7 +15,11 @@ var (
 	// ErrFatal wraps errors after which the member cannot rejoin:
 	// FENCED_INSTANCE_ID (another instance with the same group.instance.id
 	// joined), GROUP_AUTHORIZATION_FAILED, an inconsistent protocol, an
-	// invalid session timeout, a full group, and the like.
+	// invalid session timeout, a full group, and the like; and connections
+	// that the brokers refused to authenticate or whose TLS handshake
+	// failed on the certificates (wrong SASL credentials, an untrusted or
+	// mismatched certificate: see secure.ErrAuthentication), whose error
+	// names the setting to fix.
 	ErrFatal = errors.New("kafkagroup: fatal group error")
 	// ErrCommitFenced: the coordinator refused a commit because the
 	// committing generation is no longer current (ILLEGAL_GENERATION,
@@ -27,6 +31,13 @@ var (
 	ErrCommitFenced = errors.New("kafkagroup: commit refused: the generation is no longer current")
 	// ErrJoinInProgress: Join was called while another Join is running.
 	ErrJoinInProgress = errors.New("kafkagroup: Join already in progress")
+	// ErrTopicAuthorizationFailed is wrapped, with sarama's
+	// ErrTopicAuthorizationFailed, by the errors reported
+	// (Config.OnError) for subscribed topics whose metadata the brokers
+	// refuse to this member (TOPIC_AUTHORIZATION_FAILED): the errors name
+	// them, and they are left out of the assignment until access is
+	// granted.
+	ErrTopicAuthorizationFailed = errors.New("kafkagroup: not authorized to describe topics")
 	// ErrStaticMembershipUnsupported: group.instance.id is set but the
 	// coordinator does not speak JoinGroup v5 (Kafka 2.3 or later).
 	ErrStaticMembershipUnsupported = errors.New("kafkagroup: the coordinator does not support static membership (group.instance.id)")

@@ -23,6 +23,12 @@ type Generation struct {
 	// Assignment maps each topic to this member's partitions of it, in
 	// ascending order.
 	Assignment map[string][]int32
+	// GroupAssignment is, when this member computed the group's
+	// assignment (Leader), every member's share: member id to topic to
+	// partitions, in ascending order, this member's own included. It is
+	// nil for the other members: Kafka's group protocol tells each member
+	// only its own share.
+	GroupAssignment map[string]map[string][]int32
 	// HoldUntil is zero, or the moment before which the lease does not
 	// hold (LeaseHeld is false) although the generation has started: this
 	// static member joined without a member id, so its JoinGroup may have

@@ -34,9 +34,13 @@ func retryNow(err error) error   { return &retryError{err: err, now: true} }
 // the coordinator has handed out the assignment. If the previous
 // generation has not ended yet it ends now with ErrRebalanceStarted: call
 // Join only after the work of the previous generation is stopped and
-// committed. Join retries coordinator errors until ctx ends; it fails at
-// once with an ErrFatal error, ErrMemberClosed after Close, and
-// ErrJoinInProgress while another Join runs.
+// committed. Join retries coordinator errors and unreachable brokers until
+// ctx ends, reporting those that last (Config.OnError); the error it then
+// returns wraps both context.Cause(ctx) and the last failure. It fails at
+// once with an ErrFatal error (among them a connection the brokers refused
+// to authenticate, or whose TLS handshake failed, naming the setting to
+// fix), ErrMemberClosed after Close, and ErrJoinInProgress while another
+// Join runs.
 func (m *Member) Join(ctx context.Context) (*Generation, error) {
 	if m.ctx.Err() != nil {
 		return nil, ErrMemberClosed
@@ -66,24 +70,49 @@ func (m *Member) Join(ctx context.Context) (*Generation, error) {
 	defer cancel(nil)
 	stop := context.AfterFunc(m.ctx, func() { cancel(ErrMemberClosed) })
 	defer stop()
+	// A Metadata or FindCoordinator request in flight ends with ctx too
+	// (the bootstrap connections are dialled again when next used); no
+	// other request uses them while Join runs.
+	stopReset := context.AfterFunc(ctx, m.clientT.Reset)
+	defer stopReset()
+	var (
+		last    error     // the last failure, for the error when ctx ends
+		failing time.Time // since when attempts fail; zero while none has
+	)
 	for attempt := 1; ; attempt++ {
+		if ctx.Err() != nil {
+			return nil, m.joinEnded(ctx, last)
+		}
 		gen, err := m.joinOnce(ctx)
 		if err == nil {
+			m.recovered("join")
 			return gen, nil
 		}
 		if ctx.Err() != nil {
-			if m.ctx.Err() != nil {
-				return nil, ErrMemberClosed
-			}
-			return nil, fmt.Errorf("kafkagroup: join group %s: %w (last error: %w)", m.cfg.Group, context.Cause(ctx), err)
+			return nil, m.joinEnded(ctx, last)
 		}
 		var re *retryError
-		if !errors.As(err, &re) {
+		switch {
+		case !errors.As(err, &re):
 			return nil, fmt.Errorf("kafkagroup: join group %s: %w", m.cfg.Group, err)
+		case authFailed(re.err):
+			// As Java's consumer throws its authentication exceptions
+			// from poll: a setting is wrong, retrying cannot mend it.
+			m.log.Error("authentication failed", "err", re.err)
+			return nil, fmt.Errorf("%w: group %s: %w", ErrFatal, m.cfg.Group, re.err)
 		}
-		m.log.Debug("join attempt failed", "attempt", attempt, "err", err)
+		last = re.err
 		if re.now {
+			m.log.Debug("join attempt failed", "attempt", attempt, "err", err)
 			continue
+		}
+		if failing.IsZero() {
+			failing = time.Now()
+		}
+		if d := time.Since(failing); d >= reportAfter {
+			m.report("join", fmt.Errorf("kafkagroup: join group %s: failing for %v, retrying: %w", m.cfg.Group, d.Round(time.Second), re.err))
+		} else {
+			m.log.Debug("join attempt failed", "attempt", attempt, "err", err)
 		}
 		t := time.NewTimer(m.cfg.RetryBackoff)
 		select {
@@ -94,19 +123,43 @@ func (m *Member) Join(ctx context.Context) (*Generation, error) {
 	}
 }
 
+// joinEnded is Join's error once its ctx has ended: ErrMemberClosed after
+// Close, else one that wraps the context's cause and the last failure, if
+// any, so that errors.Is matches both.
+func (m *Member) joinEnded(ctx context.Context, last error) error {
+	if m.ctx.Err() != nil {
+		return ErrMemberClosed
+	}
+	cause := context.Cause(ctx)
+	if last == nil || errors.Is(last, cause) {
+		return fmt.Errorf("kafkagroup: join group %s: %w", m.cfg.Group, cause)
+	}
+	return fmt.Errorf("kafkagroup: join group %s: %w (last error: %w)", m.cfg.Group, cause, last)
+}
+
 // joinOnce runs JoinGroup and SyncGroup once.
 func (m *Member) joinOnce(ctx context.Context) (*Generation, error) {
 	c, err := m.coordinator()
+	if err == nil && c.joinAborted.Load() {
+		m.dropCoordinator(c, errors.New("join connection aborted"))
+		c, err = m.coordinator()
+	}
+	if errors.Is(err, ErrFatal) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, retryLater(err)
 	}
 	if m.cfg.InstanceID != "" && c.joinGroupMaxV < 5 {
 		return nil, fmt.Errorf("%w: %w (JoinGroup v%d)", ErrFatal, ErrStaticMembershipUnsupported, c.joinGroupMaxV)
 	}
-	topics, err := m.subscription()
+	// Every member reads its own subscription's partition counts, which
+	// its metadata check compares with the cluster's (see watch).
+	topics, counts, err := m.subscription()
 	if err != nil {
 		return nil, retryLater(err)
 	}
+	own := watch{topics: topics, counts: counts}
 	m.mu.Lock()
 	memberID := m.memberID
 	m.mu.Unlock()
@@ -135,8 +188,8 @@ func (m *Member) joinOnce(ctx context.Context) (*Generation, error) {
 		m.holdAfter(time.Now())
 	}
 	if err != nil {
-		m.connectionFailed(c, err)
-		return nil, retryLater(fmt.Errorf("JoinGroup: %w", err))
+		m.joinFailed(ctx, c, err)
+		return nil, retryLater(fmt.Errorf("JoinGroup to the coordinator, broker %d at %s: %w", c.id, c.addr, m.explain(err)))
 	}
 	switch resp.Err {
 	case sarama.ErrNoError:
@@ -165,13 +218,14 @@ func (m *Member) joinOnce(ctx context.Context) (*Generation, error) {
 		MemberId:        resp.MemberId,
 		GroupInstanceId: m.instanceID(),
 	}
-	var watch leaderWatch
+	w := own
+	var group map[string]map[string][]int32
 	if leader {
-		assignment, w, err := m.assignGroup(resp)
+		assignment, lw, err := m.assignGroup(resp)
 		if err != nil {
 			return nil, err
 		}
-		watch = w
+		w, group = lw.merge(own), assignment
 		for _, id := range slices.Sorted(maps.Keys(assignment)) {
 			if err := sync.AddGroupAssignmentMember(id, &sarama.ConsumerGroupMemberAssignment{Topics: assignment[id]}); err != nil {
 				return nil, err
@@ -181,8 +235,8 @@ func (m *Member) joinOnce(ctx context.Context) (*Generation, error) {
 	syncSent := time.Now()
 	sresp, err := withAbort(ctx, c.joinT, func() (*sarama.SyncGroupResponse, error) { return c.join.SyncGroup(sync) })
 	if err != nil {
-		m.connectionFailed(c, err)
-		return nil, retryLater(fmt.Errorf("SyncGroup: %w", err))
+		m.joinFailed(ctx, c, err)
+		return nil, retryLater(fmt.Errorf("SyncGroup to the coordinator, broker %d at %s: %w", c.id, c.addr, m.explain(err)))
 	}
 	switch sresp.Err {
 	case sarama.ErrNoError:
@@ -205,6 +259,7 @@ func (m *Member) joinOnce(ctx context.Context) (*Generation, error) {
 	m.mu.Unlock()
 	gen := newGeneration(resp.GenerationId, resp.MemberId, resp.GroupProtocol, leader, mine,
 		m.leaseTerm(), syncSent, hold)
+	gen.GroupAssignment = groupAssignment(group)
 	m.mu.Lock()
 	m.gen = gen
 	m.mu.Unlock()
@@ -214,7 +269,7 @@ func (m *Member) joinOnce(ctx context.Context) (*Generation, error) {
 			"no message is handed out until that instance's lease has ended",
 			"generation", gen.ID, "wait", time.Until(gen.HoldUntil).Round(time.Millisecond))
 	}
-	m.startBackground(gen, topics, watch)
+	m.startBackground(gen, topics, w)
 	return gen, nil
 }
 
@@ -231,6 +286,18 @@ func (m *Member) coordinatorError(c *coordinator, api string, kerr sarama.KError
 		return m.setFatal(fmt.Errorf("%s: %w", api, kerr))
 	}
 	return fmt.Errorf("%w: %s: %w", ErrFatal, api, kerr)
+}
+
+// joinFailed handles a JoinGroup or SyncGroup that failed on the join
+// connection of c: when Join's ctx ended it, the coordinator is kept, so
+// that Close can still send LeaveGroup over the other connection, and the
+// next Join connects again; otherwise c is dropped (connectionFailed).
+func (m *Member) joinFailed(ctx context.Context, c *coordinator, err error) {
+	if ctx.Err() != nil {
+		c.joinAborted.Store(true)
+		return
+	}
+	m.connectionFailed(c, err)
 }
 
 // connectionFailed drops c after a failed request, unless Close caused the
@@ -295,24 +362,16 @@ func (m *Member) instanceID() *string {
 	return &id
 }
 
-// leaderWatch is what the leader assigned from: every topic some member
-// subscribes to and the partition counts it read; a change of the counts
-// makes it rejoin, as Java's leader does.
-type leaderWatch struct {
-	topics []string
-	counts map[string]int32
-}
-
 // assignGroup computes every member's assignment with the assignor the
 // coordinator chose.
-func (m *Member) assignGroup(resp *sarama.JoinGroupResponse) (map[string]map[string][]int32, leaderWatch, error) {
+func (m *Member) assignGroup(resp *sarama.JoinGroupResponse) (map[string]map[string][]int32, watch, error) {
 	assignor, ok := m.assignors[resp.GroupProtocol]
 	if !ok {
-		return nil, leaderWatch{}, fmt.Errorf("%w: the coordinator chose assignor %q, which this member did not offer", ErrFatal, resp.GroupProtocol)
+		return nil, watch{}, fmt.Errorf("%w: the coordinator chose assignor %q, which this member did not offer", ErrFatal, resp.GroupProtocol)
 	}
 	members, err := decodeMembers(resp)
 	if err != nil {
-		return nil, leaderWatch{}, fmt.Errorf("%w: %w", ErrFatal, err)
+		return nil, watch{}, fmt.Errorf("%w: %w", ErrFatal, err)
 	}
 	var topics []string
 	for _, s := range members {
@@ -322,12 +381,34 @@ func (m *Member) assignGroup(resp *sarama.JoinGroupResponse) (map[string]map[str
 	topics = slices.Compact(topics)
 	counts, err := m.partitionCounts(topics)
 	if err != nil {
-		return nil, leaderWatch{}, retryLater(err)
+		return nil, watch{}, retryLater(err)
 	}
 	a, err := assignor.Assign(counts, members)
 	if err != nil {
-		return nil, leaderWatch{}, fmt.Errorf("%w: %w", ErrFatal, err)
+		return nil, watch{}, fmt.Errorf("%w: %w", ErrFatal, err)
 	}
 	m.log.Debug("computed assignment", "assignor", assignor.Name(), "members", len(members), "counts", counts)
-	return a, leaderWatch{topics: topics, counts: counts}, nil
+	return a, watch{topics: topics, counts: counts}, nil
+}
+
+// groupAssignment copies the leader's assignment of the group (member id
+// to topic to partitions) for Generation.GroupAssignment, partitions
+// sorted and topics without partitions left out; nil for nil.
+func groupAssignment(a map[string]map[string][]int32) map[string]map[string][]int32 {
+	if a == nil {
+		return nil
+	}
+	out := make(map[string]map[string][]int32, len(a))
+	for id, topics := range a {
+		mine := map[string][]int32{}
+		for topic, ps := range topics {
+			if len(ps) > 0 {
+				ps = slices.Clone(ps)
+				slices.Sort(ps)
+				mine[topic] = ps
+			}
+		}
+		out[id] = mine
+	}
+	return out
 }

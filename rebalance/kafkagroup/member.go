@@ -13,6 +13,7 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/zkconsumer/zkconsumer/internal/abortdial"
+	"github.com/zkconsumer/zkconsumer/internal/grouperr"
 	"github.com/zkconsumer/zkconsumer/rebalance"
 )
 
@@ -24,6 +25,8 @@ type Member struct {
 	cfg       Config
 	log       *slog.Logger
 	assignors map[string]rebalance.GroupAssignor
+	explainer interface{ Explain(error) error } // Config.Secure's dialer; nil without one
+	reports   reporter
 
 	ctx    context.Context // cancelled by Close
 	cancel context.CancelFunc
@@ -68,8 +71,12 @@ func New(cfg Config) (*Member, error) {
 	if cfg.InstanceID != "" {
 		log = log.With("instance", cfg.InstanceID)
 	}
-	return &Member{cfg: cfg, log: log, assignors: assignors, ctx: ctx, cancel: cancel,
-		closed: make(chan struct{}), clientT: newTracker(cfg, cfg.RequestTimeout)}, nil
+	m := &Member{cfg: cfg, log: log, assignors: assignors, ctx: ctx, cancel: cancel,
+		closed: make(chan struct{}), clientT: newTracker(cfg, cfg.RequestTimeout)}
+	if sc := m.saramaConfig(m.clientT, cfg.RequestTimeout); sc.Net.Proxy.Dialer != m.clientT {
+		m.explainer, _ = sc.Net.Proxy.Dialer.(interface{ Explain(error) error })
+	}
+	return m, nil
 }
 
 // MemberID returns the member id the coordinator assigned, "" before the
@@ -100,7 +107,7 @@ func (m *Member) bootstrap() (sarama.Client, error) {
 	}
 	c, err := sarama.NewClient(m.cfg.Brokers, m.saramaConfig(m.clientT, m.cfg.RequestTimeout))
 	if err != nil {
-		return nil, fmt.Errorf("kafkagroup: connect to %v: %w", m.cfg.Brokers, err)
+		return nil, m.bootstrapError(err)
 	}
 	m.client = c
 	return c, nil
@@ -124,7 +131,7 @@ func (m *Member) anyBroker() (*sarama.Broker, error) {
 		// would use for good: learn the cluster's brokers (sarama tries
 		// each bootstrap address in turn).
 		if err := c.RefreshMetadata(); err != nil {
-			return nil, fmt.Errorf("kafkagroup: list the cluster's brokers: %w", err)
+			return nil, m.bootstrapError(err)
 		}
 		if brokers = c.Brokers(); len(brokers) == 0 {
 			return nil, fmt.Errorf("kafkagroup: no broker available")
@@ -169,17 +176,29 @@ func (m *Member) coordinator() (*coordinator, error) {
 		if m.ctx.Err() == nil {
 			m.brokerFailed(b, err)
 		}
-		return nil, fmt.Errorf("kafkagroup: find the coordinator: %w", err)
+		return nil, fmt.Errorf("kafkagroup: find the coordinator of group %s through broker %d at %s: %w", m.cfg.Group, b.ID(), b.Addr(), m.explain(err))
 	}
-	if resp.Err != sarama.ErrNoError {
-		return nil, fmt.Errorf("kafkagroup: find the coordinator: %w", resp.Err)
+	switch {
+	case resp.Err == sarama.ErrNoError:
+	case grouperr.Retriable(resp.Err):
+		if hint := coordinatorHint(resp.Err); hint != "" {
+			return nil, fmt.Errorf("kafkagroup: find the coordinator of group %s: %w (%s)", m.cfg.Group, resp.Err, hint)
+		}
+		return nil, fmt.Errorf("kafkagroup: find the coordinator of group %s: %w", m.cfg.Group, resp.Err)
+	default: // GROUP_AUTHORIZATION_FAILED, INVALID_REQUEST, ...
+		return nil, fmt.Errorf("%w: group %s: FindCoordinator: %w", ErrFatal, m.cfg.Group, resp.Err)
 	}
 	if m.ctx.Err() != nil {
 		return nil, ErrMemberClosed
 	}
 	c, err := m.openCoordinator(resp.Coordinator.ID(), resp.Coordinator.Addr())
 	if err != nil {
-		return nil, fmt.Errorf("kafkagroup: connect to the coordinator %s: %w", resp.Coordinator.Addr(), err)
+		err = m.explain(err)
+		if dialFailed(err) {
+			return nil, fmt.Errorf("kafkagroup: connect to the coordinator, broker %d at %s (the address it advertises: check its advertised.listeners if this lasts): %w",
+				resp.Coordinator.ID(), resp.Coordinator.Addr(), err)
+		}
+		return nil, fmt.Errorf("kafkagroup: connect to the coordinator, broker %d at %s: %w", resp.Coordinator.ID(), resp.Coordinator.Addr(), err)
 	}
 	m.log.Debug("found coordinator", "broker", c.id, "addr", c.addr)
 	m.coord = c

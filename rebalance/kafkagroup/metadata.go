@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/IBM/sarama"
 )
@@ -11,7 +12,8 @@ import (
 // partitionCounts returns the number of partitions of each of topics that
 // exists (all topics of the cluster when topics is nil). Topics that do not
 // exist or have no partitions are left out, as Java's leader leaves topics
-// without metadata out of the assignment.
+// without metadata out of the assignment. Topics the brokers refuse to
+// describe (TOPIC_AUTHORIZATION_FAILED) are left out too, and reported.
 func (m *Member) partitionCounts(topics []string) (map[string]int32, error) {
 	if topics != nil && len(topics) == 0 {
 		return map[string]int32{}, nil
@@ -27,42 +29,90 @@ func (m *Member) partitionCounts(topics []string) (map[string]int32, error) {
 		if m.ctx.Err() == nil {
 			m.brokerFailed(b, err)
 		}
-		return nil, fmt.Errorf("kafkagroup: metadata: %w", err)
+		return nil, fmt.Errorf("kafkagroup: metadata from broker %d at %s: %w", b.ID(), b.Addr(), m.explain(err))
 	}
 	counts := map[string]int32{}
+	var refused []string
 	for _, t := range resp.Topics {
 		switch t.Err {
 		case sarama.ErrNoError:
 		case sarama.ErrUnknownTopicOrPartition, sarama.ErrInvalidTopic:
 			continue
+		case sarama.ErrTopicAuthorizationFailed:
+			refused = append(refused, t.Name)
+			continue
 		default:
 			// LEADER_NOT_AVAILABLE and the like still list the
-			// partitions; TOPIC_AUTHORIZATION_FAILED lists none.
+			// partitions.
 		}
 		if len(t.Partitions) > 0 {
 			counts[t.Name] = int32(len(t.Partitions))
 		}
 	}
+	if len(refused) > 0 {
+		slices.Sort(refused)
+		names := strings.Join(refused, ",")
+		m.report("topic authorization "+names, fmt.Errorf("%w %s (%w): grant the consumer's principal Describe and Read on them; they are left out of the assignment meanwhile",
+			ErrTopicAuthorizationFailed, names, sarama.ErrTopicAuthorizationFailed))
+	}
 	return counts, nil
 }
 
-// subscription returns the topics this member subscribes to now, sorted:
-// Config.Topics, or the topics of the cluster the wildcard admits.
-func (m *Member) subscription() ([]string, error) {
+// subscription returns the topics this member subscribes to now, sorted
+// (Config.Topics, or the topics of the cluster the wildcard admits), and
+// the partition counts of those that exist.
+func (m *Member) subscription() ([]string, map[string]int32, error) {
 	if m.cfg.Filter == nil {
 		topics := slices.Clone(m.cfg.Topics)
 		slices.Sort(topics)
-		return slices.Compact(topics), nil
+		topics = slices.Compact(topics)
+		counts, err := m.partitionCounts(topics)
+		if err != nil {
+			return nil, nil, err
+		}
+		return topics, counts, nil
 	}
 	all, err := m.partitionCounts(nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var topics []string
+	counts := map[string]int32{}
 	for _, t := range slices.Sorted(maps.Keys(all)) {
 		if m.cfg.Filter.Allows(t, m.cfg.ExcludeInternalTopics) {
 			topics = append(topics, t)
+			counts[t] = all[t]
 		}
 	}
-	return topics, nil
+	return topics, counts, nil
+}
+
+// watch is what a generation's metadata check compares the cluster with:
+// the topics whose partition counts the member read when it joined (its
+// own subscription's; the leader's also those of every topic some member
+// subscribes to) and those counts. A change makes the member rejoin, so
+// that the group rebalances over the new partitions whichever member
+// notices first: as KIP-814 notes, the member the coordinator calls leader
+// may not have computed the assignment (a static leader that restarted
+// joins as a follower, with JoinGroup below v9), so the leader alone
+// cannot be relied on.
+type watch struct {
+	topics []string
+	counts map[string]int32
+}
+
+// merge adds to w the topics of o it lacks, with o's counts.
+func (w watch) merge(o watch) watch {
+	out := watch{topics: slices.Clone(w.topics), counts: maps.Clone(w.counts)}
+	for _, t := range o.topics {
+		if slices.Contains(out.topics, t) {
+			continue
+		}
+		out.topics = append(out.topics, t)
+		if n, ok := o.counts[t]; ok {
+			out.counts[t] = n
+		}
+	}
+	slices.Sort(out.topics)
+	return out
 }

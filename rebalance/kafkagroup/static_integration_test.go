@@ -112,24 +112,31 @@ func TestStaticReplacementLeasesNeverOverlap(t *testing.T) {
 			stop := make(chan struct{})
 			sampled := make(chan struct{})
 			second := startRunner(t, cfg)
+			sample := func() {
+				now := time.Now()
+				if g1.LeaseHeld() {
+					lastFirst = now
+				}
+				if g2 == nil {
+					g2 = second.live()
+				}
+				if g2 != nil && g2.LeaseHeld() && firstSecond.IsZero() {
+					firstSecond = now
+				}
+			}
 			go func() {
 				defer close(sampled)
 				for {
 					select {
 					case <-stop:
+						// Once more: on a loaded machine this goroutine
+						// may not have run since the second's lease
+						// started to hold.
+						sample()
 						return
 					case <-time.After(time.Millisecond):
 					}
-					now := time.Now()
-					if g1.LeaseHeld() {
-						lastFirst = now
-					}
-					if g2 == nil {
-						g2 = second.live()
-					}
-					if g2 != nil && g2.LeaseHeld() && firstSecond.IsZero() {
-						firstSecond = now
-					}
+					sample()
 				}
 			}()
 			waitFor(t, 30*time.Second, "the first instance to be fenced", func() bool { return g1.Err() != nil })
@@ -146,6 +153,54 @@ func TestStaticReplacementLeasesNeverOverlap(t *testing.T) {
 				firstSecond.Sub(lastFirst).Round(time.Millisecond), g2.HoldUntil.Format("15:04:05.000"))
 			require.True(t, lastFirst.Before(firstSecond),
 				"both instances held the lease for %v", lastFirst.Sub(firstSecond).Round(time.Millisecond))
+		})
+	}
+}
+
+// TestStaticLeaderRestartStillFollowsPartitions: when the static member
+// that leads the group restarts, the coordinator lets it back in without a
+// rebalance and as a follower (JoinGroup v5 predates KIP-814's
+// skipAssignment), so no member computed the group's assignment from its
+// own metadata any more. Every member watches its own subscription: the
+// partitions added afterwards are noticed and assigned, on Kafka 3.9 and
+// Kafka 4.x. (Before, only the leader watched, and they were not.)
+func TestStaticLeaderRestartStillFollowsPartitions(t *testing.T) {
+	for name, cluster := range map[string]func(testing.TB) *testcluster.Cluster{
+		"kafka3.9": testcluster.Shared, "kraft4": testcluster.SharedKRaft,
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := cluster(t)
+			topic := createTopic(t, c, "kg-static-grow", 2)
+			group := testcluster.UniqueName("kg-static-grow")
+			cfgA := testConfig(c, group, topic)
+			cfgA.InstanceID = "instance-a"
+			cfgA.SessionTimeout = 20 * time.Second
+			cfgA.MetadataMaxAge = 500 * time.Millisecond
+			cfgB := cfgA
+			cfgB.InstanceID = "instance-b"
+			a := startRunner(t, cfgA)
+			waitFor(t, 30*time.Second, "the first member to lead", func() bool { return a.live() != nil })
+			require.True(t, a.live().Leader)
+			require.NotNil(t, a.live().GroupAssignment, "the leader knows the group's assignment")
+			b := startRunner(t, cfgB)
+			want := map[string]int32{topic: 2}
+			waitFor(t, 30*time.Second, "two static members sharing the topic", func() bool { return settled(want, a, b) })
+			require.True(t, a.live().Leader)
+			require.False(t, b.live().Leader)
+			require.Nil(t, b.live().GroupAssignment, "a follower knows its own share only")
+			require.Len(t, a.live().GroupAssignment, 2)
+
+			a.stop() // no LeaveGroup for a static member
+			a2 := startRunner(t, cfgA)
+			waitFor(t, 30*time.Second, "the restarted member back in the group", func() bool { return settled(want, a2, b) })
+			require.False(t, a2.live().Leader, "the restarted leader came back as a follower")
+
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			require.NoError(t, c.AddPartitions(ctx, topic, 4))
+			waitFor(t, 30*time.Second, "the four partitions assigned", func() bool {
+				return settled(map[string]int32{topic: 4}, a2, b)
+			})
 		})
 	}
 }

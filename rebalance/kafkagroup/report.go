@@ -1,0 +1,105 @@
+package kafkagroup
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/IBM/sarama"
+
+	"github.com/zkconsumer/zkconsumer/internal/secure"
+)
+
+// A failure the member retries by itself (a join that does not get
+// through, heartbeats that fail, a metadata check that fails, topics the
+// member may not describe) is reported, to Config.OnError and the log, once
+// it has lasted reportAfter, then at most every reportEvery while it
+// lasts: the member then tells why it is not consuming within seconds,
+// without a report for each retry, nor for the short failures of a
+// coordinator that moves.
+const (
+	reportAfter = 3 * time.Second
+	reportEvery = 30 * time.Second
+)
+
+// reporter rate-limits the reports of retried failures, per kind.
+type reporter struct {
+	mu   sync.Mutex
+	last map[string]time.Time // when each kind was last reported
+}
+
+// report passes err, a retried failure of the given kind, to
+// Config.OnError, or to the log at WARN without one, unless that kind was
+// reported less than reportEvery ago.
+func (m *Member) report(kind string, err error) {
+	now := time.Now()
+	m.reports.mu.Lock()
+	if m.reports.last == nil {
+		m.reports.last = map[string]time.Time{}
+	}
+	last, seen := m.reports.last[kind]
+	if seen && now.Sub(last) < reportEvery {
+		m.reports.mu.Unlock()
+		m.log.Debug("failure (reported already)", "err", err)
+		return
+	}
+	m.reports.last[kind] = now
+	m.reports.mu.Unlock()
+	if m.ctx.Err() != nil {
+		return // Close caused it
+	}
+	if m.cfg.OnError != nil {
+		m.cfg.OnError(err)
+		return
+	}
+	m.log.Warn("retrying", "err", err)
+}
+
+// recovered ends the series of failures of kind: its next failure is
+// reported without waiting for reportEvery.
+func (m *Member) recovered(kind string) {
+	m.reports.mu.Lock()
+	delete(m.reports.last, kind)
+	m.reports.mu.Unlock()
+}
+
+// explain adds to err, an error of a connection of this member, the
+// security setting to check when it can tell (secure.Client.Explain,
+// reached through the dialer Config.Secure installs).
+func (m *Member) explain(err error) error {
+	if m.explainer == nil || err == nil {
+		return err
+	}
+	return m.explainer.Explain(err)
+}
+
+// authFailed reports whether err is a refusal of the member's credentials
+// or certificates, or a failed TLS handshake, which retrying cannot mend
+// (secure.ErrAuthentication).
+func authFailed(err error) bool { return errors.Is(err, secure.ErrAuthentication) }
+
+// bootstrapError is the error of a metadata request that no broker of the
+// cluster answered, naming bootstrap.servers.
+func (m *Member) bootstrapError(err error) error {
+	return fmt.Errorf("kafkagroup: no broker of bootstrap.servers %s answered: %w", strings.Join(m.cfg.Brokers, ","), m.explain(err))
+}
+
+// coordinatorHint returns what to check when FindCoordinator keeps
+// answering kerr, "" when there is nothing to add.
+func coordinatorHint(kerr sarama.KError) string {
+	if kerr == sarama.ErrConsumerCoordinatorNotAvailable {
+		return "the group's partition of __consumer_offsets has no leader: the topic is being created or moved, " +
+			"or it cannot be created, as when the brokers' offsets.topic.replication.factor exceeds the number of live brokers"
+	}
+	return ""
+}
+
+// dialFailed reports whether err is a failure to open a TCP connection
+// (refused, unreachable, timed out), as opposed to one that was opened.
+func dialFailed(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
