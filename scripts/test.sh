@@ -12,7 +12,14 @@
 #
 # The Prometheus adapter, plugin/prometheus, is a module of its own (so that
 # the core module does not depend on client_golang); it is built, vetted
-# and tested after the core, against the same cluster.
+# and tested after the core, against the same cluster, and against the
+# core of this working tree: the repository's go.work puts both in one
+# workspace (its published go.mod requires a released core instead).
+#
+# scripts/gettable, a test-only module outside the workspace (GOWORK=off),
+# checks that a user's module can `go get` the core and the plugin from
+# published versions alone: it publishes this working tree into a local
+# file-based module proxy and builds a program against it, offline.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,6 +27,8 @@ testinfra/fetch-jars.sh
 go build ./...
 go vet ./...
 (cd plugin/prometheus && go build ./... && go vet ./...)
+(cd scripts/gettable && GOWORK=off go vet ./...)
+(cd scripts/gettable && GOWORK=off go test -count=1 ${GOTESTFLAGS:-} ./...)
 
 state=.cache/test-cluster
 kraft_state=.cache/test-kraft
