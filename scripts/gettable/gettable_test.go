@@ -170,9 +170,10 @@ func TestWorkspaceKeepsCoreVersions(t *testing.T) {
 
 // A user's module outside the repository gets the core and the plugin at
 // their latest published versions, exactly as the README's Install
-// section says, builds a program that uses both, and installs the
-// commands; with nothing but the published modules (the test's proxy) and
-// the module cache.
+// section says (or the plugin alone), builds a program that uses both,
+// and installs the commands; with nothing but the published modules (the
+// test's proxy, where the core has the version the plugin requires: the
+// release a tag publishes first) and the module cache.
 func TestModulesGoGettable(t *testing.T) {
 	root := repoRoot(t)
 	version := coreRequirement(t, root)
@@ -191,10 +192,6 @@ func TestModulesGoGettable(t *testing.T) {
 	}
 	emptyModcache()
 	t.Cleanup(emptyModcache)
-	user := filepath.Join(tmp, "user")
-	if err := os.MkdirAll(user, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	env := append(os.Environ(),
 		// Our modules from the test's proxy, every other one from the
 		// module cache's download directory, which has the proxy's layout;
@@ -214,42 +211,63 @@ func TestModulesGoGettable(t *testing.T) {
 		"GOTOOLCHAIN=local",
 		"GOBIN="+filepath.Join(tmp, "bin"),
 	)
-	run := func(args ...string) string {
+	run := func(dir string, args ...string) string {
 		t.Helper()
 		cmd := exec.Command("go", args...)
-		cmd.Dir, cmd.Env = user, env
+		cmd.Dir, cmd.Env = dir, env
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		start := time.Now()
 		err := cmd.Run()
-		t.Logf("go %s (%v)", strings.Join(args, " "), time.Since(start).Round(time.Millisecond))
+		t.Logf("%s: go %s (%v)", filepath.Base(dir), strings.Join(args, " "), time.Since(start).Round(time.Millisecond))
 		if err != nil {
 			t.Fatalf("go %s in a user's module: %v\n%s", strings.Join(args, " "), err, out.String())
 		}
 		return out.String()
 	}
-
-	run("mod", "init", "example.com/user")
-	write(t, filepath.Join(user, "main.go"), userProgram)
-	// The README's Install lines.
-	run("get", corePath+"@latest", pluginPath+"@latest")
-	run("build", "-o", filepath.Join(tmp, "user-program"), ".")
-	got := run("list", "-m", "-f", "{{.Path}} {{.Version}}", corePath, pluginPath)
-	want := fmt.Sprintf("%s %s\n%s %s\n", corePath, version, pluginPath, version)
-	if got != want {
-		t.Errorf("the user's module resolved\n%swant\n%s", got, want)
-	}
-	mf, err := modfile.Parse("go.mod", readFile(t, filepath.Join(user, "go.mod")), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(mf.Replace) > 0 {
-		t.Errorf("the user's go.mod has replace directives: %v", mf.Replace)
+	mkdir := func(name string) string {
+		t.Helper()
+		dir := filepath.Join(tmp, name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return dir
 	}
 
-	// The commands install with `go install path@latest`.
+	// Two users: one follows the README's Install lines and gets both
+	// modules; the other adds only the plugin, whose go.mod must then
+	// bring a core that exists (with a placeholder requirement, v0.0.0
+	// and a replace directive, this is what failed).
+	for _, user := range []struct {
+		name string
+		get  []string
+	}{
+		{"both", []string{corePath + "@latest", pluginPath + "@latest"}},
+		{"plugin-only", []string{pluginPath + "@latest"}},
+	} {
+		dir := mkdir(user.name)
+		run(dir, "mod", "init", "example.com/"+user.name)
+		write(t, filepath.Join(dir, "main.go"), userProgram)
+		run(dir, append([]string{"get"}, user.get...)...)
+		run(dir, "build", "-o", filepath.Join(tmp, user.name+"-program"), ".")
+		got := run(dir, "list", "-m", "-f", "{{.Path}} {{.Version}}", corePath, pluginPath)
+		want := fmt.Sprintf("%s %s\n%s %s\n", corePath, version, pluginPath, version)
+		if got != want {
+			t.Errorf("%s: the user's module resolved\n%swant\n%s", user.name, got, want)
+		}
+		mf, err := modfile.Parse("go.mod", readFile(t, filepath.Join(dir, "go.mod")), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(mf.Replace) > 0 {
+			t.Errorf("%s: the user's go.mod has replace directives: %v", user.name, mf.Replace)
+		}
+	}
+
+	// The commands install with `go install path@latest`, from anywhere.
+	tools := mkdir("tools")
 	for _, cmd := range commands(t, root) {
-		run("install", corePath+"/"+cmd+"@latest")
+		run(tools, "install", corePath+"/"+cmd+"@latest")
 		if _, err := os.Stat(filepath.Join(tmp, "bin", path.Base(cmd))); err != nil {
 			t.Errorf("go install %s/%s@latest: %v", corePath, cmd, err)
 		}
