@@ -5,7 +5,6 @@ import (
 	"slices"
 	"testing"
 	"time"
-
 )
 
 var (
@@ -326,4 +325,3 @@ var checkedAliases = []string{
 	"group:zkconsumer_consumer_lag_seconds:max", "group:zkconsumer_owned_partitions:sum",
 	"group_topic:zkconsumer_messages_consumed:rate5m",
 }
-
