@@ -78,8 +78,7 @@ type ConsumerConnector struct {
 	metrics    Metrics
 	counters   map[string]*stream.Counters
 	fetchRates fetchRates
-	// lag keeps what the fetch responses do not say about lag (lag.go);
-	// nil until New has finished.
+	// lag keeps what the fetch responses do not say about lag (lag.go).
 	lag *lagTracker
 }
 
@@ -214,6 +213,13 @@ func New(cfg Config, opts ...Option) (*ConsumerConnector, error) {
 		_ = c.closeCoordination()
 		return nil, fmt.Errorf("connector: %w", err)
 	}
+	// Made before Attach, which may have Stats called at once (a scrape);
+	// started once New cannot fail any more.
+	lagRefresh := DefaultLagRefresh
+	if o.lagRefreshSet {
+		lagRefresh = o.lagRefresh
+	}
+	c.lag = newLagTracker(lagRefresh, cfg.SocketTimeout, fetcher.NewLogEnds(c.fetcher), c.ownedInfos, c.log)
 	if c.metrics != nil {
 		if err := c.metrics.Attach(c); err != nil {
 			_ = c.fetcher.Close()
@@ -221,11 +227,6 @@ func New(cfg Config, opts ...Option) (*ConsumerConnector, error) {
 			return nil, fmt.Errorf("connector: metrics: %w", err)
 		}
 	}
-	lagRefresh := DefaultLagRefresh
-	if o.lagRefreshSet {
-		lagRefresh = o.lagRefresh
-	}
-	c.lag = newLagTracker(lagRefresh, cfg.SocketTimeout, fetcher.NewLogEnds(c.fetcher), c.ownedInfos, c.log)
 	c.lag.start()
 	if c.kafka != nil {
 		c.log.Info("using Kafka's group coordinator", "bootstrap.servers", cfg.BootstrapServers)
