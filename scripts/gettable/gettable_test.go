@@ -206,6 +206,10 @@ func TestModulesGoGettable(t *testing.T) {
 		// of the working tree's), emptied before and after; at the same
 		// place every run, so that the build cache knows its packages.
 		"GOMODCACHE="+modcache,
+		// The go command indexes the packages of a module in the module
+		// cache by its directory alone, trusting that a version never
+		// changes; ours does from run to run, at the same place.
+		"GODEBUG=goindex=0",
 		"GOFLAGS=-modcacherw",
 		"GOWORK=off",
 		"GOTOOLCHAIN=local",
