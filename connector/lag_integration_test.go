@@ -1,6 +1,8 @@
 package connector
 
 import (
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -98,4 +100,34 @@ func TestLagGrowsWhileTheApplicationStalls(t *testing.T) {
 		assert.True(c, p.LagKnown && p.Lag == 0 && p.LagTime == 0, "%+v", p)
 	}, 30*time.Second, 10*time.Millisecond)
 	require.Zero(t, conn.Stats().MaxLagTime)
+}
+
+// TestLagRefreshGoesThroughTheDialer: the lag refresh's connections to the
+// leaders are made by the application's dialer too (WithDialer), like
+// every other connection of the connector; the socket watch of
+// TestWithDialerCarriesEveryConnection fails on any it did not make.
+func TestLagRefreshGoesThroughTheDialer(t *testing.T) {
+	c := testcluster.Shared(t)
+	ctx := testCtx(t, 2*time.Minute)
+	topic := newTopic(t, c, 2, 10)
+	zk := strings.Split(c.ZKServer(), ",")
+	d := newRecordingDialer()
+	w := watchSockets(t, append(slices.Clone(zk), c.BrokerAddrs()...))
+	conn, err := New(testConfig(c, testcluster.UniqueName("g-lag-dial")), WithDialer(d), WithLagRefresh(100*time.Millisecond))
+	require.NoError(t, err)
+	_, err = conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
+	require.NoError(t, err)
+	// Owned for a second and read from the leader a moment ago: the
+	// refresh has run, through its own connection.
+	start := time.Now()
+	require.EventuallyWithT(t, func(ct *assert.CollectT) {
+		st := conn.Stats()
+		assert.Len(ct, st.Partitions, 2)
+		for _, p := range st.Partitions {
+			assert.Less(ct, p.HighWatermarkAge, 500*time.Millisecond, "%+v", p)
+		}
+		assert.Greater(ct, time.Since(start), time.Second)
+	}, time.Minute, 20*time.Millisecond)
+	require.NoError(t, conn.Shutdown(ctx))
+	checkEveryConnection(t, w, d, zk, c.BrokerAddrs())
 }
