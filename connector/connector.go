@@ -78,6 +78,8 @@ type ConsumerConnector struct {
 	metrics    Metrics
 	counters   map[string]*stream.Counters
 	fetchRates fetchRates
+	// lag keeps what the fetch responses do not say about lag (lag.go).
+	lag *lagTracker
 }
 
 // streamKey names a stream: the topic ("" for wildcard streams, which serve
@@ -94,6 +96,9 @@ type options struct {
 	dialer    zk.Dialer
 	netDialer Dialer
 	listener  RebalanceListener
+	// lagRefresh is WithLagRefresh's interval, if set.
+	lagRefresh    time.Duration
+	lagRefreshSet bool
 }
 
 // WithZooKeeperDialer makes the ZooKeeper session connect through dial
@@ -215,6 +220,13 @@ func New(cfg Config, opts ...Option) (*ConsumerConnector, error) {
 		_ = c.closeCoordination()
 		return nil, fmt.Errorf("connector: %w", err)
 	}
+	// Made before Attach, which may have Stats called at once (a scrape);
+	// started once New cannot fail any more.
+	lagRefresh := DefaultLagRefresh
+	if o.lagRefreshSet {
+		lagRefresh = o.lagRefresh
+	}
+	c.lag = newLagTracker(lagRefresh, cfg.SocketTimeout, fetcher.NewLogEnds(c.fetcher), c.ownedInfos, c.log)
 	if c.metrics != nil {
 		if err := c.metrics.Attach(c); err != nil {
 			_ = c.fetcher.Close()
@@ -222,6 +234,7 @@ func New(cfg Config, opts ...Option) (*ConsumerConnector, error) {
 			return nil, fmt.Errorf("connector: metrics: %w", err)
 		}
 	}
+	c.lag.start()
 	if c.kafka != nil {
 		c.log.Info("using Kafka's group coordinator", "bootstrap.servers", cfg.BootstrapServers)
 		return c, nil
@@ -394,6 +407,7 @@ func (c *ConsumerConnector) Shutdown(ctx context.Context) error {
 	}
 	c.stopOnce.Do(func() {
 		close(c.closing)
+		c.lag.stop()
 		c.autoCommit.Wait()
 		c.mu.Lock()
 		member := c.member

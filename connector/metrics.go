@@ -83,6 +83,16 @@ type Stats struct {
 	// MaxLag is the largest Lag of Partitions whose lag is known, 0 if
 	// none (Kafka's MaxLag, but of consumed rather than fetched offsets).
 	MaxLag int64
+	// MaxLagTime is the largest LagTime of Partitions, 0 if none.
+	MaxLagTime time.Duration
+	// LagRefresh is how often the log-end offsets of the owned partitions
+	// are read from their leaders (WithLagRefresh); 0 when they are not.
+	LagRefresh time.Duration
+	// OffsetStores are the stores commits write to, in the order they are
+	// written: StoreZookeeper, StoreKafka, or StoreKafka then
+	// StoreZookeeper with dual.commit.enabled. They are the values of
+	// CommitEvent.Store.
+	OffsetStores []string
 	// Topics are the totals of every topic consumed since New, by topic.
 	Topics []TopicStats
 	// Streams are the streams, by topic and thread.
@@ -110,15 +120,44 @@ type PartitionStats struct {
 	ConsumedOffset int64
 	// FetchedOffset is the offset the next fetch starts at.
 	FetchedOffset int64
-	// HighWatermark is the partition's high watermark as of the last fetch
-	// response, -1 before the first. No request is made for it.
+	// HighWatermark is the partition's log-end offset (its high
+	// watermark: the offset after the last message replicated to every
+	// in-sync replica) as last seen: the larger of the one the last fetch
+	// response carried and the one the lag refresh last read from the
+	// partition's leader (WithLagRefresh); -1 before either. A fetcher
+	// blocked on a full queue sends no fetch request, so without the
+	// refresh it would stop growing with the fetcher.
 	HighWatermark int64
+	// HighWatermarkAge is how old the HighWatermark behind Lag may be: the
+	// time since the lag refresh last read it from the partition's leader,
+	// or, before its first answer, since the partition was first owned.
+	// It stays below the refresh interval plus one request while the
+	// leader answers and grows when it does not (an alert on it catches a
+	// lag that no longer moves because nobody measures it). Zero when the
+	// refresh is off.
+	HighWatermarkAge time.Duration
 	// Lag is HighWatermark minus ConsumedOffset, never below zero: the
 	// offsets the application has yet to consume, including those fetched
-	// and queued (stream.PartitionTopicInfo.Lag). LagKnown is false, and
-	// Lag 0, while either offset is unknown.
+	// and queued. It counts offsets, not messages, so records the fetcher
+	// filters out (transaction markers, aborted transactions) count until
+	// they are passed over. LagKnown is false, and Lag 0, while either
+	// offset is unknown.
 	Lag      int64
 	LagKnown bool
+	// LagTime is the time lag: how long ago the oldest message the
+	// application has yet to consume (the one at ConsumedOffset) was
+	// appended to the log, estimated from the log-end offsets this
+	// connector has seen and when (fetch responses, the lag refresh and
+	// calls to Stats): the moment the log end passed ConsumedOffset,
+	// interpolated linearly between the two observations around it, and
+	// subtracted from now. It is as precise as the observations are dense
+	// (the refresh interval while the fetchers are blocked) and does not
+	// depend on message timestamps, which producers set. When the message
+	// is older than the first observation (a backlog the partition had
+	// when this member got it), it is the time since that observation: a
+	// lower bound. Zero when Lag is zero or unknown. While the application
+	// is stalled it grows by one second per second.
+	LagTime time.Duration
 	// Paused reports whether the application paused the partition
 	// (ConsumerConnector.Pause).
 	Paused bool
@@ -160,17 +199,16 @@ func (c *ConsumerConnector) Stats() Stats {
 		ClientID:     c.cfg.ClientID,
 		ConsumerID:   c.id,
 		MinFetchRate: c.fetchRates.min(time.Now()),
+		OffsetStores: c.offsetStores(),
+	}
+	if c.lag != nil && c.lag.refresh > 0 {
+		st.LagRefresh = c.lag.refresh
 	}
 	if c.session != nil {
 		st.Session = c.session.Stats()
 	}
+	infos := c.ownedInfos()
 	c.mu.Lock()
-	infos := make([]*stream.PartitionTopicInfo, 0, len(c.infos))
-	for _, info := range c.infos {
-		if !info.Revoked() {
-			infos = append(infos, info)
-		}
-	}
 	for k, s := range c.streams {
 		st.Streams = append(st.Streams, StreamStats{Topic: k.topic, Thread: k.thread, QueuedChunks: s.Queue().Len()})
 	}
@@ -178,15 +216,18 @@ func (c *ConsumerConnector) Stats() Stats {
 		st.Topics = append(st.Topics, TopicStats{Topic: topic, Messages: tc.Messages(), Bytes: tc.Bytes(), FencedTime: tc.FencedTime()})
 	}
 	c.mu.Unlock()
+	now := time.Now()
 	for _, info := range infos {
-		lag, ok := info.Lag()
+		l := c.lag.stats(info, now)
 		st.Partitions = append(st.Partitions, PartitionStats{
 			Topic: info.Topic, Partition: info.Partition,
 			ConsumedOffset: info.ConsumedOffset(), FetchedOffset: info.FetchedOffset(),
-			HighWatermark: info.HighWatermark(), Lag: lag, LagKnown: ok,
+			HighWatermark: l.highWatermark, HighWatermarkAge: l.age,
+			Lag: l.lag, LagKnown: l.lagKnown, LagTime: l.lagTime,
 			Paused: info.Paused(),
 		})
-		st.MaxLag = max(st.MaxLag, lag)
+		st.MaxLag = max(st.MaxLag, l.lag)
+		st.MaxLagTime = max(st.MaxLagTime, l.lagTime)
 	}
 	for _, t := range st.Topics {
 		st.FencedTime += t.FencedTime
@@ -199,6 +240,33 @@ func (c *ConsumerConnector) Stats() Stats {
 		return cmp.Or(cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.Thread, b.Thread))
 	})
 	return st
+}
+
+// ownedInfos returns the partitions of the current generation that are
+// not revoked.
+func (c *ConsumerConnector) ownedInfos() []*stream.PartitionTopicInfo {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	infos := make([]*stream.PartitionTopicInfo, 0, len(c.infos))
+	for _, info := range c.infos {
+		if !info.Revoked() {
+			infos = append(infos, info)
+		}
+	}
+	return infos
+}
+
+// offsetStores names the stores commits go to (Stats.OffsetStores).
+func (c *ConsumerConnector) offsetStores() []string {
+	switch {
+	case c.kafka != nil:
+		return []string{StoreKafka}
+	case c.cfg.OffsetsStorage != OffsetsStorageKafka:
+		return []string{StoreZookeeper}
+	case c.cfg.DualCommitEnabled != nil && *c.cfg.DualCommitEnabled:
+		return []string{StoreKafka, StoreZookeeper}
+	}
+	return []string{StoreKafka}
 }
 
 // countersFor returns the Counters of topic, made on first use; nil

@@ -12,7 +12,18 @@
 #
 # The Prometheus adapter, plugin/prometheus, is a module of its own (so that
 # the core module does not depend on client_golang); it is built, vetted
-# and tested after the core, against the same cluster.
+# and tested after the core, against the same cluster, and against the
+# core of this working tree: the repository's go.work puts both in one
+# workspace (its published go.mod requires a released core instead).
+#
+# Two test-only modules live outside the workspace (GOWORK=off), so that
+# their dependencies stay out of the published modules' build lists:
+# scripts/gettable checks that a user's module can `go get` the core and the
+# plugin from published versions alone (it publishes this working tree into
+# a local file-based module proxy and builds a program against it,
+# offline); plugin/prometheus/monitoring/check checks the plugin's alerting
+# rules, recording rules and Grafana dashboard with Prometheus's own rule
+# parser and PromQL engine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,6 +31,9 @@ testinfra/fetch-jars.sh
 go build ./...
 go vet ./...
 (cd plugin/prometheus && go build ./... && go vet ./...)
+for m in scripts/gettable plugin/prometheus/monitoring/check; do
+  (cd "$m" && GOWORK=off go vet ./... && GOWORK=off go test -count=1 ${GOTESTFLAGS:-} ./...)
+done
 
 state=.cache/test-cluster
 kraft_state=.cache/test-kraft

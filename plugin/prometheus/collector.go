@@ -65,22 +65,24 @@ func New(reg prometheus.Registerer, opts ...Option) *Collector {
 // Attach registers the Collector for c. It implements connector.Metrics
 // and is called by connector.New.
 func (c *Collector) Attach(conn *connector.ConsumerConnector) error {
-	st := conn.Stats()
-	return c.attach(st.Group, st.ClientID, conn.Stats)
+	return c.attach(conn.Stats)
 }
 
-func (c *Collector) attach(group, clientID string, stats func() connector.Stats) error {
+func (c *Collector) attach(stats func() connector.Stats) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.attached {
 		return ErrAttached
 	}
+	st := stats()
 	labels := prometheus.Labels{}
 	for k, v := range c.labels {
 		labels[k] = v
 	}
-	labels["group"], labels["client_id"] = group, clientID
-	c.ins.Store(newInstruments(labels, stats))
+	labels["group"], labels["client_id"] = st.Group, st.ClientID
+	ins := newInstruments(labels, stats)
+	ins.initialize(st.OffsetStores)
+	c.ins.Store(ins)
 	if err := c.reg.Register(c); err != nil {
 		c.ins.Store(nil)
 		return err
@@ -106,8 +108,11 @@ func (c *Collector) Fetch(e connector.FetchEvent) {
 		return
 	}
 	broker := strconv.FormatInt(int64(e.Broker), 10)
+	// A broker's error count exists from its first fetch on, at zero
+	// until a fetch fails.
+	errs := ins.fetchErrors.WithLabelValues(broker)
 	if e.Err != nil {
-		ins.fetchErrors.WithLabelValues(broker).Inc()
+		errs.Inc()
 		return
 	}
 	ins.fetchDuration.WithLabelValues(broker).Observe(e.Duration.Seconds())
@@ -131,9 +136,9 @@ func (c *Collector) Commit(e connector.CommitEvent) {
 	if ins == nil {
 		return
 	}
-	outcome := "success"
+	outcome := outcomeSuccess
 	if e.Err != nil {
-		outcome = "failure"
+		outcome = outcomeFailure
 	} else {
 		ins.committedOffsets.WithLabelValues(e.Store).Add(float64(e.Partitions))
 	}

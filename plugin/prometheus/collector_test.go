@@ -19,10 +19,16 @@ func fixedStats() connector.Stats {
 	return connector.Stats{
 		Group: "g", ClientID: "c", ConsumerID: "g_host-1-abc",
 		Partitions: []connector.PartitionStats{
-			{Topic: "t", Partition: 0, ConsumedOffset: 5, FetchedOffset: 9, HighWatermark: 12, Lag: 7, LagKnown: true},
-			{Topic: "t", Partition: 1, ConsumedOffset: -1, FetchedOffset: -1, HighWatermark: -1},
+			{
+				Topic: "t", Partition: 0, ConsumedOffset: 5, FetchedOffset: 9, HighWatermark: 12, HighWatermarkAge: 3 * time.Second,
+				Lag: 7, LagKnown: true, LagTime: 2500 * time.Millisecond,
+			},
+			{Topic: "t", Partition: 1, ConsumedOffset: -1, FetchedOffset: -1, HighWatermark: -1, HighWatermarkAge: 4 * time.Second},
 		},
 		MaxLag:       7,
+		MaxLagTime:   2500 * time.Millisecond,
+		LagRefresh:   10 * time.Second,
+		OffsetStores: []string{connector.StoreZookeeper},
 		Topics:       []connector.TopicStats{{Topic: "t", Messages: 40, Bytes: 4000, FencedTime: 1500 * time.Millisecond}},
 		Streams:      []connector.StreamStats{{Topic: "t", Thread: 0, QueuedChunks: 2}, {Topic: "", Thread: 1}},
 		MinFetchRate: 2.5,
@@ -36,14 +42,27 @@ func fixedStats() connector.Stats {
 func TestCollectorExportsStats(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
 	c := New(reg, WithConstLabels(prometheus.Labels{"app": "x"}))
-	require.NoError(t, c.attach("g", "c", fixedStats))
+	require.NoError(t, c.attach(fixedStats))
 	require.NoError(t, testutil.CollectAndCompare(c, strings.NewReader(`
-# HELP zkconsumer_consumer_lag High watermark of the partition minus the consumed offset (the offset a commit would write), as of the last fetch response.
+# HELP zkconsumer_consumer_lag Offsets the application has yet to consume: the partition's high watermark minus the consumed offset (the offset a commit would write).
 # TYPE zkconsumer_consumer_lag gauge
 zkconsumer_consumer_lag{app="x",client_id="c",group="g",partition="0",topic="t"} 7
+# HELP zkconsumer_consumer_lag_seconds Time lag: seconds since the oldest message the application has yet to consume was appended to the log, estimated from the log-end offsets seen over time; 0 when caught up.
+# TYPE zkconsumer_consumer_lag_seconds gauge
+zkconsumer_consumer_lag_seconds{app="x",client_id="c",group="g",partition="0",topic="t"} 2.5
+# HELP zkconsumer_high_watermark_age_seconds Seconds since the partition's log-end offset was last read from its leader (since it was assigned, before the first answer): how old consumer_lag may be.
+# TYPE zkconsumer_high_watermark_age_seconds gauge
+zkconsumer_high_watermark_age_seconds{app="x",client_id="c",group="g",partition="0",topic="t"} 3
+zkconsumer_high_watermark_age_seconds{app="x",client_id="c",group="g",partition="1",topic="t"} 4
 # HELP zkconsumer_max_lag Largest consumer_lag of the owned partitions.
 # TYPE zkconsumer_max_lag gauge
 zkconsumer_max_lag{app="x",client_id="c",group="g"} 7
+# HELP zkconsumer_max_lag_seconds Largest consumer_lag_seconds of the owned partitions.
+# TYPE zkconsumer_max_lag_seconds gauge
+zkconsumer_max_lag_seconds{app="x",client_id="c",group="g"} 2.5
+# HELP zkconsumer_lag_refresh_interval_seconds How often the log-end offsets of the owned partitions are read from their leaders; 0 when they are not (lag then comes from fetch responses only).
+# TYPE zkconsumer_lag_refresh_interval_seconds gauge
+zkconsumer_lag_refresh_interval_seconds{app="x",client_id="c",group="g"} 10
 # HELP zkconsumer_owned_partitions Partitions owned by the current generation.
 # TYPE zkconsumer_owned_partitions gauge
 zkconsumer_owned_partitions{app="x",client_id="c",group="g"} 2
@@ -75,7 +94,8 @@ zkconsumer_zookeeper_disconnects_total{app="x",client_id="c",group="g"} 1
 # HELP zkconsumer_zookeeper_expirations_total ZooKeeper sessions expired.
 # TYPE zkconsumer_zookeeper_expirations_total counter
 zkconsumer_zookeeper_expirations_total{app="x",client_id="c",group="g"} 2
-`), "zkconsumer_consumer_lag", "zkconsumer_max_lag", "zkconsumer_owned_partitions",
+`), "zkconsumer_consumer_lag", "zkconsumer_consumer_lag_seconds", "zkconsumer_high_watermark_age_seconds",
+		"zkconsumer_max_lag", "zkconsumer_max_lag_seconds", "zkconsumer_lag_refresh_interval_seconds", "zkconsumer_owned_partitions",
 		"zkconsumer_messages_consumed_total", "zkconsumer_bytes_consumed_total", "zkconsumer_queued_chunks",
 		"zkconsumer_min_fetch_rate", "zkconsumer_fenced_seconds_total", "zkconsumer_zookeeper_session_state",
 		"zkconsumer_zookeeper_disconnects_total", "zkconsumer_zookeeper_expirations_total"))
@@ -91,7 +111,7 @@ zkconsumer_zookeeper_expirations_total{app="x",client_id="c",group="g"} 2
 func TestCollectorRecordsEvents(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
 	c := New(reg)
-	require.NoError(t, c.attach("g", "c", fixedStats))
+	require.NoError(t, c.attach(fixedStats))
 	c.Fetch(connector.FetchEvent{Broker: 3, Duration: 20 * time.Millisecond, Bytes: 1000})
 	c.Fetch(connector.FetchEvent{Broker: 3, Duration: 40 * time.Millisecond, Bytes: 3000})
 	c.Fetch(connector.FetchEvent{Broker: 4, Err: errors.New("connection reset")})
@@ -138,15 +158,20 @@ func TestCollectorRegistration(t *testing.T) {
 	reg.MustRegister(other)
 	id := func(v string) Option { return WithConstLabels(prometheus.Labels{"instance_id": v}) }
 	a := New(reg, id("1"))
-	require.NoError(t, a.attach("g", "c", fixedStats))
-	require.ErrorIs(t, a.attach("g", "c", fixedStats), ErrAttached)
+	require.NoError(t, a.attach(fixedStats))
+	require.ErrorIs(t, a.attach(fixedStats), ErrAttached)
 
 	var dup prometheus.AlreadyRegisteredError
-	require.ErrorAs(t, New(reg, id("1")).attach("g", "c", fixedStats), &dup)
+	require.ErrorAs(t, New(reg, id("1")).attach(fixedStats), &dup)
 	b := New(reg, id("2"))
-	require.NoError(t, b.attach("g", "c", fixedStats))
+	require.NoError(t, b.attach(fixedStats))
 	c := New(reg, id("1"))
-	require.NoError(t, c.attach("g", "c2", fixedStats), "another client id is another set of series")
+	otherClient := func() connector.Stats {
+		st := fixedStats()
+		st.ClientID = "c2"
+		return st
+	}
+	require.NoError(t, c.attach(otherClient), "another client id is another set of series")
 
 	a.Detach()
 	mfs, err := reg.Gather()
@@ -169,4 +194,78 @@ func TestCollectorRegistration(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, mfs, 1, "only the unrelated metric is left")
 	a.Detach() // idempotent
+}
+
+// Every series an alert may watch exists, at zero, before its first event:
+// the rebalance outcomes, the commits of each store the connector writes
+// to, and a broker's fetch errors from its first fetch on. Without it,
+// increase(zkconsumer_commits_total{outcome="failure"}[5m]) has no series
+// to work on when the first failure comes, and misses it.
+func TestCollectorSeriesExistBeforeTheirFirstEvent(t *testing.T) {
+	require.Equal(t, string(rebalance.RebalanceSucceeded), outcomeSuccess)
+	require.Equal(t, string(rebalance.RebalanceFailed), outcomeFailure)
+	require.Equal(t, string(rebalance.RebalanceAborted), outcomeAborted)
+
+	reg := prometheus.NewPedanticRegistry()
+	c := New(reg)
+	dual := func() connector.Stats {
+		st := fixedStats()
+		st.OffsetStores = []string{connector.StoreKafka, connector.StoreZookeeper}
+		return st
+	}
+	require.NoError(t, c.attach(dual))
+	series := func() map[string]float64 {
+		t.Helper()
+		mfs, err := reg.Gather()
+		require.NoError(t, err)
+		out := map[string]float64{}
+		for _, mf := range mfs {
+			for _, m := range mf.GetMetric() {
+				key := mf.GetName()
+				for _, l := range m.GetLabel() {
+					if l.GetName() != "group" && l.GetName() != "client_id" {
+						key += "," + l.GetName() + "=" + l.GetValue()
+					}
+				}
+				switch {
+				case m.GetCounter() != nil:
+					out[key] = m.GetCounter().GetValue()
+				case m.GetHistogram() != nil:
+					out[key+",count"] = float64(m.GetHistogram().GetSampleCount())
+				}
+			}
+		}
+		return out
+	}
+	got := series()
+	for _, key := range []string{
+		"zkconsumer_rebalances_total,outcome=success",
+		"zkconsumer_rebalances_total,outcome=failure",
+		"zkconsumer_rebalances_total,outcome=aborted",
+		"zkconsumer_commits_total,outcome=success,store=kafka",
+		"zkconsumer_commits_total,outcome=failure,store=kafka",
+		"zkconsumer_commits_total,outcome=success,store=zookeeper",
+		"zkconsumer_commits_total,outcome=failure,store=zookeeper",
+		"zkconsumer_committed_offsets_total,store=kafka",
+		"zkconsumer_committed_offsets_total,store=zookeeper",
+		"zkconsumer_commit_duration_seconds,store=kafka,count",
+		"zkconsumer_commit_duration_seconds,store=zookeeper,count",
+		"zkconsumer_rebalance_duration_seconds,count",
+	} {
+		v, ok := got[key]
+		require.True(t, ok, "%s missing before its first event; have %v", key, got)
+		require.Zero(t, v, key)
+	}
+	_, ok := got["zkconsumer_fetch_errors_total,broker=3"]
+	require.False(t, ok, "brokers are not known in advance")
+
+	c.Fetch(connector.FetchEvent{Broker: 3, Duration: time.Millisecond, Bytes: 10})
+	got = series()
+	v, ok := got["zkconsumer_fetch_errors_total,broker=3"]
+	require.True(t, ok, "a broker's errors exist from its first fetch")
+	require.Zero(t, v)
+	c.Fetch(connector.FetchEvent{Broker: 3, Err: errors.New("reset")})
+	require.Equal(t, 1.0, series()["zkconsumer_fetch_errors_total,broker=3"])
+	c.Commit(connector.CommitEvent{Store: connector.StoreKafka, Err: errors.New("fenced")})
+	require.Equal(t, 1.0, series()["zkconsumer_commits_total,outcome=failure,store=kafka"])
 }

@@ -18,8 +18,12 @@
 // (client.id). The names follow Kafka's old consumer (in brackets):
 //
 //	zkconsumer_consumer_lag{topic,partition}              gauge    high watermark - consumed offset [ConsumerLag]
+//	zkconsumer_consumer_lag_seconds{topic,partition}      gauge    time lag: age of the oldest unconsumed message
 //	zkconsumer_max_lag                                    gauge    largest consumer_lag [MaxLag]
-//	zkconsumer_high_watermark{topic,partition}            gauge    from the last fetch response
+//	zkconsumer_max_lag_seconds                            gauge    largest consumer_lag_seconds
+//	zkconsumer_high_watermark{topic,partition}            gauge    log-end offset: fetch responses and the lag refresh
+//	zkconsumer_high_watermark_age_seconds{topic,partition} gauge   since the leader last told the log-end offset
+//	zkconsumer_lag_refresh_interval_seconds               gauge    connector.WithLagRefresh; 0 when off
 //	zkconsumer_consumed_offset{topic,partition}           gauge    the offset a commit would write
 //	zkconsumer_owned_partitions                           gauge    [OwnedPartitionsCount]
 //	zkconsumer_messages_consumed_total{topic}             counter  handed out by the streams [MessagesPerSec]
@@ -41,5 +45,23 @@
 //
 // Fetch, rebalance and commit metrics are updated as the events happen;
 // everything else is read from connector.ConsumerConnector.Stats when
-// Prometheus scrapes, so the message path pays nothing for it.
+// Prometheus scrapes, so the message path pays nothing for it. The series
+// alerts watch exist from the start, at zero: every rebalance outcome,
+// every commit outcome of each store the connector writes to, and a
+// broker's fetch errors from its first fetch.
+//
+// Lag keeps growing while the application stalls: the connector reads the
+// log-end offsets from the partitions' leaders every
+// zkconsumer_lag_refresh_interval_seconds, even while its fetchers are
+// blocked on full queues, and zkconsumer_high_watermark_age_seconds says
+// how old the figure is when the leaders do not answer. The time lag,
+// zkconsumer_consumer_lag_seconds, is how long ago the oldest message the
+// application has yet to consume was appended, estimated from the log-end
+// offsets seen over time (see connector.PartitionStats.LagTime).
+//
+// The directory monitoring/ holds Prometheus alerting rules, recording
+// rules that give these metrics the names kafka-lag-exporter,
+// kafka_exporter and KMinion export (so that existing alerts and
+// dashboards work on them), and a Grafana dashboard; a test checks them
+// with Prometheus's own rule parser and PromQL engine.
 package zkprom

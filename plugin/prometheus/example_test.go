@@ -27,7 +27,7 @@ func Example() {
 	defer c.Shutdown(context.Background())
 
 	http.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	go func() { log.Print(http.ListenAndServe(":9090", nil)) }()
+	go func() { log.Print(http.ListenAndServe(":2112", nil)) }()
 
 	streams, err := c.CreateMessageStreams(context.Background(), map[string]int{"orders": 1})
 	if err != nil {

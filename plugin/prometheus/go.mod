@@ -5,7 +5,7 @@ go 1.26.0
 require (
 	github.com/prometheus/client_golang v1.25.0
 	github.com/stretchr/testify v1.12.1
-	github.com/zkconsumer/zkconsumer v0.0.0
+	github.com/zkconsumer/zkconsumer v0.1.0
 )
 
 require (
@@ -37,5 +37,3 @@ require (
 	google.golang.org/protobuf v1.36.12 // indirect
 	software.sslmate.com/src/go-pkcs12 v0.7.4 // indirect
 )
-
-replace github.com/zkconsumer/zkconsumer => ../..

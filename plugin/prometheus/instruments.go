@@ -14,7 +14,9 @@ type instruments struct {
 
 	// Read from Stats at each scrape.
 	lag, highWatermark, consumedOffset *prometheus.Desc
-	maxLag, ownedPartitions            *prometheus.Desc
+	lagSeconds, highWatermarkAge       *prometheus.Desc
+	maxLag, maxLagSeconds, lagRefresh  *prometheus.Desc
+	ownedPartitions                    *prometheus.Desc
 	messages, bytes                    *prometheus.Desc
 	queuedChunks, minFetchRate, fenced *prometheus.Desc
 	sessionState                       *prometheus.Desc
@@ -50,19 +52,23 @@ func newInstruments(labels prometheus.Labels, stats func() connector.Stats) *ins
 	return &instruments{
 		stats: stats,
 
-		lag:             desc("consumer_lag", "High watermark of the partition minus the consumed offset (the offset a commit would write), as of the last fetch response.", "topic", "partition"),
-		highWatermark:   desc("high_watermark", "High watermark of the partition as of the last fetch response.", "topic", "partition"),
-		consumedOffset:  desc("consumed_offset", "Offset a commit would write: one past the last message the application has finished with.", "topic", "partition"),
-		maxLag:          desc("max_lag", "Largest consumer_lag of the owned partitions."),
-		ownedPartitions: desc("owned_partitions", "Partitions owned by the current generation."),
-		messages:        desc("messages_consumed_total", "Messages handed out by the streams, counted per chunk.", "topic"),
-		bytes:           desc("bytes_consumed_total", "Bytes of message keys and values fetched into the streams' queues.", "topic"),
-		queuedChunks:    desc("queued_chunks", "Chunks waiting in a stream's queue.", "topic", "thread"),
-		minFetchRate:    desc("min_fetch_rate", "Smallest fetch request rate, in requests per second over the last minute, of the brokers fetched from."),
-		fenced:          desc("fenced_seconds_total", "Time iterators spent waiting, with a message ready, for the ZooKeeper session lease to hold again."),
-		sessionState:    desc("zookeeper_session_state", "1 for the current state of the ZooKeeper session, 0 for the others.", "state"),
-		disconnects:     desc("zookeeper_disconnects_total", "Connections to ZooKeeper lost while the session was established."),
-		expirations:     desc("zookeeper_expirations_total", "ZooKeeper sessions expired."),
+		lag:              desc("consumer_lag", "Offsets the application has yet to consume: the partition's high watermark minus the consumed offset (the offset a commit would write).", "topic", "partition"),
+		lagSeconds:       desc("consumer_lag_seconds", "Time lag: seconds since the oldest message the application has yet to consume was appended to the log, estimated from the log-end offsets seen over time; 0 when caught up.", "topic", "partition"),
+		highWatermark:    desc("high_watermark", "Log-end offset (high watermark) of the partition: the newer of the last fetch response's and the last one read from its leader.", "topic", "partition"),
+		highWatermarkAge: desc("high_watermark_age_seconds", "Seconds since the partition's log-end offset was last read from its leader (since it was assigned, before the first answer): how old consumer_lag may be.", "topic", "partition"),
+		consumedOffset:   desc("consumed_offset", "Offset a commit would write: one past the last message the application has finished with.", "topic", "partition"),
+		maxLag:           desc("max_lag", "Largest consumer_lag of the owned partitions."),
+		maxLagSeconds:    desc("max_lag_seconds", "Largest consumer_lag_seconds of the owned partitions."),
+		lagRefresh:       desc("lag_refresh_interval_seconds", "How often the log-end offsets of the owned partitions are read from their leaders; 0 when they are not (lag then comes from fetch responses only)."),
+		ownedPartitions:  desc("owned_partitions", "Partitions owned by the current generation."),
+		messages:         desc("messages_consumed_total", "Messages handed out by the streams, counted per chunk.", "topic"),
+		bytes:            desc("bytes_consumed_total", "Bytes of message keys and values fetched into the streams' queues.", "topic"),
+		queuedChunks:     desc("queued_chunks", "Chunks waiting in a stream's queue.", "topic", "thread"),
+		minFetchRate:     desc("min_fetch_rate", "Smallest fetch request rate, in requests per second over the last minute, of the brokers fetched from."),
+		fenced:           desc("fenced_seconds_total", "Time iterators spent waiting, with a message ready, for the ZooKeeper session lease to hold again."),
+		sessionState:     desc("zookeeper_session_state", "1 for the current state of the ZooKeeper session, 0 for the others.", "state"),
+		disconnects:      desc("zookeeper_disconnects_total", "Connections to ZooKeeper lost while the session was established."),
+		expirations:      desc("zookeeper_expirations_total", "ZooKeeper sessions expired."),
 
 		fetchDuration: histogram("fetch_request_duration_seconds", "Time from sending a fetch request to having its response, including the broker's fetch.wait.max.ms.", durations, "broker"),
 		fetchSize:     histogram("fetch_response_size_bytes", "Size of fetch responses.", prometheus.ExponentialBuckets(64, 4, 12), "broker"),
@@ -78,6 +84,31 @@ func newInstruments(labels prometheus.Labels, stats func() connector.Stats) *ins
 	}
 }
 
+// Values of the outcome label.
+const (
+	outcomeSuccess = "success"
+	outcomeFailure = "failure"
+	outcomeAborted = "aborted"
+)
+
+// initialize creates, at zero, every series of the event metrics whose
+// labels are known in advance, so that they exist before their first
+// event (an alert on increase(...) then sees the first failure): the
+// rebalance outcomes and, for each of stores, the commit outcomes. The
+// brokers' series start with their first fetch.
+func (ins *instruments) initialize(stores []string) {
+	for _, outcome := range []string{outcomeSuccess, outcomeFailure, outcomeAborted} {
+		ins.rebalances.WithLabelValues(outcome)
+	}
+	for _, store := range stores {
+		for _, outcome := range []string{outcomeSuccess, outcomeFailure} {
+			ins.commits.WithLabelValues(store, outcome)
+		}
+		ins.committedOffsets.WithLabelValues(store)
+		ins.commitDuration.WithLabelValues(store)
+	}
+}
+
 // events are the instruments updated by events.
 func (ins *instruments) events() []prometheus.Collector {
 	return []prometheus.Collector{
@@ -89,7 +120,8 @@ func (ins *instruments) events() []prometheus.Collector {
 
 func (ins *instruments) describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
-		ins.lag, ins.highWatermark, ins.consumedOffset, ins.maxLag, ins.ownedPartitions,
+		ins.lag, ins.lagSeconds, ins.highWatermark, ins.highWatermarkAge, ins.consumedOffset,
+		ins.maxLag, ins.maxLagSeconds, ins.lagRefresh, ins.ownedPartitions,
 		ins.messages, ins.bytes, ins.queuedChunks, ins.minFetchRate, ins.fenced,
 		ins.sessionState, ins.disconnects, ins.expirations,
 	} {
@@ -112,15 +144,21 @@ func (ins *instruments) collect(ch chan<- prometheus.Metric) {
 		part := strconv.FormatInt(int64(p.Partition), 10)
 		if p.LagKnown {
 			gauge(ins.lag, float64(p.Lag), p.Topic, part)
+			gauge(ins.lagSeconds, p.LagTime.Seconds(), p.Topic, part)
 		}
 		if p.HighWatermark >= 0 {
 			gauge(ins.highWatermark, float64(p.HighWatermark), p.Topic, part)
+		}
+		if st.LagRefresh > 0 {
+			gauge(ins.highWatermarkAge, p.HighWatermarkAge.Seconds(), p.Topic, part)
 		}
 		if p.ConsumedOffset >= 0 {
 			gauge(ins.consumedOffset, float64(p.ConsumedOffset), p.Topic, part)
 		}
 	}
 	gauge(ins.maxLag, float64(st.MaxLag))
+	gauge(ins.maxLagSeconds, st.MaxLagTime.Seconds())
+	gauge(ins.lagRefresh, st.LagRefresh.Seconds())
 	gauge(ins.ownedPartitions, float64(len(st.Partitions)))
 	for _, t := range st.Topics {
 		counter(ins.messages, float64(t.Messages), t.Topic)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/connector"
@@ -160,4 +161,97 @@ func TestScrapeAgainstRealCluster(t *testing.T) {
 	require.NoError(t, conn.Shutdown(ctx))
 	got = scrape(t, srv.URL)
 	require.Empty(t, got, "Shutdown unregisters every series")
+}
+
+// TestScrapeLagWhileStalled: the application reads a few messages and
+// stops, its fetcher blocks on the full queue, and messages keep coming.
+// What Prometheus scrapes keeps up: the lag is the log end minus what was
+// consumed, its age stays small, the time lag grows, and the failure
+// series alerts watch are there at zero before anything failed.
+func TestScrapeLagWhileStalled(t *testing.T) {
+	c := testcluster.Shared(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	const batches, batch, more, read = 10, 30, 900, 20
+	topic := testcluster.UniqueName("prom-stall")
+	require.NoError(t, c.CreateTopic(ctx, topic, 1, 1))
+	for i := range batches {
+		_, err := c.Produce(ctx, topic, batch, testcluster.ProduceOptions{Partition: 0, ValueSize: 100, FirstSeq: i * batch})
+		require.NoError(t, err)
+	}
+
+	reg := prometheus.NewRegistry()
+	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	defer srv.Close()
+	cfg := connector.DefaultConfig()
+	cfg.ZookeeperConnect = c.ZKConnect()
+	cfg.GroupID = testcluster.UniqueName("g-prom-stall")
+	cfg.AutoOffsetReset = connector.AutoOffsetResetSmallest
+	cfg.AutoCommitInterval = time.Hour
+	cfg.QueuedMaxMessageChunks = 1
+	cfg.FetchMessageMaxBytes = 4096
+	cfg.Metrics = zkprom.New(reg)
+	conn, err := connector.New(cfg, connector.WithLagRefresh(200*time.Millisecond))
+	require.NoError(t, err)
+	defer func() { _ = conn.Shutdown(context.Background()) }()
+
+	// Before anything happened, the failure series are there, at zero.
+	got := scrape(t, srv.URL)
+	for _, series := range [][]string{
+		{"zkconsumer_commits_total", `outcome="failure"`, `store="zookeeper"`},
+		{"zkconsumer_rebalances_total", `outcome="failure"`},
+		{"zkconsumer_zookeeper_expirations_total"},
+	} {
+		v, n := sum(got, series[0], series[1:]...)
+		require.Equal(t, 1, n, "%v before the first event", series)
+		require.Zero(t, v, series)
+	}
+	refresh, _ := sum(got, "zkconsumer_lag_refresh_interval_seconds")
+	require.Equal(t, 0.2, refresh)
+
+	streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
+	require.NoError(t, err)
+	s := streams[topic][0]
+	for range read {
+		m, err := s.Next(ctx)
+		require.NoError(t, err)
+		s.MarkConsumed(m)
+	}
+	// The fetcher blocks on the full queue; then more messages come.
+	var fetched int64
+	require.Eventually(t, func() bool {
+		st := conn.Stats()
+		if len(st.Partitions) != 1 || len(st.Streams) != 1 {
+			return false
+		}
+		before := st.Partitions[0].FetchedOffset
+		time.Sleep(300 * time.Millisecond)
+		fetched = conn.Stats().Partitions[0].FetchedOffset
+		return fetched == before && fetched < batches*batch && st.Streams[0].QueuedChunks == 1
+	}, time.Minute, 10*time.Millisecond, "the fetcher blocks")
+	_, err = c.Produce(ctx, topic, more, testcluster.ProduceOptions{Partition: 0, ValueSize: 100, FirstSeq: batches * batch})
+	require.NoError(t, err)
+
+	want := float64(batches*batch + more - read)
+	part := `topic="` + topic + `"`
+	require.EventuallyWithT(t, func(ct *assert.CollectT) {
+		got = scrape(t, srv.URL)
+		lag, _ := sum(got, "zkconsumer_consumer_lag", part)
+		assert.Equal(ct, want, lag, "zkconsumer_consumer_lag")
+	}, 30*time.Second, 20*time.Millisecond)
+	hw, _ := sum(got, "zkconsumer_high_watermark", part)
+	require.Equal(t, float64(batches*batch+more), hw)
+	maxLag, _ := sum(got, "zkconsumer_max_lag")
+	require.Equal(t, want, maxLag)
+	age, n := sum(got, "zkconsumer_high_watermark_age_seconds", part)
+	require.Equal(t, 1, n)
+	require.Less(t, age, 5.0)
+	lagSeconds, _ := sum(got, "zkconsumer_consumer_lag_seconds", part)
+	require.Positive(t, lagSeconds)
+	time.Sleep(time.Second)
+	later, _ := sum(scrape(t, srv.URL), "zkconsumer_consumer_lag_seconds", part)
+	require.InDelta(t, lagSeconds+1, later, 0.5, "the time lag grows with the clock")
+	maxLagSeconds, _ := sum(scrape(t, srv.URL), "zkconsumer_max_lag_seconds")
+	require.GreaterOrEqual(t, maxLagSeconds, later)
+	require.Equal(t, fetched, conn.Stats().Partitions[0].FetchedOffset, "the fetcher was blocked all along")
 }

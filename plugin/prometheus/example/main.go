@@ -1,10 +1,12 @@
 // Command example consumes a topic and serves the connector's metrics for
-// Prometheus on /metrics. Run it against the local cluster:
+// Prometheus on /metrics, on port 2112 (the port of Prometheus's own Go
+// instrumentation guide; Prometheus itself listens on 9090). Run it
+// against the local cluster:
 //
 //	make cluster-up
-//	source .cache/cluster/env
+//	set -a; . .cache/cluster/env; set +a
 //	cd plugin/prometheus && go run ./example -topic orders
-//	curl -s localhost:9090/metrics | grep ^zkconsumer_
+//	curl -s localhost:2112/metrics | grep ^zkconsumer_
 //
 // It exits cleanly on SIGINT or SIGTERM, committing what it consumed.
 package main
@@ -33,7 +35,7 @@ func main() {
 	zkConnect := flag.String("zookeeper", os.Getenv("ZOOKEEPER_CONNECT"), "ZooKeeper connect string with chroot")
 	topic := flag.String("topic", "orders", "topic to consume")
 	group := flag.String("group", "prometheus-example", "consumer group")
-	listen := flag.String("listen", "localhost:9090", "address to serve /metrics on")
+	listen := flag.String("listen", "localhost:2112", "address to serve /metrics on")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
