@@ -120,6 +120,20 @@ type Config struct {
 	// README's memory bound).
 	MaxDecodedBytes int64
 
+	// RecycleMessages lets the data path reuse the memory of messages:
+	// the fetch responses they alias, the buffers compressed batches are
+	// decompressed into, and the stream.Message structs themselves, as
+	// librdkafka does once an application destroys a message. A message,
+	// its Key, Value and Headers are then valid only until the next call
+	// to Next on its stream (or the next round of a Messages loop); use
+	// Message.Clone to keep one, and do not MarkConsumed a message after
+	// that (mark its Clone). The free lists each fetcher keeps hold at
+	// most one response and MaxDecodedBytes' worth of the rest. Kafka has
+	// no such property; the connector's is zkconsumer.recycle.messages.
+	// False, the default, keeps every Kafka client's contract: a message
+	// stays valid for as long as the application keeps it.
+	RecycleMessages bool
+
 	// Logger receives the manager's log records. Nil discards them.
 	Logger *slog.Logger
 

@@ -85,9 +85,9 @@ type fetcher struct {
 	failing   bool               // the last request or connection attempt failed
 	scratch   []*partState
 	predicted map[*partState]int64 // scratch of sendAhead
-	// spare is the buffer of a processed response that no message
-	// aliases, for the next response to be read into (see fetch).
-	spare []byte
+	// pools are the free lists of the fetcher's responses and, with
+	// Config.RecycleMessages, of what its chunks hold (see pool.go).
+	pools *pools
 
 	// read counts the bytes read from the fetcher's connections; only
 	// with Config.OnFetch (see roundTrip).
@@ -114,6 +114,7 @@ func newFetcher(r *run, key fetcherKey, addr string) *fetcher {
 		done:   make(chan struct{}),
 		wake:   make(chan struct{}, 1),
 		parts:  map[zkutil.TopicPartition]*partState{},
+		pools:  &pools{},
 	}
 }
 
@@ -306,6 +307,7 @@ func (f *fetcher) dropAhead() {
 	if a := f.ahead; a != nil {
 		f.ahead = nil
 		<-a.done
+		f.doneWith(a.res.resp, false)
 	}
 }
 
@@ -357,7 +359,7 @@ func (f *fetcher) fetch(parts []*partState) {
 		for _, ps := range parts {
 			reqs = append(reqs, reqPart{ps: ps, offset: ps.pti.FetchedOffset()})
 		}
-		res = f.roundTrip(f.wire, f.request(reqs), f.takeSpare())
+		res = f.roundTrip(f.wire, f.request(reqs))
 	}
 	resp, err := res.resp, res.err
 	if err == nil && resp.errCode != 0 {
@@ -374,16 +376,21 @@ func (f *fetcher) fetch(parts []*partState) {
 	}
 	f.failing = false
 	f.sendAhead(parts, reqs, resp)
-	if !f.process(resp, reqs) {
-		f.spare = resp.buf
-	}
+	f.doneWith(resp, f.process(resp, reqs))
 }
 
-// takeSpare returns the spare response buffer, if any, and forgets it.
-func (f *fetcher) takeSpare() []byte {
-	b := f.spare
-	f.spare = nil
-	return b
+// doneWith lets go of a processed response: its buffer goes back to the
+// free list once no chunk holds it any more. Without recycling, a response
+// a queued message aliases is left to the garbage collector instead: the
+// application may keep the message.
+func (f *fetcher) doneWith(resp *fetchResponse, aliased bool) {
+	if resp == nil || resp.pb == nil {
+		return
+	}
+	if f.run.decodeOpts.recycle || !aliased {
+		resp.pb.release()
+	}
+	resp.pb = nil
 }
 
 // sendAhead starts the request that will follow resp, the response to
@@ -446,10 +453,10 @@ func (f *fetcher) sendAhead(parts []*partState, reqs []reqPart, resp *fetchRespo
 		return
 	}
 	a := &pendingFetch{reqs: next, done: make(chan struct{})}
-	w, req, buf := f.wire, f.request(next), f.takeSpare()
+	w, req := f.wire, f.request(next)
 	go func() {
 		defer close(a.done)
-		a.res = f.roundTrip(w, req, buf)
+		a.res = f.roundTrip(w, req)
 	}()
 	f.ahead = a
 }
@@ -471,8 +478,7 @@ func (f *fetcher) request(reqs []reqPart) *fetchRequest {
 }
 
 // process handles the response to a request for reqs. It reports whether
-// a queued message may alias the response's buffer; if not, the buffer
-// can be reused.
+// a queued message may alias the response's buffer (see doneWith).
 func (f *fetcher) process(resp *fetchResponse, reqs []reqPart) (aliased bool) {
 	var outOfRange, alone []reqPart
 	for _, rp := range reqs {
@@ -500,7 +506,7 @@ func (f *fetcher) process(resp *fetchResponse, reqs []reqPart) (aliased bool) {
 		}
 		switch block.err {
 		case sarama.ErrNoError:
-			retry, al := f.deliver(rp, block, len(reqs) == 1)
+			retry, al := f.deliver(rp, block, resp.pb, len(reqs) == 1)
 			if retry {
 				alone = append(alone, rp)
 			}
@@ -520,7 +526,8 @@ func (f *fetcher) process(resp *fetchResponse, reqs []reqPart) (aliased bool) {
 	return aliased
 }
 
-// deliver decodes and enqueues the messages of one partition's block. It
+// deliver decodes and enqueues the messages of one partition's block, in
+// as many chunks as the decoding limit (Config.MaxDecodedBytes) takes. It
 // reports retryAlone when the block held only part of a batch and the
 // partition must be fetched alone to tell a batch larger than its fetch
 // size from a request whose total size ran out (see decoded.truncated),
@@ -530,39 +537,61 @@ func (f *fetcher) process(resp *fetchResponse, reqs []reqPart) (aliased bool) {
 // not decompress, a malformed record, offsets that do not fit the fetch)
 // ends the block: the messages before it are delivered and the partition
 // moves to it; once it is the first thing fetched, the stream gets
-// ErrCorruptMessage and the partition stops there. A batch that does not
-// fit in what is left of the block's decoding limit (Config.MaxDecodedBytes)
-// ends it too, and is fetched first next time; one that alone exceeds the
-// limit stops the partition with ErrDecodedTooLarge.
-func (f *fetcher) deliver(rp reqPart, block *respBlock, alone bool) (retryAlone, aliased bool) {
+// ErrCorruptMessage and the partition stops there. A record that alone
+// needs more than the limit stops the partition with ErrDecodedTooLarge.
+func (f *fetcher) deliver(rp reqPart, block *respBlock, respBuf *pbuf, alone bool) (retryAlone, aliased bool) {
 	ps := rp.ps
-	d := decodeRecords(ps.tp.Topic, ps.tp.Partition, rp.offset, ps.pti.FetchSize, f.run.decodeOpts, block)
-	switch {
-	case d.truncated && !alone:
-		return true, false
-	case d.truncated:
-		f.tooLarge(ps, rp.offset)
-		return false, false
-	case d.oversize:
-		// The message may lie past the fetch offset (compacted gaps);
-		// move there first so that the partition stops exactly at it.
-		if d.next == rp.offset || ps.pti.Enqueue(f.ctx, nil, d.next) == nil {
-			f.tooLarge(ps, d.next)
+	opts := f.run.decodeOpts
+	bd := newBlockDecoder(ps.tp.Topic, ps.tp.Partition, rp.offset, ps.pti.FetchSize, opts, block, f.pools)
+	defer bd.close()
+	if opts.recycle {
+		f.pools.noteLimit(bd.maxChunk)
+	}
+	at := rp.offset
+	for {
+		d := bd.chunk()
+		switch {
+		case d.truncated && !alone:
+			return true, aliased
+		case d.truncated:
+			f.tooLarge(ps, at)
+			return false, aliased
+		case d.oversize:
+			// The message may lie past where the partition is (compacted
+			// gaps); move there first so that the partition stops
+			// exactly at it.
+			if d.next == at || ps.pti.Enqueue(f.ctx, nil, d.next) == nil {
+				f.tooLarge(ps, d.next)
+			}
+			return false, aliased
+		case d.corrupt != nil && len(d.msgs) == 0 && d.next == at:
+			f.corrupt(ps, at, d.corrupt)
+			return false, aliased
+		case d.overLimit != nil && len(d.msgs) == 0 && d.next == at:
+			f.decodedTooLarge(ps, at, d.overLimit)
+			return false, aliased
+		case len(d.msgs) == 0 && d.next == at:
+			// Nothing, or nothing that moves (a chunk that could not
+			// make progress is not retried here: the next fetch does).
+			return false, aliased
 		}
-		return false, false
-	case d.corrupt != nil && len(d.msgs) == 0 && d.next == rp.offset:
-		f.corrupt(ps, rp.offset, d.corrupt)
-		return false, false
-	case d.overLimit != nil && len(d.msgs) == 0 && d.next == rp.offset:
-		f.decodedTooLarge(ps, rp.offset, d.overLimit)
-		return false, false
-	case len(d.msgs) == 0 && d.next == rp.offset:
-		return false, false
+		var release func()
+		if l := d.lease; l != nil {
+			if d.aliased {
+				l.holdResponse(respBuf)
+			}
+			release = l.release
+		}
+		aliased = aliased || d.aliased
+		err := ps.pti.EnqueueRecycled(f.ctx, d.msgs, d.next, release)
+		if errors.Is(err, stream.ErrClosed) {
+			f.drop(ps)
+		}
+		if err != nil || !d.capped || f.ctx.Err() != nil {
+			return false, aliased
+		}
+		at = d.next
 	}
-	if err := ps.pti.Enqueue(f.ctx, d.msgs, d.next); errors.Is(err, stream.ErrClosed) {
-		f.drop(ps)
-	}
-	return false, d.aliased
 }
 
 // fetchAlone fetches one partition in a request of its own, after a
@@ -578,7 +607,7 @@ func (f *fetcher) fetchAlone(rp reqPart) {
 		return
 	}
 	reqs := []reqPart{rp}
-	res := f.roundTrip(f.wire, f.request(reqs), nil)
+	res := f.roundTrip(f.wire, f.request(reqs))
 	resp, err := res.resp, res.err
 	if err == nil && resp.errCode != 0 {
 		err = sarama.KError(resp.errCode)
@@ -592,7 +621,7 @@ func (f *fetcher) fetchAlone(rp reqPart) {
 		f.failed(err)
 		return
 	}
-	f.process(resp, reqs)
+	f.doneWith(resp, f.process(resp, reqs))
 }
 
 // tooLarge reports a batch at offset that does not fit in the partition's

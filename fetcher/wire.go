@@ -78,6 +78,9 @@ type respBlock struct {
 	// records is the partition's record data, aliasing the response
 	// buffer; nil when the broker sent none.
 	records []byte
+	// verified: the checksums of the record batches before this position
+	// in records were verified as the response was read.
+	verified int
 }
 
 // fetchResponse is a fetch response, parsed down to each partition's
@@ -87,6 +90,9 @@ type fetchResponse struct {
 	blocks  []respBlock
 	// buf is the response body every block's records alias.
 	buf []byte
+	// pb is the pooled buffer buf lives in, held once by whoever
+	// processes the response (see fetcher.doneWith).
+	pb *pbuf
 	// index maps a partition to its block, for responses with many.
 	index map[tpKey]int
 }
@@ -113,9 +119,9 @@ func (r *fetchResponse) block(topic string, partition int32) *respBlock {
 	return nil
 }
 
-// roundTrip sends req and reads its response into buf when it is large
-// enough, else into a new buffer.
-func (w *wireConn) roundTrip(req *fetchRequest, buf []byte) (*fetchResponse, error) {
+// roundTrip sends req and reads its response into a buffer from p, which
+// the response holds once (resp.pb).
+func (w *wireConn) roundTrip(req *fetchRequest, p *pools) (*fetchResponse, error) {
 	w.corr++
 	w.wbuf = w.encode(w.wbuf[:0], req)
 	if err := w.conn.SetWriteDeadline(time.Now().Add(w.writeTimeout)); err != nil {
@@ -138,19 +144,17 @@ func (w *wireConn) roundTrip(req *fetchRequest, buf []byte) (*fetchResponse, err
 	if size < 4 || size > maxResponseSize {
 		return nil, fmt.Errorf("fetcher: fetch response of %d bytes", size)
 	}
-	n := int(size) - 4
-	if cap(buf) >= n {
-		buf = buf[:n]
-	} else {
-		buf = make([]byte, n)
-	}
-	if _, err := io.ReadFull(w.conn, buf); err != nil {
+	pb := p.response(int(size) - 4)
+	if _, err := io.ReadFull(w.conn, pb.b); err != nil {
+		pb.release()
 		return nil, err
 	}
-	resp, err := w.parse(buf)
+	resp, err := w.parse(pb.b)
 	if err != nil {
+		pb.release()
 		return nil, fmt.Errorf("%w: %w", errMalformed, err)
 	}
+	resp.pb = pb
 	return resp, nil
 }
 
