@@ -28,6 +28,9 @@ type result struct {
 	Msgs    int64   `json:"msgs"`
 	Bytes   int64   `json:"bytes"`   // value bytes
 	Seconds float64 `json:"seconds"` // the read, as the client measures it
+	// CloseSeconds is the time from the last message until the client was
+	// closed (Shutdown, Close), not part of Seconds.
+	CloseSeconds float64 `json:"close_s,omitempty"`
 	CPU     float64 `json:"cpu_s"`   // the process's user+system time
 	FirstMs float64 `json:"first_ms,omitempty"`
 	RSSMB   float64 `json:"rss_mb,omitempty"`
@@ -45,6 +48,7 @@ type progress struct {
 	done      chan struct{}
 	firstOnce sync.Once
 	first     time.Time
+	end       time.Time // when the last message was seen; set before done is closed
 	msgs      atomic.Int64
 	bytes     atomic.Int64
 }
@@ -59,6 +63,7 @@ func newProgress(ends []int64) *progress {
 	}
 	p.remaining.Store(int32(n))
 	if n == 0 {
+		p.end = time.Now()
 		close(p.done)
 	}
 	return p
@@ -78,6 +83,7 @@ func (r *reader) see(partition int32, offset int64, value []byte) {
 	r.bytes += int64(len(value))
 	if offset == r.p.ends[partition]-1 {
 		if r.p.remaining.Add(-1) == 0 {
+			r.p.end = time.Now()
 			close(r.p.done)
 		}
 	}
@@ -115,8 +121,16 @@ func runChild(ctx context.Context, client, variant, topic, endList string) (*res
 	default:
 		return nil, fmt.Errorf("unknown client %q", client)
 	}
-	elapsed := time.Since(start)
+	closed := time.Now()
 	cpu := processCPU() - cpu0
+	// The read ends at the last message; closing the client (which the
+	// readers do before returning) is reported apart.
+	elapsed, closing := closed.Sub(start), time.Duration(0)
+	select {
+	case <-p.done:
+		elapsed, closing = p.end.Sub(start), closed.Sub(p.end)
+	default:
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +138,7 @@ func runChild(ctx context.Context, client, variant, topic, endList string) (*res
 		return nil, fmt.Errorf("%s read %d messages, want %d", client, got, sum(ends))
 	}
 	return &result{Client: client, Variant: variant, Msgs: p.msgs.Load(), Bytes: p.bytes.Load(),
-		Seconds: elapsed.Seconds(), CPU: cpu.Seconds(), FirstMs: float64(p.first.Sub(start).Microseconds()) / 1000,
+		Seconds: elapsed.Seconds(), CloseSeconds: closing.Seconds(), CPU: cpu.Seconds(), FirstMs: float64(p.first.Sub(start).Microseconds()) / 1000,
 		RSSMB: float64(selfHWM()) / 1e6, Rate: float64(p.msgs.Load()) / elapsed.Seconds()}, nil
 }
 

@@ -134,7 +134,8 @@ func (f *fetcher) probe(rp reqPart, maxBytes int32) (*fetchResponse, error) {
 	req := f.request([]reqPart{rp})
 	req.minBytes, req.maxWait = 0, 0
 	req.sizes = []int32{maxBytes}
-	resp, err := f.wire.roundTrip(req, f.pools)
+	res := f.reader.exchange(req)
+	resp, err := res.resp, res.err
 	if err == nil && resp.errCode != 0 {
 		f.doneWith(resp, false)
 		err = sarama.KError(resp.errCode)

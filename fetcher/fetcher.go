@@ -53,16 +53,17 @@ type reqPart struct {
 // Unlike Kafka's thread, it keeps one request in flight while it decodes
 // and enqueues a response: as soon as response N arrives, request N+1
 // goes out (see sendAhead) with the offsets response N will most likely
-// leave each partition at, and it is received and decoded by sarama on a
-// goroutine of its own. The network wait thus overlaps the work on
-// response N. A prediction that turns out wrong costs one round and
-// nothing else: process skips every partition whose fetched offset is not
-// the one its request asked for. There is never more than one request
-// ahead, so a fetcher holds at most one response more than a sequential
-// one: its bytes (up to the sum of its partitions' fetch sizes) and
-// sarama's decoded records, about twice the bytes for 100-byte messages.
-// A fetcher blocked on a full queue sends nothing more until it is
-// unblocked.
+// leave each partition at, and the connection's reader (connReader)
+// receives it, verifying its checksums as it arrives. The network wait
+// thus overlaps the work on response N. A prediction that turns out wrong
+// costs one round and nothing else: process skips every partition whose
+// fetched offset is not the one its request asked for. There is never
+// more than one request ahead, so a fetcher holds at most one response
+// more than a sequential one (up to the sum of its partitions' fetch
+// sizes). A fetcher blocked on a full queue sends nothing more until it is
+// unblocked. Responses are read into buffers of the fetcher's free lists
+// (pools), and a block is decoded in as many chunks as the decoding limit
+// takes, all from the same response.
 type fetcher struct {
 	run  *run
 	key  fetcherKey
@@ -80,6 +81,7 @@ type fetcher struct {
 	// Owned by the loop goroutine.
 	broker    *sarama.Broker
 	wire      *wireConn          // broker's connection, for fetch requests
+	reader    *connReader        // the goroutine that sends them and reads the responses
 	closeConn context.CancelFunc // closes broker's connection at once
 	ahead     *pendingFetch      // the request sent ahead, if any (see sendAhead)
 	failing   bool               // the last request or connection attempt failed
@@ -94,10 +96,11 @@ type fetcher struct {
 	read atomic.Int64
 }
 
-// pendingFetch is a fetch request sent ahead, which a goroutine of its own
-// sends and receives. resp and err are set when done is closed.
+// pendingFetch is a fetch request for the connection's reader: reqs and
+// the request req built from them. res is set when done is closed.
 type pendingFetch struct {
 	reqs []reqPart
+	req  *fetchRequest
 	done chan struct{}
 	res  timedFetch
 }
@@ -275,8 +278,9 @@ func (f *fetcher) connect() bool {
 	}
 	sc := f.run.m.sarama
 	f.broker, f.closeConn = b, cancel
-	f.wire = &wireConn{conn: conn, clientID: sc.ClientID, version: version,
+	f.wire = &wireConn{conn: conn, clientID: sc.ClientID, version: version, checkCRCs: f.run.decodeOpts.checkCRCs,
 		readTimeout: sc.Net.ReadTimeout, writeTimeout: sc.Net.WriteTimeout}
+	f.reader = f.startReader(ctx, f.wire)
 	return true
 }
 
@@ -286,8 +290,9 @@ func (f *fetcher) disconnect() {
 	if f.broker != nil {
 		f.closeConn()
 		f.dropAhead()
+		<-f.reader.done
 		_ = f.broker.Close()
-		f.broker, f.wire, f.closeConn = nil, nil, nil
+		f.broker, f.wire, f.reader, f.closeConn = nil, nil, nil, nil
 	}
 }
 
@@ -359,7 +364,7 @@ func (f *fetcher) fetch(parts []*partState) {
 		for _, ps := range parts {
 			reqs = append(reqs, reqPart{ps: ps, offset: ps.pti.FetchedOffset()})
 		}
-		res = f.roundTrip(f.wire, f.request(reqs))
+		res = f.reader.exchange(f.request(reqs))
 	}
 	resp, err := res.resp, res.err
 	if err == nil && resp.errCode != 0 {
@@ -452,12 +457,8 @@ func (f *fetcher) sendAhead(parts []*partState, reqs []reqPart, resp *fetchRespo
 	if len(next) == 0 {
 		return
 	}
-	a := &pendingFetch{reqs: next, done: make(chan struct{})}
-	w, req := f.wire, f.request(next)
-	go func() {
-		defer close(a.done)
-		a.res = f.roundTrip(w, req)
-	}()
+	a := &pendingFetch{reqs: next, req: f.request(next), done: make(chan struct{})}
+	f.reader.submit(a)
 	f.ahead = a
 }
 
@@ -607,7 +608,7 @@ func (f *fetcher) fetchAlone(rp reqPart) {
 		return
 	}
 	reqs := []reqPart{rp}
-	res := f.roundTrip(f.wire, f.request(reqs))
+	res := f.reader.exchange(f.request(reqs))
 	resp, err := res.resp, res.err
 	if err == nil && resp.errCode != 0 {
 		err = sarama.KError(resp.errCode)

@@ -44,7 +44,10 @@ type wireConn struct {
 	readTimeout  time.Duration
 	writeTimeout time.Duration
 	corr         int32
-	wbuf         []byte
+	// checkCRCs: the record batches' checksums are verified as the
+	// response is read (see crcScanner).
+	checkCRCs bool
+	wbuf      []byte
 	hdr          [8]byte
 	// topics interns topic names, so that parsing a response allocates
 	// none.
@@ -145,7 +148,11 @@ func (w *wireConn) roundTrip(req *fetchRequest, p *pools) (*fetchResponse, error
 		return nil, fmt.Errorf("fetcher: fetch response of %d bytes", size)
 	}
 	pb := p.response(int(size) - 4)
-	if _, err := io.ReadFull(w.conn, pb.b); err != nil {
+	var sc *crcScanner
+	if w.checkCRCs {
+		sc = newCRCScanner(w.version, pb.b)
+	}
+	if err := w.readBody(pb.b, sc); err != nil {
 		pb.release()
 		return nil, err
 	}
@@ -154,8 +161,40 @@ func (w *wireConn) roundTrip(req *fetchRequest, p *pools) (*fetchResponse, error
 		pb.release()
 		return nil, fmt.Errorf("%w: %w", errMalformed, err)
 	}
+	if sc != nil {
+		for i := range min(len(resp.blocks), len(sc.verified)) {
+			resp.blocks[i].verified = sc.verified[i]
+		}
+	}
 	resp.pb = pb
 	return resp, nil
+}
+
+// readBody fills buf from the connection, at most readPiece bytes at a
+// time, and lets sc, if any, verify the checksums of what each read
+// brought while it is in the cache.
+func (w *wireConn) readBody(buf []byte, sc *crcScanner) error {
+	if sc == nil {
+		_, err := io.ReadFull(w.conn, buf)
+		return err
+	}
+	for filled := 0; filled < len(buf); {
+		n, err := w.conn.Read(buf[filled:min(len(buf), filled+readPiece)])
+		filled += n
+		if n > 0 {
+			sc.advance(filled)
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) && filled < len(buf) {
+				err = io.ErrUnexpectedEOF
+			}
+			if filled == len(buf) {
+				break
+			}
+			return err
+		}
+	}
+	return nil
 }
 
 // flexible reports whether Fetch version v uses the flexible encoding
