@@ -31,9 +31,9 @@ type result struct {
 	// CloseSeconds is the time from the last message until the client was
 	// closed (Shutdown, Close), not part of Seconds.
 	CloseSeconds float64 `json:"close_s,omitempty"`
-	CPU     float64 `json:"cpu_s"`   // the process's user+system time
-	FirstMs float64 `json:"first_ms,omitempty"`
-	RSSMB   float64 `json:"rss_mb,omitempty"`
+	CPU          float64 `json:"cpu_s"` // the process's user+system time
+	FirstMs      float64 `json:"first_ms,omitempty"`
+	RSSMB        float64 `json:"rss_mb,omitempty"`
 	// MinFlt is the process's minor page faults (rusage), start-up
 	// included: each is a page of fresh memory the kernel zeroed.
 	MinFlt int64 `json:"minflt,omitempty"`

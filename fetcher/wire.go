@@ -48,7 +48,7 @@ type wireConn struct {
 	// response is read (see crcScanner).
 	checkCRCs bool
 	wbuf      []byte
-	hdr          [8]byte
+	hdr       [8]byte
 	// topics interns topic names, so that parsing a response allocates
 	// none.
 	topics map[string]string
