@@ -92,17 +92,19 @@ func (b *decodeBudget) take(n int64) bool {
 func (b *decodeBudget) free() int { return cap(b.cur) - len(b.cur) }
 
 // newSlab makes a slab of room for n messages the current one; with
-// recycling, a pooled slab of recycledSlab (n is that then).
+// recycling and n = recycledSlab, a pooled one.
 func (b *decodeBudget) newSlab(n int64) {
 	if len(b.cur) > 0 {
 		b.slabs = append(b.slabs, b.cur)
 	}
-	if b.lease != nil {
+	if b.lease != nil && n == recycledSlab {
 		b.cur = b.lease.p.slab()
-		b.lease.slabs = append(b.lease.slabs, b.cur)
-		return
+	} else {
+		b.cur = make([]stream.Message, 0, n)
 	}
-	b.cur = make([]stream.Message, 0, n)
+	if b.lease != nil {
+		b.lease.slabs = append(b.lease.slabs, b.cur)
+	}
 }
 
 // reserve makes room in the current slab for the next message, and for up
@@ -119,10 +121,7 @@ func (d *decoder) reserve(n int64, withAhead bool) error {
 	if fit == 0 {
 		return errOverBudget
 	}
-	if d.lease != nil {
-		if fit < recycledSlab {
-			return errOverBudget
-		}
+	if d.lease != nil && fit >= recycledSlab {
 		d.charge(recycledSlab * msgCost)
 		d.newSlab(recycledSlab)
 		return nil

@@ -237,6 +237,7 @@ func (l *lease) release() {
 	}
 	if poisonReleased {
 		for _, s := range l.slabs {
+			s = s[:cap(s)]
 			for i := range s {
 				s[i] = poisonMessage
 			}
