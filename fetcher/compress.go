@@ -153,7 +153,9 @@ func decompress(codec int8, data []byte, limit int) ([]byte, error) {
 }
 
 // decompressPooled is decompress into a buffer of p's (recycling): the
-// result aliases the returned buffer, which the caller holds once.
+// result aliases the returned buffer, which the caller holds once. A
+// payload whose buffer and the slack its decoder wants would exceed limit
+// gets a buffer of its exact size instead (nil pbuf), as decompress does.
 func decompressPooled(p *pools, codec int8, data []byte, limit int) ([]byte, *pbuf, error) {
 	limit = max(limit, 0)
 	size := 0
@@ -170,7 +172,13 @@ func decompressPooled(p *pools, codec int8, data []byte, limit int) ([]byte, *pb
 		}
 		size = hint + room
 	}
-	pb := p.payload(size)
+	if size > limit {
+		// The pooled buffer's slack would not fit: an exact copy of its
+		// own instead, as without recycling.
+		out, err := decompress(codec, data, limit)
+		return out, nil, err
+	}
+	pb := p.payload(size, limit)
 	var (
 		out []byte
 		err error

@@ -389,10 +389,10 @@ func (d *decoder) startBatch(c *entryState, fresh bool) error {
 			buf *pbuf
 			err error
 		)
-		if atMost, ok := maxOutput(codec, records); ok && atMost > uint64(room) {
-			// Perhaps not in what is left (its headers cannot tell):
-			// streamed in a chunk of its own rather than decompressed
-			// whole only to find out.
+		if mayNotFit(codec, records, room) {
+			// Its headers say it does not fit, or may not (lz4): streamed
+			// in a chunk of its own rather than decompressed whole only
+			// to find out.
 			err = errOverLimit
 		} else {
 			out, buf, err = d.decompress(codec, records, room)
@@ -436,17 +436,20 @@ func (d *decoder) startBatch(c *entryState, fresh bool) error {
 	return nil
 }
 
-// maxOutput returns the most a payload can decompress to, when its
-// headers say (lz4 block headers; zstd frame and block headers).
-func maxOutput(codec int8, data []byte) (uint64, bool) {
+// mayNotFit reports whether a payload's headers say that it decompresses
+// to more than room bytes: a zstd frame's declared content or raw blocks,
+// and for lz4, which streams with no window to hold, the most its blocks
+// can hold.
+func mayNotFit(codec int8, data []byte, room int) bool {
 	switch codec {
 	case codecLZ4:
-		return lz4MaxSize(data)
+		atMost, ok := lz4MaxSize(data)
+		return ok && atMost > uint64(room)
 	case codecZstd:
-		_, atMost, _, err := zstdOutputSize(data, 1<<40)
-		return uint64(atMost), err == nil
+		atLeast, _, _, err := zstdOutputSize(data, room)
+		return err == nil && atLeast > room
 	}
-	return 0, false
+	return false
 }
 
 // chargePayload charges a chunk that continues a batch for the

@@ -119,12 +119,13 @@ func (p *pools) response(n int) *pbuf {
 }
 
 // payload returns a buffer of capacity at least n for a decompressed
-// payload, held once.
-func (p *pools) payload(n int) *pbuf {
+// payload, held once: one of the free list's of at most twice n and at
+// most limit bytes (what the chunk is charged), or a new one.
+func (p *pools) payload(n, limit int) *pbuf {
 	p.mu.Lock()
 	var b *pbuf
 	for i, c := range p.bufs {
-		if cap(c.b) >= n {
+		if cap(c.b) >= n && cap(c.b) <= min(2*n, limit) {
 			b = c
 			p.bufs = slices.Delete(p.bufs, i, i+1)
 			p.free -= int64(cap(c.b))
@@ -178,11 +179,12 @@ func (p *pools) slab() []stream.Message {
 	return make([]stream.Message, 0, recycledSlab)
 }
 
-// messageList returns a list for n message pointers, empty.
+// messageList returns a list for n message pointers, empty: one of the
+// free list's of at most twice n, or a new one.
 func (p *pools) messageList(n int) []*stream.Message {
 	p.mu.Lock()
 	for i, l := range p.ptrs {
-		if cap(l) >= n {
+		if cap(l) >= n && cap(l) <= 2*n {
 			p.ptrs = slices.Delete(p.ptrs, i, i+1)
 			p.free -= int64(cap(l)) * ptrCost
 			p.mu.Unlock()

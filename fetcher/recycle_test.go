@@ -140,10 +140,13 @@ func TestIntegrationRecycledMessages(t *testing.T) {
 			produced := produce(ctx, t, c, topic, 3000, testcluster.ProduceOptions{Partition: -1, Compression: codec, ValueSize: 900})
 			cfg := testConfig(t)
 			cfg.RecycleMessages = true
-			cfg.MaxDecodedBytes = 256 << 10 // several chunks per response
+			// Several chunks per response (a zstd batch's window, its whole
+			// content for the producer's single-segment frames of up to
+			// 600 KB here, must fit).
+			cfg.MaxDecodedBytes = 1 << 20
 			m := newManager(t, cfg, clusterBrokers(c))
 			streams := []*stream.KafkaStream{newStream(t, 2), newStream(t, 2), newStream(t, 2)}
-			infos := infosFor(topic, 3, streams, 0, 64<<10)
+			infos := infosFor(topic, 3, streams, 0, 512<<10)
 			if err := m.StartConnections(ctx, infos); err != nil {
 				t.Fatal(err)
 			}
