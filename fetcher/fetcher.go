@@ -636,14 +636,14 @@ func (f *fetcher) tooLarge(ps *partState, offset int64) {
 	}
 }
 
-// decodedTooLarge reports a batch at offset that decodes to more than the
-// partition's decoding limit (Config.MaxDecodedBytes) on its stream and
-// stops fetching the partition, whose fetched offset stays at offset.
+// decodedTooLarge reports a record at offset that cannot be decoded within
+// the partition's decoding limit (Config.MaxDecodedBytes) on its stream
+// and stops fetching the partition, whose fetched offset stays at offset.
 func (f *fetcher) decodedTooLarge(ps *partState, offset int64, cause error) {
 	limit := decodeLimit(f.run.m.cfg.MaxDecodedBytes, ps.pti.FetchSize)
-	err := fmt.Errorf("fetcher: the records of %s at offset %d decode to more than %d bytes, the limit of fetcher.Config.MaxDecodedBytes (by default %d × fetch.message.max.bytes, at least %d MiB): %w: %w (%v)",
+	err := fmt.Errorf("fetcher: the record of %s at offset %d cannot be decoded within %d bytes, the limit of fetcher.Config.MaxDecodedBytes (by default %d × fetch.message.max.bytes, at least %d MiB): %w: %w (%v)",
 		ps.tp, offset, limit, defaultMaxDecodedFactor, defaultMaxDecodedFactor, stream.ErrMessageTooLarge, ErrDecodedTooLarge, cause)
-	f.log.Warn("batch decodes beyond the limit, partition stopped", "partition", ps.tp.String(), "offset", offset, "limit", limit)
+	f.log.Warn("record decodes beyond the limit, partition stopped", "partition", ps.tp.String(), "offset", offset, "limit", limit)
 	if err := ps.pti.EnqueueError(f.ctx, err); err == nil || errors.Is(err, stream.ErrClosed) {
 		f.drop(ps)
 	}

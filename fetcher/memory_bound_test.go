@@ -28,23 +28,32 @@ import (
 //	chunks = streams × (queued.max.message.chunks + 1) + fetchers
 //	bound  = (chunks + 3 × fetchers) × R + (chunks + 2 × fetchers) × B + fetchers × 12 MiB
 //
-// R bounds a fetch response (min(partitions of a fetcher × fetch size +
-// the broker's message.max.bytes, 100 MiB)); B is the decoding limit
+// plus fetchers × B with Config.RecycleMessages. R bounds a fetch response
+// (min(partitions of a fetcher × fetch size + the broker's
+// message.max.bytes, 100 MiB)); B is the decoding limit
 // (Config.MaxDecodedBytes, by default 32 × max(fetch size, 1 MiB)). A chunk
-// pins one response and its own decoded part; each fetcher also holds the
-// response it is processing, the one it sent ahead and a spare buffer, and
-// while it decodes a batch, up to 2 × B more of decompression buffers and
-// 12 MiB of pooled scratch and lz4 blocks.
+// pins one response and its own decoded part (at most B); each fetcher
+// also holds the response it is processing, the one it sent ahead and a
+// spare buffer (its free list), and while it decodes a batch, up to 2 × B
+// more of decompression buffers (a failed whole attempt, or a streamed
+// batch's decompressor window) and 12 MiB of pooled scratch and lz4
+// blocks. With recycling, its free lists also keep up to B of slabs,
+// message lists and payload buffers.
 type memoryBound struct {
 	streams, queuedChunks, fetchers int
 	response, decoded               int64
+	recycle                         bool
 }
 
 func (b memoryBound) chunks() int64 { return int64(b.streams*(b.queuedChunks+1) + b.fetchers) }
 
 func (b memoryBound) bytes() int64 {
 	c, f := b.chunks(), int64(b.fetchers)
-	return (c+3*f)*b.response + (c+2*f)*b.decoded + f*12*mib
+	n := (c+3*f)*b.response + (c+2*f)*b.decoded + f*12*mib
+	if b.recycle {
+		n += f * b.decoded
+	}
+	return n
 }
 
 // heapInUse returns the live heap after a collection.
@@ -183,11 +192,18 @@ func warmCodecs(t *testing.T) {
 // stops its partition with ErrDecodedTooLarge, and a count past the
 // records is corrupt.
 func TestMemoryBoundFetcherPath(t *testing.T) {
+	for _, recycle := range []bool{false, true} {
+		t.Run(fmt.Sprintf("recycle=%v", recycle), func(t *testing.T) { testMemoryBoundFetcherPath(t, recycle) })
+	}
+}
+
+func testMemoryBoundFetcherPath(t *testing.T, recycle bool) {
 	const limit = 4 * mib
 	warmCodecs(t)
 	probes := probeBlocks(t)
 	cfg := testConfig(t)
 	cfg.MaxDecodedBytes = limit
+	cfg.RecycleMessages = recycle
 	m, err := NewConsumerFetcherManager(cfg, StaticBrokers{})
 	if err != nil {
 		t.Fatal(err)
@@ -246,10 +262,11 @@ func TestMemoryBoundFetcherPath(t *testing.T) {
 		return still > 30
 	})
 	kept := heapInUse() - base
-	bound := memoryBound{streams: len(reqs), queuedChunks: 1, fetchers: 1, response: int64(total), decoded: limit}
+	bound := memoryBound{streams: len(reqs), queuedChunks: 1, fetchers: 1, response: int64(total), decoded: limit, recycle: recycle}
 	// One queued chunk per stream, and the one the fetcher is blocked on
-	// (with the decompressor of a streamed batch, at most the limit).
-	if max := int64(len(reqs)+2) * limit; kept > max {
+	// (with the decompressor of a streamed batch, at most the limit; and
+	// the free lists with recycling, at most the limit).
+	if max := int64(len(reqs)+3) * limit; kept > max {
 		t.Errorf("the queued chunks keep %d bytes, more than %d chunks × %d", kept, len(reqs)+2, limit)
 	}
 	if kept > bound.bytes() {
@@ -316,6 +333,12 @@ func TestMemoryBoundFetcherPath(t *testing.T) {
 // stream then reads every message once, in order. Before the decoding
 // limit, the first chunk held all 160 MiB.
 func TestIntegrationMemoryBoundInflating(t *testing.T) {
+	for _, recycle := range []bool{false, true} {
+		t.Run(fmt.Sprintf("recycle=%v", recycle), func(t *testing.T) { testIntegrationMemoryBoundInflating(t, recycle) })
+	}
+}
+
+func testIntegrationMemoryBoundInflating(t *testing.T, recycle bool) {
 	c := testcluster.Shared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -328,10 +351,11 @@ func TestIntegrationMemoryBoundInflating(t *testing.T) {
 	warmCodecs(t)
 	cfg := testConfig(t)
 	cfg.MaxDecodedBytes = 8 * mib
+	cfg.RecycleMessages = recycle
 	const queued = 2
 	bound := memoryBound{streams: 1, queuedChunks: queued, fetchers: 1,
 		response: 1<<20 + 1048588, // one partition's fetch size, plus one batch of the broker's message.max.bytes
-		decoded:  cfg.MaxDecodedBytes}
+		decoded:  cfg.MaxDecodedBytes, recycle: recycle}
 	base := heapInUse()
 	m := newManager(t, cfg, clusterBrokers(c))
 	s := newStream(t, queued)
@@ -375,8 +399,13 @@ func TestIntegrationMemoryBoundInflating(t *testing.T) {
 		t.Errorf("the fetcher stopped at %d with %d chunks queued, not blocked on a full queue", p.FetchedOffset(), s.Queue().Len())
 	}
 	// What the chunks alive can hold: three (two queued, one blocked) of
-	// at most 8 MiB decoded each, and their responses of a few KiB.
-	if max := int64(queued+1)*cfg.MaxDecodedBytes + 4*mib; kept > max {
+	// at most 8 MiB decoded each, and their responses of a few KiB; with
+	// recycling, free lists of at most 8 MiB more.
+	max := int64(queued+1)*cfg.MaxDecodedBytes + 4*mib
+	if recycle {
+		max += cfg.MaxDecodedBytes
+	}
+	if kept > max {
 		t.Errorf("the stalled consumer keeps %d bytes, more than %d chunks of %d", kept, queued+1, cfg.MaxDecodedBytes)
 	}
 
