@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -160,6 +161,20 @@ var connectorVariants = map[string]func(*connector.Config){
 	// librdkafka's defaults for the two settings where they differ from
 	// Kafka's: the OS receive buffer and no CRC check.
 	"rcvbuf=os+nocrc": func(c *connector.Config) { c.SocketReceiveBufferBytes = -1; c.CheckCRCs = false },
+	// Recycled messages (fetcher.Config.RecycleMessages, the connector's
+	// zkconsumer.recycle.messages): a message is valid until the next one.
+	// The readers only look at a message before asking for the next.
+	"recycle": func(c *connector.Config) { setConfigBool(c, "RecycleMessages") },
+}
+
+// setConfigBool sets the connector setting name to true; it panics if the
+// connector has no such setting (caught by readConnector).
+func setConfigBool(c *connector.Config, name string) {
+	f := reflect.ValueOf(c).Elem().FieldByName(name)
+	if !f.IsValid() || f.Kind() != reflect.Bool {
+		panic(fmt.Sprintf("connector.Config has no %s", name))
+	}
+	f.SetBool(true)
 }
 
 // readConnector reads the topic through zkconsumer's public API:
@@ -175,7 +190,17 @@ func readConnector(ctx context.Context, env clusterEnv, variant, topic string, p
 	cfg.GroupID = fmt.Sprintf("zkbench-%d", time.Now().UnixNano())
 	cfg.AutoOffsetReset = connector.AutoOffsetResetSmallest
 	cfg.AutoCommitEnable = false
-	tune(&cfg)
+	if err := func() (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("variant %q: %v", variant, r)
+			}
+		}()
+		tune(&cfg)
+		return nil
+	}(); err != nil {
+		return err
+	}
 	conn, err := connector.New(cfg)
 	if err != nil {
 		return err
