@@ -2,11 +2,15 @@ package fetcher
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/IBM/sarama"
+	"github.com/zkconsumer/zkconsumer/internal/testcluster"
 	"github.com/zkconsumer/zkconsumer/stream"
 )
 
@@ -180,4 +184,52 @@ func decodedValues(msgs []*stream.Message) []string {
 		out[i] = string(m.Value)
 	}
 	return out
+}
+
+// TestIntegrationCappedResponseIsNotRefetched reads, from a real broker,
+// 40 zstd batches of 4 records of 1 MiB that the broker sends in one
+// response of a few kilobytes, with MaxDecodedBytes at 8 MiB: the response
+// is decoded in chunks until all of it has been delivered, so every
+// message comes from that first response. Before, decoding stopped at
+// the limit, the partition was fetched again from there for every couple
+// of batches, and each time the request already sent ahead (asking past
+// the whole response) was wasted: about 40 requests with data instead of
+// 1.
+func TestIntegrationCappedResponseIsNotRefetched(t *testing.T) {
+	c := testcluster.Shared(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	topic := newTopic(ctx, t, c, "fetch-capped", 1, 1)
+	produced := produceInflating(ctx, t, c, topic, 40, 4, mib)
+	var withData, requests atomic.Int32
+	cfg := testConfig(t)
+	cfg.MaxDecodedBytes = 8 * mib
+	cfg.OnFetch = func(e FetchEvent) {
+		requests.Add(1)
+		if e.Bytes > 4096 {
+			withData.Add(1)
+		}
+	}
+	m := newManager(t, cfg, clusterBrokers(c))
+	s := newStream(t, 2)
+	p := stream.NewPartitionTopicInfo(topic, 0, s.Queue(), 0, 0, 1<<20)
+	if err := m.StartConnections(ctx, []*stream.PartitionTopicInfo{p}); err != nil {
+		t.Fatal(err)
+	}
+	var got []*stream.Message
+	for len(got) < produced.Count() {
+		msg, err := s.Next(ctx)
+		if err != nil {
+			t.Fatalf("after %d messages: %v", len(got), err)
+		}
+		got = append(got, &stream.Message{Topic: msg.Topic, Partition: msg.Partition, Offset: msg.Offset,
+			Key: bytes.Clone(msg.Key), Value: bytes.Clone(msg.Value[:20])})
+	}
+	n, all := withData.Load(), requests.Load()
+	m.StopConnections()
+	checkExactlyOnce(t, got, produced)
+	t.Logf("%d requests, %d of them with data, for %d messages", all, n, len(got))
+	if n > 2 {
+		t.Errorf("%d fetch responses carried data, want the one that held them all (2 at most)", n)
+	}
 }
