@@ -287,6 +287,11 @@ func zstdOutputSize(data []byte, limit int) (atLeast, atMost, window int, err er
 	return int(lo), int(hi), int(maxWindow), nil
 }
 
+// libzstd, when the package is built with the zkconsumer_libzstd tag (and
+// cgo), decodes a zstd payload into dst, whose capacity holds its output,
+// with the C library; ok is false for what it leaves to the Go decoder.
+var libzstd func(data, dst []byte) (out []byte, ok bool, err error)
+
 // decompressZstd decompresses a zstd payload of at most limit bytes into
 // buf, whose capacity is at least atMost (see zstdOutputSize) plus
 // zstdSlack when atMost is at most limit: the output cannot exceed the
@@ -294,6 +299,11 @@ func zstdOutputSize(data []byte, limit int) (atLeast, atMost, window int, err er
 // blocks that may or may not fill their 128 KiB) the decoder is held to
 // limit bytes of output.
 func decompressZstd(data []byte, limit, atMost int, buf []byte) ([]byte, error) {
+	if libzstd != nil && atMost <= limit {
+		if out, ok, err := libzstd(data, slices.Grow(buf[:0], atMost)); ok {
+			return out, err
+		}
+	}
 	return withZstd(func(dec zstdPair) ([]byte, error) {
 		if atMost <= limit {
 			return dec.open.DecodeAll(data, buf[:0])
