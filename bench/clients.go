@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,9 +29,12 @@ type result struct {
 	Msgs    int64   `json:"msgs"`
 	Bytes   int64   `json:"bytes"`   // value bytes
 	Seconds float64 `json:"seconds"` // the read, as the client measures it
-	CPU     float64 `json:"cpu_s"`   // the process's user+system time
-	FirstMs float64 `json:"first_ms,omitempty"`
-	RSSMB   float64 `json:"rss_mb,omitempty"`
+	// CloseSeconds is the time from the last message until the client was
+	// closed (Shutdown, Close), not part of Seconds.
+	CloseSeconds float64 `json:"close_s,omitempty"`
+	CPU          float64 `json:"cpu_s"` // the process's user+system time
+	FirstMs      float64 `json:"first_ms,omitempty"`
+	RSSMB        float64 `json:"rss_mb,omitempty"`
 	// MinFlt is the process's minor page faults (rusage), start-up
 	// included: each is a page of fresh memory the kernel zeroed.
 	MinFlt int64 `json:"minflt,omitempty"`
@@ -45,6 +49,7 @@ type progress struct {
 	done      chan struct{}
 	firstOnce sync.Once
 	first     time.Time
+	end       time.Time // when the last message was seen; set before done is closed
 	msgs      atomic.Int64
 	bytes     atomic.Int64
 }
@@ -59,6 +64,7 @@ func newProgress(ends []int64) *progress {
 	}
 	p.remaining.Store(int32(n))
 	if n == 0 {
+		p.end = time.Now()
 		close(p.done)
 	}
 	return p
@@ -78,6 +84,7 @@ func (r *reader) see(partition int32, offset int64, value []byte) {
 	r.bytes += int64(len(value))
 	if offset == r.p.ends[partition]-1 {
 		if r.p.remaining.Add(-1) == 0 {
+			r.p.end = time.Now()
 			close(r.p.done)
 		}
 	}
@@ -115,8 +122,16 @@ func runChild(ctx context.Context, client, variant, topic, endList string) (*res
 	default:
 		return nil, fmt.Errorf("unknown client %q", client)
 	}
-	elapsed := time.Since(start)
+	closed := time.Now()
 	cpu := processCPU() - cpu0
+	// The read ends at the last message; closing the client (which the
+	// readers do before returning) is reported apart.
+	elapsed, closing := closed.Sub(start), time.Duration(0)
+	select {
+	case <-p.done:
+		elapsed, closing = p.end.Sub(start), closed.Sub(p.end)
+	default:
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +139,7 @@ func runChild(ctx context.Context, client, variant, topic, endList string) (*res
 		return nil, fmt.Errorf("%s read %d messages, want %d", client, got, sum(ends))
 	}
 	return &result{Client: client, Variant: variant, Msgs: p.msgs.Load(), Bytes: p.bytes.Load(),
-		Seconds: elapsed.Seconds(), CPU: cpu.Seconds(), FirstMs: float64(p.first.Sub(start).Microseconds()) / 1000,
+		Seconds: elapsed.Seconds(), CloseSeconds: closing.Seconds(), CPU: cpu.Seconds(), FirstMs: float64(p.first.Sub(start).Microseconds()) / 1000,
 		RSSMB: float64(selfHWM()) / 1e6, Rate: float64(p.msgs.Load()) / elapsed.Seconds()}, nil
 }
 
@@ -146,6 +161,20 @@ var connectorVariants = map[string]func(*connector.Config){
 	// librdkafka's defaults for the two settings where they differ from
 	// Kafka's: the OS receive buffer and no CRC check.
 	"rcvbuf=os+nocrc": func(c *connector.Config) { c.SocketReceiveBufferBytes = -1; c.CheckCRCs = false },
+	// Recycled messages (fetcher.Config.RecycleMessages, the connector's
+	// zkconsumer.recycle.messages): a message is valid until the next one.
+	// The readers only look at a message before asking for the next.
+	"recycle": func(c *connector.Config) { setConfigBool(c, "RecycleMessages") },
+}
+
+// setConfigBool sets the connector setting name to true; it panics if the
+// connector has no such setting (caught by readConnector).
+func setConfigBool(c *connector.Config, name string) {
+	f := reflect.ValueOf(c).Elem().FieldByName(name)
+	if !f.IsValid() || f.Kind() != reflect.Bool {
+		panic(fmt.Sprintf("connector.Config has no %s", name))
+	}
+	f.SetBool(true)
 }
 
 // readConnector reads the topic through zkconsumer's public API:
@@ -161,7 +190,17 @@ func readConnector(ctx context.Context, env clusterEnv, variant, topic string, p
 	cfg.GroupID = fmt.Sprintf("zkbench-%d", time.Now().UnixNano())
 	cfg.AutoOffsetReset = connector.AutoOffsetResetSmallest
 	cfg.AutoCommitEnable = false
-	tune(&cfg)
+	if err := func() (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("variant %q: %v", variant, r)
+			}
+		}()
+		tune(&cfg)
+		return nil
+	}(); err != nil {
+		return err
+	}
 	conn, err := connector.New(cfg)
 	if err != nil {
 		return err

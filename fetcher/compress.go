@@ -119,36 +119,13 @@ var scratchBufs = sync.Pool{New: func() any { return new([]byte) }}
 // a buffer of their own, kept as it is unless its slack is large.
 func decompress(codec int8, data []byte, limit int) ([]byte, error) {
 	limit = max(limit, 0)
-	// hint is the output size the payload suggests, room is what the
-	// output buffer gets beyond it.
-	hint, room, zstdMax := 0, 1, 0
-	switch codec {
-	case codecSnappy:
-		return decompressSnappy(data, limit)
-	case codecGzip:
-		if len(data) >= 18 { // a gzip member ends with its size, modulo 2^32
-			hint = int(binary.LittleEndian.Uint32(data[len(data)-4:]))
-		}
-	case codecLZ4:
-		if size, ok := lz4ContentSize(data); ok {
-			if size > uint64(limit) {
-				return nil, errOverLimit
-			}
-			hint = int(size)
-		}
-	case codecZstd:
-		atLeast, atMost, err := zstdOutputSize(data, limit)
-		if err != nil {
-			return nil, err
-		}
-		if atLeast > limit {
-			return nil, errOverLimit
-		}
-		hint, room, zstdMax = atMost, zstdSlack, atMost
-	default:
-		return nil, fmt.Errorf("fetcher: unknown compression codec %d", codec)
+	if codec == codecSnappy {
+		return decompressSnappy(data, limit, nil)
 	}
-	hint = min(hint, limit)
+	hint, room, zstdMax, err := outputSize(codec, data, limit)
+	if err != nil {
+		return nil, err
+	}
 	var (
 		sp  *[]byte
 		buf []byte
@@ -160,31 +137,7 @@ func decompress(codec int8, data []byte, limit int) ([]byte, error) {
 	} else {
 		buf = make([]byte, 0, hint+room)
 	}
-	var err error
-	switch codec {
-	case codecGzip:
-		var zr *gzip.Reader
-		if v := gzipReaders.Get(); v != nil {
-			zr = v.(*gzip.Reader)
-			err = zr.Reset(bytes.NewReader(data))
-		} else {
-			zr, err = gzip.NewReader(bytes.NewReader(data))
-		}
-		if err != nil {
-			return nil, err
-		}
-		buf, err = readAllBounded(zr, buf, limit)
-		_ = zr.Reset(bytes.NewReader(nil)) // drop the reference to data
-		gzipReaders.Put(zr)
-	case codecLZ4:
-		zr := lz4Readers.Get().(*lz4.Reader)
-		zr.Reset(bytes.NewReader(data))
-		buf, err = readAllBounded(zr, buf, limit)
-		zr.Reset(nil) // drop the reference to data
-		lz4Readers.Put(zr)
-	case codecZstd:
-		buf, err = decompressZstd(data, limit, zstdMax, buf)
-	}
+	buf, err = decompressInto(codec, data, limit, zstdMax, buf)
 	if sp != nil && cap(buf) <= maxPooledScratch {
 		*sp = buf[:0]
 	}
@@ -197,6 +150,117 @@ func decompress(codec int8, data []byte, limit int) ([]byte, error) {
 	out := make([]byte, len(buf))
 	copy(out, buf)
 	return out, nil
+}
+
+// decompressPooled is decompress into a buffer of p's (recycling): the
+// result aliases the returned buffer, which the caller holds once. A
+// payload whose buffer and the slack its decoder wants would exceed limit
+// gets a buffer of its exact size instead (nil pbuf), as decompress does.
+func decompressPooled(p *pools, codec int8, data []byte, limit int) ([]byte, *pbuf, error) {
+	limit = max(limit, 0)
+	size := 0
+	if codec == codecSnappy {
+		n, err := snappyLen(data, limit)
+		if err != nil {
+			return nil, nil, err
+		}
+		size = n
+	} else {
+		hint, room, _, err := outputSize(codec, data, limit)
+		if err != nil {
+			return nil, nil, err
+		}
+		size = hint + room
+	}
+	if size > limit {
+		// The pooled buffer's slack would not fit: an exact copy of its
+		// own instead, as without recycling.
+		out, err := decompress(codec, data, limit)
+		return out, nil, err
+	}
+	pb := p.payload(size, limit)
+	var (
+		out []byte
+		err error
+	)
+	if codec == codecSnappy {
+		out, err = decompressSnappy(data, limit, pb.b)
+	} else {
+		_, _, zstdMax, _ := outputSize(codec, data, limit)
+		out, err = decompressInto(codec, data, limit, zstdMax, pb.b)
+	}
+	if err != nil {
+		pb.release()
+		return nil, nil, err
+	}
+	pb.b = out
+	return out, pb, nil
+}
+
+// outputSize returns the output size a payload suggests (hint), the room
+// its buffer needs beyond it, and for zstd the most it can decompress to;
+// errOverLimit when it declares more than limit.
+func outputSize(codec int8, data []byte, limit int) (hint, room, zstdMax int, err error) {
+	room = 1
+	switch codec {
+	case codecGzip:
+		if len(data) >= 18 { // a gzip member ends with its size, modulo 2^32
+			hint = int(binary.LittleEndian.Uint32(data[len(data)-4:]))
+		}
+	case codecLZ4:
+		if size, ok := lz4ContentSize(data); ok {
+			if size > uint64(limit) {
+				return 0, 0, 0, errOverLimit
+			}
+			hint = int(size)
+		}
+	case codecZstd:
+		atLeast, atMost, _, err := zstdOutputSize(data, limit)
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		if atLeast > limit {
+			return 0, 0, 0, errOverLimit
+		}
+		hint, room, zstdMax = atMost, zstdSlack, atMost
+	default:
+		return 0, 0, 0, fmt.Errorf("fetcher: unknown compression codec %d", codec)
+	}
+	return min(hint, limit), room, zstdMax, nil
+}
+
+// decompressInto decompresses data (gzip, lz4 or zstd) into buf, growing
+// it as needed up to limit bytes of output.
+func decompressInto(codec int8, data []byte, limit, zstdMax int, buf []byte) ([]byte, error) {
+	buf = buf[:0]
+	var err error
+	switch codec {
+	case codecGzip:
+		var zr *gzip.Reader
+		if v := gzipReaders.Get(); v != nil {
+			zr = v.(*gzip.Reader)
+			err = zr.Reset(bytes.NewReader(data))
+		} else {
+			zr, err = gzip.NewReader(bytes.NewReader(data))
+		}
+		if err != nil {
+			return buf, err
+		}
+		buf, err = readAllBounded(zr, buf, limit)
+		_ = zr.Reset(bytes.NewReader(nil)) // drop the reference to data
+		gzipReaders.Put(zr)
+	case codecLZ4:
+		zr := lz4Readers.Get().(*lz4.Reader)
+		zr.Reset(bytes.NewReader(data))
+		buf, err = readAllBounded(zr, buf, limit)
+		zr.Reset(nil) // drop the reference to data
+		lz4Readers.Put(zr)
+	case codecZstd:
+		buf, err = decompressZstd(data, limit, zstdMax, buf)
+	default:
+		err = fmt.Errorf("fetcher: unknown compression codec %d", codec)
+	}
+	return buf, err
 }
 
 // readAllBounded reads r to its end, appending to buf, which it grows as

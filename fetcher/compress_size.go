@@ -25,39 +25,24 @@ var errSnappyFraming = errors.New("fetcher: malformed snappy (xerial) framing")
 
 // decompressSnappy decompresses a snappy payload of at most limit bytes:
 // the declared length of every block is checked, and their sum against
-// limit, before the output is allocated, then each block is decoded in
-// place into it.
-func decompressSnappy(data []byte, limit int) ([]byte, error) {
+// limit, before the output is allocated (or dst used, when it is large
+// enough), then each block is decoded in place into it.
+func decompressSnappy(data []byte, limit int, dst []byte) ([]byte, error) {
+	total, err := snappyLen(data, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := dst[:0]
+	if cap(out) < total {
+		out = make([]byte, total)
+	}
+	out = out[:total]
 	if len(data) < len(xerialMagic) || !bytes.Equal(data[:len(xerialMagic)], xerialMagic) {
-		n, err := s2.DecodedLen(data)
-		if err != nil {
-			return nil, err
-		}
-		if n > limit {
-			return nil, errOverLimit
-		}
-		out := make([]byte, n)
 		if _, err := s2.Decode(out, data); err != nil {
 			return nil, err
 		}
 		return out, nil
 	}
-	// Two passes over the framing: sizes, then data.
-	total := 0
-	for blk, err := range xerialBlocks(data) {
-		if err != nil {
-			return nil, err
-		}
-		n, err := s2.DecodedLen(blk)
-		if err != nil {
-			return nil, err
-		}
-		if n > limit-total {
-			return nil, errOverLimit
-		}
-		total += n
-	}
-	out := make([]byte, total)
 	at := 0
 	for blk := range xerialBlocks(data) {
 		n, _ := s2.DecodedLen(blk)
@@ -67,6 +52,36 @@ func decompressSnappy(data []byte, limit int) ([]byte, error) {
 		at += n
 	}
 	return out, nil
+}
+
+// snappyLen returns the length a snappy payload (a raw block or xerial
+// framing) declares, errOverLimit past limit.
+func snappyLen(data []byte, limit int) (int, error) {
+	if len(data) < len(xerialMagic) || !bytes.Equal(data[:len(xerialMagic)], xerialMagic) {
+		n, err := s2.DecodedLen(data)
+		if err != nil {
+			return 0, err
+		}
+		if n > limit {
+			return 0, errOverLimit
+		}
+		return n, nil
+	}
+	total := 0
+	for blk, err := range xerialBlocks(data) {
+		if err != nil {
+			return 0, err
+		}
+		n, err := s2.DecodedLen(blk)
+		if err != nil {
+			return 0, err
+		}
+		if n > limit-total {
+			return 0, errOverLimit
+		}
+		total += n
+	}
+	return total, nil
 }
 
 // xerialBlocks yields the snappy blocks of a payload in xerial framing, or
@@ -106,6 +121,52 @@ func lz4ContentSize(frame []byte) (uint64, bool) {
 	return binary.LittleEndian.Uint64(frame[6:]), true
 }
 
+// lz4MaxSize returns the most an LZ4 frame can decompress to, read from
+// its block headers: each compressed block yields at most the frame's
+// block size (64 KiB to 4 MiB, its BD byte), an uncompressed one its own
+// size. ok is false when the frame cannot be walked (not one LZ4 frame,
+// or cut); the decoder then finds out.
+func lz4MaxSize(frame []byte) (size uint64, ok bool) {
+	if len(frame) < 7 || binary.LittleEndian.Uint32(frame) != lz4FrameMagic {
+		return 0, false
+	}
+	flg, bd := frame[4], frame[5]
+	blockMax := uint64(1) << (8 + 2*((bd>>4)&7))
+	if (bd>>4)&7 < 4 {
+		return 0, false
+	}
+	pos := 7 // magic, FLG, BD, header checksum
+	if flg&0x08 != 0 {
+		pos += 8 // content size
+	}
+	if flg&0x01 != 0 {
+		pos += 4 // dictionary id
+	}
+	for {
+		if len(frame) < pos+4 {
+			return 0, false
+		}
+		h := binary.LittleEndian.Uint32(frame[pos:])
+		pos += 4
+		if h == 0 {
+			return size, true // end mark (a content checksum may follow)
+		}
+		n := uint64(h &^ (1 << 31))
+		if h&(1<<31) != 0 {
+			size += n
+		} else {
+			size += blockMax
+		}
+		if n > uint64(len(frame)-pos) {
+			return 0, false
+		}
+		pos += int(n)
+		if flg&0x10 != 0 {
+			pos += 4 // block checksum
+		}
+	}
+}
+
 // Zstd frames (RFC 8878).
 const (
 	zstdFrameMagic     = 0xFD2FB528
@@ -123,26 +184,27 @@ var errZstdFrame = errors.New("fetcher: malformed zstd frame")
 // a frame's declared content size, which the decoder enforces, or the sum
 // of its blocks (a raw or RLE block says its size; a compressed block
 // yields at most the smaller of the window and 128 KiB). Both saturate at
-// limit+1, beyond which they do not matter.
-func zstdOutputSize(data []byte, limit int) (atLeast, atMost int, err error) {
+// limit+1, beyond which they do not matter, as does window, the largest
+// window a frame needs (a single-segment frame's is its content size).
+func zstdOutputSize(data []byte, limit int) (atLeast, atMost, window int, err error) {
 	sat := uint64(limit) + 1
 	add := func(a, b uint64) uint64 { return min(a+min(b, sat), sat) }
-	var lo, hi uint64
+	var lo, hi, maxWindow uint64
 	for len(data) >= 4 { // fewer trailing bytes are ignored, as the decoder does
 		magic := binary.LittleEndian.Uint32(data)
 		if magic&0xFFFFFFF0 == zstdSkippableMagic {
 			if len(data) < 8 {
-				return 0, 0, errZstdFrame
+				return 0, 0, 0, errZstdFrame
 			}
 			size := uint64(binary.LittleEndian.Uint32(data[4:]))
 			if size > uint64(len(data)-8) {
-				return 0, 0, errZstdFrame
+				return 0, 0, 0, errZstdFrame
 			}
 			data = data[8+size:]
 			continue
 		}
 		if magic != zstdFrameMagic || len(data) < 5 {
-			return 0, 0, errZstdFrame
+			return 0, 0, 0, errZstdFrame
 		}
 		fhd := data[4]
 		pos := 5
@@ -150,7 +212,7 @@ func zstdOutputSize(data []byte, limit int) (atLeast, atMost int, err error) {
 		var window uint64
 		if !single {
 			if len(data) <= pos {
-				return 0, 0, errZstdFrame
+				return 0, 0, 0, errZstdFrame
 			}
 			wd := data[pos]
 			pos++
@@ -163,7 +225,7 @@ func zstdOutputSize(data []byte, limit int) (atLeast, atMost int, err error) {
 			fcsLen = 1
 		}
 		if len(data) < pos+fcsLen {
-			return 0, 0, errZstdFrame
+			return 0, 0, 0, errZstdFrame
 		}
 		var fcs uint64
 		switch fcsLen {
@@ -180,11 +242,12 @@ func zstdOutputSize(data []byte, limit int) (atLeast, atMost int, err error) {
 		if single {
 			window = fcs
 		}
+		maxWindow = max(maxWindow, min(window, sat))
 		maxBlock := min(window, zstdMaxBlock)
 		var blocksLo, blocksHi uint64
 		for {
 			if len(data) < pos+3 {
-				return 0, 0, errZstdFrame
+				return 0, 0, 0, errZstdFrame
 			}
 			bh := uint32(data[pos]) | uint32(data[pos+1])<<8 | uint32(data[pos+2])<<16
 			pos += 3
@@ -198,10 +261,10 @@ func zstdOutputSize(data []byte, limit int) (atLeast, atMost int, err error) {
 			case 2: // compressed
 				blocksHi = add(blocksHi, maxBlock)
 			default:
-				return 0, 0, errZstdFrame
+				return 0, 0, 0, errZstdFrame
 			}
 			if size > uint64(len(data)-pos) {
-				return 0, 0, errZstdFrame
+				return 0, 0, 0, errZstdFrame
 			}
 			pos += int(size)
 			if bh&1 != 0 {
@@ -212,7 +275,7 @@ func zstdOutputSize(data []byte, limit int) (atLeast, atMost int, err error) {
 			pos += 4
 		}
 		if len(data) < pos {
-			return 0, 0, errZstdFrame
+			return 0, 0, 0, errZstdFrame
 		}
 		data = data[pos:]
 		if fcsLen > 0 {
@@ -221,8 +284,13 @@ func zstdOutputSize(data []byte, limit int) (atLeast, atMost int, err error) {
 			lo, hi = add(lo, blocksLo), add(hi, blocksHi)
 		}
 	}
-	return int(lo), int(hi), nil
+	return int(lo), int(hi), int(maxWindow), nil
 }
+
+// libzstd, when the package is built with the zkconsumer_libzstd tag (and
+// cgo), decodes a zstd payload into dst, whose capacity holds its output,
+// with the C library; ok is false for what it leaves to the Go decoder.
+var libzstd func(data, dst []byte) (out []byte, ok bool, err error)
 
 // decompressZstd decompresses a zstd payload of at most limit bytes into
 // buf, whose capacity is at least atMost (see zstdOutputSize) plus
@@ -231,6 +299,11 @@ func zstdOutputSize(data []byte, limit int) (atLeast, atMost int, err error) {
 // blocks that may or may not fill their 128 KiB) the decoder is held to
 // limit bytes of output.
 func decompressZstd(data []byte, limit, atMost int, buf []byte) ([]byte, error) {
+	if libzstd != nil && atMost <= limit {
+		if out, ok, err := libzstd(data, slices.Grow(buf[:0], atMost)); ok {
+			return out, err
+		}
+	}
 	return withZstd(func(dec zstdPair) ([]byte, error) {
 		if atMost <= limit {
 			return dec.open.DecodeAll(data, buf[:0])

@@ -103,22 +103,44 @@ type Config struct {
 	// wire or disk then goes unnoticed unless it breaks the structure.
 	CheckCRCs bool
 
-	// MaxDecodedBytes bounds what decoding one partition's records from
-	// one fetch response may allocate: the decompressed payloads of its
-	// compressed batches plus its messages and record headers (152 and
-	// 48 bytes each on 64-bit platforms). Kafka has no such property (its
-	// consumers decompress record by record as they iterate). Zero, the
-	// default, means 32 × the partition's fetch size
-	// (fetch.message.max.bytes), taken at 1 MiB at least: 32 MiB with
-	// Kafka's default fetch size. Decoding stops between two batches
-	// when the next one does not fit in what is left, and the next fetch
-	// starts at that batch; a batch that alone exceeds the limit stops its
-	// partition with an error wrapping stream.ErrMessageTooLarge and
-	// ErrDecodedTooLarge. Brokers limit only compressed sizes, and a few
-	// kilobytes of zstd can inflate to gigabytes: this is what bounds the
-	// memory of a fetched chunk beyond the response it came in (see the
-	// README's memory bound).
+	// MaxDecodedBytes bounds what one chunk (one partition's messages
+	// from one fetch response, as queued for its stream) may hold beyond
+	// the response: the decompressed payloads its messages alias plus its
+	// messages and record headers (152 and 48 bytes each on 64-bit
+	// platforms). Kafka has no such property (its consumers decompress
+	// record by record as they iterate); the connector's would be
+	// zkconsumer.fetch.max.decoded.bytes. Zero, the default, means 32 ×
+	// the partition's fetch size (fetch.message.max.bytes), taken at
+	// 1 MiB at least: 32 MiB with Kafka's default fetch size. A block that
+	// decodes to more is queued in as many chunks as it takes, from the
+	// same response, the records of one batch across chunks if need be (a
+	// compressed batch whose payload alone exceeds the limit is
+	// decompressed as a stream, piece by piece), so no legal batch is
+	// refused for its size. What stops a partition, with an error
+	// wrapping stream.ErrMessageTooLarge and ErrDecodedTooLarge, is a
+	// single record that alone needs more than the limit, or a batch that
+	// cannot be streamed within it: a zstd frame whose window is larger
+	// (a single-segment frame's window is its whole content; producers'
+	// windows are a few MiB at most), or a raw snappy block larger than
+	// it. Brokers limit only compressed sizes, and a few kilobytes of zstd
+	// can inflate to gigabytes: this is what bounds the memory of a
+	// fetched chunk beyond the response it came in (see the README's
+	// memory bound).
 	MaxDecodedBytes int64
+
+	// RecycleMessages lets the data path reuse the memory of messages:
+	// the fetch responses they alias, the buffers compressed batches are
+	// decompressed into, and the stream.Message structs themselves, as
+	// librdkafka does once an application destroys a message. A message,
+	// its Key, Value and Headers are then valid only until the next call
+	// to Next on its stream (or the next round of a Messages loop); use
+	// Message.Clone to keep one, and do not MarkConsumed a message after
+	// that (mark its Clone). The free lists each fetcher keeps hold at
+	// most one response and MaxDecodedBytes' worth of the rest. Kafka has
+	// no such property; the connector's is zkconsumer.recycle.messages.
+	// False, the default, keeps every Kafka client's contract: a message
+	// stays valid for as long as the application keeps it.
+	RecycleMessages bool
 
 	// Logger receives the manager's log records. Nil discards them.
 	Logger *slog.Logger

@@ -77,7 +77,7 @@ func (f *fetcher) isolate(parts []*partState, cause error) {
 		resp, err := f.probe(rp, ps.pti.FetchSize)
 		switch {
 		case err == nil:
-			f.process(resp, []reqPart{rp})
+			f.doneWith(resp, f.process(resp, []reqPart{rp}))
 		case undecodable(err):
 			f.salvage(rp, err)
 		default:
@@ -118,7 +118,7 @@ func (f *fetcher) salvage(rp reqPart, cause error) {
 				break
 			}
 		}
-		f.process(resp, []reqPart{rp})
+		f.doneWith(resp, f.process(resp, []reqPart{rp}))
 		if f.ctx.Err() == nil && f.owns(ps) && ps.pti.FetchedOffset() == rp.offset {
 			// Nothing came of it: no message, no error, no move.
 			break
@@ -134,8 +134,10 @@ func (f *fetcher) probe(rp reqPart, maxBytes int32) (*fetchResponse, error) {
 	req := f.request([]reqPart{rp})
 	req.minBytes, req.maxWait = 0, 0
 	req.sizes = []int32{maxBytes}
-	resp, err := f.wire.roundTrip(req, nil)
+	res := f.reader.exchange(req)
+	resp, err := res.resp, res.err
 	if err == nil && resp.errCode != 0 {
+		f.doneWith(resp, false)
 		err = sarama.KError(resp.errCode)
 	}
 	return resp, err

@@ -21,9 +21,11 @@ import (
 var errOverBudget = errors.New("fetcher: decoding limit reached")
 
 var (
+	// ptrCost is what a message's pointer in its chunk's list costs.
+	ptrCost = int64(reflect.TypeFor[*stream.Message]().Size())
 	// msgCost is what one message costs: its stream.Message and its
 	// pointer in the chunk.
-	msgCost = int64(reflect.TypeFor[stream.Message]().Size() + reflect.TypeFor[*stream.Message]().Size())
+	msgCost = int64(reflect.TypeFor[stream.Message]().Size()) + ptrCost
 	// headerCost is what one record header costs.
 	headerCost = int64(reflect.TypeFor[stream.Header]().Size())
 )
@@ -52,9 +54,8 @@ func decodeLimit(maxDecoded int64, fetchSize int32) int64 {
 	return defaultMaxDecodedFactor * max(int64(fetchSize), 1<<20)
 }
 
-// decodeBudget is the allocation side of one decodeRecords call: the
-// slabs messages and headers are handed out from, and what is left of the
-// limit.
+// decodeBudget is the allocation side of one chunk: the slabs messages
+// and headers are handed out from, and what is left of the limit.
 type decodeBudget struct {
 	limit, left int64
 	// cur is the slab messages are handed out from (its length: those
@@ -66,6 +67,8 @@ type decodeBudget struct {
 	// verifiedTo: the checksums of the record batches before this
 	// position in the block have been verified (see lookAhead).
 	verifiedTo int
+	// lease, with recycling, holds the pooled memory of the chunk.
+	lease *lease
 }
 
 // room is what is left of the limit, in bytes.
@@ -88,31 +91,49 @@ func (b *decodeBudget) take(n int64) bool {
 // free is the room for messages left in the current slab.
 func (b *decodeBudget) free() int { return cap(b.cur) - len(b.cur) }
 
-// newSlab makes a slab of room for n messages the current one.
+// newSlab makes a slab of room for n messages the current one; with
+// recycling and n = recycledSlab, a pooled one.
 func (b *decodeBudget) newSlab(n int64) {
 	if len(b.cur) > 0 {
 		b.slabs = append(b.slabs, b.cur)
 	}
-	b.cur = make([]stream.Message, 0, n)
+	if b.lease != nil && n == recycledSlab {
+		b.cur = b.lease.p.slab()
+	} else {
+		b.cur = make([]stream.Message, 0, n)
+	}
+	if b.lease != nil {
+		b.lease.slabs = append(b.lease.slabs, b.cur)
+	}
 }
 
-// reserve makes room for n more messages, charging what it allocates:
-// errOverBudget if they do not fit. When it allocates and withAhead is
-// set, the slab also gets room, as far as the limit allows, for the
-// messages the uncompressed entries that follow can hold (lookAhead).
-func (d *decoder) reserve(n int, withAhead bool) error {
-	if n <= d.free() {
+// reserve makes room in the current slab for the next message, and for up
+// to n-1 more after it if the slab must be replaced, charging what it
+// allocates: errOverBudget if not even one more message fits. When it
+// allocates and withAhead is set, the slab also gets room, as far as the
+// limit allows, for the messages the uncompressed entries that follow can
+// hold (lookAhead).
+func (d *decoder) reserve(n int64, withAhead bool) error {
+	if d.free() > 0 {
 		return nil
 	}
-	if !d.take(int64(n) * msgCost) {
+	fit := d.left / msgCost
+	if fit == 0 {
 		return errOverBudget
 	}
+	if d.lease != nil && fit >= recycledSlab {
+		d.charge(recycledSlab * msgCost)
+		d.newSlab(recycledSlab)
+		return nil
+	}
+	n = max(1, min(n, fit))
+	d.charge(n * msgCost)
 	extra := int64(0)
 	if withAhead {
 		extra = min(int64(d.lookAhead()), d.left/msgCost)
 		d.charge(extra * msgCost)
 	}
-	d.newSlab(int64(n) + extra)
+	d.newSlab(n + extra)
 	return nil
 }
 
@@ -127,7 +148,11 @@ func (b *decodeBudget) newMsg() *stream.Message {
 	}
 	b.cur = b.cur[:n+1]
 	b.nmsgs++
-	return &b.cur[n]
+	m := &b.cur[n]
+	if b.lease != nil {
+		*m = stream.Message{} // a recycled slab holds old messages
+	}
+	return m
 }
 
 // headerSlice returns n headers from a shared slab, charging the slab.
@@ -185,13 +210,45 @@ func (b *decodeBudget) messages() []*stream.Message {
 	if b.nmsgs == 0 {
 		return nil
 	}
-	out := make([]*stream.Message, 0, b.nmsgs)
+	var out []*stream.Message
+	if b.lease != nil {
+		out = b.lease.p.messageList(b.nmsgs)
+		b.lease.ptrs = out[:0]
+	} else {
+		out = make([]*stream.Message, 0, b.nmsgs)
+	}
 	for _, s := range append(b.slabs, b.cur) {
 		for i := range s {
 			out = append(out, &s[i])
 		}
 	}
+	if b.lease != nil {
+		b.lease.ptrs = out
+	}
 	return out
+}
+
+// holdPayload makes the chunk a holder of the pooled payload buf its
+// messages alias; nil (not pooled) does nothing.
+func (b *decodeBudget) holdPayload(buf *pbuf) {
+	if b.lease != nil {
+		b.lease.hold(buf)
+	}
+}
+
+// finishLease returns the chunk's lease, or releases it at once and
+// returns nil when the chunk has no message.
+func (b *decodeBudget) finishLease() *lease {
+	l := b.lease
+	if l == nil {
+		return nil
+	}
+	b.lease = nil
+	if b.nmsgs == 0 {
+		l.release()
+		return nil
+	}
+	return l
 }
 
 // lookAhead returns how many messages the uncompressed entries after the
@@ -202,7 +259,7 @@ func (b *decodeBudget) messages() []*stream.Message {
 // at most at what its batch's bytes can hold. It stops at the first
 // compressed entry, whose messages are counted once it is decompressed.
 func (d *decoder) lookAhead() int {
-	it := *d.it
+	it := d.it
 	start, n := it.off, 0
 	for it.off-start < lookAheadBytes {
 		e, st, _ := it.next()

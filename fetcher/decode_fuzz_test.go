@@ -163,20 +163,37 @@ func BenchmarkDecodeCompressed(b *testing.B) {
 }
 
 // FuzzParseFetchResponse feeds arbitrary bytes to the fetch response
-// parser at every version: it must not panic, and a block's records must
-// lie inside the buffer.
+// parser and to the checksum scanner at every version: they must not
+// panic, a block's records must lie inside the buffer, and what the
+// scanner verified must be record batches whose checksums match.
 func FuzzParseFetchResponse(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 1, 0, 1, 't', 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 0}, int16(0))
 	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 't', 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0xff, 0xff, 0xff, 0xff, 3, 1, 2, 0, 0, 0}, int16(12))
+	good := rawBatch(0, 0, 1, 2, rawRecords(seq(2), func(int) []byte { return []byte("v") }))
+	for _, v := range []int16{4, 11, 12} {
+		f.Add(encodeResponse(v, [][]testPartition{{{aborted: 1, records: append(bytes.Clone(good), good[:30]...)}, {records: nil}}}), v)
+	}
 	f.Fuzz(func(t *testing.T, body []byte, version int16) {
 		if version < 0 || version > 12 {
 			return
 		}
 		w := &wireConn{version: version}
 		resp, err := w.parse(body)
+		// The checksums verified as a response is read, in any pieces,
+		// are those of record batches that match them.
+		buf := make([]byte, len(body))
+		sc := newCRCScanner(version, buf)
+		piece := 1 + len(body)%13
+		for filled := 0; filled < len(body); {
+			n := min(piece, len(body)-filled)
+			copy(buf[filled:], body[filled:filled+n])
+			filled += n
+			sc.advance(filled)
+		}
 		if err != nil {
 			return
 		}
+		checkVerified(t, resp, sc)
 		for _, b := range resp.blocks {
 			if len(b.records) > len(body) {
 				t.Fatalf("records of %d bytes in a body of %d", len(b.records), len(body))

@@ -327,9 +327,10 @@ func emptyCompressed(codec sarama.CompressionCodec) []byte {
 // offset and length) are checked against the fetch: an entry that cannot
 // be what the broker sent for it is corrupt, and the partition stays
 // where it was. A cut batch claiming base offset 2^40 moved the partition
-// there (then OffsetOutOfRange reset it whole); a batch before the fetch
-// offset left the partition fetching it for ever; records past a batch's
+// there (then OffsetOutOfRange reset it whole); records past a batch's
 // last offset moved the partition past records it never delivered.
+// (Entries wholly before the fetch offset are skipped, as Java's consumer
+// does: TestEntriesBeforeTheFetchOffsetAreSkipped.)
 func TestHostileUncoveredHeader(t *testing.T) {
 	one := rawRecords([]int64{0}, func(int) []byte { return []byte("x") })
 	cut := rawBatch(1<<40, 0, 0, 1, one)
@@ -343,12 +344,10 @@ func TestHostileUncoveredHeader(t *testing.T) {
 		{"cut batch far ahead", cut},
 		{"batch far ahead", far},
 		{"batch past the high watermark", rawBatch(100, 0, 2, 3, three)},
-		{"batch before the fetch offset", rawBatch(0, 0, 2, 3, three)},
 		{"records past the last offset delta", rawBatch(10, 0, 1, 3, three)},
 		{"negative last offset delta", rawBatch(10, 0, -1, 3, three)},
 		{"record before the base", rawBatch(10, 0, 2, 3, rawRecords([]int64{-1, 0, 1}, func(int) []byte { return []byte("x") }))},
 		{"overlapping batches", append(rawBatch(10, 0, 2, 3, three), rawBatch(12, 0, 2, 3, three)...)},
-		{"message before the fetch offset", rawMessage(9, 1, 0, nil, []byte("x"))},
 	} {
 		blk := &respBlock{records: c.records, hwm: 100}
 		d := decodeBlock("t", 0, 10, 1<<20, false, blk)
@@ -410,5 +409,58 @@ func TestRollback(t *testing.T) {
 		if string(m.Value) != string(rune('a'+i)) {
 			t.Errorf("message %d: %q", i, m.Value)
 		}
+	}
+}
+
+// TestEntriesBeforeTheFetchOffsetAreSkipped: entries that end before the
+// fetch offset (record batches, messages, compressed message sets) are
+// skipped, as Java's consumer skips them, instead of stopping the
+// partition as corrupt. The partition never moves back, and nothing at or
+// after the fetch offset is skipped. An abort marker before the fetch
+// offset still ends its producer's aborted transaction under
+// read_committed.
+func TestEntriesBeforeTheFetchOffsetAreSkipped(t *testing.T) {
+	recs := func(n int) []byte { return rawRecords(seq(n), func(i int) []byte { return []byte{byte('a' + i)} }) }
+	legacySet := append(rawMessage(0, 1, 0, nil, []byte("a")), rawMessage(1, 1, 0, nil, []byte("b"))...)
+	wrapper := rawMessage(8, 1, byte(codecGzip), nil, compress(sarama.CompressionGZIP, legacySet)) // inner offsets 7, 8
+	for _, c := range []struct {
+		name    string
+		records []byte
+		want    []int64
+		next    int64
+	}{
+		{"batch before", rawBatch(0, 0, 2, 3, recs(3)), nil, 10},
+		{"batch before, then at", append(rawBatch(5, 0, 2, 3, recs(3)), rawBatch(10, 0, 2, 3, recs(3))...), []int64{10, 11, 12}, 13},
+		{"two batches before, then a gap", append(append(rawBatch(2, 0, 2, 3, recs(3)), rawBatch(6, 0, 2, 3, recs(3))...),
+			rawBatch(12, 0, 1, 2, recs(2))...), []int64{12, 13}, 14},
+		{"message before", rawMessage(9, 1, 0, nil, []byte("x")), nil, 10},
+		{"messages before, then at", append(append(rawMessage(8, 1, 0, nil, []byte("x")), rawMessage(9, 1, 0, nil, []byte("y"))...),
+			rawMessage(10, 1, 0, nil, []byte("z"))...), []int64{10}, 11},
+		{"compressed set before, then at", append(bytes.Clone(wrapper), rawMessage(10, 1, 0, nil, []byte("z"))...), []int64{10}, 11},
+	} {
+		blk := &respBlock{records: c.records, hwm: 100}
+		d := decodeBlock("t", 0, 10, 1<<20, false, blk)
+		if d.corrupt != nil || d.overLimit != nil || !equalOffsets(offsetsOf(d.msgs), c.want) || d.next != c.next {
+			t.Errorf("%s: offsets %v next %d corrupt %v; want %v and %d", c.name, offsetsOf(d.msgs), d.next, d.corrupt, c.want, c.next)
+		}
+		if next, ok := predictNext(10, 1<<20, blk); !ok || next != c.next {
+			t.Errorf("%s: the request sent ahead would ask for %d (%v), want %d", c.name, next, ok, c.next)
+		}
+	}
+
+	// read_committed: producer 7 aborts a transaction at offsets 2-3 (its
+	// marker at 4, before the fetch offset 5), then writes 5-6 in a new
+	// transaction that commits. Its batches at 5-6 are delivered.
+	txn := func(base int64, n int) *sarama.RecordBatch {
+		b := batch(base, seq(n)...)
+		b.IsTransactional, b.ProducerID = true, 7
+		return b
+	}
+	blk := blockOf(txn(2, 2), controlBatch(4, 7, true), txn(5, 2), controlBatch(7, 7, false))
+	blk.aborted = []abortedTxn{{producerID: 7, firstOffset: 2}}
+	blk.hwm = 100
+	d := decodeBlock("t", 0, 5, 1<<20, true, blk)
+	if d.corrupt != nil || !equalOffsets(offsetsOf(d.msgs), []int64{5, 6}) || d.next != 8 {
+		t.Errorf("read_committed: offsets %v next %d corrupt %v; want [5 6] and 8", offsetsOf(d.msgs), d.next, d.corrupt)
 	}
 }

@@ -41,8 +41,16 @@
 //   - Messages alias the response they came in (or, for a compressed
 //     batch, the buffer it was decompressed into): nothing is copied, and
 //     a message, or only its key, that the application keeps pins that
-//     whole buffer. A response no queued message aliases (an empty one,
-//     or one of compressed batches only) is reused for the next read.
+//     whole buffer. Responses are read into buffers of the fetcher's free
+//     list; one no queued message aliases (an empty one, or one of
+//     compressed batches only) is read into again. With
+//     Config.RecycleMessages (opt-in) every response is, once the chunks
+//     that alias it are consumed, and so are the messages themselves and
+//     the decompression buffers: a message is then valid only until the
+//     next call to Next (stream.Message.Clone keeps one).
+//   - Record batch checksums are verified as the response is read, while
+//     each piece of it is in the CPU's cache, by the goroutine that reads
+//     the connection (one per connection, for as long as it lives).
 //   - A partition whose leader moved, or whose fetcher lost its connection,
 //     goes back to the leader finder and resumes at its fetched offset: no
 //     loss, no duplicate.
@@ -56,21 +64,22 @@
 //     A compressed batch is judged whole: brokers from 0.10.1 on send the
 //     first batch of a response whole however large (KIP-74), so such a
 //     batch is delivered.
-//   - What decoding one partition's records from one response allocates
-//     (decompressed payloads, messages, headers) is bounded by
-//     Config.MaxDecodedBytes, by default 32 × the fetch size, whatever the
-//     records claim: no count or declared size is allocated on before it
-//     is checked against the bytes that must hold it and against that
-//     limit. Decoding stops between two batches when the next one does
-//     not fit, and the next fetch starts there; a batch that alone
-//     exceeds the limit stops its partition with an error wrapping
-//     stream.ErrMessageTooLarge and ErrDecodedTooLarge.
+//   - What one chunk holds beyond its response (decompressed payloads,
+//     messages, headers) is bounded by Config.MaxDecodedBytes, by default
+//     32 × the fetch size, whatever the records claim: no count or
+//     declared size is allocated on before it is checked against the
+//     bytes that must hold it and against that limit. A block that
+//     decodes to more goes out in several chunks, from the same response,
+//     the records of one batch across chunks if need be; a single record
+//     that alone exceeds the limit stops its partition with an error
+//     wrapping stream.ErrMessageTooLarge and ErrDecodedTooLarge.
+//   - Entries that end before the fetch offset are skipped, as Java's
+//     consumer does.
 //   - A batch that cannot be decoded (a checksum mismatch with check.crcs,
 //     a payload that does not decompress, a malformed record, records
 //     after its declared count, offsets that cannot be what the fetch
-//     asked for: before the fetch offset's batch, overlapping the batch
-//     before, past the partition's high watermark or the batch's own
-//     last offset) stops only its partition: the messages before the bad
+//     asked for: overlapping the batch before, past the partition's high
+//     watermark or the batch's own last offset) stops only its partition: the messages before the bad
 //     batch are delivered, then the partition's stream gets an error
 //     wrapping stream.ErrCorruptMessage and the partition stops at the bad
 //     batch until the next generation. The other partitions carry on. A response

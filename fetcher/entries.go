@@ -149,19 +149,21 @@ func splitEntry(b []byte) (e entry, st entryStatus, err error) {
 }
 
 // entries iterates the entries of one partition's records and checks the
-// offsets no checksum covers against the fetch: the first complete entry
-// must reach the fetch offset (a broker starts with the batch that holds
-// it, or a later one when compaction removed it); each one must start
-// after the one before ends; none may reach the partition's high
-// watermark, below which a broker serves consumers. A batch's last offset
-// delta must not be negative (it is checked against the records by the
-// decoder).
+// offsets no checksum covers against the fetch: each one must start after
+// the one before ends; none may reach the partition's high watermark,
+// below which a broker serves consumers. A batch's last offset delta must
+// not be negative (it is checked against the records by the decoder).
+// Entries that end before the fetch offset are returned too (a broker
+// starts with the batch that holds the fetch offset, but a down-converted
+// or foreign one may start earlier): the decoder skips them, as Java's
+// consumer does, and reached counts only the others.
 type entries struct {
 	b           []byte
 	off         int
 	fetchOffset int64
 	hwm         int64
 	n           int   // complete entries returned
+	reached     int   // those that reach the fetch offset
 	prevLast    int64 // the last offset of the entry before, if n > 0
 }
 
@@ -187,8 +189,6 @@ func (it *entries) next() (entry, entryStatus, error) {
 	}
 	last := e.last()
 	switch {
-	case it.n == 0 && last < it.fetchOffset:
-		return e, entryBad, fmt.Errorf("entry at offset %d ends at %d, before the fetch offset %d", e.base, last, it.fetchOffset)
 	case it.n > 0 && e.base <= it.prevLast:
 		return e, entryBad, fmt.Errorf("entry at offset %d does not follow the one before, which ends at %d", e.base, it.prevLast)
 	case last >= it.hwm:
@@ -196,6 +196,9 @@ func (it *entries) next() (entry, entryStatus, error) {
 	}
 	it.off += len(e.data)
 	it.n++
+	if last >= it.fetchOffset {
+		it.reached++
+	}
 	it.prevLast = last
 	return e, entryOK, nil
 }
@@ -226,7 +229,7 @@ func scan(blk *respBlock, fetchOffset int64, fetchSize int32) scanned {
 		e, st, err := it.next()
 		if st != entryOK {
 			s.bad = err
-			if st == entryPartial && it.n == 0 {
+			if st == entryPartial && it.reached == 0 {
 				// The start of the batch at the fetch offset, nothing
 				// complete. A record batch starting later means the
 				// offsets in between are gone (compacted): move there,
@@ -243,7 +246,7 @@ func scan(blk *respBlock, fetchOffset int64, fetchSize int32) scanned {
 			partialAfter = st == entryPartial
 			break
 		}
-		if it.n == 1 {
+		if it.reached == 1 && e.last() >= fetchOffset && first.data == nil {
 			first = e
 		}
 		s.next = max(s.next, e.last()+1)
@@ -251,7 +254,7 @@ func scan(blk *respBlock, fetchOffset int64, fetchSize int32) scanned {
 	// Only the first entry can exceed the fetch size, and then it is all
 	// the broker sent. A message set (v0/v1) is judged by its first
 	// message.
-	if it.n > 0 && (first.magic < 2 || (it.n == 1 && !partialAfter)) {
+	if it.reached > 0 && (first.magic < 2 || (it.reached == 1 && !partialAfter)) {
 		if off, ok := tooLargeAt(first, fetchOffset, fetchSize); ok {
 			s.stopAt = off
 			s.next = off

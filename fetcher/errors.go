@@ -26,11 +26,12 @@ var (
 	ErrNoLeader = errors.New("fetcher: partition has no leader")
 
 	// ErrDecodedTooLarge is wrapped, with stream.ErrMessageTooLarge, by the
-	// error a partition's stream reports when one record batch (or
-	// compressed message set) would decode to more than
-	// Config.MaxDecodedBytes: its decompressed payload plus its messages
-	// and headers. The partition stops at that batch until the next
-	// generation; a larger MaxDecodedBytes or fetch size lets it through.
+	// error a partition's stream reports when one record would decode to
+	// more than Config.MaxDecodedBytes (its message, headers and the
+	// decompressed bytes it needs at once), or a compressed batch cannot
+	// be decompressed as a stream within it (see Config.MaxDecodedBytes).
+	// The partition stops there until the next generation; a larger
+	// MaxDecodedBytes or fetch size lets it through.
 	ErrDecodedTooLarge = errors.New("fetcher: batch decodes to more than MaxDecodedBytes")
 
 	// errStopped is the cause of a run's or a fetcher's context when it is

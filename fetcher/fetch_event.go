@@ -30,16 +30,16 @@ type timedFetch struct {
 }
 
 // roundTrip sends req on b and waits for the response, measuring it when
-// the manager has an OnFetch hook. buf, if large enough, receives the
-// response. The fetcher's connection carries one request at a time, so
-// the bytes read during the call are the response's.
-func (f *fetcher) roundTrip(w *wireConn, req *fetchRequest, buf []byte) timedFetch {
+// the manager has an OnFetch hook. The response is read into a buffer of
+// the fetcher's pools. The fetcher's connection carries one request at a
+// time, so the bytes read during the call are the response's.
+func (f *fetcher) roundTrip(w *wireConn, req *fetchRequest) timedFetch {
 	if f.run.m.cfg.OnFetch == nil {
-		resp, err := w.roundTrip(req, buf)
+		resp, err := w.roundTrip(req, f.pools)
 		return timedFetch{resp: resp, err: err}
 	}
 	before, start := f.read.Load(), time.Now()
-	resp, err := w.roundTrip(req, buf)
+	resp, err := w.roundTrip(req, f.pools)
 	return timedFetch{resp: resp, err: err, took: time.Since(start), bytes: f.read.Load() - before}
 }
 

@@ -53,16 +53,17 @@ type reqPart struct {
 // Unlike Kafka's thread, it keeps one request in flight while it decodes
 // and enqueues a response: as soon as response N arrives, request N+1
 // goes out (see sendAhead) with the offsets response N will most likely
-// leave each partition at, and it is received and decoded by sarama on a
-// goroutine of its own. The network wait thus overlaps the work on
-// response N. A prediction that turns out wrong costs one round and
-// nothing else: process skips every partition whose fetched offset is not
-// the one its request asked for. There is never more than one request
-// ahead, so a fetcher holds at most one response more than a sequential
-// one: its bytes (up to the sum of its partitions' fetch sizes) and
-// sarama's decoded records, about twice the bytes for 100-byte messages.
-// A fetcher blocked on a full queue sends nothing more until it is
-// unblocked.
+// leave each partition at, and the connection's reader (connReader)
+// receives it, verifying its checksums as it arrives. The network wait
+// thus overlaps the work on response N. A prediction that turns out wrong
+// costs one round and nothing else: process skips every partition whose
+// fetched offset is not the one its request asked for. There is never
+// more than one request ahead, so a fetcher holds at most one response
+// more than a sequential one (up to the sum of its partitions' fetch
+// sizes). A fetcher blocked on a full queue sends nothing more until it is
+// unblocked. Responses are read into buffers of the fetcher's free lists
+// (pools), and a block is decoded in as many chunks as the decoding limit
+// takes, all from the same response.
 type fetcher struct {
 	run  *run
 	key  fetcherKey
@@ -80,24 +81,26 @@ type fetcher struct {
 	// Owned by the loop goroutine.
 	broker    *sarama.Broker
 	wire      *wireConn          // broker's connection, for fetch requests
+	reader    *connReader        // the goroutine that sends them and reads the responses
 	closeConn context.CancelFunc // closes broker's connection at once
 	ahead     *pendingFetch      // the request sent ahead, if any (see sendAhead)
 	failing   bool               // the last request or connection attempt failed
 	scratch   []*partState
 	predicted map[*partState]int64 // scratch of sendAhead
-	// spare is the buffer of a processed response that no message
-	// aliases, for the next response to be read into (see fetch).
-	spare []byte
+	// pools are the free lists of the fetcher's responses and, with
+	// Config.RecycleMessages, of what its chunks hold (see pool.go).
+	pools *pools
 
 	// read counts the bytes read from the fetcher's connections; only
 	// with Config.OnFetch (see roundTrip).
 	read atomic.Int64
 }
 
-// pendingFetch is a fetch request sent ahead, which a goroutine of its own
-// sends and receives. resp and err are set when done is closed.
+// pendingFetch is a fetch request for the connection's reader: reqs and
+// the request req built from them. res is set when done is closed.
 type pendingFetch struct {
 	reqs []reqPart
+	req  *fetchRequest
 	done chan struct{}
 	res  timedFetch
 }
@@ -114,6 +117,7 @@ func newFetcher(r *run, key fetcherKey, addr string) *fetcher {
 		done:   make(chan struct{}),
 		wake:   make(chan struct{}, 1),
 		parts:  map[zkutil.TopicPartition]*partState{},
+		pools:  &pools{},
 	}
 }
 
@@ -274,8 +278,9 @@ func (f *fetcher) connect() bool {
 	}
 	sc := f.run.m.sarama
 	f.broker, f.closeConn = b, cancel
-	f.wire = &wireConn{conn: conn, clientID: sc.ClientID, version: version,
+	f.wire = &wireConn{conn: conn, clientID: sc.ClientID, version: version, checkCRCs: f.run.decodeOpts.checkCRCs,
 		readTimeout: sc.Net.ReadTimeout, writeTimeout: sc.Net.WriteTimeout}
+	f.reader = f.startReader(ctx, f.wire)
 	return true
 }
 
@@ -285,8 +290,9 @@ func (f *fetcher) disconnect() {
 	if f.broker != nil {
 		f.closeConn()
 		f.dropAhead()
+		<-f.reader.done
 		_ = f.broker.Close()
-		f.broker, f.wire, f.closeConn = nil, nil, nil
+		f.broker, f.wire, f.reader, f.closeConn = nil, nil, nil, nil
 	}
 }
 
@@ -306,6 +312,7 @@ func (f *fetcher) dropAhead() {
 	if a := f.ahead; a != nil {
 		f.ahead = nil
 		<-a.done
+		f.doneWith(a.res.resp, false)
 	}
 }
 
@@ -357,7 +364,7 @@ func (f *fetcher) fetch(parts []*partState) {
 		for _, ps := range parts {
 			reqs = append(reqs, reqPart{ps: ps, offset: ps.pti.FetchedOffset()})
 		}
-		res = f.roundTrip(f.wire, f.request(reqs), f.takeSpare())
+		res = f.reader.exchange(f.request(reqs))
 	}
 	resp, err := res.resp, res.err
 	if err == nil && resp.errCode != 0 {
@@ -374,16 +381,21 @@ func (f *fetcher) fetch(parts []*partState) {
 	}
 	f.failing = false
 	f.sendAhead(parts, reqs, resp)
-	if !f.process(resp, reqs) {
-		f.spare = resp.buf
-	}
+	f.doneWith(resp, f.process(resp, reqs))
 }
 
-// takeSpare returns the spare response buffer, if any, and forgets it.
-func (f *fetcher) takeSpare() []byte {
-	b := f.spare
-	f.spare = nil
-	return b
+// doneWith lets go of a processed response: its buffer goes back to the
+// free list once no chunk holds it any more. Without recycling, a response
+// a queued message aliases is left to the garbage collector instead: the
+// application may keep the message.
+func (f *fetcher) doneWith(resp *fetchResponse, aliased bool) {
+	if resp == nil || resp.pb == nil {
+		return
+	}
+	if f.run.decodeOpts.recycle || !aliased {
+		resp.pb.release()
+	}
+	resp.pb = nil
 }
 
 // sendAhead starts the request that will follow resp, the response to
@@ -445,12 +457,8 @@ func (f *fetcher) sendAhead(parts []*partState, reqs []reqPart, resp *fetchRespo
 	if len(next) == 0 {
 		return
 	}
-	a := &pendingFetch{reqs: next, done: make(chan struct{})}
-	w, req, buf := f.wire, f.request(next), f.takeSpare()
-	go func() {
-		defer close(a.done)
-		a.res = f.roundTrip(w, req, buf)
-	}()
+	a := &pendingFetch{reqs: next, req: f.request(next), done: make(chan struct{})}
+	f.reader.submit(a)
 	f.ahead = a
 }
 
@@ -471,8 +479,7 @@ func (f *fetcher) request(reqs []reqPart) *fetchRequest {
 }
 
 // process handles the response to a request for reqs. It reports whether
-// a queued message may alias the response's buffer; if not, the buffer
-// can be reused.
+// a queued message may alias the response's buffer (see doneWith).
 func (f *fetcher) process(resp *fetchResponse, reqs []reqPart) (aliased bool) {
 	var outOfRange, alone []reqPart
 	for _, rp := range reqs {
@@ -500,7 +507,7 @@ func (f *fetcher) process(resp *fetchResponse, reqs []reqPart) (aliased bool) {
 		}
 		switch block.err {
 		case sarama.ErrNoError:
-			retry, al := f.deliver(rp, block, len(reqs) == 1)
+			retry, al := f.deliver(rp, block, resp.pb, len(reqs) == 1)
 			if retry {
 				alone = append(alone, rp)
 			}
@@ -520,7 +527,8 @@ func (f *fetcher) process(resp *fetchResponse, reqs []reqPart) (aliased bool) {
 	return aliased
 }
 
-// deliver decodes and enqueues the messages of one partition's block. It
+// deliver decodes and enqueues the messages of one partition's block, in
+// as many chunks as the decoding limit (Config.MaxDecodedBytes) takes. It
 // reports retryAlone when the block held only part of a batch and the
 // partition must be fetched alone to tell a batch larger than its fetch
 // size from a request whose total size ran out (see decoded.truncated),
@@ -530,39 +538,61 @@ func (f *fetcher) process(resp *fetchResponse, reqs []reqPart) (aliased bool) {
 // not decompress, a malformed record, offsets that do not fit the fetch)
 // ends the block: the messages before it are delivered and the partition
 // moves to it; once it is the first thing fetched, the stream gets
-// ErrCorruptMessage and the partition stops there. A batch that does not
-// fit in what is left of the block's decoding limit (Config.MaxDecodedBytes)
-// ends it too, and is fetched first next time; one that alone exceeds the
-// limit stops the partition with ErrDecodedTooLarge.
-func (f *fetcher) deliver(rp reqPart, block *respBlock, alone bool) (retryAlone, aliased bool) {
+// ErrCorruptMessage and the partition stops there. A record that alone
+// needs more than the limit stops the partition with ErrDecodedTooLarge.
+func (f *fetcher) deliver(rp reqPart, block *respBlock, respBuf *pbuf, alone bool) (retryAlone, aliased bool) {
 	ps := rp.ps
-	d := decodeRecords(ps.tp.Topic, ps.tp.Partition, rp.offset, ps.pti.FetchSize, f.run.decodeOpts, block)
-	switch {
-	case d.truncated && !alone:
-		return true, false
-	case d.truncated:
-		f.tooLarge(ps, rp.offset)
-		return false, false
-	case d.oversize:
-		// The message may lie past the fetch offset (compacted gaps);
-		// move there first so that the partition stops exactly at it.
-		if d.next == rp.offset || ps.pti.Enqueue(f.ctx, nil, d.next) == nil {
-			f.tooLarge(ps, d.next)
+	opts := f.run.decodeOpts
+	bd := newBlockDecoder(ps.tp.Topic, ps.tp.Partition, rp.offset, ps.pti.FetchSize, opts, block, f.pools)
+	defer bd.close()
+	if opts.recycle {
+		f.pools.noteLimit(bd.maxChunk)
+	}
+	at := rp.offset
+	for {
+		d := bd.chunk()
+		switch {
+		case d.truncated && !alone:
+			return true, aliased
+		case d.truncated:
+			f.tooLarge(ps, at)
+			return false, aliased
+		case d.oversize:
+			// The message may lie past where the partition is (compacted
+			// gaps); move there first so that the partition stops
+			// exactly at it.
+			if d.next == at || ps.pti.Enqueue(f.ctx, nil, d.next) == nil {
+				f.tooLarge(ps, d.next)
+			}
+			return false, aliased
+		case d.corrupt != nil && len(d.msgs) == 0 && d.next == at:
+			f.corrupt(ps, at, d.corrupt)
+			return false, aliased
+		case d.overLimit != nil && len(d.msgs) == 0 && d.next == at:
+			f.decodedTooLarge(ps, at, d.overLimit)
+			return false, aliased
+		case len(d.msgs) == 0 && d.next == at:
+			// Nothing, or nothing that moves (a chunk that could not
+			// make progress is not retried here: the next fetch does).
+			return false, aliased
 		}
-		return false, false
-	case d.corrupt != nil && len(d.msgs) == 0 && d.next == rp.offset:
-		f.corrupt(ps, rp.offset, d.corrupt)
-		return false, false
-	case d.overLimit != nil && len(d.msgs) == 0 && d.next == rp.offset:
-		f.decodedTooLarge(ps, rp.offset, d.overLimit)
-		return false, false
-	case len(d.msgs) == 0 && d.next == rp.offset:
-		return false, false
+		var release func()
+		if l := d.lease; l != nil {
+			if d.aliased {
+				l.holdResponse(respBuf)
+			}
+			release = l.release
+		}
+		aliased = aliased || d.aliased
+		err := ps.pti.EnqueueRecycled(f.ctx, d.msgs, d.next, release)
+		if errors.Is(err, stream.ErrClosed) {
+			f.drop(ps)
+		}
+		if err != nil || !d.capped || f.ctx.Err() != nil {
+			return false, aliased
+		}
+		at = d.next
 	}
-	if err := ps.pti.Enqueue(f.ctx, d.msgs, d.next); errors.Is(err, stream.ErrClosed) {
-		f.drop(ps)
-	}
-	return false, d.aliased
 }
 
 // fetchAlone fetches one partition in a request of its own, after a
@@ -578,7 +608,7 @@ func (f *fetcher) fetchAlone(rp reqPart) {
 		return
 	}
 	reqs := []reqPart{rp}
-	res := f.roundTrip(f.wire, f.request(reqs), nil)
+	res := f.reader.exchange(f.request(reqs))
 	resp, err := res.resp, res.err
 	if err == nil && resp.errCode != 0 {
 		err = sarama.KError(resp.errCode)
@@ -592,7 +622,7 @@ func (f *fetcher) fetchAlone(rp reqPart) {
 		f.failed(err)
 		return
 	}
-	f.process(resp, reqs)
+	f.doneWith(resp, f.process(resp, reqs))
 }
 
 // tooLarge reports a batch at offset that does not fit in the partition's
@@ -606,14 +636,14 @@ func (f *fetcher) tooLarge(ps *partState, offset int64) {
 	}
 }
 
-// decodedTooLarge reports a batch at offset that decodes to more than the
-// partition's decoding limit (Config.MaxDecodedBytes) on its stream and
-// stops fetching the partition, whose fetched offset stays at offset.
+// decodedTooLarge reports a record at offset that cannot be decoded within
+// the partition's decoding limit (Config.MaxDecodedBytes) on its stream
+// and stops fetching the partition, whose fetched offset stays at offset.
 func (f *fetcher) decodedTooLarge(ps *partState, offset int64, cause error) {
 	limit := decodeLimit(f.run.m.cfg.MaxDecodedBytes, ps.pti.FetchSize)
-	err := fmt.Errorf("fetcher: the records of %s at offset %d decode to more than %d bytes, the limit of fetcher.Config.MaxDecodedBytes (by default %d × fetch.message.max.bytes, at least %d MiB): %w: %w (%v)",
+	err := fmt.Errorf("fetcher: the record of %s at offset %d cannot be decoded within %d bytes, the limit of fetcher.Config.MaxDecodedBytes (by default %d × fetch.message.max.bytes, at least %d MiB): %w: %w (%v)",
 		ps.tp, offset, limit, defaultMaxDecodedFactor, defaultMaxDecodedFactor, stream.ErrMessageTooLarge, ErrDecodedTooLarge, cause)
-	f.log.Warn("batch decodes beyond the limit, partition stopped", "partition", ps.tp.String(), "offset", offset, "limit", limit)
+	f.log.Warn("record decodes beyond the limit, partition stopped", "partition", ps.tp.String(), "offset", offset, "limit", limit)
 	if err := ps.pti.EnqueueError(f.ctx, err); err == nil || errors.Is(err, stream.ErrClosed) {
 		f.drop(ps)
 	}

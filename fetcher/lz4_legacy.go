@@ -25,6 +25,15 @@ func decompressMessage(magic int8, codec int8, value []byte, limit int) ([]byte,
 	return decompress(codec, value, limit)
 }
 
+// decompressMessagePooled is decompressMessage into a pooled buffer (see
+// decompressPooled).
+func decompressMessagePooled(p *pools, magic int8, codec int8, value []byte, limit int) ([]byte, *pbuf, error) {
+	if magic == 0 && codec == codecLZ4 {
+		value = withLZ4HeaderChecksum(value)
+	}
+	return decompressPooled(p, codec, value, limit)
+}
+
 // withLZ4HeaderChecksum returns frame with the header checksum the LZ4
 // frame format defines: the second byte of the XXH32 of the frame
 // descriptor. A frame that has it already is returned as is, any other in a

@@ -187,10 +187,11 @@ func newRun(parent context.Context, m *ConsumerFetcherManager, partitions map[zk
 		finderDone:   make(chan struct{}),
 		wake:         make(chan struct{}, 1),
 		fetchVersion: fetchVersion(m.sarama.Version),
-		decodeOpts:   decodeOpts{readCommitted: m.cfg.readCommitted(), checkCRCs: m.cfg.CheckCRCs, maxDecoded: m.cfg.MaxDecodedBytes},
-		partitions:   partitions,
-		noLeader:     make(map[zkutil.TopicPartition]struct{}, len(partitions)),
-		fetchers:     map[fetcherKey]*fetcher{},
+		decodeOpts: decodeOpts{readCommitted: m.cfg.readCommitted(), checkCRCs: m.cfg.CheckCRCs, maxDecoded: m.cfg.MaxDecodedBytes,
+			recycle: m.cfg.RecycleMessages},
+		partitions: partitions,
+		noLeader:   make(map[zkutil.TopicPartition]struct{}, len(partitions)),
+		fetchers:   map[fetcherKey]*fetcher{},
 
 		leaderlessParts: map[zkutil.TopicPartition]*leaderlessState{},
 	}

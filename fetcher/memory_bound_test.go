@@ -10,11 +10,13 @@ import (
 	"runtime/metrics"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/IBM/sarama"
+	"github.com/klauspost/compress/zstd"
 	"github.com/zkconsumer/zkconsumer/internal/testcluster"
 	"github.com/zkconsumer/zkconsumer/stream"
 	"github.com/zkconsumer/zkconsumer/zkutil"
@@ -26,23 +28,32 @@ import (
 //	chunks = streams × (queued.max.message.chunks + 1) + fetchers
 //	bound  = (chunks + 3 × fetchers) × R + (chunks + 2 × fetchers) × B + fetchers × 12 MiB
 //
-// R bounds a fetch response (min(partitions of a fetcher × fetch size +
-// the broker's message.max.bytes, 100 MiB)); B is the decoding limit
+// plus fetchers × B with Config.RecycleMessages. R bounds a fetch response
+// (min(partitions of a fetcher × fetch size + the broker's
+// message.max.bytes, 100 MiB)); B is the decoding limit
 // (Config.MaxDecodedBytes, by default 32 × max(fetch size, 1 MiB)). A chunk
-// pins one response and its own decoded part; each fetcher also holds the
-// response it is processing, the one it sent ahead and a spare buffer, and
-// while it decodes a batch, up to 2 × B more of decompression buffers and
-// 12 MiB of pooled scratch and lz4 blocks.
+// pins one response and its own decoded part (at most B); each fetcher
+// also holds the response it is processing, the one it sent ahead and a
+// spare buffer (its free list), and while it decodes a batch, up to 2 × B
+// more of decompression buffers (a failed whole attempt, or a streamed
+// batch's decompressor window) and 12 MiB of pooled scratch and lz4
+// blocks. With recycling, its free lists also keep up to B of slabs,
+// message lists and payload buffers.
 type memoryBound struct {
 	streams, queuedChunks, fetchers int
 	response, decoded               int64
+	recycle                         bool
 }
 
 func (b memoryBound) chunks() int64 { return int64(b.streams*(b.queuedChunks+1) + b.fetchers) }
 
 func (b memoryBound) bytes() int64 {
 	c, f := b.chunks(), int64(b.fetchers)
-	return (c+3*f)*b.response + (c+2*f)*b.decoded + f*12*mib
+	n := (c+3*f)*b.response + (c+2*f)*b.decoded + f*12*mib
+	if b.recycle {
+		n += f * b.decoded
+	}
+	return n
 }
 
 // heapInUse returns the live heap after a collection.
@@ -92,8 +103,19 @@ func probeBlocks(t *testing.T) map[string]*respBlock {
 		legacy = append(legacy, rawMessage(int64(i), 1, codecSnappy, nil, compressLegacy(t, sarama.CompressionSnappy, inner))...)
 	}
 	blocks["inflating v1 snappy"] = &respBlock{records: legacy, hwm: 10}
-	// One batch that alone inflates past the limit.
+	// One batch that alone inflates past the limit, in a single-segment
+	// zstd frame: its window (all of its 8 MiB) is past the limit too.
 	blocks["one batch past the limit"] = &respBlock{records: rawBatch(0, codecZstd, 7, 8, inflating(sarama.CompressionZSTD, 8, mib)), hwm: 8}
+	// The same in a zstd frame with a 1 MiB window, and with lz4 and
+	// gzip: streamed, record by record, across chunks.
+	eight := rawRecords(seq(8), func(int) []byte { return make([]byte, mib) })
+	enc, err := zstd.NewWriter(nil, zstd.WithWindowSize(mib))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks["one batch past the limit, zstd window 1 MiB"] = &respBlock{records: rawBatch(0, codecZstd, 7, 8, enc.EncodeAll(eight, nil)), hwm: 8}
+	blocks["one batch past the limit, lz4"] = &respBlock{records: rawBatch(0, codecLZ4, 7, 8, inflating(sarama.CompressionLZ4, 8, mib)), hwm: 8}
+	blocks["one batch past the limit, gzip"] = &respBlock{records: rawBatch(0, codecGzip, 7, 8, inflating(sarama.CompressionGZIP, 8, mib)), hwm: 8}
 	// Declared sizes.
 	for name, b := range declaredBombs() {
 		blocks["declared "+name] = &respBlock{records: rawBatch(0, int16(b.codec), 0, 1, b.payload), hwm: 1}
@@ -158,15 +180,30 @@ func warmCodecs(t *testing.T) {
 
 // TestMemoryBoundFetcherPath sends one response holding every probe, one
 // partition each, through a fetcher (process, deliver, the streams'
-// queues), with a decoding limit of 4 MiB, and checks what each partition
-// gets and what the queued chunks keep against the bound: here one
-// response and one decoded part per chunk.
+// queues of one chunk each), with a decoding limit of 4 MiB. Once the
+// fetcher is blocked on the full queues, what the chunks keep is checked
+// against the bound: one decoded part per queued chunk and one for the
+// chunk the fetcher is blocked on. Then the streams are read: the probes
+// that decode deliver every offset once, in order, in as many chunks as
+// the limit takes (a batch that decodes to more than the limit is split
+// across chunks: before, it stopped its partition); a record that alone
+// needs more than the limit (a million headers, payloads that declare
+// 90 MiB, a single-segment zstd frame whose window is past the limit)
+// stops its partition with ErrDecodedTooLarge, and a count past the
+// records is corrupt.
 func TestMemoryBoundFetcherPath(t *testing.T) {
+	for _, recycle := range []bool{false, true} {
+		t.Run(fmt.Sprintf("recycle=%v", recycle), func(t *testing.T) { testMemoryBoundFetcherPath(t, recycle) })
+	}
+}
+
+func testMemoryBoundFetcherPath(t *testing.T, recycle bool) {
 	const limit = 4 * mib
 	warmCodecs(t)
 	probes := probeBlocks(t)
 	cfg := testConfig(t)
 	cfg.MaxDecodedBytes = limit
+	cfg.RecycleMessages = recycle
 	m, err := NewConsumerFetcherManager(cfg, StaticBrokers{})
 	if err != nil {
 		t.Fatal(err)
@@ -187,7 +224,10 @@ func TestMemoryBoundFetcherPath(t *testing.T) {
 	)
 	for name, blk := range probes {
 		p := int32(len(names))
-		s := newStream(t, 1)
+		s, _, err := stream.NewKafkaStream(1, 2*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
 		streams = append(streams, s)
 		pti := stream.NewPartitionTopicInfo("t", p, s.Queue(), 0, 0, 1<<20)
 		ps := &partState{tp: zkutil.TopicPartition{Topic: "t", Partition: p}, pti: pti, epoch: -1}
@@ -200,46 +240,86 @@ func TestMemoryBoundFetcherPath(t *testing.T) {
 		total += len(b.records)
 	}
 	base := heapInUse()
-	f.process(resp, reqs)
+	processed := make(chan struct{})
+	go func() {
+		defer close(processed)
+		f.process(resp, reqs)
+	}()
+	// Blocked: no partition moves any more.
+	offsets := func() string {
+		var b strings.Builder
+		for _, rp := range reqs {
+			fmt.Fprint(&b, rp.ps.pti.FetchedOffset(), " ")
+		}
+		return b.String()
+	}
+	last, still := offsets(), 0
+	waitFor(t, time.Minute, "the fetcher to block", func() bool {
+		if o := offsets(); o != last {
+			last, still = o, 0
+		}
+		still++
+		return still > 30
+	})
 	kept := heapInUse() - base
-	bound := memoryBound{streams: len(reqs), queuedChunks: 1, fetchers: 1, response: int64(total), decoded: limit}
-	// Each stream holds one chunk here, nothing is being read or enqueued:
-	// one decoded part per partition, and the response (held by the test).
-	if max := int64(len(reqs)) * limit; kept > max {
-		t.Errorf("the queued chunks keep %d bytes, more than %d partitions × %d", kept, len(reqs), limit)
+	bound := memoryBound{streams: len(reqs), queuedChunks: 1, fetchers: 1, response: int64(total), decoded: limit, recycle: recycle}
+	// One queued chunk per stream, and the one the fetcher is blocked on
+	// (with the decompressor of a streamed batch, at most the limit; and
+	// the free lists with recycling, at most the limit).
+	if max := int64(len(reqs)+3) * limit; kept > max {
+		t.Errorf("the queued chunks keep %d bytes, more than %d chunks × %d", kept, len(reqs)+2, limit)
 	}
 	if kept > bound.bytes() {
 		t.Errorf("the queued chunks keep %d bytes, bound %d", kept, bound.bytes())
 	}
 	t.Logf("%d partitions, %d bytes of records: the queued chunks keep %d bytes (bound %d)", len(reqs), total, kept, bound.bytes())
+
+	type got struct {
+		offsets []int64
+		chunks  int
+		err     error
+	}
+	results := make([]got, len(reqs))
+	var wg sync.WaitGroup
+	for i, s := range streams {
+		wg.Go(func() {
+			g := &results[i]
+			for {
+				m, err := s.Next(ctx)
+				switch {
+				case err == nil:
+					g.offsets = append(g.offsets, m.Offset)
+				case errors.Is(err, stream.ErrConsumerTimeout):
+					select {
+					case <-processed:
+						return
+					default:
+					}
+				default:
+					g.err = errors.Join(g.err, err)
+				}
+			}
+		})
+	}
+	<-processed
+	wg.Wait()
 	for i, rp := range reqs {
-		next := rp.ps.pti.FetchedOffset()
-		var (
-			msgs []*stream.Message
-			err  error
-		)
-		for range max(next, 1) {
-			var m *stream.Message
-			if m, err = streams[i].Next(ctx); err != nil {
-				break
-			}
-			msgs = append(msgs, m)
-		}
-		t.Logf("%s: %d messages, next %d, %v", names[i], len(msgs), next, err)
-		// The probes that decode (in part: the limit is reached) and the
-		// ones whose first batch alone exceeds it.
-		decodes := strings.HasPrefix(names[i], "inflating") || names[i] == "minimum-size records, 30 batches"
+		g, name, next := results[i], names[i], rp.ps.pti.FetchedOffset()
+		t.Logf("%s: %d messages, next %d, %v", name, len(g.offsets), next, g.err)
 		switch {
-		case decodes && err == nil:
-			if !equalOffsets(offsetsOf(msgs), offsetsFrom(0, len(msgs))) || len(msgs) == 0 {
-				t.Errorf("%s: offsets %v, next %d", names[i], offsetsOf(msgs), next)
+		case name == "headers" || strings.HasPrefix(name, "declared") || name == "one batch past the limit":
+			if !errors.Is(g.err, ErrDecodedTooLarge) || !errors.Is(g.err, stream.ErrMessageTooLarge) || len(g.offsets) != 0 || next != 0 {
+				t.Errorf("%s: %d messages, next %d, %v; want ErrDecodedTooLarge at 0", name, len(g.offsets), next, g.err)
 			}
-		case !decodes && errors.Is(err, ErrDecodedTooLarge) && errors.Is(err, stream.ErrMessageTooLarge):
-			if len(msgs) != 0 || next != 0 {
-				t.Errorf("%s: %d messages and moved to %d with an error", names[i], len(msgs), next)
+		case name == "count past the records":
+			if !errors.Is(g.err, stream.ErrCorruptMessage) || len(g.offsets) != 0 || next != 0 {
+				t.Errorf("%s: %d messages, next %d, %v; want ErrCorruptMessage at 0", name, len(g.offsets), next, g.err)
 			}
 		default:
-			t.Errorf("%s: %d messages, next %d, %v", names[i], len(msgs), next, err)
+			hwm := probes[name].hwm
+			if g.err != nil || !equalOffsets(g.offsets, offsetsFrom(0, int(hwm))) || next != hwm {
+				t.Errorf("%s: %d messages (want %d), next %d, %v", name, len(g.offsets), hwm, next, g.err)
+			}
 		}
 	}
 	runtime.KeepAlive(resp)
@@ -253,6 +333,12 @@ func TestMemoryBoundFetcherPath(t *testing.T) {
 // stream then reads every message once, in order. Before the decoding
 // limit, the first chunk held all 160 MiB.
 func TestIntegrationMemoryBoundInflating(t *testing.T) {
+	for _, recycle := range []bool{false, true} {
+		t.Run(fmt.Sprintf("recycle=%v", recycle), func(t *testing.T) { testIntegrationMemoryBoundInflating(t, recycle) })
+	}
+}
+
+func testIntegrationMemoryBoundInflating(t *testing.T, recycle bool) {
 	c := testcluster.Shared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -265,10 +351,11 @@ func TestIntegrationMemoryBoundInflating(t *testing.T) {
 	warmCodecs(t)
 	cfg := testConfig(t)
 	cfg.MaxDecodedBytes = 8 * mib
+	cfg.RecycleMessages = recycle
 	const queued = 2
 	bound := memoryBound{streams: 1, queuedChunks: queued, fetchers: 1,
 		response: 1<<20 + 1048588, // one partition's fetch size, plus one batch of the broker's message.max.bytes
-		decoded:  cfg.MaxDecodedBytes}
+		decoded:  cfg.MaxDecodedBytes, recycle: recycle}
 	base := heapInUse()
 	m := newManager(t, cfg, clusterBrokers(c))
 	s := newStream(t, queued)
@@ -312,8 +399,13 @@ func TestIntegrationMemoryBoundInflating(t *testing.T) {
 		t.Errorf("the fetcher stopped at %d with %d chunks queued, not blocked on a full queue", p.FetchedOffset(), s.Queue().Len())
 	}
 	// What the chunks alive can hold: three (two queued, one blocked) of
-	// at most 8 MiB decoded each, and their responses of a few KiB.
-	if max := int64(queued+1)*cfg.MaxDecodedBytes + 4*mib; kept > max {
+	// at most 8 MiB decoded each, and their responses of a few KiB; with
+	// recycling, free lists of at most 8 MiB more.
+	max := int64(queued+1)*cfg.MaxDecodedBytes + 4*mib
+	if recycle {
+		max += cfg.MaxDecodedBytes
+	}
+	if kept > max {
 		t.Errorf("the stalled consumer keeps %d bytes, more than %d chunks of %d", kept, queued+1, cfg.MaxDecodedBytes)
 	}
 

@@ -44,8 +44,11 @@ type wireConn struct {
 	readTimeout  time.Duration
 	writeTimeout time.Duration
 	corr         int32
-	wbuf         []byte
-	hdr          [8]byte
+	// checkCRCs: the record batches' checksums are verified as the
+	// response is read (see crcScanner).
+	checkCRCs bool
+	wbuf      []byte
+	hdr       [8]byte
 	// topics interns topic names, so that parsing a response allocates
 	// none.
 	topics map[string]string
@@ -78,6 +81,9 @@ type respBlock struct {
 	// records is the partition's record data, aliasing the response
 	// buffer; nil when the broker sent none.
 	records []byte
+	// verified: the checksums of the record batches before this position
+	// in records were verified as the response was read.
+	verified int
 }
 
 // fetchResponse is a fetch response, parsed down to each partition's
@@ -87,6 +93,9 @@ type fetchResponse struct {
 	blocks  []respBlock
 	// buf is the response body every block's records alias.
 	buf []byte
+	// pb is the pooled buffer buf lives in, held once by whoever
+	// processes the response (see fetcher.doneWith).
+	pb *pbuf
 	// index maps a partition to its block, for responses with many.
 	index map[tpKey]int
 }
@@ -113,9 +122,9 @@ func (r *fetchResponse) block(topic string, partition int32) *respBlock {
 	return nil
 }
 
-// roundTrip sends req and reads its response into buf when it is large
-// enough, else into a new buffer.
-func (w *wireConn) roundTrip(req *fetchRequest, buf []byte) (*fetchResponse, error) {
+// roundTrip sends req and reads its response into a buffer from p, which
+// the response holds once (resp.pb).
+func (w *wireConn) roundTrip(req *fetchRequest, p *pools) (*fetchResponse, error) {
 	w.corr++
 	w.wbuf = w.encode(w.wbuf[:0], req)
 	if err := w.conn.SetWriteDeadline(time.Now().Add(w.writeTimeout)); err != nil {
@@ -138,20 +147,54 @@ func (w *wireConn) roundTrip(req *fetchRequest, buf []byte) (*fetchResponse, err
 	if size < 4 || size > maxResponseSize {
 		return nil, fmt.Errorf("fetcher: fetch response of %d bytes", size)
 	}
-	n := int(size) - 4
-	if cap(buf) >= n {
-		buf = buf[:n]
-	} else {
-		buf = make([]byte, n)
+	pb := p.response(int(size) - 4)
+	var sc *crcScanner
+	if w.checkCRCs {
+		sc = newCRCScanner(w.version, pb.b)
 	}
-	if _, err := io.ReadFull(w.conn, buf); err != nil {
+	if err := w.readBody(pb.b, sc); err != nil {
+		pb.release()
 		return nil, err
 	}
-	resp, err := w.parse(buf)
+	resp, err := w.parse(pb.b)
 	if err != nil {
+		pb.release()
 		return nil, fmt.Errorf("%w: %w", errMalformed, err)
 	}
+	if sc != nil {
+		for i := range min(len(resp.blocks), len(sc.verified)) {
+			resp.blocks[i].verified = sc.verified[i]
+		}
+	}
+	resp.pb = pb
 	return resp, nil
+}
+
+// readBody fills buf from the connection, at most readPiece bytes at a
+// time, and lets sc, if any, verify the checksums of what each read
+// brought while it is in the cache.
+func (w *wireConn) readBody(buf []byte, sc *crcScanner) error {
+	if sc == nil {
+		_, err := io.ReadFull(w.conn, buf)
+		return err
+	}
+	for filled := 0; filled < len(buf); {
+		n, err := w.conn.Read(buf[filled:min(len(buf), filled+readPiece)])
+		filled += n
+		if n > 0 {
+			sc.advance(filled)
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) && filled < len(buf) {
+				err = io.ErrUnexpectedEOF
+			}
+			if filled == len(buf) {
+				break
+			}
+			return err
+		}
+	}
+	return nil
 }
 
 // flexible reports whether Fetch version v uses the flexible encoding

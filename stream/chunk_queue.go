@@ -126,14 +126,18 @@ func (q *ChunkQueue) signal() {
 	}
 }
 
-// clear drops the chunks queued when it is called. Putters blocked on a full
+// clear drops the chunks queued when it is called, releasing them (see
+// FetchedDataChunk.done). Putters blocked on a full
 // queue are released and queue their chunks into the freed room; Kafka's
 // rebalance clears the queues after stopping the fetchers, and revoking the
 // old partitions keeps anything that slips in from being handed out.
 func (q *ChunkQueue) clear() {
 	for n := len(q.ch); n > 0; n-- {
 		select {
-		case <-q.ch:
+		case c := <-q.ch:
+			if c != nil {
+				c.done()
+			}
 		default:
 			return
 		}

@@ -79,6 +79,10 @@ func (it *ConsumerIterator) Next(ctx context.Context) (*Message, error) {
 		if it.queue.Closed() {
 			if it.chunk != nil {
 				it.count(it.chunk.TopicInfo)
+				it.chunk.done()
+			}
+			for _, p := range it.parked {
+				p.chunk.done()
 			}
 			it.chunk, it.parked = nil, nil
 			return nil, ErrShutdown
@@ -146,6 +150,9 @@ func (it *ConsumerIterator) nextInChunk() (*Message, Fence) {
 		c.passFiltered()
 	}
 	it.count(info)
+	// The caller has asked for the message after the chunk's last one (or
+	// the chunk was dropped): its memory can be recycled.
+	c.done()
 	it.chunk, it.pos = nil, 0
 	return nil, nil
 }
@@ -220,7 +227,11 @@ func (it *ConsumerIterator) fill(ctx context.Context) error {
 		}
 		return err
 	}
-	if c == nil || c.TopicInfo == nil || c.TopicInfo.Revoked() {
+	if c == nil {
+		return nil
+	}
+	if c.TopicInfo == nil || c.TopicInfo.Revoked() {
+		c.done()
 		return nil
 	}
 	p := parkedChunk{chunk: c, clears: it.clears.Load()}
@@ -240,6 +251,7 @@ func (it *ConsumerIterator) activate(p parkedChunk) error {
 	// parked midway the offset is already past FetchOffset.)
 	c.TopicInfo.advanceConsumed(c.FetchOffset)
 	if c.Err != nil {
+		c.done()
 		return &PartitionError{Topic: c.TopicInfo.Topic, Partition: c.TopicInfo.Partition, Err: c.Err}
 	}
 	it.chunk, it.pos, it.chunkClears = c, p.pos, p.clears
@@ -291,7 +303,8 @@ func (it *ConsumerIterator) unpark() (parkedChunk, bool) {
 		info := p.chunk.TopicInfo
 		switch {
 		case info.revoked.Load() || p.clears != clears:
-			continue // dropped
+			p.chunk.done() // dropped
+			continue
 		case !found && !slices.Contains(held, info):
 			if !info.paused.Load() {
 				out, found = p, true

@@ -15,7 +15,12 @@ type Header struct {
 //
 // A Message belongs to exactly one FetchedDataChunk and must not be modified
 // once the chunk is queued. The application may keep a Message after asking
-// for the next one; the iterator does not reuse it.
+// for the next one; the iterator does not reuse it. The exception is a
+// consumer that opted into recycled messages (the connector's
+// zkconsumer.recycle.messages, fetcher.Config.RecycleMessages): then a
+// Message, its Key, Value and Headers are valid only until the next call
+// to Next (or the next round of a Messages loop) on its stream, and Clone
+// makes a copy to keep.
 type Message struct {
 	// Topic is the topic the message was fetched from.
 	Topic string
@@ -40,6 +45,38 @@ type Message struct {
 	// by Enqueue (or by the iterator for chunks put on the queue directly).
 	// MarkConsumed uses it.
 	info *PartitionTopicInfo
+}
+
+// Clone returns a deep copy of m: its key, value and headers in memory of
+// their own (one allocation for all their bytes), so that the copy stays
+// valid when m's memory is recycled (see Message). MarkConsumed works on
+// the copy as on m. A nil m gives nil.
+func (m *Message) Clone() *Message {
+	if m == nil {
+		return nil
+	}
+	c := *m
+	n := len(m.Key) + len(m.Value)
+	for _, h := range m.Headers {
+		n += len(h.Key) + len(h.Value)
+	}
+	buf := make([]byte, 0, n)
+	take := func(b []byte) []byte {
+		if b == nil {
+			return nil
+		}
+		start := len(buf)
+		buf = append(buf, b...)
+		return buf[start:len(buf):len(buf)]
+	}
+	c.Key, c.Value = take(m.Key), take(m.Value)
+	if m.Headers != nil {
+		c.Headers = make([]Header, len(m.Headers))
+		for i, h := range m.Headers {
+			c.Headers[i] = Header{Key: take(h.Key), Value: take(h.Value)}
+		}
+	}
+	return &c
 }
 
 // TimestampType tells what a message's timestamp means, as Kafka's
@@ -93,6 +130,21 @@ type FetchedDataChunk struct {
 	// Err, when non-nil, makes this an error chunk: Messages are ignored and
 	// the iterator returns a *PartitionError wrapping Err.
 	Err error
+
+	// release, if set, gives the memory of Messages back to whoever
+	// enqueued them (PartitionTopicInfo.EnqueueRecycled); called at most
+	// once, by done.
+	release func()
+}
+
+// done calls the chunk's release function, once: the stream is finished
+// with the chunk, or drops it. Messages of the chunk must not be used
+// afterwards.
+func (c *FetchedDataChunk) done() {
+	if r := c.release; r != nil {
+		c.release = nil
+		r()
+	}
 }
 
 // passFiltered moves the consumed offset of c's partition to c.NextOffset

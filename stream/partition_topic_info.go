@@ -114,10 +114,37 @@ func (p *PartitionTopicInfo) advanceConsumed(offset int64) {
 // paused (also while blocked), and ctx.Err() if ctx ends first. The fetched
 // offset then stays put.
 func (p *PartitionTopicInfo) Enqueue(ctx context.Context, msgs []*Message, nextFetchOffset int64) error {
+	return p.EnqueueRecycled(ctx, msgs, nextFetchOffset, nil)
+}
+
+// EnqueueRecycled is Enqueue for messages whose memory the caller
+// recycles: release, if not nil, is called once the stream can no longer
+// hand out or use a message of msgs, so that their memory can be reused.
+// That is when the iterator moves past the chunk (in the call to Next that
+// follows the one that returned its last message, which by the recycling
+// contract ends that message's validity), or when the chunk is dropped:
+// its partition revoked, the stream cleared or shut down (a chunk being
+// read is dropped in the next call to Next; chunks set aside for a paused
+// partition when they are dropped too), or at once when the chunk is not
+// queued (msgs empty, or an error is returned). release is called at most
+// once, from whichever goroutine drops the chunk; a chunk that is never
+// dropped (say a stream nobody reads any more) is left to the garbage
+// collector and release is not called.
+func (p *PartitionTopicInfo) EnqueueRecycled(ctx context.Context, msgs []*Message, nextFetchOffset int64, release func()) error {
+	if len(msgs) == 0 && release != nil {
+		release()
+		release = nil
+	}
 	if p.revoked.Load() {
+		if release != nil {
+			release()
+		}
 		return ErrClosed
 	}
 	if p.paused.Load() {
+		if release != nil {
+			release()
+		}
 		return ErrPaused
 	}
 	halt := p.haltCh()
@@ -129,8 +156,9 @@ func (p *PartitionTopicInfo) Enqueue(ctx context.Context, msgs []*Message, nextF
 				size += len(m.Key) + len(m.Value)
 			}
 		}
-		chunk := &FetchedDataChunk{Messages: msgs, TopicInfo: p, FetchOffset: p.fetchedOffset.Load(), NextOffset: nextFetchOffset}
+		chunk := &FetchedDataChunk{Messages: msgs, TopicInfo: p, FetchOffset: p.fetchedOffset.Load(), NextOffset: nextFetchOffset, release: release}
 		if err := p.queue.put(ctx, chunk, p.revokedCh, halt); err != nil {
+			chunk.done()
 			return err
 		}
 		if c := p.counters; c != nil {
