@@ -24,6 +24,27 @@ const (
 	StrategyRange = "range"
 	// StrategyRoundRobin is Kafka's RoundRobinAssignor.
 	StrategyRoundRobin = "roundrobin"
+	// StrategySticky is zkconsumer's sticky assignor, for groups of
+	// zkconsumer members only, in ZooKeeper mode: balanced per topic, it
+	// moves as few partitions as that allows when members join or leave.
+	// Members refuse to share a group with members of another strategy or
+	// with Scala members (see rebalance.StrategySticky).
+	StrategySticky = "sticky"
+)
+
+// Values accepted by Config.RebalanceProtocol (zkconsumer.rebalance.protocol),
+// named after Kafka's RebalanceProtocol.
+const (
+	// RebalanceCooperative hands partitions over one by one, the default:
+	// during a rebalance a member keeps delivering the partitions it keeps,
+	// commits and releases only those that move away, and only those it
+	// gains wait for their previous owner.
+	RebalanceCooperative = "cooperative"
+	// RebalanceEager stops the whole member on every rebalance, as Kafka's
+	// Scala consumer does: every partition is revoked (committed, and the
+	// listener told about all of them) before the new assignment is
+	// computed, and fetching starts again once every partition is claimed.
+	RebalanceEager = "eager"
 )
 
 // Values accepted by Config.RoundRobinHashFormat
@@ -306,10 +327,30 @@ type Config struct {
 	ExcludeInternalTopics bool
 
 	// PartitionAssignmentStrategy chooses the assignor:
-	// partition.assignment.strategy, default "range". One of StrategyRange or
-	// StrategyRoundRobin. Every member of a group must use the same one; the
-	// strategy is not recorded in ZooKeeper.
+	// partition.assignment.strategy, default "range". One of StrategyRange,
+	// StrategyRoundRobin or, in ZooKeeper mode, StrategySticky. Every
+	// member of a group must use the same one. Kafka's Scala consumer does
+	// not record it; zkconsumer members record theirs in their
+	// registration, and one that finds an older member of the group using
+	// another strategy stays out of the group, reporting
+	// ErrInconsistentStrategy, until it can join (see README, "Choosing a
+	// strategy").
 	PartitionAssignmentStrategy string
+
+	// RebalanceProtocol chooses how a member hands partitions over in
+	// ZooKeeper mode: zkconsumer.rebalance.protocol, a zkconsumer
+	// extension, default "cooperative". With RebalanceCooperative a member
+	// keeps delivering the partitions it keeps during a rebalance, and the
+	// RebalanceListener is told only about the partitions that move:
+	// BeforeReleasingPartitions about those it gives up (not called when
+	// it gives up none), BeforeStartingFetchers about those it gains (not
+	// called when it gains none), with this member's own partitions only.
+	// RebalanceEager is Kafka's Scala consumer's behaviour: every
+	// rebalance stops the member, the listener is told about every owned
+	// partition and given the whole group's assignment. Choose eager if
+	// your listener relies on that. Members of either protocol, and Scala
+	// members, share a group.
+	RebalanceProtocol string
 
 	// RoundRobinHashFormat selects how the roundrobin assignor renders a
 	// partition before hashing it: zkconsumer.roundrobin.hash.format, a
@@ -431,6 +472,7 @@ func DefaultConfig() Config {
 		ConsumerTimeout:             -1 * time.Millisecond,
 		ExcludeInternalTopics:       true,
 		PartitionAssignmentStrategy: StrategyRange,
+		RebalanceProtocol:           RebalanceCooperative,
 		RoundRobinHashFormat:        RoundRobinHashDash,
 		OffsetsStorage:              OffsetsStorageZookeeper,
 		OffsetsChannelBackoff:       1000 * time.Millisecond,
@@ -509,7 +551,12 @@ func (c *Config) Validate() error {
 	v.check(keyRebalanceMaxRetries, itoa(c.RebalanceMaxRetries), c.RebalanceMaxRetries >= 1, "must be at least 1")
 	v.check(keyZookeeperSyncTime, ms(c.ZookeeperSyncTime), c.ZookeeperSyncTime >= 0, "must not be negative")
 	v.check(keyRebalanceBackoff, ms(c.RebalanceBackoff), c.RebalanceBackoff >= 0, "must not be negative")
-	v.oneOf(keyPartitionAssignmentStrategy, c.PartitionAssignmentStrategy, StrategyRange, StrategyRoundRobin)
+	if c.kafkaMode() {
+		v.oneOf(keyPartitionAssignmentStrategy, c.PartitionAssignmentStrategy, StrategyRange, StrategyRoundRobin)
+	} else {
+		v.oneOf(keyPartitionAssignmentStrategy, c.PartitionAssignmentStrategy, StrategyRange, StrategyRoundRobin, StrategySticky)
+	}
+	v.oneOf(keyRebalanceProtocol, c.RebalanceProtocol, RebalanceCooperative, RebalanceEager)
 	v.oneOf(keyRoundRobinHashFormat, c.RoundRobinHashFormat, RoundRobinHashDash, RoundRobinHashBracket)
 
 	// Consumption.

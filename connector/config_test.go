@@ -88,6 +88,7 @@ func TestDefaultsMatchKafka(t *testing.T) {
 		"zkconsumer.roundrobin.hash.format": "dash",
 		"zkconsumer.isolation.level":        "read_uncommitted",
 		"zkconsumer.group.coordination":     "zookeeper",
+		"zkconsumer.rebalance.protocol":     "cooperative",
 		"check.crcs":                        "true",
 		// consumer.id is absent: it is generated when unset; the keys of
 		// zkconsumer.group.coordination=kafka are left out.
@@ -116,6 +117,7 @@ func TestDefaultsMatchKafka(t *testing.T) {
 		ConsumerTimeout:             -time.Millisecond,
 		ExcludeInternalTopics:       true,
 		PartitionAssignmentStrategy: "range",
+		RebalanceProtocol:           "cooperative",
 		RoundRobinHashFormat:        "dash",
 		OffsetsStorage:              "zookeeper",
 		DualCommitEnabled:           new(false),
@@ -273,7 +275,7 @@ func TestValidateRejects(t *testing.T) {
 		{"rebalance retries", func(c *connector.Config) { c.RebalanceMaxRetries = 0 }, "rebalance.max.retries", "at least 1"},
 		{"rebalance backoff", func(c *connector.Config) { c.RebalanceBackoff = -time.Millisecond }, "rebalance.backoff.ms", "must not be negative"},
 		{"sync time", func(c *connector.Config) { c.ZookeeperSyncTime = -time.Millisecond }, "zookeeper.sync.time.ms", "must not be negative"},
-		{"strategy", func(c *connector.Config) { c.PartitionAssignmentStrategy = "sticky" }, "partition.assignment.strategy", "must be one of range, roundrobin"},
+		{"strategy", func(c *connector.Config) { c.PartitionAssignmentStrategy = "cooperative-sticky" }, "partition.assignment.strategy", "must be one of range, roundrobin, sticky"},
 		{"strategy case", func(c *connector.Config) { c.PartitionAssignmentStrategy = "Range" }, "partition.assignment.strategy", "must be one of range, roundrobin"},
 		{"hash format", func(c *connector.Config) { c.RoundRobinHashFormat = "colon" }, "zkconsumer.roundrobin.hash.format", "must be one of dash, bracket"},
 		{"offset reset earliest", func(c *connector.Config) { c.AutoOffsetReset = "earliest" }, "auto.offset.reset", "must be one of smallest, largest"},
@@ -312,7 +314,7 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 	c := connector.DefaultConfig()
 	c.GroupID = "bad group"
 	c.AutoOffsetReset = "earliest"
-	c.PartitionAssignmentStrategy = "sticky"
+	c.PartitionAssignmentStrategy = "cooperative-sticky"
 	c.OffsetsStorage = "s3"
 	c.QueuedMaxMessageChunks = 0
 	c.SocketTimeout = 10 * time.Millisecond
@@ -352,12 +354,12 @@ func ExampleConfig_Validate() {
 	cfg.GroupID = "orders"
 	cfg.ZookeeperConnect = "zk1:2181"
 	cfg.AutoOffsetReset = "earliest"
-	cfg.PartitionAssignmentStrategy = "sticky"
+	cfg.PartitionAssignmentStrategy = "cooperative-sticky"
 	err := cfg.Validate()
 	fmt.Println(err)
 	fmt.Println(errors.Is(err, connector.ErrInvalidConfig))
 	// Output:
-	// connector: invalid partition.assignment.strategy "sticky": must be one of range, roundrobin
+	// connector: invalid partition.assignment.strategy "cooperative-sticky": must be one of range, roundrobin, sticky
 	// connector: invalid auto.offset.reset "earliest": must be one of smallest, largest
 	// true
 }
