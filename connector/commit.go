@@ -43,7 +43,7 @@ func (c *ConsumerConnector) CommitOffsets(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.commit(ctx, gen, consumedOffsets(infos), 1+c.cfg.OffsetsCommitMaxRetries)
+	return c.commit(ctx, gen, consumedOffsetsOf(infos), 1+c.cfg.OffsetsCommitMaxRetries)
 }
 
 // CommitOffsetsMap commits explicit offsets (the next offset to consume) for
@@ -66,17 +66,22 @@ func (c *ConsumerConnector) CommitOffsetsMap(ctx context.Context, offsets map[To
 		}
 		owned[tp] = off
 	}
-	err = c.commit(ctx, gen, owned, 1+c.cfg.OffsetsCommitMaxRetries)
+	err = c.commit(ctx, gen, func() map[TopicPartition]int64 { return owned }, 1+c.cfg.OffsetsCommitMaxRetries)
 	return errors.Join(append(refused, err)...)
 }
 
-// consumedOffsets returns the consumed offset of each of infos.
-func consumedOffsets(infos map[TopicPartition]*stream.PartitionTopicInfo) map[TopicPartition]int64 {
-	offsets := make(map[TopicPartition]int64, len(infos))
-	for tp, info := range infos {
-		offsets[tp] = info.ConsumedOffset()
+// consumedOffsetsOf returns a function that reads the consumed offset of
+// each of infos when called. Commits call it once they hold commitMu, so
+// that what they write is never older than what a commit that ran before
+// them wrote (a final commit at a revoke, say).
+func consumedOffsetsOf(infos map[TopicPartition]*stream.PartitionTopicInfo) func() map[TopicPartition]int64 {
+	return func() map[TopicPartition]int64 {
+		offsets := make(map[TopicPartition]int64, len(infos))
+		for tp, info := range infos {
+			offsets[tp] = info.ConsumedOffset()
+		}
+		return offsets
 	}
-	return offsets
 }
 
 // stillOwns reports whether gen is still this member's generation: in
@@ -96,7 +101,7 @@ func (c *ConsumerConnector) stillOwns(gen *generation) bool {
 // commitInfos commits the consumed offsets of infos while gen still owns
 // them; nothing once the ZooKeeper session that claimed them is gone.
 func (c *ConsumerConnector) commitInfos(ctx context.Context, gen *generation, infos map[zkutil.TopicPartition]*stream.PartitionTopicInfo, attempts int) error {
-	err := c.commit(ctx, gen, consumedOffsets(infos), attempts)
+	err := c.commit(ctx, gen, consumedOffsetsOf(infos), attempts)
 	if errors.Is(err, ErrNotOwner) {
 		return nil // the session that owned them is gone; the member reports the loss
 	}
@@ -108,8 +113,9 @@ func (c *ConsumerConnector) commitInfos(ctx context.Context, gen *generation, in
 // owns the partitions holds: each write is bound to the session
 // (zkutil.InSession), so none is applied after the session is gone, and a
 // commit to Kafka is made only while the lease holds. In Kafka mode the
-// coordinator checks gen's generation and member id itself.
-func (c *ConsumerConnector) commit(ctx context.Context, gen *generation, offsets map[zkutil.TopicPartition]int64, attempts int) error {
+// coordinator checks gen's generation and member id itself. offsets is
+// called under commitMu (see commitChanged).
+func (c *ConsumerConnector) commit(ctx context.Context, gen *generation, offsets func() map[zkutil.TopicPartition]int64, attempts int) error {
 	return c.commitChanged(offsets, func(changed map[zkutil.TopicPartition]int64) error {
 		var err error
 		for attempt := 0; attempt < attempts; attempt++ {
@@ -150,21 +156,31 @@ func (c *ConsumerConnector) commitLast(ctx context.Context, gen *generation, inf
 	if gen.kafka == nil {
 		return c.commitInfos(ctx, gen, infos, 1)
 	}
-	return c.commitChanged(consumedOffsets(infos), func(changed map[zkutil.TopicPartition]int64) error {
+	return c.commitChanged(consumedOffsetsOf(infos), func(changed map[zkutil.TopicPartition]int64) error {
 		return c.kafka.commit(ctx, gen.kafka, changed, true)
 	})
 }
 
 // commitChanged writes, with write, the offsets that changed since the last
 // commit, and records them as committed if write succeeds. Commits run one
-// at a time.
-func (c *ConsumerConnector) commitChanged(offsets map[zkutil.TopicPartition]int64, write func(map[zkutil.TopicPartition]int64) error) error {
+// at a time, under commitMu; offsets is called once the lock is held.
+//
+// Only partitions this member may still commit are written (c.committable):
+// a partition leaves that set, under commitMu, when its revoke is done and
+// before its owner node is released, so a commit that was started for it
+// earlier (an automatic commit, the application's CommitOffsets from
+// another goroutine) either lands before the release or not at all, and
+// never over the offsets of the partition's next owner.
+func (c *ConsumerConnector) commitChanged(offsets func() map[zkutil.TopicPartition]int64, write func(map[zkutil.TopicPartition]int64) error) error {
 	c.commitMu.Lock()
 	defer c.commitMu.Unlock()
 	changed := map[zkutil.TopicPartition]int64{}
-	for tp, off := range offsets {
+	for tp, off := range offsets() {
 		if off < 0 {
 			continue // nothing consumed and no position yet
+		}
+		if !c.committable[tp] {
+			continue // released, or being released with its final commit done
 		}
 		if last, ok := c.checkpoint[tp]; ok && last == off {
 			continue

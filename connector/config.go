@@ -34,6 +34,21 @@ const (
 	StrategyRoundRobin = "roundrobin"
 )
 
+// Values accepted by Config.RebalanceProtocol (zkconsumer.rebalance.protocol),
+// named after Kafka's RebalanceProtocol.
+const (
+	// RebalanceCooperative hands partitions over one by one, the default:
+	// during a rebalance a member keeps delivering the partitions it keeps,
+	// commits and releases only those that move away, and only those it
+	// gains wait for their previous owner.
+	RebalanceCooperative = "cooperative"
+	// RebalanceEager stops the whole member on every rebalance, as Kafka's
+	// Scala consumer does: every partition is revoked (committed, and the
+	// listener told about all of them) before the new assignment is
+	// computed, and fetching starts again once every partition is claimed.
+	RebalanceEager = "eager"
+)
+
 // Values accepted by Config.RoundRobinHashFormat
 // (zkconsumer.roundrobin.hash.format).
 const (
@@ -325,6 +340,21 @@ type Config struct {
 	// strategy is not recorded in ZooKeeper.
 	PartitionAssignmentStrategy string
 
+	// RebalanceProtocol chooses how a member hands partitions over in
+	// ZooKeeper mode: zkconsumer.rebalance.protocol, a zkconsumer
+	// extension, default "cooperative". With RebalanceCooperative a member
+	// keeps delivering the partitions it keeps during a rebalance, and the
+	// RebalanceListener is told only about the partitions that move:
+	// BeforeReleasingPartitions about those it gives up (not called when
+	// it gives up none), BeforeStartingFetchers about those it gains (not
+	// called when it gains none), with this member's own partitions only.
+	// RebalanceEager is Kafka's Scala consumer's behaviour: every
+	// rebalance stops the member, the listener is told about every owned
+	// partition and given the whole group's assignment. Choose eager if
+	// your listener relies on that. Members of either protocol, and Scala
+	// members, share a group.
+	RebalanceProtocol string
+
 	// RoundRobinHashFormat selects how the roundrobin assignor renders a
 	// partition before hashing it: zkconsumer.roundrobin.hash.format, a
 	// zkconsumer extension, default "dash". RoundRobinHashDash ("t-p")
@@ -447,6 +477,7 @@ func DefaultConfig() Config {
 		ConsumerTimeout:             -1 * time.Millisecond,
 		ExcludeInternalTopics:       true,
 		PartitionAssignmentStrategy: StrategyRange,
+		RebalanceProtocol:           RebalanceCooperative,
 		RoundRobinHashFormat:        RoundRobinHashDash,
 		OffsetsStorage:              OffsetsStorageZookeeper,
 		OffsetsChannelBackoff:       1000 * time.Millisecond,
@@ -526,6 +557,7 @@ func (c *Config) Validate() error {
 	v.check(keyZookeeperSyncTime, ms(c.ZookeeperSyncTime), c.ZookeeperSyncTime >= 0, "must not be negative")
 	v.check(keyRebalanceBackoff, ms(c.RebalanceBackoff), c.RebalanceBackoff >= 0, "must not be negative")
 	v.oneOf(keyPartitionAssignmentStrategy, c.PartitionAssignmentStrategy, StrategyRange, StrategyRoundRobin)
+	v.oneOf(keyRebalanceProtocol, c.RebalanceProtocol, RebalanceCooperative, RebalanceEager)
 	v.oneOf(keyRoundRobinHashFormat, c.RoundRobinHashFormat, RoundRobinHashDash, RoundRobinHashBracket)
 
 	// Consumption. The Java consumer's names for auto.offset.reset's

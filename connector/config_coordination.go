@@ -39,7 +39,7 @@ var (
 	zookeeperOnlyKeys = []string{
 		keyZookeeperConnect, keyZookeeperSessionTimeout, keyZookeeperConnectionTimeout, keyZookeeperSyncTime,
 		keyOffsetsStorage, keyDualCommitEnabled, keyOffsetsChannelBackoff, keyOffsetsChannelSocketTimeout,
-		keyRebalanceMaxRetries, keyRebalanceBackoff, keyRoundRobinHashFormat,
+		keyRebalanceMaxRetries, keyRebalanceBackoff, keyRoundRobinHashFormat, keyRebalanceProtocol,
 	}
 	kafkaOnlyKeys = []string{
 		keyBootstrapServers, keySessionTimeout, keyHeartbeatInterval, keyMaxPollInterval,

@@ -48,6 +48,7 @@ const (
 	keyZookeeperSyncTime           = "zookeeper.sync.time.ms"
 
 	keyRoundRobinHashFormat = "zkconsumer.roundrobin.hash.format"
+	keyRebalanceProtocol    = "zkconsumer.rebalance.protocol"
 	keyIsolationLevel       = "zkconsumer.isolation.level"
 
 	// keyCheckCRCs is the Java consumer's key, with its meaning.
@@ -115,6 +116,7 @@ var properties = []property{
 	msProp(keyZookeeperConnectionTimeout, func(c *Config) *time.Duration { return &c.ZookeeperConnectionTimeout }, true),
 	msProp(keyZookeeperSyncTime, func(c *Config) *time.Duration { return &c.ZookeeperSyncTime }, false),
 	stringProp(keyRoundRobinHashFormat, func(c *Config) *string { return &c.RoundRobinHashFormat }, false),
+	stringProp(keyRebalanceProtocol, func(c *Config) *string { return &c.RebalanceProtocol }, false),
 	stringProp(keyIsolationLevel, func(c *Config) *string { return &c.IsolationLevel }, false),
 	boolProp(keyCheckCRCs, func(c *Config) *bool { return &c.CheckCRCs }),
 }

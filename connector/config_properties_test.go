@@ -238,6 +238,7 @@ func TestConfigFromPropertiesEveryKey(t *testing.T) {
 		"zkconsumer.roundrobin.hash.format": "bracket",
 		"zkconsumer.isolation.level":        "read_committed",
 		"zkconsumer.group.coordination":     "zookeeper",
+		"zkconsumer.rebalance.protocol":     "eager",
 		"check.crcs":                        "false",
 	})
 	require.NoError(t, err)
@@ -264,6 +265,7 @@ func TestConfigFromPropertiesEveryKey(t *testing.T) {
 		ConsumerTimeout:             time.Second,
 		ExcludeInternalTopics:       false,
 		PartitionAssignmentStrategy: "roundrobin",
+		RebalanceProtocol:           "eager",
 		RoundRobinHashFormat:        "bracket",
 		OffsetsStorage:              "KAFKA", // lower-cased by Validate
 		DualCommitEnabled:           new(false),
@@ -473,7 +475,7 @@ func TestPropertiesOmitsUnsetDerivedFields(t *testing.T) {
 		"zookeeper.connection.timeout.ms"} {
 		assert.NotContains(t, props, key)
 	}
-	assert.Len(t, props, 29)
+	assert.Len(t, props, 30)
 }
 
 func TestPropertiesDropsLoggerAndSubMilliseconds(t *testing.T) {

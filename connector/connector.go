@@ -67,6 +67,10 @@ type ConsumerConnector struct {
 
 	commitMu   sync.Mutex
 	checkpoint map[zkutil.TopicPartition]int64 // guarded by commitMu
+	// committable holds the partitions whose offsets this member may
+	// commit: those of its current generation, until their revoke is done
+	// (commitChanged). Guarded by commitMu.
+	committable map[zkutil.TopicPartition]bool
 
 	autoCommit sync.WaitGroup
 	stopOnce   sync.Once
@@ -149,18 +153,19 @@ func New(cfg Config, opts ...Option) (*ConsumerConnector, error) {
 	}
 	c := &ConsumerConnector{
 		cfg: cfg, id: id,
-		baseLog:    logger,
-		log:        logger.With("group", cfg.GroupID, "consumer", id),
-		errs:       make(chan error, 256),
-		closing:    make(chan struct{}),
-		listener:   o.listener,
-		dialer:     o.netDialer,
-		streams:    map[streamKey]*stream.Control{},
-		checkpoint: map[zkutil.TopicPartition]int64{},
-		carried:    map[zkutil.TopicPartition]carriedOffset{},
-		paused:     map[zkutil.TopicPartition]bool{},
-		metrics:    cfg.Metrics,
-		counters:   map[string]*stream.Counters{},
+		baseLog:     logger,
+		log:         logger.With("group", cfg.GroupID, "consumer", id),
+		errs:        make(chan error, 256),
+		closing:     make(chan struct{}),
+		listener:    o.listener,
+		dialer:      o.netDialer,
+		streams:     map[streamKey]*stream.Control{},
+		checkpoint:  map[zkutil.TopicPartition]int64{},
+		committable: map[zkutil.TopicPartition]bool{},
+		carried:     map[zkutil.TopicPartition]carriedOffset{},
+		paused:      map[zkutil.TopicPartition]bool{},
+		metrics:     cfg.Metrics,
+		counters:    map[string]*stream.Counters{},
 	}
 	warnings := c.log
 	if cfg.Logger == nil {

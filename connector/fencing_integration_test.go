@@ -223,17 +223,35 @@ func (l *shutdownListener) BeforeStartingFetchers(context.Context, *ConsumerConn
 
 // TestShutdownFromListener calls Shutdown from a rebalance listener, as an
 // application that decides to stop on a rebalance would; it used to
-// deadlock, Shutdown waiting for the rebalance that runs the listener.
+// deadlock, Shutdown waiting for the rebalance that runs the listener. With
+// the eager protocol every rebalance calls the listener; with the
+// cooperative one it is called when partitions move away, here to a
+// second member that joins.
 func TestShutdownFromListener(t *testing.T) {
+	for _, protocol := range []string{RebalanceEager, RebalanceCooperative} {
+		t.Run(protocol, func(t *testing.T) { testShutdownFromListener(t, protocol) })
+	}
+}
+
+func testShutdownFromListener(t *testing.T, protocol string) {
 	c := testcluster.Shared(t)
 	topic := newTopic(t, c, 2, 20)
 	group := testcluster.UniqueName("g-shut-listener")
 	l := &shutdownListener{returned: make(chan error, 1)}
-	conn, err := New(testConfig(c, group), WithRebalanceListener(l))
+	cfg := testConfig(c, group)
+	cfg.RebalanceProtocol = protocol
+	conn, err := New(cfg, WithRebalanceListener(l))
 	require.NoError(t, err)
 	ctx, col := readAll(t, conn, topic, 20)
 	l.conn = conn
-	conn.member.Rebalance()
+	var second *ConsumerConnector
+	if protocol == RebalanceEager {
+		conn.member.Rebalance()
+	} else {
+		second = newConnector(t, cfg)
+		_, err := second.CreateMessageStreams(ctx, map[string]int{topic: 1})
+		require.NoError(t, err)
+	}
 	select {
 	case err := <-l.returned:
 		require.NoError(t, err)
@@ -250,6 +268,9 @@ func TestShutdownFromListener(t *testing.T) {
 		t.Fatal("the streams did not end after Shutdown from the listener")
 	}
 	require.NoError(t, conn.Shutdown(ctx))
+	if second != nil {
+		require.NoError(t, second.Shutdown(ctx))
+	}
 	waitNoMembers(t, c, group)
 }
 

@@ -2,7 +2,6 @@ package connector
 
 import (
 	"context"
-	"slices"
 
 	"github.com/zkconsumer/zkconsumer/rebalance"
 	"github.com/zkconsumer/zkconsumer/rebalance/kafkagroup"
@@ -52,13 +51,4 @@ func (c *ConsumerConnector) zkGeneration(gen *rebalance.Generation) *generation 
 }
 
 // ownedTopics lists g's partitions by topic, each list sorted.
-func (g *generation) ownedTopics() map[string][]int32 {
-	owned := map[string][]int32{}
-	for tp := range g.owned {
-		owned[tp.Topic] = append(owned[tp.Topic], tp.Partition)
-	}
-	for _, ps := range owned {
-		slices.Sort(ps)
-	}
-	return owned
-}
+func (g *generation) ownedTopics() map[string][]int32 { return topicsOf(g.owned) }

@@ -16,7 +16,7 @@ import (
 // generation loop (kafka_group.go) calls the same revoke and assign.
 type handler ConsumerConnector
 
-var _ rebalance.Handler = (*handler)(nil)
+var _ rebalance.IncrementalHandler = (*handler)(nil)
 
 // Revoke ends gen: see revoke.
 func (h *handler) Revoke(ctx context.Context, gen *rebalance.Generation, lost bool) error {
@@ -28,6 +28,50 @@ func (h *handler) Revoke(ctx context.Context, gen *rebalance.Generation, lost bo
 func (h *handler) Assign(ctx context.Context, gen *rebalance.Generation) error {
 	c := (*ConsumerConnector)(h)
 	return c.assign(ctx, c.zkGeneration(gen))
+}
+
+// Continue replaces the current generation from with to, which continues
+// it (incremental hand-over, zkconsumer.rebalance.protocol=cooperative):
+// the partitions both own with the same thread keep flowing; those only
+// from owns are revoked (revokeSome), those only to owns are started
+// (assignSome).
+func (h *handler) Continue(ctx context.Context, from, to *rebalance.Generation) error {
+	c := (*ConsumerConnector)(h)
+	prev := c.zkGeneration(from)
+	next := &generation{
+		id: int64(to.ID), owned: to.Owned, assignment: to.Assignment,
+		ctx: to.Context(), fence: prev.fence, zk: to,
+	}
+	removed := map[zkutil.TopicPartition]zkutil.ConsumerThreadID{}
+	for tp, th := range prev.owned {
+		if next.owned[tp] != th {
+			removed[tp] = th
+		}
+	}
+	added := map[zkutil.TopicPartition]zkutil.ConsumerThreadID{}
+	for tp, th := range next.owned {
+		if prev.owned[tp] != th {
+			added[tp] = th
+		}
+	}
+	var err error
+	if len(removed) > 0 {
+		err = c.revokeSome(ctx, prev, next, removed)
+	}
+	if len(added) > 0 {
+		if len(removed) > 0 {
+			// The member never asks for both at once; if it did, the
+			// partitions it gains start from what is now current.
+			prev = next
+		}
+		return c.assignSome(ctx, prev, next, added)
+	}
+	c.mu.Lock()
+	if c.gen == prev {
+		c.gen = next
+	}
+	c.mu.Unlock()
+	return err
 }
 
 // revoke stops fetching, fences every partition of gen so that no message
@@ -56,6 +100,7 @@ func (c *ConsumerConnector) revoke(ctx context.Context, gen *generation, lost bo
 	if c.listener != nil {
 		c.listener.BeforeReleasingPartitions(ctx, c, gen.ownedTopics(), lost)
 	}
+	c.endCommits(gen.owned)
 	c.mu.Lock()
 	c.infos, c.gen, c.releasing = nil, nil, nil
 	c.mu.Unlock()
@@ -63,23 +108,151 @@ func (c *ConsumerConnector) revoke(ctx context.Context, gen *generation, lost bo
 	return err
 }
 
+// revokeSome is revoke for the partitions of prev that move away in an
+// incremental hand-over, removed, while the others keep flowing: their
+// fetching stops (the fetchers drop a revoked partition before their next
+// request), their messages are fenced (queued chunks are skipped when
+// they reach the head of their stream's queue, which also serves
+// partitions that stay, so no stream is cleared), their consumed offsets
+// are committed with auto.commit.enable, and the listener is told about
+// them alone. next, which owns the rest, is current when it returns.
+func (c *ConsumerConnector) revokeSome(ctx context.Context, prev, next *generation, removed map[zkutil.TopicPartition]zkutil.ConsumerThreadID) error {
+	c.mu.Lock()
+	moved := make(map[zkutil.TopicPartition]*stream.PartitionTopicInfo, len(removed))
+	for tp := range removed {
+		if info, ok := c.infos[tp]; ok {
+			moved[tp] = info
+		}
+	}
+	c.releasing = prev // commits of the moved partitions stay allowed until release
+	c.mu.Unlock()
+	for _, info := range moved {
+		info.Revoke()
+	}
+	c.carryProgress(moved)
+	var err error
+	if c.cfg.AutoCommitEnable {
+		err = c.commitLast(ctx, prev, moved)
+	}
+	if c.listener != nil {
+		c.listener.BeforeReleasingPartitions(ctx, c, topicsOf(removed), false)
+	}
+	c.endCommits(removed)
+	c.mu.Lock()
+	kept := make(map[zkutil.TopicPartition]*stream.PartitionTopicInfo, len(c.infos))
+	for tp, info := range c.infos {
+		if _, ok := removed[tp]; !ok {
+			kept[tp] = info
+		}
+	}
+	for tp := range removed {
+		delete(c.paused, tp)
+	}
+	c.infos, c.gen, c.releasing = kept, next, nil
+	c.mu.Unlock()
+	c.log.Info("released partitions", "generation", prev.id, "released", len(removed), "kept", len(kept))
+	return err
+}
+
+// endCommits ends the commits of owned's partitions: once it returns, a
+// commit started for them earlier has either been written or will skip
+// them. Called when their revoke is done, before ownership is released.
+func (c *ConsumerConnector) endCommits(owned map[zkutil.TopicPartition]zkutil.ConsumerThreadID) {
+	c.commitMu.Lock()
+	defer c.commitMu.Unlock()
+	for tp := range owned {
+		delete(c.committable, tp)
+	}
+}
+
 // assign reads the start offsets of gen's partitions, now that they are
 // owned, and starts fetching them into the streams of their threads.
 func (c *ConsumerConnector) assign(ctx context.Context, gen *generation) error {
-	tps := make([]zkutil.TopicPartition, 0, len(gen.owned))
-	for tp := range gen.owned {
-		tps = append(tps, tp)
-	}
-	offsets, unreadable, err := c.offsets.Fetch(ctx, tps)
+	tps := slices.Collect(maps.Keys(gen.owned))
+	infos, list, unreadable, err := c.newInfos(ctx, gen, gen.owned, tps)
 	if err != nil {
 		return err
 	}
-	infos := make(map[zkutil.TopicPartition]*stream.PartitionTopicInfo, len(tps))
-	list := make([]*stream.PartitionTopicInfo, 0, len(tps))
-	for tp, th := range gen.owned {
+	if c.listener != nil {
+		assignment := gen.assignment
+		if gen.zk != nil && c.cfg.RebalanceProtocol == RebalanceCooperative {
+			// Cooperative hand-over: the listener is told what moves, so
+			// only this member's own partitions, which all start here.
+			assignment = rebalance.Assignment{c.id: gen.owned}
+		}
+		c.listener.BeforeStartingFetchers(ctx, c, globalAssignment(assignment))
+	}
+	c.mu.Lock()
+	c.infos, c.gen, c.ownErr = infos, gen, nil
+	c.keepPauses(infos)
+	c.mu.Unlock()
+	if err := c.fetcher.StartConnections(gen.ctx, list); err != nil {
+		return err
+	}
+	c.holdUnreadable(gen, infos, unreadable)
+	c.log.Info("started generation", "generation", gen.id, "partitions", len(list))
+	return nil
+}
+
+// assignSome is assign for the partitions next gains over prev in an
+// incremental hand-over, added, all claimed: it reads their start
+// offsets and adds them to the running fetchers, while prev's partitions
+// keep flowing. The listener is told about them alone. On an error prev
+// stays current and nothing of added is fetched.
+func (c *ConsumerConnector) assignSome(ctx context.Context, prev, next *generation, added map[zkutil.TopicPartition]zkutil.ConsumerThreadID) error {
+	tps := slices.Collect(maps.Keys(added))
+	infos, list, unreadable, err := c.newInfos(ctx, next, added, tps)
+	if err != nil {
+		return err
+	}
+	if c.listener != nil {
+		c.listener.BeforeStartingFetchers(ctx, c, globalAssignment(rebalance.Assignment{c.id: added}))
+	}
+	c.mu.Lock()
+	all := maps.Clone(c.infos)
+	if all == nil {
+		all = map[zkutil.TopicPartition]*stream.PartitionTopicInfo{}
+	}
+	maps.Copy(all, infos)
+	c.infos, c.gen, c.ownErr = all, next, nil
+	c.mu.Unlock()
+	if err := c.fetcher.AddPartitions(list); err != nil {
+		// The connections end only with the generation, which cannot end
+		// during this call: put prev back all the same.
+		for _, info := range infos {
+			info.Revoke()
+		}
+		c.endCommits(added)
+		c.mu.Lock()
+		c.infos, c.gen = maps.Clone(all), prev
+		for tp := range added {
+			delete(c.infos, tp)
+		}
+		c.mu.Unlock()
+		return fmt.Errorf("connector: start fetching %d partitions: %w", len(list), err)
+	}
+	c.holdUnreadable(next, infos, unreadable)
+	c.log.Info("started partitions", "generation", next.id, "started", len(list), "owned", len(next.owned))
+	return nil
+}
+
+// newInfos reads the start offsets of tps, partitions of gen that owned
+// maps to their threads, and returns their PartitionTopicInfos (all of
+// them, and in list those whose offset could be read) and the reasons of
+// those that could not. It records the offsets read as committed and lets
+// the partitions be committed from now on.
+func (c *ConsumerConnector) newInfos(ctx context.Context, gen *generation, owned map[zkutil.TopicPartition]zkutil.ConsumerThreadID, tps []zkutil.TopicPartition) (infos map[zkutil.TopicPartition]*stream.PartitionTopicInfo, list []*stream.PartitionTopicInfo, unreadable map[zkutil.TopicPartition]error, err error) {
+	offsets, unreadable, err := c.offsets.Fetch(ctx, tps)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	infos = make(map[zkutil.TopicPartition]*stream.PartitionTopicInfo, len(tps))
+	list = make([]*stream.PartitionTopicInfo, 0, len(tps))
+	for _, tp := range tps {
+		th := owned[tp]
 		s := c.streamFor(tp.Topic, th.Thread)
 		if s == nil {
-			return fmt.Errorf("connector: no stream for thread %s of topic %s", th, tp.Topic)
+			return nil, nil, nil, fmt.Errorf("connector: no stream for thread %s of topic %s", th, tp.Topic)
 		}
 		off, ok := offsets[tp]
 		if !ok {
@@ -99,27 +272,36 @@ func (c *ConsumerConnector) assign(ctx context.Context, gen *generation) error {
 	for tp, off := range offsets {
 		c.checkpoint[tp] = off
 	}
+	for _, tp := range tps {
+		c.committable[tp] = true
+	}
 	c.commitMu.Unlock()
-	if c.listener != nil {
-		global := map[string]map[int32]ConsumerThreadID{}
-		for _, owned := range gen.assignment {
-			for tp, th := range owned {
-				if global[tp.Topic] == nil {
-					global[tp.Topic] = map[int32]ConsumerThreadID{}
-				}
-				global[tp.Topic][tp.Partition] = th
+	return infos, list, unreadable, nil
+}
+
+// globalAssignment turns an assignment into what the listener is given:
+// topic -> partition -> owning thread.
+func globalAssignment(a rebalance.Assignment) map[string]map[int32]ConsumerThreadID {
+	global := map[string]map[int32]ConsumerThreadID{}
+	for _, owned := range a {
+		for tp, th := range owned {
+			if global[tp.Topic] == nil {
+				global[tp.Topic] = map[int32]ConsumerThreadID{}
 			}
+			global[tp.Topic][tp.Partition] = th
 		}
-		c.listener.BeforeStartingFetchers(ctx, c, global)
 	}
-	c.mu.Lock()
-	c.infos, c.gen, c.ownErr = infos, gen, nil
-	c.keepPauses(infos)
-	c.mu.Unlock()
-	if err := c.fetcher.StartConnections(gen.ctx, list); err != nil {
-		return err
+	return global
+}
+
+// topicsOf lists owned's partitions by topic, each list sorted.
+func topicsOf(owned map[zkutil.TopicPartition]zkutil.ConsumerThreadID) map[string][]int32 {
+	out := map[string][]int32{}
+	for tp := range owned {
+		out[tp.Topic] = append(out[tp.Topic], tp.Partition)
 	}
-	c.holdUnreadable(gen, infos, unreadable)
-	c.log.Info("started generation", "generation", gen.id, "partitions", len(list))
-	return nil
+	for _, ps := range out {
+		slices.Sort(ps)
+	}
+	return out
 }

@@ -127,6 +127,9 @@ func (c *ConsumerConnector) rereadHeld(ctx context.Context, gen *generation, hel
 	}
 	still := held[:0]
 	for _, h := range held {
+		if h.info.Revoked() {
+			continue // moved away in an incremental hand-over
+		}
 		off, ok := offsets[h.tp]
 		if !ok {
 			if cause := unreadable[h.tp]; cause != nil && heldError(cause).Error() != h.err.Error() {

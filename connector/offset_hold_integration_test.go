@@ -73,8 +73,8 @@ func generationOf(c *ConsumerConnector) int {
 // node and the value), those two partitions are held while the others are
 // consumed in a stable generation, the garbage is not overwritten, and each
 // starts as soon as an operator repairs its node (from the repaired offset)
-// or deletes it (from auto.offset.reset). A later rebalance that finds
-// garbage holds that partition the same way.
+// or deletes it (from auto.offset.reset). A member that gains a partition
+// in a later rebalance and finds garbage holds it the same way.
 func TestUnreadableOffsetHoldsOnlyItsPartition(t *testing.T) {
 	c := testcluster.Shared(t)
 	const perPartition = 100
@@ -161,10 +161,11 @@ func TestUnreadableOffsetHoldsOnlyItsPartition(t *testing.T) {
 		return offs[0] == perPartition && offs[1] == perPartition && offs[2] == perPartition && offs[3] == perPartition
 	}, time.Minute, 100*time.Millisecond, "everything consumed is committed")
 
-	// Garbage found at a rebalance: partition 0 is fully consumed and
-	// committed, then its node is broken and a second member joins. The
-	// owner of partition 0 holds it; the rest keeps flowing.
-	require.NoError(t, admin.SetOrCreate(ctx, path(0), []byte("zzz")))
+	// Garbage found at a rebalance: partition 3 is fully consumed and
+	// committed, then its node is broken and a second member joins, which
+	// gains partition 3 (range: the first member's two streams keep 0, 1
+	// and 2). Its new owner holds it; the rest keeps flowing.
+	require.NoError(t, admin.SetOrCreate(ctx, path(3), []byte("zzz")))
 	second := newConnector(t, cfg)
 	streams2, err := second.CreateMessageStreams(ctx, map[string]int{topic: 1})
 	require.NoError(t, err)
@@ -172,26 +173,26 @@ func TestUnreadableOffsetHoldsOnlyItsPartition(t *testing.T) {
 	waitOwners(t, c, group, topic, 4, 2)
 	_, err = c.Produce(ctx, topic, 40, testcluster.ProduceOptions{Partition: -1, FirstSeq: 4 * perPartition})
 	require.NoError(t, err)
-	for _, p := range []int32{1, 2, 3} {
+	for _, p := range []int32{0, 1, 2} {
 		waitOffsets(t, col, p, perPartition, perPartition+10, time.Minute)
 	}
 	time.Sleep(2 * cfg.RebalanceBackoff)
-	require.NotContains(t, offsetsOf(col.snapshot())[0], int64(perPartition), "partition 0 consumed despite its broken offset")
-	data, _, err := admin.Get(ctx, path(0))
+	require.NotContains(t, offsetsOf(col.snapshot())[3], int64(perPartition), "partition 3 consumed despite its broken offset")
+	data, _, err := admin.Get(ctx, path(3))
 	require.NoError(t, err)
 	require.Equal(t, "zzz", string(data))
 	require.Eventually(t, func() bool {
 		col.mu.Lock()
 		defer col.mu.Unlock()
 		for _, err := range col.errs {
-			if heldErrorFor(err, group, topic, 0, `"zzz"`) {
+			if heldErrorFor(err, group, topic, 3, `"zzz"`) {
 				return true
 			}
 		}
 		return false
-	}, time.Minute, 50*time.Millisecond, "partition 0 not reported as held after the rebalance")
-	require.NoError(t, admin.SetOrCreate(ctx, path(0), []byte("100")))
-	waitOffsets(t, col, 0, perPartition, perPartition+10, time.Minute)
+	}, time.Minute, 50*time.Millisecond, "partition 3 not reported as held by its new owner after the rebalance")
+	require.NoError(t, admin.SetOrCreate(ctx, path(3), []byte("100")))
+	waitOffsets(t, col, 3, perPartition, perPartition+10, time.Minute)
 	require.Zero(t, countBelow(col.snapshot(), 1, 30), "partition 1 read below its repaired offset")
 }
 

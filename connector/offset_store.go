@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
@@ -38,11 +40,20 @@ type zkOffsetStore struct {
 }
 
 func (s *zkOffsetStore) Fetch(ctx context.Context, tps []zkutil.TopicPartition) (map[zkutil.TopicPartition]int64, map[zkutil.TopicPartition]error, error) {
+	type read struct {
+		data []byte
+		err  error
+	}
+	reads := make([]read, len(tps))
+	inParallel(len(tps), func(i int) {
+		tp := tps[i]
+		reads[i].data, _, reads[i].err = s.zk.Get(ctx, zkutil.OffsetPath(s.group, tp.Topic, tp.Partition))
+	})
 	out := make(map[zkutil.TopicPartition]int64, len(tps))
 	var unreadable map[zkutil.TopicPartition]error
-	for _, tp := range tps {
+	for i, tp := range tps {
 		path := zkutil.OffsetPath(s.group, tp.Topic, tp.Partition)
-		data, _, err := s.zk.Get(ctx, path)
+		data, err := reads[i].data, reads[i].err
 		switch {
 		case errors.Is(err, zkutil.ErrNoNode):
 			out[tp] = zkutil.NoOffset
@@ -60,6 +71,31 @@ func (s *zkOffsetStore) Fetch(ctx context.Context, tps []zkutil.TopicPartition) 
 	return out, unreadable, nil
 }
 
+// zkInFlight bounds the ZooKeeper requests one offset fetch or commit has
+// in flight at once. The session pipelines them over its connection, so
+// the partitions of a rebalance cost a few round trips instead of one
+// each (one after another, 400 partitions at 10 ms round trips took 4 s).
+const zkInFlight = 256
+
+// inParallel calls f(i) for every i in [0, n), at most zkInFlight at a time,
+// and returns when every call has returned.
+func inParallel(n int, f func(i int)) {
+	if n == 1 {
+		f(0)
+		return
+	}
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, zkInFlight)
+	for i := range n {
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			f(i)
+		})
+	}
+	wg.Wait()
+}
+
 // addUnreadable records err for tp, allocating the map on first use.
 func addUnreadable(m map[zkutil.TopicPartition]error, tp zkutil.TopicPartition, err error) map[zkutil.TopicPartition]error {
 	if m == nil {
@@ -70,13 +106,19 @@ func addUnreadable(m map[zkutil.TopicPartition]error, tp zkutil.TopicPartition, 
 }
 
 func (s *zkOffsetStore) Commit(ctx context.Context, offsets map[zkutil.TopicPartition]int64) error {
-	var errs []error
-	for tp, off := range offsets {
+	tps := make([]zkutil.TopicPartition, 0, len(offsets))
+	for tp := range offsets {
+		tps = append(tps, tp)
+	}
+	slices.SortFunc(tps, compareTP) // errors in a stable order
+	errs := make([]error, len(tps))
+	inParallel(len(tps), func(i int) {
+		tp, off := tps[i], offsets[tps[i]]
 		path := zkutil.OffsetPath(s.group, tp.Topic, tp.Partition)
 		if err := s.zk.SetOrCreate(ctx, path, zkutil.EncodeOffset(off)); err != nil {
-			errs = append(errs, fmt.Errorf("connector: commit %s=%s: %w", path, strconv.FormatInt(off, 10), err))
+			errs[i] = fmt.Errorf("connector: commit %s=%s: %w", path, strconv.FormatInt(off, 10), err)
 		}
-	}
+	})
 	return errors.Join(errs...)
 }
 

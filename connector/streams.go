@@ -164,6 +164,7 @@ func (c *ConsumerConnector) join(ctx context.Context, sub rebalance.Subscription
 		Backoff:               c.cfg.RebalanceBackoff,
 		SessionTimeout:        c.cfg.ZookeeperSessionTimeout,
 		Handler:               (*handler)(c),
+		Incremental:           c.cfg.RebalanceProtocol == RebalanceCooperative,
 		Logger:                c.baseLog,
 		OnError:               c.report,
 		OnRebalance:           c.onRebalance(),

@@ -131,7 +131,10 @@ func (r *run) noteLeaderless(md *sarama.MetadataResponse, still []zkutil.TopicPa
 			continue
 		}
 		delete(r.leaderlessParts, tp)
-		if !st.reported.IsZero() && !r.partitions[tp].Revoked() {
+		r.mu.Lock() // AddPartitions writes r.partitions meanwhile
+		pti := r.partitions[tp]
+		r.mu.Unlock()
+		if !st.reported.IsZero() && !pti.Revoked() {
 			r.m.log.Info("partition has a leader again", "partition", tp.String(), "after", now.Sub(st.since).Truncate(time.Millisecond))
 		}
 	}

@@ -19,7 +19,12 @@ var ErrNotStarted = errors.New("fetcher: connections not started")
 // looked up and they are fetched from their fetched offset (or from where
 // AutoOffsetReset says, if it is negative) until StopConnections, which
 // returns their offsets with the others. A partition already being fetched
-// is refused. It returns ErrNotStarted without running connections.
+// is refused, unless its PartitionTopicInfo has been revoked: a revoked
+// partition is no longer fetched (the fetchers drop it before their next
+// request), and the new PartitionTopicInfo takes its place, so that a
+// partition given up in one rebalance and owned again in a later one is
+// fetched again without stopping the others. It returns ErrNotStarted
+// without running connections.
 func (m *ConsumerFetcherManager) AddPartitions(infos []*stream.PartitionTopicInfo) error {
 	for _, pti := range infos {
 		if pti == nil {
@@ -67,7 +72,7 @@ func (r *run) add(infos []*stream.PartitionTopicInfo) error {
 	}
 	for i, pti := range infos {
 		tp := zkutil.TopicPartition{Topic: pti.Topic, Partition: pti.Partition}
-		if _, dup := r.partitions[tp]; dup {
+		if old, dup := r.partitions[tp]; dup && !old.Revoked() {
 			return fmt.Errorf("fetcher: partition %s is already being fetched", tp)
 		}
 		for _, other := range infos[:i] {

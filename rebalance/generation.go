@@ -38,7 +38,9 @@ type Generation struct {
 }
 
 // Context is cancelled when the generation ends; context.Cause tells why
-// (ErrGenerationEnded, ErrOwnershipLost or ErrMemberClosed).
+// (ErrGenerationEnded, ErrOwnershipLost or ErrMemberClosed). A generation
+// continued by the next one (MemberConfig.Incremental) shares its context
+// with it: the context ends with the last generation of the chain.
 func (g *Generation) Context() context.Context { return g.ctx }
 
 // Handler is what a Member calls around each generation, so that the
@@ -55,4 +57,28 @@ type Handler interface {
 	// offsets now (after the claim, so no previous owner can commit in
 	// between) and start fetching. An error fails the rebalance attempt.
 	Assign(ctx context.Context, gen *Generation) error
+}
+
+// IncrementalHandler is a Handler that can hand partitions over one by one,
+// which MemberConfig.Incremental requires. Instead of ending its generation
+// on every rebalance, the member then continues it: a rebalance that
+// changes what it owns calls Continue at most twice, first to give up the
+// partitions that move away, then, once its new partitions are claimed,
+// to take those on. Partitions owned before and after by the same thread
+// keep flowing throughout. Revoke still ends the whole chain (a lost
+// session, Close, a generation that cannot be continued), and Assign
+// starts a chain when the member owns nothing.
+type IncrementalHandler interface {
+	Handler
+	// Continue replaces the current generation from with to, which
+	// continues it in the same session and shares its context. Either to
+	// owns part of what from owns: stop delivering the others and,
+	// the member still owning them, commit (the member releases their
+	// owner nodes once Continue returns; an error is reported and the
+	// release happens all the same). Or to owns all that from owns and
+	// more, all claimed: read the start offsets of the new ones and start
+	// fetching them. An error then fails the rebalance attempt: the
+	// handler must still be running from, and the member releases the new
+	// partitions and tries again.
+	Continue(ctx context.Context, from, to *Generation) error
 }

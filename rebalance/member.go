@@ -42,6 +42,17 @@ type MemberConfig struct {
 	SessionTimeout time.Duration
 	// Handler is called around each generation.
 	Handler Handler
+	// Incremental hands partitions over one by one instead of ending the
+	// generation on every rebalance (zkconsumer.rebalance.protocol=
+	// cooperative): the member computes the new assignment while it keeps
+	// delivering, gives up (commits and releases) only the partitions that
+	// move away, waits only for the previous owners of those it gains, and
+	// continues its generation with what it keeps. Handler must be an
+	// IncrementalHandler. The owner nodes, the session they are bound to
+	// and the assignment are those of the eager hand-over; only the order
+	// of the steps differs, so members of either kind, and Kafka's Scala
+	// members (eager), share a group.
+	Incremental bool
 	// Logger receives the member's logs; nil discards them.
 	Logger *slog.Logger
 	// OnError receives errors the application should know about:
@@ -110,6 +121,9 @@ func NewMember(zk ZooKeeper, cfg MemberConfig) (*Member, error) {
 	}
 	if cfg.Assignor == nil || cfg.Handler == nil {
 		errs = append(errs, errors.New("rebalance: member needs an assignor and a handler"))
+	}
+	if _, ok := cfg.Handler.(IncrementalHandler); cfg.Incremental && cfg.Handler != nil && !ok {
+		errs = append(errs, errors.New("rebalance: an incremental member needs an IncrementalHandler"))
 	}
 	if cfg.MaxRetries < 1 {
 		errs = append(errs, fmt.Errorf("rebalance: rebalance.max.retries %d: need at least 1", cfg.MaxRetries))
@@ -455,21 +469,21 @@ func (m *Member) backoff(ctx context.Context, err error) {
 	}
 }
 
-// rebalanceOnce is one attempt: end the current generation, read the group,
-// assign, claim, start the next generation.
+// rebalanceOnce is one attempt: end the current generation (eager) or keep
+// it (incremental), read the group, assign, hand over, claim, start or
+// continue the generation.
 func (m *Member) rebalanceOnce(ctx context.Context) error {
 	if err := m.register(ctx); err != nil {
 		return err
 	}
 	// The owner nodes stay until the new assignment is known: those of
 	// partitions this member keeps are not deleted and created again.
-	if err := m.endGeneration(ctx, ErrGenerationEnded, false); err != nil {
-		m.report(err)
-	}
+	cur := m.continuable(ctx)
 
 	view, err := readGroup(ctx, m.zk, m.cfg.Group, m.cfg.ConsumerID, m.cfg.Subscription, m.cfg.ExcludeInternalTopics)
 	if err != nil {
-		// Hold nothing while waiting for the next attempt.
+		// Hold nothing of ended generations while waiting for the next
+		// attempt; a continued generation keeps delivering meanwhile.
 		return errors.Join(err, m.releaseStale(ctx))
 	}
 	for _, b := range view.broken {
@@ -490,6 +504,9 @@ func (m *Member) rebalanceOnce(ctx context.Context) error {
 		mine = map[zkutil.TopicPartition]zkutil.ConsumerThreadID{}
 	}
 	session := m.registered
+	if cur != nil {
+		return m.handOver(ctx, cur, session, view.ctx, assignment, mine)
+	}
 	// Release what moves away; keep (claim checks them) the owner nodes
 	// of partitions assigned to the same thread again. They stay stale
 	// until the claim succeeds, so a failed attempt releases them later.
@@ -534,10 +551,133 @@ func (m *Member) rebalanceOnce(ctx context.Context) error {
 		}
 		return errors.Join(fmt.Errorf("rebalance: start generation %d: %w", gen.ID, err), rerr)
 	}
+	m.setGeneration(gen)
+	return nil
+}
+
+// continuable returns the current generation if the rebalance about to
+// run may continue it: the member is incremental, and the generation
+// belongs to the session the member is registered in. Otherwise it ends
+// the generation (eager: in an orderly way, keeping its owner nodes for
+// the claim; a generation of an earlier session: as lost) and returns nil.
+func (m *Member) continuable(ctx context.Context) *Generation {
+	gen := m.Generation()
+	if m.cfg.Incremental && gen != nil && gen.SessionID == m.registered {
+		return gen
+	}
+	if err := m.endGeneration(ctx, ErrGenerationEnded, false); err != nil {
+		m.report(err)
+	}
+	return nil
+}
+
+// handOver is the incremental end of a rebalance attempt, once the new
+// assignment is known: cur, the current generation, gives up the
+// partitions that move away (the handler commits them, then their owner
+// nodes are released), the member waits for the previous owners of the
+// partitions it gains and claims them, and the generation continues with
+// both, the kept ones flowing all along. A failure after the partitions
+// that moved away were given up leaves the member delivering the kept
+// ones; the gained ones are claimed again by the next attempt.
+func (m *Member) handOver(ctx context.Context, cur *Generation, session int64, view AssignmentContext, assignment Assignment, mine map[zkutil.TopicPartition]zkutil.ConsumerThreadID) error {
+	h := m.cfg.Handler.(IncrementalHandler)
+	kept := map[zkutil.TopicPartition]zkutil.ConsumerThreadID{}
+	moved := map[zkutil.TopicPartition]zkutil.ConsumerThreadID{}
+	for tp, th := range cur.Owned {
+		if mine[tp] == th {
+			kept[tp] = th
+		} else {
+			moved[tp] = th // to another member, or to another thread of ours
+		}
+	}
+	gained := map[zkutil.TopicPartition]zkutil.ConsumerThreadID{}
+	for tp, th := range mine {
+		if _, ok := kept[tp]; !ok {
+			gained[tp] = th
+		}
+	}
+	if len(moved) > 0 {
+		// The hand-over of what moves away is orderly only while the
+		// session that owns it is confirmed alive; otherwise it is lost,
+		// and with it everything the generation holds.
+		if err := m.awaitLease(ctx, cur); err != nil {
+			m.report(m.endGeneration(ctx, ErrGenerationEnded, false))
+			return err
+		}
+		shrunk := m.nextGeneration(cur, kept, cur.Assignment)
+		m.setGeneration(shrunk)
+		// As in endGeneration, the orderly part (the commit) finishes even
+		// if the member is being closed meanwhile; it stays bounded.
+		hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.handOverTimeout())
+		err := m.inHandler(func() error { return h.Continue(hctx, cur, shrunk) })
+		cancel()
+		if err != nil {
+			m.report(fmt.Errorf("rebalance: give up %d partitions of generation %d: %w", len(moved), cur.ID, err))
+		}
+		cur = shrunk
+		maps.Copy(m.stale, moved)
+	}
+	// The owner nodes of what moved away, now or in an attempt whose
+	// release failed, go before anything is claimed.
+	if err := m.releaseStale(ctx); err != nil {
+		return err
+	}
+	if len(gained) > 0 {
+		if err := m.awaitReleased(ctx, session, gained, nil); err != nil {
+			return err
+		}
+		if left, err := claim(ctx, m.zk, session, m.cfg.Group, gained, nil, m.handOverTimeout()); err != nil {
+			if len(left) > 0 {
+				maps.Copy(m.stale, left)
+				m.unsure = true
+			}
+			return err
+		}
+	}
+	if m.unsure {
+		m.sweepOwners(ctx, session, view, mine)
+	}
+	if len(gained) == 0 {
+		return nil
+	}
+	next := m.nextGeneration(cur, mine, assignment)
+	m.setGeneration(next)
+	if err := m.inHandler(func() error { return h.Continue(ctx, cur, next) }); err != nil {
+		m.setGeneration(cur)
+		left, rerr := release(ctx, m.zk, session, m.cfg.Group, gained)
+		if len(left) > 0 {
+			maps.Copy(m.stale, left)
+			m.unsure = true
+		}
+		return errors.Join(fmt.Errorf("rebalance: start %d partitions in generation %d: %w", len(gained), next.ID, err), rerr)
+	}
+	return nil
+}
+
+// awaitLease waits, within the hand-over timeout, until the lease of gen's
+// session is confirmed: the partitions gen gives up may be committed and
+// released in an orderly way only then.
+func (m *Member) awaitLease(ctx context.Context, gen *Generation) error {
+	ctx, cancel := context.WithTimeout(ctx, m.handOverTimeout())
+	defer cancel()
+	if err := m.zk.AwaitLease(ctx, gen.SessionID); err != nil {
+		return fmt.Errorf("rebalance: generation %d's ZooKeeper session 0x%x: %w", gen.ID, gen.SessionID, err)
+	}
+	return nil
+}
+
+// nextGeneration returns the generation that continues cur with owned and
+// assignment: the same session and context, the next number.
+func (m *Member) nextGeneration(cur *Generation, owned map[zkutil.TopicPartition]zkutil.ConsumerThreadID, assignment Assignment) *Generation {
+	m.genCount++
+	return &Generation{ID: m.genCount, SessionID: cur.SessionID, Owned: owned, Assignment: assignment, ctx: cur.ctx, cancel: cur.cancel}
+}
+
+// setGeneration makes gen the current generation.
+func (m *Member) setGeneration(gen *Generation) {
 	m.mu.Lock()
 	m.gen = gen
 	m.mu.Unlock()
-	return nil
 }
 
 // ErrTopicMissing is reported (MemberConfig.OnError) when a topic of a

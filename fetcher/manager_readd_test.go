@@ -1,0 +1,55 @@
+package fetcher
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/zkutil"
+)
+
+// TestAddReplacesRevokedPartition: a partition revoked while the
+// connections run (given up in a rebalance) can be added again with a new
+// PartitionTopicInfo (owned again later): it is fetched from the new
+// info's offset, the other partitions keep flowing, and a partition that
+// was not revoked is still refused.
+func TestAddReplacesRevokedPartition(t *testing.T) {
+	mb := mockCluster(t, 2, 30)
+	m := newManager(t, testConfig(t), StaticBrokers{{ID: 0, Addr: mb.Addr()}})
+	s := newStream(t, 4)
+	p0 := stream.NewPartitionTopicInfo("t", 0, s.Queue(), 25, 25, 1<<20)
+	p1 := stream.NewPartitionTopicInfo("t", 1, s.Queue(), 0, 0, 1<<20)
+	if err := m.StartConnections(context.Background(), []*stream.PartitionTopicInfo{p0, p1}); err != nil {
+		t.Fatal(err)
+	}
+	c := collect(s)
+	waitFor(t, 10*time.Second, "both partitions fetched", func() bool { return c.count() == 35 })
+
+	p0.Revoke()
+	again := stream.NewPartitionTopicInfo("t", 0, s.Queue(), 10, 10, 1<<20)
+	if err := m.AddPartitions([]*stream.PartitionTopicInfo{again}); err != nil {
+		t.Fatalf("adding a revoked partition again: %v", err)
+	}
+	waitFor(t, 10*time.Second, "the partition fetched again from its new offset", func() bool { return c.count() == 55 })
+	if err := m.AddPartitions([]*stream.PartitionTopicInfo{stream.NewPartitionTopicInfo("t", 1, s.Queue(), 0, 0, 1<<20)}); err == nil {
+		t.Error("a partition being fetched (not revoked) was added again")
+	}
+	offsets := m.StopConnections()
+	msgs := c.stop()
+	seen := map[int64]int{}
+	for _, msg := range msgs[35:] {
+		if msg.Partition != 0 {
+			t.Fatalf("partition %d delivered after the re-add, want only partition 0", msg.Partition)
+		}
+		seen[msg.Offset]++
+	}
+	for off := int64(10); off < 30; off++ {
+		if seen[off] != 1 {
+			t.Errorf("offset %d of partition 0 delivered %d times after the re-add", off, seen[off])
+		}
+	}
+	if got := offsets[zkutil.TopicPartition{Topic: "t", Partition: 0}]; got != 30 {
+		t.Errorf("fetched offset of the re-added partition: %d, want 30", got)
+	}
+}
