@@ -88,6 +88,7 @@ func TestDefaultsMatchKafka(t *testing.T) {
 		"zkconsumer.roundrobin.hash.format": "dash",
 		"zkconsumer.isolation.level":        "read_uncommitted",
 		"zkconsumer.group.coordination":     "zookeeper",
+		"zkconsumer.rebalance.protocol":     "cooperative",
 		"check.crcs":                        "true",
 		// consumer.id is absent: it is generated when unset; the keys of
 		// zkconsumer.group.coordination=kafka are left out.
@@ -116,6 +117,7 @@ func TestDefaultsMatchKafka(t *testing.T) {
 		ConsumerTimeout:             -time.Millisecond,
 		ExcludeInternalTopics:       true,
 		PartitionAssignmentStrategy: "range",
+		RebalanceProtocol:           "cooperative",
 		RoundRobinHashFormat:        "dash",
 		OffsetsStorage:              "zookeeper",
 		DualCommitEnabled:           new(false),

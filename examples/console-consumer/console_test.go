@@ -259,17 +259,42 @@ func TestWrittenOutputIsCommittedBeforeARebalanceReleasesIt(t *testing.T) {
 	_, ok := committed(t, ctx, zk, group, topic, 0)
 	require.False(t, ok, "no commit yet")
 
-	// A second member joins: before the first releases its partitions, it
-	// commits what it wrote out, so the second starts after it.
+	// A second member joins: before the first releases a partition that
+	// moves to it, it commits what it wrote out of it, so the second
+	// starts after it. (The hand-over is cooperative by default: the
+	// partition the first member keeps is neither released nor
+	// committed by the rebalance.)
+	owner := func(p int32) string {
+		data, _, err := zk.Get(ctx, zkutil.OwnerPath(group, topic, p))
+		if errors.Is(err, zkutil.ErrNoNode) {
+			return ""
+		}
+		require.NoError(t, err)
+		return string(data)
+	}
+	firstOwner := map[int32]string{}
+	for p := range produced.Seqs {
+		firstOwner[p] = owner(p)
+		require.NotEmpty(t, firstOwner[p], "partition %d owned by the first member", p)
+	}
 	wg.Go(func() { second = runOurs(runCtx, args...) })
 	waitFor(t, time.Minute, func() bool {
+		moved := 0
 		for p, seqs := range produced.Seqs {
+			now := owner(p)
+			if now == firstOwner[p] {
+				continue
+			}
+			if now == "" {
+				return false // released, not yet claimed
+			}
+			moved++
 			if off, ok := committed(t, ctx, zk, group, topic, p); !ok || off != int64(len(seqs)) {
 				return false
 			}
 		}
-		return true
-	}, "the first member's output committed in the rebalance")
+		return moved == 1
+	}, "the partition that moved to the second member claimed by it, the first member's output of it committed")
 	cancel()
 	wg.Wait()
 	require.Equal(t, 0, first.code, first.stderr)
