@@ -167,9 +167,13 @@ func TestEnsembleKillAndRestart(t *testing.T) {
 	require.NoError(t, c.PauseZooKeeper())
 	for i := range servers {
 		qctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
-		_, err := c.ZooKeeperServerMode(qctx, i)
+		mode, err := c.ZooKeeperServerMode(qctx, i)
 		cancel()
-		require.Error(t, err, "paused server %d answers nothing", i)
+		// What answered, if anything did: the process's state says
+		// whether the stop took (T) and the port whether another
+		// process holds it now (a restart on a port freed meanwhile).
+		require.Error(t, err, "paused server %d answers nothing; it answered mode %q, process %d in state %q, port %d",
+			i, mode, c.zk[i].pid, procState(c.zk[i].pid), c.zk[i].port)
 	}
 	require.NoError(t, c.ResumeZooKeeper())
 	require.NoError(t, c.WaitZooKeeperQuorum(ctx))
@@ -372,4 +376,19 @@ func TestLogSinceStart(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
 	require.Equal(t, "this run\n", j.logSinceStart())
+}
+
+// procState is the State line of /proc/<pid>/status ("T (stopped)"), or
+// the error reading it.
+func procState(pid int) string {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return err.Error()
+	}
+	for line := range strings.Lines(string(data)) {
+		if v, ok := strings.CutPrefix(line, "State:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "no State line"
 }
