@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"sync"
 
+	"github.com/zkconsumer/zkconsumer/internal/fanout"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -45,7 +45,7 @@ func (s *zkOffsetStore) Fetch(ctx context.Context, tps []zkutil.TopicPartition) 
 		err  error
 	}
 	reads := make([]read, len(tps))
-	inParallel(len(tps), func(i int) {
+	fanout.Each(len(tps), zkInFlight, nil, func(i int) {
 		tp := tps[i]
 		reads[i].data, _, reads[i].err = s.zk.Get(ctx, zkutil.OffsetPath(s.group, tp.Topic, tp.Partition))
 	})
@@ -77,25 +77,6 @@ func (s *zkOffsetStore) Fetch(ctx context.Context, tps []zkutil.TopicPartition) 
 // each (one after another, 400 partitions at 10 ms round trips took 4 s).
 const zkInFlight = 256
 
-// inParallel calls f(i) for every i in [0, n), at most zkInFlight at a time,
-// and returns when every call has returned.
-func inParallel(n int, f func(i int)) {
-	if n == 1 {
-		f(0)
-		return
-	}
-	var wg sync.WaitGroup
-	slots := make(chan struct{}, zkInFlight)
-	for i := range n {
-		slots <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-slots }()
-			f(i)
-		})
-	}
-	wg.Wait()
-}
-
 // addUnreadable records err for tp, allocating the map on first use.
 func addUnreadable(m map[zkutil.TopicPartition]error, tp zkutil.TopicPartition, err error) map[zkutil.TopicPartition]error {
 	if m == nil {
@@ -112,7 +93,7 @@ func (s *zkOffsetStore) Commit(ctx context.Context, offsets map[zkutil.TopicPart
 	}
 	slices.SortFunc(tps, compareTP) // errors in a stable order
 	errs := make([]error, len(tps))
-	inParallel(len(tps), func(i int) {
+	fanout.Each(len(tps), zkInFlight, nil, func(i int) {
 		tp, off := tps[i], offsets[tps[i]]
 		path := zkutil.OffsetPath(s.group, tp.Topic, tp.Partition)
 		if err := s.zk.SetOrCreate(ctx, path, zkutil.EncodeOffset(off)); err != nil {

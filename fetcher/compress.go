@@ -229,6 +229,25 @@ func outputSize(codec int8, data []byte, limit int) (hint, room, zstdMax int, er
 	return min(hint, limit), room, zstdMax, nil
 }
 
+// getGzip returns a gzip reader of data, a pooled one if there is one.
+func getGzip(data []byte) (*gzip.Reader, error) {
+	if v := gzipReaders.Get(); v != nil {
+		zr := v.(*gzip.Reader)
+		if err := zr.Reset(bytes.NewReader(data)); err != nil {
+			return nil, err
+		}
+		return zr, nil
+	}
+	return gzip.NewReader(bytes.NewReader(data))
+}
+
+// putGzip returns zr to the pool, without its reference to the data it
+// read.
+func putGzip(zr *gzip.Reader) {
+	_ = zr.Reset(bytes.NewReader(nil))
+	gzipReaders.Put(zr)
+}
+
 // decompressInto decompresses data (gzip, lz4 or zstd) into buf, growing
 // it as needed up to limit bytes of output.
 func decompressInto(codec int8, data []byte, limit, zstdMax int, buf []byte) ([]byte, error) {
@@ -236,19 +255,12 @@ func decompressInto(codec int8, data []byte, limit, zstdMax int, buf []byte) ([]
 	var err error
 	switch codec {
 	case codecGzip:
-		var zr *gzip.Reader
-		if v := gzipReaders.Get(); v != nil {
-			zr = v.(*gzip.Reader)
-			err = zr.Reset(bytes.NewReader(data))
-		} else {
-			zr, err = gzip.NewReader(bytes.NewReader(data))
-		}
-		if err != nil {
-			return buf, err
+		zr, gerr := getGzip(data)
+		if gerr != nil {
+			return buf, gerr
 		}
 		buf, err = readAllBounded(zr, buf, limit)
-		_ = zr.Reset(bytes.NewReader(nil)) // drop the reference to data
-		gzipReaders.Put(zr)
+		putGzip(zr)
 	case codecLZ4:
 		zr := lz4Readers.Get().(*lz4.Reader)
 		zr.Reset(bytes.NewReader(data))

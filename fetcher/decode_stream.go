@@ -7,7 +7,6 @@ import (
 	"io"
 	"sync"
 
-	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/s2"
 	"github.com/klauspost/compress/zstd"
 	"github.com/pierrec/lz4/v4"
@@ -94,24 +93,12 @@ func newPayloadStream(codec int8, data []byte, limit int64) (*payloadStream, err
 			lz4Readers.Put(zr)
 		}
 	case codecGzip:
-		var (
-			zr  *gzip.Reader
-			err error
-		)
-		if v := gzipReaders.Get(); v != nil {
-			zr = v.(*gzip.Reader)
-			err = zr.Reset(bytes.NewReader(data))
-		} else {
-			zr, err = gzip.NewReader(bytes.NewReader(data))
-		}
+		zr, err := getGzip(data)
 		if err != nil {
 			return nil, err
 		}
 		s.r = zr
-		s.put = func() {
-			_ = zr.Reset(bytes.NewReader(nil))
-			gzipReaders.Put(zr)
-		}
+		s.put = func() { putGzip(zr) }
 	case codecSnappy:
 		if len(data) < len(xerialMagic) || !bytes.Equal(data[:len(xerialMagic)], xerialMagic) {
 			return nil, errOverLimit

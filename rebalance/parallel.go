@@ -1,6 +1,6 @@
 package rebalance
 
-import "sync"
+import "github.com/zkconsumer/zkconsumer/internal/fanout"
 
 // zkInFlight bounds the ZooKeeper requests one rebalance step of one member
 // has in flight at once. The requests of a step are independent (the
@@ -10,30 +10,6 @@ import "sync"
 // from queueing thousands of requests (and goroutines) at once.
 const zkInFlight = 16
 
-// forEach calls f(i) for every i in [0, n), at most zkInFlight at a time,
-// and returns when every call has returned. Before each call starts, stop
-// (if not nil) is asked whether to go on: once it returns true, no further
-// call starts, and forEach waits only for those in flight. f must be safe
-// for concurrent use.
-func forEach(n int, stop func() bool, f func(i int)) {
-	if n == 1 {
-		if stop == nil || !stop() {
-			f(0)
-		}
-		return
-	}
-	var wg sync.WaitGroup
-	slots := make(chan struct{}, zkInFlight)
-	for i := range n {
-		slots <- struct{}{}
-		if stop != nil && stop() {
-			<-slots
-			break
-		}
-		wg.Go(func() {
-			defer func() { <-slots }()
-			f(i)
-		})
-	}
-	wg.Wait()
-}
+// forEach calls f(i) for every i in [0, n), at most zkInFlight at a time
+// (see fanout.Each for stop).
+func forEach(n int, stop func() bool, f func(i int)) { fanout.Each(n, zkInFlight, stop, f) }
