@@ -332,26 +332,6 @@ func writeProperties(path string, props map[string]string) error {
 	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
 
-// freePorts reserves n distinct free TCP ports on 127.0.0.1.
-func freePorts(n int) ([]int, error) {
-	ports := make([]int, 0, n)
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
-}
-
 // logTails returns the last lines of every JVM's log, for start-up errors.
 func (c *Cluster) logTails() string {
 	var b strings.Builder
