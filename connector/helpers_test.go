@@ -177,6 +177,8 @@ func readOffsets(t *testing.T, c *testcluster.Cluster, group, topic string, part
 	s, err := zkutil.Dial(context.Background(), zkutil.SessionConfig{Connect: c.ZKConnect(), SessionTimeout: 10 * time.Second, ConnectionTimeout: 20 * time.Second})
 	require.NoError(t, err)
 	defer s.Close()
+	// The members wrote through whichever server they are connected to.
+	require.NoError(t, s.Sync(context.Background(), zkutil.OffsetsTopicPath(group, topic)))
 	out := map[int32]int64{}
 	for p := int32(0); p < partitions; p++ {
 		data, _, err := s.Get(context.Background(), zkutil.OffsetPath(group, topic, p))

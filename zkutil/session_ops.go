@@ -100,6 +100,26 @@ type WatchEvent struct {
 	Err error
 }
 
+// Sync makes the reads this session sends after it see every write
+// ZooKeeper applied before it (ZooKeeper's sync: the server the session is
+// connected to catches up with the leader). Without it, a session served by
+// a follower may read a node as it was before another client's write that
+// has already been acknowledged.
+func (s *Session) Sync(ctx context.Context, path string) error {
+	full, err := s.fullPath(path)
+	if err != nil {
+		return s.opError("sync", path, err)
+	}
+	err = s.do(ctx, func(_ context.Context, c Conn, _ bool) error {
+		_, err := c.Sync(full)
+		return err
+	})
+	if err != nil {
+		return s.opError("sync", path, err)
+	}
+	return nil
+}
+
 // Get returns the data and Stat of the node at path.
 func (s *Session) Get(ctx context.Context, path string) ([]byte, Stat, error) {
 	full, err := s.fullPath(path)

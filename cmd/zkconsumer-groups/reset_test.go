@@ -19,6 +19,9 @@ import (
 func committed(t *testing.T, zk *zkutil.Session, group, topic string, partitions int32) []int64 {
 	t.Helper()
 	out := make([]int64, partitions)
+	// The members commit through whichever server they are connected to:
+	// catch up with the leader first.
+	require.NoError(t, zk.Sync(context.Background(), zkutil.OffsetsTopicPath(group, topic)))
 	for p := int32(0); p < partitions; p++ {
 		data, _, err := zk.Get(context.Background(), zkutil.OffsetPath(group, topic, p))
 		if err != nil {

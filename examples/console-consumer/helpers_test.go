@@ -151,6 +151,8 @@ func zkSession(t *testing.T, ctx context.Context, c *testcluster.Cluster) *zkuti
 func committed(t *testing.T, ctx context.Context, s *zkutil.Session, group, topic string, partition int32) (offset int64, ok bool) {
 	t.Helper()
 	path := zkutil.OffsetPath(group, topic, partition)
+	// The members wrote through whichever server they are connected to.
+	require.NoError(t, s.Sync(ctx, path))
 	data, _, err := s.Get(ctx, path)
 	if errors.Is(err, zkutil.ErrNoNode) {
 		return 0, false
