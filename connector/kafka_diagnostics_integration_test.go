@@ -26,10 +26,19 @@ type errorLog struct {
 
 func drainErrors(t *testing.T, conn *ConsumerConnector) *errorLog {
 	l := &errorLog{changed: make(chan struct{}, 1), done: make(chan struct{})}
+	// The errors read are logged when the test ends: the goroutine reading
+	// them may outlive it (Errors closes at Shutdown, a cleanup that runs
+	// after this one), and a test may not log once it has ended.
+	t.Cleanup(func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		for _, err := range l.errs {
+			t.Logf("consumer error: %v", err)
+		}
+	})
 	go func() {
 		defer close(l.done)
 		for err := range conn.Errors() {
-			t.Logf("consumer error: %v", err)
 			l.mu.Lock()
 			l.errs = append(l.errs, err)
 			l.mu.Unlock()
