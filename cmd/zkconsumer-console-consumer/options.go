@@ -75,7 +75,7 @@ const description = "The console consumer is a tool that reads data from Kafka a
 
 // newFlagSet declares the flags of Kafka 1.1.1's console consumer.
 func newFlagSet(stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("console-consumer", flag.ContinueOnError)
+	fs := flag.NewFlagSet("zkconsumer-console-consumer", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.String("zookeeper", "", "REQUIRED (unless --bootstrap-server): the ZooKeeper connection string, host:port[,host:port][/chroot]")
 	fs.String("bootstrap-server", "", "the brokers of a group coordinated by Kafka, instead of --zookeeper (Kafka's new consumer)")
@@ -103,7 +103,7 @@ func newFlagSet(stderr io.Writer) *flag.FlagSet {
 	fs.String("metrics-dir", "kafka_metrics", "the directory of --csv-reporter-enabled")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), description)
-		fmt.Fprintln(fs.Output(), "Usage: console-consumer --zookeeper host:port/chroot (--topic t | --whitelist re | --blacklist re) [flags]")
+		fmt.Fprintln(fs.Output(), "Usage: zkconsumer-console-consumer --zookeeper host:port/chroot (--topic t | --whitelist re | --blacklist re) [flags]")
 		fs.PrintDefaults()
 	}
 	return fs
