@@ -276,3 +276,33 @@ func TestWrittenOutputIsCommittedBeforeARebalanceReleasesIt(t *testing.T) {
 	require.Equal(t, 0, second.code, second.stderr)
 	require.Empty(t, second.stdout, "nothing consumed twice")
 }
+
+// Issue 19: --topic nosuch waited forever with nothing on stderr. It still
+// waits for the topic, as Kafka's does, but says so.
+func TestNoMatchingTopicIsReported(t *testing.T) {
+	c := testcluster.Shared(t)
+	ctx := testContext(t, 2*time.Minute)
+	topic := testcluster.UniqueName("cc-nosuch")
+
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var stdout, stderr testcluster.LockedBuffer
+	done := make(chan int, 1)
+	go func() { done <- run(runCtx, []string{"--zookeeper", c.ZKConnect(), "--topic", topic}, &stdout, &stderr) }()
+	want := "no topic matches --topic " + topic + " yet; waiting for one to be created"
+	waitFor(t, 30*time.Second, func() bool { return strings.Contains(stderr.String(), want) }, "%q on stderr; got %q", want, stderr.String())
+
+	cancel()
+	select {
+	case code := <-done:
+		require.Equal(t, 0, code, stderr.String())
+	case <-time.After(45 * time.Second):
+		t.Fatal("run did not return after its context was cancelled")
+	}
+
+	// A topic that exists gets no such note.
+	require.NoError(t, c.CreateTopic(ctx, topic, 1, 1))
+	r := runOurs(ctx, "--zookeeper", c.ZKConnect(), "--topic", topic, "--timeout-ms", "500")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.NotContains(t, r.stderr, "no topic matches")
+}

@@ -92,7 +92,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return fail(fs, stderr, err)
 	}
 	if o.bootstrapServer == "" { // Kafka's new consumer makes no ZooKeeper checks
-		if err := checkZK(ctx, cfg, o); err != nil {
+		if err := checkZK(ctx, cfg, o, stderr); err != nil {
 			if ctx.Err() != nil {
 				return 1 // interrupted while connecting; main reports the signal
 			}

@@ -25,6 +25,11 @@ type options struct {
 	// --topic into a whitelist too, so --topic is a regex and internal
 	// topics need exclude.internal.topics=false.
 	filter connector.TopicFilter
+	// matcher is filter as ZooKeeper mode matches topic names, and
+	// filterFlag the flag that gave it (--topic, --whitelist, --blacklist),
+	// to say when no topic matches yet.
+	matcher    *rebalance.TopicFilter
+	filterFlag string
 	// groupID is the group; groupPassed is false when it was generated,
 	// and then the group's znodes are deleted on exit.
 	groupID     string
@@ -176,10 +181,12 @@ func parseOptions(fs *flag.FlagSet, args []string, stderr io.Writer) (*options, 
 			pattern = zkutil.PatternBlacklist
 			o.filter = connector.Blacklist(regex)
 		}
-		if _, err := rebalance.NewTopicFilter(pattern, regex); err != nil {
+		matcher, err := rebalance.NewTopicFilter(pattern, regex)
+		if err != nil {
 			// Kafka's TopicFilter refuses it before connecting too.
 			return nil, &usageError{msg: fmt.Sprintf("%s is an invalid regex. (%v)", regex, err)}
 		}
+		o.matcher, o.filterFlag = matcher, "--"+chosen[0]+" "+regex
 		fmt.Fprintln(stderr, "Using the ConsoleConsumer with old consumer is deprecated and will be removed "+
 			"in a future major release. Consider using the new consumer by passing [bootstrap-server] instead of [zookeeper].")
 		if set["partition"] || set["offset"] {
