@@ -288,7 +288,9 @@ func TestNoMatchingTopicIsReported(t *testing.T) {
 	defer cancel()
 	var stdout, stderr testcluster.LockedBuffer
 	done := make(chan int, 1)
-	go func() { done <- run(runCtx, []string{"--zookeeper", c.ZKConnect(), "--topic", topic}, &stdout, &stderr) }()
+	go func() {
+		done <- run(runCtx, []string{"--zookeeper", c.ZKConnect(), "--topic", topic}, &stdout, &stderr)
+	}()
 	want := "no topic matches --topic " + topic + " yet; waiting for one to be created"
 	waitFor(t, 30*time.Second, func() bool { return strings.Contains(stderr.String(), want) }, "%q on stderr; got %q", want, stderr.String())
 
