@@ -149,6 +149,28 @@ func TestGarbageAndChroot(t *testing.T) {
 	require.Equal(t, []string{"g"}, strings.Fields(runOK(t, "--zookeeper", connect, "--list")))
 }
 
+// Issue 19: a refused ZooKeeper port waited the whole --timeout. When
+// every server refuses the connection, the tool fails at once, naming the
+// hosts and the refusal.
+func TestRefusedZooKeeperFailsFast(t *testing.T) {
+	var addrs []string
+	for range 2 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		addrs = append(addrs, ln.Addr().String())
+		require.NoError(t, ln.Close()) // nothing listens there now
+	}
+	start := time.Now()
+	r := runTool(t, "--zookeeper", strings.Join(addrs, ",")+"/kafka", "--list", "--timeout", "60s")
+	require.Equal(t, 1, r.code)
+	require.Contains(t, r.stderr, "cannot reach ZooKeeper")
+	require.Contains(t, r.stderr, "connection refused", "names the cause")
+	for _, a := range addrs {
+		require.Contains(t, r.stderr, a, "names every host")
+	}
+	require.Less(t, time.Since(start), 15*time.Second, "a refusal is final: no waiting for --timeout")
+}
+
 // openRaw opens a session without chroot.
 func openRaw(server string) (*zkutil.Session, error) {
 	return zkutil.Dial(testCtxBackground(), zkutil.SessionConfig{Connect: server, SessionTimeout: 10 * time.Second, ConnectionTimeout: 20 * time.Second})
