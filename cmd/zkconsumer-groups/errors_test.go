@@ -29,6 +29,13 @@ func TestUsageErrors(t *testing.T) {
 		{"--zookeeper", "x:1", "--migrate-to-kafka", "--group", "g"},
 		{"--zookeeper", "x:1", "--list", "--timeout", "soon"},
 		{"--zookeeper", "x:1", "--list", "--bogus"},
+		// Issue 19: bad values of reset options exited 1, after trying
+		// ZooKeeper, where other bad values exit 2.
+		{"--zookeeper", "x:1", "--timeout", "1s", "--reset-offsets", "--group", "g", "--all-topics", "--to-datetime", "yesterday"},
+		{"--zookeeper", "x:1", "--timeout", "1s", "--reset-offsets", "--group", "g", "--all-topics", "--to-datetime", "2024-13-01T00:00:00.000"},
+		{"--zookeeper", "x:1", "--timeout", "1s", "--reset-offsets", "--group", "g", "--all-topics", "--by-duration", "soon"},
+		{"--zookeeper", "x:1", "--timeout", "1s", "--reset-offsets", "--group", "g", "--topic", "t:one", "--to-earliest"},
+		{"--zookeeper", "x:1", "--timeout", "1s", "--reset-offsets", "--group", "g", "--topic", ":0", "--to-earliest"},
 	} {
 		r := runTool(t, args...)
 		require.Equal(t, 2, r.code, "%v", args)

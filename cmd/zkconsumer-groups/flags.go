@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/zkconsumer/zkconsumer/internal/groups"
 )
 
 // defaultTimeout bounds each network step when --timeout is not given.
@@ -254,6 +256,21 @@ func (o *options) check() error {
 		}
 		if !o.AllTopics && len(o.Topics) == 0 && o.FromFile == "" {
 			return errors.New("--reset-offsets needs a scope: --all-topics or --topic (or --from-file)")
+		}
+		// Values are checked here, before anything is dialled, so that a
+		// bad one is a usage error (exit 2) like any other.
+		if o.has("to-datetime") {
+			if _, err := groups.ParseDatetime(o.ToDatetime); err != nil {
+				return fmt.Errorf("--to-datetime %q: %w", o.ToDatetime, err)
+			}
+		}
+		if o.has("by-duration") {
+			if _, err := groups.ParseISODuration(o.ByDuration); err != nil {
+				return fmt.Errorf("--by-duration %q: %w", o.ByDuration, err)
+			}
+		}
+		if _, err := parseResetScope(o.AllTopics, o.Topics); err != nil {
+			return err
 		}
 	case o.Export:
 		if err := needGroup("--export"); err != nil {
