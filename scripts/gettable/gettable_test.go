@@ -268,9 +268,21 @@ func TestModulesGoGettable(t *testing.T) {
 		}
 	}
 
-	// The commands install with `go install path@latest`, from anywhere.
+	// The commands install with `go install path@latest`, from anywhere:
+	// all at once, as the README's Install section does, and one by one.
 	tools := mkdir("tools")
-	for _, cmd := range commands(t, root) {
+	cmds := commands(t, root)
+	run(tools, "install", corePath+"/cmd/...@latest")
+	for _, cmd := range cmds {
+		bin := filepath.Join(tmp, "bin", path.Base(cmd))
+		if _, err := os.Stat(bin); err != nil {
+			t.Errorf("go install %s/cmd/...@latest: %v", corePath, err)
+		}
+		if err := os.Remove(bin); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			t.Fatal(err)
+		}
+	}
+	for _, cmd := range cmds {
 		run(tools, "install", corePath+"/"+cmd+"@latest")
 		if _, err := os.Stat(filepath.Join(tmp, "bin", path.Base(cmd))); err != nil {
 			t.Errorf("go install %s/%s@latest: %v", corePath, cmd, err)
