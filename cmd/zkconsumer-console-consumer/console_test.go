@@ -308,3 +308,30 @@ func TestNoMatchingTopicIsReported(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	require.NotContains(t, r.stderr, "no topic matches")
 }
+
+// Issue 19: after `| head -5` closed the pipe, nothing was committed
+// although the first write had reached the reader. Standard output here
+// takes the first 100 bytes of what is written and then fails, as a pipe
+// whose reader exits: the group's committed offset is the count of lines
+// the reader got whole.
+func TestClosedPipeCommitsTheMessagesWrittenWhole(t *testing.T) {
+	c := testcluster.Shared(t)
+	ctx := testContext(t, 2*time.Minute)
+	zk := zkSession(t, ctx, c)
+	topic := testcluster.UniqueName("cc-head")
+	require.NoError(t, c.CreateTopic(ctx, topic, 1, 1))
+	_, err := c.Produce(ctx, topic, 200, testcluster.ProduceOptions{Partition: 0})
+	require.NoError(t, err)
+	group := testcluster.UniqueName("cc-head")
+
+	w := &shortWriter{n: 100}
+	r := runOursTo(ctx, w, "--zookeeper", c.ZKConnect(), "--topic", topic, "--group", group, "--from-beginning", "--timeout-ms", "30000")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stderr, "Unable to write to standard out, closing consumer.")
+	whole := strings.Count(string(w.got), "\n")
+	require.Positive(t, whole, "the reader got %q", w.got)
+	require.Less(t, whole, 200, "the write was cut short")
+	off, ok := committed(t, ctx, zk, group, topic, 0)
+	require.True(t, ok, "nothing committed; the reader got %q", w.got)
+	require.EqualValues(t, whole, off, "the reader got %q", w.got)
+}
