@@ -259,17 +259,39 @@ func TestWrittenOutputIsCommittedBeforeARebalanceReleasesIt(t *testing.T) {
 	_, ok := committed(t, ctx, zk, group, topic, 0)
 	require.False(t, ok, "no commit yet")
 
-	// A second member joins: before the first releases its partitions, it
-	// commits what it wrote out, so the second starts after it.
+	// A second member joins: before the first releases a partition, it
+	// commits what it wrote out of it, so the second starts after it. With
+	// the cooperative hand-over (the default) the first keeps the other
+	// partition and releases only the one that moves.
+	owner := func(p int32) string {
+		data, _, err := zk.Get(ctx, zkutil.OwnerPath(group, topic, p))
+		if errors.Is(err, zkutil.ErrNoNode) {
+			return ""
+		}
+		require.NoError(t, err)
+		return string(data)
+	}
+	firstOwner := map[int32]string{}
+	for p := range produced.Seqs {
+		firstOwner[p] = owner(p)
+		require.NotEmpty(t, firstOwner[p], "the first member owns partition %d", p)
+	}
 	wg.Go(func() { second = runOurs(runCtx, args...) })
+	var moved []int32
 	waitFor(t, time.Minute, func() bool {
-		for p, seqs := range produced.Seqs {
-			if off, ok := committed(t, ctx, zk, group, topic, p); !ok || off != int64(len(seqs)) {
-				return false
+		moved = moved[:0]
+		for p := range produced.Seqs {
+			if o := owner(p); o != "" && o != firstOwner[p] {
+				moved = append(moved, p)
 			}
 		}
-		return true
-	}, "the first member's output committed in the rebalance")
+		return len(moved) > 0
+	}, "a partition handed over to the second member")
+	for _, p := range moved {
+		off, ok := committed(t, ctx, zk, group, topic, p)
+		require.True(t, ok, "partition %d was handed over without a commit", p)
+		require.EqualValues(t, len(produced.Seqs[p]), off, "partition %d: the first member's output committed before the hand-over", p)
+	}
 	cancel()
 	wg.Wait()
 	require.Equal(t, 0, first.code, first.stderr)
