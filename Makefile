@@ -1,4 +1,4 @@
-# zkconsumer developer commands. See README.md.
+# zkconsumer developer commands. See CONTRIBUTING.md.
 GO      ?= go
 BROKERS ?= 1
 # ZOOKEEPERS: ZooKeeper servers of cluster-up's ZooKeeper-mode cluster (3 or

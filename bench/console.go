@@ -14,11 +14,11 @@ import (
 	"time"
 )
 
-// The console client: examples/console-consumer, the port of Kafka 1.1.1's
+// The console client: cmd/zkconsumer-console-consumer, the port of Kafka 1.1.1's
 // old console consumer, run as users run it (issue #13: "through the
 // console consumer to /dev/null, wall time including start-up"):
 //
-//	console-consumer --zookeeper ZK --topic T --from-beginning --max-messages N > /dev/null
+//	zkconsumer-console-consumer --zookeeper ZK --topic T --from-beginning --max-messages N > /dev/null
 //
 // in a group it generates (console-consumer-<random>, deleted from
 // ZooKeeper when it exits), timed from starting the process to its exit
@@ -39,7 +39,7 @@ var consoleVariants = map[string][]string{
 // consoleBinary returns the console consumer to run: the binary named by
 // BENCH_CONSOLE, or one built now from the zkconsumer module this bench
 // resolves (the repository, by the bench module's replace directive),
-// with that module's go.mod, as `go build ./examples/console-consumer`
+// with that module's go.mod, as `go build ./cmd/zkconsumer-console-consumer`
 // in the repository builds it. cleanup removes a built one.
 func consoleBinary(ctx context.Context) (bin string, cleanup func(), err error) {
 	if bin = os.Getenv("BENCH_CONSOLE"); bin != "" {
@@ -58,13 +58,13 @@ func consoleBinary(ctx context.Context) (bin string, cleanup func(), err error) 
 		return "", nil, err
 	}
 	cleanup = func() { _ = os.RemoveAll(tmp) }
-	bin = filepath.Join(tmp, "console-consumer")
+	bin = filepath.Join(tmp, "zkconsumer-console-consumer")
 	stderr.Reset()
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./examples/console-consumer")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/zkconsumer-console-consumer")
 	build.Dir, build.Stderr = dir, &stderr
 	if err := build.Run(); err != nil {
 		cleanup()
-		return "", nil, fmt.Errorf("client console: go build ./examples/console-consumer in %s: %v\n%s", dir, err, stderr.String())
+		return "", nil, fmt.Errorf("client console: go build ./cmd/zkconsumer-console-consumer in %s: %v\n%s", dir, err, stderr.String())
 	}
 	return bin, cleanup, nil
 }

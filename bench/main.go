@@ -19,7 +19,7 @@
 //
 // Clients: connector (zkconsumer, DefaultConfig; connector:<variant> for
 // the settings in connectorVariants), sarama, franz (franz-go kgo), kcat,
-// scala (Kafka 1.1.1's old consumer), console (examples/console-consumer,
+// scala (Kafka 1.1.1's old consumer), console (cmd/zkconsumer-console-consumer,
 // built once per run, or the binary named by BENCH_CONSOLE;
 // console:<variant> for the --consumer-property settings in
 // consoleVariants), and base: the connector run by the bench binary named

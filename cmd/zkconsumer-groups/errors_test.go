@@ -29,6 +29,13 @@ func TestUsageErrors(t *testing.T) {
 		{"--zookeeper", "x:1", "--migrate-to-kafka", "--group", "g"},
 		{"--zookeeper", "x:1", "--list", "--timeout", "soon"},
 		{"--zookeeper", "x:1", "--list", "--bogus"},
+		// Issue 19: bad values of reset options exited 1, after trying
+		// ZooKeeper, where other bad values exit 2.
+		{"--zookeeper", "x:1", "--timeout", "1s", "--reset-offsets", "--group", "g", "--all-topics", "--to-datetime", "yesterday"},
+		{"--zookeeper", "x:1", "--timeout", "1s", "--reset-offsets", "--group", "g", "--all-topics", "--to-datetime", "2024-13-01T00:00:00.000"},
+		{"--zookeeper", "x:1", "--timeout", "1s", "--reset-offsets", "--group", "g", "--all-topics", "--by-duration", "soon"},
+		{"--zookeeper", "x:1", "--timeout", "1s", "--reset-offsets", "--group", "g", "--topic", "t:one", "--to-earliest"},
+		{"--zookeeper", "x:1", "--timeout", "1s", "--reset-offsets", "--group", "g", "--topic", ":0", "--to-earliest"},
 	} {
 		r := runTool(t, args...)
 		require.Equal(t, 2, r.code, "%v", args)
@@ -147,6 +154,28 @@ func TestGarbageAndChroot(t *testing.T) {
 
 	// --list under the chroot sees only this group.
 	require.Equal(t, []string{"g"}, strings.Fields(runOK(t, "--zookeeper", connect, "--list")))
+}
+
+// Issue 19: a refused ZooKeeper port waited the whole --timeout. When
+// every server refuses the connection, the tool fails at once, naming the
+// hosts and the refusal.
+func TestRefusedZooKeeperFailsFast(t *testing.T) {
+	var addrs []string
+	for range 2 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		addrs = append(addrs, ln.Addr().String())
+		require.NoError(t, ln.Close()) // nothing listens there now
+	}
+	start := time.Now()
+	r := runTool(t, "--zookeeper", strings.Join(addrs, ",")+"/kafka", "--list", "--timeout", "60s")
+	require.Equal(t, 1, r.code)
+	require.Contains(t, r.stderr, "cannot reach ZooKeeper")
+	require.Contains(t, r.stderr, "connection refused", "names the cause")
+	for _, a := range addrs {
+		require.Contains(t, r.stderr, a, "names every host")
+	}
+	require.Less(t, time.Since(start), 15*time.Second, "a refusal is final: no waiting for --timeout")
 }
 
 // openRaw opens a session without chroot.

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/zkconsumer/zkconsumer/internal/groups"
 )
 
 // defaultTimeout bounds each network step when --timeout is not given.
@@ -114,7 +116,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.BoolVar(&o.State, "state", false, "With --describe: show the group's state (Empty, Stable, Rebalancing), its number of members, and how many of its partitions are owned.")
 	fs.BoolVar(&o.Delete, "delete", false, "Delete consumer group information from ZooKeeper. With --group (repeatable): the whole group. With --group and --topic: only that topic's offsets and owners (the whole group if it is its only topic). With only --topic: that topic's offsets and owners in every inactive group. Groups with registered members are refused; nothing is deleted unless every named group can be.")
 
-	fs.BoolVar(&o.ResetOffsets, "reset-offsets", false, "Reset the committed offsets of one group (--group), which must have no registered member. Give the scope with --all-topics or --topic (not needed with --from-file), and exactly one of --to-earliest, --to-latest, --to-current, --to-offset, --shift-by, --to-datetime, --by-duration, --from-file. --dry-run (the default) prints the plan, --execute writes it. Offsets outside the log are clamped to it, with a note. Add --export to print the plan as CSV instead of a table.")
+	fs.BoolVar(&o.ResetOffsets, "reset-offsets", false, "Reset the committed offsets of one group (--group), which must have no registered member; a group that does not exist yet gets offsets for the topics named with --topic or --from-file. Give the scope with --all-topics or --topic (not needed with --from-file), and exactly one of --to-earliest, --to-latest, --to-current, --to-offset, --shift-by, --to-datetime, --by-duration, --from-file. --dry-run (the default) prints the plan, --execute writes it. Offsets outside the log are clamped to it, with a note. Add --export to print the plan as CSV instead of a table.")
 	fs.BoolVar(&o.AllTopics, "all-topics", false, "With --reset-offsets: every topic the group has offsets or owners for.")
 	fs.BoolVar(&o.ToEarliest, "to-earliest", false, "Reset offsets to the earliest offset of each log.")
 	fs.BoolVar(&o.ToLatest, "to-latest", false, "Reset offsets to the latest offset (log end) of each log.")
@@ -254,6 +256,21 @@ func (o *options) check() error {
 		}
 		if !o.AllTopics && len(o.Topics) == 0 && o.FromFile == "" {
 			return errors.New("--reset-offsets needs a scope: --all-topics or --topic (or --from-file)")
+		}
+		// Values are checked here, before anything is dialled, so that a
+		// bad one is a usage error (exit 2) like any other.
+		if o.has("to-datetime") {
+			if _, err := groups.ParseDatetime(o.ToDatetime); err != nil {
+				return fmt.Errorf("--to-datetime %q: %w", o.ToDatetime, err)
+			}
+		}
+		if o.has("by-duration") {
+			if _, err := groups.ParseISODuration(o.ByDuration); err != nil {
+				return fmt.Errorf("--by-duration %q: %w", o.ByDuration, err)
+			}
+		}
+		if _, err := parseResetScope(o.AllTopics, o.Topics); err != nil {
+			return err
 		}
 	case o.Export:
 		if err := needGroup("--export"); err != nil {

@@ -137,8 +137,14 @@ func (c *command) readOffsetsFile(path string) (map[groups.TopicPartition]int64,
 
 // resetScope parses --all-topics and --topic topic[:p,p...].
 func (c *command) resetScope() (groups.ResetScope, error) {
-	scope := groups.ResetScope{AllTopics: c.o.AllTopics, Topics: map[string][]int32{}}
-	for _, t := range c.o.Topics {
+	return parseResetScope(c.o.AllTopics, c.o.Topics)
+}
+
+// parseResetScope parses --all-topics and the --topic values
+// topic[:p,p...]; check calls it too, so that a bad value is a usage error.
+func parseResetScope(allTopics bool, topics []string) (groups.ResetScope, error) {
+	scope := groups.ResetScope{AllTopics: allTopics, Topics: map[string][]int32{}}
+	for _, t := range topics {
 		topic, list, hasParts := strings.Cut(t, ":")
 		if topic == "" {
 			return scope, fmt.Errorf("--topic %q: empty topic", t)

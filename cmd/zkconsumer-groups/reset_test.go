@@ -193,3 +193,27 @@ func TestResetRefusals(t *testing.T) {
 	fail("unknown partition", "--group", group, "--from-file", missingPart)
 	fail("no such file", "--group", group, "--from-file", filepath.Join(dir, "absent.csv"))
 }
+
+// Issue 19: --reset-offsets --to-latest refused a new group that
+// --from-file accepted. A group that does not exist yet can be given
+// offsets for the topics named with --topic, in every mode that needs no
+// committed offset; --all-topics still needs the group's own topics.
+func TestResetNewGroup(t *testing.T) {
+	c := testcluster.Shared(t)
+	zk := session(t, c)
+	topic := newTopic(t, c, 1, 7)
+
+	latest := testcluster.UniqueName("g-new-latest")
+	reset(t, c, latest, "--topic", topic, "--to-latest")
+	require.Equal(t, []int64{7}, committed(t, zk, latest, topic, 1))
+
+	at := testcluster.UniqueName("g-new-offset")
+	reset(t, c, at, "--topic", topic+":0", "--to-offset", "3")
+	require.Equal(t, []int64{3}, committed(t, zk, at, topic, 1))
+	resumesAt(t, c, at, topic, []int64{3})
+
+	r := runTool(t, "--zookeeper", c.ZKConnect(), "--reset-offsets", "--execute", "--group", testcluster.UniqueName("g-new-all"), "--all-topics", "--to-latest")
+	require.Equal(t, 1, r.code)
+	require.Contains(t, r.stderr, "unknown group")
+	require.Contains(t, r.stderr, "--topic", "says how to give a new group offsets")
+}

@@ -25,8 +25,11 @@ type ResetScope struct {
 // reads the committed offsets and asks the leaders for the log start and
 // end of every partition in scope, then runs PlanReset. It writes nothing.
 //
-// The group must exist (ErrUnknownGroup), except with ResetFromFile, which
-// may restore a deleted group from a backup. A garbage committed offset in
+// A group that does not exist yet gets the offsets planned for the topics
+// the scope names or the file lists (a new group made to start at chosen
+// offsets, or a deleted one restored from a backup); with AllTopics it
+// fails with ErrUnknownGroup, having no topics of its own. Modes that need
+// a committed offset (ResetShiftBy) fail for want of one. A garbage committed offset in
 // scope fails ResetToCurrent and ResetShiftBy, which need it; the other
 // modes overwrite it. Any partition whose log offsets cannot be had fails
 // the whole plan.
@@ -35,8 +38,12 @@ func PlanGroupReset(ctx context.Context, zk *zkutil.Session, lo *LogOffsets, gro
 		return nil, err
 	}
 	err := CheckInactive(ctx, zk, group)
-	if errors.Is(err, ErrUnknownGroup) && spec.Mode == ResetFromFile {
+	switch {
+	case !errors.Is(err, ErrUnknownGroup):
+	case spec.Mode == ResetFromFile || !scope.AllTopics:
 		err = nil
+	default:
+		err = fmt.Errorf("%w; name the topics with --topic to give a new group offsets", err)
 	}
 	if err != nil {
 		return nil, err

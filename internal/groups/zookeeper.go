@@ -2,7 +2,11 @@ package groups
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/zkconsumer/zkconsumer/internal/secure"
@@ -18,7 +22,9 @@ const sessionTimeout = 10 * time.Second
 // Kafka's zookeeper.connect form "host:port[,host:port...][/chroot]", and
 // checks that the chroot exists (a mistyped chroot would otherwise look
 // like a cluster without groups). It fails within timeout when no server
-// answers, with an error naming the hosts and the last dial error. Every
+// answers, with an error naming the hosts and the last dial error, and at
+// once when every server refuses the connection (nothing listens on any of
+// the ports: waiting would not help). Every
 // path used with the returned session is relative to the chroot; the
 // caller closes it. sec supplies the ZooKeeper credentials, ACL and TLS
 // settings (zookeeper.auth, zookeeper.set.acl, zookeeper.ssl.*).
@@ -26,6 +32,11 @@ func OpenZooKeeper(ctx context.Context, connect string, timeout time.Duration, s
 	dial, err := sec.ZooKeeperDialer(nil)
 	if err != nil {
 		return nil, fmt.Errorf("groups: %w", err)
+	}
+	if hosts, _, err := zkutil.ParseConnectString(connect); err == nil {
+		if err := refusedByAll(ctx, hosts, timeout); err != nil {
+			return nil, fmt.Errorf("groups: cannot reach ZooKeeper: %w", err)
+		}
 	}
 	s, err := zkutil.Dial(ctx, zkutil.SessionConfig{
 		Connect:           connect,
@@ -53,4 +64,43 @@ func OpenZooKeeper(ctx context.Context, connect string, timeout time.Duration, s
 		}
 	}
 	return s, nil
+}
+
+// probeTimeout bounds the TCP probe of each server in refusedByAll.
+const probeTimeout = 3 * time.Second
+
+// refusedByAll opens a TCP connection to each of hosts at once and returns
+// an error, naming them, only when every one refused it. Anything else (a
+// server that accepts, one that does not answer within the probe's
+// timeout, a name that does not resolve) returns nil, and the session's
+// own dial decides, retrying within --timeout as before. The probe is
+// TCP's alone: a TLS port refuses a connection as a plain one does.
+func refusedByAll(ctx context.Context, hosts []string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, min(timeout, probeTimeout))
+	defer cancel()
+	errs := make(chan error, len(hosts))
+	for _, h := range hosts {
+		go func() {
+			var d net.Dialer
+			conn, err := d.DialContext(ctx, "tcp", h)
+			if err == nil {
+				_ = conn.Close()
+			}
+			errs <- err
+		}()
+	}
+	var last error
+	refused := 0
+	for range hosts {
+		err := <-errs
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			refused++
+			last = err
+		}
+	}
+	if refused < len(hosts) || len(hosts) == 0 {
+		return nil
+	}
+	return fmt.Errorf("every ZooKeeper server refused the connection (%s); is ZooKeeper running there? last error: %w",
+		strings.Join(hosts, ","), last)
 }

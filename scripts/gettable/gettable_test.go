@@ -268,9 +268,21 @@ func TestModulesGoGettable(t *testing.T) {
 		}
 	}
 
-	// The commands install with `go install path@latest`, from anywhere.
+	// The commands install with `go install path@latest`, from anywhere:
+	// all at once, as the README's Install section does, and one by one.
 	tools := mkdir("tools")
-	for _, cmd := range commands(t, root) {
+	cmds := commands(t, root)
+	run(tools, "install", corePath+"/cmd/...@latest")
+	for _, cmd := range cmds {
+		bin := filepath.Join(tmp, "bin", path.Base(cmd))
+		if _, err := os.Stat(bin); err != nil {
+			t.Errorf("go install %s/cmd/...@latest: %v", corePath, err)
+		}
+		if err := os.Remove(bin); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			t.Fatal(err)
+		}
+	}
+	for _, cmd := range cmds {
 		run(tools, "install", corePath+"/"+cmd+"@latest")
 		if _, err := os.Stat(filepath.Join(tmp, "bin", path.Base(cmd))); err != nil {
 			t.Errorf("go install %s/%s@latest: %v", corePath, cmd, err)
@@ -314,7 +326,7 @@ func main() {
 `
 
 // commands are the directories of the installable programs, relative to
-// the repository: every main package under cmd/, and the console consumer.
+// the repository: every main package under cmd/.
 func commands(t *testing.T, root string) []string {
 	t.Helper()
 	var dirs []string
@@ -340,9 +352,11 @@ func commands(t *testing.T, root string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const console = "examples/console-consumer"
-	if _, err := os.Stat(filepath.Join(root, console, "main.go")); err == nil && !slices.Contains(dirs, console) {
-		dirs = append(dirs, console)
+	// The README's install line names these; each must stay installable.
+	for _, want := range []string{"cmd/zkconsumer-groups", "cmd/zkconsumer-console-consumer"} {
+		if !slices.Contains(dirs, want) {
+			t.Errorf("no main package in %s: the README's go install line installs it", want)
+		}
 	}
 	if len(dirs) == 0 {
 		t.Fatal("no command found under cmd/")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/zkconsumer/zkconsumer/connector"
 	"github.com/zkconsumer/zkconsumer/zkutil"
@@ -28,8 +29,10 @@ func dialZK(ctx context.Context, cfg connector.Config) (*zkutil.Session, error) 
 // when the group already has offsets and would be told to start from the
 // beginning (a group continues from its offsets, so --from-beginning would
 // silently mean nothing); --delete-consumer-offsets deletes the group
-// instead.
-func checkZK(ctx context.Context, cfg connector.Config, o *options) error {
+// instead. When no topic matches the filter yet it says so on stderr: the
+// consumer then waits, as Kafka's does, for a matching topic to be
+// created, and without the note a misspelt --topic looked like a hang.
+func checkZK(ctx context.Context, cfg connector.Config, o *options, stderr io.Writer) error {
 	s, err := dialZK(ctx, cfg)
 	if err != nil {
 		return err
@@ -41,6 +44,9 @@ func checkZK(ctx context.Context, cfg connector.Config, o *options) error {
 	}
 	if !ok {
 		return &usageError{msg: "No brokers found in ZK."}
+	}
+	if err := noteNoTopic(ctx, s, cfg, o, stderr); err != nil {
+		return err
 	}
 	if o.deleteOffsets {
 		return deleteRecursive(ctx, s, zkutil.GroupPath(cfg.GroupID))
@@ -56,6 +62,25 @@ func checkZK(ctx context.Context, cfg connector.Config, o *options) error {
 		return &usageError{msg: "Found previous offset information for this group " + cfg.GroupID +
 			". Please use --delete-consumer-offsets to delete previous offsets metadata"}
 	}
+	return nil
+}
+
+// noteNoTopic prints a note on stderr when no topic in ZooKeeper matches
+// the filter.
+func noteNoTopic(ctx context.Context, s *zkutil.Session, cfg connector.Config, o *options, stderr io.Writer) error {
+	if o.matcher == nil {
+		return nil
+	}
+	topics, err := s.Children(ctx, zkutil.BrokerTopicsPath)
+	if err != nil && !errors.Is(err, zkutil.ErrNoNode) {
+		return err
+	}
+	for _, t := range topics {
+		if o.matcher.Allows(t, cfg.ExcludeInternalTopics) {
+			return nil
+		}
+	}
+	fmt.Fprintf(stderr, "console-consumer: no topic matches %s yet; waiting for one to be created (Ctrl-C to stop)\n", o.filterFlag)
 	return nil
 }
 

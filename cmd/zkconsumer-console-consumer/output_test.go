@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"sync"
 	"testing"
@@ -161,4 +162,63 @@ func TestCommitterForgetsPartitionsThatComeBack(t *testing.T) {
 	cm.BeforeReleasingPartitions(ctx, nil, map[string][]int32{"a": {0}}, false)
 	cm.starting("me", mine(0, 1))
 	require.Equal(t, map[zkutil.TopicPartition]int64{p0: 11}, out.writtenOffsets(both))
+}
+
+// shortWriter takes the first n bytes of a write and then fails, as a pipe
+// whose reader exits (| head) fails a write it took part of.
+type shortWriter struct {
+	n   int
+	got []byte
+}
+
+func (w *shortWriter) Write(p []byte) (int, error) {
+	k := min(w.n, len(p))
+	w.got = append(w.got, p[:k]...)
+	w.n -= k
+	if k < len(p) {
+		return k, errors.New("broken pipe")
+	}
+	return k, nil
+}
+
+// Issue 19: after `| head -5` closed the pipe, nothing was committed
+// although the first write had reached the reader. The messages a failed
+// write took whole count as written out; the one it cut counts not.
+func TestOutputPartialWriteCountsWholeMessages(t *testing.T) {
+	f, err := newFormatter(nil)
+	require.NoError(t, err)
+	a0, a1, b0 := zkutil.TopicPartition{Topic: "a", Partition: 0}, zkutil.TopicPartition{Topic: "a", Partition: 1}, zkutil.TopicPartition{Topic: "b", Partition: 0}
+	all := map[zkutil.TopicPartition]bool{a0: true, a1: true, b0: true}
+	msgs := []*stream.Message{msg("a", 0, 5, "xx"), msg("a", 1, 3, "yy"), msg("a", 0, 6, "zz"), msg("b", 0, 9, "ww")}
+
+	for _, tc := range []struct {
+		name string
+		n    int // bytes the write takes; each message is 3 bytes
+		want map[zkutil.TopicPartition]int64
+	}{
+		{"none", 0, map[zkutil.TopicPartition]int64{}},
+		{"cut in the first", 2, map[zkutil.TopicPartition]int64{}},
+		{"first whole", 3, map[zkutil.TopicPartition]int64{a0: 6}},
+		{"three whole, fourth cut", 10, map[zkutil.TopicPartition]int64{a0: 7, a1: 4}},
+		{"all but the last byte", 11, map[zkutil.TopicPartition]int64{a0: 7, a1: 4}},
+	} {
+		for _, buffered := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/buffered=%v", tc.name, buffered), func(t *testing.T) {
+				w := &shortWriter{n: tc.n}
+				out := newOutput(w, buffered)
+				for _, m := range msgs {
+					if _, err := out.add(m, f, false); err != nil {
+						break
+					}
+				}
+				_ = out.close()
+				select {
+				case <-out.Failed():
+				default:
+					t.Fatal("the short write was not noticed")
+				}
+				require.Equal(t, tc.want, out.writtenOffsets(all), "reader got %q", w.got)
+			})
+		}
+	}
 }

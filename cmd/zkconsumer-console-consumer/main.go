@@ -1,4 +1,4 @@
-// Command console-consumer prints messages of topics to standard output, as
+// Command zkconsumer-console-consumer prints messages of topics to standard output, as
 // a member of a ZooKeeper-coordinated consumer group. It behaves like Kafka
 // 1.1.1's old console consumer (kafka-console-consumer.sh --zookeeper ...)
 // and takes the same flags, with Kafka's formatters (--formatter
@@ -9,8 +9,9 @@
 // --partition, --offset, --new-consumer and --bootstrap-server get Kafka's
 // refusals (see bootstrap.go for the Kafka-coordinated mode):
 //
-//	go run ./examples/console-consumer --zookeeper 127.0.0.1:2181/kafka --topic orders --from-beginning
-//	go run ./examples/console-consumer --zookeeper 127.0.0.1:2181/kafka --whitelist 'orders|payments' \
+//	go install github.com/zkconsumer/zkconsumer/cmd/zkconsumer-console-consumer@latest
+//	zkconsumer-console-consumer --zookeeper 127.0.0.1:2181/kafka --topic orders --from-beginning
+//	zkconsumer-console-consumer --zookeeper 127.0.0.1:2181/kafka --whitelist 'orders|payments' \
 //		--property print.key=true --property print.timestamp=true --group audit
 //
 // As in Kafka, --topic is a regex like --whitelist, internal topics are
@@ -91,7 +92,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return fail(fs, stderr, err)
 	}
 	if o.bootstrapServer == "" { // Kafka's new consumer makes no ZooKeeper checks
-		if err := checkZK(ctx, cfg, o); err != nil {
+		if err := checkZK(ctx, cfg, o, stderr); err != nil {
 			if ctx.Err() != nil {
 				return 1 // interrupted while connecting; main reports the signal
 			}

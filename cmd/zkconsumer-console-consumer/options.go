@@ -25,6 +25,11 @@ type options struct {
 	// --topic into a whitelist too, so --topic is a regex and internal
 	// topics need exclude.internal.topics=false.
 	filter connector.TopicFilter
+	// matcher is filter as ZooKeeper mode matches topic names, and
+	// filterFlag the flag that gave it (--topic, --whitelist, --blacklist),
+	// to say when no topic matches yet.
+	matcher    *rebalance.TopicFilter
+	filterFlag string
 	// groupID is the group; groupPassed is false when it was generated,
 	// and then the group's znodes are deleted on exit.
 	groupID     string
@@ -75,7 +80,7 @@ const description = "The console consumer is a tool that reads data from Kafka a
 
 // newFlagSet declares the flags of Kafka 1.1.1's console consumer.
 func newFlagSet(stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("console-consumer", flag.ContinueOnError)
+	fs := flag.NewFlagSet("zkconsumer-console-consumer", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.String("zookeeper", "", "REQUIRED (unless --bootstrap-server): the ZooKeeper connection string, host:port[,host:port][/chroot]")
 	fs.String("bootstrap-server", "", "the brokers of a group coordinated by Kafka, instead of --zookeeper (Kafka's new consumer)")
@@ -103,7 +108,7 @@ func newFlagSet(stderr io.Writer) *flag.FlagSet {
 	fs.String("metrics-dir", "kafka_metrics", "the directory of --csv-reporter-enabled")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), description)
-		fmt.Fprintln(fs.Output(), "Usage: console-consumer --zookeeper host:port/chroot (--topic t | --whitelist re | --blacklist re) [flags]")
+		fmt.Fprintln(fs.Output(), "Usage: zkconsumer-console-consumer --zookeeper host:port/chroot (--topic t | --whitelist re | --blacklist re) [flags]")
 		fs.PrintDefaults()
 	}
 	return fs
@@ -176,10 +181,12 @@ func parseOptions(fs *flag.FlagSet, args []string, stderr io.Writer) (*options, 
 			pattern = zkutil.PatternBlacklist
 			o.filter = connector.Blacklist(regex)
 		}
-		if _, err := rebalance.NewTopicFilter(pattern, regex); err != nil {
+		matcher, err := rebalance.NewTopicFilter(pattern, regex)
+		if err != nil {
 			// Kafka's TopicFilter refuses it before connecting too.
 			return nil, &usageError{msg: fmt.Sprintf("%s is an invalid regex. (%v)", regex, err)}
 		}
+		o.matcher, o.filterFlag = matcher, "--"+chosen[0]+" "+regex
 		fmt.Fprintln(stderr, "Using the ConsoleConsumer with old consumer is deprecated and will be removed "+
 			"in a future major release. Consider using the new consumer by passing [bootstrap-server] instead of [zookeeper].")
 		if set["partition"] || set["offset"] {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"slices"
@@ -104,6 +105,14 @@ func runOurs(ctx context.Context, args ...string) result {
 	var stdout, stderr testcluster.LockedBuffer
 	code := run(ctx, args, &stdout, &stderr)
 	return result{stdout: stdout.String(), stderr: stderr.String(), code: code}
+}
+
+// runOursTo runs this console consumer in-process with stdout as its
+// standard output.
+func runOursTo(ctx context.Context, stdout io.Writer, args ...string) result {
+	var stderr testcluster.LockedBuffer
+	code := run(ctx, args, stdout, &stderr)
+	return result{stderr: stderr.String(), code: code}
 }
 
 // runKafka runs Kafka 1.1.1's kafka.tools.ConsoleConsumer with args.

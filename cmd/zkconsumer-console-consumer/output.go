@@ -20,7 +20,9 @@ import (
 // written out: output records, per partition, the offset after the last
 // message written out, and commits (committer) take their offsets from
 // there. A message still in the buffer is never committed, whatever the
-// connector counts as consumed.
+// connector counts as consumed. When a write fails after taking part of
+// the buffer (| head exited), the messages it took whole count as written
+// out and the one it cut does not.
 
 const (
 	// outputBufferSize is the size at which the buffer is written out.
@@ -41,6 +43,14 @@ type position struct {
 	next      int64
 }
 
+// mark is where one message ends in the buffer: when a write fails after
+// taking part of the buffer (the reader of a pipe exited), the messages
+// that ended within what it took were written out whole.
+type mark struct {
+	end int // len(buf) after the message
+	position
+}
+
 // output is standard output with its buffer and the positions of what has
 // been written out. add is called from the consuming goroutine; flush,
 // written and close from any.
@@ -51,6 +61,7 @@ type output struct {
 	mu      sync.Mutex // guards what follows; held while writing to w
 	buf     []byte
 	pending []position // partitions with messages in buf
+	marks   []mark     // every message in buf, in order
 	err     error      // the first write error; final
 
 	writtenMu sync.Mutex
@@ -118,6 +129,7 @@ func (o *output) add(m *stream.Message, f messageFormatter, skip bool) (formatEr
 // track records that m is in the buffer. Messages come in runs of one
 // partition, so the last position is usually the one to move.
 func (o *output) track(m *stream.Message) {
+	o.marks = append(o.marks, mark{end: len(o.buf), position: position{topic: m.Topic, partition: m.Partition, next: m.Offset + 1}})
 	if n := len(o.pending); n > 0 {
 		if p := &o.pending[n-1]; p.partition == m.Partition && p.topic == m.Topic {
 			p.next = m.Offset + 1
@@ -145,13 +157,15 @@ func (o *output) flushLocked() error {
 		return o.err
 	}
 	if len(o.buf) > 0 {
-		if _, err := o.w.Write(o.buf); err != nil {
+		if n, err := o.w.Write(o.buf); err != nil {
 			o.err = err
+			o.recordWhole(n)
 			close(o.failed)
 			return err
 		}
 		o.buf = o.buf[:0]
 	}
+	o.marks = o.marks[:0]
 	if len(o.pending) > 0 {
 		o.writtenMu.Lock()
 		for _, p := range o.pending {
@@ -161,6 +175,22 @@ func (o *output) flushLocked() error {
 		o.pending = o.pending[:0]
 	}
 	return nil
+}
+
+// recordWhole records as written out the messages of the buffer that end
+// within its first n bytes, which a failed write took: the reader may have
+// them, and a message whose bytes were all written counts, one cut short
+// does not.
+func (o *output) recordWhole(n int) {
+	o.writtenMu.Lock()
+	defer o.writtenMu.Unlock()
+	for _, m := range o.marks {
+		if m.end > n {
+			break
+		}
+		o.written[zkutil.TopicPartition{Topic: m.topic, Partition: m.partition}] = m.next
+	}
+	o.marks = o.marks[:0]
 }
 
 // writtenOffsets returns, for each of tps that has any, the offset after
