@@ -38,7 +38,7 @@ func TestParseJavaRecordsSkipsDeprecationNotices(t *testing.T) {
 
 func TestKRaftStateEnvLines(t *testing.T) {
 	s := State{Dir: "/tmp/" + kraftDirPrefix + "1", KRaft: true, Brokers: []string{"127.0.0.1:1", "127.0.0.1:2"}}
-	require.Equal(t, "KRAFT_BROKERS=127.0.0.1:1,127.0.0.1:2\n", s.EnvLines(), "no ZOOKEEPER_CONNECT or KAFKA_BROKERS to clobber")
+	require.Equal(t, "export KRAFT_BROKERS=127.0.0.1:1,127.0.0.1:2\n", s.EnvLines(), "no ZOOKEEPER_CONNECT or KAFKA_BROKERS to clobber")
 	t.Setenv(EnvKRaftBrokers, "127.0.0.1:1,127.0.0.1:2")
 	c, ok := FromEnvKRaft()
 	require.True(t, ok)

@@ -49,9 +49,9 @@ func (c *Cluster) State() State {
 // the env files of both kinds of cluster can be sourced together.
 func (s State) EnvLines() string {
 	if s.KRaft {
-		return fmt.Sprintf("%s=%s\n", EnvKRaftBrokers, strings.Join(s.Brokers, ","))
+		return fmt.Sprintf("export %s=%s\n", EnvKRaftBrokers, strings.Join(s.Brokers, ","))
 	}
-	return fmt.Sprintf("ZOOKEEPER_CONNECT=%s\nKAFKA_BROKERS=%s\n", s.ZKConnect, strings.Join(s.Brokers, ","))
+	return fmt.Sprintf("export ZOOKEEPER_CONNECT=%s\nexport KAFKA_BROKERS=%s\n", s.ZKConnect, strings.Join(s.Brokers, ","))
 }
 
 // WriteState saves s as JSON at path.
