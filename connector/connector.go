@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -105,10 +106,21 @@ type options struct {
 	lagRefreshSet bool
 }
 
+// ZooKeeperDialer opens one TCP connection to a ZooKeeper server, within
+// timeout (the ZooKeeper client's own dial function, as a type of ours so
+// that no go-zookeeper type appears in the connector's API).
+type ZooKeeperDialer func(network, address string, timeout time.Duration) (net.Conn, error)
+
 // WithZooKeeperDialer makes the ZooKeeper session connect through dial
 // (for example through a proxy or with custom socket options). WithDialer
 // does the same for every connection of the connector.
-func WithZooKeeperDialer(dial zk.Dialer) Option { return func(o *options) { o.dialer = dial } }
+func WithZooKeeperDialer(dial ZooKeeperDialer) Option {
+	return func(o *options) {
+		if dial != nil {
+			o.dialer = zk.Dialer(dial)
+		}
+	}
+}
 
 // WithRebalanceListener installs a listener that is told before ownership
 // of partitions moves (Kafka's setConsumerRebalanceListener).

@@ -30,6 +30,15 @@ func Blacklist(regex string) TopicFilter {
 	return TopicFilter{pattern: zkutil.PatternBlacklist, regex: regex}
 }
 
+// Validate compiles the filter's regex as CreateMessageStreamsByFilter
+// would, without connecting: a regex Java would reject, or whose meaning
+// Go's regexp cannot reproduce, is refused with a *RegexError naming the
+// construct (Kafka's TopicFilter refuses it up front too).
+func (f TopicFilter) Validate() error {
+	_, err := rebalance.NewTopicFilter(f.pattern, f.regex)
+	return err
+}
+
 // CreateMessageStreams joins the group with a static subscription: for
 // each topic, the number of streams to consume it with. It registers under
 // /consumers/<group>/ids, runs the first rebalance and returns the streams
@@ -54,7 +63,7 @@ func Blacklist(regex string) TopicFilter {
 // static member, with group.instance.id, does not leave, as in Java)
 // and nothing of the attempt keeps running, so CreateMessageStreams may
 // be called again.
-func (c *ConsumerConnector) CreateMessageStreams(ctx context.Context, topicCountMap map[string]int) (map[string][]*stream.KafkaStream, error) {
+func (c *ConsumerConnector) CreateMessageStreams(ctx context.Context, topicCountMap map[string]int) (map[string][]*KafkaStream, error) {
 	sub := rebalance.StaticSubscription(topicCountMap)
 	if err := sub.Validate(); err != nil {
 		return nil, fmt.Errorf("connector: %w", err)
@@ -84,7 +93,7 @@ func (c *ConsumerConnector) CreateMessageStreams(ctx context.Context, topicCount
 // meaning Go's regexp cannot reproduce (class intersection, possessive
 // quantifiers, look-around, back-references, Unicode properties, ...), is
 // refused with a *rebalance.RegexError that names the construct.
-func (c *ConsumerConnector) CreateMessageStreamsByFilter(ctx context.Context, filter TopicFilter, numStreams int) ([]*stream.KafkaStream, error) {
+func (c *ConsumerConnector) CreateMessageStreamsByFilter(ctx context.Context, filter TopicFilter, numStreams int) ([]*KafkaStream, error) {
 	f, err := rebalance.NewTopicFilter(filter.pattern, filter.regex)
 	if err != nil {
 		return nil, fmt.Errorf("connector: %w", err)

@@ -10,8 +10,6 @@ import (
 	"strings"
 
 	"github.com/zkconsumer/zkconsumer/connector"
-	"github.com/zkconsumer/zkconsumer/rebalance"
-	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
 // options are the parsed command line, as Kafka 1.1.1's
@@ -170,13 +168,11 @@ func parseOptions(fs *flag.FlagSet, args []string, stderr io.Writer) (*options, 
 			return nil, badUsage("Exactly one of whitelist/blacklist/topic is required.")
 		}
 		regex := str(chosen[0])
-		pattern := zkutil.PatternWhitelist
 		o.filter = connector.Whitelist(regex)
 		if chosen[0] == "blacklist" {
-			pattern = zkutil.PatternBlacklist
 			o.filter = connector.Blacklist(regex)
 		}
-		if _, err := rebalance.NewTopicFilter(pattern, regex); err != nil {
+		if err := o.filter.Validate(); err != nil {
 			// Kafka's TopicFilter refuses it before connecting too.
 			return nil, &usageError{msg: fmt.Sprintf("%s is an invalid regex. (%v)", regex, err)}
 		}
