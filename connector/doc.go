@@ -6,7 +6,7 @@
 // /consumers/<group>/ids, the listeners for session expiry, topic partition
 // changes and membership, the rebalance loop, offset commits and Shutdown.
 // The application gets streams to read and nothing that could break what
-// the connector guarantees (the streams' owner side, stream.Control, stays
+// the connector guarantees (the streams' owner side, streamcore.Control, stays
 // with the connector).
 //
 // What the application can ask and control:

@@ -22,7 +22,7 @@
 //     range. Both its fetched and its consumed offset are reset.
 //   - A fetcher blocks while a partition's queue is full, which holds back
 //     every partition of that fetcher (Kafka's backpressure), until the
-//     partition is paused (stream.PartitionTopicInfo.Pause): a paused
+//     partition is paused (streamcore.PartitionTopicInfo.Pause): a paused
 //     partition is left out of the fetcher's requests, and a fetcher
 //     blocked on its queue gives the chunk up and serves the others. Its
 //     fetched offset advances only once the chunk is queued, so the fetched offsets

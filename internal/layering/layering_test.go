@@ -36,10 +36,11 @@ func TestDependenciesFlowOneWay(t *testing.T) {
 		stdOnly   bool
 	}{
 		{pkg: "stream", forbidden: []string{"zkutil", "rebalance", "fetcher", "connector", "internal/testcluster"}, stdOnly: true},
-		{pkg: "zkutil", forbidden: []string{"stream", "rebalance", "fetcher", "connector", "internal/testcluster"}},
-		{pkg: "rebalance", forbidden: []string{"fetcher", "stream", "connector", "internal/testcluster"}},
-		{pkg: "rebalance/kafkagroup", forbidden: []string{"fetcher", "stream", "connector", "internal/testcluster"}},
-		{pkg: "fetcher", forbidden: []string{"rebalance", "connector", "internal/testcluster"}},
+		{pkg: "internal/streamcore", forbidden: []string{"stream", "zkutil", "rebalance", "fetcher", "connector", "internal/testcluster"}, stdOnly: true},
+		{pkg: "zkutil", forbidden: []string{"stream", "internal/streamcore", "rebalance", "fetcher", "connector", "internal/testcluster"}},
+		{pkg: "rebalance", forbidden: []string{"fetcher", "stream", "internal/streamcore", "connector", "internal/testcluster"}},
+		{pkg: "rebalance/kafkagroup", forbidden: []string{"fetcher", "stream", "internal/streamcore", "connector", "internal/testcluster"}},
+		{pkg: "fetcher", forbidden: []string{"rebalance", "connector", "stream", "internal/testcluster"}},
 		{pkg: "connector", forbidden: []string{"internal/testcluster"}},
 		{pkg: "internal/coordinator", forbidden: []string{"stream", "rebalance", "fetcher", "connector", "internal/testcluster"}},
 		{pkg: "internal/secure", forbidden: []string{"stream", "rebalance", "fetcher", "connector", "internal/testcluster"}},

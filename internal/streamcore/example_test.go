@@ -1,10 +1,10 @@
-package stream_test
+package streamcore_test
 
 import (
 	"context"
 	"fmt"
 
-	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 )
 
 // A fetcher enqueues one partition's fetch; the application ranges over the
@@ -12,17 +12,17 @@ import (
 // the consumed offset (what a commit would store) trails the message being
 // processed.
 func ExampleKafkaStream_Messages() {
-	s, ctl, err := stream.NewKafkaStream(2, 0) // consumer timeout 0: do not wait
+	s, ctl, err := streamcore.NewKafkaStream(2, 0) // consumer timeout 0: do not wait
 	if err != nil {
 		panic(err)
 	}
 	defer ctl.Shutdown()
 
 	// Consumption starts at the committed offset 3.
-	pti := stream.NewPartitionTopicInfo("events", 0, s.Queue(), 3, 3, 1<<20)
-	var msgs []*stream.Message
+	pti := streamcore.NewPartitionTopicInfo("events", 0, streamcore.QueueOf(s), 3, 3, 1<<20)
+	var msgs []*streamcore.Message
 	for off := int64(2); off < 6; off++ { // a compressed batch starting early
-		msgs = append(msgs, &stream.Message{Topic: "events", Offset: off, Value: []byte{'a' + byte(off)}})
+		msgs = append(msgs, &streamcore.Message{Topic: "events", Offset: off, Value: []byte{'a' + byte(off)}})
 	}
 	if err := pti.Enqueue(context.Background(), msgs, 6); err != nil {
 		panic(err)

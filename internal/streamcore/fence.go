@@ -1,4 +1,4 @@
-package stream
+package streamcore
 
 // Fence decides whether the messages of a partition may be handed out at
 // this moment. The connector gives every partition of a generation the

@@ -1,4 +1,4 @@
-package stream
+package streamcore
 
 import (
 	"context"
@@ -54,7 +54,7 @@ func benchmarkIterator(b *testing.B, fence Fence, counters *Counters) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	pti := NewPartitionTopicInfo("bench", 0, s.Queue(), 0, 0, 1<<20)
+	pti := NewPartitionTopicInfo("bench", 0, QueueOf(s), 0, 0, 1<<20)
 	if fence != nil {
 		pti.SetFence(fence)
 	}

@@ -1,4 +1,4 @@
-package stream
+package streamcore
 
 import (
 	"context"
@@ -39,10 +39,12 @@ func NewKafkaStream(queueCapacity int, consumerTimeout time.Duration) (*KafkaStr
 	return s, &Control{s: s}, nil
 }
 
-// Queue returns the stream's queue, for the PartitionTopicInfos of the
-// partitions assigned to the stream. Only the stream and the partitions
-// feeding it can put chunks on it or take them off.
-func (s *KafkaStream) Queue() *ChunkQueue { return s.queue }
+// QueueOf returns s's queue, for the PartitionTopicInfos of the
+// partitions assigned to the stream. It is a function, not a method, so
+// that stream.KafkaStream, an alias of KafkaStream that applications
+// hold, does not lead to the producer side: only code in this module can
+// call it. The connector itself goes through the stream's Control.
+func QueueOf(s *KafkaStream) *ChunkQueue { return s.queue }
 
 // Iterator returns the stream's iterator; every call returns the same one.
 func (s *KafkaStream) Iterator() *ConsumerIterator { return s.iter }

@@ -1,4 +1,4 @@
-package stream
+package streamcore
 
 import (
 	"context"
@@ -13,8 +13,8 @@ import (
 func TestCountersCountPerChunk(t *testing.T) {
 	s := newTestStream(t, 4, 0)
 	var c Counters
-	p0 := NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 1<<20)
-	p1 := NewPartitionTopicInfo("t", 1, s.Queue(), 0, 0, 1<<20)
+	p0 := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 1<<20)
+	p1 := NewPartitionTopicInfo("t", 1, QueueOf(s), 0, 0, 1<<20)
 	p0.SetCounters(&c)
 	p1.SetCounters(&c)
 	ctx := context.Background()
@@ -38,7 +38,7 @@ func TestCountersCountPerChunk(t *testing.T) {
 func TestCountersSkipAndRevoke(t *testing.T) {
 	s := newTestStream(t, 4, 0)
 	var c Counters
-	p := NewPartitionTopicInfo("t", 0, s.Queue(), 2, 0, 1<<20)
+	p := NewPartitionTopicInfo("t", 0, QueueOf(s), 2, 0, 1<<20)
 	p.SetCounters(&c)
 	require.NoError(t, p.Enqueue(context.Background(), newMessages("t", 0, offsetRange(0, 6)...), 6))
 	require.Equal(t, []int64{2, 3}, nextOffsets(t, s, 2))
@@ -52,7 +52,7 @@ func TestCountersSkipAndRevoke(t *testing.T) {
 func TestCountersShutdown(t *testing.T) {
 	s := newTestStream(t, 4, 0)
 	var c Counters
-	p := NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 1<<20)
+	p := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 1<<20)
 	p.SetCounters(&c)
 	require.NoError(t, p.Enqueue(context.Background(), newMessages("t", 0, 0, 1, 2), 3))
 	require.Equal(t, []int64{0}, nextOffsets(t, s, 1))
@@ -67,7 +67,7 @@ func TestCountersFencedTime(t *testing.T) {
 	s := newTestStream(t, 4, -1)
 	var c Counters
 	f := newTestFence(false)
-	p := NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 1<<20)
+	p := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 1<<20)
 	p.SetFence(f)
 	p.SetCounters(&c)
 	require.NoError(t, p.Enqueue(context.Background(), newMessages("t", 0, 0), 1))
@@ -86,7 +86,7 @@ func TestCountersFencedTime(t *testing.T) {
 // are known.
 func TestLag(t *testing.T) {
 	s := newTestStream(t, 4, 0)
-	p := NewPartitionTopicInfo("t", 0, s.Queue(), -1, -1, 1<<20)
+	p := NewPartitionTopicInfo("t", 0, QueueOf(s), -1, -1, 1<<20)
 	_, ok := p.Lag()
 	require.False(t, ok)
 	require.Equal(t, int64(-1), p.HighWatermark())

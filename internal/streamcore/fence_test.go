@@ -1,4 +1,4 @@
-package stream
+package streamcore
 
 import (
 	"context"
@@ -44,7 +44,7 @@ func (f *testFence) set(held bool) {
 func TestFenceStopsDeliveryAndKeepsThePlace(t *testing.T) {
 	s := newTestStream(t, 4, -1)
 	f := newTestFence(true)
-	info := NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 1<<20)
+	info := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 1<<20)
 	info.SetFence(f)
 	require.NoError(t, info.Enqueue(context.Background(), newMessages("t", 0, 0, 1, 2), 3))
 
@@ -73,9 +73,9 @@ func TestFenceStopsDeliveryAndKeepsThePlace(t *testing.T) {
 func TestFenceRevokedPartitionIsDropped(t *testing.T) {
 	s := newTestStream(t, 4, -1)
 	f := newTestFence(false)
-	lost := NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 1<<20)
+	lost := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 1<<20)
 	lost.SetFence(f)
-	other := NewPartitionTopicInfo("t", 1, s.Queue(), 0, 0, 1<<20)
+	other := NewPartitionTopicInfo("t", 1, QueueOf(s), 0, 0, 1<<20)
 	require.NoError(t, lost.Enqueue(context.Background(), newMessages("t", 0, 0, 1), 2))
 	require.NoError(t, other.Enqueue(context.Background(), newMessages("t", 1, 5), 6))
 
@@ -99,7 +99,7 @@ func TestFenceRevokedPartitionIsDropped(t *testing.T) {
 func TestFenceHonoursConsumerTimeout(t *testing.T) {
 	s := newTestStream(t, 4, 30*time.Millisecond)
 	f := newTestFence(false)
-	info := NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 1<<20)
+	info := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 1<<20)
 	info.SetFence(f)
 	require.NoError(t, info.Enqueue(context.Background(), newMessages("t", 0, 0), 1))
 	_, err := s.Next(context.Background())

@@ -1,4 +1,4 @@
-package stream
+package streamcore
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 
 func TestConsumedOffsetPassesFilteredTailOfChunk(t *testing.T) {
 	s := newTestStream(t, 2, -1)
-	pti := NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 100)
+	pti := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 100)
 	// Messages 0-9, then a commit marker at 10.
 	require.NoError(t, pti.Enqueue(context.Background(), newMessages("t", 0, offsetRange(0, 10)...), 11))
 	assert.Equal(t, offsetRange(0, 10), nextOffsets(t, s, 10))
@@ -27,7 +27,7 @@ func TestConsumedOffsetPassesFilteredTailOfChunk(t *testing.T) {
 
 func TestConsumedOffsetPassesFilteredFetchWhenCaughtUp(t *testing.T) {
 	s := newTestStream(t, 2, -1)
-	pti := NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 100)
+	pti := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 100)
 	ctx := context.Background()
 	require.NoError(t, pti.Enqueue(ctx, newMessages("t", 0, offsetRange(0, 10)...), 10))
 	nextOffsets(t, s, 10)
@@ -39,12 +39,12 @@ func TestConsumedOffsetPassesFilteredFetchWhenCaughtUp(t *testing.T) {
 	require.NoError(t, pti.Enqueue(ctx, nil, 12))
 	assert.Equal(t, int64(12), pti.ConsumedOffset())
 	assert.Equal(t, int64(12), pti.FetchedOffset())
-	assert.Equal(t, 0, s.Queue().Len(), "nothing to queue when everything before was consumed")
+	assert.Equal(t, 0, QueueOf(s).Len(), "nothing to queue when everything before was consumed")
 }
 
 func TestConsumedOffsetPassesFilteredFetchOnlyAfterEarlierMessages(t *testing.T) {
 	s := newTestStream(t, 3, -1)
-	pti := NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 100)
+	pti := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 100)
 	ctx := context.Background()
 	require.NoError(t, pti.Enqueue(ctx, newMessages("t", 0, offsetRange(0, 5)...), 5))
 	assert.Equal(t, offsetRange(0, 3), nextOffsets(t, s, 3))
@@ -66,7 +66,7 @@ func TestConsumedOffsetPassesFilteredFetchOnlyAfterEarlierMessages(t *testing.T)
 func TestConsumedOffsetStaysBeforeUndeliveredMessages(t *testing.T) {
 	t.Run("cleared", func(t *testing.T) {
 		s := newTestStream(t, 2, -1)
-		pti := NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 100)
+		pti := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 100)
 		require.NoError(t, pti.Enqueue(context.Background(), newMessages("t", 0, offsetRange(0, 5)...), 7))
 		nextOffsets(t, s, 2)
 		s.clear()
@@ -76,7 +76,7 @@ func TestConsumedOffsetStaysBeforeUndeliveredMessages(t *testing.T) {
 	})
 	t.Run("revoked", func(t *testing.T) {
 		s := newTestStream(t, 2, -1)
-		pti := NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 100)
+		pti := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 100)
 		require.NoError(t, pti.Enqueue(context.Background(), newMessages("t", 0, 0, 1), 4))
 		nextOffsets(t, s, 2)
 		pti.Revoke()

@@ -1,4 +1,4 @@
-package stream
+package streamcore
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 
 func TestMessagesEndsOnShutdown(t *testing.T) {
 	s := newTestStream(t, 2, -1)
-	pti := NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 100)
+	pti := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 100)
 	require.NoError(t, pti.Enqueue(context.Background(), newMessages("t", 0, 0, 1, 2), 3))
 
 	got := make(chan int64, 10)
@@ -47,7 +47,7 @@ func TestMessagesEndsOnContextDone(t *testing.T) {
 
 func TestMessagesYieldsRecoverableErrors(t *testing.T) {
 	s := newTestStream(t, 2, 0)
-	pti := NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 100)
+	pti := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 100)
 	ctx := context.Background()
 	require.NoError(t, pti.EnqueueError(ctx, ErrMessageTooLarge))
 	require.NoError(t, pti.Enqueue(ctx, newMessages("t", 0, 0), 1))
@@ -78,7 +78,7 @@ func TestMessagesYieldsRecoverableErrors(t *testing.T) {
 
 func TestMessagesBreakLeavesLastMessageUnconsumed(t *testing.T) {
 	s := newTestStream(t, 2, 0)
-	pti := NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 100)
+	pti := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 100)
 	ctx := context.Background()
 	require.NoError(t, pti.Enqueue(ctx, newMessages("t", 0, 0, 1, 2, 3), 4))
 
@@ -106,7 +106,7 @@ func TestPollsCountsChunkRequests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := s.Queue()
+	q := QueueOf(s)
 	info := NewPartitionTopicInfo("t", 0, q, 0, 0, 1024)
 	if err := info.Enqueue(context.Background(), []*Message{{Offset: 0}, {Offset: 1}}, 2); err != nil {
 		t.Fatal(err)

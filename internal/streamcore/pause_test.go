@@ -1,4 +1,4 @@
-package stream
+package streamcore
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 
 func TestPausedPartitionRefusesEnqueue(t *testing.T) {
 	s := newTestStream(t, 2, -1)
-	p := NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 1<<20)
+	p := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 1<<20)
 	p.Pause()
 	p.Pause() // idempotent
 	assert.True(t, p.Paused())
@@ -20,7 +20,7 @@ func TestPausedPartitionRefusesEnqueue(t *testing.T) {
 	assert.ErrorIs(t, p.Enqueue(ctx, newMessages("t", 0, 0, 1), 2), ErrPaused)
 	assert.ErrorIs(t, p.EnqueueError(ctx, ErrMessageTooLarge), ErrPaused)
 	assert.Equal(t, int64(0), p.FetchedOffset(), "a refused chunk does not move the fetched offset")
-	assert.Equal(t, 0, s.Queue().Len())
+	assert.Equal(t, 0, QueueOf(s).Len())
 
 	p.Resume()
 	p.Resume() // idempotent
@@ -33,7 +33,7 @@ func TestPausedPartitionRefusesEnqueue(t *testing.T) {
 // partition, so that it can serve its other partitions.
 func TestPauseReleasesBlockedEnqueue(t *testing.T) {
 	s := newTestStream(t, 1, -1)
-	p := NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 1<<20)
+	p := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 1<<20)
 	ctx := context.Background()
 	require.NoError(t, p.Enqueue(ctx, newMessages("t", 0, 0), 1))
 	blocked := async(func() result { return result{err: p.Enqueue(ctx, newMessages("t", 0, 1), 2)} })
@@ -53,8 +53,8 @@ func TestPauseReleasesBlockedEnqueue(t *testing.T) {
 func TestPauseSetsQueuedChunksAside(t *testing.T) {
 	s := newTestStream(t, 8, 0)
 	ctx := context.Background()
-	a := NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 1<<20)
-	b := NewPartitionTopicInfo("t", 1, s.Queue(), 0, 0, 1<<20)
+	a := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 1<<20)
+	b := NewPartitionTopicInfo("t", 1, QueueOf(s), 0, 0, 1<<20)
 	require.NoError(t, a.Enqueue(ctx, newMessages("t", 0, 0, 1), 2))
 	require.NoError(t, b.Enqueue(ctx, newMessages("t", 1, 0, 1), 2))
 	require.NoError(t, a.Enqueue(ctx, newMessages("t", 0, 2, 3), 4))
@@ -92,11 +92,11 @@ func TestPauseSetsQueuedChunksAside(t *testing.T) {
 func TestResumedPartitionKeepsOrder(t *testing.T) {
 	s := newTestStream(t, 8, 0)
 	ctx := context.Background()
-	a := NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 1<<20)
-	b := NewPartitionTopicInfo("t", 1, s.Queue(), 0, 0, 1<<20)
+	a := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 1<<20)
+	b := NewPartitionTopicInfo("t", 1, QueueOf(s), 0, 0, 1<<20)
 	a.Pause()
 	// Queued just before the pause took effect (Enqueue raced it).
-	require.NoError(t, s.Queue().put(ctx, &FetchedDataChunk{TopicInfo: a, Messages: newMessages("t", 0, 0), FetchOffset: 0, NextOffset: 1}, nil, nil))
+	require.NoError(t, QueueOf(s).put(ctx, &FetchedDataChunk{TopicInfo: a, Messages: newMessages("t", 0, 0), FetchOffset: 0, NextOffset: 1}, nil, nil))
 	require.NoError(t, b.Enqueue(ctx, newMessages("t", 1, 0), 1))
 	assert.Equal(t, []int64{0}, nextOffsets(t, s, 1), "b's message")
 	a.Resume()
@@ -108,11 +108,11 @@ func TestResumedPartitionKeepsOrder(t *testing.T) {
 func TestResumeWakesBlockedNext(t *testing.T) {
 	s := newTestStream(t, 2, -1)
 	ctx := context.Background()
-	a := NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 1<<20)
+	a := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 1<<20)
 	require.NoError(t, a.Enqueue(ctx, newMessages("t", 0, 0), 1))
 	a.Pause()
 	next := async(func() result { m, err := s.Next(ctx); return result{msg: m, err: err} })
-	waitFor(t, time.Second, func() bool { return s.iter.waiting.Load() && s.Queue().Len() == 0 })
+	waitFor(t, time.Second, func() bool { return s.iter.waiting.Load() && QueueOf(s).Len() == 0 })
 	a.Resume()
 	r := await(t, next)
 	require.NoError(t, r.err)
@@ -126,7 +126,7 @@ func TestClearAndRevokeDropParkedChunks(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			s := newTestStream(t, 4, 0)
 			ctx := context.Background()
-			a := NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 1<<20)
+			a := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 1<<20)
 			require.NoError(t, a.Enqueue(ctx, newMessages("t", 0, 0, 1), 2))
 			a.Pause()
 			_, err := s.Next(ctx)
@@ -152,9 +152,9 @@ func TestPauseWhileFenced(t *testing.T) {
 	s := newTestStream(t, 4, -1)
 	ctx := context.Background()
 	f := newTestFence(false)
-	a := NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 1<<20)
+	a := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 1<<20)
 	a.SetFence(f)
-	b := NewPartitionTopicInfo("t", 1, s.Queue(), 0, 0, 1<<20)
+	b := NewPartitionTopicInfo("t", 1, QueueOf(s), 0, 0, 1<<20)
 	require.NoError(t, a.Enqueue(ctx, newMessages("t", 0, 0), 1))
 	require.NoError(t, b.Enqueue(ctx, newMessages("t", 1, 5), 6))
 	next := async(func() result { m, err := s.Next(ctx); return result{msg: m, err: err} })
@@ -187,8 +187,8 @@ func pauseResumeConcurrently(t *testing.T) {
 	defer cancel()
 	const n = 2000
 	parts := []*PartitionTopicInfo{
-		NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 1<<20),
-		NewPartitionTopicInfo("t", 1, s.Queue(), 0, 0, 1<<20),
+		NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 1<<20),
+		NewPartitionTopicInfo("t", 1, QueueOf(s), 0, 0, 1<<20),
 	}
 	var wg sync.WaitGroup
 	for _, p := range parts {

@@ -1,4 +1,4 @@
-package stream
+package streamcore
 
 import (
 	"context"
@@ -14,12 +14,12 @@ import (
 func TestIteratorIsSingleton(t *testing.T) {
 	s := newTestStream(t, 2, -1)
 	assert.Same(t, s.Iterator(), s.Iterator())
-	assert.Equal(t, 2, s.Queue().Cap())
+	assert.Equal(t, 2, QueueOf(s).Cap())
 }
 
 func TestIteratorSkipsBelowConsumedOffset(t *testing.T) {
 	s := newTestStream(t, 4, -1)
-	pti := NewPartitionTopicInfo("t", 0, s.Queue(), 5, 5, 100)
+	pti := NewPartitionTopicInfo("t", 0, QueueOf(s), 5, 5, 100)
 	ctx := context.Background()
 
 	// A compressed batch starting before the requested offset.
@@ -36,8 +36,8 @@ func TestIteratorSkipsBelowConsumedOffset(t *testing.T) {
 
 func TestIteratorPreservesPartitionOrderAcrossChunks(t *testing.T) {
 	s := newTestStream(t, 2, -1)
-	p0 := NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 100)
-	p1 := NewPartitionTopicInfo("t", 1, s.Queue(), 0, 0, 100)
+	p0 := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 100)
+	p1 := NewPartitionTopicInfo("t", 1, QueueOf(s), 0, 0, 100)
 	const chunks, per = 50, 7
 
 	done := make(chan error, 1)
@@ -66,7 +66,7 @@ func TestIteratorPreservesPartitionOrderAcrossChunks(t *testing.T) {
 
 func TestConsumedOffsetAdvancesOnNextOrMark(t *testing.T) {
 	s := newTestStream(t, 2, 0)
-	pti := NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 100)
+	pti := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 100)
 	ctx := context.Background()
 	require.NoError(t, pti.Enqueue(ctx, newMessages("t", 0, 0, 1, 2), 3))
 
@@ -100,7 +100,7 @@ func TestConsumedOffsetAdvancesOnNextOrMark(t *testing.T) {
 func TestChunkBeyondConsumedOffsetMovesIt(t *testing.T) {
 	s := newTestStream(t, 2, -1)
 	// Messages 0..9 were fetched and then dropped (cleared queue).
-	pti := NewPartitionTopicInfo("t", 0, s.Queue(), 0, 10, 100)
+	pti := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 10, 100)
 	require.NoError(t, pti.Enqueue(context.Background(), newMessages("t", 0, 10, 11), 12))
 	assert.Equal(t, []int64{10}, nextOffsets(t, s, 1))
 	assert.Equal(t, int64(10), pti.ConsumedOffset())
@@ -108,7 +108,7 @@ func TestChunkBeyondConsumedOffsetMovesIt(t *testing.T) {
 
 func TestConsumerTimeoutLeavesIteratorUsable(t *testing.T) {
 	s := newTestStream(t, 2, 20*time.Millisecond)
-	pti := NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 100)
+	pti := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 100)
 	ctx := context.Background()
 
 	for range 2 {
@@ -125,7 +125,7 @@ func TestConsumerTimeoutLeavesIteratorUsable(t *testing.T) {
 
 func TestContextEndsNextButNotTheIterator(t *testing.T) {
 	s := newTestStream(t, 2, -1)
-	pti := NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 100)
+	pti := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 100)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	next := async(func() result {
@@ -143,8 +143,8 @@ func TestContextEndsNextButNotTheIterator(t *testing.T) {
 
 func TestErrorChunkIsSurfacedThenIterationContinues(t *testing.T) {
 	s := newTestStream(t, 4, 0)
-	p0 := NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 100)
-	p1 := NewPartitionTopicInfo("t", 1, s.Queue(), 7, 7, 100)
+	p0 := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 100)
+	p1 := NewPartitionTopicInfo("t", 1, QueueOf(s), 7, 7, 100)
 	ctx := context.Background()
 	tooLarge := fmt.Errorf("%w: message at offset 7 is larger than fetch size 100", ErrMessageTooLarge)
 
@@ -167,8 +167,8 @@ func TestErrorChunkIsSurfacedThenIterationContinues(t *testing.T) {
 
 func TestRevokeFencesQueuedChunks(t *testing.T) {
 	s := newTestStream(t, 4, 0)
-	old := NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 100)
-	other := NewPartitionTopicInfo("t", 1, s.Queue(), 0, 0, 100)
+	old := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 100)
+	other := NewPartitionTopicInfo("t", 1, QueueOf(s), 0, 0, 100)
 	ctx := context.Background()
 	require.NoError(t, old.Enqueue(ctx, newMessages("t", 0, 0, 1), 2))
 	require.NoError(t, old.EnqueueError(ctx, errors.New("stale error")))
@@ -185,7 +185,7 @@ func TestRevokeFencesQueuedChunks(t *testing.T) {
 
 func TestRevokeFencesCurrentChunk(t *testing.T) {
 	s := newTestStream(t, 2, 0)
-	old := NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 100)
+	old := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 100)
 	ctx := context.Background()
 	require.NoError(t, old.Enqueue(ctx, newMessages("t", 0, 0, 1, 2), 3))
 
@@ -196,7 +196,7 @@ func TestRevokeFencesCurrentChunk(t *testing.T) {
 	assert.Equal(t, int64(0), old.ConsumedOffset(), "a revoked partition's offset is frozen")
 
 	// The next generation owns the partition from the committed offset.
-	fresh := NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 100)
+	fresh := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 100)
 	require.NoError(t, fresh.Enqueue(ctx, newMessages("t", 0, 0, 1, 2), 3))
 	assert.Equal(t, []int64{0, 1, 2}, nextOffsets(t, s, 3))
 	_, err = s.Next(ctx)
@@ -207,14 +207,14 @@ func TestRevokeFencesCurrentChunk(t *testing.T) {
 
 func TestClearDropsQueuedAndCurrentChunks(t *testing.T) {
 	s := newTestStream(t, 2, 0)
-	pti := NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 100)
+	pti := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 100)
 	ctx := context.Background()
 	require.NoError(t, pti.Enqueue(ctx, newMessages("t", 0, 0, 1), 2))
 	require.NoError(t, pti.Enqueue(ctx, newMessages("t", 0, 2, 3), 4))
 
 	assert.Equal(t, []int64{0}, nextOffsets(t, s, 1))
 	s.clear()
-	assert.Equal(t, 0, s.Queue().Len())
+	assert.Equal(t, 0, QueueOf(s).Len())
 	_, err := s.Next(ctx)
 	assert.ErrorIs(t, err, ErrConsumerTimeout)
 	assert.Equal(t, int64(1), pti.ConsumedOffset())
@@ -226,7 +226,7 @@ func TestClearDropsQueuedAndCurrentChunks(t *testing.T) {
 
 func TestShutdownEndsNext(t *testing.T) {
 	s := newTestStream(t, 2, -1)
-	pti := NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 100)
+	pti := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 100)
 	ctx := context.Background()
 
 	next := async(func() result {
@@ -243,7 +243,7 @@ func TestShutdownEndsNext(t *testing.T) {
 
 func TestShutdownStopsInTheMiddleOfAChunk(t *testing.T) {
 	s := newTestStream(t, 2, -1)
-	pti := NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 100)
+	pti := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 100)
 	require.NoError(t, pti.Enqueue(context.Background(), newMessages("t", 0, 0, 1, 2), 3))
 	assert.Equal(t, []int64{0}, nextOffsets(t, s, 1))
 	s.shutdown()
@@ -254,11 +254,11 @@ func TestShutdownStopsInTheMiddleOfAChunk(t *testing.T) {
 
 func TestIteratorSkipsMalformedChunks(t *testing.T) {
 	s := newTestStream(t, 4, 0)
-	pti := NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 100)
+	pti := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 100)
 	ctx := context.Background()
-	require.NoError(t, s.Queue().put(ctx, nil, nil, nil))
-	require.NoError(t, s.Queue().put(ctx, &FetchedDataChunk{Messages: newMessages("t", 0, 0)}, nil, nil))
-	require.NoError(t, s.Queue().put(ctx, &FetchedDataChunk{TopicInfo: pti, Messages: []*Message{nil, {Offset: 3}}}, nil, nil))
+	require.NoError(t, QueueOf(s).put(ctx, nil, nil, nil))
+	require.NoError(t, QueueOf(s).put(ctx, &FetchedDataChunk{Messages: newMessages("t", 0, 0)}, nil, nil))
+	require.NoError(t, QueueOf(s).put(ctx, &FetchedDataChunk{TopicInfo: pti, Messages: []*Message{nil, {Offset: 3}}}, nil, nil))
 
 	m, err := s.Next(ctx)
 	require.NoError(t, err)
@@ -278,7 +278,7 @@ func TestConcurrentRevokeClearShutdown(t *testing.T) {
 	go func() {
 		defer close(fetchDone)
 		for g := range generations {
-			pti := NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 100)
+			pti := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 100)
 			for i := range int64(5) {
 				if err := pti.Enqueue(ctx, newMessages("t", 0, offsetRange(i*10, i*10+10)...), i*10+10); err != nil {
 					break

@@ -1,4 +1,4 @@
-package stream
+package streamcore
 
 import (
 	"context"
@@ -34,7 +34,7 @@ func (r *releases) counts() []int32 {
 func TestReleaseWhenTheIteratorMovesOn(t *testing.T) {
 	ctx := context.Background()
 	s := newTestStream(t, 4, 50*time.Millisecond)
-	p := NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 1<<20)
+	p := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 1<<20)
 	var r releases
 	require.NoError(t, p.EnqueueRecycled(ctx, newMessages("t", 0, 0, 1), 2, r.fn()))
 	require.NoError(t, p.EnqueueRecycled(ctx, newMessages("t", 0, 2), 3, r.fn()))
@@ -59,7 +59,7 @@ func TestReleaseOnEveryDropPath(t *testing.T) {
 		s, ctl, err := NewKafkaStream(4, 50*time.Millisecond)
 		require.NoError(t, err)
 		defer ctl.Shutdown()
-		p := NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 1<<20)
+		p := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 1<<20)
 		var r releases
 		require.NoError(t, p.EnqueueRecycled(ctx, newMessages("t", 0, 0, 1), 2, r.fn()))
 		require.NoError(t, p.EnqueueRecycled(ctx, newMessages("t", 0, 2), 3, r.fn()))
@@ -73,8 +73,8 @@ func TestReleaseOnEveryDropPath(t *testing.T) {
 	t.Run("shutdown", func(t *testing.T) {
 		s, ctl, err := NewKafkaStream(4, time.Second)
 		require.NoError(t, err)
-		p := NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 1<<20)
-		q := NewPartitionTopicInfo("t", 1, s.Queue(), 0, 0, 1<<20)
+		p := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 1<<20)
+		q := NewPartitionTopicInfo("t", 1, QueueOf(s), 0, 0, 1<<20)
 		var r releases
 		require.NoError(t, p.EnqueueRecycled(ctx, newMessages("t", 0, 0, 1), 2, r.fn()))
 		require.NoError(t, q.EnqueueRecycled(ctx, newMessages("t", 1, 0), 1, r.fn()))
@@ -94,7 +94,7 @@ func TestReleaseOnEveryDropPath(t *testing.T) {
 	})
 	t.Run("revoke", func(t *testing.T) {
 		s := newTestStream(t, 4, 50*time.Millisecond)
-		p := NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 1<<20)
+		p := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 1<<20)
 		var r releases
 		require.NoError(t, p.EnqueueRecycled(ctx, newMessages("t", 0, 0, 1), 2, r.fn()))
 		require.NoError(t, p.EnqueueRecycled(ctx, newMessages("t", 0, 2), 3, r.fn()))
@@ -106,7 +106,7 @@ func TestReleaseOnEveryDropPath(t *testing.T) {
 	})
 	t.Run("set aside, then revoked", func(t *testing.T) {
 		s := newTestStream(t, 4, 50*time.Millisecond)
-		p := NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 1<<20)
+		p := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 1<<20)
 		var r releases
 		require.NoError(t, p.EnqueueRecycled(ctx, newMessages("t", 0, 0, 1), 2, r.fn()))
 		require.NoError(t, p.EnqueueRecycled(ctx, newMessages("t", 0, 2), 3, r.fn()))
@@ -123,7 +123,7 @@ func TestReleaseOnEveryDropPath(t *testing.T) {
 	})
 	t.Run("set aside, then resumed", func(t *testing.T) {
 		s := newTestStream(t, 4, 50*time.Millisecond)
-		p := NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 1<<20)
+		p := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 1<<20)
 		var r releases
 		require.NoError(t, p.EnqueueRecycled(ctx, newMessages("t", 0, 0, 1), 2, r.fn()))
 		require.Equal(t, []int64{0}, nextOffsets(t, s, 1))
@@ -139,7 +139,7 @@ func TestReleaseOnEveryDropPath(t *testing.T) {
 	})
 	t.Run("not queued", func(t *testing.T) {
 		s := newTestStream(t, 1, time.Second)
-		p := NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 1<<20)
+		p := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 1<<20)
 		var r releases
 		require.NoError(t, p.EnqueueRecycled(ctx, nil, 5, r.fn()))                          // nothing to queue
 		require.NoError(t, p.EnqueueRecycled(ctx, newMessages("t", 0, 5), 6, r.fn()))       // queued
@@ -158,7 +158,7 @@ func TestReleaseOnEveryDropPath(t *testing.T) {
 func TestCloneOutlivesItsMessage(t *testing.T) {
 	ctx := context.Background()
 	s := newTestStream(t, 2, time.Second)
-	p := NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 1<<20)
+	p := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 1<<20)
 	buf := []byte("keyvaluehkhv")
 	m := &Message{Topic: "t", Offset: 0, Key: buf[0:3], Value: buf[3:8], Headers: []Header{{Key: buf[8:10], Value: buf[10:12]}, {Key: buf[8:9]}}}
 	require.NoError(t, p.Enqueue(ctx, []*Message{m}, 1))
