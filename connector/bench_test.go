@@ -19,7 +19,7 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
-	"github.com/zkconsumer/zkconsumer/internal/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 )
 
 // The consume benchmarks read one topic from the beginning to its end with

@@ -11,7 +11,7 @@ import (
 
 	"github.com/IBM/sarama"
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
-	"github.com/zkconsumer/zkconsumer/internal/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 )
 
 // chunks decodes a whole block, chunk by chunk, as the fetcher does.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/IBM/sarama"
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
-	"github.com/zkconsumer/zkconsumer/internal/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 )
 
 // TestIntegrationDeletedTopicIsReported deletes a topic while it is being

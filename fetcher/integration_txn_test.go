@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
-	"github.com/zkconsumer/zkconsumer/internal/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 )
 
 // TestIntegrationConsumedOffsetPassesTransactionMarkers: a partition ends

@@ -18,7 +18,7 @@ import (
 	"github.com/IBM/sarama"
 	"github.com/klauspost/compress/zstd"
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
-	"github.com/zkconsumer/zkconsumer/internal/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 

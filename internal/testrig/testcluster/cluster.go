@@ -325,7 +325,7 @@ func writeProperties(path string, props map[string]string) error {
 	}
 	sort.Strings(keys)
 	var b strings.Builder
-	b.WriteString("# Written by zkconsumer's internal/testcluster.\n")
+	b.WriteString("# Written by zkconsumer's internal/testrig/testcluster.\n")
 	for _, k := range keys {
 		fmt.Fprintf(&b, "%s=%s\n", k, props[k])
 	}

@@ -2,7 +2,7 @@
 // private cluster (a three-server ZooKeeper ensemble, three brokers), a
 // group of member processes, a producer and a seeded schedule of faults,
 // then a verdict on at-least-once delivery, single ownership and committed
-// offsets. See package internal/chaos for the topologies and definitions.
+// offsets. See package internal/testrig/chaos for the topologies and definitions.
 //
 //	chaos [flags]               the full run of every topology, one after another
 //	chaos -topology T [flags]   the full run of topology T (ensemble, roundrobin, kafka)
@@ -25,7 +25,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/zkconsumer/zkconsumer/internal/chaos"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/chaos"
 )
 
 func main() {

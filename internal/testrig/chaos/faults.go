@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/zkconsumer/zkconsumer/internal/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 

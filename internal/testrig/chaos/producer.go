@@ -13,7 +13,7 @@ import (
 
 	"github.com/IBM/sarama"
 
-	"github.com/zkconsumer/zkconsumer/internal/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 )
 
 // topicPartition names one partition.

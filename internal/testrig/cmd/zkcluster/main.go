@@ -35,7 +35,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zkconsumer/zkconsumer/internal/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 )
 
 func main() {

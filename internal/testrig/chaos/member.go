@@ -20,7 +20,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/zkconsumer/zkconsumer/connector"
-	"github.com/zkconsumer/zkconsumer/internal/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 	"github.com/zkconsumer/zkconsumer/stream"
 )
 

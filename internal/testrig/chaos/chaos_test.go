@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkconsumer/zkconsumer/internal/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 )
 
 func TestMain(m *testing.M) {
@@ -33,7 +33,7 @@ func TestChaosShort(t *testing.T) {
 	}
 	cfg := ShortConfig()
 	cfg.MemberCommand = []string{os.Args[0], "-test.run=^$"}
-	cfg.CommandLine = "go test -run TestChaosShort ./internal/chaos/"
+	cfg.CommandLine = "go test -run TestChaosShort ./internal/testrig/chaos/"
 	cfg.Logger = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	// A loaded two-core machine starts six JVMs and five race-enabled
 	// members slowly; the run's own deadlines (settle, drain, exit) are in

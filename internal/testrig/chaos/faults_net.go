@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/zkconsumer/zkconsumer/internal/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
