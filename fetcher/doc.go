@@ -103,4 +103,13 @@
 // Errors of one partition that stop it go to its stream; errors the manager
 // retries by itself (no broker reachable, a leader that cannot be reached,
 // a partition without a leader) go to Config.OnError and the log.
+//
+// The package is exported for the connector, which wires it to the
+// rebalance layer, and its exported names are the manager's contract with
+// it: the partitions it fetches are internal/streamcore PartitionTopicInfos,
+// which code outside this module can neither create nor reach, so an
+// application cannot drive a fetcher on its own. Applications need nothing
+// here: connector re-exports FetchEvent (the metrics of one fetch) and
+// ErrNoLeader. Before 1.0 the exported surface may shrink in a minor
+// version.
 package fetcher
