@@ -20,14 +20,39 @@ func TestOneImport(t *testing.T) {
 	if testing.Short() {
 		t.Skip("type-checks connector from source")
 	}
+	for _, b := range unnamedTypes(t, "connector") {
+		t.Error(b)
+	}
+}
+
+// TestStreamLeadsOnlyToTheConsumerSide checks the same of package stream,
+// whose names are aliases of internal/streamcore's: nothing its exported
+// API leads to may be a type it does not re-export, so no method added
+// to a KafkaStream, an iterator or a Message can hand an application the
+// producer side (a queue, a PartitionTopicInfo, a chunk, the Control).
+func TestStreamLeadsOnlyToTheConsumerSide(t *testing.T) {
+	if testing.Short() {
+		t.Skip("type-checks stream from source")
+	}
+	for _, b := range unnamedTypes(t, "stream") {
+		t.Error(b)
+	}
+}
+
+// unnamedTypes walks the exported API of pkgPath (a package of this
+// module) and describes every type it leads to that an importer of
+// pkgPath alone cannot name: types of ours it does not alias, and
+// third-party types.
+func unnamedTypes(t *testing.T, pkgPath string) []string {
+	t.Helper()
 	fset := token.NewFileSet()
 	imp := importer.ForCompiler(fset, "source", nil).(types.ImporterFrom)
-	pkg, err := imp.ImportFrom(module+"connector", ".", 0)
+	pkg, err := imp.ImportFrom(module+pkgPath, ".", 0)
 	if err != nil {
-		t.Fatalf("type-checking connector: %v", err)
+		t.Fatalf("type-checking %s: %v", pkgPath, err)
 	}
 
-	aliased := map[*types.TypeName]bool{} // our types connector re-exports
+	aliased := map[*types.TypeName]bool{} // our types pkg re-exports
 	for _, name := range pkg.Scope().Names() {
 		tn, ok := pkg.Scope().Lookup(name).(*types.TypeName)
 		if !ok || !tn.Exported() || !tn.IsAlias() {
@@ -44,7 +69,10 @@ func TestOneImport(t *testing.T) {
 		if !obj.Exported() {
 			continue
 		}
-		w.walk(obj.Type(), "connector."+name)
+		w.walk(obj.Type(), pkgPath+"."+name)
+	}
+	if len(w.reached) == 0 {
+		t.Fatalf("%s's API leads to no type at all", pkgPath)
 	}
 
 	var bad []string
@@ -54,16 +82,14 @@ func TestOneImport(t *testing.T) {
 		case p == nil || p == pkg || isStd(p.Path()):
 		case strings.HasPrefix(p.Path(), module) || p.Path()+"/" == module:
 			if !aliased[tn] {
-				bad = append(bad, p.Path()+"."+tn.Name()+" (reached via "+via+") has no alias in connector")
+				bad = append(bad, p.Path()+"."+tn.Name()+" (reached via "+via+") has no alias in "+pkgPath)
 			}
 		default:
-			bad = append(bad, p.Path()+"."+tn.Name()+" (reached via "+via+") is a third-party type in connector's API")
+			bad = append(bad, p.Path()+"."+tn.Name()+" (reached via "+via+") is a third-party type in "+pkgPath+"'s API")
 		}
 	}
 	sort.Strings(bad)
-	for _, b := range bad {
-		t.Error(b)
-	}
+	return bad
 }
 
 func isStd(path string) bool {
