@@ -24,5 +24,7 @@
 // *PartitionError and the stream carries on; ErrShutdown is final.
 //
 // Next is called from one goroutine at a time per stream; MarkConsumed is
-// safe from any goroutine.
+// safe from any goroutine. Being aliases, the types' methods are
+// documented where they are declared, on internal/streamcore's
+// KafkaStream, ConsumerIterator and Message (go doc shows them there).
 package stream
