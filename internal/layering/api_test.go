@@ -5,6 +5,7 @@ import (
 	"go/importer"
 	"go/token"
 	"go/types"
+	"os/exec"
 	"sort"
 	"strings"
 	"testing"
@@ -158,5 +159,34 @@ func (w *apiWalker) walk(t types.Type, via string) {
 				w.walk(m.Type(), via+"."+m.Name())
 			}
 		}
+	}
+}
+
+// TestExamplesImportConnectorAlone: the example programs an application
+// would start from import nothing of this module but connector. The
+// console consumer (a port of Kafka's tool, which also reads and deletes
+// a group's ZooKeeper nodes through zkutil) and examples/demo (which
+// starts a cluster) are tools, not applications.
+func TestExamplesImportConnectorAlone(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", module+"examples/...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	tools := map[string]bool{module + "examples/console-consumer": true, module + "examples/demo": true, module + "examples/examples_test": true}
+	checked := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		pkg, imports, _ := strings.Cut(line, " ")
+		if tools[pkg] {
+			continue
+		}
+		checked++
+		for _, imp := range strings.Fields(imports) {
+			if strings.HasPrefix(imp, module) && imp != module+"connector" {
+				t.Errorf("%s imports %s: an application should need connector alone", strings.TrimPrefix(pkg, module), strings.TrimPrefix(imp, module))
+			}
+		}
+	}
+	if checked < 4 {
+		t.Fatalf("only %d example programs checked: go list printed\n%s", checked, out)
 	}
 }
