@@ -169,7 +169,7 @@ type TopicStats struct {
 	Topic string
 	// Messages is the number of messages the streams handed out, counted
 	// per chunk: it trails the messages handed out by at most the chunk
-	// each stream is reading (streamcore.Counters).
+	// each stream is reading.
 	Messages int64
 	// Bytes is the bytes of message keys and values fetched into the
 	// streams' queues (Kafka's BytesPerSec, counted on enqueue).

@@ -26,7 +26,7 @@ import (
 // rebalance.backoff.ms and at every rebalance, so consumption starts as
 // soon as an operator repairs the node (or deletes it, and auto.offset.reset
 // applies as for a partition that never had an offset). The error comes as
-// a *streamcore.PartitionError, on Errors and through the stream that owns the
+// a *PartitionError, on Errors and through the stream that owns the
 // partition, when the partition is assigned and whenever the reason
 // changes.
 var ErrOffsetUnreadable = errors.New("connector: committed offset unreadable")
