@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -46,9 +47,7 @@ func TestStreamLeadsOnlyToTheConsumerSide(t *testing.T) {
 // third-party types.
 func unnamedTypes(t *testing.T, pkgPath string) []string {
 	t.Helper()
-	fset := token.NewFileSet()
-	imp := importer.ForCompiler(fset, "source", nil).(types.ImporterFrom)
-	pkg, err := imp.ImportFrom(module+pkgPath, ".", 0)
+	pkg, err := fromSource().imp.ImportFrom(module+pkgPath, ".", 0)
 	if err != nil {
 		t.Fatalf("type-checking %s: %v", pkgPath, err)
 	}
@@ -92,6 +91,18 @@ func unnamedTypes(t *testing.T, pkgPath string) []string {
 	sort.Strings(bad)
 	return bad
 }
+
+// sourceTypes is a type-checker of the module's packages from source,
+// shared by the tests so that each package is checked once per run.
+type sourceTypes struct {
+	fset *token.FileSet
+	imp  types.ImporterFrom
+}
+
+var fromSource = sync.OnceValue(func() sourceTypes {
+	fset := token.NewFileSet()
+	return sourceTypes{fset: fset, imp: importer.ForCompiler(fset, "source", nil).(types.ImporterFrom)}
+})
 
 func isStd(path string) bool {
 	first, _, _ := strings.Cut(path, "/")

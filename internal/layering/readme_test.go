@@ -2,9 +2,7 @@ package layering
 
 import (
 	"go/ast"
-	"go/importer"
 	"go/parser"
-	"go/token"
 	"go/types"
 	"os"
 	"regexp"
@@ -44,8 +42,7 @@ func TestREADMESnippetsUseConnectorAlone(t *testing.T) {
 	if len(blocks) == 0 {
 		t.Fatal("no Go snippet found in README.md")
 	}
-	fset := token.NewFileSet()
-	imp := importer.ForCompiler(fset, "source", nil)
+	fset, imp := fromSource().fset, fromSource().imp
 	checked := 0
 	for i, b := range blocks {
 		if m := ourPackages.FindString(b); m != "" {
