@@ -19,11 +19,11 @@ jars:
 
 ## cluster-up: start a ZooKeeper ensemble of $(ZOOKEEPERS) servers + $(BROKERS) Kafka broker(s) in the background; KRAFT=1: $(BROKERS) Kafka 4 KRaft node(s)
 cluster-up: jars
-	@$(GO) run ./internal/cmd/zkcluster up $(kraft_flag) -brokers $(BROKERS) -zookeepers $(ZOOKEEPERS)
+	@$(GO) run ./internal/testrig/cmd/zkcluster up $(kraft_flag) -brokers $(BROKERS) -zookeepers $(ZOOKEEPERS)
 
 ## cluster-down: stop the cluster started by cluster-up and remove its data (KRAFT=1: the KRaft one)
 cluster-down:
-	@$(GO) run ./internal/cmd/zkcluster down $(kraft_flag)
+	@$(GO) run ./internal/testrig/cmd/zkcluster down $(kraft_flag)
 
 ## demo: the main job, end to end against a local cluster
 demo: jars
@@ -56,7 +56,7 @@ fuzz:
 MATRIX_BROKERS ?=
 test-matrix:
 	@testinfra/fetch-jars.sh --matrix
-	@$(GO) vet -tags matrix ./internal/testcluster/ ./fetcher/ ./connector/
+	@$(GO) vet -tags matrix ./internal/testrig/testcluster/ ./fetcher/ ./connector/
 	@ZKCONSUMER_MATRIX_BROKERS=$(MATRIX_BROKERS) $(GO) test -race -count=1 -p 1 -tags matrix -timeout 30m \
 		-run '^(TestNegotiatedVersions|TestBrokerMatrix)$$' ./fetcher/ ./connector/
 
@@ -67,7 +67,7 @@ bench: jars
 ## chaos: fault-injection runs on a 3-server ZooKeeper ensemble and 3 brokers, one per topology (ensemble, roundrobin, kafka), each 1M messages, 5 members, 105 faults, ~15 min; CHAOS_TOPOLOGY=kafka for one; e.g. make chaos CHAOS_TOPOLOGY=ensemble CHAOS_FLAGS='-seed 7 -keep -dir /tmp/chaos'
 CHAOS_TOPOLOGY ?= all
 chaos: jars
-	@$(GO) build -o bin/chaos ./internal/cmd/chaos
+	@$(GO) build -o bin/chaos ./internal/testrig/cmd/chaos
 	@bin/chaos -topology $(CHAOS_TOPOLOGY) $(CHAOS_FLAGS)
 
 fmt:

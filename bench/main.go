@@ -10,7 +10,7 @@
 //	cd bench && go run . -rounds 5 -shapes p1,p12,1k,10k,lz4,zstd
 //
 // ZOOKEEPER_CONNECT and KAFKA_BROKERS name the cluster (as set by
-// internal/cmd/zkcluster's env file). Topics are filled once per cluster
+// internal/testrig/cmd/zkcluster's env file). Topics are filled once per cluster
 // and reused. Each measurement runs in a process of its own: the Go
 // clients in a child of this binary (-child), kcat, the Scala consumer and
 // the console consumer as their own programs, so that each one's CPU time

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkconsumer/zkconsumer/internal/testcluster"
-	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/internal/streamcore"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -94,7 +94,7 @@ func TestCommitOffsetsAndAssignmentSayWhat(t *testing.T) {
 		col.wg.Wait()
 		err = conn.CommitOffsets(ctx)
 		require.ErrorIs(t, err, ErrShutdown)
-		require.ErrorIs(t, err, stream.ErrShutdown, "one ErrShutdown for the connector and the streams")
+		require.ErrorIs(t, err, streamcore.ErrShutdown, "one ErrShutdown for the connector and the streams")
 		require.ErrorIs(t, conn.Assignment().Err, ErrShutdown)
 		err = conn.CommitOffsetsMap(ctx, map[TopicPartition]int64{{Topic: topic, Partition: 0}: 1})
 		require.ErrorIs(t, err, ErrShutdown)

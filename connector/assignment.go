@@ -6,7 +6,7 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 )
 
 // Assignment is this member's share of its group at one moment, as
@@ -77,7 +77,7 @@ func (c *ConsumerConnector) Assignment() Assignment {
 
 // ownership returns the current generation and its partitions while this
 // member owns them, or why it owns nothing (see Assignment.Err).
-func (c *ConsumerConnector) ownership() (*generation, map[TopicPartition]*stream.PartitionTopicInfo, error) {
+func (c *ConsumerConnector) ownership() (*generation, map[TopicPartition]*streamcore.PartitionTopicInfo, error) {
 	c.mu.Lock()
 	shutdown, created, gen, infos, lastErr := c.shutdown, c.created, c.gen, c.infos, c.ownErr
 	c.mu.Unlock()

@@ -18,7 +18,8 @@ import (
 
 	"github.com/IBM/sarama"
 
-	"github.com/zkconsumer/zkconsumer/internal/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/streamcore"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 )
 
 // The consume benchmarks read one topic from the beginning to its end with
@@ -227,7 +228,7 @@ func BenchmarkStalledConsumerHeap(b *testing.B) {
 				}
 				full := func() bool {
 					for _, s := range byTopic[t.name] {
-						if s.Queue().Len() < s.Queue().Cap() {
+						if streamcore.QueueOf(s).Len() < streamcore.QueueOf(s).Cap() {
 							return false
 						}
 					}

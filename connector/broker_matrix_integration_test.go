@@ -15,8 +15,8 @@ import (
 	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkconsumer/zkconsumer/internal/testcluster"
-	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/internal/streamcore"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 )
 
 // The broker matrix (make test-matrix): the connector in ZooKeeper mode
@@ -146,7 +146,7 @@ func matrixFormats(t *testing.T, c *testcluster.Cluster) {
 
 // checkMatrixMessages checks the n messages read from one topic of
 // matrixFormats.
-func checkMatrixMessages(t *testing.T, tp matrixTopic, msgs []*stream.Message, n int, start time.Time) {
+func checkMatrixMessages(t *testing.T, tp matrixTopic, msgs []*streamcore.Message, n int, start time.Time) {
 	seen := map[int]int{}
 	last := map[int32]int64{}
 	for _, m := range msgs {
@@ -161,12 +161,12 @@ func checkMatrixMessages(t *testing.T, tp matrixTopic, msgs []*stream.Message, n
 		last[m.Partition] = m.Offset
 		switch {
 		case tp.magic == 0:
-			require.Equal(t, stream.NoTimestampType, m.TimestampType, "format v0 has no timestamps")
+			require.Equal(t, streamcore.NoTimestampType, m.TimestampType, "format v0 has no timestamps")
 			require.True(t, m.Timestamp.IsZero(), "format v0 has no timestamps: %v", m.Timestamp)
 		default:
-			want := stream.CreateTime
+			want := streamcore.CreateTime
 			if tp.append {
-				want = stream.LogAppendTime
+				want = streamcore.LogAppendTime
 			}
 			require.Equal(t, want, m.TimestampType, "format v%d timestamp type", tp.magic)
 			require.WithinRange(t, m.Timestamp, start.Add(-time.Minute), time.Now().Add(time.Minute), "timestamp of seq %d", seq)
@@ -325,17 +325,17 @@ func matrixWaitFor(t *testing.T, timeout time.Duration, cond func() bool, what f
 type messageCollector struct {
 	wg      sync.WaitGroup
 	mu      sync.Mutex
-	msgs    map[string][]*stream.Message
+	msgs    map[string][]*streamcore.Message
 	errs    []error
 	changed chan struct{}
 }
 
 func newMessageCollector() *messageCollector {
-	return &messageCollector{msgs: map[string][]*stream.Message{}, changed: make(chan struct{}, 1)}
+	return &messageCollector{msgs: map[string][]*streamcore.Message{}, changed: make(chan struct{}, 1)}
 }
 
 // read consumes s until ctx ends or the stream shuts down.
-func (c *messageCollector) read(ctx context.Context, s *stream.KafkaStream) {
+func (c *messageCollector) read(ctx context.Context, s *streamcore.KafkaStream) {
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
@@ -357,7 +357,7 @@ func (c *messageCollector) read(ctx context.Context, s *stream.KafkaStream) {
 
 // waitTopic waits until n messages of topic were read, and a little more
 // for any duplicate, then returns them.
-func (c *messageCollector) waitTopic(t *testing.T, topic string, n int, timeout time.Duration) []*stream.Message {
+func (c *messageCollector) waitTopic(t *testing.T, topic string, n int, timeout time.Duration) []*streamcore.Message {
 	t.Helper()
 	deadline := time.After(timeout)
 	for {

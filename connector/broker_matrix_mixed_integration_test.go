@@ -10,8 +10,8 @@ import (
 	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkconsumer/zkconsumer/internal/testcluster"
-	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/internal/streamcore"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 )
 
 // matrixMixedFormats writes one partition whose log holds format v0, then
@@ -81,9 +81,9 @@ func matrixMixedFormats(t *testing.T, c *testcluster.Cluster) {
 				magic = j
 			}
 		}
-		want := stream.CreateTime
+		want := streamcore.CreateTime
 		if magic == 0 {
-			want = stream.NoTimestampType
+			want = streamcore.NoTimestampType
 		}
 		require.Equal(t, want, m.TimestampType, "offset %d, format v%d", m.Offset, magic)
 	}

@@ -3,7 +3,7 @@ package connector
 import (
 	"time"
 
-	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -28,7 +28,7 @@ func (c *ConsumerConnector) carryTTL() time.Duration { return 10 * c.sessionTime
 // reached ZooKeeper (for example after a ZooKeeper outage that expired its
 // session). Without automatic commits the application decides what is
 // committed, so nothing is carried.
-func (c *ConsumerConnector) carryProgress(infos map[zkutil.TopicPartition]*stream.PartitionTopicInfo) {
+func (c *ConsumerConnector) carryProgress(infos map[zkutil.TopicPartition]*streamcore.PartitionTopicInfo) {
 	if !c.cfg.AutoCommitEnable {
 		return
 	}

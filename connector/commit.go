@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/zkconsumer/zkconsumer/internal/coordinator"
+	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 	"github.com/zkconsumer/zkconsumer/rebalance/kafkagroup"
-	"github.com/zkconsumer/zkconsumer/stream"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -74,7 +74,7 @@ func (c *ConsumerConnector) CommitOffsetsMap(ctx context.Context, offsets map[To
 // each of infos when called. Commits call it once they hold commitMu, so
 // that what they write is never older than what a commit that ran before
 // them wrote (a final commit at a revoke, say).
-func consumedOffsetsOf(infos map[TopicPartition]*stream.PartitionTopicInfo) func() map[TopicPartition]int64 {
+func consumedOffsetsOf(infos map[TopicPartition]*streamcore.PartitionTopicInfo) func() map[TopicPartition]int64 {
 	return func() map[TopicPartition]int64 {
 		offsets := make(map[TopicPartition]int64, len(infos))
 		for tp, info := range infos {
@@ -100,7 +100,7 @@ func (c *ConsumerConnector) stillOwns(gen *generation) bool {
 
 // commitInfos commits the consumed offsets of infos while gen still owns
 // them; nothing once the ZooKeeper session that claimed them is gone.
-func (c *ConsumerConnector) commitInfos(ctx context.Context, gen *generation, infos map[zkutil.TopicPartition]*stream.PartitionTopicInfo, attempts int) error {
+func (c *ConsumerConnector) commitInfos(ctx context.Context, gen *generation, infos map[zkutil.TopicPartition]*streamcore.PartitionTopicInfo, attempts int) error {
 	err := c.commit(ctx, gen, consumedOffsetsOf(infos), attempts)
 	if errors.Is(err, ErrNotOwner) {
 		return nil // the session that owned them is gone; the member reports the loss
@@ -152,7 +152,7 @@ func (c *ConsumerConnector) commit(ctx context.Context, gen *generation, offsets
 // most closeCommitTimeout and Shutdown's context: every retriable
 // coordinator error, a move of the coordinator included, is retried, and
 // a refusal of the generation ends it (see kafkagroup.Member.CommitFinal).
-func (c *ConsumerConnector) commitLast(ctx context.Context, gen *generation, infos map[zkutil.TopicPartition]*stream.PartitionTopicInfo) error {
+func (c *ConsumerConnector) commitLast(ctx context.Context, gen *generation, infos map[zkutil.TopicPartition]*streamcore.PartitionTopicInfo) error {
 	if gen.kafka == nil {
 		return c.commitInfos(ctx, gen, infos, 1)
 	}

@@ -425,7 +425,7 @@ type Config struct {
 	// CheckCRCs verifies the checksum of every record batch and message
 	// fetched: check.crcs, the Java consumer's key (the Scala consumer
 	// always checked), default true. A checksum that does not match stops
-	// the partition with stream.ErrCorruptMessage. False saves the
+	// the partition with ErrCorruptMessage. False saves the
 	// CRC-32C pass over every fetched byte, as librdkafka does by default.
 	CheckCRCs bool
 

@@ -105,12 +105,12 @@ func brokerSaramaConfig(sec *secure.Client, socketTimeout time.Duration, dial Di
 // zooKeeperSecurity returns the dialer (TLS to ZooKeeper around dial, or
 // dial itself), credentials and ACL of the ZooKeeper session.
 func (c *Config) zooKeeperSecurity(dial zk.Dialer) (zk.Dialer, []zkutil.Auth, []zk.ACL, error) {
-	tlsDial, err := c.Security.ZooKeeperDialer(dial)
+	tlsDial, err := secure.ZooKeeperDialer(c.Security, dial)
 	if err != nil {
 		return nil, nil, nil, errors.Join(securityConfigErrors(err)...)
 	}
 	if tlsDial != nil {
 		dial = tlsDial
 	}
-	return dial, c.Security.ZooKeeperCredentials(), c.Security.ZooKeeperACL(), nil
+	return dial, secure.ZooKeeperCredentials(c.Security), secure.ZooKeeperACL(c.Security), nil
 }

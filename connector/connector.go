@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -19,8 +20,8 @@ import (
 	"github.com/zkconsumer/zkconsumer/fetcher"
 	"github.com/zkconsumer/zkconsumer/internal/coordinator"
 	"github.com/zkconsumer/zkconsumer/internal/secure"
+	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 	"github.com/zkconsumer/zkconsumer/rebalance"
-	"github.com/zkconsumer/zkconsumer/stream"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -48,9 +49,9 @@ type ConsumerConnector struct {
 	created  bool
 	shutdown bool
 	member   *rebalance.Member
-	streams  map[streamKey]*stream.Control // the streams handed out, by the owner's handle
+	streams  map[streamKey]*streamcore.Control // the streams handed out, by the owner's handle
 	wildcard bool
-	infos    map[zkutil.TopicPartition]*stream.PartitionTopicInfo
+	infos    map[zkutil.TopicPartition]*streamcore.PartitionTopicInfo
 	gen      *generation
 	// releasing is the generation being revoked in an orderly way; its
 	// offsets may still be committed (by the listener, say) until release.
@@ -80,7 +81,7 @@ type ConsumerConnector struct {
 	// per-topic stream counters (guarded by mu) and fetchRates the fetch
 	// request rates.
 	metrics    Metrics
-	counters   map[string]*stream.Counters
+	counters   map[string]*streamcore.Counters
 	fetchRates fetchRates
 	// lag keeps what the fetch responses do not say about lag (lag.go).
 	lag *lagTracker
@@ -105,10 +106,21 @@ type options struct {
 	lagRefreshSet bool
 }
 
+// ZooKeeperDialer opens one TCP connection to a ZooKeeper server, within
+// timeout (the ZooKeeper client's own dial function, as a type of ours so
+// that no go-zookeeper type appears in the connector's API).
+type ZooKeeperDialer func(network, address string, timeout time.Duration) (net.Conn, error)
+
 // WithZooKeeperDialer makes the ZooKeeper session connect through dial
 // (for example through a proxy or with custom socket options). WithDialer
 // does the same for every connection of the connector.
-func WithZooKeeperDialer(dial zk.Dialer) Option { return func(o *options) { o.dialer = dial } }
+func WithZooKeeperDialer(dial ZooKeeperDialer) Option {
+	return func(o *options) {
+		if dial != nil {
+			o.dialer = zk.Dialer(dial)
+		}
+	}
+}
 
 // WithRebalanceListener installs a listener that is told before ownership
 // of partitions moves (Kafka's setConsumerRebalanceListener).
@@ -159,13 +171,13 @@ func New(cfg Config, opts ...Option) (*ConsumerConnector, error) {
 		closing:     make(chan struct{}),
 		listener:    o.listener,
 		dialer:      o.netDialer,
-		streams:     map[streamKey]*stream.Control{},
+		streams:     map[streamKey]*streamcore.Control{},
 		checkpoint:  map[zkutil.TopicPartition]int64{},
 		committable: map[zkutil.TopicPartition]bool{},
 		carried:     map[zkutil.TopicPartition]carriedOffset{},
 		paused:      map[zkutil.TopicPartition]bool{},
 		metrics:     cfg.Metrics,
-		counters:    map[string]*stream.Counters{},
+		counters:    map[string]*streamcore.Counters{},
 	}
 	warnings := c.log
 	if cfg.Logger == nil {

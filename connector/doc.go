@@ -6,8 +6,12 @@
 // /consumers/<group>/ids, the listeners for session expiry, topic partition
 // changes and membership, the rebalance loop, offset commits and Shutdown.
 // The application gets streams to read and nothing that could break what
-// the connector guarantees (the streams' owner side, stream.Control, stays
-// with the connector).
+// the connector guarantees: the streams' producer and owner sides live in
+// internal/streamcore, which code outside this module cannot import.
+// Everything an application names is reachable from this package alone
+// (KafkaStream, Message, the errors, the listener and config types,
+// ZooKeeperDialer, TokenProvider): the types declared in the module's
+// other packages are re-exported here as aliases.
 //
 // What the application can ask and control:
 //   - Assignment: the partitions this member owns now, or why it owns none

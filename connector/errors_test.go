@@ -10,9 +10,9 @@ import (
 
 	"github.com/zkconsumer/zkconsumer/connector"
 	"github.com/zkconsumer/zkconsumer/fetcher"
+	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 	"github.com/zkconsumer/zkconsumer/rebalance"
 	"github.com/zkconsumer/zkconsumer/rebalance/kafkagroup"
-	"github.com/zkconsumer/zkconsumer/stream"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -21,7 +21,7 @@ import (
 // either name.
 func TestErrorsAreReexported(t *testing.T) {
 	pairs := map[string][2]error{
-		"ErrShutdown":          {connector.ErrShutdown, stream.ErrShutdown},
+		"ErrShutdown":          {connector.ErrShutdown, streamcore.ErrShutdown},
 		"ErrRebalanceFailed":   {connector.ErrRebalanceFailed, rebalance.ErrRebalanceFailed},
 		"ErrOwnershipLost":     {connector.ErrOwnershipLost, rebalance.ErrOwnershipLost},
 		"ErrTopicMissing":      {connector.ErrTopicMissing, rebalance.ErrTopicMissing},
@@ -31,16 +31,16 @@ func TestErrorsAreReexported(t *testing.T) {
 		"ErrGroupFatal":        {connector.ErrGroupFatal, kafkagroup.ErrFatal},
 		"ErrCommitFenced":      {connector.ErrCommitFenced, kafkagroup.ErrCommitFenced},
 		"ErrNoLeader":          {connector.ErrNoLeader, fetcher.ErrNoLeader},
-		"ErrMessageTooLarge":   {connector.ErrMessageTooLarge, stream.ErrMessageTooLarge},
-		"ErrCorruptMessage":    {connector.ErrCorruptMessage, stream.ErrCorruptMessage},
-		"ErrConsumerTimeout":   {connector.ErrConsumerTimeout, stream.ErrConsumerTimeout},
+		"ErrMessageTooLarge":   {connector.ErrMessageTooLarge, streamcore.ErrMessageTooLarge},
+		"ErrCorruptMessage":    {connector.ErrCorruptMessage, streamcore.ErrCorruptMessage},
+		"ErrConsumerTimeout":   {connector.ErrConsumerTimeout, streamcore.ErrConsumerTimeout},
 	}
 	for name, p := range pairs {
 		wrapped := fmt.Errorf("wrapped: %w", p[1])
 		assert.ErrorIs(t, wrapped, p[0], name)
 	}
 	var pe *connector.PartitionError
-	assert.True(t, errors.As(fmt.Errorf("x: %w", &stream.PartitionError{Topic: "t", Err: connector.ErrNoLeader}), &pe))
+	assert.True(t, errors.As(fmt.Errorf("x: %w", &streamcore.PartitionError{Topic: "t", Err: connector.ErrNoLeader}), &pe))
 	var tp connector.TopicPartition = zkutil.TopicPartition{Topic: "t", Partition: 1}
 	assert.Equal(t, "t", tp.Topic)
 }

@@ -1,7 +1,7 @@
 package connector
 
 import (
-	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -15,7 +15,7 @@ type sessionFence struct {
 	id      int64
 }
 
-var _ stream.Fence = sessionFence{}
+var _ streamcore.Fence = sessionFence{}
 
 func (f sessionFence) Held() bool               { return f.session.LeaseHeld(f.id) }
 func (f sessionFence) Changed() <-chan struct{} { return f.session.LeaseChanged() }

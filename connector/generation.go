@@ -3,9 +3,9 @@ package connector
 import (
 	"context"
 
+	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 	"github.com/zkconsumer/zkconsumer/rebalance"
 	"github.com/zkconsumer/zkconsumer/rebalance/kafkagroup"
-	"github.com/zkconsumer/zkconsumer/stream"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -27,7 +27,7 @@ type generation struct {
 	// members by member id, thread 0) and this member's own elsewhere.
 	assignment rebalance.Assignment
 	ctx        context.Context
-	fence      stream.Fence
+	fence      streamcore.Fence
 
 	// zk is set in ZooKeeper mode, kafka in Kafka mode.
 	zk    *rebalance.Generation

@@ -6,8 +6,8 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 	"github.com/zkconsumer/zkconsumer/rebalance"
-	"github.com/zkconsumer/zkconsumer/stream"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -118,7 +118,7 @@ func (c *ConsumerConnector) revoke(ctx context.Context, gen *generation, lost bo
 // them alone. next, which owns the rest, is current when it returns.
 func (c *ConsumerConnector) revokeSome(ctx context.Context, prev, next *generation, removed map[zkutil.TopicPartition]zkutil.ConsumerThreadID) error {
 	c.mu.Lock()
-	moved := make(map[zkutil.TopicPartition]*stream.PartitionTopicInfo, len(removed))
+	moved := make(map[zkutil.TopicPartition]*streamcore.PartitionTopicInfo, len(removed))
 	for tp := range removed {
 		if info, ok := c.infos[tp]; ok {
 			moved[tp] = info
@@ -139,7 +139,7 @@ func (c *ConsumerConnector) revokeSome(ctx context.Context, prev, next *generati
 	}
 	c.endCommits(removed)
 	c.mu.Lock()
-	kept := make(map[zkutil.TopicPartition]*stream.PartitionTopicInfo, len(c.infos))
+	kept := make(map[zkutil.TopicPartition]*streamcore.PartitionTopicInfo, len(c.infos))
 	for tp, info := range c.infos {
 		if _, ok := removed[tp]; !ok {
 			kept[tp] = info
@@ -211,7 +211,7 @@ func (c *ConsumerConnector) assignSome(ctx context.Context, prev, next *generati
 	c.mu.Lock()
 	all := maps.Clone(c.infos)
 	if all == nil {
-		all = map[zkutil.TopicPartition]*stream.PartitionTopicInfo{}
+		all = map[zkutil.TopicPartition]*streamcore.PartitionTopicInfo{}
 	}
 	maps.Copy(all, infos)
 	c.infos, c.gen, c.ownErr = all, next, nil
@@ -241,13 +241,13 @@ func (c *ConsumerConnector) assignSome(ctx context.Context, prev, next *generati
 // them, and in list those whose offset could be read) and the reasons of
 // those that could not. It records the offsets read as committed and lets
 // the partitions be committed from now on.
-func (c *ConsumerConnector) newInfos(ctx context.Context, gen *generation, owned map[zkutil.TopicPartition]zkutil.ConsumerThreadID, tps []zkutil.TopicPartition) (infos map[zkutil.TopicPartition]*stream.PartitionTopicInfo, list []*stream.PartitionTopicInfo, unreadable map[zkutil.TopicPartition]error, err error) {
+func (c *ConsumerConnector) newInfos(ctx context.Context, gen *generation, owned map[zkutil.TopicPartition]zkutil.ConsumerThreadID, tps []zkutil.TopicPartition) (infos map[zkutil.TopicPartition]*streamcore.PartitionTopicInfo, list []*streamcore.PartitionTopicInfo, unreadable map[zkutil.TopicPartition]error, err error) {
 	offsets, unreadable, err := c.offsets.Fetch(ctx, tps)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	infos = make(map[zkutil.TopicPartition]*stream.PartitionTopicInfo, len(tps))
-	list = make([]*stream.PartitionTopicInfo, 0, len(tps))
+	infos = make(map[zkutil.TopicPartition]*streamcore.PartitionTopicInfo, len(tps))
+	list = make([]*streamcore.PartitionTopicInfo, 0, len(tps))
 	for _, tp := range tps {
 		th := owned[tp]
 		s := c.streamFor(tp.Topic, th.Thread)
@@ -260,7 +260,7 @@ func (c *ConsumerConnector) newInfos(ctx context.Context, gen *generation, owned
 		} else {
 			off = c.startOffset(tp, off)
 		}
-		info := stream.NewPartitionTopicInfo(tp.Topic, tp.Partition, s.Queue(), off, off, c.cfg.FetchMessageMaxBytes)
+		info := streamcore.NewPartitionTopicInfo(tp.Topic, tp.Partition, s.Queue(), off, off, c.cfg.FetchMessageMaxBytes)
 		info.SetFence(gen.fence)
 		info.SetCounters(c.countersFor(tp.Topic))
 		infos[tp] = info

@@ -10,8 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkconsumer/zkconsumer/internal/testcluster"
-	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/internal/streamcore"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 )
 
 // delivery is one message as a hand-over test saw it.
@@ -30,7 +30,7 @@ type deliveryLog struct {
 }
 
 // read records what s delivers until ctx ends or the stream shuts down.
-func (l *deliveryLog) read(ctx context.Context, member string, s *stream.KafkaStream) {
+func (l *deliveryLog) read(ctx context.Context, member string, s *streamcore.KafkaStream) {
 	l.wg.Go(func() {
 		for msg, err := range s.Messages(ctx) {
 			if err != nil {

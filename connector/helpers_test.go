@@ -15,8 +15,8 @@ import (
 	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkconsumer/zkconsumer/internal/testcluster"
-	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/internal/streamcore"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -53,7 +53,7 @@ func (c *collector) add(r record) {
 }
 
 // read consumes s until ctx ends or the stream shuts down.
-func (c *collector) read(ctx context.Context, name string, s *stream.KafkaStream) {
+func (c *collector) read(ctx context.Context, name string, s *streamcore.KafkaStream) {
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()

@@ -13,9 +13,9 @@ import (
 	"github.com/zkconsumer/zkconsumer/internal/backoff"
 	"github.com/zkconsumer/zkconsumer/internal/goid"
 	"github.com/zkconsumer/zkconsumer/internal/secure"
+	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 	"github.com/zkconsumer/zkconsumer/rebalance"
 	"github.com/zkconsumer/zkconsumer/rebalance/kafkagroup"
-	"github.com/zkconsumer/zkconsumer/stream"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -435,7 +435,7 @@ func (k *kafkaGroup) commit(ctx context.Context, kgen *kafkagroup.Generation, of
 // its membership is lost.
 type kafkaFence struct{ gen *kafkagroup.Generation }
 
-var _ stream.Fence = kafkaFence{}
+var _ streamcore.Fence = kafkaFence{}
 
 func (f kafkaFence) Held() bool               { return f.gen.LeaseHeld() }
 func (f kafkaFence) Changed() <-chan struct{} { return f.gen.LeaseChanged() }

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 )
 
 // ErrMaxPollIntervalExceeded is reported on Errors in Kafka mode when a
@@ -28,11 +28,11 @@ type streamProgress struct {
 
 // wait blocks until gen ends, Shutdown, or a stream stalls; it returns the
 // stalled streams, if any.
-func (r *kafkaRun) wait(gen *generation) []*stream.Control {
+func (r *kafkaRun) wait(gen *generation) []*streamcore.Control {
 	interval := r.k.c.cfg.MaxPollInterval
 	tick := time.NewTicker(min(max(interval/8, 10*time.Millisecond), time.Second))
 	defer tick.Stop()
-	seen := map[*stream.Control]*streamProgress{}
+	seen := map[*streamcore.Control]*streamProgress{}
 	for {
 		select {
 		case <-gen.kafka.Done():
@@ -52,27 +52,27 @@ func (r *kafkaRun) wait(gen *generation) []*stream.Control {
 // waiting for it (queued, or fetched and not yet consumed), and neither
 // has it asked for a chunk nor has any of its partitions' consumed offsets
 // moved since.
-func (k *kafkaGroup) stalled(gen *generation, seen map[*stream.Control]*streamProgress, now time.Time, interval time.Duration) []*stream.Control {
+func (k *kafkaGroup) stalled(gen *generation, seen map[*streamcore.Control]*streamProgress, now time.Time, interval time.Duration) []*streamcore.Control {
 	c := k.c
 	c.mu.Lock()
 	if c.gen != gen {
 		c.mu.Unlock()
 		return nil
 	}
-	consumed := map[*stream.ChunkQueue]int64{}
-	pending := map[*stream.ChunkQueue]bool{}
+	consumed := map[*streamcore.ChunkQueue]int64{}
+	pending := map[*streamcore.ChunkQueue]bool{}
 	for _, info := range c.infos {
 		consumed[info.Queue()] += info.ConsumedOffset()
 		if info.FetchedOffset() > info.ConsumedOffset() {
 			pending[info.Queue()] = true
 		}
 	}
-	streams := make([]*stream.Control, 0, len(c.streams))
+	streams := make([]*streamcore.Control, 0, len(c.streams))
 	for _, s := range c.streams {
 		streams = append(streams, s)
 	}
 	c.mu.Unlock()
-	var out []*stream.Control
+	var out []*streamcore.Control
 	for _, s := range streams {
 		q := s.Queue()
 		cur := streamProgress{polls: s.Polls(), consumed: consumed[q], since: now}
@@ -92,7 +92,7 @@ func (k *kafkaGroup) stalled(gen *generation, seen map[*stream.Control]*streamPr
 // leave takes the member out of the group after stalled streams (its
 // generation has been revoked and committed), reports it, and waits until
 // every stalled stream's reader asks for messages again, or Shutdown.
-func (r *kafkaRun) leave(stalled []*stream.Control) {
+func (r *kafkaRun) leave(stalled []*streamcore.Control) {
 	c := r.k.c
 	polls := make([]uint64, len(stalled))
 	for i, s := range stalled {

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/zkconsumer/zkconsumer/fetcher"
-	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -48,7 +48,7 @@ type lagTracker struct {
 	// connections.
 	read      func(context.Context) (map[zkutil.TopicPartition]int64, error)
 	closeRead func() error
-	owned     func() []*stream.PartitionTopicInfo
+	owned     func() []*streamcore.PartitionTopicInfo
 	log       *slog.Logger
 	now       func() time.Time
 
@@ -61,7 +61,7 @@ type lagTracker struct {
 }
 
 // newLagTracker returns a tracker that is not running yet (start).
-func newLagTracker(refresh, timeout time.Duration, logEnds *fetcher.LogEnds, owned func() []*stream.PartitionTopicInfo, log *slog.Logger) *lagTracker {
+func newLagTracker(refresh, timeout time.Duration, logEnds *fetcher.LogEnds, owned func() []*streamcore.PartitionTopicInfo, log *slog.Logger) *lagTracker {
 	t := &lagTracker{
 		refresh: refresh,
 		tick:    refresh,
@@ -186,7 +186,7 @@ type partitionLag struct {
 // leader, and LagTime comes from the history (to which this call adds a
 // sample). A nil tracker (a connector being made) uses the fetch
 // responses' alone.
-func (t *lagTracker) stats(info *stream.PartitionTopicInfo, now time.Time) partitionLag {
+func (t *lagTracker) stats(info *streamcore.PartitionTopicInfo, now time.Time) partitionLag {
 	consumed := info.ConsumedOffset()
 	out := partitionLag{highWatermark: info.HighWatermark()}
 	if t == nil {

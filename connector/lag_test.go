@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -134,11 +134,11 @@ func TestLagTrackerStats(t *testing.T) {
 
 // newTestInfo returns a partition consumed up to consumed, as a
 // generation makes it.
-func newTestInfo(t *testing.T, topic string, partition int32, consumed int64) *stream.PartitionTopicInfo {
+func newTestInfo(t *testing.T, topic string, partition int32, consumed int64) *streamcore.PartitionTopicInfo {
 	t.Helper()
-	_, ctl, err := stream.NewKafkaStream(1, -1)
+	_, ctl, err := streamcore.NewKafkaStream(1, -1)
 	require.NoError(t, err)
-	return stream.NewPartitionTopicInfo(topic, partition, ctl.Queue(), consumed, consumed, 1024)
+	return streamcore.NewPartitionTopicInfo(topic, partition, ctl.Queue(), consumed, consumed, 1024)
 }
 
 // Each round reads the leaders' log ends; while they do not answer, the
@@ -149,10 +149,10 @@ func TestLagTrackerRounds(t *testing.T) {
 	info := newTestInfo(t, "t", 0, 100)
 	info.SetHighWatermark(150)
 	tp := zkutil.TopicPartition{Topic: "t", Partition: 0}
-	owned := []*stream.PartitionTopicInfo{info}
+	owned := []*streamcore.PartitionTopicInfo{info}
 	var logs bytes.Buffer
 	tr := newLagTracker(time.Second, time.Second, nil,
-		func() []*stream.PartitionTopicInfo { return owned },
+		func() []*streamcore.PartitionTopicInfo { return owned },
 		slog.New(slog.NewTextHandler(&logs, nil)))
 	clock := time.Unix(1_000_000, 0)
 	tr.now = func() time.Time { return clock }

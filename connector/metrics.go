@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/zkconsumer/zkconsumer/fetcher"
+	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 	"github.com/zkconsumer/zkconsumer/rebalance"
-	"github.com/zkconsumer/zkconsumer/stream"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -169,7 +169,7 @@ type TopicStats struct {
 	Topic string
 	// Messages is the number of messages the streams handed out, counted
 	// per chunk: it trails the messages handed out by at most the chunk
-	// each stream is reading (stream.Counters).
+	// each stream is reading.
 	Messages int64
 	// Bytes is the bytes of message keys and values fetched into the
 	// streams' queues (Kafka's BytesPerSec, counted on enqueue).
@@ -244,10 +244,10 @@ func (c *ConsumerConnector) Stats() Stats {
 
 // ownedInfos returns the partitions of the current generation that are
 // not revoked.
-func (c *ConsumerConnector) ownedInfos() []*stream.PartitionTopicInfo {
+func (c *ConsumerConnector) ownedInfos() []*streamcore.PartitionTopicInfo {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	infos := make([]*stream.PartitionTopicInfo, 0, len(c.infos))
+	infos := make([]*streamcore.PartitionTopicInfo, 0, len(c.infos))
 	for _, info := range c.infos {
 		if !info.Revoked() {
 			infos = append(infos, info)
@@ -271,7 +271,7 @@ func (c *ConsumerConnector) offsetStores() []string {
 
 // countersFor returns the Counters of topic, made on first use; nil
 // without Config.Metrics.
-func (c *ConsumerConnector) countersFor(topic string) *stream.Counters {
+func (c *ConsumerConnector) countersFor(topic string) *streamcore.Counters {
 	if c.metrics == nil {
 		return nil
 	}
@@ -279,7 +279,7 @@ func (c *ConsumerConnector) countersFor(topic string) *stream.Counters {
 	defer c.mu.Unlock()
 	tc := c.counters[topic]
 	if tc == nil {
-		tc = new(stream.Counters)
+		tc = new(streamcore.Counters)
 		c.counters[topic] = tc
 	}
 	return tc

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkconsumer/zkconsumer/internal/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 )
 
 // BenchmarkConsumeMetrics reads the 100-byte, 4-partition topic of

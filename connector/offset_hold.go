@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -26,7 +26,7 @@ import (
 // rebalance.backoff.ms and at every rebalance, so consumption starts as
 // soon as an operator repairs the node (or deletes it, and auto.offset.reset
 // applies as for a partition that never had an offset). The error comes as
-// a *stream.PartitionError, on Errors and through the stream that owns the
+// a *PartitionError, on Errors and through the stream that owns the
 // partition, when the partition is assigned and whenever the reason
 // changes.
 var ErrOffsetUnreadable = errors.New("connector: committed offset unreadable")
@@ -35,7 +35,7 @@ var ErrOffsetUnreadable = errors.New("connector: committed offset unreadable")
 // read.
 type heldPartition struct {
 	tp       zkutil.TopicPartition
-	info     *stream.PartitionTopicInfo
+	info     *streamcore.PartitionTopicInfo
 	err      error // why, wrapping ErrOffsetUnreadable
 	notified bool  // err went to the stream
 }
@@ -43,7 +43,7 @@ type heldPartition struct {
 // holdUnreadable reports the partitions of gen whose offset could not be
 // read and keeps retrying them, in a goroutine that belongs to the
 // generation's fetcher connections (StopConnections waits for it).
-func (c *ConsumerConnector) holdUnreadable(gen *generation, infos map[zkutil.TopicPartition]*stream.PartitionTopicInfo, unreadable map[zkutil.TopicPartition]error) {
+func (c *ConsumerConnector) holdUnreadable(gen *generation, infos map[zkutil.TopicPartition]*streamcore.PartitionTopicInfo, unreadable map[zkutil.TopicPartition]error) {
 	if len(unreadable) == 0 {
 		return
 	}
@@ -66,10 +66,10 @@ func heldError(cause error) error {
 	return fmt.Errorf("%w: %w; the partition is held (not consumed) until its offset can be read", ErrOffsetUnreadable, cause)
 }
 
-// reportHeld puts h's error on Errors, as a *stream.PartitionError.
+// reportHeld puts h's error on Errors, as a *streamcore.PartitionError.
 func (c *ConsumerConnector) reportHeld(h *heldPartition) {
 	c.log.Warn("holding a partition whose committed offset cannot be read", "partition", h.tp.String(), "err", h.err)
-	c.report(&stream.PartitionError{Topic: h.tp.Topic, Partition: h.tp.Partition, Err: h.err})
+	c.report(&streamcore.PartitionError{Topic: h.tp.Topic, Partition: h.tp.Partition, Err: h.err})
 }
 
 // retryHeld tells each held partition's stream why it is held, then reads
@@ -104,7 +104,7 @@ func (c *ConsumerConnector) notifyHeld(ctx context.Context, h *heldPartition) {
 	defer cancel()
 	err := h.info.EnqueueError(nctx, h.err)
 	switch {
-	case err == nil, errors.Is(err, stream.ErrClosed): // closed: revoked or shut down, nobody to tell
+	case err == nil, errors.Is(err, streamcore.ErrClosed): // closed: revoked or shut down, nobody to tell
 		h.notified = true
 	case ctx.Err() == nil:
 		c.log.Debug("stream queue full: telling the held partition's stream later", "partition", h.tp.String())
@@ -153,7 +153,7 @@ func (c *ConsumerConnector) resumeHeld(gen *generation, h *heldPartition, off in
 	c.commitMu.Lock()
 	c.checkpoint[h.tp] = off
 	c.commitMu.Unlock()
-	if err := c.fetcher.AddPartitions([]*stream.PartitionTopicInfo{h.info}); err != nil {
+	if err := c.fetcher.AddPartitions([]*streamcore.PartitionTopicInfo{h.info}); err != nil {
 		c.log.Info("not resuming a held partition: the generation is over", "partition", h.tp.String(), "generation", gen.id, "err", err)
 		return false
 	}

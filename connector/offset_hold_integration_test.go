@@ -10,8 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkconsumer/zkconsumer/internal/testcluster"
-	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/internal/streamcore"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -50,7 +50,7 @@ func waitOffsets(t *testing.T, col *collector, p int32, from, to int64, timeout 
 // heldErrorFor reports whether err is the held-partition error of
 // partition p whose offset node holds value.
 func heldErrorFor(err error, group, topic string, p int32, value string) bool {
-	var pe *stream.PartitionError
+	var pe *streamcore.PartitionError
 	var de *zkutil.DecodeError
 	return errors.As(err, &pe) && pe.Topic == topic && pe.Partition == p &&
 		errors.Is(err, ErrOffsetUnreadable) && errors.As(err, &de) &&

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 )
 
 // Pause stops consuming partitions without leaving the group, for
@@ -75,7 +75,7 @@ func (c *ConsumerConnector) setPaused(partitions []TopicPartition, pause bool) e
 // keepPauses pauses, in the generation starting with infos, the partitions
 // paused in the last one, and forgets the pauses of partitions it does not
 // own. Called with c.mu held, before fetching starts.
-func (c *ConsumerConnector) keepPauses(infos map[TopicPartition]*stream.PartitionTopicInfo) {
+func (c *ConsumerConnector) keepPauses(infos map[TopicPartition]*streamcore.PartitionTopicInfo) {
 	for tp := range c.paused {
 		if info, ok := infos[tp]; ok {
 			info.Pause()

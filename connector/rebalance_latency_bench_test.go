@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkconsumer/zkconsumer/internal/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 )
 
 // BenchmarkRebalanceLatency measures, end to end and the same way for

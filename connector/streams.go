@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"maps"
 
+	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 	"github.com/zkconsumer/zkconsumer/rebalance"
-	"github.com/zkconsumer/zkconsumer/stream"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -28,6 +28,15 @@ func Whitelist(regex string) TopicFilter {
 // Blacklist consumes every topic whose name does not match regex.
 func Blacklist(regex string) TopicFilter {
 	return TopicFilter{pattern: zkutil.PatternBlacklist, regex: regex}
+}
+
+// Validate compiles the filter's regex as CreateMessageStreamsByFilter
+// would, without connecting: a regex Java would reject, or whose meaning
+// Go's regexp cannot reproduce, is refused with a *RegexError naming the
+// construct (Kafka's TopicFilter refuses it up front too).
+func (f TopicFilter) Validate() error {
+	_, err := rebalance.NewTopicFilter(f.pattern, f.regex)
+	return err
 }
 
 // CreateMessageStreams joins the group with a static subscription: for
@@ -54,13 +63,13 @@ func Blacklist(regex string) TopicFilter {
 // static member, with group.instance.id, does not leave, as in Java)
 // and nothing of the attempt keeps running, so CreateMessageStreams may
 // be called again.
-func (c *ConsumerConnector) CreateMessageStreams(ctx context.Context, topicCountMap map[string]int) (map[string][]*stream.KafkaStream, error) {
+func (c *ConsumerConnector) CreateMessageStreams(ctx context.Context, topicCountMap map[string]int) (map[string][]*KafkaStream, error) {
 	sub := rebalance.StaticSubscription(topicCountMap)
 	if err := sub.Validate(); err != nil {
 		return nil, fmt.Errorf("connector: %w", err)
 	}
-	out := map[string][]*stream.KafkaStream{}
-	streams := map[streamKey]*stream.Control{}
+	out := map[string][]*streamcore.KafkaStream{}
+	streams := map[streamKey]*streamcore.Control{}
 	for topic, n := range topicCountMap {
 		for i := range n {
 			s, ctl, err := c.newStream()
@@ -84,7 +93,7 @@ func (c *ConsumerConnector) CreateMessageStreams(ctx context.Context, topicCount
 // meaning Go's regexp cannot reproduce (class intersection, possessive
 // quantifiers, look-around, back-references, Unicode properties, ...), is
 // refused with a *rebalance.RegexError that names the construct.
-func (c *ConsumerConnector) CreateMessageStreamsByFilter(ctx context.Context, filter TopicFilter, numStreams int) ([]*stream.KafkaStream, error) {
+func (c *ConsumerConnector) CreateMessageStreamsByFilter(ctx context.Context, filter TopicFilter, numStreams int) ([]*KafkaStream, error) {
 	f, err := rebalance.NewTopicFilter(filter.pattern, filter.regex)
 	if err != nil {
 		return nil, fmt.Errorf("connector: %w", err)
@@ -93,10 +102,10 @@ func (c *ConsumerConnector) CreateMessageStreamsByFilter(ctx context.Context, fi
 	if err := sub.Validate(); err != nil {
 		return nil, fmt.Errorf("connector: %w", err)
 	}
-	out := make([]*stream.KafkaStream, numStreams)
-	streams := map[streamKey]*stream.Control{}
+	out := make([]*streamcore.KafkaStream, numStreams)
+	streams := map[streamKey]*streamcore.Control{}
 	for i := range out {
-		var ctl *stream.Control
+		var ctl *streamcore.Control
 		if out[i], ctl, err = c.newStream(); err != nil {
 			return nil, err
 		}
@@ -110,8 +119,8 @@ func (c *ConsumerConnector) CreateMessageStreamsByFilter(ctx context.Context, fi
 
 // newStream returns a stream for the application and its Control, which
 // the connector keeps.
-func (c *ConsumerConnector) newStream() (*stream.KafkaStream, *stream.Control, error) {
-	s, ctl, err := stream.NewKafkaStream(c.cfg.QueuedMaxMessageChunks, c.cfg.ConsumerTimeout)
+func (c *ConsumerConnector) newStream() (*streamcore.KafkaStream, *streamcore.Control, error) {
+	s, ctl, err := streamcore.NewKafkaStream(c.cfg.QueuedMaxMessageChunks, c.cfg.ConsumerTimeout)
 	if err != nil {
 		return nil, nil, fmt.Errorf("connector: %w", err)
 	}
@@ -119,7 +128,7 @@ func (c *ConsumerConnector) newStream() (*stream.KafkaStream, *stream.Control, e
 }
 
 // join registers the member and runs its first rebalance.
-func (c *ConsumerConnector) join(ctx context.Context, sub rebalance.Subscription, streams map[streamKey]*stream.Control, wildcard bool) error {
+func (c *ConsumerConnector) join(ctx context.Context, sub rebalance.Subscription, streams map[streamKey]*streamcore.Control, wildcard bool) error {
 	format, err := rebalance.ParseRoundRobinHashFormat(c.cfg.RoundRobinHashFormat)
 	if err != nil {
 		return fmt.Errorf("connector: %w", err)
@@ -146,7 +155,7 @@ func (c *ConsumerConnector) join(ctx context.Context, sub rebalance.Subscription
 			// Nothing of the attempt stays (kafkaGroup.join): the
 			// streams may be created again.
 			c.mu.Lock()
-			c.created, c.streams, c.wildcard = false, map[streamKey]*stream.Control{}, false
+			c.created, c.streams, c.wildcard = false, map[streamKey]*streamcore.Control{}, false
 			c.mu.Unlock()
 			return err
 		}
@@ -191,7 +200,7 @@ func (c *ConsumerConnector) startAutoCommit() {
 }
 
 // streamFor returns the stream that consumes topic for thread.
-func (c *ConsumerConnector) streamFor(topic string, thread int) *stream.Control {
+func (c *ConsumerConnector) streamFor(topic string, thread int) *streamcore.Control {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.wildcard {

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
-	"github.com/zkconsumer/zkconsumer/internal/testcluster"
-	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/internal/streamcore"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 )
 
 // benchMessages is the size of the topic the throughput benchmarks read.
@@ -57,9 +57,9 @@ func BenchmarkThroughputManager(b *testing.B) {
 	b.ResetTimer()
 	start := time.Now()
 	for b.Loop() {
-		s, ctl, _ := stream.NewKafkaStream(2, -1)
-		p := stream.NewPartitionTopicInfo(topic, 0, s.Queue(), 0, 0, 1<<20)
-		if err := m.StartConnections(ctx, []*stream.PartitionTopicInfo{p}); err != nil {
+		s, ctl, _ := streamcore.NewKafkaStream(2, -1)
+		p := streamcore.NewPartitionTopicInfo(topic, 0, streamcore.QueueOf(s), 0, 0, 1<<20)
+		if err := m.StartConnections(ctx, []*streamcore.PartitionTopicInfo{p}); err != nil {
 			b.Fatal(err)
 		}
 		for range n {

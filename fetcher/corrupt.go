@@ -9,7 +9,7 @@ import (
 	"syscall"
 
 	"github.com/IBM/sarama"
-	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 )
 
 // The fetcher decodes each partition's records by itself, so a batch
@@ -147,9 +147,9 @@ func (f *fetcher) probe(rp reqPart, maxBytes int32) (*fetchResponse, error) {
 // partition's stream and stops fetching the partition, whose fetched
 // offset stays at offset.
 func (f *fetcher) corrupt(ps *partState, offset int64, cause error) {
-	err := fmt.Errorf("fetcher: the records of %s from offset %d cannot be decoded: %w (%w)", ps.tp, offset, stream.ErrCorruptMessage, cause)
+	err := fmt.Errorf("fetcher: the records of %s from offset %d cannot be decoded: %w (%w)", ps.tp, offset, streamcore.ErrCorruptMessage, cause)
 	f.log.Warn("fetched records cannot be decoded, partition stopped", "partition", ps.tp.String(), "offset", offset, "error", cause)
-	if err := ps.pti.EnqueueError(f.ctx, err); err == nil || errors.Is(err, stream.ErrClosed) {
+	if err := ps.pti.EnqueueError(f.ctx, err); err == nil || errors.Is(err, streamcore.ErrClosed) {
 		f.drop(ps)
 	}
 }

@@ -11,7 +11,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -41,7 +41,7 @@ type decodeOpts struct {
 type decoded struct {
 	// msgs are the deliverable messages at or above the fetch offset, in
 	// offset order.
-	msgs []*stream.Message
+	msgs []*streamcore.Message
 	// next is the offset to fetch next: one past the last entry seen
 	// (delivered or not: control batches, aborted transactions and records
 	// below the fetch offset also move it), or the offset where the chunk
@@ -529,7 +529,7 @@ func (d *decoder) records(c *entryState) error {
 		if err := d.reserve(c.left, c.aliased); err != nil {
 			return d.full(err)
 		}
-		var hs []stream.Header
+		var hs []streamcore.Header
 		if nh > 0 {
 			var err error
 			if hs, err = d.headerSlice(int(nh)); err != nil {
@@ -550,11 +550,11 @@ func (d *decoder) records(c *entryState) error {
 		c.used = true
 		switch {
 		case c.logAppend:
-			m.Timestamp, m.TimestampType = millisTime(c.maxTS), stream.LogAppendTime
+			m.Timestamp, m.TimestampType = millisTime(c.maxTS), streamcore.LogAppendTime
 		case c.firstTS < 0:
-			m.TimestampType = stream.CreateTime
+			m.TimestampType = streamcore.CreateTime
 		default:
-			m.Timestamp, m.TimestampType = millisTime(c.firstTS+tsDelta), stream.CreateTime
+			m.Timestamp, m.TimestampType = millisTime(c.firstTS+tsDelta), streamcore.CreateTime
 		}
 	}
 	return d.endBatch(c)
@@ -804,14 +804,14 @@ func millisTime(ms int64) time.Time {
 }
 
 // messageTime is a v0/v1 message's timestamp; format v0 has none.
-func messageTime(magic int8, logAppend bool, ms int64) (time.Time, stream.TimestampType) {
+func messageTime(magic int8, logAppend bool, ms int64) (time.Time, streamcore.TimestampType) {
 	switch {
 	case magic < 1:
-		return time.Time{}, stream.NoTimestampType
+		return time.Time{}, streamcore.NoTimestampType
 	case logAppend:
-		return millisTime(ms), stream.LogAppendTime
+		return millisTime(ms), streamcore.LogAppendTime
 	}
-	return millisTime(ms), stream.CreateTime
+	return millisTime(ms), streamcore.CreateTime
 }
 
 // transactions tracks aborted transactions while walking the batches of a

@@ -6,7 +6,7 @@ import (
 	"math"
 	"reflect"
 
-	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 )
 
 // What decoding one partition's block allocates is charged against a
@@ -22,12 +22,12 @@ var errOverBudget = errors.New("fetcher: decoding limit reached")
 
 var (
 	// ptrCost is what a message's pointer in its chunk's list costs.
-	ptrCost = int64(reflect.TypeFor[*stream.Message]().Size())
-	// msgCost is what one message costs: its stream.Message and its
+	ptrCost = int64(reflect.TypeFor[*streamcore.Message]().Size())
+	// msgCost is what one message costs: its streamcore.Message and its
 	// pointer in the chunk.
-	msgCost = int64(reflect.TypeFor[stream.Message]().Size()) + ptrCost
+	msgCost = int64(reflect.TypeFor[streamcore.Message]().Size()) + ptrCost
 	// headerCost is what one record header costs.
-	headerCost = int64(reflect.TypeFor[stream.Header]().Size())
+	headerCost = int64(reflect.TypeFor[streamcore.Header]().Size())
 )
 
 const (
@@ -60,10 +60,10 @@ type decodeBudget struct {
 	limit, left int64
 	// cur is the slab messages are handed out from (its length: those
 	// handed out); slabs are the full ones before it.
-	cur     []stream.Message
-	slabs   [][]stream.Message
+	cur     []streamcore.Message
+	slabs   [][]streamcore.Message
 	nmsgs   int
-	headers []stream.Header
+	headers []streamcore.Header
 	// verifiedTo: the checksums of the record batches before this
 	// position in the block have been verified (see lookAhead).
 	verifiedTo int
@@ -100,7 +100,7 @@ func (b *decodeBudget) newSlab(n int64) {
 	if b.lease != nil && n == recycledSlab {
 		b.cur = b.lease.p.slab()
 	} else {
-		b.cur = make([]stream.Message, 0, n)
+		b.cur = make([]streamcore.Message, 0, n)
 	}
 	if b.lease != nil {
 		b.lease.slabs = append(b.lease.slabs, b.cur)
@@ -138,7 +138,7 @@ func (d *decoder) reserve(n int64, withAhead bool) error {
 }
 
 // newMsg hands out the next message of the slab; reserve has made room.
-func (b *decodeBudget) newMsg() *stream.Message {
+func (b *decodeBudget) newMsg() *streamcore.Message {
 	n := len(b.cur)
 	if n == cap(b.cur) {
 		// Not reached: every message is reserved first. Charged anyway.
@@ -150,13 +150,13 @@ func (b *decodeBudget) newMsg() *stream.Message {
 	b.nmsgs++
 	m := &b.cur[n]
 	if b.lease != nil {
-		*m = stream.Message{} // a recycled slab holds old messages
+		*m = streamcore.Message{} // a recycled slab holds old messages
 	}
 	return m
 }
 
 // headerSlice returns n headers from a shared slab, charging the slab.
-func (b *decodeBudget) headerSlice(n int) ([]stream.Header, error) {
+func (b *decodeBudget) headerSlice(n int) ([]streamcore.Header, error) {
 	if cap(b.headers)-len(b.headers) < n {
 		size := max(minHeaderSlab, n)
 		if !b.take(int64(size) * headerCost) {
@@ -165,7 +165,7 @@ func (b *decodeBudget) headerSlice(n int) ([]stream.Header, error) {
 			}
 			size = n
 		}
-		b.headers = make([]stream.Header, 0, size)
+		b.headers = make([]streamcore.Header, 0, size)
 	}
 	l := len(b.headers)
 	b.headers = b.headers[:l+n]
@@ -174,8 +174,8 @@ func (b *decodeBudget) headerSlice(n int) ([]stream.Header, error) {
 
 // budgetMark is where decoding stood before an entry, for rollback.
 type budgetMark struct {
-	msgs         []stream.Message // the current slab then
-	headers      []stream.Header
+	msgs         []streamcore.Message // the current slab then
+	headers      []streamcore.Header
 	slabs, nmsgs int
 }
 
@@ -200,22 +200,22 @@ func (b *decodeBudget) rollback(m budgetMark) {
 }
 
 // sameSlab reports whether a and b share their array.
-func sameSlab(a, b []stream.Message) bool {
+func sameSlab(a, b []streamcore.Message) bool {
 	return cap(a) > 0 && cap(b) > 0 && &a[:cap(a)][0] == &b[:cap(b)][0]
 }
 
 // messages returns the messages handed out, in order, in a slice of
 // their exact number (charged with each message); nil if none.
-func (b *decodeBudget) messages() []*stream.Message {
+func (b *decodeBudget) messages() []*streamcore.Message {
 	if b.nmsgs == 0 {
 		return nil
 	}
-	var out []*stream.Message
+	var out []*streamcore.Message
 	if b.lease != nil {
 		out = b.lease.p.messageList(b.nmsgs)
 		b.lease.ptrs = out[:0]
 	} else {
-		out = make([]*stream.Message, 0, b.nmsgs)
+		out = make([]*streamcore.Message, 0, b.nmsgs)
 	}
 	for _, s := range append(b.slabs, b.cur) {
 		for i := range s {

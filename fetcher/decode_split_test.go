@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
-	"github.com/zkconsumer/zkconsumer/internal/testcluster"
-	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/internal/streamcore"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 )
 
 // chunks decodes a whole block, chunk by chunk, as the fetcher does.
@@ -178,7 +178,7 @@ func TestOneRecordPastTheLimit(t *testing.T) {
 }
 
 // decodedValues copies what the messages of d hold.
-func decodedValues(msgs []*stream.Message) []string {
+func decodedValues(msgs []*streamcore.Message) []string {
 	out := make([]string, len(msgs))
 	for i, m := range msgs {
 		out[i] = string(m.Value)
@@ -212,17 +212,17 @@ func TestIntegrationCappedResponseIsNotRefetched(t *testing.T) {
 	}
 	m := newManager(t, cfg, clusterBrokers(c))
 	s := newStream(t, 2)
-	p := stream.NewPartitionTopicInfo(topic, 0, s.Queue(), 0, 0, 1<<20)
-	if err := m.StartConnections(ctx, []*stream.PartitionTopicInfo{p}); err != nil {
+	p := streamcore.NewPartitionTopicInfo(topic, 0, streamcore.QueueOf(s), 0, 0, 1<<20)
+	if err := m.StartConnections(ctx, []*streamcore.PartitionTopicInfo{p}); err != nil {
 		t.Fatal(err)
 	}
-	var got []*stream.Message
+	var got []*streamcore.Message
 	for len(got) < produced.Count() {
 		msg, err := s.Next(ctx)
 		if err != nil {
 			t.Fatalf("after %d messages: %v", len(got), err)
 		}
-		got = append(got, &stream.Message{Topic: msg.Topic, Partition: msg.Partition, Offset: msg.Offset,
+		got = append(got, &streamcore.Message{Topic: msg.Topic, Partition: msg.Partition, Offset: msg.Offset,
 			Key: bytes.Clone(msg.Key), Value: bytes.Clone(msg.Value[:20])})
 	}
 	n, all := withData.Load(), requests.Load()

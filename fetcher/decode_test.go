@@ -9,7 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/IBM/sarama"
-	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 )
 
 var t0 = time.UnixMilli(1_700_000_000_000)
@@ -40,7 +40,7 @@ func controlBatch(offset, pid int64, abort bool) *sarama.RecordBatch {
 		FirstTimestamp: t0, Records: []*sarama.Record{{Key: []byte{0, 0, 0, typ}, Value: []byte{0, 0, 0, 0, 0, 0}}}}
 }
 
-func offsetsOf(msgs []*stream.Message) []int64 {
+func offsetsOf(msgs []*streamcore.Message) []int64 {
 	out := make([]int64, 0, len(msgs))
 	for _, m := range msgs {
 		out = append(out, m.Offset)
@@ -100,7 +100,7 @@ func TestDecodeLogAppendTimeAndNoTimestamp(t *testing.T) {
 	if !d.msgs[1].Timestamp.Equal(b.MaxTimestamp) {
 		t.Errorf("log-append time %v, want %v", d.msgs[1].Timestamp, b.MaxTimestamp)
 	}
-	if d.msgs[1].TimestampType != stream.LogAppendTime {
+	if d.msgs[1].TimestampType != streamcore.LogAppendTime {
 		t.Errorf("timestamp type %v, want LogAppendTime", d.msgs[1].TimestampType)
 	}
 	b = batch(0, 0)
@@ -109,7 +109,7 @@ func TestDecodeLogAppendTimeAndNoTimestamp(t *testing.T) {
 	if !d.msgs[0].Timestamp.IsZero() {
 		t.Errorf("timestamp %v, want zero", d.msgs[0].Timestamp)
 	}
-	if d.msgs[0].TimestampType != stream.CreateTime {
+	if d.msgs[0].TimestampType != streamcore.CreateTime {
 		t.Errorf("timestamp type %v, want CreateTime", d.msgs[0].TimestampType)
 	}
 }

@@ -22,7 +22,7 @@
 //     range. Both its fetched and its consumed offset are reset.
 //   - A fetcher blocks while a partition's queue is full, which holds back
 //     every partition of that fetcher (Kafka's backpressure), until the
-//     partition is paused (stream.PartitionTopicInfo.Pause): a paused
+//     partition is paused (streamcore.PartitionTopicInfo.Pause): a paused
 //     partition is left out of the fetcher's requests, and a fetcher
 //     blocked on its queue gives the chunk up and serves the others. Its
 //     fetched offset advances only once the chunk is queued, so the fetched offsets
@@ -103,4 +103,13 @@
 // Errors of one partition that stop it go to its stream; errors the manager
 // retries by itself (no broker reachable, a leader that cannot be reached,
 // a partition without a leader) go to Config.OnError and the log.
+//
+// The package is exported for the connector, which wires it to the
+// rebalance layer, and its exported names are the manager's contract with
+// it: the partitions it fetches are internal/streamcore PartitionTopicInfos,
+// which code outside this module can neither create nor reach, so an
+// application cannot drive a fetcher on its own. Applications need nothing
+// here: connector re-exports FetchEvent (the metrics of one fetch) and
+// ErrNoLeader. Before 1.0 the exported surface may shrink in a minor
+// version.
 package fetcher

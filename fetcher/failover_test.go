@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
-	"github.com/zkconsumer/zkconsumer/internal/testcluster"
-	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/internal/streamcore"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 )
 
 // TestIntegrationLeaderFailover kills the leader of a partition in the
@@ -34,7 +34,7 @@ func TestIntegrationLeaderFailover(t *testing.T) {
 		mu.Unlock()
 	}
 	m := newManager(t, cfg, clusterBrokers(c))
-	streams := []*stream.KafkaStream{newStream(t, 2), newStream(t, 2)}
+	streams := []*streamcore.KafkaStream{newStream(t, 2), newStream(t, 2)}
 	// Small fetches, and nobody reading yet: every fetcher is blocked in
 	// the middle of the log when the leader dies.
 	infos := infosFor(topic, 3, streams, 0, 4096)
@@ -42,7 +42,7 @@ func TestIntegrationLeaderFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, 60*time.Second, "queues full", func() bool {
-		return streams[0].Queue().Len() == 2 && streams[1].Queue().Len() == 2
+		return streamcore.QueueOf(streams[0]).Len() == 2 && streamcore.QueueOf(streams[1]).Len() == 2
 	})
 	st, err := c.ReadPartitionState(ctx, topic, 0)
 	if err != nil {

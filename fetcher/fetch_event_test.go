@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
-	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 )
 
 // OnFetch is told about every fetch request, with its broker, duration and
@@ -36,8 +36,8 @@ func TestOnFetchAndHighWatermark(t *testing.T) {
 	}
 	m := newManager(t, cfg, StaticBrokers{{ID: 0, Addr: mb.Addr()}})
 	s := newStream(t, 2)
-	p := stream.NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 1<<20)
-	if err := m.StartConnections(context.Background(), []*stream.PartitionTopicInfo{p}); err != nil {
+	p := streamcore.NewPartitionTopicInfo("t", 0, streamcore.QueueOf(s), 0, 0, 1<<20)
+	if err := m.StartConnections(context.Background(), []*streamcore.PartitionTopicInfo{p}); err != nil {
 		t.Fatal(err)
 	}
 	defer m.StopConnections()

@@ -11,7 +11,7 @@ import (
 
 	"github.com/IBM/sarama"
 	"github.com/zkconsumer/zkconsumer/internal/backoff"
-	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -31,7 +31,7 @@ type fetcherKey struct {
 // partState is a partition as one fetcher serves it.
 type partState struct {
 	tp    zkutil.TopicPartition
-	pti   *stream.PartitionTopicInfo
+	pti   *streamcore.PartitionTopicInfo
 	epoch int32 // leader epoch for fencing (fetch v9+), -1 if unknown
 }
 
@@ -46,7 +46,7 @@ type reqPart struct {
 // gave it in one request at a time and enqueueing each partition's
 // messages on its stream. A full queue blocks the whole fetcher
 // (backpressure) until the reader makes room or the partition is paused
-// (stream.PartitionTopicInfo.Pause), which releases it; paused partitions
+// (streamcore.PartitionTopicInfo.Pause), which releases it; paused partitions
 // are left out of its requests. Partitions it cannot serve go back to the
 // leader finder.
 //
@@ -585,7 +585,7 @@ func (f *fetcher) deliver(rp reqPart, block *respBlock, respBuf *pbuf, alone boo
 		}
 		aliased = aliased || d.aliased
 		err := ps.pti.EnqueueRecycled(f.ctx, d.msgs, d.next, release)
-		if errors.Is(err, stream.ErrClosed) {
+		if errors.Is(err, streamcore.ErrClosed) {
 			f.drop(ps)
 		}
 		if err != nil || !d.capped || f.ctx.Err() != nil {
@@ -629,9 +629,9 @@ func (f *fetcher) fetchAlone(rp reqPart) {
 // fetch size on its stream and stops fetching the partition, whose fetched
 // offset stays at offset: without a larger fetch size it cannot progress.
 func (f *fetcher) tooLarge(ps *partState, offset int64) {
-	err := fmt.Errorf("fetcher: message at offset %d of %s does not fit in fetch size %d: %w", offset, ps.tp, ps.pti.FetchSize, stream.ErrMessageTooLarge)
+	err := fmt.Errorf("fetcher: message at offset %d of %s does not fit in fetch size %d: %w", offset, ps.tp, ps.pti.FetchSize, streamcore.ErrMessageTooLarge)
 	f.log.Warn("message larger than the fetch size, partition stopped", "partition", ps.tp.String(), "offset", offset, "fetch_size", ps.pti.FetchSize)
-	if err := ps.pti.EnqueueError(f.ctx, err); err == nil || errors.Is(err, stream.ErrClosed) {
+	if err := ps.pti.EnqueueError(f.ctx, err); err == nil || errors.Is(err, streamcore.ErrClosed) {
 		f.drop(ps)
 	}
 }
@@ -642,9 +642,9 @@ func (f *fetcher) tooLarge(ps *partState, offset int64) {
 func (f *fetcher) decodedTooLarge(ps *partState, offset int64, cause error) {
 	limit := decodeLimit(f.run.m.cfg.MaxDecodedBytes, ps.pti.FetchSize)
 	err := fmt.Errorf("fetcher: the record of %s at offset %d cannot be decoded within %d bytes, the limit of fetcher.Config.MaxDecodedBytes (by default %d × fetch.message.max.bytes, at least %d MiB): %w: %w (%v)",
-		ps.tp, offset, limit, defaultMaxDecodedFactor, defaultMaxDecodedFactor, stream.ErrMessageTooLarge, ErrDecodedTooLarge, cause)
+		ps.tp, offset, limit, defaultMaxDecodedFactor, defaultMaxDecodedFactor, streamcore.ErrMessageTooLarge, ErrDecodedTooLarge, cause)
 	f.log.Warn("record decodes beyond the limit, partition stopped", "partition", ps.tp.String(), "offset", offset, "limit", limit)
-	if err := ps.pti.EnqueueError(f.ctx, err); err == nil || errors.Is(err, stream.ErrClosed) {
+	if err := ps.pti.EnqueueError(f.ctx, err); err == nil || errors.Is(err, streamcore.ErrClosed) {
 		f.drop(ps)
 	}
 }
@@ -660,7 +660,7 @@ func (f *fetcher) partitionError(ps *partState, kerr sarama.KError) {
 		f.log.Info("partition moves back to the leader finder", "partition", ps.tp.String(), "error", kerr)
 	default:
 		f.log.Warn("fetch error, partition moves back to the leader finder", "partition", ps.tp.String(), "error", kerr)
-		f.run.report(&stream.PartitionError{Topic: ps.tp.Topic, Partition: ps.tp.Partition,
+		f.run.report(&streamcore.PartitionError{Topic: ps.tp.Topic, Partition: ps.tp.Partition,
 			Err: fmt.Errorf("fetcher: fetch from broker %d: %w", f.key.broker, kerr)})
 	}
 	f.handBack(ps)

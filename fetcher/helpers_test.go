@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 )
 
 // waitFor polls cond until it holds or timeout passes.
@@ -37,14 +37,14 @@ func testConfig(t testing.TB) Config {
 // collector reads streams concurrently and records what they hand out.
 type collector struct {
 	mu     sync.Mutex
-	msgs   []*stream.Message
+	msgs   []*streamcore.Message
 	errs   []error
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 }
 
 // collect starts one reader per stream until stop is called.
-func collect(streams ...*stream.KafkaStream) *collector {
+func collect(streams ...*streamcore.KafkaStream) *collector {
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &collector{cancel: cancel}
 	for _, s := range streams {
@@ -58,8 +58,8 @@ func collect(streams ...*stream.KafkaStream) *collector {
 					c.mu.Lock()
 					c.msgs = append(c.msgs, m)
 					c.mu.Unlock()
-				case errors.Is(err, stream.ErrConsumerTimeout):
-				case ctx.Err() != nil || errors.Is(err, stream.ErrShutdown):
+				case errors.Is(err, streamcore.ErrConsumerTimeout):
+				case ctx.Err() != nil || errors.Is(err, streamcore.ErrShutdown):
 					return
 				default:
 					c.mu.Lock()
@@ -85,22 +85,22 @@ func (c *collector) errors() []error {
 }
 
 // stop ends the readers and returns the messages.
-func (c *collector) stop() []*stream.Message {
+func (c *collector) stop() []*streamcore.Message {
 	c.cancel()
 	c.wg.Wait()
 	return c.msgs
 }
 
-func newStream(t testing.TB, capacity int) *stream.KafkaStream {
+func newStream(t testing.TB, capacity int) *streamcore.KafkaStream {
 	t.Helper()
 	s, _ := newStreamControl(t, capacity)
 	return s
 }
 
 // newStreamControl is newStream that also returns the stream's Control.
-func newStreamControl(t testing.TB, capacity int) (*stream.KafkaStream, *stream.Control) {
+func newStreamControl(t testing.TB, capacity int) (*streamcore.KafkaStream, *streamcore.Control) {
 	t.Helper()
-	s, ctl, err := stream.NewKafkaStream(capacity, -1)
+	s, ctl, err := streamcore.NewKafkaStream(capacity, -1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkconsumer/zkconsumer/internal/testcluster"
-	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/internal/streamcore"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -31,8 +31,8 @@ func TestIntegrationCorruptBatch(t *testing.T) {
 	proxy := newCorruptingProxy(t, c.BrokerAddrs()[0], []byte("seq=32;"), []byte("seq=32:"))
 	m := newManager(t, testConfig(t), StaticBrokers{{ID: 0, Addr: proxy.addr()}})
 	s0, s1 := newStream(t, 2), newStream(t, 2)
-	p1 := stream.NewPartitionTopicInfo(topic, 1, s1.Queue(), 0, 0, 1<<20)
-	infos := []*stream.PartitionTopicInfo{stream.NewPartitionTopicInfo(topic, 0, s0.Queue(), 0, 0, 1<<20), p1}
+	p1 := streamcore.NewPartitionTopicInfo(topic, 1, streamcore.QueueOf(s1), 0, 0, 1<<20)
+	infos := []*streamcore.PartitionTopicInfo{streamcore.NewPartitionTopicInfo(topic, 0, streamcore.QueueOf(s0), 0, 0, 1<<20), p1}
 	col := collect(s0)
 	if err := m.StartConnections(ctx, infos); err != nil {
 		t.Fatal(err)
@@ -40,7 +40,7 @@ func TestIntegrationCorruptBatch(t *testing.T) {
 	readCtx, readCancel := context.WithTimeout(ctx, 30*time.Second)
 	got, err := nextOrError(readCtx, s1)
 	readCancel()
-	if !errors.Is(err, stream.ErrCorruptMessage) {
+	if !errors.Is(err, streamcore.ErrCorruptMessage) {
 		t.Fatalf("partition 1: %d messages, then %v; want ErrCorruptMessage", len(got), err)
 	}
 	t.Logf("partition 1: %d messages, then %v", len(got), err)

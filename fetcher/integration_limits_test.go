@@ -8,13 +8,13 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
-	"github.com/zkconsumer/zkconsumer/internal/testcluster"
-	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/internal/streamcore"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
 // TestIntegrationMessageTooLarge: a message bigger than the fetch size
-// surfaces stream.ErrMessageTooLarge on its stream and stops its partition
+// surfaces streamcore.ErrMessageTooLarge on its stream and stops its partition
 // at that message.
 func TestIntegrationMessageTooLarge(t *testing.T) {
 	c := testcluster.Shared(t)
@@ -31,11 +31,11 @@ func TestIntegrationMessageTooLarge(t *testing.T) {
 	tp1 := zkutil.TopicPartition{Topic: topic, Partition: 1}
 
 	// nextError reads s up to its first error.
-	nextError := func(t *testing.T, s *stream.KafkaStream) ([]*stream.Message, *stream.PartitionError) {
-		var got []*stream.Message
+	nextError := func(t *testing.T, s *streamcore.KafkaStream) ([]*streamcore.Message, *streamcore.PartitionError) {
+		var got []*streamcore.Message
 		for {
 			msg, err := s.Next(ctx)
-			var perr *stream.PartitionError
+			var perr *streamcore.PartitionError
 			switch {
 			case err == nil:
 				got = append(got, msg)
@@ -52,11 +52,11 @@ func TestIntegrationMessageTooLarge(t *testing.T) {
 		// of the only partition.
 		m := newManager(t, testConfig(t), clusterBrokers(c))
 		s := newStream(t, 2)
-		if err := m.StartConnections(ctx, []*stream.PartitionTopicInfo{stream.NewPartitionTopicInfo(topic, 1, s.Queue(), 0, 0, 1024)}); err != nil {
+		if err := m.StartConnections(ctx, []*streamcore.PartitionTopicInfo{streamcore.NewPartitionTopicInfo(topic, 1, streamcore.QueueOf(s), 0, 0, 1024)}); err != nil {
 			t.Fatal(err)
 		}
 		got, perr := nextError(t, s)
-		if !errors.Is(perr, stream.ErrMessageTooLarge) || perr.Partition != 1 {
+		if !errors.Is(perr, streamcore.ErrMessageTooLarge) || perr.Partition != 1 {
 			t.Errorf("error %v, want ErrMessageTooLarge on partition 1", perr)
 		}
 		t.Logf("stream error: %v", perr)
@@ -74,16 +74,16 @@ func TestIntegrationMessageTooLarge(t *testing.T) {
 		m := newManager(t, testConfig(t), clusterBrokers(c))
 		for i := range 3 {
 			s0, s1 := newStream(t, 2), newStream(t, 2)
-			infos := []*stream.PartitionTopicInfo{
-				stream.NewPartitionTopicInfo(topic, 1, s1.Queue(), bigOffset, bigOffset, 1024),
-				stream.NewPartitionTopicInfo(topic, 0, s0.Queue(), 0, 0, 1024),
+			infos := []*streamcore.PartitionTopicInfo{
+				streamcore.NewPartitionTopicInfo(topic, 1, streamcore.QueueOf(s1), bigOffset, bigOffset, 1024),
+				streamcore.NewPartitionTopicInfo(topic, 0, streamcore.QueueOf(s0), 0, 0, 1024),
 			}
 			col0 := collect(s0)
 			if err := m.StartConnections(ctx, infos); err != nil {
 				t.Fatal(err)
 			}
 			got, perr := nextError(t, s1)
-			if !errors.Is(perr, stream.ErrMessageTooLarge) || len(got) != 0 {
+			if !errors.Is(perr, streamcore.ErrMessageTooLarge) || len(got) != 0 {
 				t.Fatalf("round %d: %d messages then %v, want ErrMessageTooLarge", i, len(got), perr)
 			}
 			waitFor(t, 30*time.Second, "partition 0 read on", func() bool { return col0.count() >= 1000 })
@@ -114,21 +114,21 @@ func TestIntegrationMessageTooLargeMidBatch(t *testing.T) {
 
 	m := newManager(t, testConfig(t), clusterBrokers(c))
 	s := newStream(t, 2)
-	p := stream.NewPartitionTopicInfo(topic, 0, s.Queue(), 0, 0, 1024)
-	if err := m.StartConnections(ctx, []*stream.PartitionTopicInfo{p}); err != nil {
+	p := streamcore.NewPartitionTopicInfo(topic, 0, streamcore.QueueOf(s), 0, 0, 1024)
+	if err := m.StartConnections(ctx, []*streamcore.PartitionTopicInfo{p}); err != nil {
 		t.Fatal(err)
 	}
 	readCtx, readCancel := context.WithTimeout(ctx, 20*time.Second)
-	var got []*stream.Message
+	var got []*streamcore.Message
 	var err error
 	for err == nil {
-		var msg *stream.Message
+		var msg *streamcore.Message
 		if msg, err = s.Next(readCtx); err == nil {
 			got = append(got, msg)
 		}
 	}
 	readCancel()
-	if !errors.Is(err, stream.ErrMessageTooLarge) {
+	if !errors.Is(err, streamcore.ErrMessageTooLarge) {
 		t.Fatalf("after %d messages: %v, want ErrMessageTooLarge", len(got), err)
 	}
 	t.Logf("stream error: %v", err)
@@ -141,10 +141,10 @@ func TestIntegrationMessageTooLargeMidBatch(t *testing.T) {
 
 	// With room for the big message, everything from it on arrives once.
 	s = newStream(t, 2)
-	p = stream.NewPartitionTopicInfo(topic, 0, s.Queue(), bigOffset, bigOffset, 64<<10)
+	p = streamcore.NewPartitionTopicInfo(topic, 0, streamcore.QueueOf(s), bigOffset, bigOffset, 64<<10)
 	want := merge(testcluster.Produced{
 		Offsets: map[int32][]int64{0: batch.Offsets[0][5:]}, Seqs: map[int32][]int{0: batch.Seqs[0][5:]}}, rest)
-	msgs, _ := readAll(ctx, t, m, []*stream.PartitionTopicInfo{p}, []*stream.KafkaStream{s}, want.Count())
+	msgs, _ := readAll(ctx, t, m, []*streamcore.PartitionTopicInfo{p}, []*streamcore.KafkaStream{s}, want.Count())
 	checkExactlyOnce(t, msgs, want)
 }
 
@@ -204,14 +204,14 @@ func TestIntegrationFetchSizeBoundary(t *testing.T) {
 	}{{int32(size), false}, {int32(size) - 1, true}} {
 		m := newManager(t, testConfig(t), clusterBrokers(c))
 		s := newStream(t, 2)
-		p := stream.NewPartitionTopicInfo(topic, 0, s.Queue(), 0, 0, tc.fetchSize)
-		if err := m.StartConnections(ctx, []*stream.PartitionTopicInfo{p}); err != nil {
+		p := streamcore.NewPartitionTopicInfo(topic, 0, streamcore.QueueOf(s), 0, 0, tc.fetchSize)
+		if err := m.StartConnections(ctx, []*streamcore.PartitionTopicInfo{p}); err != nil {
 			t.Fatal(err)
 		}
 		msg, err := s.Next(ctx)
 		m.StopConnections()
 		switch {
-		case tc.tooLarge && !errors.Is(err, stream.ErrMessageTooLarge):
+		case tc.tooLarge && !errors.Is(err, streamcore.ErrMessageTooLarge):
 			t.Errorf("fetch size %d: got %v, want ErrMessageTooLarge", tc.fetchSize, err)
 		case !tc.tooLarge && (err != nil || msg.Offset != one.Offsets[0][0]):
 			t.Errorf("fetch size %d: got %v, %v, want the message", tc.fetchSize, msg, err)
@@ -259,16 +259,16 @@ func TestIntegrationSlowConsumer(t *testing.T) {
 
 	m := newManager(t, testConfig(t), clusterBrokers(c))
 	s := newStream(t, 2)
-	p := stream.NewPartitionTopicInfo(topic, 0, s.Queue(), 0, 0, 4096)
-	if err := m.StartConnections(ctx, []*stream.PartitionTopicInfo{p}); err != nil {
+	p := streamcore.NewPartitionTopicInfo(topic, 0, streamcore.QueueOf(s), 0, 0, 4096)
+	if err := m.StartConnections(ctx, []*streamcore.PartitionTopicInfo{p}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 30*time.Second, "queue full", func() bool { return s.Queue().Len() == s.Queue().Cap() })
+	waitFor(t, 30*time.Second, "queue full", func() bool { return streamcore.QueueOf(s).Len() == streamcore.QueueOf(s).Cap() })
 	time.Sleep(300 * time.Millisecond)
 	blocked := p.FetchedOffset()
 	time.Sleep(time.Second)
-	if p.FetchedOffset() != blocked || s.Queue().Len() != s.Queue().Cap() {
-		t.Errorf("fetched offset moved from %d to %d, queue %d/%d", blocked, p.FetchedOffset(), s.Queue().Len(), s.Queue().Cap())
+	if p.FetchedOffset() != blocked || streamcore.QueueOf(s).Len() != streamcore.QueueOf(s).Cap() {
+		t.Errorf("fetched offset moved from %d to %d, queue %d/%d", blocked, p.FetchedOffset(), streamcore.QueueOf(s).Len(), streamcore.QueueOf(s).Cap())
 	}
 	// Two queued chunks and the one being put: three producer batches at
 	// most (a batch larger than the fetch size comes whole), each below
@@ -297,7 +297,7 @@ func TestIntegrationStopRestartExact(t *testing.T) {
 	want := produce(ctx, t, c, topic, 6000, testcluster.ProduceOptions{Partition: -1, Compression: sarama.CompressionSnappy, ValueSize: 100})
 
 	m := newManager(t, testConfig(t), clusterBrokers(c))
-	var seen []*stream.Message
+	var seen []*streamcore.Message
 	offsets := map[zkutil.TopicPartition]int64{}
 	for p := range int32(3) {
 		offsets[zkutil.TopicPartition{Topic: topic, Partition: p}] = 0
@@ -306,11 +306,11 @@ func TestIntegrationStopRestartExact(t *testing.T) {
 		if round > 50 {
 			t.Fatalf("no progress after %d rounds: %d of %d messages", round, len(seen), want.Count())
 		}
-		streams := []*stream.KafkaStream{newStream(t, 2), newStream(t, 2)}
-		var infos []*stream.PartitionTopicInfo
+		streams := []*streamcore.KafkaStream{newStream(t, 2), newStream(t, 2)}
+		var infos []*streamcore.PartitionTopicInfo
 		for tp, off := range offsets {
-			q := streams[int(tp.Partition)%2].Queue()
-			infos = append(infos, stream.NewPartitionTopicInfo(topic, tp.Partition, q, off, off, 8192))
+			q := streamcore.QueueOf(streams[int(tp.Partition)%2])
+			infos = append(infos, streamcore.NewPartitionTopicInfo(topic, tp.Partition, q, off, off, 8192))
 		}
 		col := collect(streams...)
 		if err := m.StartConnections(ctx, infos); err != nil {

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
-	"github.com/zkconsumer/zkconsumer/internal/testcluster"
-	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/internal/streamcore"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -25,11 +25,11 @@ func clusterBrokers(c *testcluster.Cluster) StaticBrokers {
 
 // infosFor assigns partitions 0..n-1 of topic round-robin to streams, all
 // starting at offset.
-func infosFor(topic string, n int32, streams []*stream.KafkaStream, offset int64, fetchSize int32) []*stream.PartitionTopicInfo {
-	var out []*stream.PartitionTopicInfo
+func infosFor(topic string, n int32, streams []*streamcore.KafkaStream, offset int64, fetchSize int32) []*streamcore.PartitionTopicInfo {
+	var out []*streamcore.PartitionTopicInfo
 	for p := range n {
-		q := streams[int(p)%len(streams)].Queue()
-		out = append(out, stream.NewPartitionTopicInfo(topic, p, q, offset, offset, fetchSize))
+		q := streamcore.QueueOf(streams[int(p)%len(streams)])
+		out = append(out, streamcore.NewPartitionTopicInfo(topic, p, q, offset, offset, fetchSize))
 	}
 	return out
 }
@@ -67,7 +67,7 @@ func merge(a, b testcluster.Produced) testcluster.Produced {
 
 // checkExactlyOnce verifies that msgs are exactly the produced messages,
 // each once, in offset order within each partition.
-func checkExactlyOnce(t *testing.T, msgs []*stream.Message, want testcluster.Produced) {
+func checkExactlyOnce(t *testing.T, msgs []*streamcore.Message, want testcluster.Produced) {
 	t.Helper()
 	gotOffsets := map[int32][]int64{}
 	gotSeqs := map[int32][]int{}
@@ -106,7 +106,7 @@ func span(offs []int64) string {
 
 // readAll starts fetching infos into streams and collects exactly n
 // messages (waiting a little to catch extras), then stops.
-func readAll(ctx context.Context, t *testing.T, m *ConsumerFetcherManager, infos []*stream.PartitionTopicInfo, streams []*stream.KafkaStream, n int) ([]*stream.Message, map[zkutil.TopicPartition]int64) {
+func readAll(ctx context.Context, t *testing.T, m *ConsumerFetcherManager, infos []*streamcore.PartitionTopicInfo, streams []*streamcore.KafkaStream, n int) ([]*streamcore.Message, map[zkutil.TopicPartition]int64) {
 	t.Helper()
 	col := collect(streams...)
 	if err := m.StartConnections(ctx, infos); err != nil {
@@ -132,7 +132,7 @@ func TestIntegrationReadAllExactlyOnce(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.NumFetchers = 2
 	m := newManager(t, cfg, clusterBrokers(c))
-	streams := []*stream.KafkaStream{newStream(t, 2), newStream(t, 2)}
+	streams := []*streamcore.KafkaStream{newStream(t, 2), newStream(t, 2)}
 	msgs, offsets := readAll(ctx, t, m, infosFor(topic, 4, streams, 0, 16*1024), streams, want.Count())
 	checkExactlyOnce(t, msgs, want)
 	for p, offs := range want.Offsets {
@@ -152,7 +152,7 @@ func TestIntegrationCodecs(t *testing.T) {
 			topic := newTopic(ctx, t, c, "fetch-codec-"+codec.String(), 2, 1)
 			want := produce(ctx, t, c, topic, 1000, testcluster.ProduceOptions{Partition: -1, Compression: codec, ValueSize: 100})
 			m := newManager(t, testConfig(t), clusterBrokers(c))
-			streams := []*stream.KafkaStream{newStream(t, 2)}
+			streams := []*streamcore.KafkaStream{newStream(t, 2)}
 			msgs, _ := readAll(ctx, t, m, infosFor(topic, 2, streams, 0, 1<<20), streams, want.Count())
 			checkExactlyOnce(t, msgs, want)
 			for _, msg := range msgs {
@@ -176,7 +176,7 @@ func TestIntegrationAutoOffsetReset(t *testing.T) {
 		cfg := testConfig(t)
 		cfg.AutoOffsetReset = AutoOffsetResetSmallest
 		m := newManager(t, cfg, clusterBrokers(c))
-		streams := []*stream.KafkaStream{newStream(t, 2)}
+		streams := []*streamcore.KafkaStream{newStream(t, 2)}
 		infos := infosFor(topic, 1, streams, -1, 1<<20)
 		msgs, offsets := readAll(ctx, t, m, infos, streams, 100)
 		checkExactlyOnce(t, msgs, first)
@@ -187,7 +187,7 @@ func TestIntegrationAutoOffsetReset(t *testing.T) {
 	t.Run("largest", func(t *testing.T) {
 		m := newManager(t, testConfig(t), clusterBrokers(c)) // largest is the default
 		s := newStream(t, 2)
-		infos := infosFor(topic, 1, []*stream.KafkaStream{s}, -1, 1<<20)
+		infos := infosFor(topic, 1, []*streamcore.KafkaStream{s}, -1, 1<<20)
 		col := collect(s)
 		if err := m.StartConnections(ctx, infos); err != nil {
 			t.Fatal(err)
@@ -218,7 +218,7 @@ func TestIntegrationOutOfRangeResetsToSmallest(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.AutoOffsetReset = AutoOffsetResetSmallest
 	m := newManager(t, cfg, clusterBrokers(c))
-	streams := []*stream.KafkaStream{newStream(t, 2)}
+	streams := []*streamcore.KafkaStream{newStream(t, 2)}
 	infos := infosFor(topic, 1, streams, 10, 1<<20) // committed offset 10 was deleted
 	msgs, offsets := readAll(ctx, t, m, infos, streams, 60)
 	checkExactlyOnce(t, msgs, want)

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
-	"github.com/zkconsumer/zkconsumer/internal/testcluster"
-	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/internal/streamcore"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 )
 
 // TestIntegrationDeletedTopicIsReported deletes a topic while it is being
@@ -31,7 +31,7 @@ func TestIntegrationDeletedTopicIsReported(t *testing.T) {
 	m := newManager(t, cfg, clusterBrokers(c))
 	m.leaderlessGrace, m.leaderlessRepeat = time.Second, time.Hour
 	s := newStream(t, 2)
-	infos := append(infosFor(doomed, 2, []*stream.KafkaStream{s}, 0, 1<<20), infosFor(kept, 1, []*stream.KafkaStream{s}, 0, 1<<20)...)
+	infos := append(infosFor(doomed, 2, []*streamcore.KafkaStream{s}, 0, 1<<20), infosFor(kept, 1, []*streamcore.KafkaStream{s}, 0, 1<<20)...)
 	col := collect(s)
 	if err := m.StartConnections(ctx, infos); err != nil {
 		t.Fatal(err)

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkconsumer/zkconsumer/internal/testcluster"
-	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/internal/streamcore"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 )
 
 // TestIntegrationConsumedOffsetPassesTransactionMarkers: a partition ends
@@ -48,8 +48,8 @@ func TestIntegrationConsumedOffsetPassesTransactionMarkers(t *testing.T) {
 			cfg.IsolationLevel = isolation
 			m := newManager(t, cfg, clusterBrokers(c))
 			s := newStream(t, 2)
-			p := stream.NewPartitionTopicInfo(topic, 0, s.Queue(), 0, 0, 1<<20)
-			if err := m.StartConnections(ctx, []*stream.PartitionTopicInfo{p}); err != nil {
+			p := streamcore.NewPartitionTopicInfo(topic, 0, streamcore.QueueOf(s), 0, 0, 1<<20)
+			if err := m.StartConnections(ctx, []*streamcore.PartitionTopicInfo{p}); err != nil {
 				t.Fatal(err)
 			}
 			defer m.StopConnections()

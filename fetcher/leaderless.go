@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
-	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -109,10 +109,10 @@ func (r noLeaderReason) err(tp zkutil.TopicPartition, leaderless, backoff time.D
 		wait = wait.Round(time.Second)
 	}
 	if r.code == sarama.ErrNoError {
-		return &stream.PartitionError{Topic: tp.Topic, Partition: tp.Partition,
+		return &streamcore.PartitionError{Topic: tp.Topic, Partition: tp.Partition,
 			Err: fmt.Errorf("%w for %v%s; retrying every %v", ErrNoLeader, wait, detail, backoff)}
 	}
-	return &stream.PartitionError{Topic: tp.Topic, Partition: tp.Partition,
+	return &streamcore.PartitionError{Topic: tp.Topic, Partition: tp.Partition,
 		Err: fmt.Errorf("%w for %v: metadata says %s%s: %w; retrying every %v", ErrNoLeader, wait, errorName(r.code), detail, r.code, backoff)}
 }
 

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
-	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -45,7 +45,7 @@ func TestNoLeaderReasons(t *testing.T) {
 	for _, c := range cases {
 		r := reasons[c.tp]
 		err := r.err(c.tp, 1500*time.Millisecond, 200*time.Millisecond)
-		var perr *stream.PartitionError
+		var perr *streamcore.PartitionError
 		if !errors.As(err, &perr) || perr.Topic != c.tp.Topic || perr.Partition != c.tp.Partition {
 			t.Errorf("%s: %v is not its PartitionError", c.tp, err)
 		}

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkconsumer/zkconsumer/internal/testcluster"
-	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/internal/streamcore"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -34,7 +34,7 @@ func TestIntegrationLogEnds(t *testing.T) {
 
 	// Small fetches into a queue of one chunk nobody reads.
 	s, ctl := newStreamControl(t, 1)
-	streams := []*stream.KafkaStream{s}
+	streams := []*streamcore.KafkaStream{s}
 	infos := infosFor(topic, 3, streams, 0, 512)
 	infos[2].Pause()
 	if err := m.StartConnections(ctx, infos); err != nil {

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
-	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -66,8 +66,8 @@ func NewConsumerFetcherManager(cfg Config, brokers BrokerSource) (*ConsumerFetch
 // must call StopConnections in either case to wait for it and collect the
 // offsets. It returns ErrAlreadyStarted if the previous call has not been
 // stopped and ErrClosed after Close.
-func (m *ConsumerFetcherManager) StartConnections(ctx context.Context, infos []*stream.PartitionTopicInfo) error {
-	partitions := make(map[zkutil.TopicPartition]*stream.PartitionTopicInfo, len(infos))
+func (m *ConsumerFetcherManager) StartConnections(ctx context.Context, infos []*streamcore.PartitionTopicInfo) error {
+	partitions := make(map[zkutil.TopicPartition]*streamcore.PartitionTopicInfo, len(infos))
 	for _, pti := range infos {
 		if pti == nil {
 			return errors.New("fetcher: nil PartitionTopicInfo")
@@ -173,12 +173,12 @@ type run struct {
 	tasks sync.WaitGroup // goroutines started by Attach
 
 	mu         sync.Mutex
-	partitions map[zkutil.TopicPartition]*stream.PartitionTopicInfo // grows with AddPartitions
+	partitions map[zkutil.TopicPartition]*streamcore.PartitionTopicInfo // grows with AddPartitions
 	noLeader   map[zkutil.TopicPartition]struct{}
 	fetchers   map[fetcherKey]*fetcher
 }
 
-func newRun(parent context.Context, m *ConsumerFetcherManager, partitions map[zkutil.TopicPartition]*stream.PartitionTopicInfo) *run {
+func newRun(parent context.Context, m *ConsumerFetcherManager, partitions map[zkutil.TopicPartition]*streamcore.PartitionTopicInfo) *run {
 	ctx, cancel := context.WithCancelCause(parent)
 	r := &run{
 		m:            m,

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -25,7 +25,7 @@ var ErrNotStarted = errors.New("fetcher: connections not started")
 // partition given up in one rebalance and owned again in a later one is
 // fetched again without stopping the others. It returns ErrNotStarted
 // without running connections.
-func (m *ConsumerFetcherManager) AddPartitions(infos []*stream.PartitionTopicInfo) error {
+func (m *ConsumerFetcherManager) AddPartitions(infos []*streamcore.PartitionTopicInfo) error {
 	for _, pti := range infos {
 		if pti == nil {
 			return errors.New("fetcher: nil PartitionTopicInfo")
@@ -64,7 +64,7 @@ func (m *ConsumerFetcherManager) Attach(f func(ctx context.Context)) error {
 }
 
 // add puts infos in the run's leaderless set.
-func (r *run) add(infos []*stream.PartitionTopicInfo) error {
+func (r *run) add(infos []*streamcore.PartitionTopicInfo) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.ctx.Err() != nil {

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -22,15 +22,15 @@ func TestAddPartitionsAndAttach(t *testing.T) {
 	mb := mockCluster(t, 2, 30)
 	m := newManager(t, testConfig(t), StaticBrokers{{ID: 0, Addr: mb.Addr()}})
 	s := newStream(t, 2)
-	p0 := stream.NewPartitionTopicInfo("t", 0, s.Queue(), 25, 25, 1<<20)
-	p1 := stream.NewPartitionTopicInfo("t", 1, s.Queue(), 10, 10, 1<<20)
-	if err := m.AddPartitions([]*stream.PartitionTopicInfo{p1}); !errors.Is(err, ErrNotStarted) {
+	p0 := streamcore.NewPartitionTopicInfo("t", 0, streamcore.QueueOf(s), 25, 25, 1<<20)
+	p1 := streamcore.NewPartitionTopicInfo("t", 1, streamcore.QueueOf(s), 10, 10, 1<<20)
+	if err := m.AddPartitions([]*streamcore.PartitionTopicInfo{p1}); !errors.Is(err, ErrNotStarted) {
 		t.Errorf("add before start: %v", err)
 	}
 	if err := m.Attach(func(context.Context) {}); !errors.Is(err, ErrNotStarted) {
 		t.Errorf("attach before start: %v", err)
 	}
-	if err := m.StartConnections(context.Background(), []*stream.PartitionTopicInfo{p0}); err != nil {
+	if err := m.StartConnections(context.Background(), []*streamcore.PartitionTopicInfo{p0}); err != nil {
 		t.Fatal(err)
 	}
 	c := collect(s)
@@ -39,7 +39,7 @@ func TestAddPartitionsAndAttach(t *testing.T) {
 	var attachedDone atomic.Bool
 	added := make(chan error, 1)
 	if err := m.Attach(func(ctx context.Context) {
-		added <- m.AddPartitions([]*stream.PartitionTopicInfo{p1})
+		added <- m.AddPartitions([]*streamcore.PartitionTopicInfo{p1})
 		<-ctx.Done()
 		time.Sleep(50 * time.Millisecond) // StopConnections must wait for this
 		attachedDone.Store(true)
@@ -50,7 +50,7 @@ func TestAddPartitionsAndAttach(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, 10*time.Second, "added partition fetched", func() bool { return c.count() == 25 })
-	if err := m.AddPartitions([]*stream.PartitionTopicInfo{p0}); err == nil {
+	if err := m.AddPartitions([]*streamcore.PartitionTopicInfo{p0}); err == nil {
 		t.Error("a partition already fetched was added again")
 	}
 
@@ -67,7 +67,7 @@ func TestAddPartitionsAndAttach(t *testing.T) {
 			t.Fatalf("partition 1 read from %d, not from its offset 10", msg.Offset)
 		}
 	}
-	if err := m.AddPartitions([]*stream.PartitionTopicInfo{p1}); !errors.Is(err, ErrNotStarted) {
+	if err := m.AddPartitions([]*streamcore.PartitionTopicInfo{p1}); !errors.Is(err, ErrNotStarted) {
 		t.Errorf("add after stop: %v", err)
 	}
 }
@@ -87,15 +87,15 @@ func TestAddUnsetPartitionWhileFetchingAhead(t *testing.T) {
 	cfg.OnError = errs.record
 	m := newManager(t, cfg, StaticBrokers{{ID: 0, Addr: turns.addr()}})
 	s := newStream(t, 2)
-	p0 := stream.NewPartitionTopicInfo("t", 0, s.Queue(), 30, 30, 1<<20) // at the end: empty fetches
-	p1 := stream.NewPartitionTopicInfo("t", 1, s.Queue(), -1, -1, 1<<20)
-	if err := m.StartConnections(context.Background(), []*stream.PartitionTopicInfo{p0}); err != nil {
+	p0 := streamcore.NewPartitionTopicInfo("t", 0, streamcore.QueueOf(s), 30, 30, 1<<20) // at the end: empty fetches
+	p1 := streamcore.NewPartitionTopicInfo("t", 1, streamcore.QueueOf(s), -1, -1, 1<<20)
+	if err := m.StartConnections(context.Background(), []*streamcore.PartitionTopicInfo{p0}); err != nil {
 		t.Fatal(err)
 	}
 	defer m.StopConnections()
 	c := collect(s)
 	time.Sleep(100 * time.Millisecond) // fetching ahead on partition 0
-	if err := m.AddPartitions([]*stream.PartitionTopicInfo{p1}); err != nil {
+	if err := m.AddPartitions([]*streamcore.PartitionTopicInfo{p1}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 10*time.Second, "added partition fetched", func() bool { return c.count() == 30 })

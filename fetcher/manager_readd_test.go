@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -18,21 +18,21 @@ func TestAddReplacesRevokedPartition(t *testing.T) {
 	mb := mockCluster(t, 2, 30)
 	m := newManager(t, testConfig(t), StaticBrokers{{ID: 0, Addr: mb.Addr()}})
 	s := newStream(t, 4)
-	p0 := stream.NewPartitionTopicInfo("t", 0, s.Queue(), 25, 25, 1<<20)
-	p1 := stream.NewPartitionTopicInfo("t", 1, s.Queue(), 0, 0, 1<<20)
-	if err := m.StartConnections(context.Background(), []*stream.PartitionTopicInfo{p0, p1}); err != nil {
+	p0 := streamcore.NewPartitionTopicInfo("t", 0, streamcore.QueueOf(s), 25, 25, 1<<20)
+	p1 := streamcore.NewPartitionTopicInfo("t", 1, streamcore.QueueOf(s), 0, 0, 1<<20)
+	if err := m.StartConnections(context.Background(), []*streamcore.PartitionTopicInfo{p0, p1}); err != nil {
 		t.Fatal(err)
 	}
 	c := collect(s)
 	waitFor(t, 10*time.Second, "both partitions fetched", func() bool { return c.count() == 35 })
 
 	p0.Revoke()
-	again := stream.NewPartitionTopicInfo("t", 0, s.Queue(), 10, 10, 1<<20)
-	if err := m.AddPartitions([]*stream.PartitionTopicInfo{again}); err != nil {
+	again := streamcore.NewPartitionTopicInfo("t", 0, streamcore.QueueOf(s), 10, 10, 1<<20)
+	if err := m.AddPartitions([]*streamcore.PartitionTopicInfo{again}); err != nil {
 		t.Fatalf("adding a revoked partition again: %v", err)
 	}
 	waitFor(t, 10*time.Second, "the partition fetched again from its new offset", func() bool { return c.count() == 55 })
-	if err := m.AddPartitions([]*stream.PartitionTopicInfo{stream.NewPartitionTopicInfo("t", 1, s.Queue(), 0, 0, 1<<20)}); err == nil {
+	if err := m.AddPartitions([]*streamcore.PartitionTopicInfo{streamcore.NewPartitionTopicInfo("t", 1, streamcore.QueueOf(s), 0, 0, 1<<20)}); err == nil {
 		t.Error("a partition being fetched (not revoked) was added again")
 	}
 	offsets := m.StopConnections()

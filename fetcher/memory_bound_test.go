@@ -17,8 +17,8 @@ import (
 
 	"github.com/IBM/sarama"
 	"github.com/klauspost/compress/zstd"
-	"github.com/zkconsumer/zkconsumer/internal/testcluster"
-	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/internal/streamcore"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -219,17 +219,17 @@ func testMemoryBoundFetcherPath(t *testing.T, recycle bool) {
 	var (
 		reqs    []reqPart
 		names   []string
-		streams []*stream.KafkaStream
+		streams []*streamcore.KafkaStream
 		total   int
 	)
 	for name, blk := range probes {
 		p := int32(len(names))
-		s, _, err := stream.NewKafkaStream(1, 2*time.Second)
+		s, _, err := streamcore.NewKafkaStream(1, 2*time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
 		streams = append(streams, s)
-		pti := stream.NewPartitionTopicInfo("t", p, s.Queue(), 0, 0, 1<<20)
+		pti := streamcore.NewPartitionTopicInfo("t", p, streamcore.QueueOf(s), 0, 0, 1<<20)
 		ps := &partState{tp: zkutil.TopicPartition{Topic: "t", Partition: p}, pti: pti, epoch: -1}
 		f.add([]*partState{ps})
 		reqs = append(reqs, reqPart{ps: ps, offset: 0})
@@ -289,7 +289,7 @@ func testMemoryBoundFetcherPath(t *testing.T, recycle bool) {
 				switch {
 				case err == nil:
 					g.offsets = append(g.offsets, m.Offset)
-				case errors.Is(err, stream.ErrConsumerTimeout):
+				case errors.Is(err, streamcore.ErrConsumerTimeout):
 					select {
 					case <-processed:
 						return
@@ -308,11 +308,11 @@ func testMemoryBoundFetcherPath(t *testing.T, recycle bool) {
 		t.Logf("%s: %d messages, next %d, %v", name, len(g.offsets), next, g.err)
 		switch {
 		case name == "headers" || strings.HasPrefix(name, "declared") || name == "one batch past the limit":
-			if !errors.Is(g.err, ErrDecodedTooLarge) || !errors.Is(g.err, stream.ErrMessageTooLarge) || len(g.offsets) != 0 || next != 0 {
+			if !errors.Is(g.err, ErrDecodedTooLarge) || !errors.Is(g.err, streamcore.ErrMessageTooLarge) || len(g.offsets) != 0 || next != 0 {
 				t.Errorf("%s: %d messages, next %d, %v; want ErrDecodedTooLarge at 0", name, len(g.offsets), next, g.err)
 			}
 		case name == "count past the records":
-			if !errors.Is(g.err, stream.ErrCorruptMessage) || len(g.offsets) != 0 || next != 0 {
+			if !errors.Is(g.err, streamcore.ErrCorruptMessage) || len(g.offsets) != 0 || next != 0 {
 				t.Errorf("%s: %d messages, next %d, %v; want ErrCorruptMessage at 0", name, len(g.offsets), next, g.err)
 			}
 		default:
@@ -359,7 +359,7 @@ func testIntegrationMemoryBoundInflating(t *testing.T, recycle bool) {
 	base := heapInUse()
 	m := newManager(t, cfg, clusterBrokers(c))
 	s := newStream(t, queued)
-	p := stream.NewPartitionTopicInfo(topic, 0, s.Queue(), 0, 0, 1<<20)
+	p := streamcore.NewPartitionTopicInfo(topic, 0, streamcore.QueueOf(s), 0, 0, 1<<20)
 	var peak atomic.Int64
 	sampleCtx, stopSampling := context.WithCancel(ctx)
 	sampled := make(chan struct{})
@@ -374,7 +374,7 @@ func testIntegrationMemoryBoundInflating(t *testing.T, recycle bool) {
 			time.Sleep(2 * time.Millisecond)
 		}
 	}()
-	if err := m.StartConnections(ctx, []*stream.PartitionTopicInfo{p}); err != nil {
+	if err := m.StartConnections(ctx, []*streamcore.PartitionTopicInfo{p}); err != nil {
 		t.Fatal(err)
 	}
 	// Stalled: the fetcher does not move any more (blocked on a full
@@ -395,8 +395,8 @@ func testIntegrationMemoryBoundInflating(t *testing.T, recycle bool) {
 	if kept > bound.bytes() {
 		t.Errorf("the stalled consumer keeps %d bytes, more than the bound %d", kept, bound.bytes())
 	}
-	if s.Queue().Len() != queued || p.FetchedOffset() >= int64(produced.Count()) {
-		t.Errorf("the fetcher stopped at %d with %d chunks queued, not blocked on a full queue", p.FetchedOffset(), s.Queue().Len())
+	if streamcore.QueueOf(s).Len() != queued || p.FetchedOffset() >= int64(produced.Count()) {
+		t.Errorf("the fetcher stopped at %d with %d chunks queued, not blocked on a full queue", p.FetchedOffset(), streamcore.QueueOf(s).Len())
 	}
 	// What the chunks alive can hold: three (two queued, one blocked) of
 	// at most 8 MiB decoded each, and their responses of a few KiB; with
@@ -409,7 +409,7 @@ func testIntegrationMemoryBoundInflating(t *testing.T, recycle bool) {
 		t.Errorf("the stalled consumer keeps %d bytes, more than %d chunks of %d", kept, queued+1, cfg.MaxDecodedBytes)
 	}
 
-	var got []*stream.Message
+	var got []*streamcore.Message
 	for len(got) < produced.Count() {
 		msg, err := s.Next(ctx)
 		if err != nil {
@@ -419,7 +419,7 @@ func testIntegrationMemoryBoundInflating(t *testing.T, recycle bool) {
 			t.Fatalf("message at %d of %d bytes", msg.Offset, len(msg.Value))
 		}
 		// Keep what checkExactlyOnce reads, not the chunk.
-		got = append(got, &stream.Message{Topic: msg.Topic, Partition: msg.Partition, Offset: msg.Offset,
+		got = append(got, &streamcore.Message{Topic: msg.Topic, Partition: msg.Partition, Offset: msg.Offset,
 			Key: bytes.Clone(msg.Key), Value: bytes.Clone(msg.Value[:20])})
 	}
 	checkExactlyOnce(t, got, produced)

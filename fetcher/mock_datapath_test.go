@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
-	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 )
 
 // mockFixedFetch is one MockBroker leading partitions of topic "t" whose
@@ -36,8 +36,8 @@ func mockFixedFetch(t *testing.T, res *sarama.FetchResponse, partitions ...int32
 }
 
 // nextOrError reads s until it returns an error or ctx ends.
-func nextOrError(ctx context.Context, s *stream.KafkaStream) ([]*stream.Message, error) {
-	var got []*stream.Message
+func nextOrError(ctx context.Context, s *streamcore.KafkaStream) ([]*streamcore.Message, error) {
+	var got []*streamcore.Message
 	for {
 		msg, err := s.Next(ctx)
 		if err != nil {
@@ -68,8 +68,8 @@ func TestTooLargeInTheMiddleOfABatch(t *testing.T) {
 
 	m := newManager(t, testConfig(t), StaticBrokers{{ID: 0, Addr: mb.Addr()}})
 	s := newStream(t, 2)
-	p := stream.NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 1024)
-	if err := m.StartConnections(context.Background(), []*stream.PartitionTopicInfo{p}); err != nil {
+	p := streamcore.NewPartitionTopicInfo("t", 0, streamcore.QueueOf(s), 0, 0, 1024)
+	if err := m.StartConnections(context.Background(), []*streamcore.PartitionTopicInfo{p}); err != nil {
 		t.Fatal(err)
 	}
 	defer m.StopConnections()
@@ -79,8 +79,8 @@ func TestTooLargeInTheMiddleOfABatch(t *testing.T) {
 	if want := []int64{0, 1, 2, 3, 4}; !equalOffsets(offsetsOf(got), want) {
 		t.Errorf("delivered %v, want %v", offsetsOf(got), want)
 	}
-	var perr *stream.PartitionError
-	if !errors.As(err, &perr) || !errors.Is(err, stream.ErrMessageTooLarge) || perr.Partition != 0 {
+	var perr *streamcore.PartitionError
+	if !errors.As(err, &perr) || !errors.Is(err, streamcore.ErrMessageTooLarge) || perr.Partition != 0 {
 		t.Fatalf("got %v, want a PartitionError wrapping ErrMessageTooLarge", err)
 	}
 	if p.FetchedOffset() != 5 {
@@ -211,18 +211,18 @@ func TestCorruptBatchIsIsolated(t *testing.T) {
 	}
 	m := newManager(t, cfg, StaticBrokers{{ID: 0, Addr: proxy.addr()}})
 	s0, s1 := newStream(t, 2), newStream(t, 2)
-	p0 := stream.NewPartitionTopicInfo("t", 0, s0.Queue(), 0, 0, 1<<20)
-	p1 := stream.NewPartitionTopicInfo("t", 1, s1.Queue(), 0, 0, 1<<20)
+	p0 := streamcore.NewPartitionTopicInfo("t", 0, streamcore.QueueOf(s0), 0, 0, 1<<20)
+	p1 := streamcore.NewPartitionTopicInfo("t", 1, streamcore.QueueOf(s1), 0, 0, 1<<20)
 	col := collect(s0)
-	if err := m.StartConnections(context.Background(), []*stream.PartitionTopicInfo{p0, p1}); err != nil {
+	if err := m.StartConnections(context.Background(), []*streamcore.PartitionTopicInfo{p0, p1}); err != nil {
 		t.Fatal(err)
 	}
 	defer m.StopConnections()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	got, err := nextOrError(ctx, s1)
-	var perr *stream.PartitionError
-	if !errors.As(err, &perr) || !errors.Is(err, stream.ErrCorruptMessage) || perr.Partition != 1 {
+	var perr *streamcore.PartitionError
+	if !errors.As(err, &perr) || !errors.Is(err, streamcore.ErrCorruptMessage) || perr.Partition != 1 {
 		t.Fatalf("partition 1: %d messages, then %v; want a PartitionError wrapping ErrCorruptMessage", len(got), err)
 	}
 	t.Logf("partition 1: %d messages, then %v", len(got), err)
@@ -263,12 +263,12 @@ func (r *errorRecorder) record(err error) {
 }
 
 // partitionErrors returns the reports that are PartitionErrors of topic.
-func (r *errorRecorder) partitionErrors(topic string) []*stream.PartitionError {
+func (r *errorRecorder) partitionErrors(topic string) []*streamcore.PartitionError {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var out []*stream.PartitionError
+	var out []*streamcore.PartitionError
 	for _, err := range r.errs {
-		var perr *stream.PartitionError
+		var perr *streamcore.PartitionError
 		if errors.As(err, &perr) && perr.Topic == topic {
 			out = append(out, perr)
 		}
@@ -308,11 +308,11 @@ func TestLeaderlessPartitionIsReported(t *testing.T) {
 	m := newManager(t, cfg, StaticBrokers{{ID: 0, Addr: mb.Addr()}})
 	m.leaderlessGrace, m.leaderlessRepeat = 0, 400*time.Millisecond
 	s := newStream(t, 2)
-	pt := stream.NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 1<<20)
-	pu := stream.NewPartitionTopicInfo("u", 0, s.Queue(), 0, 0, 1<<20)
+	pt := streamcore.NewPartitionTopicInfo("t", 0, streamcore.QueueOf(s), 0, 0, 1<<20)
+	pu := streamcore.NewPartitionTopicInfo("u", 0, streamcore.QueueOf(s), 0, 0, 1<<20)
 	col := collect(s)
 	start := time.Now()
-	if err := m.StartConnections(context.Background(), []*stream.PartitionTopicInfo{pt, pu}); err != nil {
+	if err := m.StartConnections(context.Background(), []*streamcore.PartitionTopicInfo{pt, pu}); err != nil {
 		t.Fatal(err)
 	}
 	defer m.StopConnections()

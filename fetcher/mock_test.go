@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
-	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -70,9 +70,9 @@ func TestManagerStartStopRestart(t *testing.T) {
 	tp0, tp1 := zkutil.TopicPartition{Topic: "t", Partition: 0}, zkutil.TopicPartition{Topic: "t", Partition: 1}
 	// Partition 0 starts at 5; partition 1 has no offset and starts at the
 	// end (largest).
-	p0 := stream.NewPartitionTopicInfo("t", 0, s.Queue(), 5, 5, 1<<20)
-	p1 := stream.NewPartitionTopicInfo("t", 1, s.Queue(), -1, -1, 1<<20)
-	if err := m.StartConnections(context.Background(), []*stream.PartitionTopicInfo{p0, p1}); err != nil {
+	p0 := streamcore.NewPartitionTopicInfo("t", 0, streamcore.QueueOf(s), 5, 5, 1<<20)
+	p1 := streamcore.NewPartitionTopicInfo("t", 1, streamcore.QueueOf(s), -1, -1, 1<<20)
+	if err := m.StartConnections(context.Background(), []*streamcore.PartitionTopicInfo{p0, p1}); err != nil {
 		t.Fatal(err)
 	}
 	if err := m.StartConnections(context.Background(), nil); !errors.Is(err, ErrAlreadyStarted) {
@@ -99,8 +99,8 @@ func TestManagerStartStopRestart(t *testing.T) {
 	}
 
 	// A new generation resumes where the last one stopped.
-	p0 = stream.NewPartitionTopicInfo("t", 0, s.Queue(), 20, 20, 1<<20)
-	if err := m.StartConnections(context.Background(), []*stream.PartitionTopicInfo{p0}); err != nil {
+	p0 = streamcore.NewPartitionTopicInfo("t", 0, streamcore.QueueOf(s), 20, 20, 1<<20)
+	if err := m.StartConnections(context.Background(), []*streamcore.PartitionTopicInfo{p0}); err != nil {
 		t.Fatal(err)
 	}
 	c = collect(s)
@@ -123,10 +123,10 @@ func TestManagerStartStopRestart(t *testing.T) {
 func TestManagerRejectsBadInfos(t *testing.T) {
 	m := newManager(t, testConfig(t), StaticBrokers{})
 	s := newStream(t, 1)
-	p := stream.NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 1024)
-	dup := stream.NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 1024)
-	zero := stream.NewPartitionTopicInfo("t", 1, s.Queue(), 0, 0, 0)
-	for name, infos := range map[string][]*stream.PartitionTopicInfo{
+	p := streamcore.NewPartitionTopicInfo("t", 0, streamcore.QueueOf(s), 0, 0, 1024)
+	dup := streamcore.NewPartitionTopicInfo("t", 0, streamcore.QueueOf(s), 0, 0, 1024)
+	zero := streamcore.NewPartitionTopicInfo("t", 1, streamcore.QueueOf(s), 0, 0, 0)
+	for name, infos := range map[string][]*streamcore.PartitionTopicInfo{
 		"nil": {nil}, "duplicate": {p, dup}, "zero fetch size": {zero},
 	} {
 		if err := m.StartConnections(context.Background(), infos); err == nil {
@@ -139,13 +139,13 @@ func TestStopInterruptsBlockedEnqueueAndFetch(t *testing.T) {
 	mb := mockCluster(t, 1, 100)
 	m := newManager(t, testConfig(t), StaticBrokers{{ID: 0, Addr: mb.Addr()}})
 	s := newStream(t, 1)
-	p := stream.NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 1<<20)
-	if err := m.StartConnections(context.Background(), []*stream.PartitionTopicInfo{p}); err != nil {
+	p := streamcore.NewPartitionTopicInfo("t", 0, streamcore.QueueOf(s), 0, 0, 1<<20)
+	if err := m.StartConnections(context.Background(), []*streamcore.PartitionTopicInfo{p}); err != nil {
 		t.Fatal(err)
 	}
 	// Nobody reads: one chunk fills the queue, the fetcher blocks on the
 	// second.
-	waitFor(t, 10*time.Second, "queue full", func() bool { return s.Queue().Len() == 1 })
+	waitFor(t, 10*time.Second, "queue full", func() bool { return streamcore.QueueOf(s).Len() == 1 })
 	time.Sleep(100 * time.Millisecond)
 	blockedAt := p.FetchedOffset()
 	if blockedAt != 3 {
@@ -163,8 +163,8 @@ func TestStopInterruptsBlockedEnqueueAndFetch(t *testing.T) {
 	// A fetch in flight is interrupted too. (The mock sleeps through its
 	// latency whatever happens, which delays its Close.)
 	mb.SetLatency(3 * time.Second)
-	p = stream.NewPartitionTopicInfo("t", 0, newStream(t, 1).Queue(), 0, 0, 1<<20)
-	if err := m.StartConnections(context.Background(), []*stream.PartitionTopicInfo{p}); err != nil {
+	p = streamcore.NewPartitionTopicInfo("t", 0, streamcore.QueueOf(newStream(t, 1)), 0, 0, 1<<20)
+	if err := m.StartConnections(context.Background(), []*streamcore.PartitionTopicInfo{p}); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(200 * time.Millisecond)
@@ -179,12 +179,12 @@ func TestStartContextCancelStopsFetching(t *testing.T) {
 	mb := mockCluster(t, 1, 10)
 	m := newManager(t, testConfig(t), StaticBrokers{{ID: 0, Addr: mb.Addr()}})
 	s := newStream(t, 1)
-	p := stream.NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 1<<20)
+	p := streamcore.NewPartitionTopicInfo("t", 0, streamcore.QueueOf(s), 0, 0, 1<<20)
 	ctx, cancel := context.WithCancel(context.Background())
-	if err := m.StartConnections(ctx, []*stream.PartitionTopicInfo{p}); err != nil {
+	if err := m.StartConnections(ctx, []*streamcore.PartitionTopicInfo{p}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "first chunk", func() bool { return s.Queue().Len() == 1 })
+	waitFor(t, 10*time.Second, "first chunk", func() bool { return streamcore.QueueOf(s).Len() == 1 })
 	cancel()
 	m.StopConnections()
 }
@@ -194,13 +194,13 @@ func TestRevokedAndClosedPartitionsAreDropped(t *testing.T) {
 	m := newManager(t, testConfig(t), StaticBrokers{{ID: 0, Addr: mb.Addr()}})
 	s0 := newStream(t, 1)
 	s1, s1ctl := newStreamControl(t, 1)
-	p0 := stream.NewPartitionTopicInfo("t", 0, s0.Queue(), 0, 0, 1<<20)
-	p1 := stream.NewPartitionTopicInfo("t", 1, s1.Queue(), 0, 0, 1<<20)
-	if err := m.StartConnections(context.Background(), []*stream.PartitionTopicInfo{p0, p1}); err != nil {
+	p0 := streamcore.NewPartitionTopicInfo("t", 0, streamcore.QueueOf(s0), 0, 0, 1<<20)
+	p1 := streamcore.NewPartitionTopicInfo("t", 1, streamcore.QueueOf(s1), 0, 0, 1<<20)
+	if err := m.StartConnections(context.Background(), []*streamcore.PartitionTopicInfo{p0, p1}); err != nil {
 		t.Fatal(err)
 	}
 	defer m.StopConnections()
-	waitFor(t, 10*time.Second, "both queues filled", func() bool { return s0.Queue().Len() == 1 && s1.Queue().Len() == 1 })
+	waitFor(t, 10*time.Second, "both queues filled", func() bool { return streamcore.QueueOf(s0).Len() == 1 && streamcore.QueueOf(s1).Len() == 1 })
 	// The fetcher is blocked on one of the two queues; revoking p0 and
 	// shutting s1 down frees it whichever it is, and neither partition
 	// moves on afterwards.
@@ -254,8 +254,8 @@ func TestNoBrokerIsReported(t *testing.T) {
 		brokers := &switchBrokers{list: list}
 		m := newManager(t, cfg, brokers)
 		s := newStream(t, 1)
-		p := stream.NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 1<<20)
-		if err := m.StartConnections(context.Background(), []*stream.PartitionTopicInfo{p}); err != nil {
+		p := streamcore.NewPartitionTopicInfo("t", 0, streamcore.QueueOf(s), 0, 0, 1<<20)
+		if err := m.StartConnections(context.Background(), []*streamcore.PartitionTopicInfo{p}); err != nil {
 			t.Fatal(err)
 		}
 		waitFor(t, 10*time.Second, name+" reported", func() bool {
@@ -265,7 +265,7 @@ func TestNoBrokerIsReported(t *testing.T) {
 		})
 		time.Sleep(300 * time.Millisecond) // several rounds of the leader finder
 		brokers.set(StaticBrokers{{ID: 0, Addr: mb.Addr()}})
-		waitFor(t, 10*time.Second, name+": fetching once a broker is there", func() bool { return s.Queue().Len() > 0 })
+		waitFor(t, 10*time.Second, name+": fetching once a broker is there", func() bool { return streamcore.QueueOf(s).Len() > 0 })
 		m.StopConnections()
 		mu.Lock()
 		if len(reported) != 1 || !errors.Is(reported[0], ErrNoBrokers) {
@@ -283,7 +283,7 @@ func TestOneFetchAhead(t *testing.T) {
 	mb := mockCluster(t, 1, 100)
 	m := newManager(t, testConfig(t), StaticBrokers{{ID: 0, Addr: mb.Addr()}})
 	s := newStream(t, 1)
-	p := stream.NewPartitionTopicInfo("t", 0, s.Queue(), 0, 0, 1<<20)
+	p := streamcore.NewPartitionTopicInfo("t", 0, streamcore.QueueOf(s), 0, 0, 1<<20)
 	fetches := func() int {
 		n := 0
 		for _, rr := range mb.History() {
@@ -293,10 +293,10 @@ func TestOneFetchAhead(t *testing.T) {
 		}
 		return n
 	}
-	if err := m.StartConnections(context.Background(), []*stream.PartitionTopicInfo{p}); err != nil {
+	if err := m.StartConnections(context.Background(), []*streamcore.PartitionTopicInfo{p}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "queue full", func() bool { return s.Queue().Len() == 1 })
+	waitFor(t, 10*time.Second, "queue full", func() bool { return streamcore.QueueOf(s).Len() == 1 })
 	time.Sleep(200 * time.Millisecond)
 	// Offsets 0-2 are queued, 3-5 wait for room, 6-8 were asked for ahead.
 	n := fetches()

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 )
 
 // A full stream whose partition is paused no longer blocks its fetcher:
@@ -19,14 +19,14 @@ func TestPausedPartitionDoesNotBlockItsFetcher(t *testing.T) {
 	cfg.NumFetchers = 1
 	m := newManager(t, cfg, StaticBrokers{{ID: 0, Addr: mb.Addr()}})
 	slow, fast := newStream(t, 1), newStream(t, 2)
-	p0 := stream.NewPartitionTopicInfo("t", 0, slow.Queue(), 0, 0, 1<<20)
-	p1 := stream.NewPartitionTopicInfo("t", 1, fast.Queue(), 0, 0, 1<<20)
-	if err := m.StartConnections(context.Background(), []*stream.PartitionTopicInfo{p0, p1}); err != nil {
+	p0 := streamcore.NewPartitionTopicInfo("t", 0, streamcore.QueueOf(slow), 0, 0, 1<<20)
+	p1 := streamcore.NewPartitionTopicInfo("t", 1, streamcore.QueueOf(fast), 0, 0, 1<<20)
+	if err := m.StartConnections(context.Background(), []*streamcore.PartitionTopicInfo{p0, p1}); err != nil {
 		t.Fatal(err)
 	}
 	defer m.StopConnections()
 	// Nobody reads slow: its queue fills and the fetcher blocks on it.
-	waitFor(t, 10*time.Second, "slow stream full", func() bool { return slow.Queue().Len() == 1 })
+	waitFor(t, 10*time.Second, "slow stream full", func() bool { return streamcore.QueueOf(slow).Len() == 1 })
 
 	p0.Pause()
 	c := collect(fast)

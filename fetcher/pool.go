@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 )
 
 // Each fetcher owns free lists of the memory its data path uses, so that a
@@ -23,7 +23,7 @@ import (
 //     lists and the buffers compressed batches are decompressed into. A
 //     chunk holds them in a lease, with a reference to the response its
 //     messages alias, and gives them back when the stream is done with it
-//     (stream.PartitionTopicInfo.EnqueueRecycled). The free lists keep at
+//     (streamcore.PartitionTopicInfo.EnqueueRecycled). The free lists keep at
 //     most the decoding limit's worth of them (maxFree).
 //
 // Buffers are reference-counted: a response is held by the fetcher while
@@ -48,7 +48,7 @@ const (
 )
 
 // poisonMessage is what the messages of a released slab read as.
-var poisonMessage = stream.Message{Topic: "zkconsumer: recycled message used after its chunk was released",
+var poisonMessage = streamcore.Message{Topic: "zkconsumer: recycled message used after its chunk was released",
 	Partition: -1, Offset: -1 << 62, Value: []byte("recycled")}
 
 // pbuf is a reference-counted buffer from a fetcher's pools: a response or
@@ -80,8 +80,8 @@ type pools struct {
 	mu    sync.Mutex
 	resp  []*pbuf
 	bufs  []*pbuf
-	slabs [][]stream.Message
-	ptrs  [][]*stream.Message
+	slabs [][]streamcore.Message
+	ptrs  [][]*streamcore.Message
 	// free is the bytes in bufs, slabs and ptrs; maxFree their bound,
 	// the largest decoding limit the fetcher has used.
 	free, maxFree int64
@@ -165,7 +165,7 @@ func poison(b []byte) {
 }
 
 // slab returns a slab of recycledSlab messages, empty.
-func (p *pools) slab() []stream.Message {
+func (p *pools) slab() []streamcore.Message {
 	p.mu.Lock()
 	if k := len(p.slabs); k > 0 {
 		s := p.slabs[k-1]
@@ -176,12 +176,12 @@ func (p *pools) slab() []stream.Message {
 		return s[:0]
 	}
 	p.mu.Unlock()
-	return make([]stream.Message, 0, recycledSlab)
+	return make([]streamcore.Message, 0, recycledSlab)
 }
 
 // messageList returns a list for n message pointers, empty: one of the
 // free list's of at most twice n, or a new one.
-func (p *pools) messageList(n int) []*stream.Message {
+func (p *pools) messageList(n int) []*streamcore.Message {
 	p.mu.Lock()
 	for i, l := range p.ptrs {
 		if cap(l) >= n && cap(l) <= 2*n {
@@ -192,7 +192,7 @@ func (p *pools) messageList(n int) []*stream.Message {
 		}
 	}
 	p.mu.Unlock()
-	return make([]*stream.Message, 0, n)
+	return make([]*streamcore.Message, 0, n)
 }
 
 // lease is what one chunk holds of its fetcher's pools: the slabs its
@@ -202,8 +202,8 @@ type lease struct {
 	p     *pools
 	resp  *pbuf
 	bufs  []*pbuf
-	slabs [][]stream.Message
-	ptrs  []*stream.Message
+	slabs [][]streamcore.Message
+	ptrs  []*streamcore.Message
 }
 
 func (p *pools) newLease() *lease { return &lease{p: p} }
@@ -227,7 +227,7 @@ func (l *lease) holdResponse(b *pbuf) {
 }
 
 // release gives everything back; the chunk's messages must not be used
-// any more. Called once (stream.PartitionTopicInfo.EnqueueRecycled
+// any more. Called once (streamcore.PartitionTopicInfo.EnqueueRecycled
 // guarantees it for chunks it took).
 func (l *lease) release() {
 	p := l.p

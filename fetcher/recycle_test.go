@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
-	"github.com/zkconsumer/zkconsumer/internal/testcluster"
-	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/internal/streamcore"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -19,7 +19,7 @@ import (
 type recycleHarness struct {
 	f       *fetcher
 	reqs    []reqPart
-	streams []*stream.KafkaStream
+	streams []*streamcore.KafkaStream
 }
 
 func newRecycleHarness(t *testing.T, n int, maxDecoded int64) *recycleHarness {
@@ -38,12 +38,12 @@ func newRecycleHarness(t *testing.T, n int, maxDecoded int64) *recycleHarness {
 	h := &recycleHarness{f: newFetcher(r, fetcherKey{}, "nowhere")}
 	t.Cleanup(func() { h.f.cancel(errStopped) })
 	for p := range int32(n) {
-		s, _, err := stream.NewKafkaStream(64, 200*time.Millisecond)
+		s, _, err := streamcore.NewKafkaStream(64, 200*time.Millisecond)
 		if err != nil {
 			t.Fatal(err)
 		}
 		h.streams = append(h.streams, s)
-		pti := stream.NewPartitionTopicInfo("t", p, s.Queue(), 0, 0, 1<<20)
+		pti := streamcore.NewPartitionTopicInfo("t", p, streamcore.QueueOf(s), 0, 0, 1<<20)
 		ps := &partState{tp: zkutil.TopicPartition{Topic: "t", Partition: p}, pti: pti, epoch: -1}
 		h.f.add([]*partState{ps})
 		h.reqs = append(h.reqs, reqPart{ps: ps, offset: 0})
@@ -87,7 +87,7 @@ func TestRecycledMessages(t *testing.T) {
 	}
 	ctx := context.Background()
 	for p, s := range h.streams {
-		var kept, clone *stream.Message
+		var kept, clone *streamcore.Message
 		for i := range 4 {
 			m, err := s.Next(ctx)
 			if err != nil {
@@ -101,7 +101,7 @@ func TestRecycledMessages(t *testing.T) {
 			}
 		}
 		val := kept.Value
-		if _, err := s.Next(ctx); !errors.Is(err, stream.ErrConsumerTimeout) {
+		if _, err := s.Next(ctx); !errors.Is(err, streamcore.ErrConsumerTimeout) {
 			t.Fatalf("partition %d: %v, want the consumer timeout", p, err)
 		}
 		// Used after its chunk was released: poisoned.
@@ -145,20 +145,20 @@ func TestIntegrationRecycledMessages(t *testing.T) {
 			// 600 KB here, must fit).
 			cfg.MaxDecodedBytes = 1 << 20
 			m := newManager(t, cfg, clusterBrokers(c))
-			streams := []*stream.KafkaStream{newStream(t, 2), newStream(t, 2), newStream(t, 2)}
+			streams := []*streamcore.KafkaStream{newStream(t, 2), newStream(t, 2), newStream(t, 2)}
 			infos := infosFor(topic, 3, streams, 0, 512<<10)
 			if err := m.StartConnections(ctx, infos); err != nil {
 				t.Fatal(err)
 			}
 			defer m.StopConnections()
-			got := make(chan []*stream.Message, len(streams))
+			got := make(chan []*streamcore.Message, len(streams))
 			errs := make(chan error, len(streams))
 			for _, s := range streams {
 				go func() {
-					var out []*stream.Message
+					var out []*streamcore.Message
 					for {
 						msg, err := s.Next(ctx)
-						if errors.Is(err, stream.ErrConsumerTimeout) {
+						if errors.Is(err, streamcore.ErrConsumerTimeout) {
 							continue
 						}
 						if err != nil {
@@ -177,7 +177,7 @@ func TestIntegrationRecycledMessages(t *testing.T) {
 					}
 				}()
 			}
-			var msgs []*stream.Message
+			var msgs []*streamcore.Message
 			for range streams {
 				msgs = append(msgs, <-got...)
 			}

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/IBM/sarama"
-	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -51,7 +51,7 @@ func TestDecodeSaramaWire(t *testing.T) {
 		t.Fatalf("negotiated fetch v%d, %v; want v12", version, err)
 	}
 	w := &wireConn{conn: conn, clientID: "test", version: version, readTimeout: sc.Net.ReadTimeout, writeTimeout: sc.Net.WriteTimeout}
-	ps := &partState{tp: zkutil.TopicPartition{Topic: "t"}, pti: stream.NewPartitionTopicInfo("t", 0, newStream(t, 1).Queue(), 0, 0, 1<<20), epoch: -1}
+	ps := &partState{tp: zkutil.TopicPartition{Topic: "t"}, pti: streamcore.NewPartitionTopicInfo("t", 0, streamcore.QueueOf(newStream(t, 1)), 0, 0, 1<<20), epoch: -1}
 	fetch := func(offset int64) decoded {
 		resp, err := w.roundTrip(&fetchRequest{maxBytes: 1 << 20, parts: []reqPart{{ps: ps, offset: offset}}}, nil)
 		if err != nil {

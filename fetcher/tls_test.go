@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
-	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 )
 
 // TestTLSFetch: with Config.Sarama.Net.TLS, the fetcher's dialer sets up
@@ -72,8 +72,8 @@ func TestTLSFetch(t *testing.T) {
 	cfg.AutoOffsetReset = AutoOffsetResetSmallest
 	m := newManager(t, cfg, StaticBrokers{{ID: 0, Addr: mb.Addr()}})
 	s := newStream(t, 2)
-	p := stream.NewPartitionTopicInfo("t", 0, s.Queue(), -1, -1, 1<<20) // reset by ListOffsets
-	if err := m.StartConnections(context.Background(), []*stream.PartitionTopicInfo{p}); err != nil {
+	p := streamcore.NewPartitionTopicInfo("t", 0, streamcore.QueueOf(s), -1, -1, 1<<20) // reset by ListOffsets
+	if err := m.StartConnections(context.Background(), []*streamcore.PartitionTopicInfo{p}); err != nil {
 		t.Fatal(err)
 	}
 	defer m.StopConnections()

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
-	"github.com/zkconsumer/zkconsumer/internal/testcluster"
-	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/internal/streamcore"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -90,7 +90,7 @@ func TestNegotiatedVersions(t *testing.T) {
 			}
 			checkVersion(t, "Fetch", version, fetchVersion(sc.Version), want.fetch)
 			w := &wireConn{conn: conn, clientID: sc.ClientID, version: version, readTimeout: sc.Net.ReadTimeout, writeTimeout: sc.Net.WriteTimeout}
-			ps := &partState{tp: zkutil.TopicPartition{Topic: topic}, pti: stream.NewPartitionTopicInfo(topic, 0, newStream(t, 1).Queue(), 0, 0, 1<<20), epoch: -1}
+			ps := &partState{tp: zkutil.TopicPartition{Topic: topic}, pti: streamcore.NewPartitionTopicInfo(topic, 0, streamcore.QueueOf(newStream(t, 1)), 0, 0, 1<<20), epoch: -1}
 			resp, err := w.roundTrip(&fetchRequest{maxBytes: 1 << 20, parts: []reqPart{{ps: ps, offset: 0}}}, nil)
 			if err != nil {
 				t.Fatalf("fetch v%d: %v", version, err)

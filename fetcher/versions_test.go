@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
-	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 )
 
 // TestFetchVersions: the fetcher's own Fetch requests and response parsing
@@ -37,8 +37,8 @@ func TestFetchVersions(t *testing.T) {
 			mb.SetLatency(2 * time.Millisecond)
 			m := newManager(t, testConfig(t), StaticBrokers{{ID: 0, Addr: mb.Addr()}})
 			s := newStream(t, 2)
-			p := stream.NewPartitionTopicInfo("t", 0, s.Queue(), 5, 5, 1<<20)
-			if err := m.StartConnections(context.Background(), []*stream.PartitionTopicInfo{p}); err != nil {
+			p := streamcore.NewPartitionTopicInfo("t", 0, streamcore.QueueOf(s), 5, 5, 1<<20)
+			if err := m.StartConnections(context.Background(), []*streamcore.PartitionTopicInfo{p}); err != nil {
 				t.Fatal(err)
 			}
 			defer m.StopConnections()

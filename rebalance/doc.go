@@ -15,6 +15,15 @@
 // consumer, JavaRangeAssignor and JavaRoundRobinAssignor (GroupAssignor,
 // NewGroupAssignor), which compute per member id, not per thread.
 //
+// What is exported is deliberate: the assignors (Assignor, GroupAssignor
+// and their implementations, pure functions of a group's state, usable and
+// testable on their own), the Member and its Handler, through which the
+// connector drives ZooKeeper-coordinated rebalances, and TopicFilter,
+// Kafka's whitelist and blacklist. An application does not need this
+// package: connector configures the strategy by name and re-exports the
+// types its API uses (RebalanceEvent, RebalanceOutcome, RegexError).
+// Before 1.0 the exported surface may shrink in a minor version.
+//
 // The package never imports the fetcher; the connector wires them together
 // through the Handler interface.
 package rebalance

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/zkconsumer/zkconsumer/internal/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 )
 
 func TestMain(m *testing.M) {

@@ -7,9 +7,17 @@ import (
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
-// InternalTopics are Kafka's internal topics, which wildcard subscriptions
-// skip while exclude.internal.topics is true.
-var InternalTopics = map[string]bool{"__consumer_offsets": true, "__transaction_state": true}
+// IsInternalTopic reports whether topic is one of Kafka's internal topics
+// (__consumer_offsets, __transaction_state), which wildcard subscriptions
+// skip while exclude.internal.topics is true. It is a function rather than
+// a map so that no caller can change the set for everyone.
+func IsInternalTopic(topic string) bool {
+	switch topic {
+	case "__consumer_offsets", "__transaction_state":
+		return true
+	}
+	return false
+}
 
 // TopicFilter is a wildcard subscription: Kafka's Whitelist or Blacklist. It
 // matches topic names with Java's String.matches semantics: the regex must
@@ -49,7 +57,7 @@ func NewTopicFilter(pattern, raw string) (*TopicFilter, error) {
 // Allows reports whether the filter admits topic, as Kafka's
 // TopicFilter.isTopicAllowed does.
 func (f *TopicFilter) Allows(topic string, excludeInternal bool) bool {
-	if excludeInternal && InternalTopics[topic] {
+	if excludeInternal && IsInternalTopic(topic) {
 		return false
 	}
 	matches := f.re.MatchString(topic)

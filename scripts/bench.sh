@@ -88,22 +88,22 @@ state=.cache/bench-cluster
 kstate=.cache/bench-kraft-cluster
 stops=()
 cleanup() {
-  for s in "${stops[@]}"; do go run ./internal/cmd/zkcluster -state "$s" down $([[ $s == "$kstate" ]] && echo -kraft) || true; done
+  for s in "${stops[@]}"; do go run ./internal/testrig/cmd/zkcluster -state "$s" down $([[ $s == "$kstate" ]] && echo -kraft) || true; done
 }
 trap cleanup EXIT
 if [[ -z "${ZOOKEEPER_CONNECT:-}" ]]; then
   # A leftover from an interrupted run would block the start.
-  go run ./internal/cmd/zkcluster -state "$state" down >/dev/null 2>&1 || true
+  go run ./internal/testrig/cmd/zkcluster -state "$state" down >/dev/null 2>&1 || true
   stops+=("$state")
   # One ZooKeeper server, as when BENCHMARKS.md's figures were measured
   # (an ensemble adds two JVMs on the 2 cores and quorum writes).
-  go run ./internal/cmd/zkcluster -state "$state" up -brokers 1 -zookeepers 1 >/dev/null
+  go run ./internal/testrig/cmd/zkcluster -state "$state" up -brokers 1 -zookeepers 1 >/dev/null
   set -a; source "$state/env"; set +a
 fi
 if [[ "$BENCH_REBALANCE" == 1 && -z "${KRAFT_BROKERS:-}" ]]; then
-  go run ./internal/cmd/zkcluster -state "$kstate" down -kraft >/dev/null 2>&1 || true
+  go run ./internal/testrig/cmd/zkcluster -state "$kstate" down -kraft >/dev/null 2>&1 || true
   stops+=("$kstate")
-  go run ./internal/cmd/zkcluster -state "$kstate" up -kraft -brokers 1 >/dev/null
+  go run ./internal/testrig/cmd/zkcluster -state "$kstate" up -kraft -brokers 1 >/dev/null
   set -a; source "$kstate/env"; set +a
 fi
 

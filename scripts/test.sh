@@ -39,22 +39,22 @@ state=.cache/test-cluster
 kraft_state=.cache/test-kraft
 # One trap stops whichever clusters this script started.
 stop=()
-trap 'for s in "${stop[@]}"; do go run ./internal/cmd/zkcluster -state "$s" down; done' EXIT
+trap 'for s in "${stop[@]}"; do go run ./internal/testrig/cmd/zkcluster -state "$s" down; done' EXIT
 if [[ -z "${ZOOKEEPER_CONNECT:-}" ]]; then
   # A leftover from an interrupted run would block the start.
-  go run ./internal/cmd/zkcluster -state "$state" down >/dev/null 2>&1 || true
+  go run ./internal/testrig/cmd/zkcluster -state "$state" down >/dev/null 2>&1 || true
   stop+=("$state")
-  go run ./internal/cmd/zkcluster -state "$state" up -brokers 1 -zookeepers 3 >/dev/null
+  go run ./internal/testrig/cmd/zkcluster -state "$state" up -brokers 1 -zookeepers 3 >/dev/null
   set -a; source "$state/env"; set +a
 fi
 if [[ -z "${KRAFT_BROKERS:-}" ]]; then
-  go run ./internal/cmd/zkcluster -state "$kraft_state" down >/dev/null 2>&1 || true
+  go run ./internal/testrig/cmd/zkcluster -state "$kraft_state" down >/dev/null 2>&1 || true
   stop+=("$kraft_state")
-  go run ./internal/cmd/zkcluster -state "$kraft_state" up -kraft -brokers 1 >/dev/null
+  go run ./internal/testrig/cmd/zkcluster -state "$kraft_state" up -kraft -brokers 1 >/dev/null
   set -a; source "$kraft_state/env"; set +a
 fi
 echo "test.sh: integration tests use ZOOKEEPER_CONNECT=$ZOOKEEPER_CONNECT KAFKA_BROKERS=$KAFKA_BROKERS KRAFT_BROKERS=$KRAFT_BROKERS"
-go run ./internal/cmd/zkcluster info
+go run ./internal/testrig/cmd/zkcluster info
 
 go test -race -count=1 -timeout 40m ${GOTESTFLAGS:-} ./...
 (cd plugin/prometheus && go test -race -count=1 -timeout 10m ${GOTESTFLAGS:-} ./...)

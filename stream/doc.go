@@ -1,42 +1,30 @@
-// Package stream is the consumer side of the data path: the messages that
-// fetchers enqueue and that applications iterate.
+// Package stream is what an application reads: the messages of a
+// consumer's streams. It declares nothing of its own; its names are those
+// of the module's data path (internal/streamcore), re-exported here, and
+// again by package connector, from which an application needs nothing
+// else.
 //
-// A fetcher turns one partition's fetch response into a FetchedDataChunk and
-// puts it, with PartitionTopicInfo.Enqueue, on the bounded ChunkQueue of the
-// stream that owns the partition; a full queue blocks the fetcher. A
-// KafkaStream wraps one queue; its ConsumerIterator hands out the messages of
-// each chunk in order, skips messages below the partition's consumed offset
-// (compressed batches start early), and advances the consumed offset only
-// when the caller asks for the next message or marks one with MarkConsumed,
-// so a commit never covers a message the application has not finished.
-// Records the fetcher filtered out (transaction markers, aborted
-// transactions, compacted gaps) are passed over once every message before
-// them has been consumed, so a partition that ends with them is committed
-// at its log end.
+// What is exported here is deliberate and is the whole consumer side:
+// KafkaStream (Kafka's KafkaStream) with Next, Messages, MarkConsumed and
+// its ConsumerIterator; Message with its Header and TimestampType;
+// PartitionError; and the errors Next returns. A KafkaStream comes from
+// the connector (CreateMessageStreams); nothing here creates one, and
+// nothing reachable from one puts a message on it, drops its queued
+// messages or moves its offsets past messages the application has not
+// seen: the producer side (the fetchers' queue and partition state) and
+// the owner's side (clearing and shutting a stream down) live under
+// internal/, which the go tool does not let code outside this module
+// import.
 //
-// A PartitionTopicInfo belongs to one rebalance generation. Revoking it at
-// the end of the generation fences it: none of its messages, queued or in
-// the chunk being read, is handed out afterwards, and its fetcher's Enqueue
-// fails. A fetcher's error for one partition travels as an error chunk and
-// comes out of Next as a *PartitionError; the stream carries on.
+// Delivery is at least once: a message counts as consumed, and so moves
+// its partition's consumed offset (what a commit stores) to Offset+1,
+// only when the caller asks for the next message on the stream or marks
+// it with MarkConsumed. Within a partition messages come in offset order.
+// A fetcher's error for one partition comes out of Next as a
+// *PartitionError and the stream carries on; ErrShutdown is final.
 //
-// Pausing a PartitionTopicInfo holds its partition back without giving it
-// up (backpressure): its fetcher's Enqueue is refused, so the fetcher
-// serves its other partitions instead of blocking on a full queue, and the
-// iterator sets the partition's queued chunks aside until it is resumed.
-//
-// NewKafkaStream returns the stream and its Control. The application reads
-// the stream; the owner (the connector) keeps the Control, which clears
-// the stream when a generation ends and shuts it down: Next then returns
-// ErrShutdown and Messages loops end. Nothing an application can reach
-// from a stream drops its chunks or moves its offsets past messages it has
-// not seen.
-//
-// For metrics, the connector gives the partitions of each topic shared
-// Counters, which the data path updates once per chunk, never per message,
-// and reads a partition's Lag from the high watermark fetchers record.
-//
-// Next is called from one goroutine at a time per stream; everything else
-// is safe for concurrent use. The package starts no goroutines and imports
-// only the standard library.
+// Next is called from one goroutine at a time per stream; MarkConsumed is
+// safe from any goroutine. Being aliases, the types' methods are
+// documented where they are declared, on internal/streamcore's
+// KafkaStream, ConsumerIterator and Message (go doc shows them there).
 package stream

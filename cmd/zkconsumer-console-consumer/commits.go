@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/zkconsumer/zkconsumer/connector"
-	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
 // committer commits, as auto.commit.enable and auto.commit.interval.ms
@@ -27,8 +26,8 @@ type committer struct {
 	stderr   io.Writer
 
 	mu       sync.Mutex
-	owned    map[zkutil.TopicPartition]bool // by the current generation
-	released map[zkutil.TopicPartition]bool // by the previous one
+	owned    map[connector.TopicPartition]bool // by the current generation
+	released map[connector.TopicPartition]bool // by the previous one
 
 	stop chan struct{}
 	done chan struct{}
@@ -44,7 +43,7 @@ func newCommitter(out *output, cfg connector.Config, stderr io.Writer) *committe
 		interval: cfg.AutoCommitInterval,
 		timeout:  cfg.ZookeeperSessionTimeout,
 		stderr:   stderr,
-		owned:    map[zkutil.TopicPartition]bool{},
+		owned:    map[connector.TopicPartition]bool{},
 		stop:     make(chan struct{}),
 		done:     make(chan struct{}),
 	}
@@ -103,7 +102,7 @@ func (cm *committer) report(err error) {
 // current generation owns.
 func (cm *committer) commitOwned(ctx context.Context) error {
 	cm.mu.Lock()
-	owned := make(map[zkutil.TopicPartition]bool, len(cm.owned))
+	owned := make(map[connector.TopicPartition]bool, len(cm.owned))
 	for tp := range cm.owned {
 		owned[tp] = true
 	}
@@ -111,7 +110,7 @@ func (cm *committer) commitOwned(ctx context.Context) error {
 	return cm.commit(ctx, owned)
 }
 
-func (cm *committer) commit(ctx context.Context, tps map[zkutil.TopicPartition]bool) error {
+func (cm *committer) commit(ctx context.Context, tps map[connector.TopicPartition]bool) error {
 	offsets := cm.out.writtenOffsets(tps)
 	if len(offsets) == 0 || cm.c == nil {
 		return nil
@@ -144,14 +143,14 @@ func withoutNotOwner(err error) error {
 // partitions, while the connector still allows it, as Kafka's auto-commit
 // does in a rebalance.
 func (cm *committer) BeforeReleasingPartitions(ctx context.Context, _ *connector.ConsumerConnector, owned map[string][]int32, lost bool) {
-	tps := map[zkutil.TopicPartition]bool{}
+	tps := map[connector.TopicPartition]bool{}
 	for topic, ps := range owned {
 		for _, p := range ps {
-			tps[zkutil.TopicPartition{Topic: topic, Partition: p}] = true
+			tps[connector.TopicPartition{Topic: topic, Partition: p}] = true
 		}
 	}
 	cm.mu.Lock()
-	cm.owned, cm.released = map[zkutil.TopicPartition]bool{}, tps
+	cm.owned, cm.released = map[connector.TopicPartition]bool{}, tps
 	cm.mu.Unlock()
 	if cm.enabled && !lost {
 		cm.report(cm.commit(ctx, tps))
@@ -168,16 +167,16 @@ func (cm *committer) BeforeStartingFetchers(_ context.Context, c *connector.Cons
 
 // starting is BeforeStartingFetchers for the member consumerID.
 func (cm *committer) starting(consumerID string, assignment map[string]map[int32]connector.ConsumerThreadID) {
-	owned := map[zkutil.TopicPartition]bool{}
+	owned := map[connector.TopicPartition]bool{}
 	for topic, ps := range assignment {
 		for p, th := range ps {
 			if th.ConsumerID == consumerID {
-				owned[zkutil.TopicPartition{Topic: topic, Partition: p}] = true
+				owned[connector.TopicPartition{Topic: topic, Partition: p}] = true
 			}
 		}
 	}
 	cm.mu.Lock()
-	gained := map[zkutil.TopicPartition]bool{}
+	gained := map[connector.TopicPartition]bool{}
 	for tp := range owned {
 		if !cm.released[tp] {
 			gained[tp] = true

@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/connector"
 )
 
 // formatter prints messages as Kafka 1.1.1's DefaultMessageFormatter does:
@@ -65,7 +65,7 @@ func javaTrim(s string) string {
 }
 
 // format appends m's line to buf.
-func (f *formatter) format(buf []byte, m *stream.Message) ([]byte, error) {
+func (f *formatter) format(buf []byte, m *connector.Message) ([]byte, error) {
 	first := true
 	field := func() {
 		if !first {
@@ -75,7 +75,7 @@ func (f *formatter) format(buf []byte, m *stream.Message) ([]byte, error) {
 	}
 	if f.printTimestamp {
 		field()
-		if m.TimestampType == stream.NoTimestampType {
+		if m.TimestampType == connector.NoTimestampType {
 			buf = append(buf, "NO_TIMESTAMP"...)
 		} else {
 			buf = append(buf, m.TimestampType.String()...)

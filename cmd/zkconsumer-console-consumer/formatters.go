@@ -5,7 +5,7 @@ import (
 	"hash/crc32"
 	"strconv"
 
-	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/connector"
 )
 
 // messageFormatter prints messages as one of Kafka's MessageFormatter
@@ -14,7 +14,7 @@ type messageFormatter interface {
 	// format appends what the formatter prints for m to buf. When it
 	// fails, buf keeps what was appended before the failure: Kafka's
 	// formatters write piece by piece, and what they wrote stays written.
-	format(buf []byte, m *stream.Message) ([]byte, error)
+	format(buf []byte, m *connector.Message) ([]byte, error)
 }
 
 const defaultFormatterClass = "kafka.tools.DefaultMessageFormatter"
@@ -58,7 +58,7 @@ func newMessageFormatter(class string, props map[string]string) (messageFormatte
 // noOpFormatter prints nothing (kafka.tools.NoOpMessageFormatter).
 type noOpFormatter struct{}
 
-func (noOpFormatter) format(buf []byte, _ *stream.Message) ([]byte, error) { return buf, nil }
+func (noOpFormatter) format(buf []byte, _ *connector.Message) ([]byte, error) { return buf, nil }
 
 // checksumFormatter prints the CRC-32 of each message as Kafka 1.1.1's
 // ChecksumMessageFormatter computes it: the checksum of the message in the
@@ -66,7 +66,7 @@ func (noOpFormatter) format(buf []byte, _ *stream.Message) ([]byte, error) { ret
 // uncompressed, after the property topic and a colon when it is set.
 type checksumFormatter struct{ prefix string }
 
-func (f checksumFormatter) format(buf []byte, m *stream.Message) ([]byte, error) {
+func (f checksumFormatter) format(buf []byte, m *connector.Message) ([]byte, error) {
 	buf = append(buf, f.prefix...)
 	buf = append(buf, "checksum:"...)
 	buf = strconv.AppendUint(buf, uint64(legacyChecksum(m)), 10)
@@ -77,15 +77,15 @@ func (f checksumFormatter) format(buf []byte, m *stream.Message) ([]byte, error)
 // v0 or v1, from the magic byte on: magic, attributes (the timestamp type
 // in bit 3), the timestamp (v1), then key and value with int32 lengths, -1
 // for null.
-func legacyChecksum(m *stream.Message) uint32 {
+func legacyChecksum(m *connector.Message) uint32 {
 	var head [14]byte
 	n := 0
-	if m.TimestampType == stream.NoTimestampType {
+	if m.TimestampType == connector.NoTimestampType {
 		head[0], head[1] = 0, 0
 		n = 2
 	} else {
 		head[0] = 1
-		if m.TimestampType == stream.LogAppendTime {
+		if m.TimestampType == connector.LogAppendTime {
 			head[1] = 0x08
 		}
 		ts := int64(-1)

@@ -44,7 +44,6 @@ import (
 	"time"
 
 	"github.com/zkconsumer/zkconsumer/connector"
-	"github.com/zkconsumer/zkconsumer/stream"
 )
 
 func main() {
@@ -209,10 +208,10 @@ func (cs *consumption) consume(ctx context.Context, c *connector.ConsumerConnect
 		msg, err := s.Next(loopCtx)
 		switch {
 		case err == nil:
-		case errors.Is(err, stream.ErrConsumerTimeout):
+		case errors.Is(err, connector.ErrConsumerTimeout):
 			logError(cs.stderr, "Error processing message, terminating consumer process: ", errConsumerTimeout)
 			return 0
-		case errors.Is(err, stream.ErrShutdown):
+		case errors.Is(err, connector.ErrShutdown):
 			return 0
 		case errors.Is(context.Cause(loopCtx), errOutput):
 			return cs.writeFailed()

@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/connector"
 )
 
 func TestParseKeyValueArgsSplitsLikeKafka111(t *testing.T) {
@@ -152,10 +152,10 @@ func TestHelpExitsZero(t *testing.T) {
 
 func TestFormatterLikeDefaultMessageFormatter(t *testing.T) {
 	ts := time.UnixMilli(1_700_000_000_123)
-	msg := &stream.Message{Topic: "t", Partition: 2, Offset: 7, Key: []byte("k"), Value: []byte("v"), TimestampType: stream.CreateTime, Timestamp: ts}
+	msg := &connector.Message{Topic: "t", Partition: 2, Offset: 7, Key: []byte("k"), Value: []byte("v"), TimestampType: connector.CreateTime, Timestamp: ts}
 	for _, tc := range []struct {
 		props []string
-		msg   *stream.Message
+		msg   *connector.Message
 		want  string
 	}{
 		{want: "v\n"},
@@ -170,10 +170,10 @@ func TestFormatterLikeDefaultMessageFormatter(t *testing.T) {
 		{props: []string{`key.separator=\t`, "print.key=true"}, want: `k\tv` + "\n"}, // literal, as in Kafka
 		{props: []string{"line.separator=;", "print.key=true"}, want: "k\tv;"},
 		{props: []string{"print.partition=true", "print.offset=true", "print.timestamp=true"}, want: "CreateTime:1700000000123\tPartition:2\tOffset:7\tv\n"},
-		{props: []string{"print.key=true"}, msg: &stream.Message{}, want: "null\tnull\n"},
-		{props: []string{"print.timestamp=true"}, msg: &stream.Message{Value: []byte{}}, want: "NO_TIMESTAMP\t\n"},
+		{props: []string{"print.key=true"}, msg: &connector.Message{}, want: "null\tnull\n"},
+		{props: []string{"print.timestamp=true"}, msg: &connector.Message{Value: []byte{}}, want: "NO_TIMESTAMP\t\n"},
 		{props: []string{"no.such.property=1"}, want: "v\n"}, // ignored, as in Kafka
-		{props: []string{"print.timestamp=true"}, msg: &stream.Message{Value: []byte("v"), TimestampType: stream.LogAppendTime, Timestamp: time.UnixMilli(1700000000999)}, want: "LogAppendTime:1700000000999\tv\n"},
+		{props: []string{"print.timestamp=true"}, msg: &connector.Message{Value: []byte("v"), TimestampType: connector.LogAppendTime, Timestamp: time.UnixMilli(1700000000999)}, want: "LogAppendTime:1700000000999\tv\n"},
 	} {
 		props, err := parseKeyValueArgs(tc.props)
 		require.NoError(t, err)

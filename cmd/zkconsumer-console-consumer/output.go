@@ -6,8 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zkconsumer/zkconsumer/stream"
-	"github.com/zkconsumer/zkconsumer/zkutil"
+	"github.com/zkconsumer/zkconsumer/connector"
 )
 
 // Standard output, buffered without weakening at-least-once.
@@ -65,7 +64,7 @@ type output struct {
 	err     error      // the first write error; final
 
 	writtenMu sync.Mutex
-	written   map[zkutil.TopicPartition]int64
+	written   map[connector.TopicPartition]int64
 
 	dirty    chan struct{} // something was put into an empty buffer
 	failed   chan struct{} // closed at the first write error
@@ -79,7 +78,7 @@ type output struct {
 func newOutput(w io.Writer, buffered bool) *output {
 	o := &output{
 		w:       w,
-		written: map[zkutil.TopicPartition]int64{},
+		written: map[connector.TopicPartition]int64{},
 		dirty:   make(chan struct{}, 1),
 		failed:  make(chan struct{}),
 		stop:    make(chan struct{}),
@@ -103,7 +102,7 @@ func (o *output) Failed() <-chan struct{} { return o.failed }
 // formatErr: what f appended before failing stays, as Kafka leaves it
 // written; m then counts as written out only when skip is set. writeErr
 // is the error of standard output, final.
-func (o *output) add(m *stream.Message, f messageFormatter, skip bool) (formatErr, writeErr error) {
+func (o *output) add(m *connector.Message, f messageFormatter, skip bool) (formatErr, writeErr error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.err != nil {
@@ -128,7 +127,7 @@ func (o *output) add(m *stream.Message, f messageFormatter, skip bool) (formatEr
 
 // track records that m is in the buffer. Messages come in runs of one
 // partition, so the last position is usually the one to move.
-func (o *output) track(m *stream.Message) {
+func (o *output) track(m *connector.Message) {
 	o.marks = append(o.marks, mark{end: len(o.buf), position: position{topic: m.Topic, partition: m.Partition, next: m.Offset + 1}})
 	if n := len(o.pending); n > 0 {
 		if p := &o.pending[n-1]; p.partition == m.Partition && p.topic == m.Topic {
@@ -169,7 +168,7 @@ func (o *output) flushLocked() error {
 	if len(o.pending) > 0 {
 		o.writtenMu.Lock()
 		for _, p := range o.pending {
-			o.written[zkutil.TopicPartition{Topic: p.topic, Partition: p.partition}] = p.next
+			o.written[connector.TopicPartition{Topic: p.topic, Partition: p.partition}] = p.next
 		}
 		o.writtenMu.Unlock()
 		o.pending = o.pending[:0]
@@ -188,17 +187,17 @@ func (o *output) recordWhole(n int) {
 		if m.end > n {
 			break
 		}
-		o.written[zkutil.TopicPartition{Topic: m.topic, Partition: m.partition}] = m.next
+		o.written[connector.TopicPartition{Topic: m.topic, Partition: m.partition}] = m.next
 	}
 	o.marks = o.marks[:0]
 }
 
 // writtenOffsets returns, for each of tps that has any, the offset after
 // the last message written out. It never waits for standard output.
-func (o *output) writtenOffsets(tps map[zkutil.TopicPartition]bool) map[zkutil.TopicPartition]int64 {
+func (o *output) writtenOffsets(tps map[connector.TopicPartition]bool) map[connector.TopicPartition]int64 {
 	o.writtenMu.Lock()
 	defer o.writtenMu.Unlock()
-	offsets := map[zkutil.TopicPartition]int64{}
+	offsets := map[connector.TopicPartition]int64{}
 	for tp := range tps {
 		if off, ok := o.written[tp]; ok {
 			offsets[tp] = off
@@ -210,7 +209,7 @@ func (o *output) writtenOffsets(tps map[zkutil.TopicPartition]bool) map[zkutil.T
 // forget drops what was written out of tps, partitions this member owned
 // before, lost and owns again: another member may have committed beyond it
 // meanwhile, and a commit of it would move the group back.
-func (o *output) forget(tps map[zkutil.TopicPartition]bool) {
+func (o *output) forget(tps map[connector.TopicPartition]bool) {
 	o.writtenMu.Lock()
 	defer o.writtenMu.Unlock()
 	for tp := range tps {

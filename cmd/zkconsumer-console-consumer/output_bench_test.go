@@ -4,7 +4,7 @@ import (
 	"io"
 	"testing"
 
-	"github.com/zkconsumer/zkconsumer/stream"
+	"github.com/zkconsumer/zkconsumer/connector"
 )
 
 // BenchmarkOutput is the console consumer's own cost per message of 100
@@ -16,7 +16,7 @@ func BenchmarkOutput(b *testing.B) {
 	}
 	out := newOutput(io.Discard, true)
 	defer out.close()
-	m := &stream.Message{Topic: "bench", Partition: 0, Value: make([]byte, 100)}
+	m := &connector.Message{Topic: "bench", Partition: 0, Value: make([]byte, 100)}
 	b.SetBytes(101)
 	b.ReportAllocs()
 	for i := range b.N {

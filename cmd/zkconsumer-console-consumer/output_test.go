@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/connector"
-	"github.com/zkconsumer/zkconsumer/stream"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -38,8 +37,8 @@ func (w *recordingWriter) count() int {
 	return len(w.writes)
 }
 
-func msg(topic string, p int32, off int64, value string) *stream.Message {
-	return &stream.Message{Topic: topic, Partition: p, Offset: off, Value: []byte(value)}
+func msg(topic string, p int32, off int64, value string) *connector.Message {
+	return &connector.Message{Topic: topic, Partition: p, Offset: off, Value: []byte(value)}
 }
 
 func TestOutputCountsOnlyWhatIsWrittenOut(t *testing.T) {
@@ -47,16 +46,16 @@ func TestOutputCountsOnlyWhatIsWrittenOut(t *testing.T) {
 	require.NoError(t, err)
 	w := &recordingWriter{}
 	out := newOutput(w, true)
-	all := map[zkutil.TopicPartition]bool{{Topic: "a", Partition: 0}: true, {Topic: "a", Partition: 1}: true, {Topic: "b", Partition: 0}: true}
+	all := map[connector.TopicPartition]bool{{Topic: "a", Partition: 0}: true, {Topic: "a", Partition: 1}: true, {Topic: "b", Partition: 0}: true}
 
-	for i, m := range []*stream.Message{msg("a", 0, 5, "x"), msg("a", 0, 6, "y"), msg("b", 0, 9, "z"), msg("a", 1, 3, "w"), msg("a", 0, 7, "v")} {
+	for i, m := range []*connector.Message{msg("a", 0, 5, "x"), msg("a", 0, 6, "y"), msg("b", 0, 9, "z"), msg("a", 1, 3, "w"), msg("a", 0, 7, "v")} {
 		_, err := out.add(m, f, false)
 		require.NoError(t, err, "message %d", i)
 	}
 	// Buffered, then written out by the linger at the latest.
 	waitFor(t, 5*time.Second, func() bool { return w.count() == 1 }, "one write")
 	require.Equal(t, "x\ny\nz\nw\nv\n", w.writes[0])
-	require.Equal(t, map[zkutil.TopicPartition]int64{{Topic: "a", Partition: 0}: 8, {Topic: "a", Partition: 1}: 4, {Topic: "b", Partition: 0}: 10},
+	require.Equal(t, map[connector.TopicPartition]int64{{Topic: "a", Partition: 0}: 8, {Topic: "a", Partition: 1}: 4, {Topic: "b", Partition: 0}: 10},
 		out.writtenOffsets(all))
 
 	// Unread partitions are left out; a message not written out moves
@@ -73,7 +72,7 @@ func TestOutputCountsOnlyWhatIsWrittenOut(t *testing.T) {
 	}
 	_, err = out.add(msg("a", 0, 9, "t"), f, false)
 	require.Error(t, err)
-	require.Equal(t, map[zkutil.TopicPartition]int64{{Topic: "a", Partition: 0}: 8}, out.writtenOffsets(map[zkutil.TopicPartition]bool{{Topic: "a", Partition: 0}: true}))
+	require.Equal(t, map[connector.TopicPartition]int64{{Topic: "a", Partition: 0}: 8}, out.writtenOffsets(map[connector.TopicPartition]bool{{Topic: "a", Partition: 0}: true}))
 	require.Error(t, out.close())
 }
 
@@ -85,8 +84,8 @@ func TestOutputUnbufferedWritesEachMessage(t *testing.T) {
 	_, err = out.add(msg("a", 0, 1, "x"), f, false)
 	require.NoError(t, err)
 	require.Zero(t, w.count(), "nothing to print, nothing written")
-	require.Equal(t, map[zkutil.TopicPartition]int64{{Topic: "a", Partition: 0}: 2},
-		out.writtenOffsets(map[zkutil.TopicPartition]bool{{Topic: "a", Partition: 0}: true}), "yet processed")
+	require.Equal(t, map[connector.TopicPartition]int64{{Topic: "a", Partition: 0}: 2},
+		out.writtenOffsets(map[connector.TopicPartition]bool{{Topic: "a", Partition: 0}: true}), "yet processed")
 
 	f, err = newFormatter(nil)
 	require.NoError(t, err)
@@ -101,7 +100,7 @@ func TestOutputUnbufferedWritesEachMessage(t *testing.T) {
 func TestOutputFormatErrors(t *testing.T) {
 	f, err := newFormatter(map[string]string{"print.key": "true", "key.deserializer": "org.apache.kafka.common.serialization.IntegerDeserializer"})
 	require.NoError(t, err)
-	tp := map[zkutil.TopicPartition]bool{{Topic: "a", Partition: 0}: true}
+	tp := map[connector.TopicPartition]bool{{Topic: "a", Partition: 0}: true}
 
 	// Without skipping, the message does not count as written out; what
 	// the formatter printed before failing stays.
@@ -117,7 +116,7 @@ func TestOutputFormatErrors(t *testing.T) {
 	// Skipped, it does.
 	formatErr, _ = out.add(m, f, true)
 	require.Error(t, formatErr)
-	require.Equal(t, map[zkutil.TopicPartition]int64{{Topic: "a", Partition: 0}: 2}, out.writtenOffsets(tp))
+	require.Equal(t, map[connector.TopicPartition]int64{{Topic: "a", Partition: 0}: 2}, out.writtenOffsets(tp))
 	require.NoError(t, out.close())
 	require.Empty(t, w.writes)
 }
@@ -137,8 +136,8 @@ func TestCommitterForgetsPartitionsThatComeBack(t *testing.T) {
 	out := newOutput(&recordingWriter{}, false)
 	defer out.close()
 	cm := newCommitter(out, connector.DefaultConfig(), io.Discard)
-	p0, p1 := zkutil.TopicPartition{Topic: "a", Partition: 0}, zkutil.TopicPartition{Topic: "a", Partition: 1}
-	both := map[zkutil.TopicPartition]bool{p0: true, p1: true}
+	p0, p1 := connector.TopicPartition{Topic: "a", Partition: 0}, connector.TopicPartition{Topic: "a", Partition: 1}
+	both := map[connector.TopicPartition]bool{p0: true, p1: true}
 	mine := func(ps ...int32) map[string]map[int32]zkutil.ConsumerThreadID {
 		a := map[string]map[int32]zkutil.ConsumerThreadID{"a": {}}
 		for p := range int32(2) {
@@ -151,17 +150,17 @@ func TestCommitterForgetsPartitionsThatComeBack(t *testing.T) {
 	}
 	ctx := t.Context()
 	cm.starting("me", mine(0, 1))
-	for _, m := range []*stream.Message{msg("a", 0, 10, "x"), msg("a", 1, 20, "y")} {
+	for _, m := range []*connector.Message{msg("a", 0, 10, "x"), msg("a", 1, 20, "y")} {
 		_, err := out.add(m, f, false)
 		require.NoError(t, err)
 	}
 	// Generation 2 keeps p0 and loses p1; generation 3 gets p1 back.
 	cm.BeforeReleasingPartitions(ctx, nil, map[string][]int32{"a": {0, 1}}, false)
 	cm.starting("me", mine(0))
-	require.Equal(t, map[zkutil.TopicPartition]int64{p0: 11, p1: 21}, out.writtenOffsets(both))
+	require.Equal(t, map[connector.TopicPartition]int64{p0: 11, p1: 21}, out.writtenOffsets(both))
 	cm.BeforeReleasingPartitions(ctx, nil, map[string][]int32{"a": {0}}, false)
 	cm.starting("me", mine(0, 1))
-	require.Equal(t, map[zkutil.TopicPartition]int64{p0: 11}, out.writtenOffsets(both))
+	require.Equal(t, map[connector.TopicPartition]int64{p0: 11}, out.writtenOffsets(both))
 }
 
 // shortWriter takes the first n bytes of a write and then fails, as a pipe
@@ -189,7 +188,7 @@ func TestOutputPartialWriteCountsWholeMessages(t *testing.T) {
 	require.NoError(t, err)
 	a0, a1, b0 := zkutil.TopicPartition{Topic: "a", Partition: 0}, zkutil.TopicPartition{Topic: "a", Partition: 1}, zkutil.TopicPartition{Topic: "b", Partition: 0}
 	all := map[zkutil.TopicPartition]bool{a0: true, a1: true, b0: true}
-	msgs := []*stream.Message{msg("a", 0, 5, "xx"), msg("a", 1, 3, "yy"), msg("a", 0, 6, "zz"), msg("b", 0, 9, "ww")}
+	msgs := []*connector.Message{msg("a", 0, 5, "xx"), msg("a", 1, 3, "yy"), msg("a", 0, 6, "zz"), msg("b", 0, 9, "ww")}
 
 	for _, tc := range []struct {
 		name string

@@ -6,7 +6,7 @@ package examples_test
 import (
 	"testing"
 
-	"github.com/zkconsumer/zkconsumer/internal/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 )
 
 func TestMain(m *testing.M) { testcluster.Main(m) }

@@ -22,7 +22,6 @@ import (
 	"time"
 
 	"github.com/zkconsumer/zkconsumer/connector"
-	"github.com/zkconsumer/zkconsumer/stream"
 )
 
 func main() {
@@ -94,7 +93,7 @@ func run(ctx context.Context, zkConnect, topic, group string, streams int) (err 
 }
 
 // work processes the messages of one stream until ctx ends.
-func work(ctx context.Context, i int, s *stream.KafkaStream, total *atomic.Int64) {
+func work(ctx context.Context, i int, s *connector.KafkaStream, total *atomic.Int64) {
 	for msg, err := range s.Messages(ctx) {
 		if err != nil {
 			log.Printf("worker %d: %v", i, err)

@@ -14,7 +14,7 @@ import (
 	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkconsumer/zkconsumer/internal/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 )
 
 // kafka39GroupCommand runs Kafka 3.9's kafka-consumer-groups.sh main class

@@ -29,7 +29,7 @@ const sessionTimeout = 10 * time.Second
 // caller closes it. sec supplies the ZooKeeper credentials, ACL and TLS
 // settings (zookeeper.auth, zookeeper.set.acl, zookeeper.ssl.*).
 func OpenZooKeeper(ctx context.Context, connect string, timeout time.Duration, sec secure.Settings) (*zkutil.Session, error) {
-	dial, err := sec.ZooKeeperDialer(nil)
+	dial, err := secure.ZooKeeperDialer(sec, nil)
 	if err != nil {
 		return nil, fmt.Errorf("groups: %w", err)
 	}
@@ -43,8 +43,8 @@ func OpenZooKeeper(ctx context.Context, connect string, timeout time.Duration, s
 		SessionTimeout:    sessionTimeout,
 		ConnectionTimeout: timeout,
 		Dialer:            dial,
-		Auth:              sec.ZooKeeperCredentials(),
-		ACL:               sec.ZooKeeperACL(),
+		Auth:              secure.ZooKeeperCredentials(sec),
+		ACL:               secure.ZooKeeperACL(sec),
 		OpenACLPaths:      []string{zkutil.ConsumersPath},
 	})
 	if err != nil {

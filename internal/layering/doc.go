@@ -1,3 +1,7 @@
-// Package layering holds a test that keeps the module's data flowing one
-// way: connector -> rebalance -> fetcher -> stream, with zkutil beneath.
+// Package layering holds the tests that keep the module's shape: data
+// flowing one way (connector -> rebalance -> fetcher -> internal/streamcore,
+// with zkutil beneath; stream only re-exports the data path's consumer
+// side), an application needing no import but connector (TestOneImport,
+// TestREADMESnippetsUseConnectorAlone), and the producer side of streams
+// out of an application's reach (TestApplicationCannotForgeMessages).
 package layering

@@ -35,16 +35,17 @@ func TestDependenciesFlowOneWay(t *testing.T) {
 		forbidden []string // packages of ours it must not depend on
 		stdOnly   bool
 	}{
-		{pkg: "stream", forbidden: []string{"zkutil", "rebalance", "fetcher", "connector", "internal/testcluster"}, stdOnly: true},
-		{pkg: "zkutil", forbidden: []string{"stream", "rebalance", "fetcher", "connector", "internal/testcluster"}},
-		{pkg: "rebalance", forbidden: []string{"fetcher", "stream", "connector", "internal/testcluster"}},
-		{pkg: "rebalance/kafkagroup", forbidden: []string{"fetcher", "stream", "connector", "internal/testcluster"}},
-		{pkg: "fetcher", forbidden: []string{"rebalance", "connector", "internal/testcluster"}},
-		{pkg: "connector", forbidden: []string{"internal/testcluster"}},
-		{pkg: "internal/coordinator", forbidden: []string{"stream", "rebalance", "fetcher", "connector", "internal/testcluster"}},
-		{pkg: "internal/secure", forbidden: []string{"stream", "rebalance", "fetcher", "connector", "internal/testcluster"}},
-		{pkg: "internal/grouperr", forbidden: []string{"zkutil", "stream", "rebalance", "fetcher", "connector", "internal/coordinator", "internal/testcluster"}},
-		{pkg: "internal/abortdial", forbidden: []string{"zkutil", "stream", "rebalance", "fetcher", "connector", "internal/testcluster"}, stdOnly: true},
+		{pkg: "stream", forbidden: []string{"zkutil", "rebalance", "fetcher", "connector", "internal/testrig/testcluster"}, stdOnly: true},
+		{pkg: "internal/streamcore", forbidden: []string{"stream", "zkutil", "rebalance", "fetcher", "connector", "internal/testrig/testcluster"}, stdOnly: true},
+		{pkg: "zkutil", forbidden: []string{"stream", "internal/streamcore", "rebalance", "fetcher", "connector", "internal/testrig/testcluster"}},
+		{pkg: "rebalance", forbidden: []string{"fetcher", "stream", "internal/streamcore", "connector", "internal/testrig/testcluster"}},
+		{pkg: "rebalance/kafkagroup", forbidden: []string{"fetcher", "stream", "internal/streamcore", "connector", "internal/testrig/testcluster"}},
+		{pkg: "fetcher", forbidden: []string{"rebalance", "connector", "stream", "internal/testrig/testcluster"}},
+		{pkg: "connector", forbidden: []string{"internal/testrig/testcluster"}},
+		{pkg: "internal/coordinator", forbidden: []string{"stream", "rebalance", "fetcher", "connector", "internal/testrig/testcluster"}},
+		{pkg: "internal/secure", forbidden: []string{"stream", "rebalance", "fetcher", "connector", "internal/testrig/testcluster"}},
+		{pkg: "internal/grouperr", forbidden: []string{"zkutil", "stream", "rebalance", "fetcher", "connector", "internal/coordinator", "internal/testrig/testcluster"}},
+		{pkg: "internal/abortdial", forbidden: []string{"zkutil", "stream", "rebalance", "fetcher", "connector", "internal/testrig/testcluster"}, stdOnly: true},
 	}
 	for _, r := range rules {
 		ours, nonStd := deps(t, r.pkg)
@@ -58,5 +59,35 @@ func TestDependenciesFlowOneWay(t *testing.T) {
 		if r.stdOnly && len(nonStd) > 0 {
 			t.Errorf("%s must use only the standard library, but depends on %v", r.pkg, nonStd)
 		}
+	}
+}
+
+// TestRigsStayApart keeps the test rigs (internal/testrig: the cluster
+// harness, the chaos suite and their commands) out of everything a user
+// builds: no package of the module outside the rigs depends on them,
+// except the layering tests and examples/demo, the program behind
+// `make demo`, which starts its own cluster.
+func TestRigsStayApart(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Deps \" \"}}", module+"...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	rigs := module + "internal/testrig/"
+	allowed := map[string]bool{module + "examples/demo": true, module + "internal/layering": true}
+	checked := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		pkg, deps, _ := strings.Cut(line, " ")
+		if strings.HasPrefix(pkg, rigs) || allowed[pkg] {
+			continue
+		}
+		checked++
+		for _, dep := range strings.Fields(deps) {
+			if strings.HasPrefix(dep, rigs) {
+				t.Errorf("%s depends on the test rig %s", strings.TrimPrefix(pkg, module), strings.TrimPrefix(dep, module))
+			}
+		}
+	}
+	if checked < 10 {
+		t.Fatalf("only %d packages checked: go list printed\n%s", checked, out)
 	}
 }

@@ -170,7 +170,7 @@ func (c *Client) Apply(sc *sarama.Config) {
 		sc.Net.SASL.SCRAMClientGeneratorFunc = func() sarama.SCRAMClient { return &scramClient{hash: sha512.New} }
 	case MechanismOAuthBearer:
 		sc.Net.SASL.Mechanism = sarama.SASLTypeOAuth
-		sc.Net.SASL.TokenProvider = c.s.TokenProvider
+		sc.Net.SASL.TokenProvider = saramaTokens{c.s.TokenProvider}
 	}
 	sc.Net.SASL.User = c.user
 	sc.Net.SASL.Password = c.password

@@ -12,7 +12,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkconsumer/zkconsumer/internal/secure"
-	"github.com/zkconsumer/zkconsumer/internal/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -165,9 +165,9 @@ func TestConnectFailures(t *testing.T) {
 // validator accepts.
 type unsecuredToken struct{ sub string }
 
-func (u unsecuredToken) Token() (*sarama.AccessToken, error) {
+func (u unsecuredToken) Token() (*secure.AccessToken, error) {
 	enc := base64.RawURLEncoding.EncodeToString
 	now := time.Now().Unix()
 	claims := fmt.Sprintf(`{"sub":%q,"iat":%d,"exp":%d}`, u.sub, now, now+3600)
-	return &sarama.AccessToken{Token: enc([]byte(`{"alg":"none"}`)) + "." + enc([]byte(claims)) + "."}, nil
+	return &secure.AccessToken{Token: enc([]byte(`{"alg":"none"}`)) + "." + enc([]byte(claims)) + "."}, nil
 }

@@ -6,8 +6,6 @@ import (
 	"os"
 	"reflect"
 	"strings"
-
-	"github.com/IBM/sarama"
 )
 
 // Security protocols (security.protocol), as Kafka spells them.
@@ -131,7 +129,7 @@ type Settings struct {
 	SASLPassword string
 	// TokenProvider supplies the tokens of SASL/OAUTHBEARER. It has no
 	// property; programs set it in code.
-	TokenProvider sarama.AccessTokenProvider
+	TokenProvider TokenProvider
 	// TLS, if set, is the base of the TLS configuration (it has no
 	// property): programs that build their own *tls.Config (certificates
 	// from a vault, say) set it; the ssl.* settings above are then added

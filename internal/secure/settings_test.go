@@ -113,7 +113,7 @@ func TestZooKeeperAuthFromEnvironment(t *testing.T) {
 	if err := s.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if a := s.ZooKeeperCredentials(); len(a) != 1 || string(a[0].Secret) != "bob:pw" || a[0].Scheme != "digest" {
+	if a := ZooKeeperCredentials(s); len(a) != 1 || string(a[0].Secret) != "bob:pw" || a[0].Scheme != "digest" {
 		t.Fatalf("credentials %v", a)
 	}
 	t.Setenv(ZooKeeperAuthEnv, "nocolon")

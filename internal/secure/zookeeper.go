@@ -34,9 +34,9 @@ func (s Settings) validateZooKeeper() []error {
 	return errs
 }
 
-// ZooKeeperCredentials returns the credentials to add to the ZooKeeper session:
+// ZooKeeperCredentials returns the credentials of s to add to the ZooKeeper session:
 // zookeeper.auth (or ZooKeeperAuthEnv) with the digest scheme, or none.
-func (s Settings) ZooKeeperCredentials() []zkutil.Auth {
+func ZooKeeperCredentials(s Settings) []zkutil.Auth {
 	auth := s.zooKeeperAuth()
 	if auth == "" {
 		return nil
@@ -48,17 +48,17 @@ func (s Settings) ZooKeeperCredentials() []zkutil.Auth {
 // zookeeper.set.acl, read for everyone and everything for the creating
 // identity (ZooKeeper's READ_ACL_UNSAFE plus CREATOR_ALL_ACL, as Kafka's
 // brokers secure their nodes); otherwise nil, the open ACL.
-func (s Settings) ZooKeeperACL() []zk.ACL {
+func ZooKeeperACL(s Settings) []zk.ACL {
 	if !s.ZooKeeperSetACL {
 		return nil
 	}
 	return append(zk.AuthACL(zk.PermAll), zk.WorldACL(zk.PermRead)...)
 }
 
-// ZooKeeperDialer returns the dialer of TLS connections to ZooKeeper when
+// ZooKeeperDialer returns the dialer of TLS connections to ZooKeeper when s has
 // zookeeper.ssl.client.enable is set, nil otherwise. inner, if not nil,
 // opens the TCP connections under TLS. Store errors are *KeyErrors.
-func (s Settings) ZooKeeperDialer(inner zk.Dialer) (zk.Dialer, error) {
+func ZooKeeperDialer(s Settings, inner zk.Dialer) (zk.Dialer, error) {
 	if !s.ZooKeeperSSLClientEnable {
 		return nil, nil
 	}

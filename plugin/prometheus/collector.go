@@ -9,7 +9,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/zkconsumer/zkconsumer/connector"
-	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
 // Errors of a Collector's life cycle.
@@ -164,4 +163,4 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 
 // sessionStates are the values of the state label of
 // zkconsumer_zookeeper_session_state.
-var sessionStates = []zkutil.SessionState{zkutil.StateConnected, zkutil.StateDisconnected, zkutil.StateExpired, zkutil.StateClosed}
+var sessionStates = []connector.SessionState{connector.SessionConnected, connector.SessionDisconnected, connector.SessionExpired, connector.SessionClosed}

@@ -11,8 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/connector"
-	"github.com/zkconsumer/zkconsumer/rebalance"
-	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
 func fixedStats() connector.Stats {
@@ -33,7 +31,7 @@ func fixedStats() connector.Stats {
 		Streams:      []connector.StreamStats{{Topic: "t", Thread: 0, QueuedChunks: 2}, {Topic: "", Thread: 1}},
 		MinFetchRate: 2.5,
 		FencedTime:   1500 * time.Millisecond,
-		Session:      zkutil.SessionStats{State: zkutil.StateConnected, Disconnects: 1, Expirations: 2},
+		Session:      connector.SessionStats{State: connector.SessionConnected, Disconnects: 1, Expirations: 2},
 	}
 }
 
@@ -115,8 +113,8 @@ func TestCollectorRecordsEvents(t *testing.T) {
 	c.Fetch(connector.FetchEvent{Broker: 3, Duration: 20 * time.Millisecond, Bytes: 1000})
 	c.Fetch(connector.FetchEvent{Broker: 3, Duration: 40 * time.Millisecond, Bytes: 3000})
 	c.Fetch(connector.FetchEvent{Broker: 4, Err: errors.New("connection reset")})
-	c.Rebalance(connector.RebalanceEvent{Outcome: rebalance.RebalanceSucceeded, Attempts: 1, Duration: time.Second})
-	c.Rebalance(connector.RebalanceEvent{Outcome: rebalance.RebalanceFailed, Attempts: 4, Duration: 8 * time.Second})
+	c.Rebalance(connector.RebalanceEvent{Outcome: connector.RebalanceSucceeded, Attempts: 1, Duration: time.Second})
+	c.Rebalance(connector.RebalanceEvent{Outcome: connector.RebalanceFailed, Attempts: 4, Duration: 8 * time.Second})
 	c.Commit(connector.CommitEvent{Store: connector.StoreKafka, Partitions: 3, Duration: time.Millisecond})
 	c.Commit(connector.CommitEvent{Store: connector.StoreZookeeper, Partitions: 3, Duration: time.Millisecond, Err: errors.New("no")})
 
@@ -202,9 +200,9 @@ func TestCollectorRegistration(t *testing.T) {
 // increase(zkconsumer_commits_total{outcome="failure"}[5m]) has no series
 // to work on when the first failure comes, and misses it.
 func TestCollectorSeriesExistBeforeTheirFirstEvent(t *testing.T) {
-	require.Equal(t, string(rebalance.RebalanceSucceeded), outcomeSuccess)
-	require.Equal(t, string(rebalance.RebalanceFailed), outcomeFailure)
-	require.Equal(t, string(rebalance.RebalanceAborted), outcomeAborted)
+	require.Equal(t, string(connector.RebalanceSucceeded), outcomeSuccess)
+	require.Equal(t, string(connector.RebalanceFailed), outcomeFailure)
+	require.Equal(t, string(connector.RebalanceAborted), outcomeAborted)
 
 	reg := prometheus.NewPedanticRegistry()
 	c := New(reg)

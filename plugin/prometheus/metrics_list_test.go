@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/connector"
-	"github.com/zkconsumer/zkconsumer/rebalance"
 )
 
 var update = flag.Bool("update", false, "rewrite monitoring/metrics.txt from the Collector")
@@ -34,7 +33,7 @@ func TestMetricsList(t *testing.T) {
 	// series.
 	c.Fetch(connector.FetchEvent{Broker: 1, Duration: time.Millisecond, Bytes: 1})
 	c.Fetch(connector.FetchEvent{Broker: 1, Err: errors.New("x")})
-	c.Rebalance(connector.RebalanceEvent{Outcome: rebalance.RebalanceSucceeded, Duration: time.Second})
+	c.Rebalance(connector.RebalanceEvent{Outcome: connector.RebalanceSucceeded, Duration: time.Second})
 	c.Commit(connector.CommitEvent{Store: connector.StoreZookeeper, Partitions: 1, Duration: time.Millisecond})
 	mfs, err := reg.Gather()
 	require.NoError(t, err)

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkconsumer/zkconsumer/internal/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 )
 
 // BenchmarkGracefulLeaveRebalance is the Kafka-coordinated counterpart of

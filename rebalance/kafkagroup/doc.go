@@ -2,6 +2,12 @@
 // Kafka's broker (the classic group protocol, protocol type "consumer"), so
 // that zkconsumer members and Kafka's Java consumers can share one group.
 //
+// It is exported for the connector, which drives it when
+// zkconsumer.group.coordination=kafka; applications reach its errors
+// through connector (ErrMembershipLost, ErrGroupFatal, ErrCommitFenced,
+// ErrTopicAuthorizationFailed) and need nothing else of it. Before 1.0
+// its exported surface may shrink in a minor version.
+//
 // A Member finds the group's coordinator, joins (JoinGroup, with the
 // member id the coordinator assigns since KIP-394, and a group.instance.id
 // for static membership when the broker speaks JoinGroup v5), and, when

@@ -3,7 +3,7 @@ package kafkagroup
 import (
 	"testing"
 
-	"github.com/zkconsumer/zkconsumer/internal/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 )
 
 func TestMain(m *testing.M) { testcluster.Main(m) }

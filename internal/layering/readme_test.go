@@ -1,0 +1,98 @@
+package layering
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/types"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestREADMESnippetsUseConnectorAlone type-checks every Go snippet of the
+// README that uses only this module: it must be a set of declarations
+// that compiles against connector and the standard library alone. No
+// snippet, including those of other modules (plugin/prometheus), may name
+// another package of ours.
+func TestREADMESnippetsUseConnectorAlone(t *testing.T) {
+	if testing.Short() {
+		t.Skip("type-checks connector from source")
+	}
+	// The packages a snippet may use without an import line of its own:
+	// the connector and some of the standard library.
+	readmeImports := map[string]string{
+		"connector": module + "connector",
+		"context":   "context",
+		"errors":    "errors",
+		"fmt":       "fmt",
+		"log":       "log",
+		"time":      "time",
+	}
+	// A use of one of the module's packages other than connector, which
+	// an application should not need.
+	ourPackages := regexp.MustCompile(`\b(stream|zkutil|rebalance|kafkagroup|fetcher)\.[A-Z]`)
+
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := goBlocks(string(data))
+	if len(blocks) == 0 {
+		t.Fatal("no Go snippet found in README.md")
+	}
+	fset, imp := fromSource().fset, fromSource().imp
+	checked := 0
+	for i, b := range blocks {
+		if m := ourPackages.FindString(b); m != "" {
+			t.Errorf("README snippet %d names %q: applications should need connector alone\n%s", i+1, m, b)
+		}
+		if strings.HasPrefix(strings.TrimSpace(b), "import ") {
+			continue // another module's snippet (plugin/prometheus): not type-checked here
+		}
+		var src strings.Builder
+		src.WriteString("package readme\n\nimport (\n")
+		for name, path := range readmeImports {
+			src.WriteString("\t" + name + " " + strconv.Quote(path) + "\n")
+		}
+		src.WriteString(")\n\n" + b)
+		f, err := parser.ParseFile(fset, "README-snippet-"+strconv.Itoa(i+1)+".go", src.String(), 0)
+		if err != nil {
+			t.Errorf("README snippet %d is not a Go declaration list: %v\n%s", i+1, err, b)
+			continue
+		}
+		var errs []string
+		conf := types.Config{Importer: imp, Error: func(err error) {
+			if !strings.Contains(err.Error(), "imported and not used") { // the test offers every import
+				errs = append(errs, err.Error())
+			}
+		}}
+		_, _ = conf.Check("readme", fset, []*ast.File{f}, nil)
+		if len(errs) > 0 {
+			t.Errorf("README snippet %d does not compile against connector alone:\n%s\n%s", i+1, strings.Join(errs, "\n"), b)
+		}
+		checked++
+	}
+	if checked == 0 {
+		t.Error("no README snippet was type-checked")
+	}
+}
+
+// goBlocks returns the contents of the ```go blocks of a Markdown text.
+func goBlocks(md string) []string {
+	var blocks []string
+	for {
+		start := strings.Index(md, "```go\n")
+		if start < 0 {
+			return blocks
+		}
+		md = md[start+len("```go\n"):]
+		end := strings.Index(md, "```")
+		if end < 0 {
+			return blocks
+		}
+		blocks = append(blocks, md[:end])
+		md = md[end:]
+	}
+}

@@ -1,0 +1,360 @@
+package streamcore
+
+import (
+	"context"
+	"slices"
+	"sync/atomic"
+	"time"
+)
+
+// ConsumerIterator hands out the messages of one stream in order (Kafka's
+// ConsumerIterator). Get it from KafkaStream.Iterator; a stream has exactly
+// one.
+//
+// Next must be called from one goroutine at a time. MarkConsumed, and the
+// stream's Control, may be used from any goroutine, as may
+// PartitionTopicInfo.Revoke, Pause and Resume.
+//
+// Delivery is at least once: a message counts as consumed, and so moves its
+// partition's consumed offset to Offset+1, only when the caller asks for the
+// next message on the stream or marks it with MarkConsumed. Kafka's iterator
+// instead advanced the offset as it handed the message out, so a commit
+// could cover a message the application had not finished.
+type ConsumerIterator struct {
+	queue   *ChunkQueue
+	timeout time.Duration
+	timer   *time.Timer
+
+	// clears counts Clear calls; a current chunk taken before the latest
+	// Clear is dropped.
+	clears atomic.Uint64
+	// polls counts fill calls: the caller asking for another chunk.
+	polls atomic.Uint64
+	// waiting is set while Next blocks for a chunk or for a fence.
+	waiting atomic.Bool
+
+	// Owned by the goroutine calling Next.
+	chunk       *FetchedDataChunk
+	chunkClears uint64
+	pos         int
+	prev        *Message
+	prevInfo    *PartitionTopicInfo
+	delivered   int64 // messages of the current chunk handed out, not yet counted
+	// parked holds the chunks of paused partitions, in queue order, with
+	// where the iterator stood in each (see PartitionTopicInfo.Pause).
+	parked []parkedChunk
+}
+
+// parkedChunk is a chunk set aside while its partition is paused.
+type parkedChunk struct {
+	chunk  *FetchedDataChunk
+	pos    int
+	clears uint64
+}
+
+func newConsumerIterator(q *ChunkQueue, consumerTimeout time.Duration) *ConsumerIterator {
+	return &ConsumerIterator{queue: q, timeout: consumerTimeout}
+}
+
+// Next marks the message returned by the previous call consumed, then
+// returns the next message of the stream, waiting for a chunk if need be.
+//
+// Within a partition, messages come in offset order. Messages below the
+// partition's consumed offset are skipped (a compressed batch starts before
+// the offset asked for), as are all messages of revoked partitions.
+//
+// Errors:
+//   - ErrConsumerTimeout: no chunk within the consumer timeout; the iterator
+//     stays usable.
+//   - *PartitionError: a fetcher reported an error for one partition; the
+//     next call carries on with the next chunk.
+//   - ErrShutdown: the stream was shut down; final.
+//   - ctx.Err(): ctx ended; the iterator stays usable with another context.
+func (it *ConsumerIterator) Next(ctx context.Context) (*Message, error) {
+	if it.prev != nil {
+		it.prevInfo.advanceConsumed(it.prev.Offset + 1)
+		it.prev, it.prevInfo = nil, nil
+	}
+	for {
+		if it.queue.Closed() {
+			if it.chunk != nil {
+				it.count(it.chunk.TopicInfo)
+				it.chunk.done()
+			}
+			for _, p := range it.parked {
+				p.chunk.done()
+			}
+			it.chunk, it.parked = nil, nil
+			return nil, ErrShutdown
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if it.chunk != nil {
+			m, fenced := it.nextInChunk()
+			if m != nil {
+				return m, nil
+			}
+			if fenced != nil {
+				if err := it.awaitFence(ctx, fenced); err != nil {
+					return nil, err
+				}
+				continue
+			}
+		}
+		if p, ok := it.unpark(); ok {
+			if err := it.activate(p); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if err := it.fill(ctx); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// nextInChunk returns the next deliverable message of the current chunk, or
+// nil, having dropped the chunk, when there is none. When the partition's
+// fence does not hold, it keeps its place and returns the fence instead.
+func (it *ConsumerIterator) nextInChunk() (*Message, Fence) {
+	c := it.chunk
+	info := c.TopicInfo
+	for it.pos < len(c.Messages) {
+		if info.revoked.Load() || it.clears.Load() != it.chunkClears {
+			break
+		}
+		if info.paused.Load() {
+			it.repark(parkedChunk{chunk: c, pos: it.pos, clears: it.chunkClears})
+			it.count(info)
+			it.chunk, it.pos = nil, 0
+			return nil, nil
+		}
+		m := c.Messages[it.pos]
+		if m == nil || m.Offset < info.consumedOffset.Load() {
+			it.pos++
+			continue
+		}
+		if f := info.fence; f != nil && !f.Held() {
+			return nil, f
+		}
+		it.pos++
+		if m.info == nil {
+			m.info = info
+		}
+		it.prev, it.prevInfo = m, info
+		it.delivered++
+		return m, nil
+	}
+	if it.pos == len(c.Messages) {
+		c.passFiltered()
+	}
+	it.count(info)
+	// The caller has asked for the message after the chunk's last one (or
+	// the chunk was dropped): its memory can be recycled.
+	c.done()
+	it.chunk, it.pos = nil, 0
+	return nil, nil
+}
+
+// count adds the messages handed out from the current chunk to its
+// partition's Counters: once per chunk, never per message.
+func (it *ConsumerIterator) count(info *PartitionTopicInfo) {
+	if n := it.delivered; n > 0 {
+		if c := info.counters; c != nil {
+			c.messages.Add(n)
+		}
+		it.delivered = 0
+	}
+}
+
+// awaitFence waits until f holds again, the current chunk's partition is
+// revoked, cleared or paused, the stream shuts down, the consumer timeout
+// passes (ErrConsumerTimeout; the iterator keeps its place) or ctx ends.
+func (it *ConsumerIterator) awaitFence(ctx context.Context, f Fence) error {
+	info := it.chunk.TopicInfo
+	it.waiting.Store(true)
+	defer it.waiting.Store(false)
+	if c := info.counters; c != nil {
+		start := time.Now()
+		defer func() { c.fenced.Add(int64(time.Since(start))) }()
+	}
+	var timeout <-chan time.Time
+	if it.timeout >= 0 {
+		if it.timer == nil {
+			it.timer = time.NewTimer(it.timeout)
+		} else {
+			it.timer.Reset(it.timeout)
+		}
+		defer it.timer.Stop()
+		timeout = it.timer.C
+	}
+	halt := info.haltCh()
+	for {
+		changed := f.Changed()
+		if f.Held() || info.revoked.Load() || info.paused.Load() || it.clears.Load() != it.chunkClears {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-info.revokedCh:
+			return nil
+		case <-halt:
+			return nil
+		case <-it.queue.closed:
+			return nil
+		case <-timeout:
+			return ErrConsumerTimeout
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// fill takes the next chunk off the queue and makes it current, or sets it
+// aside when its partition is paused or has chunks set aside already. It
+// returns nil without a current chunk when the chunk was dropped or set
+// aside (or a resumed partition woke the take), and a *PartitionError for
+// an error chunk.
+func (it *ConsumerIterator) fill(ctx context.Context) error {
+	it.polls.Add(1)
+	it.waiting.Store(true)
+	c, err := it.take(ctx)
+	it.waiting.Store(false)
+	if err != nil {
+		if err == ErrClosed {
+			return ErrShutdown
+		}
+		return err
+	}
+	if c == nil {
+		return nil
+	}
+	if c.TopicInfo == nil || c.TopicInfo.Revoked() {
+		c.done()
+		return nil
+	}
+	p := parkedChunk{chunk: c, clears: it.clears.Load()}
+	if c.TopicInfo.paused.Load() || it.hasParked(c.TopicInfo) {
+		it.park(p)
+		return nil
+	}
+	return it.activate(p)
+}
+
+// activate makes p's chunk current, at p's position.
+func (it *ConsumerIterator) activate(p parkedChunk) error {
+	c := p.chunk
+	// As in Kafka: a chunk that starts beyond the consumed offset means the
+	// messages in between were dropped (a cleared queue); consumption
+	// resumes at the chunk, and they are not delivered. (For a chunk
+	// parked midway the offset is already past FetchOffset.)
+	c.TopicInfo.advanceConsumed(c.FetchOffset)
+	if c.Err != nil {
+		c.done()
+		return &PartitionError{Topic: c.TopicInfo.Topic, Partition: c.TopicInfo.Partition, Err: c.Err}
+	}
+	it.chunk, it.pos, it.chunkClears = c, p.pos, p.clears
+	return nil
+}
+
+// park sets p, the newest chunk of its partition, aside until its
+// partition is resumed.
+func (it *ConsumerIterator) park(p parkedChunk) { it.parked = append(it.parked, p) }
+
+// repark sets p, the chunk being read, aside again: ahead of the chunks of
+// its partition still set aside, which are newer (it may have come out of
+// the set-aside chunks before its partition was paused again).
+func (it *ConsumerIterator) repark(p parkedChunk) {
+	i := slices.IndexFunc(it.parked, func(q parkedChunk) bool { return q.chunk.TopicInfo == p.chunk.TopicInfo })
+	if i < 0 {
+		it.park(p)
+		return
+	}
+	it.parked = slices.Insert(it.parked, i, p)
+}
+
+// hasParked reports whether chunks of info are set aside.
+func (it *ConsumerIterator) hasParked(info *PartitionTopicInfo) bool {
+	for _, p := range it.parked {
+		if p.chunk.TopicInfo == info {
+			return true
+		}
+	}
+	return false
+}
+
+// unpark removes and returns the oldest chunk set aside whose partition is
+// no longer paused; the chunks of one partition come out in order. Chunks
+// of revoked partitions, or cleared since, are dropped.
+func (it *ConsumerIterator) unpark() (parkedChunk, bool) {
+	if len(it.parked) == 0 {
+		return parkedChunk{}, false
+	}
+	clears := it.clears.Load()
+	kept := it.parked[:0]
+	var out parkedChunk
+	found := false
+	// Partitions seen paused in this pass stay held for the rest of it: a
+	// Resume between two of a partition's chunks must not let the later
+	// one out first.
+	var held []*PartitionTopicInfo
+	for _, p := range it.parked {
+		info := p.chunk.TopicInfo
+		switch {
+		case info.revoked.Load() || p.clears != clears:
+			p.chunk.done() // dropped
+			continue
+		case !found && !slices.Contains(held, info):
+			if !info.paused.Load() {
+				out, found = p, true
+				continue
+			}
+			held = append(held, info)
+		}
+		kept = append(kept, p)
+	}
+	clear(it.parked[len(kept):])
+	it.parked = kept
+	return out, found
+}
+
+// take waits for a chunk for at most the consumer timeout.
+func (it *ConsumerIterator) take(ctx context.Context) (*FetchedDataChunk, error) {
+	if it.timeout < 0 {
+		return it.queue.take(ctx, nil)
+	}
+	if c, ok, err := it.queue.tryTake(); ok || err != nil {
+		return c, err
+	}
+	if it.timeout == 0 {
+		return nil, ErrConsumerTimeout
+	}
+	if it.timer == nil {
+		it.timer = time.NewTimer(it.timeout)
+	} else {
+		it.timer.Reset(it.timeout)
+	}
+	c, err := it.queue.take(ctx, it.timer.C)
+	it.timer.Stop()
+	return c, err
+}
+
+// MarkConsumed marks msg consumed now, without waiting for the next call to
+// Next: its partition's consumed offset moves to msg.Offset+1 unless it is
+// already beyond that or the partition has been revoked. Use it to commit
+// progress on a message before asking for the next one. msg must have come
+// from a stream; other messages are ignored. It is safe to call from any
+// goroutine.
+func (it *ConsumerIterator) MarkConsumed(msg *Message) {
+	markConsumed(msg)
+}
+
+func markConsumed(msg *Message) {
+	if msg != nil && msg.info != nil {
+		msg.info.advanceConsumed(msg.Offset + 1)
+	}
+}
+
+// clear drops the current chunk and those set aside; see Control.Clear.
+func (it *ConsumerIterator) clear() { it.clears.Add(1) }
