@@ -51,6 +51,23 @@ func TestREADMESnippetsUseConnectorAlone(t *testing.T) {
 		if strings.HasPrefix(strings.TrimSpace(b), "import ") {
 			continue // another module's snippet (plugin/prometheus): not type-checked here
 		}
+		if strings.HasPrefix(strings.TrimSpace(b), "package ") {
+			// A whole program (examples/examples_test builds it): of this
+			// module it may import connector alone, and the plugin.
+			f, err := parser.ParseFile(fset, "README-program-"+strconv.Itoa(i+1)+".go", b, parser.ImportsOnly)
+			if err != nil {
+				t.Errorf("README program %d does not parse: %v\n%s", i+1, err, b)
+				continue
+			}
+			for _, spec := range f.Imports {
+				path, _ := strconv.Unquote(spec.Path.Value)
+				if strings.HasPrefix(path, module) && path != module+"connector" && !strings.HasPrefix(path, module+"plugin/") {
+					t.Errorf("README program %d imports %s: applications should need connector alone", i+1, path)
+				}
+			}
+			checked++
+			continue
+		}
 		var src strings.Builder
 		src.WriteString("package readme\n\nimport (\n")
 		for name, path := range readmeImports {
