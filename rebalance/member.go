@@ -476,6 +476,12 @@ func (m *Member) rebalanceOnce(ctx context.Context) error {
 	if err := m.register(ctx); err != nil {
 		return err
 	}
+	// An attempt may have registered in a new session (the last one
+	// expired during an earlier attempt): the watches of the old one are
+	// gone, and those of the new one are set before the group is read, so
+	// that no change after the read goes unnoticed. Already armed in this
+	// session, nothing is done.
+	m.armWatches(ctx)
 	// The owner nodes stay until the new assignment is known: those of
 	// partitions this member keeps are not deleted and created again.
 	cur := m.continuable(ctx)

@@ -297,3 +297,71 @@ func TestKeptPartitionsKeepTheirOwnerNodes(t *testing.T) {
 	}
 	require.Equal(t, m0.id+"-0", owners[zkutil.TopicPartition{Topic: topic, Partition: 2}])
 }
+
+// TestExpiryBetweenAttemptsKeepsWatching: a member's session expires while
+// its rebalance attempts fail (a stranger holds an owner node it is
+// assigned), so that a later attempt of the same rebalance registers it in
+// the new session and succeeds. The member must then watch the group in
+// that session: when a second member joins, it must rebalance. (It used to
+// arm only the topics' watches there, not the membership's, and sat on
+// partitions assigned to the newcomer until the end of the chaos run.)
+func TestExpiryBetweenAttemptsKeepsWatching(t *testing.T) {
+	c := testcluster.Shared(t)
+	observer := dialObserver(t, c)
+	topic := newTopic(t, c, 4)
+	topics := map[string]int{topic: 1}
+	group := testcluster.UniqueName("g-expire-mid")
+	ctx := context.Background()
+	squatter := zkutil.OwnerPath(group, topic, 0)
+	require.NoError(t, observer.CreateEphemeral(ctx, squatter, []byte("stranger-0")))
+
+	tap := &testcluster.SessionTap{}
+	s, err := zkutil.Dial(ctx, zkutil.SessionConfig{Connect: c.ZKConnect(), SessionTimeout: 4 * time.Second,
+		ConnectionTimeout: 20 * time.Second, Dialer: tap.Dial})
+	require.NoError(t, err)
+	a, err := NewAssignor(StrategyRange)
+	require.NoError(t, err)
+	id := group + "_a"
+	tm := &testMember{id: id, session: s, rec: &recorder{}, tap: tap, errs: make(chan error, 100)}
+	m, err := NewMember(s, MemberConfig{Group: group, ConsumerID: id, Subscription: StaticSubscription(topics),
+		Assignor: a, MaxRetries: 1000, Backoff: 100 * time.Millisecond, SessionTimeout: 4 * time.Second,
+		Handler: tm.rec, Logger: testLogger()})
+	require.NoError(t, err)
+	tm.Member = m
+	t.Cleanup(func() { tm.stop(t) })
+	started := make(chan error, 1)
+	go func() { started <- m.Start(ctx) }()
+
+	// Registered and failing against the stranger's node: expire it.
+	idPath := zkutil.ConsumerIDPath(group, id)
+	first := s.ID()
+	require.True(t, waitUntil(30*time.Second, func() bool {
+		ok, st, err := observer.Exists(ctx, idPath)
+		return err == nil && ok && st.EphemeralOwner == first
+	}), "the member did not register")
+	time.Sleep(500 * time.Millisecond)
+	require.NoError(t, tap.Expire())
+	// The same rebalance registers it again in the next session ...
+	require.True(t, waitUntil(30*time.Second, func() bool {
+		ok, st, err := observer.Exists(ctx, idPath)
+		return err == nil && ok && st.EphemeralOwner != first && st.EphemeralOwner == s.ID()
+	}), "the member did not register in its new session")
+	select {
+	case err := <-started:
+		t.Fatalf("the rebalance ended before the stranger left: %v", err)
+	default:
+	}
+	// ... and succeeds once the stranger leaves.
+	require.NoError(t, observer.Delete(ctx, squatter, -1))
+	select {
+	case err := <-started:
+		require.NoError(t, err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the member never claimed the released partition")
+	}
+	waitConverged(t, observer, group, topics, StrategyRange, 1, tm)
+
+	// A newcomer joins: the first member must hand it its share.
+	b := startMember(t, c, group, group+"_b", memberOpts{topics: topics})
+	waitConverged(t, observer, group, topics, StrategyRange, 2, tm, b)
+}
