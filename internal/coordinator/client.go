@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -134,7 +135,34 @@ func retriable(err error) bool {
 // zkutil.NoOffset where it has none (OffsetFetch v1). Partitions for which
 // Kafka reports an error of their own are left out of offsets and returned
 // in failed; err fails the whole fetch.
+//
+// An answer of "no committed offset" is confirmed by a second one from the
+// coordinator looked up again: Kafka's coordinator checks that it
+// coordinates the group and then reads the group's offsets, and a
+// coordinator that resigns between the two (its group unloaded) answers
+// "none" without an error for a group that has offsets. Taken as true, a
+// new owner would start from its own older progress or auto.offset.reset
+// (seen in the chaos suite during a coordinator move).
 func (c *Client) Fetch(ctx context.Context, tps []zkutil.TopicPartition) (offsets map[zkutil.TopicPartition]int64, failed map[zkutil.TopicPartition]error, err error) {
+	offsets, failed, err = c.fetch(ctx, tps)
+	if err != nil || !slices.Contains(slices.Collect(maps.Values(offsets)), zkutil.NoOffset) {
+		return offsets, failed, err
+	}
+	select {
+	case <-ctx.Done():
+		return nil, nil, fmt.Errorf("coordinator: fetch offsets of group %s from Kafka: %w", c.group, context.Cause(ctx))
+	case <-time.After(min(c.backoff, confirmNoneDelay)):
+	}
+	c.refresh()
+	return c.fetch(ctx, tps)
+}
+
+// confirmNoneDelay is the longest wait before the second OffsetFetch that
+// confirms an answer of "no committed offset" (see Fetch).
+const confirmNoneDelay = 200 * time.Millisecond
+
+// fetch is one Fetch: OffsetFetch, retried on coordinator errors.
+func (c *Client) fetch(ctx context.Context, tps []zkutil.TopicPartition) (offsets map[zkutil.TopicPartition]int64, failed map[zkutil.TopicPartition]error, err error) {
 	offsets = make(map[zkutil.TopicPartition]int64, len(tps))
 	if len(tps) == 0 {
 		return offsets, nil, nil

@@ -49,3 +49,45 @@ func TestFetchPartitionErrors(t *testing.T) {
 	require.ErrorIs(t, err, sarama.ErrUnknownTopicOrPartition)
 	require.ErrorContains(t, err, "t-1")
 }
+
+// TestFetchConfirmsNoOffset: a coordinator that resigns while it answers
+// says "no committed offset" without an error for a group that has
+// offsets (the chaos suite met it during a coordinator move: the new owner
+// started from an older position). An answer of "none" is asked again, of
+// the coordinator looked up again, and the second answer counts.
+func TestFetchConfirmsNoOffset(t *testing.T) {
+	mb := sarama.NewMockBroker(t, 1)
+	defer mb.Close()
+	const group = "g"
+	unloaded := sarama.NewMockOffsetFetchResponse(t).
+		SetOffset(group, "t", 0, -1, "", sarama.ErrNoError).
+		SetOffset(group, "t", 1, 7, "", sarama.ErrNoError)
+	loaded := sarama.NewMockOffsetFetchResponse(t).
+		SetOffset(group, "t", 0, 42, "", sarama.ErrNoError).
+		SetOffset(group, "t", 1, 7, "", sarama.ErrNoError)
+	mb.SetHandlerByMap(map[string]sarama.MockResponse{
+		"ApiVersionsRequest": sarama.NewMockApiVersionsResponse(t).SetApiKeys([]sarama.ApiVersionsResponseKey{
+			{ApiKey: 3, MinVersion: 0, MaxVersion: 5}, {ApiKey: 9, MinVersion: 0, MaxVersion: 5}, {ApiKey: 10, MinVersion: 0, MaxVersion: 2},
+		}),
+		"MetadataRequest":        sarama.NewMockMetadataResponse(t).SetBroker(mb.Addr(), mb.BrokerID()),
+		"FindCoordinatorRequest": sarama.NewMockFindCoordinatorResponse(t).SetCoordinator(sarama.CoordinatorGroup, group, mb),
+		"OffsetFetchRequest":     sarama.NewMockSequence(unloaded, loaded),
+	})
+	s := New(group, func() (sarama.Client, error) {
+		sc := sarama.NewConfig()
+		sc.Version = sarama.V0_10_2_0
+		sc.Metadata.Full = false
+		return sarama.NewClient([]string{mb.Addr()}, sc)
+	}, 3, 10*time.Millisecond)
+	defer s.Close()
+	tps := []zkutil.TopicPartition{{Topic: "t", Partition: 0}, {Topic: "t", Partition: 1}}
+	offsets, unreadable, err := s.Fetch(context.Background(), tps)
+	require.NoError(t, err)
+	require.Empty(t, unreadable)
+	require.Equal(t, map[zkutil.TopicPartition]int64{tps[0]: 42, tps[1]: 7}, offsets)
+
+	// A group that really has none keeps answering none.
+	offsets, _, err = s.Fetch(context.Background(), []zkutil.TopicPartition{{Topic: "t", Partition: 5}})
+	require.NoError(t, err)
+	require.Equal(t, map[zkutil.TopicPartition]int64{{Topic: "t", Partition: 5}: -1}, offsets)
+}
