@@ -90,7 +90,11 @@ func javaConsoleConsume(ctx context.Context, tool toolCommand, bootstrap, topic,
 			}
 			out.WriteString(line)
 			out.WriteByte('\n')
-			if !stopped {
+			// Only a record starts the idle time: Kafka 4's tool prints
+			// notices about deprecated options first, before it has
+			// joined the group (a notice used to leave a busy machine's
+			// consumer the idle time alone to join and fetch: 0 records).
+			if !stopped && strings.HasPrefix(line, "Partition:") {
 				timer.Reset(idle)
 			}
 		case <-timer.C:
