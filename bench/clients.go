@@ -186,7 +186,7 @@ func readConnector(ctx context.Context, env clusterEnv, variant, topic string, p
 		return fmt.Errorf("unknown connector variant %q", variant)
 	}
 	cfg := connector.DefaultConfig()
-	cfg.ZookeeperConnect = env.zk
+	cfg.ZooKeeperConnect = env.zk
 	cfg.GroupID = fmt.Sprintf("zkbench-%d", time.Now().UnixNano())
 	cfg.AutoOffsetReset = connector.AutoOffsetResetSmallest
 	cfg.AutoCommitEnable = false

@@ -376,7 +376,7 @@ func reportThroughput(b *testing.B, msgs, bytes int64, elapsed time.Duration) {
 // beginning of the topic.
 func benchConfig(c *testcluster.Cluster) Config {
 	cfg := DefaultConfig()
-	cfg.ZookeeperConnect = c.ZKConnect()
+	cfg.ZooKeeperConnect = c.ZKConnect()
 	cfg.GroupID = testcluster.UniqueName("bench")
 	cfg.AutoOffsetReset = AutoOffsetResetSmallest
 	return cfg

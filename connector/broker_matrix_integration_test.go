@@ -49,7 +49,7 @@ func TestBrokerMatrix(t *testing.T) {
 			if c.BrokerAtLeast(testcluster.BrokerVersion111) {
 				t.Run("formats mixed in a partition", func(t *testing.T) { matrixMixedFormats(t, c) })
 			}
-			t.Run("offsets in zookeeper", func(t *testing.T) { matrixOffsets(t, c, OffsetsStorageZookeeper) })
+			t.Run("offsets in zookeeper", func(t *testing.T) { matrixOffsets(t, c, OffsetsStorageZooKeeper) })
 			t.Run("offsets in kafka", func(t *testing.T) { matrixOffsets(t, c, OffsetsStorageKafka) })
 			t.Run("leader changes", func(t *testing.T) { matrixLeaderChanges(t, c) })
 		})

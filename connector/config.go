@@ -62,9 +62,9 @@ const (
 
 // Values accepted by Config.OffsetsStorage (offsets.storage).
 const (
-	// OffsetsStorageZookeeper keeps offsets under /consumers/<group>/offsets,
+	// OffsetsStorageZooKeeper keeps offsets under /consumers/<group>/offsets,
 	// the default.
-	OffsetsStorageZookeeper = "zookeeper"
+	OffsetsStorageZooKeeper = "zookeeper"
 	// OffsetsStorageKafka commits offsets to the group coordinator
 	// (OffsetCommit/OffsetFetch), Kafka 0.8.2+.
 	OffsetsStorageKafka = "kafka"
@@ -112,7 +112,7 @@ func (e *ConfigError) Unwrap() error { return ErrInvalidConfig }
 // Kafka 1.1.1's kafka.consumer.ConsumerConfig, plus a few zkconsumer
 // extensions whose keys start with "zkconsumer.".
 //
-// Start from DefaultConfig, set GroupID and ZookeeperConnect (or
+// Start from DefaultConfig, set GroupID and ZooKeeperConnect (or
 // GroupCoordination "kafka" and BootstrapServers), and call Validate (the connector's constructor does). A few fields default to the
 // value of another field; they are left zero (or nil) by DefaultConfig and
 // filled in by Validate, so that changing the field they follow changes them
@@ -128,16 +128,16 @@ type Config struct {
 	// may not be "." or ".." (it is a znode name under /consumers).
 	GroupID string
 
-	// ZookeeperConnect is the ZooKeeper connection string:
+	// ZooKeeperConnect is the ZooKeeper connection string:
 	// zookeeper.connect, required with GroupCoordination "zookeeper" (the
 	// default) and ignored with "kafka". It has the form
 	// "host1:port1,host2:port2/chroot"; the port defaults to 2181 and the
 	// chroot is optional.
-	ZookeeperConnect string
+	ZooKeeperConnect string
 
 	// GroupCoordination chooses who coordinates the group:
 	// zkconsumer.group.coordination, a zkconsumer extension, default
-	// "zookeeper". CoordinationZookeeper is Kafka's Scala consumer's way
+	// "zookeeper". CoordinationZooKeeper is Kafka's Scala consumer's way
 	// (members register in ZooKeeper and claim partitions there);
 	// CoordinationKafka joins the group through the brokers' group
 	// coordinator, as Kafka's Java consumer does, so that zkconsumer
@@ -285,14 +285,14 @@ type Config struct {
 
 	// RebalanceMaxRetries is the number of rebalance attempts before giving
 	// up: rebalance.max.retries, default 4. At least 1. Kafka's FAQ advises
-	// RebalanceMaxRetries × RebalanceBackoff > ZookeeperSessionTimeout.
+	// RebalanceMaxRetries × RebalanceBackoff > ZooKeeperSessionTimeout.
 	RebalanceMaxRetries int
 
 	// RebalanceBackoff is the pause between rebalance attempts (and between
 	// reads of an unreadable committed offset): rebalance.backoff.ms,
 	// default 2000. As in Kafka, the default follows zookeeper.sync.time.ms
 	// when properties are read: ConfigFromProperties sets it to
-	// ZookeeperSyncTime when only that key is given. Zero means no pause,
+	// ZooKeeperSyncTime when only that key is given. Zero means no pause,
 	// as in Kafka. It must not be negative.
 	RebalanceBackoff time.Duration
 
@@ -364,7 +364,7 @@ type Config struct {
 	RoundRobinHashFormat string
 
 	// OffsetsStorage says where offsets are committed and fetched from:
-	// offsets.storage, default "zookeeper". One of OffsetsStorageZookeeper or
+	// offsets.storage, default "zookeeper". One of OffsetsStorageZooKeeper or
 	// OffsetsStorageKafka; Validate lower-cases it, as Kafka does.
 	OffsetsStorage string
 
@@ -397,23 +397,23 @@ type Config struct {
 	// negative.
 	OffsetsCommitMaxRetries int
 
-	// ZookeeperSessionTimeout is the requested ZooKeeper session timeout:
+	// ZooKeeperSessionTimeout is the requested ZooKeeper session timeout:
 	// zookeeper.session.timeout.ms, default 6000. It must be positive. The
 	// server may negotiate it into [2, 20] × its tickTime.
-	ZookeeperSessionTimeout time.Duration
+	ZooKeeperSessionTimeout time.Duration
 
-	// ZookeeperConnectionTimeout is how long to wait for the first
+	// ZooKeeperConnectionTimeout is how long to wait for the first
 	// ZooKeeper connection: zookeeper.connection.timeout.ms, default
-	// ZookeeperSessionTimeout. Zero means "follow ZookeeperSessionTimeout"
+	// ZooKeeperSessionTimeout. Zero means "follow ZooKeeperSessionTimeout"
 	// (Kafka's own zero fails every connection attempt at once, so nothing
 	// useful is lost). It must not be negative.
-	ZookeeperConnectionTimeout time.Duration
+	ZooKeeperConnectionTimeout time.Duration
 
-	// ZookeeperSyncTime is zookeeper.sync.time.ms, default 2000. Like Kafka's
+	// ZooKeeperSyncTime is zookeeper.sync.time.ms, default 2000. Like Kafka's
 	// consumer, zkconsumer uses it only as the default of rebalance.backoff.ms
 	// in properties (see RebalanceBackoff); setting the field afterwards
 	// does not change RebalanceBackoff. It must not be negative.
-	ZookeeperSyncTime time.Duration
+	ZooKeeperSyncTime time.Duration
 
 	// IsolationLevel selects which transactional messages are delivered:
 	// zkconsumer.isolation.level, a zkconsumer extension, default
@@ -453,10 +453,10 @@ type Config struct {
 // DefaultConfig returns a Config holding Kafka 1.1.1's defaults for every
 // key but socket.receive.buffer.bytes (-1, the operating system's
 // default, instead of 65536), and Kafka 3.9's Java consumer defaults for the keys of
-// GroupCoordination "kafka". GroupID and ZookeeperConnect (or
+// GroupCoordination "kafka". GroupID and ZooKeeperConnect (or
 // BootstrapServers) are left empty: they are required.
 // Fields whose default follows another field (ClientID,
-// DualCommitEnabled, ZookeeperConnectionTimeout) are left unset and filled
+// DualCommitEnabled, ZooKeeperConnectionTimeout) are left unset and filled
 // in by Validate.
 func DefaultConfig() Config {
 	return Config{
@@ -479,14 +479,14 @@ func DefaultConfig() Config {
 		PartitionAssignmentStrategy: StrategyRange,
 		RebalanceProtocol:           RebalanceCooperative,
 		RoundRobinHashFormat:        RoundRobinHashDash,
-		OffsetsStorage:              OffsetsStorageZookeeper,
+		OffsetsStorage:              OffsetsStorageZooKeeper,
 		OffsetsChannelBackoff:       1000 * time.Millisecond,
 		OffsetsChannelSocketTimeout: 10000 * time.Millisecond,
 		OffsetsCommitMaxRetries:     5,
-		ZookeeperSessionTimeout:     6000 * time.Millisecond,
-		ZookeeperSyncTime:           2000 * time.Millisecond,
+		ZooKeeperSessionTimeout:     6000 * time.Millisecond,
+		ZooKeeperSyncTime:           2000 * time.Millisecond,
 		IsolationLevel:              IsolationReadUncommitted,
-		GroupCoordination:           CoordinationZookeeper,
+		GroupCoordination:           CoordinationZooKeeper,
 		SessionTimeout:              45000 * time.Millisecond,
 		HeartbeatInterval:           3000 * time.Millisecond,
 		MaxPollInterval:             300000 * time.Millisecond,
@@ -496,7 +496,7 @@ func DefaultConfig() Config {
 }
 
 // Validate fills in the defaults that follow other fields (ClientID,
-// DualCommitEnabled, ZookeeperConnectionTimeout), lower-cases
+// DualCommitEnabled, ZooKeeperConnectionTimeout), lower-cases
 // OffsetsStorage, and checks every
 // field with Kafka 1.1.1's rules plus a few stricter ones that catch values
 // Kafka accepts but then fails on at run time (documented on each field).
@@ -543,7 +543,7 @@ func (c *Config) Validate() error {
 			"must be positive when auto.commit.enable is true")
 	}
 	c.OffsetsStorage = strings.ToLower(c.OffsetsStorage)
-	storageOK := v.oneOf(keyOffsetsStorage, c.OffsetsStorage, OffsetsStorageZookeeper, OffsetsStorageKafka)
+	storageOK := v.oneOf(keyOffsetsStorage, c.OffsetsStorage, OffsetsStorageZooKeeper, OffsetsStorageKafka)
 	if c.DualCommitEnabled == nil && storageOK {
 		dual := c.OffsetsStorage == OffsetsStorageKafka
 		c.DualCommitEnabled = &dual
@@ -554,7 +554,7 @@ func (c *Config) Validate() error {
 
 	// Rebalance.
 	v.check(keyRebalanceMaxRetries, itoa(c.RebalanceMaxRetries), c.RebalanceMaxRetries >= 1, "must be at least 1")
-	v.check(keyZookeeperSyncTime, ms(c.ZookeeperSyncTime), c.ZookeeperSyncTime >= 0, "must not be negative")
+	v.check(keyZooKeeperSyncTime, ms(c.ZooKeeperSyncTime), c.ZooKeeperSyncTime >= 0, "must not be negative")
 	v.check(keyRebalanceBackoff, ms(c.RebalanceBackoff), c.RebalanceBackoff >= 0, "must not be negative")
 	v.oneOf(keyPartitionAssignmentStrategy, c.PartitionAssignmentStrategy, StrategyRange, StrategyRoundRobin)
 	v.oneOf(keyRebalanceProtocol, c.RebalanceProtocol, RebalanceCooperative, RebalanceEager)
@@ -572,11 +572,11 @@ func (c *Config) Validate() error {
 	v.oneOf(keyIsolationLevel, c.IsolationLevel, IsolationReadUncommitted, IsolationReadCommitted)
 
 	// ZooKeeper session.
-	sessionOK := v.check(keyZookeeperSessionTimeout, ms(c.ZookeeperSessionTimeout), c.ZookeeperSessionTimeout > 0, "must be positive")
-	if c.ZookeeperConnectionTimeout == 0 && sessionOK {
-		c.ZookeeperConnectionTimeout = c.ZookeeperSessionTimeout
+	sessionOK := v.check(keyZooKeeperSessionTimeout, ms(c.ZooKeeperSessionTimeout), c.ZooKeeperSessionTimeout > 0, "must be positive")
+	if c.ZooKeeperConnectionTimeout == 0 && sessionOK {
+		c.ZooKeeperConnectionTimeout = c.ZooKeeperSessionTimeout
 	}
-	v.check(keyZookeeperConnectionTimeout, ms(c.ZookeeperConnectionTimeout), c.ZookeeperConnectionTimeout >= 0, "must not be negative")
+	v.check(keyZooKeeperConnectionTimeout, ms(c.ZooKeeperConnectionTimeout), c.ZooKeeperConnectionTimeout >= 0, "must not be negative")
 
 	// Security.
 	v.security(c.Security)
@@ -648,9 +648,9 @@ func validZnodeName(s string) bool {
 	return true
 }
 
-// checkZookeeperConnect returns why s is not a usable ZooKeeper connection
+// checkZooKeeperConnect returns why s is not a usable ZooKeeper connection
 // string, or "" if it is.
-func checkZookeeperConnect(s string) string {
+func checkZooKeeperConnect(s string) string {
 	const form = "; must look like host1:port1,host2:port2/chroot"
 	if s == "" {
 		return "required" + form
@@ -663,7 +663,7 @@ func checkZookeeperConnect(s string) string {
 		return "no servers before the chroot" + form
 	}
 	for _, server := range strings.Split(servers, ",") {
-		if reason := checkZookeeperServer(server); reason != "" {
+		if reason := checkZooKeeperServer(server); reason != "" {
 			return reason + form
 		}
 	}
@@ -680,9 +680,9 @@ func checkZookeeperConnect(s string) string {
 	return ""
 }
 
-// checkZookeeperServer checks one "host[:port]" entry of a connection string;
+// checkZooKeeperServer checks one "host[:port]" entry of a connection string;
 // IPv6 literals need brackets.
-func checkZookeeperServer(server string) string {
+func checkZooKeeperServer(server string) string {
 	if server == "" {
 		return "empty server in the list"
 	}

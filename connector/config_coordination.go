@@ -11,9 +11,9 @@ import (
 // Values accepted by Config.GroupCoordination
 // (zkconsumer.group.coordination).
 const (
-	// CoordinationZookeeper coordinates the group through ZooKeeper, as
+	// CoordinationZooKeeper coordinates the group through ZooKeeper, as
 	// Kafka's Scala consumer does: the default.
-	CoordinationZookeeper = "zookeeper"
+	CoordinationZooKeeper = "zookeeper"
 	// CoordinationKafka makes the connector a member of a group coordinated
 	// by Kafka's brokers (the classic group protocol, as Kafka's Java
 	// consumer speaks it), found through bootstrap.servers. No ZooKeeper is
@@ -37,7 +37,7 @@ const (
 // nothing with zookeeper.
 var (
 	zookeeperOnlyKeys = []string{
-		keyZookeeperConnect, keyZookeeperSessionTimeout, keyZookeeperConnectionTimeout, keyZookeeperSyncTime,
+		keyZooKeeperConnect, keyZooKeeperSessionTimeout, keyZooKeeperConnectionTimeout, keyZooKeeperSyncTime,
 		keyOffsetsStorage, keyDualCommitEnabled, keyOffsetsChannelBackoff, keyOffsetsChannelSocketTimeout,
 		keyRebalanceMaxRetries, keyRebalanceBackoff, keyRoundRobinHashFormat, keyRebalanceProtocol,
 	}
@@ -87,9 +87,9 @@ func (c *Config) ignoredKeyWarning(key string) string {
 	if c.kafkaMode() {
 		hint := ""
 		switch key {
-		case keyZookeeperConnect:
+		case keyZooKeeperConnect:
 			hint = "; the group's brokers are found through " + keyBootstrapServers
-		case keyZookeeperSessionTimeout:
+		case keyZooKeeperSessionTimeout:
 			hint = "; did you mean " + keySessionTimeout + "?"
 		case keyOffsetsStorage, keyDualCommitEnabled:
 			hint = "; offsets are committed to Kafka's group coordinator"
@@ -133,8 +133,8 @@ func (c Config) ModeWarnings() []string {
 	// A field that follows another (filled in by Validate) counts as set
 	// only when it differs from what it follows.
 	follows := map[string]bool{
-		keyZookeeperConnectionTimeout: c.ZookeeperConnectionTimeout == c.ZookeeperSessionTimeout,
-		keyRebalanceBackoff:           c.RebalanceBackoff == c.ZookeeperSyncTime,
+		keyZooKeeperConnectionTimeout: c.ZooKeeperConnectionTimeout == c.ZooKeeperSessionTimeout,
+		keyRebalanceBackoff:           c.RebalanceBackoff == c.ZooKeeperSyncTime,
 		keyDualCommitEnabled: c.DualCommitEnabled != nil &&
 			*c.DualCommitEnabled == (strings.ToLower(c.OffsetsStorage) == OffsetsStorageKafka),
 	}
@@ -164,21 +164,21 @@ func (c *Config) omitsKey(key string) bool {
 // membership timeouts with kafka.
 func (c *Config) validateCoordination(v *validator) {
 	c.GroupCoordination = strings.ToLower(c.GroupCoordination)
-	if !v.oneOf(keyGroupCoordination, c.GroupCoordination, CoordinationZookeeper, CoordinationKafka) {
+	if !v.oneOf(keyGroupCoordination, c.GroupCoordination, CoordinationZooKeeper, CoordinationKafka) {
 		return
 	}
 	if !c.kafkaMode() {
-		if reason := checkZookeeperConnect(c.ZookeeperConnect); reason != "" {
-			if c.ZookeeperConnect == "" && c.BootstrapServers != "" {
-				reason = "required with " + keyGroupCoordination + "=" + CoordinationZookeeper +
+		if reason := checkZooKeeperConnect(c.ZooKeeperConnect); reason != "" {
+			if c.ZooKeeperConnect == "" && c.BootstrapServers != "" {
+				reason = "required with " + keyGroupCoordination + "=" + CoordinationZooKeeper +
 					" (the default); to use Kafka's group coordinator with " + keyBootstrapServers +
 					" instead, set " + keyGroupCoordination + "=" + CoordinationKafka
-			} else if c.ZookeeperConnect == "" {
-				reason = "required: set " + keyZookeeperConnect + " (host1:port1,host2:port2/chroot), or " +
+			} else if c.ZooKeeperConnect == "" {
+				reason = "required: set " + keyZooKeeperConnect + " (host1:port1,host2:port2/chroot), or " +
 					keyBootstrapServers + " with " + keyGroupCoordination + "=" + CoordinationKafka +
 					" to use Kafka's group coordinator"
 			}
-			v.fail(keyZookeeperConnect, c.ZookeeperConnect, reason)
+			v.fail(keyZooKeeperConnect, c.ZooKeeperConnect, reason)
 		}
 	} else if reason := checkBootstrapServers(c.BootstrapServers); reason != "" {
 		v.fail(keyBootstrapServers, c.BootstrapServers, reason)

@@ -54,7 +54,7 @@ func TestCoordinationRequiredServers(t *testing.T) {
 
 	kafkaNoServers := kafkaModeConfig()
 	kafkaNoServers.BootstrapServers = ""
-	kafkaNoServers.ZookeeperConnect = "zk:2181"
+	kafkaNoServers.ZooKeeperConnect = "zk:2181"
 	assert.Equal(t, []string{"bootstrap.servers"}, errorKeys(t, kafkaNoServers.Validate()))
 }
 
@@ -140,7 +140,7 @@ func TestKafkaModePropertiesRoundTrip(t *testing.T) {
 func TestJavaOffsetResetNamesInBothModes(t *testing.T) {
 	zk := connector.DefaultConfig()
 	zk.GroupID = "grp"
-	zk.ZookeeperConnect = "zk1:2181"
+	zk.ZooKeeperConnect = "zk1:2181"
 	for name, base := range map[string]connector.Config{"zookeeper": zk, "kafka": kafkaModeConfig()} {
 		for value, want := range map[string]string{
 			"earliest": connector.AutoOffsetResetSmallest, "latest": connector.AutoOffsetResetLargest,
@@ -188,7 +188,7 @@ func TestModeWarningsWithoutLogger(t *testing.T) {
 	slog.SetDefault(slog.New(slog.NewTextHandler(&global, nil)))
 	t.Cleanup(func() { slog.SetDefault(prev) })
 	cfg := kafkaModeConfig()
-	cfg.ZookeeperSessionTimeout = 30 * time.Second
+	cfg.ZooKeeperSessionTimeout = 30 * time.Second
 	open := func(cfg connector.Config) {
 		conn, err := connector.New(cfg)
 		require.NoError(t, err)

@@ -18,7 +18,7 @@ import (
 // plus the zkconsumer extensions.
 const (
 	keyGroupID                     = "group.id"
-	keyZookeeperConnect            = "zookeeper.connect"
+	keyZooKeeperConnect            = "zookeeper.connect"
 	keyConsumerID                  = "consumer.id"
 	keyClientID                    = "client.id"
 	keySocketTimeout               = "socket.timeout.ms"
@@ -43,9 +43,9 @@ const (
 	keyOffsetsChannelBackoff       = "offsets.channel.backoff.ms"
 	keyOffsetsChannelSocketTimeout = "offsets.channel.socket.timeout.ms"
 	keyOffsetsCommitMaxRetries     = "offsets.commit.max.retries"
-	keyZookeeperSessionTimeout     = "zookeeper.session.timeout.ms"
-	keyZookeeperConnectionTimeout  = "zookeeper.connection.timeout.ms"
-	keyZookeeperSyncTime           = "zookeeper.sync.time.ms"
+	keyZooKeeperSessionTimeout     = "zookeeper.session.timeout.ms"
+	keyZooKeeperConnectionTimeout  = "zookeeper.connection.timeout.ms"
+	keyZooKeeperSyncTime           = "zookeeper.sync.time.ms"
 
 	keyRoundRobinHashFormat = "zkconsumer.roundrobin.hash.format"
 	keyRebalanceProtocol    = "zkconsumer.rebalance.protocol"
@@ -72,7 +72,7 @@ type property struct {
 // properties lists every key the loader understands.
 var properties = []property{
 	stringProp(keyGroupID, func(c *Config) *string { return &c.GroupID }, false),
-	stringProp(keyZookeeperConnect, func(c *Config) *string { return &c.ZookeeperConnect }, false),
+	stringProp(keyZooKeeperConnect, func(c *Config) *string { return &c.ZooKeeperConnect }, false),
 	stringProp(keyConsumerID, func(c *Config) *string { return &c.ConsumerID }, true),
 	msProp(keySocketTimeout, func(c *Config) *time.Duration { return &c.SocketTimeout }, false),
 	intProp(keySocketReceiveBufferBytes, func(c *Config) *int { return &c.SocketReceiveBufferBytes }),
@@ -112,9 +112,9 @@ var properties = []property{
 	stringProp(keyClientID, func(c *Config) *string { return &c.ClientID }, true),
 	boolProp(keyExcludeInternalTopics, func(c *Config) *bool { return &c.ExcludeInternalTopics }),
 	stringProp(keyPartitionAssignmentStrategy, func(c *Config) *string { return &c.PartitionAssignmentStrategy }, false),
-	msProp(keyZookeeperSessionTimeout, func(c *Config) *time.Duration { return &c.ZookeeperSessionTimeout }, false),
-	msProp(keyZookeeperConnectionTimeout, func(c *Config) *time.Duration { return &c.ZookeeperConnectionTimeout }, true),
-	msProp(keyZookeeperSyncTime, func(c *Config) *time.Duration { return &c.ZookeeperSyncTime }, false),
+	msProp(keyZooKeeperSessionTimeout, func(c *Config) *time.Duration { return &c.ZooKeeperSessionTimeout }, false),
+	msProp(keyZooKeeperConnectionTimeout, func(c *Config) *time.Duration { return &c.ZooKeeperConnectionTimeout }, true),
+	msProp(keyZooKeeperSyncTime, func(c *Config) *time.Duration { return &c.ZooKeeperSyncTime }, false),
 	stringProp(keyRoundRobinHashFormat, func(c *Config) *string { return &c.RoundRobinHashFormat }, false),
 	stringProp(keyRebalanceProtocol, func(c *Config) *string { return &c.RebalanceProtocol }, false),
 	stringProp(keyIsolationLevel, func(c *Config) *string { return &c.IsolationLevel }, false),
@@ -281,8 +281,8 @@ func ConfigFromProperties(props map[string]string) (Config, []string, error) {
 		}
 	}
 	_, backoff := props[keyRebalanceBackoff]
-	if _, sync := props[keyZookeeperSyncTime]; sync && !backoff && !failed[keyZookeeperSyncTime] {
-		c.RebalanceBackoff = c.ZookeeperSyncTime
+	if _, sync := props[keyZooKeeperSyncTime]; sync && !backoff && !failed[keyZooKeeperSyncTime] {
+		c.RebalanceBackoff = c.ZooKeeperSyncTime
 	}
 	for _, key := range securityKeys() {
 		known[key] = true
@@ -335,7 +335,7 @@ func (c Config) Properties() map[string]string {
 			out[p.key] = v
 		}
 	}
-	for k, v := range c.Security.Properties() {
+	for k, v := range c.Security.settings().Properties() {
 		out[k] = v
 	}
 	return out

@@ -186,8 +186,8 @@ func TestKafkaConsumerPropertiesLoads(t *testing.T) {
 	assert.Empty(t, warnings)
 	require.NoError(t, c.Validate())
 	assert.Equal(t, "test-consumer-group", c.GroupID)
-	assert.Equal(t, "127.0.0.1:2181", c.ZookeeperConnect)
-	assert.Equal(t, 6*time.Second, c.ZookeeperConnectionTimeout)
+	assert.Equal(t, "127.0.0.1:2181", c.ZooKeeperConnect)
+	assert.Equal(t, 6*time.Second, c.ZooKeeperConnectionTimeout)
 	assert.Equal(t, "test-consumer-group", c.ClientID)
 	assert.Equal(t, time.Duration(-1)*time.Millisecond, c.ConsumerTimeout, "consumer.timeout.ms is commented out")
 }
@@ -245,7 +245,7 @@ func TestConfigFromPropertiesEveryKey(t *testing.T) {
 	assert.Empty(t, warnings)
 	assert.Equal(t, connector.Config{
 		GroupID:                     "g",
-		ZookeeperConnect:            "zk:2181/c",
+		ZooKeeperConnect:            "zk:2181/c",
 		ConsumerID:                  "host-1-abcdef12",
 		ClientID:                    "cli",
 		SocketTimeout:               31 * time.Second,
@@ -272,9 +272,9 @@ func TestConfigFromPropertiesEveryKey(t *testing.T) {
 		OffsetsChannelBackoff:       1500 * time.Millisecond,
 		OffsetsChannelSocketTimeout: 12 * time.Second,
 		OffsetsCommitMaxRetries:     2,
-		ZookeeperSessionTimeout:     30 * time.Second,
-		ZookeeperConnectionTimeout:  15 * time.Second,
-		ZookeeperSyncTime:           4 * time.Second,
+		ZooKeeperSessionTimeout:     30 * time.Second,
+		ZooKeeperConnectionTimeout:  15 * time.Second,
+		ZooKeeperSyncTime:           4 * time.Second,
 		IsolationLevel:              "read_committed",
 		GroupCoordination:           "zookeeper",
 		SessionTimeout:              45 * time.Second,
@@ -299,7 +299,7 @@ func TestConfigFromPropertiesTrimsValues(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, warnings)
 	assert.Equal(t, "g", c.GroupID)
-	assert.Equal(t, "zk:2181", c.ZookeeperConnect)
+	assert.Equal(t, "zk:2181", c.ZooKeeperConnect)
 	assert.Equal(t, 250*time.Millisecond, c.FetchWaitMax)
 	assert.False(t, c.AutoCommitEnable)
 	assert.Equal(t, "smallest", c.AutoOffsetReset)
@@ -349,7 +349,7 @@ func TestConfigFromPropertiesZeroDerivedValuesWarn(t *testing.T) {
 	require.NoError(t, c.Validate())
 	assert.Equal(t, "g", c.ClientID)
 	assert.Empty(t, c.ConsumerID)
-	assert.Equal(t, 6*time.Second, c.ZookeeperConnectionTimeout)
+	assert.Equal(t, 6*time.Second, c.ZooKeeperConnectionTimeout)
 }
 
 // rebalance.backoff.ms=0 means no pause, as in Kafka, and its default
@@ -445,7 +445,7 @@ func TestPropertiesRoundTrip(t *testing.T) {
 	custom.RoundRobinHashFormat = connector.RoundRobinHashBracket
 
 	oddSession := validConfig()
-	oddSession.ZookeeperSessionTimeout = 1000 * time.Millisecond
+	oddSession.ZooKeeperSessionTimeout = 1000 * time.Millisecond
 	require.NoError(t, oddSession.Validate())
 
 	tests := map[string]connector.Config{

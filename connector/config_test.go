@@ -17,7 +17,7 @@ import (
 func validConfig() connector.Config {
 	c := connector.DefaultConfig()
 	c.GroupID = "grp"
-	c.ZookeeperConnect = "127.0.0.1:2181"
+	c.ZooKeeperConnect = "127.0.0.1:2181"
 	return c
 }
 
@@ -98,7 +98,7 @@ func TestDefaultsMatchKafka(t *testing.T) {
 	// The same defaults, field by field.
 	assert.Equal(t, connector.Config{
 		GroupID:                     "grp",
-		ZookeeperConnect:            "127.0.0.1:2181",
+		ZooKeeperConnect:            "127.0.0.1:2181",
 		ClientID:                    "grp",
 		SocketTimeout:               30 * time.Second,
 		SocketReceiveBufferBytes:    -1,
@@ -124,9 +124,9 @@ func TestDefaultsMatchKafka(t *testing.T) {
 		OffsetsChannelBackoff:       time.Second,
 		OffsetsChannelSocketTimeout: 10 * time.Second,
 		OffsetsCommitMaxRetries:     5,
-		ZookeeperSessionTimeout:     6 * time.Second,
-		ZookeeperConnectionTimeout:  6 * time.Second,
-		ZookeeperSyncTime:           2 * time.Second,
+		ZooKeeperSessionTimeout:     6 * time.Second,
+		ZooKeeperConnectionTimeout:  6 * time.Second,
+		ZooKeeperSyncTime:           2 * time.Second,
 		IsolationLevel:              "read_uncommitted",
 		GroupCoordination:           "zookeeper",
 		SessionTimeout:              45 * time.Second,
@@ -140,12 +140,12 @@ func TestDefaultsMatchKafka(t *testing.T) {
 func TestDefaultConfigLeavesRequiredAndDerivedUnset(t *testing.T) {
 	c := connector.DefaultConfig()
 	assert.Empty(t, c.GroupID)
-	assert.Empty(t, c.ZookeeperConnect)
+	assert.Empty(t, c.ZooKeeperConnect)
 	assert.Empty(t, c.ConsumerID)
 	assert.Empty(t, c.ClientID)
 	assert.Equal(t, 2*time.Second, c.RebalanceBackoff)
 	assert.Nil(t, c.DualCommitEnabled)
-	assert.Zero(t, c.ZookeeperConnectionTimeout)
+	assert.Zero(t, c.ZooKeeperConnectionTimeout)
 	assert.Nil(t, c.Logger)
 
 	// The two required keys are reported, nothing else.
@@ -155,13 +155,13 @@ func TestDefaultConfigLeavesRequiredAndDerivedUnset(t *testing.T) {
 func TestValidateFillsDerivedDefaults(t *testing.T) {
 	c := validConfig()
 	c.GroupID = "orders"
-	c.ZookeeperSyncTime = 3 * time.Second
-	c.ZookeeperSessionTimeout = 9 * time.Second
+	c.ZooKeeperSyncTime = 3 * time.Second
+	c.ZooKeeperSessionTimeout = 9 * time.Second
 	c.OffsetsStorage = "Kafka"
 	require.NoError(t, c.Validate())
 	assert.Equal(t, "orders", c.ClientID)
 	assert.Equal(t, 2*time.Second, c.RebalanceBackoff, "only the properties loader makes it follow zookeeper.sync.time.ms")
-	assert.Equal(t, 9*time.Second, c.ZookeeperConnectionTimeout)
+	assert.Equal(t, 9*time.Second, c.ZooKeeperConnectionTimeout)
 	assert.Equal(t, "kafka", c.OffsetsStorage, "offsets.storage is lower-cased, as in Kafka")
 	require.NotNil(t, c.DualCommitEnabled)
 	assert.True(t, *c.DualCommitEnabled, "dual.commit.enabled defaults to true with kafka storage")
@@ -171,13 +171,13 @@ func TestValidateKeepsExplicitValues(t *testing.T) {
 	c := validConfig()
 	c.ClientID = "reader-1"
 	c.RebalanceBackoff = time.Millisecond
-	c.ZookeeperConnectionTimeout = 30 * time.Second
+	c.ZooKeeperConnectionTimeout = 30 * time.Second
 	c.OffsetsStorage = "kafka"
 	c.DualCommitEnabled = new(false)
 	require.NoError(t, c.Validate())
 	assert.Equal(t, "reader-1", c.ClientID)
 	assert.Equal(t, time.Millisecond, c.RebalanceBackoff)
-	assert.Equal(t, 30*time.Second, c.ZookeeperConnectionTimeout)
+	assert.Equal(t, 30*time.Second, c.ZooKeeperConnectionTimeout)
 	assert.False(t, *c.DualCommitEnabled)
 }
 
@@ -191,10 +191,10 @@ func TestValidateIsIdempotent(t *testing.T) {
 
 func TestValidateAcceptsEdgeValues(t *testing.T) {
 	tests := map[string]func(c *connector.Config){
-		"chroot":                       func(c *connector.Config) { c.ZookeeperConnect = "zk1:2181,zk2:2182/kafka/prod" },
-		"root chroot":                  func(c *connector.Config) { c.ZookeeperConnect = "zk1:2181/" },
-		"default port":                 func(c *connector.Config) { c.ZookeeperConnect = "zk1,zk2" },
-		"IPv6":                         func(c *connector.Config) { c.ZookeeperConnect = "[::1]:2181,[fe80::1]/k" },
+		"chroot":                       func(c *connector.Config) { c.ZooKeeperConnect = "zk1:2181,zk2:2182/kafka/prod" },
+		"root chroot":                  func(c *connector.Config) { c.ZooKeeperConnect = "zk1:2181/" },
+		"default port":                 func(c *connector.Config) { c.ZooKeeperConnect = "zk1,zk2" },
+		"IPv6":                         func(c *connector.Config) { c.ZooKeeperConnect = "[::1]:2181,[fe80::1]/k" },
 		"group id characters":          func(c *connector.Config) { c.GroupID = "A-z_0.9" },
 		"generated-style consumer id":  func(c *connector.Config) { c.ConsumerID = "host.example.com-1530000000000-1a2b3c4d" },
 		"consumer timeout zero":        func(c *connector.Config) { c.ConsumerTimeout = 0 },
@@ -210,7 +210,7 @@ func TestValidateAcceptsEdgeValues(t *testing.T) {
 		},
 		"smallest":                      func(c *connector.Config) { c.AutoOffsetReset = "smallest" },
 		"read_committed":                func(c *connector.Config) { c.IsolationLevel = "read_committed" },
-		"sync time zero":                func(c *connector.Config) { c.ZookeeperSyncTime = 0 },
+		"sync time zero":                func(c *connector.Config) { c.ZooKeeperSyncTime = 0 },
 		"zero backoffs":                 func(c *connector.Config) { c.RefreshLeaderBackoff, c.OffsetsChannelBackoff = 0, 0 },
 		"storage upper case":            func(c *connector.Config) { c.OffsetsStorage = "ZOOKEEPER" },
 		"explicit dual commit with zk":  func(c *connector.Config) { c.DualCommitEnabled = new(true) },
@@ -243,21 +243,21 @@ func TestValidateRejects(t *testing.T) {
 		{"consumer id slash", func(c *connector.Config) { c.ConsumerID = "a/b" }, "consumer.id", "znode"},
 		{"consumer id control", func(c *connector.Config) { c.ConsumerID = "a\x00b" }, "consumer.id", "znode"},
 		{"consumer id dotdot", func(c *connector.Config) { c.ConsumerID = ".." }, "consumer.id", "znode"},
-		{"zk missing", func(c *connector.Config) { c.ZookeeperConnect = "" }, "zookeeper.connect", "required"},
-		{"zk only chroot", func(c *connector.Config) { c.ZookeeperConnect = "/kafka" }, "zookeeper.connect", "no servers"},
-		{"zk empty server", func(c *connector.Config) { c.ZookeeperConnect = "zk1:2181,,zk2:2181" }, "zookeeper.connect", "empty server"},
-		{"zk trailing comma", func(c *connector.Config) { c.ZookeeperConnect = "zk1:2181," }, "zookeeper.connect", "empty server"},
-		{"zk space", func(c *connector.Config) { c.ZookeeperConnect = "zk1:2181, zk2:2181" }, "zookeeper.connect", "white space"},
-		{"zk bad port", func(c *connector.Config) { c.ZookeeperConnect = "zk1:http" }, "zookeeper.connect", "invalid port"},
-		{"zk port range", func(c *connector.Config) { c.ZookeeperConnect = "zk1:65536" }, "zookeeper.connect", "invalid port"},
-		{"zk empty port", func(c *connector.Config) { c.ZookeeperConnect = "zk1:" }, "zookeeper.connect", "empty port"},
-		{"zk empty host", func(c *connector.Config) { c.ZookeeperConnect = ":2181" }, "zookeeper.connect", "empty host"},
-		{"zk bare IPv6", func(c *connector.Config) { c.ZookeeperConnect = "::1:2181" }, "zookeeper.connect", "brackets"},
-		{"zk open bracket", func(c *connector.Config) { c.ZookeeperConnect = "[::1:2181" }, "zookeeper.connect", "unterminated"},
-		{"zk junk after bracket", func(c *connector.Config) { c.ZookeeperConnect = "[::1]2181" }, "zookeeper.connect", "junk"},
-		{"zk chroot trailing slash", func(c *connector.Config) { c.ZookeeperConnect = "zk1:2181/kafka/" }, "zookeeper.connect", "ends with '/'"},
-		{"zk chroot double slash", func(c *connector.Config) { c.ZookeeperConnect = "zk1:2181/a//b" }, "zookeeper.connect", "znode path"},
-		{"zk chroot dot", func(c *connector.Config) { c.ZookeeperConnect = "zk1:2181/a/./b" }, "zookeeper.connect", "znode path"},
+		{"zk missing", func(c *connector.Config) { c.ZooKeeperConnect = "" }, "zookeeper.connect", "required"},
+		{"zk only chroot", func(c *connector.Config) { c.ZooKeeperConnect = "/kafka" }, "zookeeper.connect", "no servers"},
+		{"zk empty server", func(c *connector.Config) { c.ZooKeeperConnect = "zk1:2181,,zk2:2181" }, "zookeeper.connect", "empty server"},
+		{"zk trailing comma", func(c *connector.Config) { c.ZooKeeperConnect = "zk1:2181," }, "zookeeper.connect", "empty server"},
+		{"zk space", func(c *connector.Config) { c.ZooKeeperConnect = "zk1:2181, zk2:2181" }, "zookeeper.connect", "white space"},
+		{"zk bad port", func(c *connector.Config) { c.ZooKeeperConnect = "zk1:http" }, "zookeeper.connect", "invalid port"},
+		{"zk port range", func(c *connector.Config) { c.ZooKeeperConnect = "zk1:65536" }, "zookeeper.connect", "invalid port"},
+		{"zk empty port", func(c *connector.Config) { c.ZooKeeperConnect = "zk1:" }, "zookeeper.connect", "empty port"},
+		{"zk empty host", func(c *connector.Config) { c.ZooKeeperConnect = ":2181" }, "zookeeper.connect", "empty host"},
+		{"zk bare IPv6", func(c *connector.Config) { c.ZooKeeperConnect = "::1:2181" }, "zookeeper.connect", "brackets"},
+		{"zk open bracket", func(c *connector.Config) { c.ZooKeeperConnect = "[::1:2181" }, "zookeeper.connect", "unterminated"},
+		{"zk junk after bracket", func(c *connector.Config) { c.ZooKeeperConnect = "[::1]2181" }, "zookeeper.connect", "junk"},
+		{"zk chroot trailing slash", func(c *connector.Config) { c.ZooKeeperConnect = "zk1:2181/kafka/" }, "zookeeper.connect", "ends with '/'"},
+		{"zk chroot double slash", func(c *connector.Config) { c.ZooKeeperConnect = "zk1:2181/a//b" }, "zookeeper.connect", "znode path"},
+		{"zk chroot dot", func(c *connector.Config) { c.ZooKeeperConnect = "zk1:2181/a/./b" }, "zookeeper.connect", "znode path"},
 		{"socket timeout zero", func(c *connector.Config) { c.SocketTimeout, c.FetchWaitMax = 0, 0 }, "socket.timeout.ms", "must be positive"},
 		{"socket timeout below fetch wait", func(c *connector.Config) { c.SocketTimeout = 50 * time.Millisecond }, "socket.timeout.ms", "at least fetch.wait.max.ms (100)"},
 		{"fetch wait negative", func(c *connector.Config) { c.FetchWaitMax = -1 * time.Millisecond }, "fetch.wait.max.ms", "must not be negative"},
@@ -274,15 +274,15 @@ func TestValidateRejects(t *testing.T) {
 		{"commit retries", func(c *connector.Config) { c.OffsetsCommitMaxRetries = -1 }, "offsets.commit.max.retries", "must not be negative"},
 		{"rebalance retries", func(c *connector.Config) { c.RebalanceMaxRetries = 0 }, "rebalance.max.retries", "at least 1"},
 		{"rebalance backoff", func(c *connector.Config) { c.RebalanceBackoff = -time.Millisecond }, "rebalance.backoff.ms", "must not be negative"},
-		{"sync time", func(c *connector.Config) { c.ZookeeperSyncTime = -time.Millisecond }, "zookeeper.sync.time.ms", "must not be negative"},
+		{"sync time", func(c *connector.Config) { c.ZooKeeperSyncTime = -time.Millisecond }, "zookeeper.sync.time.ms", "must not be negative"},
 		{"strategy", func(c *connector.Config) { c.PartitionAssignmentStrategy = "sticky" }, "partition.assignment.strategy", "must be one of range, roundrobin"},
 		{"strategy case", func(c *connector.Config) { c.PartitionAssignmentStrategy = "Range" }, "partition.assignment.strategy", "must be one of range, roundrobin"},
 		{"hash format", func(c *connector.Config) { c.RoundRobinHashFormat = "colon" }, "zkconsumer.roundrobin.hash.format", "must be one of dash, bracket"},
 		{"offset reset none", func(c *connector.Config) { c.AutoOffsetReset = "none" }, "auto.offset.reset", "must be one of smallest, largest, earliest, latest"},
 		{"offset reset empty", func(c *connector.Config) { c.AutoOffsetReset = "" }, "auto.offset.reset", "must be one of smallest, largest, earliest, latest"},
 		{"isolation", func(c *connector.Config) { c.IsolationLevel = "serializable" }, "zkconsumer.isolation.level", "must be one of read_uncommitted, read_committed"},
-		{"session timeout", func(c *connector.Config) { c.ZookeeperSessionTimeout = 0 }, "zookeeper.session.timeout.ms", "must be positive"},
-		{"connection timeout", func(c *connector.Config) { c.ZookeeperConnectionTimeout = -time.Millisecond }, "zookeeper.connection.timeout.ms", "must not be negative"},
+		{"session timeout", func(c *connector.Config) { c.ZooKeeperSessionTimeout = 0 }, "zookeeper.session.timeout.ms", "must be positive"},
+		{"connection timeout", func(c *connector.Config) { c.ZooKeeperConnectionTimeout = -time.Millisecond }, "zookeeper.connection.timeout.ms", "must not be negative"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -331,15 +331,15 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 
 func TestValidateDoesNotReportDerivedFieldsTwice(t *testing.T) {
 	c := validConfig()
-	c.ZookeeperSyncTime = -time.Second
-	c.ZookeeperSessionTimeout = -time.Second
+	c.ZooKeeperSyncTime = -time.Second
+	c.ZooKeeperSessionTimeout = -time.Second
 	assert.ElementsMatch(t, []string{"zookeeper.sync.time.ms", "zookeeper.session.timeout.ms"}, errorKeys(t, c.Validate()))
 }
 
 func ExampleDefaultConfig() {
 	cfg := connector.DefaultConfig()
 	cfg.GroupID = "orders"
-	cfg.ZookeeperConnect = "zk1:2181,zk2:2181/kafka"
+	cfg.ZooKeeperConnect = "zk1:2181,zk2:2181/kafka"
 	cfg.AutoOffsetReset = connector.AutoOffsetResetSmallest
 	if err := cfg.Validate(); err != nil {
 		fmt.Println(err)
@@ -352,7 +352,7 @@ func ExampleDefaultConfig() {
 func ExampleConfig_Validate() {
 	cfg := connector.DefaultConfig()
 	cfg.GroupID = "orders"
-	cfg.ZookeeperConnect = "zk1:2181"
+	cfg.ZooKeeperConnect = "zk1:2181"
 	cfg.AutoOffsetReset = "beginning"
 	cfg.PartitionAssignmentStrategy = "sticky"
 	err := cfg.Validate()

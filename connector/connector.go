@@ -194,12 +194,12 @@ func New(cfg Config, opts ...Option) (*ConsumerConnector, error) {
 		c.kafka = newKafkaGroup(c, kb, sec)
 		brokers = kb
 	} else {
-		// Dial itself gives up after ZookeeperConnectionTimeout, with an
+		// Dial itself gives up after ZooKeeperConnectionTimeout, with an
 		// error that wraps zkutil.ErrConnectionTimeout.
 		c.session, err = zkutil.Dial(context.Background(), zkutil.SessionConfig{
-			Connect:           cfg.ZookeeperConnect,
-			SessionTimeout:    cfg.ZookeeperSessionTimeout,
-			ConnectionTimeout: cfg.ZookeeperConnectionTimeout,
+			Connect:           cfg.ZooKeeperConnect,
+			SessionTimeout:    cfg.ZooKeeperSessionTimeout,
+			ConnectionTimeout: cfg.ZooKeeperConnectionTimeout,
 			Dialer:            zkDial,
 			Auth:              zkAuth,
 			ACL:               zkACL,
@@ -256,12 +256,12 @@ func New(cfg Config, opts ...Option) (*ConsumerConnector, error) {
 		c.log.Info("using Kafka's group coordinator", "bootstrap.servers", cfg.BootstrapServers)
 		return c, nil
 	}
-	c.log.Info("connected to ZooKeeper", "zookeeper", cfg.ZookeeperConnect)
+	c.log.Info("connected to ZooKeeper", "zookeeper", cfg.ZooKeeperConnect)
 	return c, nil
 }
 
 func (c *ConsumerConnector) newOffsetStore(brokers *zkBrokers, sec *secure.Client) offsetStore {
-	zkStore := c.metered(&zkOffsetStore{zk: c.session, group: c.cfg.GroupID}, StoreZookeeper)
+	zkStore := c.metered(&zkOffsetStore{zk: c.session, group: c.cfg.GroupID}, StoreZooKeeper)
 	if c.cfg.OffsetsStorage != OffsetsStorageKafka {
 		return zkStore
 	}
@@ -472,7 +472,7 @@ func (c *ConsumerConnector) sessionTimeout() time.Duration {
 	if c.kafka != nil {
 		return c.cfg.SessionTimeout
 	}
-	return c.cfg.ZookeeperSessionTimeout
+	return c.cfg.ZooKeeperSessionTimeout
 }
 
 // commitTimeout bounds one automatic commit.

@@ -264,8 +264,8 @@ func TestShutdownDuringRebalance(t *testing.T) {
 func TestNewFailsFastWithoutZooKeeper(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.GroupID = "g"
-	cfg.ZookeeperConnect = "127.0.0.1:1/kafka"
-	cfg.ZookeeperConnectionTimeout = 2 * time.Second
+	cfg.ZooKeeperConnect = "127.0.0.1:1/kafka"
+	cfg.ZooKeeperConnectionTimeout = 2 * time.Second
 	start := time.Now()
 	_, err := New(cfg)
 	require.Error(t, err)

@@ -15,7 +15,7 @@ import (
 // one goroutine each, and leaves the group cleanly.
 func ExampleConsumerConnector() {
 	cfg := connector.DefaultConfig()
-	cfg.ZookeeperConnect = "127.0.0.1:2181/kafka"
+	cfg.ZooKeeperConnect = "127.0.0.1:2181/kafka"
 	cfg.GroupID = "orders-audit"
 	cfg.AutoOffsetReset = connector.AutoOffsetResetSmallest
 
@@ -130,7 +130,7 @@ func ExampleConsumerConnector_Assignment() {
 // carries.
 func ExampleRebalanceListenerFuncs() {
 	cfg := connector.DefaultConfig()
-	cfg.ZookeeperConnect = "127.0.0.1:2181/kafka"
+	cfg.ZooKeeperConnect = "127.0.0.1:2181/kafka"
 	cfg.GroupID = "orders-audit"
 	cfg.AutoCommitEnable = false
 	commitBeforeRelease := connector.RebalanceListenerFuncs{
@@ -156,7 +156,7 @@ func ExampleRebalanceListenerFuncs() {
 // the same option.
 func ExampleWithDialer() {
 	cfg := connector.DefaultConfig()
-	cfg.ZookeeperConnect = "zk1:2181,zk2:2181,zk3:2181/kafka"
+	cfg.ZooKeeperConnect = "zk1:2181,zk2:2181,zk3:2181/kafka"
 	cfg.GroupID = "orders-audit"
 	d := &net.Dialer{
 		LocalAddr: &net.TCPAddr{IP: net.ParseIP("10.0.0.7")},

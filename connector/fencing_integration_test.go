@@ -62,7 +62,7 @@ func throughProxy(t *testing.T, c *testcluster.Cluster, cfg Config) (Config, *te
 	proxy, err := c.NewZooKeeperProxies()
 	require.NoError(t, err)
 	t.Cleanup(func() { proxy.Close() })
-	cfg.ZookeeperConnect = proxy.Connect()
+	cfg.ZooKeeperConnect = proxy.Connect()
 	return cfg, proxy
 }
 
@@ -78,7 +78,7 @@ func TestCutOffMemberPausesDeliveryAndKeepsItsSession(t *testing.T) {
 	topic := newTopic(t, c, 2, 100)
 	group := testcluster.UniqueName("g-cut")
 	cfg, proxy := throughProxy(t, c, testConfig(c, group))
-	cfg.ZookeeperSessionTimeout = 12 * time.Second
+	cfg.ZooKeeperSessionTimeout = 12 * time.Second
 	conn := newConnector(t, cfg)
 	_, col := readAll(t, conn, topic, 100)
 	session := conn.session.ID()
@@ -137,7 +137,7 @@ func TestFrozenMemberDeliversNothingOfLostPartitions(t *testing.T) {
 	time.Sleep(time.Second)
 	stopped := time.Now()
 	require.NoError(t, frozen.cmd.Process.Signal(syscall.SIGSTOP))
-	time.Sleep(2*cfg.ZookeeperSessionTimeout + time.Second)
+	time.Sleep(2*cfg.ZooKeeperSessionTimeout + time.Second)
 	resumed := time.Now()
 	require.NoError(t, frozen.cmd.Process.Signal(syscall.SIGCONT))
 	waitOwners(t, c, group, topic, 4, 2)
@@ -194,7 +194,7 @@ func TestShutdownReturnsWhileZooKeeperIsUnreachable(t *testing.T) {
 	done := make(chan error, 1)
 	start := time.Now()
 	go func() { done <- conn.Shutdown(context.Background()) }()
-	bound := cfg.ZookeeperSessionTimeout + cfg.RebalanceBackoff + 10*time.Second
+	bound := cfg.ZooKeeperSessionTimeout + cfg.RebalanceBackoff + 10*time.Second
 	select {
 	case <-done:
 		t.Logf("Shutdown returned after %v", time.Since(start).Round(time.Millisecond))

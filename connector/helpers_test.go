@@ -136,10 +136,10 @@ func checkOrder(t *testing.T, rs []record) {
 
 func testConfig(c *testcluster.Cluster, group string) Config {
 	cfg := DefaultConfig()
-	cfg.ZookeeperConnect = c.ZKConnect()
+	cfg.ZooKeeperConnect = c.ZKConnect()
 	cfg.GroupID = group
 	cfg.AutoOffsetReset = AutoOffsetResetSmallest
-	cfg.ZookeeperSessionTimeout = 4 * time.Second
+	cfg.ZooKeeperSessionTimeout = 4 * time.Second
 	cfg.RebalanceBackoff = 500 * time.Millisecond
 	cfg.RebalanceMaxRetries = 20
 	cfg.AutoCommitInterval = 200 * time.Millisecond

@@ -88,7 +88,7 @@ func closedPort(t *testing.T) string {
 func kafkaSecureConfig(t *testing.T, c *testcluster.Cluster, group, way, listener string) Config {
 	cfg := secureConfig(t, c, group, way)
 	k := kafkaConfig(c, group)
-	cfg.GroupCoordination, cfg.ZookeeperConnect = k.GroupCoordination, ""
+	cfg.GroupCoordination, cfg.ZooKeeperConnect = k.GroupCoordination, ""
 	cfg.BootstrapServers = c.Security().Listener(listener, 0)
 	cfg.SessionTimeout, cfg.HeartbeatInterval, cfg.MaxPollInterval = k.SessionTimeout, k.HeartbeatInterval, k.MaxPollInterval
 	return cfg

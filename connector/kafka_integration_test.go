@@ -56,7 +56,7 @@ func TestKafkaModeConsumeCommitResume(t *testing.T) {
 		require.Equal(t, rebalance.RebalanceSucceeded, m.rebalances[0].Outcome)
 		m.mu.Unlock()
 		require.NotEmpty(t, m.commitsTo(StoreKafka))
-		require.Empty(t, m.commitsTo(StoreZookeeper))
+		require.Empty(t, m.commitsTo(StoreZooKeeper))
 
 		_, err = c.Produce(ctx, topic, 100, testcluster.ProduceOptions{Partition: -1, FirstSeq: 200})
 		require.NoError(t, err)

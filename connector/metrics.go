@@ -50,9 +50,9 @@ type RebalanceEvent = rebalance.RebalanceResult
 
 // Offset stores named in CommitEvent.Store.
 const (
-	// StoreZookeeper is /consumers/<group>/offsets (offsets.storage=zookeeper,
+	// StoreZooKeeper is /consumers/<group>/offsets (offsets.storage=zookeeper,
 	// and the second write of dual.commit.enabled).
-	StoreZookeeper = "zookeeper"
+	StoreZooKeeper = "zookeeper"
 	// StoreKafka is the group coordinator (offsets.storage=kafka).
 	StoreKafka = "kafka"
 )
@@ -62,7 +62,7 @@ const (
 // dual.commit.enabled, a commit makes one event per store. Commits that
 // find no offset changed write nothing and make no event.
 type CommitEvent struct {
-	// Store is StoreZookeeper or StoreKafka.
+	// Store is StoreZooKeeper or StoreKafka.
 	Store string
 	// Partitions is the number of offsets written.
 	Partitions int
@@ -89,8 +89,8 @@ type Stats struct {
 	// are read from their leaders (WithLagRefresh); 0 when they are not.
 	LagRefresh time.Duration
 	// OffsetStores are the stores commits write to, in the order they are
-	// written: StoreZookeeper, StoreKafka, or StoreKafka then
-	// StoreZookeeper with dual.commit.enabled. They are the values of
+	// written: StoreZooKeeper, StoreKafka, or StoreKafka then
+	// StoreZooKeeper with dual.commit.enabled. They are the values of
 	// CommitEvent.Store.
 	OffsetStores []string
 	// Topics are the totals of every topic consumed since New, by topic.
@@ -103,7 +103,7 @@ type Stats struct {
 	MinFetchRate float64
 	// FencedTime is the time the streams' iterators have spent waiting,
 	// with a message ready, for the lease of the ZooKeeper session that
-	// owns its partition to hold again (see Config.ZookeeperSessionTimeout).
+	// owns its partition to hold again (see Config.ZooKeeperSessionTimeout).
 	FencedTime time.Duration
 	// Session is the ZooKeeper session's state and event counts (zero in
 	// Kafka mode).
@@ -262,9 +262,9 @@ func (c *ConsumerConnector) offsetStores() []string {
 	case c.kafka != nil:
 		return []string{StoreKafka}
 	case c.cfg.OffsetsStorage != OffsetsStorageKafka:
-		return []string{StoreZookeeper}
+		return []string{StoreZooKeeper}
 	case c.cfg.DualCommitEnabled != nil && *c.cfg.DualCommitEnabled:
-		return []string{StoreKafka, StoreZookeeper}
+		return []string{StoreKafka, StoreZooKeeper}
 	}
 	return []string{StoreKafka}
 }

@@ -147,7 +147,7 @@ func TestMetricsReportRealNumbers(t *testing.T) {
 	rec.mu.Unlock()
 
 	require.NoError(t, conn.CommitOffsets(ctx))
-	zk := rec.commitsTo(StoreZookeeper)
+	zk := rec.commitsTo(StoreZooKeeper)
 	require.Len(t, zk, 1)
 	require.NoError(t, zk[0].Err)
 	require.Equal(t, 3, zk[0].Partitions, "every owned partition: the unread ones move from no offset to 0")
@@ -193,7 +193,7 @@ func TestMetricsCommitsToKafka(t *testing.T) {
 	require.NoError(t, err)
 	streams[topic][0].MarkConsumed(m)
 	require.NoError(t, conn.CommitOffsets(ctx))
-	for _, store := range []string{StoreKafka, StoreZookeeper} {
+	for _, store := range []string{StoreKafka, StoreZooKeeper} {
 		evs := rec.commitsTo(store)
 		require.Len(t, evs, 1, "%s: %+v", store, evs)
 		require.NoError(t, evs[0].Err, store)

@@ -63,7 +63,7 @@ func BenchmarkRebalanceLatency(b *testing.B) {
 		c := testcluster.Shared(b)
 		benchRebalanceLatency(b, c, func(env *rbEnv, seq int) (rbMember, error) {
 			cfg := DefaultConfig()
-			cfg.ZookeeperConnect = c.ZKConnect()
+			cfg.ZooKeeperConnect = c.ZKConnect()
 			cfg.GroupID = env.group
 			cfg.ConsumerID = rbName(seq)
 			return startRBConnector(env, cfg, seq)

@@ -122,7 +122,7 @@ func TestZooKeeperTLS(t *testing.T) {
 
 	bad := cfg
 	bad.Security.ZooKeeperSSLTruststoreLocation = sec.UntrustedCAFile
-	bad.ZookeeperConnectionTimeout = 3 * time.Second
+	bad.ZooKeeperConnectionTimeout = 3 * time.Second
 	start := time.Now()
 	_, err = New(bad)
 	require.Error(t, err)
@@ -132,7 +132,7 @@ func TestZooKeeperTLS(t *testing.T) {
 
 	plain := cfg
 	plain.Security.ZooKeeperSSLClientEnable = false
-	plain.ZookeeperConnectionTimeout = 2 * time.Second
+	plain.ZooKeeperConnectionTimeout = 2 * time.Second
 	_, err = New(plain)
 	require.Error(t, err, "the TLS port does not speak plaintext")
 }

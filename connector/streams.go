@@ -171,7 +171,7 @@ func (c *ConsumerConnector) join(ctx context.Context, sub rebalance.Subscription
 		Assignor:              assignor,
 		MaxRetries:            c.cfg.RebalanceMaxRetries,
 		Backoff:               c.cfg.RebalanceBackoff,
-		SessionTimeout:        c.cfg.ZookeeperSessionTimeout,
+		SessionTimeout:        c.cfg.ZooKeeperSessionTimeout,
 		Handler:               (*handler)(c),
 		Incremental:           c.cfg.RebalanceProtocol == RebalanceCooperative,
 		Logger:                c.baseLog,

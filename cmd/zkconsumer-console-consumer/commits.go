@@ -41,7 +41,7 @@ func newCommitter(out *output, cfg connector.Config, stderr io.Writer) *committe
 		out:      out,
 		enabled:  cfg.AutoCommitEnable,
 		interval: cfg.AutoCommitInterval,
-		timeout:  cfg.ZookeeperSessionTimeout,
+		timeout:  cfg.ZooKeeperSessionTimeout,
 		stderr:   stderr,
 		owned:    map[connector.TopicPartition]bool{},
 		stop:     make(chan struct{}),

@@ -19,9 +19,9 @@ import (
 // settings.
 func dialZK(ctx context.Context, cfg connector.Config) (*zkutil.Session, error) {
 	return zkutil.Dial(ctx, zkutil.SessionConfig{
-		Connect:           cfg.ZookeeperConnect,
-		SessionTimeout:    cfg.ZookeeperSessionTimeout,
-		ConnectionTimeout: cfg.ZookeeperConnectionTimeout,
+		Connect:           cfg.ZooKeeperConnect,
+		SessionTimeout:    cfg.ZooKeeperSessionTimeout,
+		ConnectionTimeout: cfg.ZooKeeperConnectionTimeout,
 	})
 }
 

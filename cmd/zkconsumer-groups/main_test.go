@@ -75,11 +75,11 @@ func session(t *testing.T, c *testcluster.Cluster) *zkutil.Session {
 // memberConfig is a connector configuration for group with manual commits.
 func memberConfig(c *testcluster.Cluster, group string) connector.Config {
 	cfg := connector.DefaultConfig()
-	cfg.ZookeeperConnect = c.ZKConnect()
+	cfg.ZooKeeperConnect = c.ZKConnect()
 	cfg.GroupID = group
 	cfg.AutoOffsetReset = connector.AutoOffsetResetSmallest
 	cfg.AutoCommitEnable = false
-	cfg.ZookeeperSessionTimeout = 4 * time.Second
+	cfg.ZooKeeperSessionTimeout = 4 * time.Second
 	cfg.RebalanceBackoff = 500 * time.Millisecond
 	cfg.RebalanceMaxRetries = 20
 	return cfg

@@ -144,7 +144,7 @@ func (l listener) BeforeStartingFetchers(_ context.Context, c *connector.Consume
 
 func startMember(ctx context.Context, cluster *testcluster.Cluster, group, name, topic string, streams int, seen *progress) (*member, error) {
 	cfg := connector.DefaultConfig()
-	cfg.ZookeeperConnect = cluster.ZKConnect()
+	cfg.ZooKeeperConnect = cluster.ZKConnect()
 	cfg.GroupID = group
 	cfg.AutoOffsetReset = connector.AutoOffsetResetSmallest
 	cfg.AutoCommitInterval = time.Second

@@ -68,7 +68,7 @@ func main() {
 
 func run(ctx context.Context, zkConnect, topic, group string, batch int) (err error) {
 	cfg := connector.DefaultConfig()
-	cfg.ZookeeperConnect = zkConnect
+	cfg.ZooKeeperConnect = zkConnect
 	cfg.GroupID = group
 	cfg.AutoCommitEnable = false
 	cfg.AutoOffsetReset = connector.AutoOffsetResetSmallest

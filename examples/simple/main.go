@@ -38,7 +38,7 @@ func main() {
 
 func run(ctx context.Context, zkConnect, topic, group string) (err error) {
 	cfg := connector.DefaultConfig()
-	cfg.ZookeeperConnect = zkConnect
+	cfg.ZooKeeperConnect = zkConnect
 	cfg.GroupID = group
 	cfg.AutoOffsetReset = connector.AutoOffsetResetSmallest
 	c, err := connector.New(cfg)

@@ -36,7 +36,7 @@ func main() {
 
 func run(ctx context.Context, zkConnect, whitelist, group string) (err error) {
 	cfg := connector.DefaultConfig()
-	cfg.ZookeeperConnect = zkConnect
+	cfg.ZooKeeperConnect = zkConnect
 	cfg.GroupID = group
 	cfg.AutoOffsetReset = connector.AutoOffsetResetSmallest
 	c, err := connector.New(cfg)

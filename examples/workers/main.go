@@ -41,7 +41,7 @@ func main() {
 
 func run(ctx context.Context, zkConnect, topic, group string, streams int) (err error) {
 	cfg := connector.DefaultConfig()
-	cfg.ZookeeperConnect = zkConnect
+	cfg.ZooKeeperConnect = zkConnect
 	cfg.GroupID = group
 	cfg.AutoOffsetReset = connector.AutoOffsetResetSmallest
 	cfg.AutoCommitInterval = 5 * time.Second

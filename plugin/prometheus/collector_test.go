@@ -26,7 +26,7 @@ func fixedStats() connector.Stats {
 		MaxLag:       7,
 		MaxLagTime:   2500 * time.Millisecond,
 		LagRefresh:   10 * time.Second,
-		OffsetStores: []string{connector.StoreZookeeper},
+		OffsetStores: []string{connector.StoreZooKeeper},
 		Topics:       []connector.TopicStats{{Topic: "t", Messages: 40, Bytes: 4000, FencedTime: 1500 * time.Millisecond}},
 		Streams:      []connector.StreamStats{{Topic: "t", Thread: 0, QueuedChunks: 2}, {Topic: "", Thread: 1}},
 		MinFetchRate: 2.5,
@@ -116,7 +116,7 @@ func TestCollectorRecordsEvents(t *testing.T) {
 	c.Rebalance(connector.RebalanceEvent{Outcome: connector.RebalanceSucceeded, Attempts: 1, Duration: time.Second})
 	c.Rebalance(connector.RebalanceEvent{Outcome: connector.RebalanceFailed, Attempts: 4, Duration: 8 * time.Second})
 	c.Commit(connector.CommitEvent{Store: connector.StoreKafka, Partitions: 3, Duration: time.Millisecond})
-	c.Commit(connector.CommitEvent{Store: connector.StoreZookeeper, Partitions: 3, Duration: time.Millisecond, Err: errors.New("no")})
+	c.Commit(connector.CommitEvent{Store: connector.StoreZooKeeper, Partitions: 3, Duration: time.Millisecond, Err: errors.New("no")})
 
 	require.Equal(t, 1.0, testutil.ToFloat64(c.ins.Load().fetchErrors.WithLabelValues("4")))
 	require.Equal(t, 1.0, testutil.ToFloat64(c.ins.Load().rebalances.WithLabelValues("success")))
@@ -208,7 +208,7 @@ func TestCollectorSeriesExistBeforeTheirFirstEvent(t *testing.T) {
 	c := New(reg)
 	dual := func() connector.Stats {
 		st := fixedStats()
-		st.OffsetStores = []string{connector.StoreKafka, connector.StoreZookeeper}
+		st.OffsetStores = []string{connector.StoreKafka, connector.StoreZooKeeper}
 		return st
 	}
 	require.NoError(t, c.attach(dual))

@@ -17,7 +17,7 @@ import (
 func Example() {
 	reg := prometheus.NewRegistry()
 	cfg := connector.DefaultConfig()
-	cfg.ZookeeperConnect = "localhost:2181/kafka"
+	cfg.ZooKeeperConnect = "localhost:2181/kafka"
 	cfg.GroupID = "orders-audit"
 	cfg.Metrics = zkprom.New(reg)
 	c, err := connector.New(cfg)

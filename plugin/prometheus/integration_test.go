@@ -81,7 +81,7 @@ func TestScrapeAgainstRealCluster(t *testing.T) {
 	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	defer srv.Close()
 	cfg := connector.DefaultConfig()
-	cfg.ZookeeperConnect = c.ZKConnect()
+	cfg.ZooKeeperConnect = c.ZKConnect()
 	cfg.GroupID = testcluster.UniqueName("g-prom")
 	cfg.AutoOffsetReset = connector.AutoOffsetResetSmallest
 	cfg.AutoCommitInterval = time.Hour
@@ -184,7 +184,7 @@ func TestScrapeLagWhileStalled(t *testing.T) {
 	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	defer srv.Close()
 	cfg := connector.DefaultConfig()
-	cfg.ZookeeperConnect = c.ZKConnect()
+	cfg.ZooKeeperConnect = c.ZKConnect()
 	cfg.GroupID = testcluster.UniqueName("g-prom-stall")
 	cfg.AutoOffsetReset = connector.AutoOffsetResetSmallest
 	cfg.AutoCommitInterval = time.Hour

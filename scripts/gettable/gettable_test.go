@@ -309,7 +309,7 @@ import (
 func main() {
 	reg := prometheus.NewRegistry()
 	cfg := connector.DefaultConfig()
-	cfg.ZookeeperConnect = "localhost:2181/kafka"
+	cfg.ZooKeeperConnect = "localhost:2181/kafka"
 	cfg.GroupID = "user"
 	cfg.Metrics = zkprom.New(reg)
 	c, err := connector.New(cfg)

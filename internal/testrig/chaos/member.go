@@ -142,8 +142,8 @@ func (m *member) config() connector.Config {
 		cfg.GroupInstanceID = m.spec.InstanceID
 		cfg.MetadataMaxAge = 2 * time.Second // new topics of the whitelist
 	} else {
-		cfg.ZookeeperConnect = m.spec.ZKConnect
-		cfg.ZookeeperSessionTimeout = m.spec.SessionTimeout
+		cfg.ZooKeeperConnect = m.spec.ZKConnect
+		cfg.ZooKeeperSessionTimeout = m.spec.SessionTimeout
 		cfg.OffsetsStorage = m.spec.OffsetsStorage
 		if m.spec.OffsetsStorage == connector.OffsetsStorageKafka {
 			cfg.DualCommitEnabled = new(false)

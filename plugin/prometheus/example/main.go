@@ -70,7 +70,7 @@ func run(ctx context.Context, zkConnect, topic, group, listen string) (err error
 	log.Printf("serving metrics on http://%s/metrics", ln.Addr())
 
 	cfg := connector.DefaultConfig()
-	cfg.ZookeeperConnect = zkConnect
+	cfg.ZooKeeperConnect = zkConnect
 	cfg.GroupID = group
 	cfg.AutoOffsetReset = connector.AutoOffsetResetSmallest
 	cfg.Metrics = zkprom.New(reg)
