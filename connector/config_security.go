@@ -1,7 +1,9 @@
 package connector
 
 import (
+	"crypto/tls"
 	"errors"
+	"reflect"
 	"time"
 
 	"github.com/IBM/sarama"
@@ -34,13 +36,196 @@ import (
 //     variable ZKCONSUMER_ZOOKEEPER_AUTH), zookeeper.set.acl,
 //     zookeeper.ssl.client.enable and zookeeper.ssl.* for TLS to ZooKeeper.
 //
-// Programs may also set TLS, a *tls.Config to start from. The String
-// method, and so %v of a Config, hides every secret.
-type SecurityConfig = secure.Settings
+// Programs may also set TLS, a *tls.Config to start from. Fields holding
+// secrets are marked "secret": String and GoString, and so %v and %#v of a
+// Config, print them as hidden, and no error of the connector contains
+// them.
+type SecurityConfig struct {
+	// SecurityProtocol is security.protocol: PLAINTEXT (the default when
+	// empty), SSL, SASL_PLAINTEXT or SASL_SSL, case-insensitive. It also
+	// selects which listener of each broker is connected to (see
+	// ListenerName).
+	SecurityProtocol string
+	// ListenerName is zkconsumer.listener.name, a zkconsumer extension,
+	// default empty: the name of the broker listener to connect to, such
+	// as "EXTERNAL", for brokers with several listeners of the same
+	// security protocol. Empty picks each broker's first listener whose
+	// protocol is SecurityProtocol.
+	ListenerName string
+
+	// SSLTruststoreLocation is ssl.truststore.location (librdkafka:
+	// ssl.ca.location): a file of the certificate authorities that sign
+	// the brokers' certificates. Empty, with SSLTruststoreCertificates
+	// empty too, trusts the system's authorities.
+	SSLTruststoreLocation string
+	// SSLTruststoreType is ssl.truststore.type: PEM or PKCS12. Kafka's
+	// default, JKS, cannot be read (convert it with keytool
+	// -importkeystore -deststoretype PKCS12); empty guesses from the
+	// file's contents.
+	SSLTruststoreType string
+	// SSLTruststorePassword is ssl.truststore.password, secret: the
+	// password of a PKCS12 trust store.
+	SSLTruststorePassword string
+	// SSLTruststoreCertificates is ssl.truststore.certificates: the
+	// trusted certificates themselves, in PEM, instead of a file.
+	SSLTruststoreCertificates string
+	// SSLKeystoreLocation is ssl.keystore.location: a PEM or PKCS12 file
+	// with this client's certificate chain and private key, for brokers
+	// that require client certificates (ssl.client.auth=required).
+	SSLKeystoreLocation string
+	// SSLKeystoreType is ssl.keystore.type: PEM or PKCS12; empty guesses
+	// from the file's contents.
+	SSLKeystoreType string
+	// SSLKeystorePassword is ssl.keystore.password, secret: the password
+	// of a PKCS12 key store.
+	SSLKeystorePassword string
+	// SSLKeyPassword is ssl.key.password (librdkafka too), secret: the
+	// password of an encrypted PEM private key.
+	SSLKeyPassword string
+	// SSLKeystoreCertificateChain is ssl.keystore.certificate.chain: the
+	// client's certificate chain in PEM, instead of a file. It goes with
+	// SSLKeystoreKey.
+	SSLKeystoreCertificateChain string
+	// SSLKeystoreKey is ssl.keystore.key, secret: the client's private key
+	// in PEM, instead of a file.
+	SSLKeystoreKey string
+	// SSLCertificateLocation is librdkafka's ssl.certificate.location: a
+	// PEM file with the client's certificate chain. It goes with
+	// SSLKeyLocation.
+	SSLCertificateLocation string
+	// SSLKeyLocation is librdkafka's ssl.key.location: a PEM file with the
+	// client's private key, encrypted with SSLKeyPassword or not.
+	SSLKeyLocation string
+	// SSLEndpointIdentificationAlgorithm is
+	// ssl.endpoint.identification.algorithm, default "https": the broker's
+	// certificate must be valid for the host name or IP address connected
+	// to. A pointer to "" skips that check (the certificate must still be
+	// signed by a trusted authority). Nil means the default.
+	SSLEndpointIdentificationAlgorithm *string
+
+	// SASLMechanism is sasl.mechanism: PLAIN, SCRAM-SHA-256,
+	// SCRAM-SHA-512 or OAUTHBEARER. Empty means Kafka's default, GSSAPI,
+	// which zkconsumer does not support, so a SASL protocol needs it set.
+	SASLMechanism string
+	// SASLJAASConfig is sasl.jaas.config, secret: Kafka's
+	// "org.apache.kafka.common.security.plain.PlainLoginModule required
+	// username="..." password="...";" (or ScramLoginModule), from which the
+	// user name and password are taken when SASLUsername is empty.
+	SASLJAASConfig string
+	// SASLUsername is librdkafka's sasl.username, for PLAIN and SCRAM.
+	SASLUsername string
+	// SASLPassword is librdkafka's sasl.password, secret.
+	SASLPassword string
+	// TokenProvider supplies the tokens of SASL/OAUTHBEARER. It has no
+	// property; programs set it in code.
+	TokenProvider TokenProvider
+	// TLS, if set, is the base of the TLS configuration (it has no
+	// property): programs that build their own *tls.Config (certificates
+	// from a vault, say) set it; the ssl.* settings above are then added
+	// to a clone of it.
+	TLS *tls.Config
+
+	// ZooKeeperAuth is zookeeper.auth, a zkconsumer extension, secret:
+	// "user:password" credentials of ZooKeeper's digest scheme, added to
+	// the ZooKeeper session. Empty reads the environment variable
+	// ZKCONSUMER_ZOOKEEPER_AUTH; empty there too means no credentials.
+	ZooKeeperAuth string
+	// ZooKeeperSetACL is zookeeper.set.acl (the broker's key), default
+	// false: the nodes the consumer creates get an ACL that lets everyone
+	// read and only the creating identity (ZooKeeperAuth) change them.
+	// It needs ZooKeeperAuth.
+	ZooKeeperSetACL bool
+	// ZooKeeperSSLClientEnable is zookeeper.ssl.client.enable, default
+	// false: connect to ZooKeeper's secure client port with TLS.
+	ZooKeeperSSLClientEnable bool
+	// ZooKeeperSSLTruststoreLocation, ZooKeeperSSLTruststoreType and
+	// ZooKeeperSSLTruststorePassword (secret) are
+	// zookeeper.ssl.truststore.location, .type and .password: the
+	// authorities that sign ZooKeeper's certificate, as for the brokers.
+	ZooKeeperSSLTruststoreLocation string
+	ZooKeeperSSLTruststoreType     string
+	ZooKeeperSSLTruststorePassword string
+	// ZooKeeperSSLKeystoreLocation, ZooKeeperSSLKeystoreType and
+	// ZooKeeperSSLKeystorePassword (secret) are
+	// zookeeper.ssl.keystore.location, .type and .password: a client
+	// certificate for ZooKeeper servers that require one.
+	ZooKeeperSSLKeystoreLocation string
+	ZooKeeperSSLKeystoreType     string
+	ZooKeeperSSLKeystorePassword string
+	// ZooKeeperSSLEndpointIdentificationEnable is
+	// zookeeper.ssl.endpoint.identification.enable, default true (nil):
+	// ZooKeeper's certificate must name the host connected to.
+	ZooKeeperSSLEndpointIdentificationEnable *bool
+}
+
+// TokenProvider supplies the tokens of SASL/OAUTHBEARER
+// (SecurityConfig.TokenProvider). Token is called for every new broker
+// connection, so it should cache a token until shortly before it expires.
+type TokenProvider interface {
+	Token() (*AccessToken, error)
+}
+
+// AccessToken is one SASL/OAUTHBEARER token, from a TokenProvider, with
+// the SASL extensions to send along with it.
+type AccessToken struct {
+	// Token is the token itself, a JWT for Kafka's default validator.
+	Token string
+	// Extensions are optional key-value pairs sent with the token in the
+	// client's initial SASL response (KIP-342, Kafka 2.1+); brokers
+	// ignore the ones they do not expect.
+	Extensions map[string]string
+}
+
+// String lists the fields that are set, secrets hidden.
+func (s SecurityConfig) String() string { return s.settings().String() }
+
+// GoString is String, so that %#v hides secrets too.
+func (s SecurityConfig) GoString() string { return "connector.SecurityConfig" + s.String() }
+
+// settings is s in internal/secure's terms: the same fields, field by
+// field (TestSecurityConfigMirrorsSettings), the token provider adapted.
+func (s SecurityConfig) settings() secure.Settings {
+	var out secure.Settings
+	copyFields(reflect.ValueOf(&out).Elem(), reflect.ValueOf(s))
+	if s.TokenProvider != nil {
+		out.TokenProvider = secureTokens{s.TokenProvider}
+	}
+	return out
+}
+
+// setSettings sets s from v, keeping s's TokenProvider (it has no
+// property, so v, read from properties, never carries one of its own).
+func (s *SecurityConfig) setSettings(v secure.Settings) {
+	tp := s.TokenProvider
+	copyFields(reflect.ValueOf(s).Elem(), reflect.ValueOf(v))
+	s.TokenProvider = tp
+}
+
+// copyFields sets each field of dst from the field of src of the same name
+// and type; fields of other types (the token provider) are left alone.
+func copyFields(dst, src reflect.Value) {
+	for i := range src.NumField() {
+		f := src.Type().Field(i)
+		if d := dst.FieldByName(f.Name); d.IsValid() && d.Type() == f.Type {
+			d.Set(src.Field(i))
+		}
+	}
+}
+
+// secureTokens adapts the application's TokenProvider to internal/secure's.
+type secureTokens struct{ p TokenProvider }
+
+func (t secureTokens) Token() (*secure.AccessToken, error) {
+	tok, err := t.p.Token()
+	if err != nil || tok == nil {
+		return nil, err
+	}
+	return &secure.AccessToken{Token: tok.Token, Extensions: tok.Extensions}, nil
+}
 
 // security records the problems of s as ConfigErrors.
 func (v *validator) security(s SecurityConfig) {
-	v.errs = append(v.errs, securityConfigErrors(s.Validate())...)
+	v.errs = append(v.errs, securityConfigErrors(s.settings().Validate())...)
 }
 
 // securityConfigErrors turns the *secure.KeyErrors joined in err into
@@ -72,13 +257,16 @@ func securityKeys() []string { return secure.Keys() }
 
 // setSecurityProperties sets the security keys of props into s.
 func setSecurityProperties(s *SecurityConfig, props map[string]string) []error {
-	return securityConfigErrors(s.SetProperties(props))
+	v := s.settings()
+	errs := securityConfigErrors(v.SetProperties(props))
+	s.setSettings(v)
+	return errs
 }
 
 // securityClient loads the stores of c.Security; its errors are
 // ConfigErrors naming the key to fix.
 func (c *Config) securityClient() (*secure.Client, error) {
-	sec, err := secure.New(c.Security)
+	sec, err := secure.New(c.Security.settings())
 	if err != nil {
 		return nil, errors.Join(securityConfigErrors(err)...)
 	}
@@ -105,12 +293,12 @@ func brokerSaramaConfig(sec *secure.Client, socketTimeout time.Duration, dial Di
 // zooKeeperSecurity returns the dialer (TLS to ZooKeeper around dial, or
 // dial itself), credentials and ACL of the ZooKeeper session.
 func (c *Config) zooKeeperSecurity(dial zk.Dialer) (zk.Dialer, []zkutil.Auth, []zk.ACL, error) {
-	tlsDial, err := secure.ZooKeeperDialer(c.Security, dial)
+	tlsDial, err := secure.ZooKeeperDialer(c.Security.settings(), dial)
 	if err != nil {
 		return nil, nil, nil, errors.Join(securityConfigErrors(err)...)
 	}
 	if tlsDial != nil {
 		dial = tlsDial
 	}
-	return dial, secure.ZooKeeperCredentials(c.Security), secure.ZooKeeperACL(c.Security), nil
+	return dial, secure.ZooKeeperCredentials(c.Security.settings()), secure.ZooKeeperACL(c.Security.settings()), nil
 }

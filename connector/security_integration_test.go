@@ -2,7 +2,9 @@ package connector
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -43,6 +45,11 @@ func secureProps(sec *testcluster.Security) map[string]map[string]string {
 			"sasl.username":     sec.User,
 			"sasl.password":     sec.Password,
 		},
+		"SASL_SSL OAUTHBEARER": { // with SecurityConfig.TokenProvider set in code
+			"security.protocol": "SASL_SSL",
+			"ssl.ca.location":   sec.CAFile,
+			"sasl.mechanism":    "OAUTHBEARER",
+		},
 		"SASL_PLAINTEXT PLAIN": {
 			"security.protocol": "SASL_PLAINTEXT",
 			"sasl.mechanism":    "PLAIN",
@@ -63,7 +70,22 @@ func secureConfig(t *testing.T, c *testcluster.Cluster, group, way string) Confi
 	cfg, warnings, err := ConfigFromProperties(props)
 	require.NoError(t, err)
 	require.Empty(t, warnings)
+	if way == "SASL_SSL OAUTHBEARER" {
+		cfg.Security.TokenProvider = unsignedTokens{sub: c.Security().User}
+	}
 	return cfg
+}
+
+// unsignedTokens makes unsigned JWTs, which Kafka's default OAUTHBEARER
+// validator accepts, through the connector's own TokenProvider and
+// AccessToken types, as an application would.
+type unsignedTokens struct{ sub string }
+
+func (u unsignedTokens) Token() (*AccessToken, error) {
+	enc := base64.RawURLEncoding.EncodeToString
+	now := time.Now().Unix()
+	claims := fmt.Sprintf(`{"sub":%q,"iat":%d,"exp":%d}`, u.sub, now, now+3600)
+	return &AccessToken{Token: enc([]byte(`{"alg":"none"}`)) + "." + enc([]byte(claims)) + "."}, nil
 }
 
 // TestSecureConsumeAndCommit: over each protocol and mechanism, a member
@@ -72,7 +94,7 @@ func secureConfig(t *testing.T, c *testcluster.Cluster, group, way string) Confi
 // Kafka.
 func TestSecureConsumeAndCommit(t *testing.T) {
 	c := testcluster.SharedSecure(t)
-	for _, way := range []string{"SSL", "mTLS", "SASL_SSL SCRAM-SHA-256", "SASL_SSL SCRAM-SHA-512", "SASL_PLAINTEXT PLAIN"} {
+	for _, way := range []string{"SSL", "mTLS", "SASL_SSL SCRAM-SHA-256", "SASL_SSL SCRAM-SHA-512", "SASL_SSL OAUTHBEARER", "SASL_PLAINTEXT PLAIN"} {
 		t.Run(way, func(t *testing.T) {
 			const n = 300
 			topic := newTopic(t, c, 3, n)
@@ -227,7 +249,7 @@ func TestSecureKafkaMode(t *testing.T) {
 			group := testcluster.UniqueName("g-sec-kafka")
 			cfg := secureConfig(t, c, group, way)
 			k := kafkaConfig(c, group)
-			cfg.GroupCoordination, cfg.ZookeeperConnect = k.GroupCoordination, ""
+			cfg.GroupCoordination, cfg.ZooKeeperConnect = k.GroupCoordination, ""
 			cfg.BootstrapServers = c.Security().Listener(listener, 0)
 			cfg.SessionTimeout, cfg.HeartbeatInterval, cfg.MaxPollInterval = k.SessionTimeout, k.HeartbeatInterval, k.MaxPollInterval
 			conn, err := New(cfg)

@@ -1,7 +1,6 @@
 package connector
 
 import (
-	"github.com/zkconsumer/zkconsumer/internal/secure"
 	"github.com/zkconsumer/zkconsumer/rebalance"
 	"github.com/zkconsumer/zkconsumer/stream"
 	"github.com/zkconsumer/zkconsumer/zkutil"
@@ -77,11 +76,3 @@ const (
 	// SessionClosed: the connector closed the session.
 	SessionClosed = zkutil.StateClosed
 )
-
-// TokenProvider supplies the tokens of SASL/OAUTHBEARER
-// (SecurityConfig.TokenProvider). Token is called for every new broker
-// connection, so it should cache a token until shortly before it expires.
-type TokenProvider = secure.TokenProvider
-
-// AccessToken is one SASL/OAUTHBEARER token, from a TokenProvider.
-type AccessToken = secure.AccessToken
