@@ -126,13 +126,20 @@ func WithZooKeeperDialer(dial ZooKeeperDialer) Option {
 // of partitions moves (Kafka's setConsumerRebalanceListener).
 func WithRebalanceListener(l RebalanceListener) Option { return func(o *options) { o.listener = l } }
 
-// New validates cfg, connects to ZooKeeper (bounded by
-// zookeeper.connection.timeout.ms) and returns a connector that has not
+// New is NewContext with context.Background(): it waits for ZooKeeper up
+// to zookeeper.connection.timeout.ms, which no caller can cut short.
+func New(cfg Config, opts ...Option) (*ConsumerConnector, error) {
+	return NewContext(context.Background(), cfg, opts...)
+}
+
+// NewContext validates cfg, connects to ZooKeeper (bounded by
+// zookeeper.connection.timeout.ms and by ctx: when ctx ends first the error
+// wraps ctx.Err()) and returns a connector that has not
 // joined its group yet: that happens in CreateMessageStreams. In Kafka
 // mode it connects to nothing yet. The keys of the other mode are logged
 // as warnings (Config.ModeWarnings), to slog.Default() when Config.Logger
 // is nil.
-func New(cfg Config, opts ...Option) (*ConsumerConnector, error) {
+func NewContext(ctx context.Context, cfg Config, opts ...Option) (*ConsumerConnector, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -196,7 +203,7 @@ func New(cfg Config, opts ...Option) (*ConsumerConnector, error) {
 	} else {
 		// Dial itself gives up after ZooKeeperConnectionTimeout, with an
 		// error that wraps zkutil.ErrConnectionTimeout.
-		c.session, err = zkutil.Dial(context.Background(), zkutil.SessionConfig{
+		c.session, err = zkutil.Dial(ctx, zkutil.SessionConfig{
 			Connect:           cfg.ZooKeeperConnect,
 			SessionTimeout:    cfg.ZooKeeperSessionTimeout,
 			ConnectionTimeout: cfg.ZooKeeperConnectionTimeout,

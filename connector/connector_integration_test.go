@@ -273,6 +273,24 @@ func TestNewFailsFastWithoutZooKeeper(t *testing.T) {
 	require.Less(t, time.Since(start), 10*time.Second)
 }
 
+// TestNewContextEndsWithItsContext: NewContext gives up when its context
+// ends, long before the connection timeout, with the context's error and
+// nothing left running (goleak); New cannot be cut short that way.
+func TestNewContextEndsWithItsContext(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.GroupID = "g"
+	cfg.ZooKeeperConnect = "127.0.0.1:1/kafka"
+	cfg.ZooKeeperConnectionTimeout = time.Minute
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	c, err := NewContext(ctx, cfg)
+	require.Nil(t, c)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.NotErrorIs(t, err, zkutil.ErrConnectionTimeout)
+	require.Less(t, time.Since(start), 30*time.Second, "NewContext waited for the connection timeout")
+}
+
 // TestSessionExpiryIsReportedAndConsumptionResumes: when the ZooKeeper
 // session expires, the application hears of it on Errors, the connector
 // rejoins in a new session, and every message is still read.

@@ -41,7 +41,7 @@ func run(ctx context.Context, zkConnect, topic, group string) (err error) {
 	cfg.ZooKeeperConnect = zkConnect
 	cfg.GroupID = group
 	cfg.AutoOffsetReset = connector.AutoOffsetResetSmallest
-	c, err := connector.New(cfg)
+	c, err := connector.NewContext(ctx, cfg)
 	if err != nil {
 		return err
 	}

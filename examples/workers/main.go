@@ -46,7 +46,7 @@ func run(ctx context.Context, zkConnect, topic, group string, streams int) (err 
 	cfg.AutoOffsetReset = connector.AutoOffsetResetSmallest
 	cfg.AutoCommitInterval = 5 * time.Second
 	cfg.Logger = nil // set a *slog.Logger here to see rebalances
-	c, err := connector.New(cfg)
+	c, err := connector.NewContext(ctx, cfg)
 	if err != nil {
 		return err
 	}
