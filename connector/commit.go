@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/zkconsumer/zkconsumer/internal/coordinator"
@@ -68,6 +70,70 @@ func (c *ConsumerConnector) CommitOffsetsMap(ctx context.Context, offsets map[To
 	}
 	err = c.commit(ctx, gen, func() map[TopicPartition]int64 { return owned }, 1+c.cfg.OffsetsCommitMaxRetries)
 	return errors.Join(append(refused, err)...)
+}
+
+// CommitMessages commits msgs, messages this member's streams handed out:
+// for each of their partitions, the offset after the highest of its
+// messages given (msg.Offset+1). It also marks them consumed
+// (Message.MarkConsumed), so that no later commit writes less.
+//
+// It is the commit of worker pools and batches: the goroutine that has
+// processed messages commits them with nothing but the messages, and
+// never more than them. With auto.commit.enable=true the connector also
+// commits, on its own, what the streams count as consumed (every message
+// before the one last handed out), processed or not; a pool that hands
+// messages to workers commits only what they finished when it sets
+// auto.commit.enable=false and commits with CommitMessages, also from the
+// RebalanceListener before its partitions move (see the README's "Worker
+// pools").
+//
+// A partition's commit never moves back: messages at or below the offset
+// this member last committed for it, or read when it was assigned, are
+// left out (workers finishing out of order cannot undo each other's
+// commits; CommitOffsetsMap can set any offset). A message of a partition
+// this member no longer owns (a rebalance gave it to another member since
+// the message was handed out, even if it came back), or that no stream of
+// this connector handed out, is refused with an error wrapping ErrNotOwner
+// that names it; the others are committed. When the member owns nothing,
+// the error wraps ErrNotOwner and the reason, as CommitOffsetsMap's does.
+// Retries are CommitOffsets'.
+func (c *ConsumerConnector) CommitMessages(ctx context.Context, msgs ...*Message) error {
+	gen, infos, err := c.ownership()
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrNotOwner, err)
+	}
+	next := map[TopicPartition]int64{}
+	refused := map[TopicPartition][]int64{}
+	for _, m := range msgs {
+		if m == nil {
+			continue
+		}
+		tp := TopicPartition{Topic: m.Topic, Partition: m.Partition}
+		if info := streamcore.PartitionOf(m); info == nil || infos[tp] != info || info.Revoked() {
+			refused[tp] = append(refused[tp], m.Offset)
+			continue
+		}
+		m.MarkConsumed()
+		next[tp] = max(next[tp], m.Offset+1)
+	}
+	var errs []error
+	for _, tp := range slices.SortedFunc(maps.Keys(refused), compareTP) {
+		offsets := refused[tp]
+		errs = append(errs, fmt.Errorf("%w: %s, offsets %v: not handed out by this member's streams in its current ownership of the partition", ErrNotOwner, tp, offsets))
+	}
+	if len(next) > 0 {
+		errs = append(errs, c.commit(ctx, gen, func() map[TopicPartition]int64 {
+			// Called under commitMu, which guards checkpoint.
+			forward := make(map[TopicPartition]int64, len(next))
+			for tp, off := range next {
+				if last, ok := c.checkpoint[tp]; !ok || off > last {
+					forward[tp] = off
+				}
+			}
+			return forward
+		}, 1+c.cfg.OffsetsCommitMaxRetries))
+	}
+	return errors.Join(errs...)
 }
 
 // consumedOffsetsOf returns a function that reads the consumed offset of

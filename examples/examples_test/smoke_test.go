@@ -60,6 +60,28 @@ func TestWorkers(t *testing.T) {
 	requireCommitted(t, ctx, c, group, map[string]testcluster.Produced{topic: produced})
 }
 
+// TestPool: the worker pool commits, with CommitMessages and automatic
+// commits off, every message its workers processed, and its last batches
+// when it is interrupted.
+func TestPool(t *testing.T) {
+	c := testcluster.Shared(t)
+	ctx := testContext(t, 3*time.Minute)
+	bin := build(t, "pool")
+	topic, group := testcluster.UniqueName("smoke-pool"), testcluster.UniqueName("smoke-pool")
+	require.NoError(t, c.CreateTopic(ctx, topic, 4, 1))
+	produced, err := c.Produce(ctx, topic, 200, testcluster.ProduceOptions{Partition: -1})
+	require.NoError(t, err)
+
+	p := start(t, ctx, bin, "-zookeeper", c.ZKConnect(), "-topic", topic, "-group", group, "-workers", "3", "-batch", "7")
+	waitFor(t, time.Minute, func() bool { return strings.Contains(p.stderr.String(), "200 messages processed, 200 committed") },
+		"the pool to report 200 messages processed and committed; stderr:\n%s", &p.stderr)
+	requireCommitted(t, ctx, c, group, map[string]testcluster.Produced{topic: produced})
+	p.interrupt(t)
+	require.Contains(t, p.stderr.String(), "200 messages processed, 200 committed (final)")
+	require.NotContains(t, p.stderr.String(), "commit: ")
+	requireCommitted(t, ctx, c, group, map[string]testcluster.Produced{topic: produced})
+}
+
 func TestWildcard(t *testing.T) {
 	c := testcluster.Shared(t)
 	ctx := testContext(t, 3*time.Minute)

@@ -350,6 +350,23 @@ func (it *ConsumerIterator) MarkConsumed(msg *Message) {
 	markConsumed(msg)
 }
 
+// MarkConsumed marks m consumed, as KafkaStream.MarkConsumed(m) does,
+// without its stream: a worker goroutine that processed m needs nothing
+// else to mark it. Its partition's consumed offset moves to m.Offset+1
+// unless it is already beyond that or the partition has been revoked;
+// a message that did not come from a stream (or nil) is ignored. It is
+// safe to call from any goroutine.
+func (m *Message) MarkConsumed() { markConsumed(m) }
+
+// PartitionOf returns the partition, in the generation that handed m out,
+// m belongs to; nil for a message that did not come from a stream.
+func PartitionOf(m *Message) *PartitionTopicInfo {
+	if m == nil {
+		return nil
+	}
+	return m.info
+}
+
 func markConsumed(msg *Message) {
 	if msg != nil && msg.info != nil {
 		msg.info.advanceConsumed(msg.Offset + 1)

@@ -97,6 +97,38 @@ func TestConsumedOffsetAdvancesOnNextOrMark(t *testing.T) {
 	assert.Equal(t, int64(3), pti.ConsumedOffset())
 }
 
+// TestMessageMarksItselfConsumed: a worker holding only the message marks
+// it as its stream would, forward only, and a copy (Clone) marks the same
+// partition; a message of a revoked partition moves nothing.
+func TestMessageMarksItselfConsumed(t *testing.T) {
+	s := newTestStream(t, 2, 0)
+	pti := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 100)
+	ctx := context.Background()
+	require.NoError(t, pti.Enqueue(ctx, newMessages("t", 0, 0, 1, 2, 3), 4))
+	var got []*Message
+	for range 3 {
+		m, err := s.Next(ctx)
+		require.NoError(t, err)
+		got = append(got, m)
+	}
+	require.Same(t, pti, PartitionOf(got[0]))
+	got[2].Clone().MarkConsumed()
+	assert.Equal(t, int64(3), pti.ConsumedOffset())
+	got[0].MarkConsumed()
+	assert.Equal(t, int64(3), pti.ConsumedOffset(), "marking never moves the offset back")
+
+	(*Message)(nil).MarkConsumed()
+	(&Message{Offset: 100}).MarkConsumed()
+	assert.Nil(t, PartitionOf(&Message{Offset: 100}))
+	assert.Equal(t, int64(3), pti.ConsumedOffset())
+
+	m3, err := s.Next(ctx)
+	require.NoError(t, err)
+	pti.Revoke()
+	m3.MarkConsumed()
+	assert.Equal(t, int64(3), pti.ConsumedOffset(), "a revoked partition's offset stays")
+}
+
 func TestChunkBeyondConsumedOffsetMovesIt(t *testing.T) {
 	s := newTestStream(t, 2, -1)
 	// Messages 0..9 were fetched and then dropped (cleared queue).
