@@ -16,14 +16,17 @@
 # core of this working tree: the repository's go.work puts both in one
 # workspace (its published go.mod requires a released core instead).
 #
-# Two test-only modules live outside the workspace (GOWORK=off), so that
+# Three test-only modules live outside the workspace (GOWORK=off), so that
 # their dependencies stay out of the published modules' build lists:
 # scripts/gettable checks that a user's module can `go get` the core and the
 # plugin from published versions alone (it publishes this working tree into
 # a local file-based module proxy and builds a program against it,
 # offline); plugin/prometheus/monitoring/check checks the plugin's alerting
 # rules, recording rules and Grafana dashboard with Prometheus's own rule
-# parser and PromQL engine.
+# parser and PromQL engine; both run before the cluster starts.
+# scripts/exporters needs the cluster: it reads a group zkconsumer
+# committed with kazoo-go, the library kafka_exporter's ZooKeeper lag reads
+# groups with, as kafka_exporter does; it runs after the plugin's tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,6 +37,7 @@ go vet ./...
 for m in scripts/gettable plugin/prometheus/monitoring/check; do
   (cd "$m" && GOWORK=off go vet ./... && GOWORK=off go test -count=1 ${GOTESTFLAGS:-} ./...)
 done
+(cd scripts/exporters && GOWORK=off go vet ./...)
 
 state=.cache/test-cluster
 kraft_state=.cache/test-kraft
@@ -58,3 +62,4 @@ go run ./internal/testrig/cmd/zkcluster info
 
 go test -race -count=1 -timeout 40m ${GOTESTFLAGS:-} ./...
 (cd plugin/prometheus && go test -race -count=1 -timeout 10m ${GOTESTFLAGS:-} ./...)
+(cd scripts/exporters && GOWORK=off go test -race -count=1 -timeout 5m ${GOTESTFLAGS:-} ./...)
