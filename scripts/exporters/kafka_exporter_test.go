@@ -107,7 +107,7 @@ func TestKafkaExporterReadsZooKeeperOffsets(t *testing.T) {
 	}
 
 	cfg := connector.DefaultConfig()
-	cfg.ZookeeperConnect = c.ZKConnect()
+	cfg.ZooKeeperConnect = c.ZKConnect()
 	cfg.GroupID = testcluster.UniqueName("g-exporter")
 	cfg.AutoOffsetReset = connector.AutoOffsetResetSmallest
 	cfg.AutoCommitEnable = false
