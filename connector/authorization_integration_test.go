@@ -60,7 +60,8 @@ func newConnectorLax(t *testing.T, cfg Config) *ConsumerConnector {
 // an authorizer: a subscribed topic the consumer may not describe is
 // reported on Errors (ErrTopicAuthorizationFailed, naming it) while the
 // other topic is consumed; an automatic commit the broker refuses is
-// reported wrapping ErrAutoCommit and the broker's error; and once the
+// reported wrapping ErrAutoCommit and the broker's error, and fetches it
+// refuses once (not at every retry); and once the
 // broker is gone, the failing heartbeats and metadata checks are reported
 // before the membership is lost. (Before, the topic was dropped from the
 // assignment in silence, and heartbeats and metadata checks failed
@@ -117,6 +118,14 @@ func TestKafkaModeRefusalsAndOutagesAreReported(t *testing.T) {
 		return errors.Is(err, ErrAutoCommit)
 	})
 	require.ErrorIs(t, failed, sarama.ErrTopicAuthorizationFailed)
+	// The fetches of the topic are refused too, every RefreshLeaderBackoff
+	// (100 ms here): that is reported once, not each time.
+	fetchRefused := func(err error) bool {
+		return errors.Is(err, sarama.ErrTopicAuthorizationFailed) && strings.Contains(err.Error(), "fetch from broker")
+	}
+	errs.await(t, 30*time.Second, "the refused fetch", fetchRefused)
+	time.Sleep(3 * time.Second) // thirty refusals at least
+	require.Equal(t, 1, errs.count(fetchRefused), "the refused fetch is reported once a minute, not every retry")
 	removeTopicACLs(t, c, open)
 
 	require.NoError(t, c.KillBroker(0))

@@ -51,6 +51,19 @@ func drainErrors(t *testing.T, conn *ConsumerConnector) *errorLog {
 	return l
 }
 
+// count returns how many of the errors read so far match accepts.
+func (l *errorLog) count(match func(error) bool) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, err := range l.errs {
+		if match(err) {
+			n++
+		}
+	}
+	return n
+}
+
 // await returns the first error read that match accepts, failing the test
 // after timeout.
 func (l *errorLog) await(t *testing.T, timeout time.Duration, what string, match func(error) bool) error {

@@ -92,6 +92,12 @@
 //     *stream.PartitionError wrapping ErrNoLeader and the broker's error
 //     code (UNKNOWN_TOPIC_OR_PARTITION, TOPIC_AUTHORIZATION_FAILED, ...):
 //     again when the code changes, else once a minute while it lasts.
+//   - A partition whose fetch the broker refuses with another error code
+//     (TOPIC_AUTHORIZATION_FAILED when the topic may be described but not
+//     read, ...) goes back to the leader finder too, and is fetched again
+//     after RefreshLeaderBackoff. The failure is reported to
+//     Config.OnError, wrapping the code, the first time, when the code
+//     changes, and else once a minute while it lasts.
 //   - Revoked partitions and closed queues are dropped from fetching.
 //
 // Protocol versions are capped at Kafka 3.9 (or Config.Sarama.Version) and

@@ -651,7 +651,8 @@ func (f *fetcher) decodedTooLarge(ps *partState, offset int64, cause error) {
 
 // partitionError hands a partition whose fetch failed back to the leader
 // finder, as Kafka does for every error but OFFSET_OUT_OF_RANGE. The usual
-// leadership changes are routine; anything else is also reported.
+// leadership changes are routine; anything else is also reported, paced
+// (see refusals).
 func (f *fetcher) partitionError(ps *partState, kerr sarama.KError) {
 	switch kerr {
 	case sarama.ErrNotLeaderForPartition, sarama.ErrLeaderNotAvailable, sarama.ErrUnknownTopicOrPartition,
@@ -659,6 +660,11 @@ func (f *fetcher) partitionError(ps *partState, kerr sarama.KError) {
 		sarama.ErrKafkaStorageError, sarama.ErrOffsetNotAvailable, sarama.ErrRequestTimedOut:
 		f.log.Info("partition moves back to the leader finder", "partition", ps.tp.String(), "error", kerr)
 	default:
+		// Paced: a refusal that lasts comes back every RefreshLeaderBackoff.
+		if !f.run.refusals.due(ps.tp, kerr, time.Now(), f.run.m.leaderlessRepeat) {
+			f.log.Debug("fetch error again, partition moves back to the leader finder", "partition", ps.tp.String(), "error", kerr)
+			break
+		}
 		f.log.Warn("fetch error, partition moves back to the leader finder", "partition", ps.tp.String(), "error", kerr)
 		f.run.report(&streamcore.PartitionError{Topic: ps.tp.Topic, Partition: ps.tp.Partition,
 			Err: fmt.Errorf("fetcher: fetch from broker %d: %w", f.key.broker, kerr)})

@@ -176,6 +176,8 @@ type run struct {
 	partitions map[zkutil.TopicPartition]*streamcore.PartitionTopicInfo // grows with AddPartitions
 	noLeader   map[zkutil.TopicPartition]struct{}
 	fetchers   map[fetcherKey]*fetcher
+
+	refusals refusals // the fetchers' reports of failing partitions
 }
 
 func newRun(parent context.Context, m *ConsumerFetcherManager, partitions map[zkutil.TopicPartition]*streamcore.PartitionTopicInfo) *run {
