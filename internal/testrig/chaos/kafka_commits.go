@@ -2,10 +2,8 @@ package chaos
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"time"
 
@@ -41,7 +39,7 @@ var errNotOffsetCommit = errors.New("chaos: not an offset commit record")
 // version 4 and up are the flexible layout of the same fields.
 func DecodeOffsetCommit(key, value []byte) (OffsetCommitEntry, error) {
 	var e OffsetCommitEntry
-	k := &kafkaReader{b: key}
+	k := &beReader{b: key}
 	kv := k.int16()
 	if k.err != nil {
 		return e, fmt.Errorf("chaos: offset commit key: %w", k.err)
@@ -57,7 +55,7 @@ func DecodeOffsetCommit(key, value []byte) (OffsetCommitEntry, error) {
 		e.Offset, e.Deleted = -1, true
 		return e, nil
 	}
-	v := &kafkaReader{b: value}
+	v := &beReader{b: value}
 	vv := v.int16()
 	switch {
 	case v.err != nil:
@@ -83,72 +81,6 @@ func DecodeOffsetCommit(key, value []byte) (OffsetCommitEntry, error) {
 		return e, fmt.Errorf("chaos: offset commit value of %s/%s-%d: %w", e.Group, e.Topic, e.Partition, v.err)
 	}
 	return e, nil
-}
-
-// kafkaReader reads Kafka's big-endian encodings; the first error sticks.
-type kafkaReader struct {
-	b   []byte
-	err error
-}
-
-func (r *kafkaReader) take(n int) []byte {
-	if r.err != nil {
-		return nil
-	}
-	if n < 0 || n > len(r.b) {
-		r.err = io.ErrUnexpectedEOF
-		return nil
-	}
-	p := r.b[:n]
-	r.b = r.b[n:]
-	return p
-}
-
-func (r *kafkaReader) int16() int16 {
-	if p := r.take(2); p != nil {
-		return int16(binary.BigEndian.Uint16(p))
-	}
-	return 0
-}
-
-func (r *kafkaReader) int32() int32 {
-	if p := r.take(4); p != nil {
-		return int32(binary.BigEndian.Uint32(p))
-	}
-	return 0
-}
-
-func (r *kafkaReader) int64() int64 {
-	if p := r.take(8); p != nil {
-		return int64(binary.BigEndian.Uint64(p))
-	}
-	return 0
-}
-
-// str reads an int16-length string (-1: null, read as "").
-func (r *kafkaReader) str() string {
-	n := r.int16()
-	if r.err != nil || n == -1 {
-		return ""
-	}
-	return string(r.take(int(n)))
-}
-
-// compactStr reads an unsigned-varint length+1 string (0: null).
-func (r *kafkaReader) compactStr() string {
-	if r.err != nil {
-		return ""
-	}
-	n, w := binary.Uvarint(r.b)
-	if w <= 0 {
-		r.err = io.ErrUnexpectedEOF
-		return ""
-	}
-	r.b = r.b[w:]
-	if n == 0 {
-		return ""
-	}
-	return string(r.take(int(n - 1)))
 }
 
 // readKafkaCommits reads __consumer_offsets from its first record to its

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/adler32"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -148,12 +147,12 @@ func allZero(b []byte) bool {
 // decodeTxn decodes a TxnHeader and the record after it. Operations that
 // change no node (sessions, errors, checks, ACLs) keep only the header.
 func decodeTxn(buf []byte) ([]ZKTxn, error) {
-	r := &juteReader{b: buf}
-	h := ZKTxn{Session: r.long()}
-	_ = r.int() // cxid
-	h.Zxid = r.long()
-	h.Time = r.long()
-	h.Op = r.int()
+	r := &beReader{b: buf}
+	h := ZKTxn{Session: r.int64()}
+	_ = r.int32() // cxid
+	h.Zxid = r.int64()
+	h.Time = r.int64()
+	h.Op = r.int32()
 	if r.err != nil {
 		return nil, fmt.Errorf("header: %w", r.err)
 	}
@@ -165,20 +164,20 @@ func decodeTxn(buf []byte) ([]ZKTxn, error) {
 		return []ZKTxn{t}, nil
 	}
 	// MultiTxn: a vector of (type, serialized record).
-	n := int(r.int())
+	n := int(r.int32())
 	if r.err != nil || n < 0 || n > len(buf) {
 		return nil, fmt.Errorf("multi: %d operations: %v", n, r.err)
 	}
 	var out []ZKTxn
 	for i := range n {
-		op := r.int()
+		op := r.int32()
 		sub := r.buffer()
 		if r.err != nil {
 			return nil, fmt.Errorf("multi operation %d: %w", i, r.err)
 		}
 		t := h
 		t.Op, t.InMulti, t.Index = op, true, i
-		t, err := decodeRecord(t, &juteReader{b: sub})
+		t, err := decodeRecord(t, &beReader{b: sub})
 		if err != nil {
 			return nil, fmt.Errorf("multi operation %d: %w", i, err)
 		}
@@ -188,19 +187,19 @@ func decodeTxn(buf []byte) ([]ZKTxn, error) {
 }
 
 // decodeRecord reads the record of t.Op from r into t.
-func decodeRecord(t ZKTxn, r *juteReader) (ZKTxn, error) {
+func decodeRecord(t ZKTxn, r *beReader) (ZKTxn, error) {
 	switch t.Op {
 	case zkOpCreate, zkOpCreate2:
 		// CreateTxn: path, data, ACLs, ephemeral, parent cversion.
-		t.Path, t.Data = r.ustring(), r.bufferCopy()
-		r.acls()
+		t.Path, t.Data = ustring(r), bufferCopy(r)
+		skipACLs(r)
 		t.Ephemeral = r.boolean()
 	case zkOpCreateContainer, zkOpCreateTTL:
-		t.Path, t.Data = r.ustring(), r.bufferCopy()
+		t.Path, t.Data = ustring(r), bufferCopy(r)
 	case zkOpDelete:
-		t.Path = r.ustring()
+		t.Path = ustring(r)
 	case zkOpSetData:
-		t.Path, t.Data = r.ustring(), r.bufferCopy()
+		t.Path, t.Data = ustring(r), bufferCopy(r)
 	default:
 		return t, nil
 	}
@@ -210,72 +209,15 @@ func decodeRecord(t ZKTxn, r *juteReader) (ZKTxn, error) {
 	return t, nil
 }
 
-// juteReader reads Jute's binary archive; the first error sticks.
-type juteReader struct {
-	b   []byte
-	err error
-}
+// ustring reads Jute's ustring: a buffer, as a string ("" for null).
+func ustring(r *beReader) string { return string(r.buffer()) }
 
-func (r *juteReader) take(n int) []byte {
-	if r.err != nil {
-		return nil
-	}
-	if n < 0 || n > len(r.b) {
-		r.err = io.ErrUnexpectedEOF
-		return nil
-	}
-	p := r.b[:n]
-	r.b = r.b[n:]
-	return p
-}
+// bufferCopy reads a buffer into a slice of its own (nil for null).
+func bufferCopy(r *beReader) []byte { return slices.Clone(r.buffer()) }
 
-func (r *juteReader) int() int32 {
-	p := r.take(4)
-	if p == nil {
-		return 0
-	}
-	return int32(binary.BigEndian.Uint32(p))
-}
-
-func (r *juteReader) long() int64 {
-	p := r.take(8)
-	if p == nil {
-		return 0
-	}
-	return int64(binary.BigEndian.Uint64(p))
-}
-
-func (r *juteReader) boolean() bool {
-	p := r.take(1)
-	return p != nil && p[0] != 0
-}
-
-// buffer reads a length-prefixed byte buffer (nil for length -1).
-func (r *juteReader) buffer() []byte {
-	n := r.int()
-	if r.err != nil || n == -1 {
-		return nil
-	}
-	if n < -1 {
-		r.err = fmt.Errorf("length %d", n)
-		return nil
-	}
-	return r.take(int(n))
-}
-
-func (r *juteReader) bufferCopy() []byte {
-	b := r.buffer()
-	if b == nil {
-		return nil
-	}
-	return slices.Clone(b)
-}
-
-func (r *juteReader) ustring() string { return string(r.buffer()) }
-
-// acls skips a vector of ACLs: permissions, then the id's scheme and id.
-func (r *juteReader) acls() {
-	n := int(r.int())
+// skipACLs skips a vector of ACLs: permissions, then the id's scheme and id.
+func skipACLs(r *beReader) {
+	n := int(r.int32())
 	if r.err != nil || n == -1 {
 		return
 	}
@@ -284,9 +226,9 @@ func (r *juteReader) acls() {
 		return
 	}
 	for range n {
-		_ = r.int()
-		_ = r.ustring()
-		_ = r.ustring()
+		_ = r.int32()
+		_ = ustring(r)
+		_ = ustring(r)
 	}
 }
 

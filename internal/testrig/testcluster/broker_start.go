@@ -84,10 +84,5 @@ func (c *Cluster) startBrokers(ctx context.Context) error {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-	for id := range c.brokers {
-		if err := c.waitListening(ctx, id); err != nil {
-			return err
-		}
-	}
-	return nil
+	return c.waitAllListening(ctx)
 }

@@ -14,7 +14,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/IBM/sarama"
 	"github.com/go-zookeeper/zk"
 )
 
@@ -252,49 +251,8 @@ func (c *Cluster) addBroker(cp, log4j string, id, port int) error {
 		c.security.addSecureListeners(id, props)
 	}
 	addReleaseProperties(c.opts.BrokerVersion, props)
-	for k, v := range c.opts.BrokerProperties {
-		props[k] = v
-	}
-	cfg := filepath.Join(dir, "server.properties")
-	if err := writeProperties(cfg, props); err != nil {
-		return err
-	}
-	b := &node{id: id, port: port, jvm: jvm{
-		name:    fmt.Sprintf("broker-%d", id),
-		detach:  c.opts.Detach,
-		logPath: filepath.Join(dir, "server.log"),
-		args: append(jvmFlags("512m", log4j, dir),
-			"-cp", cp, "kafka.Kafka", cfg),
-	}}
-	c.brokers = append(c.brokers, b)
-	c.brokerAddrs = append(c.brokerAddrs, addr)
-	return nil
-}
-
-// brokerProperties are the server.properties entries both kinds of
-// cluster share: small thread pools, small internal topics, fast groups.
-func (c *Cluster) brokerProperties() map[string]string {
-	rf := strconv.Itoa(min(3, c.opts.Brokers))
-	return map[string]string{
-		"num.partitions":                           "1",
-		"auto.create.topics.enable":                "true",
-		"delete.topic.enable":                      "true",
-		"offsets.topic.replication.factor":         rf,
-		"offsets.topic.num.partitions":             "4",
-		"transaction.state.log.replication.factor": rf,
-		"transaction.state.log.min.isr":            "1",
-		"transaction.state.log.num.partitions":     "4",
-		"min.insync.replicas":                      "1",
-		"group.initial.rebalance.delay.ms":         "0",
-		"num.network.threads":                      "2",
-		"num.io.threads":                           "2",
-		"num.recovery.threads.per.data.dir":        "1",
-		"background.threads":                       "2",
-		"log.cleaner.dedupe.buffer.size":           "8388608",
-		"log.cleaner.threads":                      "1",
-		"unclean.leader.election.enable":           "false",
-		"leader.imbalance.check.interval.seconds":  "5",
-	}
+	_, err := c.addKafkaServer(fmt.Sprintf("broker-%d", id), dir, cp, "-Dlog4j.configuration=file:"+log4j, id, port, addr, props)
+	return err
 }
 
 // jvmFlags are small-heap settings for a 2-core test machine, with the
@@ -428,29 +386,20 @@ func (discardLogger) Printf(string, ...any) {}
 // (in KRaft mode: listed in the metadata, i.e. registered and unfenced).
 func (c *Cluster) WaitBrokers(ctx context.Context, n int) error {
 	if c.kraft {
-		return c.waitKRaftBrokers(ctx, n)
+		return c.waitBrokerCount(ctx, n, func() (int, error) {
+			ids, err := c.kraftBrokerIDs(ctx)
+			return len(ids), err
+		})
 	}
 	conn, err := c.dialZK(ctx)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	for {
+	return c.waitBrokerCount(ctx, n, func() (int, error) {
 		ids, _, err := conn.Children(c.chroot + "/brokers/ids")
-		if err == nil && len(ids) >= n {
-			return nil
-		}
-		for _, b := range c.brokers {
-			if !b.running() {
-				return fmt.Errorf("testcluster: %s exited; see %s", b.name, b.logPath)
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("testcluster: %d of %d brokers registered: %w", len(ids), n, ctx.Err())
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+		return len(ids), err
+	})
 }
 
 // RegisteredBrokers reads the broker ids registered in ZooKeeper (in KRaft
@@ -478,29 +427,4 @@ func (c *Cluster) RegisteredBrokers(ctx context.Context) ([]int, error) {
 	}
 	sort.Ints(ids)
 	return ids, nil
-}
-
-// waitListening waits until broker id answers an ApiVersions request: a
-// broker registers in ZooKeeper before its listener accepts requests.
-func (c *Cluster) waitListening(ctx context.Context, id int) error {
-	for {
-		b := sarama.NewBroker(c.brokerAddrs[id])
-		cfg := c.ClientConfig()
-		cfg.Net.DialTimeout = time.Second
-		if err := b.Open(cfg); err == nil {
-			_, err = b.ApiVersions(&sarama.ApiVersionsRequest{})
-			b.Close()
-			if err == nil {
-				return nil
-			}
-		}
-		if !c.brokers[id].running() {
-			return fmt.Errorf("testcluster: broker %d exited; see %s", id, c.brokers[id].logPath)
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("testcluster: broker %d does not answer on %s: %w", id, c.brokerAddrs[id], ctx.Err())
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
 }

@@ -65,10 +65,8 @@ func (c *Cluster) startKRaft(ctx context.Context) error {
 			return err
 		}
 	}
-	for id := range c.brokers {
-		if err := c.waitListening(ctx, id); err != nil {
-			return err
-		}
+	if err := c.waitAllListening(ctx); err != nil {
+		return err
 	}
 	if err := c.WaitBrokers(ctx, n); err != nil {
 		return err
@@ -110,23 +108,7 @@ func (c *Cluster) addKRaftNode(cp, log4j2 string, id, port, controllerPort int, 
 	} {
 		props[k] = v
 	}
-	for k, v := range c.opts.BrokerProperties {
-		props[k] = v
-	}
-	cfg := filepath.Join(dir, "server.properties")
-	if err := writeProperties(cfg, props); err != nil {
-		return "", err
-	}
-	b := &node{id: id, port: port, jvm: jvm{
-		name:    fmt.Sprintf("kraft-node-%d", id),
-		detach:  c.opts.Detach,
-		logPath: filepath.Join(dir, "server.log"),
-		args: append(serverJVMFlags("512m", "-Dlog4j2.configurationFile="+log4j2, dir),
-			"-cp", cp, "kafka.Kafka", cfg),
-	}}
-	c.brokers = append(c.brokers, b)
-	c.brokerAddrs = append(c.brokerAddrs, addr)
-	return cfg, nil
+	return c.addKafkaServer(fmt.Sprintf("kraft-node-%d", id), dir, cp, "-Dlog4j2.configurationFile="+log4j2, id, port, addr, props)
 }
 
 // formatStorage writes every node's meta.properties and bootstrap metadata
@@ -222,26 +204,6 @@ func metadataBrokerIDs(ctx context.Context, addr string, cfg *sarama.Config) ([]
 	}
 	sort.Ints(ids)
 	return ids, nil
-}
-
-// waitKRaftBrokers waits until the metadata lists at least n brokers.
-func (c *Cluster) waitKRaftBrokers(ctx context.Context, n int) error {
-	for {
-		ids, err := c.kraftBrokerIDs(ctx)
-		if err == nil && len(ids) >= n {
-			return nil
-		}
-		for _, b := range c.brokers {
-			if !b.running() {
-				return fmt.Errorf("testcluster: %s exited; see %s", b.name, b.logPath)
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("testcluster: %d of %d brokers registered (err %v): %w", len(ids), n, err, ctx.Err())
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
 }
 
 // kraftPartitionState reads a partition's leader, leader epoch and ISR
