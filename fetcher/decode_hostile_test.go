@@ -336,6 +336,8 @@ func TestHostileUncoveredHeader(t *testing.T) {
 	one := rawRecords([]int64{0}, func(int) []byte { return []byte("x") })
 	cut := rawBatch(1<<40, 0, 0, 1, one)
 	binary.BigEndian.PutUint32(cut[batchLengthAt:], 0x7fff0000)
+	cutAhead := rawBatch(1<<40, 0, 0, 1, one) // a length a response can hold
+	binary.BigEndian.PutUint32(cutAhead[batchLengthAt:], 1<<24)
 	far := rawBatch(1<<40, 0, 0, 1, one) // CRC right: it does not cover the base
 	three := rawRecords(seq(3), func(int) []byte { return []byte("x") })
 	for _, c := range []struct {
@@ -343,6 +345,7 @@ func TestHostileUncoveredHeader(t *testing.T) {
 		records []byte
 	}{
 		{"cut batch far ahead", cut},
+		{"cut batch ahead, past the high watermark", cutAhead},
 		{"batch far ahead", far},
 		{"records past the last offset delta", rawBatch(10, 0, 1, 3, three)},
 		{"negative last offset delta", rawBatch(10, 0, -1, 3, three)},
@@ -353,7 +356,7 @@ func TestHostileUncoveredHeader(t *testing.T) {
 		d := decodeBlock("t", 0, 10, 1<<20, false, blk)
 		overlap := c.name == "overlapping batches"
 		switch {
-		case c.name == "batch far ahead" && d.corrupt == nil && d.msgs == nil && d.next == 10:
+		case (c.name == "batch far ahead" || c.name == "cut batch ahead, past the high watermark") && d.corrupt == nil && d.msgs == nil && d.next == 10:
 			// Past the high watermark: not handed out, the partition
 			// stays (TestEntryPastTheHighWatermarkWaits).
 		case !errors.Is(d.corrupt, errCorrupt):
@@ -398,6 +401,24 @@ func TestEntryPastTheHighWatermarkWaits(t *testing.T) {
 		if d.corrupt != nil || len(d.msgs) != 3 || d.next != c.base+3 {
 			t.Errorf("%s, fresh high watermark: offsets %v next %d corrupt %v", c.name, offsetsOf(d.msgs), d.next, d.corrupt)
 		}
+	}
+
+	// The same for a batch cut by the fetch size after a compacted gap:
+	// with a high watermark older than the read it waits (it stopped the
+	// partition as corrupt before); with a newer one the partition moves
+	// over the gap to it.
+	batch := rawBatch(100, 0, 2, 3, three)
+	cut := batch[:len(batch)/2]
+	stale := &respBlock{records: cut, hwm: 100}
+	if d := decodeBlock("t", 0, 10, 1<<20, false, stale); d.corrupt != nil || d.msgs != nil || d.next != 10 {
+		t.Errorf("cut batch past a stale high watermark: offsets %v next %d corrupt %v; want none, 10, no error", offsetsOf(d.msgs), d.next, d.corrupt)
+	}
+	if next, _ := predictNext(10, 1<<20, stale); next != 10 {
+		t.Errorf("cut batch past a stale high watermark: the request sent ahead would ask for %d", next)
+	}
+	fresh := &respBlock{records: cut, hwm: 103}
+	if d := decodeBlock("t", 0, 10, 1<<20, false, fresh); d.corrupt != nil || d.next != 100 {
+		t.Errorf("cut batch, fresh high watermark: next %d corrupt %v; want 100", d.next, d.corrupt)
 	}
 }
 

@@ -78,13 +78,17 @@
 //   - A batch that cannot be decoded (a checksum mismatch with check.crcs,
 //     a payload that does not decompress, a malformed record, records
 //     after its declared count, offsets that cannot be what the fetch
-//     asked for: overlapping the batch before, past the partition's high
-//     watermark or the batch's own last offset) stops only its partition: the messages before the bad
-//     batch are delivered, then the partition's stream gets an error
+//     asked for: overlapping the batch before, or records past the batch's
+//     own last offset) stops only its partition: the messages before the
+//     bad batch are delivered, then the partition's stream gets an error
 //     wrapping stream.ErrCorruptMessage and the partition stops at the bad
-//     batch until the next generation. The other partitions carry on. A response
-//     whose structure cannot be parsed at all is fetched again partition
-//     by partition, to find the one at fault.
+//     batch until the next generation. The other partitions carry on. A
+//     response whose structure cannot be parsed at all is fetched again
+//     partition by partition, to find the one at fault.
+//   - A batch, whole or cut by the fetch size, that reaches the high
+//     watermark its response reports is not handed out and does not move
+//     the partition, without an error: a leader that just took over can
+//     report a figure older than its read. It is fetched again.
 //   - A partition the metadata gives no leader (its topic was deleted or
 //     is not authorised, no replica is alive) stays with the leader
 //     finder, which asks again every RefreshLeaderBackoff. Once it has

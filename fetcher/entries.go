@@ -245,7 +245,10 @@ func scan(blk *respBlock, fetchOffset int64, fetchSize int32) scanned {
 				case e.magic < 2 || e.base <= fetchOffset:
 					s.truncated = true
 				case e.base >= blk.hwm:
-					s.bad = fmt.Errorf("cut record batch at offset %d, at or past the high watermark %d", e.base, blk.hwm)
+					// As a complete entry there (entryUnreadable): the
+					// high watermark may be older than the read, and a
+					// base no checksum covers cannot move the partition
+					// past it. It stays, and is fetched again.
 				default:
 					s.next = e.base
 				}
