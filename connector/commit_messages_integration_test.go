@@ -93,4 +93,3 @@ func testCommitMessages(t *testing.T, c *testcluster.Cluster, cfg Config, commit
 	want[kept[0]] = last(kept[0]).Offset + 1
 	require.Equal(t, want[kept[0]], committed(cfg.GroupID, topic)[kept[0]])
 }
-

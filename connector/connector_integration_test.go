@@ -273,6 +273,40 @@ func TestNewFailsFastWithoutZooKeeper(t *testing.T) {
 	require.Less(t, time.Since(start), 10*time.Second)
 }
 
+// TestFailedFirstJoinLeavesNothing: in ZooKeeper mode, a
+// CreateMessageStreams that cannot register (its context has ended)
+// leaves no registration behind and may be called again, which joins and
+// reads every message. (Before, the retry got ErrStreamsExist.)
+func TestFailedFirstJoinLeavesNothing(t *testing.T) {
+	c := testcluster.Shared(t)
+	const n = 40
+	topic := newTopic(t, c, 2, n)
+	group := testcluster.UniqueName("g-failedjoin")
+	conn := newConnector(t, testConfig(c, group))
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := conn.CreateMessageStreams(ended, map[string]int{topic: 1})
+	require.ErrorIs(t, err, context.Canceled)
+	require.ErrorIs(t, conn.Assignment().Err, ErrNotJoined)
+
+	s, err := zkutil.Dial(context.Background(), zkutil.SessionConfig{Connect: c.ZKConnect(), SessionTimeout: 10 * time.Second, ConnectionTimeout: 20 * time.Second})
+	require.NoError(t, err)
+	defer s.Close()
+	require.NoError(t, s.Sync(context.Background(), zkutil.ConsumersPath))
+	ids, err := s.Children(context.Background(), zkutil.ConsumerIDsPath(group))
+	if !errors.Is(err, zkutil.ErrNoNode) {
+		require.NoError(t, err)
+	}
+	require.Empty(t, ids, "no registration stays")
+
+	ctx := testCtx(t, 2*time.Minute)
+	streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
+	require.NoError(t, err)
+	col := newCollector()
+	col.read(ctx, "c", streams[topic][0])
+	col.waitAll(t, 0, n, time.Minute)
+}
+
 // TestNewContextEndsWithItsContext: NewContext gives up when its context
 // ends, long before the connection timeout, with the context's error and
 // nothing left running (goleak); New cannot be cut short that way.

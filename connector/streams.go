@@ -2,6 +2,7 @@ package connector
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 
@@ -62,7 +63,9 @@ func (f TopicFilter) Validate() error {
 // and the last failure. Either way the member has left the group (a
 // static member, with group.instance.id, does not leave, as in Java)
 // and nothing of the attempt keeps running, so CreateMessageStreams may
-// be called again.
+// be called again. The same holds in ZooKeeper mode when the member
+// cannot register (ctx ends first, ZooKeeper refuses the node): its
+// registration, if made, is deleted.
 func (c *ConsumerConnector) CreateMessageStreams(ctx context.Context, topicCountMap map[string]int) (map[string][]*KafkaStream, error) {
 	sub := rebalance.StaticSubscription(topicCountMap)
 	if err := sub.Validate(); err != nil {
@@ -185,7 +188,17 @@ func (c *ConsumerConnector) join(ctx context.Context, sub rebalance.Subscription
 	c.member = member
 	c.mu.Unlock()
 	if err := member.Start(ctx); err != nil {
-		return fmt.Errorf("connector: join group %s: %w", c.cfg.GroupID, err)
+		// The member could not register. Nothing of the attempt stays (a
+		// registration whose create went out is deleted), and the streams
+		// may be created again.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.cfg.ZooKeeperSessionTimeout)
+		closeErr := member.Close(cctx)
+		cancel()
+		c.mu.Lock()
+		c.member = nil
+		c.created, c.streams, c.wildcard = false, map[streamKey]*streamcore.Control{}, false
+		c.mu.Unlock()
+		return fmt.Errorf("connector: join group %s: %w", c.cfg.GroupID, errors.Join(err, closeErr))
 	}
 	c.startAutoCommit()
 	return nil
