@@ -12,6 +12,7 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/zkconsumer/zkconsumer/internal/grouperr"
+	"github.com/zkconsumer/zkconsumer/internal/offsetfetch"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -136,32 +137,30 @@ func retriable(err error) bool {
 // Kafka reports an error of their own are left out of offsets and returned
 // in failed; err fails the whole fetch.
 //
-// An answer of "no committed offset" is confirmed by a second one from the
-// coordinator looked up again: Kafka's coordinator checks that it
-// coordinates the group and then reads the group's offsets, and a
-// coordinator that resigns between the two (its group unloaded) answers
-// "none" without an error for a group that has offsets. Taken as true, a
-// new owner would start from its own older progress or auto.offset.reset
-// (seen in the chaos suite during a coordinator move).
+// An answer of "no committed offset" is confirmed by a second OffsetFetch
+// of those partitions, to the coordinator looked up again (see
+// internal/offsetfetch): Kafka's coordinator checks that it coordinates
+// the group and then reads the group's offsets, and a coordinator that
+// resigns between the two (its group unloaded) answers "none" without an
+// error for a group that has offsets. Taken as true, a new owner would
+// start from its own older progress or auto.offset.reset (seen in the
+// chaos suite during a coordinator move).
 func (c *Client) Fetch(ctx context.Context, tps []zkutil.TopicPartition) (offsets map[zkutil.TopicPartition]int64, failed map[zkutil.TopicPartition]error, err error) {
-	offsets, failed, err = c.fetch(ctx, tps)
-	if err != nil || !slices.Contains(slices.Collect(maps.Values(offsets)), zkutil.NoOffset) {
-		return offsets, failed, err
+	offsets, err = offsetfetch.Confirmed(ctx, tps, c.backoff, func(tps []zkutil.TopicPartition) (map[zkutil.TopicPartition]int64, error) {
+		got, bad, err := c.fetch(ctx, tps)
+		if len(bad) > 0 && failed == nil {
+			failed = make(map[zkutil.TopicPartition]error, len(bad))
+		}
+		maps.Copy(failed, bad) // a partition asked again was not in failed
+		return got, err
+	}, c.refresh)
+	if err != nil {
+		return nil, nil, fmt.Errorf("coordinator: fetch offsets of group %s from Kafka: %w", c.group, err)
 	}
-	select {
-	case <-ctx.Done():
-		return nil, nil, fmt.Errorf("coordinator: fetch offsets of group %s from Kafka: %w", c.group, context.Cause(ctx))
-	case <-time.After(min(c.backoff, confirmNoneDelay)):
-	}
-	c.refresh()
-	return c.fetch(ctx, tps)
+	return offsets, failed, nil
 }
 
-// confirmNoneDelay is the longest wait before the second OffsetFetch that
-// confirms an answer of "no committed offset" (see Fetch).
-const confirmNoneDelay = 200 * time.Millisecond
-
-// fetch is one Fetch: OffsetFetch, retried on coordinator errors.
+// fetch is one OffsetFetch of tps, retried on coordinator errors.
 func (c *Client) fetch(ctx context.Context, tps []zkutil.TopicPartition) (offsets map[zkutil.TopicPartition]int64, failed map[zkutil.TopicPartition]error, err error) {
 	offsets = make(map[zkutil.TopicPartition]int64, len(tps))
 	if len(tps) == 0 {
@@ -202,7 +201,7 @@ func (c *Client) fetch(ctx context.Context, tps []zkutil.TopicPartition) (offset
 		return nil
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("coordinator: fetch offsets of group %s from Kafka: %w", c.group, err)
+		return nil, nil, err
 	}
 	return offsets, failed, nil
 }

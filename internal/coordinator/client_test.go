@@ -11,26 +11,22 @@ import (
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
-// TestFetchPartitionErrors: an error Kafka reports for one
-// partition makes only that partition unreadable, while coordinator errors,
-// which version 1 reports per partition too, retry the whole request.
-func TestFetchPartitionErrors(t *testing.T) {
+// mockCoordinator starts a sarama MockBroker that is the whole cluster and
+// the coordinator of group, answering OffsetFetch with fetches in turn
+// (the last one for good), and returns a Client of group connected to it
+// (3 retries, 10 ms apart). It checks protocol logic only; the behaviour
+// against Kafka is in the integration tests.
+func mockCoordinator(t *testing.T, group string, fetches ...any) *Client {
+	t.Helper()
 	mb := sarama.NewMockBroker(t, 1)
-	defer mb.Close()
-	const group = "g"
-	notCoordinator := sarama.NewMockOffsetFetchResponse(t).
-		SetOffset(group, "t", 0, -1, "", sarama.ErrNotCoordinatorForConsumer).
-		SetOffset(group, "t", 1, -1, "", sarama.ErrNotCoordinatorForConsumer)
-	answer := sarama.NewMockOffsetFetchResponse(t).
-		SetOffset(group, "t", 0, 42, "", sarama.ErrNoError).
-		SetOffset(group, "t", 1, -1, "", sarama.ErrUnknownTopicOrPartition)
+	t.Cleanup(mb.Close)
 	mb.SetHandlerByMap(map[string]sarama.MockResponse{
 		"ApiVersionsRequest": sarama.NewMockApiVersionsResponse(t).SetApiKeys([]sarama.ApiVersionsResponseKey{
 			{ApiKey: 3, MinVersion: 0, MaxVersion: 5}, {ApiKey: 9, MinVersion: 0, MaxVersion: 5}, {ApiKey: 10, MinVersion: 0, MaxVersion: 2},
 		}),
 		"MetadataRequest":        sarama.NewMockMetadataResponse(t).SetBroker(mb.Addr(), mb.BrokerID()),
 		"FindCoordinatorRequest": sarama.NewMockFindCoordinatorResponse(t).SetCoordinator(sarama.CoordinatorGroup, group, mb),
-		"OffsetFetchRequest":     sarama.NewMockSequence(notCoordinator, answer),
+		"OffsetFetchRequest":     sarama.NewMockSequence(fetches...),
 	})
 	s := New(group, func() (sarama.Client, error) {
 		sc := sarama.NewConfig()
@@ -38,7 +34,22 @@ func TestFetchPartitionErrors(t *testing.T) {
 		sc.Metadata.Full = false
 		return sarama.NewClient([]string{mb.Addr()}, sc)
 	}, 3, 10*time.Millisecond)
-	defer s.Close()
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// TestFetchPartitionErrors: an error Kafka reports for one
+// partition makes only that partition unreadable, while coordinator errors,
+// which version 1 reports per partition too, retry the whole request.
+func TestFetchPartitionErrors(t *testing.T) {
+	const group = "g"
+	notCoordinator := sarama.NewMockOffsetFetchResponse(t).
+		SetOffset(group, "t", 0, -1, "", sarama.ErrNotCoordinatorForConsumer).
+		SetOffset(group, "t", 1, -1, "", sarama.ErrNotCoordinatorForConsumer)
+	answer := sarama.NewMockOffsetFetchResponse(t).
+		SetOffset(group, "t", 0, 42, "", sarama.ErrNoError).
+		SetOffset(group, "t", 1, -1, "", sarama.ErrUnknownTopicOrPartition)
+	s := mockCoordinator(t, group, notCoordinator, answer)
 	start := time.Now()
 	offsets, unreadable, err := s.Fetch(context.Background(), []zkutil.TopicPartition{{Topic: "t", Partition: 0}, {Topic: "t", Partition: 1}, {Topic: "t", Partition: 2}})
 	require.Less(t, time.Since(start), 5*time.Second)
@@ -56,8 +67,6 @@ func TestFetchPartitionErrors(t *testing.T) {
 // started from an older position). An answer of "none" is asked again, of
 // the coordinator looked up again, and the second answer counts.
 func TestFetchConfirmsNoOffset(t *testing.T) {
-	mb := sarama.NewMockBroker(t, 1)
-	defer mb.Close()
 	const group = "g"
 	unloaded := sarama.NewMockOffsetFetchResponse(t).
 		SetOffset(group, "t", 0, -1, "", sarama.ErrNoError).
@@ -65,21 +74,7 @@ func TestFetchConfirmsNoOffset(t *testing.T) {
 	loaded := sarama.NewMockOffsetFetchResponse(t).
 		SetOffset(group, "t", 0, 42, "", sarama.ErrNoError).
 		SetOffset(group, "t", 1, 7, "", sarama.ErrNoError)
-	mb.SetHandlerByMap(map[string]sarama.MockResponse{
-		"ApiVersionsRequest": sarama.NewMockApiVersionsResponse(t).SetApiKeys([]sarama.ApiVersionsResponseKey{
-			{ApiKey: 3, MinVersion: 0, MaxVersion: 5}, {ApiKey: 9, MinVersion: 0, MaxVersion: 5}, {ApiKey: 10, MinVersion: 0, MaxVersion: 2},
-		}),
-		"MetadataRequest":        sarama.NewMockMetadataResponse(t).SetBroker(mb.Addr(), mb.BrokerID()),
-		"FindCoordinatorRequest": sarama.NewMockFindCoordinatorResponse(t).SetCoordinator(sarama.CoordinatorGroup, group, mb),
-		"OffsetFetchRequest":     sarama.NewMockSequence(unloaded, loaded),
-	})
-	s := New(group, func() (sarama.Client, error) {
-		sc := sarama.NewConfig()
-		sc.Version = sarama.V0_10_2_0
-		sc.Metadata.Full = false
-		return sarama.NewClient([]string{mb.Addr()}, sc)
-	}, 3, 10*time.Millisecond)
-	defer s.Close()
+	s := mockCoordinator(t, group, unloaded, loaded)
 	tps := []zkutil.TopicPartition{{Topic: "t", Partition: 0}, {Topic: "t", Partition: 1}}
 	offsets, unreadable, err := s.Fetch(context.Background(), tps)
 	require.NoError(t, err)

@@ -164,6 +164,30 @@ func (m *Member) coordinator() (*coordinator, error) {
 	if m.coord != nil {
 		return m.coord, nil
 	}
+	found, err := m.findCoordinator()
+	if err != nil {
+		return nil, err
+	}
+	if m.ctx.Err() != nil {
+		return nil, ErrMemberClosed
+	}
+	c, err := m.openCoordinator(found.ID(), found.Addr())
+	if err != nil {
+		err = m.explain(err)
+		if dialFailed(err) {
+			return nil, fmt.Errorf("kafkagroup: connect to the coordinator, broker %d at %s (the address it advertises: check its advertised.listeners if this lasts): %w",
+				found.ID(), found.Addr(), err)
+		}
+		return nil, fmt.Errorf("kafkagroup: connect to the coordinator, broker %d at %s: %w", found.ID(), found.Addr(), err)
+	}
+	m.log.Debug("found coordinator", "broker", c.id, "addr", c.addr)
+	m.coord = c
+	return c, nil
+}
+
+// findCoordinator asks a broker of the cluster which one coordinates the
+// group (FindCoordinator) and returns it, not connected.
+func (m *Member) findCoordinator() (*sarama.Broker, error) {
 	b, err := m.anyBroker()
 	if err != nil {
 		return nil, err
@@ -188,21 +212,30 @@ func (m *Member) coordinator() (*coordinator, error) {
 	default: // GROUP_AUTHORIZATION_FAILED, INVALID_REQUEST, ...
 		return nil, fmt.Errorf("%w: group %s: FindCoordinator: %w", ErrFatal, m.cfg.Group, resp.Err)
 	}
-	if m.ctx.Err() != nil {
-		return nil, ErrMemberClosed
+	return resp.Coordinator, nil
+}
+
+// recheckCoordinator looks the group's coordinator up again
+// (FindCoordinator) and drops the connections to the current one if the
+// answer names another broker, so that the next request goes to the new
+// one. It keeps them when the answer names the same broker or no answer
+// comes: dropping them would cut off a heartbeat or a JoinGroup in flight
+// for nothing, and a coordinator that resigned answers the next request
+// with NOT_COORDINATOR, which drops it then.
+func (m *Member) recheckCoordinator() {
+	m.coordMu.Lock()
+	c := m.coord
+	m.coordMu.Unlock()
+	if c == nil {
+		return // the next request looks it up
 	}
-	c, err := m.openCoordinator(resp.Coordinator.ID(), resp.Coordinator.Addr())
-	if err != nil {
-		err = m.explain(err)
-		if dialFailed(err) {
-			return nil, fmt.Errorf("kafkagroup: connect to the coordinator, broker %d at %s (the address it advertises: check its advertised.listeners if this lasts): %w",
-				resp.Coordinator.ID(), resp.Coordinator.Addr(), err)
-		}
-		return nil, fmt.Errorf("kafkagroup: connect to the coordinator, broker %d at %s: %w", resp.Coordinator.ID(), resp.Coordinator.Addr(), err)
+	found, err := m.findCoordinator()
+	switch {
+	case err != nil:
+		m.log.Debug("looking the coordinator up again failed; keeping it", "broker", c.id, "err", err)
+	case found.ID() != c.id || found.Addr() != c.addr:
+		m.dropCoordinator(c, fmt.Errorf("the coordinator is now broker %d at %s", found.ID(), found.Addr()))
 	}
-	m.log.Debug("found coordinator", "broker", c.id, "addr", c.addr)
-	m.coord = c
-	return c, nil
 }
 
 // dropCoordinator forgets c after a failure of its connections or a

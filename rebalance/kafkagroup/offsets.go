@@ -9,6 +9,7 @@ import (
 
 	"github.com/zkconsumer/zkconsumer/internal/backoff"
 	"github.com/zkconsumer/zkconsumer/internal/grouperr"
+	"github.com/zkconsumer/zkconsumer/internal/offsetfetch"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -123,7 +124,24 @@ func (m *Member) commitRefused(gen *Generation, kerr sarama.KError) {
 // Fetch returns the group's committed offset of each partition,
 // zkutil.NoOffset where there is none (OffsetFetch; it needs no
 // membership). Coordinator errors are retried as in Commit.
+//
+// An answer of "no committed offset" is confirmed by a second OffsetFetch
+// of those partitions, after the coordinator is looked up again (see
+// internal/offsetfetch): a coordinator that resigns while it answers says
+// "none", without an error, for a group that has offsets; taken at face
+// value, the partition's new owner would start from auto.offset.reset.
 func (m *Member) Fetch(ctx context.Context, tps []zkutil.TopicPartition) (map[zkutil.TopicPartition]int64, error) {
+	out, err := offsetfetch.Confirmed(ctx, tps, m.cfg.RetryBackoff,
+		func(tps []zkutil.TopicPartition) (map[zkutil.TopicPartition]int64, error) { return m.fetch(ctx, tps) },
+		m.recheckCoordinator)
+	if err != nil {
+		return nil, fmt.Errorf("kafkagroup: fetch offsets of group %s: %w", m.cfg.Group, err)
+	}
+	return out, nil
+}
+
+// fetch is one OffsetFetch of tps, retried on coordinator errors.
+func (m *Member) fetch(ctx context.Context, tps []zkutil.TopicPartition) (map[zkutil.TopicPartition]int64, error) {
 	out := make(map[zkutil.TopicPartition]int64, len(tps))
 	if len(tps) == 0 {
 		return out, nil
@@ -157,7 +175,7 @@ func (m *Member) Fetch(ctx context.Context, tps []zkutil.TopicPartition) (map[zk
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("kafkagroup: fetch offsets of group %s: %w", m.cfg.Group, err)
+		return nil, err
 	}
 	return out, nil
 }
