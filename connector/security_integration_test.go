@@ -67,11 +67,25 @@ func secureConfig(t *testing.T, c *testcluster.Cluster, group, way string) Confi
 	for k, v := range extra {
 		props[k] = v
 	}
+	oauth := way == "SASL_SSL OAUTHBEARER"
+	if oauth {
+		// Valid only with the token provider, which is set in code: so is
+		// the rest, as an application would.
+		for k := range extra {
+			delete(props, k)
+		}
+	}
 	cfg, warnings, err := ConfigFromProperties(props)
 	require.NoError(t, err)
 	require.Empty(t, warnings)
-	if way == "SASL_SSL OAUTHBEARER" {
-		cfg.Security.TokenProvider = unsignedTokens{sub: c.Security().User}
+	if oauth {
+		cfg.Security = SecurityConfig{
+			SecurityProtocol:      extra["security.protocol"],
+			SSLTruststoreLocation: extra["ssl.ca.location"],
+			SASLMechanism:         extra["sasl.mechanism"],
+			TokenProvider:         unsignedTokens{sub: c.Security().User},
+		}
+		require.NoError(t, cfg.Validate())
 	}
 	return cfg
 }

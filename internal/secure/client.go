@@ -69,7 +69,7 @@ func (s Settings) Validate() error {
 			}
 		case MechanismOAuthBearer:
 			if s.TokenProvider == nil {
-				bad("sasl.mechanism", m, "OAUTHBEARER needs a token provider, set in code (Settings.TokenProvider)")
+				bad("sasl.mechanism", m, "OAUTHBEARER needs a token provider, set in code (connector.SecurityConfig.TokenProvider)")
 			}
 		case MechanismGSSAPI:
 			bad("sasl.mechanism", s.SASLMechanism, "GSSAPI (Kerberos, Kafka's default) is not supported; set sasl.mechanism to PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER")
