@@ -279,7 +279,8 @@ type Session struct {
 	abandon chan struct{}  // closed when Close stops waiting for slow subscribers
 
 	closeOnce sync.Once
-	done      chan struct{}
+	stop      chan struct{} // closed when Close starts
+	done      chan struct{} // closed when Close has finished
 }
 
 func newSession(cfg SessionConfig, hosts []string, chroot string) *Session {
@@ -294,6 +295,7 @@ func newSession(cfg SessionConfig, hosts []string, chroot string) *Session {
 		links:   map[*link]struct{}{},
 		lease:   newLease(),
 		abandon: make(chan struct{}),
+		stop:    make(chan struct{}),
 		done:    make(chan struct{}),
 	}
 	s.connect = s.zkConnect
@@ -384,6 +386,7 @@ func (s *Session) Close() error {
 
 func (s *Session) close() {
 	s.lease.revoke(0)
+	close(s.stop) // the heartbeat ends now, not at its next tick
 	s.mu.Lock()
 	s.closing = true
 	if s.disconnectedSince.IsZero() {

@@ -297,7 +297,7 @@ func (s *Session) heartbeat() {
 	defer timer.Stop()
 	for {
 		select {
-		case <-s.done:
+		case <-s.stop:
 			return
 		case <-timer.C:
 		}
