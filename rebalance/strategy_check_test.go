@@ -18,7 +18,9 @@ import (
 // range and Scala members share the group as before; every reader decides
 // the same whatever the order it read the members in.
 func TestAdmit(t *testing.T) {
-	m := func(id, strategy string, age int64) groupMember { return groupMember{id: id, strategy: strategy, czxid: age} }
+	m := func(id, strategy string, age int64) groupMember {
+		return groupMember{id: id, strategy: strategy, czxid: age}
+	}
 	cases := []struct {
 		name    string
 		members []groupMember
