@@ -39,8 +39,9 @@ import (
 // It is a pure function of its input: it depends on no map order and no
 // clock, so every member computing it from the same context gets the same
 // assignment. How the members come to the same Previous is the business of
-// the Member (the group's assignment node, see MemberConfig); the assignor
-// only computes. Unlike range it computes every topic of the group, not
+// the Member (the group's sticky_assignment node, see the package
+// documentation); the assignor only computes. Computed again with its own
+// result as Previous, it returns that result unchanged. Unlike range it computes every topic of the group, not
 // only this member's, since a thread's load is counted over all of them.
 type StickyAssignor struct{}
 

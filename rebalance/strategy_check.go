@@ -46,6 +46,20 @@ type MemberStrategy struct {
 // StrategyError says why a member stays out of its group (or, reported by
 // a member that stays in, why another one is left out): members it cannot
 // share the group with run other strategies.
+//
+// Every zkconsumer member records its strategy in its registration; Kafka's
+// Scala consumer records none. Range and roundrobin members share a group
+// with Scala members exactly as before; the sticky strategy shares a group
+// with sticky members only. Who stays in is decided from the registrations
+// alone, the same way by every member: a member that records no strategy
+// cannot be told to leave, so it is always in and sticky members step out
+// for it; otherwise the older registration wins (a sticky member that
+// joins a range group stays out, and so does a range or roundrobin member
+// that joins a sticky group, or a range member that joins a roundrobin
+// one). A member that stays out owns nothing, deletes its registration (so
+// that Scala members, which count every registration, do not assign it
+// partitions), reports this error (wrapped in ErrRebalanceFailed), and
+// watches the group: it joins once the members it conflicts with are gone.
 type StrategyError struct {
 	// Group is the group; Member the member left out and Strategy its
 	// strategy.
