@@ -9,28 +9,6 @@ import (
 	"strings"
 )
 
-// Every zkconsumer member records its partition.assignment.strategy in its
-// registration (zkutil.Registration.AssignmentStrategy); Kafka's Scala
-// consumer records none. Range and roundrobin members share a group with
-// Scala members exactly as before. The sticky strategy shares a group with
-// sticky members only, since the others would compute other owners for the
-// same partitions and fight over them forever. Who stays in is decided
-// from the registrations alone, the same way by every zkconsumer member
-// that reads them (see admit):
-//
-//   - a member that records no strategy (Kafka's Scala consumer, or a
-//     zkconsumer older than the field) cannot be told to leave, so it is
-//     always in: sticky members step out for it;
-//   - otherwise the older registration wins: a sticky member that joins a
-//     range group stays out, and so does a range or roundrobin member that
-//     joins a sticky group.
-//
-// A member that stays out owns nothing, deletes its registration (so that
-// Scala members, which count every registration, do not assign it
-// partitions nobody would consume), reports a *StrategyError, and watches
-// the group: it joins once the members it conflicts with are gone. The
-// members that stay in report the ones left out, once.
-
 // ErrInconsistentStrategy is wrapped by the *StrategyError a member
 // reports (MemberConfig.OnError) when it stays out of its group because
 // the group runs another partition.assignment.strategy: Kafka's
