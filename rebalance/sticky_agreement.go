@@ -159,7 +159,7 @@ func decodeSticky(path string, data []byte) (*stickyRecord, map[zkutil.TopicPart
 	return &rec, owners, nil
 }
 
-// stickyState of a Member: what it follows of the group's node.
+// stickyFollow is what a Member follows of its group's sticky_assignment node.
 type stickyFollow struct {
 	version int32  // the node's version the member follows; -1 none
 	wrote   string // the fingerprint of the member's last write
