@@ -32,6 +32,12 @@ const (
 	StrategyRange = "range"
 	// StrategyRoundRobin is Kafka's RoundRobinAssignor.
 	StrategyRoundRobin = "roundrobin"
+	// StrategySticky is zkconsumer's sticky assignor (ZooKeeper mode only):
+	// balanced, and moving as few partitions as balance allows when
+	// members join or leave, for groups whose members are all zkconsumers
+	// running it (see rebalance.StickyAssignor and README "Choosing a
+	// partition.assignment.strategy").
+	StrategySticky = "sticky"
 )
 
 // Values accepted by Config.RebalanceProtocol (zkconsumer.rebalance.protocol),
@@ -335,9 +341,15 @@ type Config struct {
 	ExcludeInternalTopics bool
 
 	// PartitionAssignmentStrategy chooses the assignor:
-	// partition.assignment.strategy, default "range". One of StrategyRange or
-	// StrategyRoundRobin. Every member of a group must use the same one; the
-	// strategy is not recorded in ZooKeeper.
+	// partition.assignment.strategy, default "range". One of StrategyRange,
+	// StrategyRoundRobin or, in ZooKeeper mode only, StrategySticky. Every
+	// member of a group must use the same one. In ZooKeeper mode a member
+	// records its strategy in its registration (a field Kafka's Scala
+	// consumer ignores) and stays out of a group whose members run one it
+	// cannot share the group with, reporting a rebalance.StrategyError
+	// (wrapped in ErrRebalanceFailed) on Errors and in Assignment().Err:
+	// sticky members share a group with sticky members only, and step out
+	// for Scala members; otherwise the member that registered first wins.
 	PartitionAssignmentStrategy string
 
 	// RebalanceProtocol chooses how a member hands partitions over in
@@ -556,7 +568,11 @@ func (c *Config) Validate() error {
 	v.check(keyRebalanceMaxRetries, itoa(c.RebalanceMaxRetries), c.RebalanceMaxRetries >= 1, "must be at least 1")
 	v.check(keyZooKeeperSyncTime, ms(c.ZooKeeperSyncTime), c.ZooKeeperSyncTime >= 0, "must not be negative")
 	v.check(keyRebalanceBackoff, ms(c.RebalanceBackoff), c.RebalanceBackoff >= 0, "must not be negative")
-	v.oneOf(keyPartitionAssignmentStrategy, c.PartitionAssignmentStrategy, StrategyRange, StrategyRoundRobin)
+	if v.oneOf(keyPartitionAssignmentStrategy, c.PartitionAssignmentStrategy, StrategyRange, StrategyRoundRobin, StrategySticky) &&
+		c.PartitionAssignmentStrategy == StrategySticky && c.kafkaMode() {
+		v.fail(keyPartitionAssignmentStrategy, c.PartitionAssignmentStrategy,
+			"is zkconsumer's ZooKeeper-mode strategy; with "+keyGroupCoordination+"="+CoordinationKafka+" use range or roundrobin")
+	}
 	v.oneOf(keyRebalanceProtocol, c.RebalanceProtocol, RebalanceCooperative, RebalanceEager)
 	v.oneOf(keyRoundRobinHashFormat, c.RoundRobinHashFormat, RoundRobinHashDash, RoundRobinHashBracket)
 

@@ -210,3 +210,23 @@ func TestModeWarningsWithoutLogger(t *testing.T) {
 	assert.Contains(t, own.String(), "zookeeper.session.timeout.ms is ignored")
 	assert.Equal(t, before, global.String(), "nothing to slog.Default() with a Logger")
 }
+
+// TestStickyIsZooKeeperModeOnly: partition.assignment.strategy=sticky is
+// accepted in ZooKeeper mode, from properties too, and refused in Kafka
+// mode with a clear reason.
+func TestStickyIsZooKeeperModeOnly(t *testing.T) {
+	c := validConfig()
+	c.PartitionAssignmentStrategy = connector.StrategySticky
+	require.NoError(t, c.Validate())
+	props := c.Properties()
+	assert.Equal(t, "sticky", props["partition.assignment.strategy"])
+	back, _, err := connector.ConfigFromProperties(props)
+	require.NoError(t, err)
+	assert.Equal(t, connector.StrategySticky, back.PartitionAssignmentStrategy)
+
+	k := kafkaModeConfig()
+	k.PartitionAssignmentStrategy = connector.StrategySticky
+	err = k.Validate()
+	require.ErrorIs(t, err, connector.ErrInvalidConfig)
+	assert.EqualError(t, err, `connector: invalid partition.assignment.strategy "sticky": is zkconsumer's ZooKeeper-mode strategy; with zkconsumer.group.coordination=kafka use range or roundrobin`)
+}

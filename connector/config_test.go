@@ -275,8 +275,8 @@ func TestValidateRejects(t *testing.T) {
 		{"rebalance retries", func(c *connector.Config) { c.RebalanceMaxRetries = 0 }, "rebalance.max.retries", "at least 1"},
 		{"rebalance backoff", func(c *connector.Config) { c.RebalanceBackoff = -time.Millisecond }, "rebalance.backoff.ms", "must not be negative"},
 		{"sync time", func(c *connector.Config) { c.ZooKeeperSyncTime = -time.Millisecond }, "zookeeper.sync.time.ms", "must not be negative"},
-		{"strategy", func(c *connector.Config) { c.PartitionAssignmentStrategy = "sticky" }, "partition.assignment.strategy", "must be one of range, roundrobin"},
-		{"strategy case", func(c *connector.Config) { c.PartitionAssignmentStrategy = "Range" }, "partition.assignment.strategy", "must be one of range, roundrobin"},
+		{"strategy", func(c *connector.Config) { c.PartitionAssignmentStrategy = "cooperative-sticky" }, "partition.assignment.strategy", "must be one of range, roundrobin, sticky"},
+		{"strategy case", func(c *connector.Config) { c.PartitionAssignmentStrategy = "Range" }, "partition.assignment.strategy", "must be one of range, roundrobin, sticky"},
 		{"hash format", func(c *connector.Config) { c.RoundRobinHashFormat = "colon" }, "zkconsumer.roundrobin.hash.format", "must be one of dash, bracket"},
 		{"offset reset none", func(c *connector.Config) { c.AutoOffsetReset = "none" }, "auto.offset.reset", "must be one of smallest, largest, earliest, latest"},
 		{"offset reset empty", func(c *connector.Config) { c.AutoOffsetReset = "" }, "auto.offset.reset", "must be one of smallest, largest, earliest, latest"},
@@ -314,7 +314,7 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 	c := connector.DefaultConfig()
 	c.GroupID = "bad group"
 	c.AutoOffsetReset = "beginning"
-	c.PartitionAssignmentStrategy = "sticky"
+	c.PartitionAssignmentStrategy = "fair"
 	c.OffsetsStorage = "s3"
 	c.QueuedMaxMessageChunks = 0
 	c.SocketTimeout = 10 * time.Millisecond
@@ -354,12 +354,12 @@ func ExampleConfig_Validate() {
 	cfg.GroupID = "orders"
 	cfg.ZooKeeperConnect = "zk1:2181"
 	cfg.AutoOffsetReset = "beginning"
-	cfg.PartitionAssignmentStrategy = "sticky"
+	cfg.PartitionAssignmentStrategy = "fair"
 	err := cfg.Validate()
 	fmt.Println(err)
 	fmt.Println(errors.Is(err, connector.ErrInvalidConfig))
 	// Output:
-	// connector: invalid partition.assignment.strategy "sticky": must be one of range, roundrobin
+	// connector: invalid partition.assignment.strategy "fair": must be one of range, roundrobin, sticky
 	// connector: invalid auto.offset.reset "beginning": must be one of smallest, largest, earliest, latest
 	// true
 }

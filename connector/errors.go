@@ -70,6 +70,17 @@ var (
 	// (reported on Errors; its streams stay empty until it is created).
 	ErrTopicMissing = rebalance.ErrTopicMissing
 
+	// ErrInconsistentStrategy: ZooKeeper mode, the group's members run
+	// partition.assignment.strategy values that cannot share a group
+	// (sticky with anything else, range with roundrobin). It is wrapped by
+	// a *StrategyError, which names the members and their strategies:
+	// reported on Errors, wrapped in ErrRebalanceFailed, by a member that
+	// stays out of the group (and then in Assignment().Err), and by the
+	// members that stay in, once, about a member they find registered and
+	// leave out (one that registered at the same time as a conflicting
+	// one; a member that finds the conflict first does not register).
+	ErrInconsistentStrategy = rebalance.ErrInconsistentStrategy
+
 	// ErrConnectionTimeout: New could not connect to ZooKeeper within
 	// zookeeper.connection.timeout.ms.
 	ErrConnectionTimeout = zkutil.ErrConnectionTimeout
@@ -135,6 +146,15 @@ type PartitionError = stream.PartitionError
 // RegexError is rebalance.RegexError: a topic filter's regex that Java's
 // Pattern would refuse or that Go cannot reproduce.
 type RegexError = rebalance.RegexError
+
+// StrategyError says why a member stays out of its group (ZooKeeper mode):
+// the members it names run partition.assignment.strategy values it cannot
+// share the group with. It wraps ErrInconsistentStrategy.
+type StrategyError = rebalance.StrategyError
+
+// MemberStrategy is a member of a group and the strategy its registration
+// records ("" for none: Kafka's Scala consumer), in a StrategyError.
+type MemberStrategy = rebalance.MemberStrategy
 
 // DecodeError is zkutil.DecodeError: a value read from ZooKeeper that
 // does not decode, naming the znode.

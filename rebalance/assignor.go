@@ -8,19 +8,24 @@ import (
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
-// Strategy names accepted by NewAssignor. They are the two values Kafka's
-// ConsumerConfig accepts for partition.assignment.strategy (default "range").
+// Strategy names accepted by NewAssignor: the two values Kafka's
+// ConsumerConfig accepts for partition.assignment.strategy (default
+// "range"), and zkconsumer's sticky strategy.
 const (
 	// StrategyRange selects RangeAssignor.
 	StrategyRange = "range"
 	// StrategyRoundRobin selects RoundRobinAssignor.
 	StrategyRoundRobin = "roundrobin"
+	// StrategySticky selects StickyAssignor, for groups of zkconsumer
+	// members only (Kafka's Scala consumer does not know it).
+	StrategySticky = "sticky"
 )
 
 // ErrUnknownStrategy is returned by NewAssignor for a strategy other than
-// StrategyRange or StrategyRoundRobin. Scala silently falls back to range for
-// unknown names; this package refuses them instead, because members that
-// disagree on the strategy make conflicting claims forever.
+// StrategyRange, StrategyRoundRobin or StrategySticky. Scala silently falls
+// back to range for unknown names; this package refuses them instead,
+// because members that disagree on the strategy make conflicting claims
+// forever.
 var ErrUnknownStrategy = errors.New("rebalance: unknown partition.assignment.strategy")
 
 // ErrInvalidContext is wrapped by the errors Assign returns when an
@@ -54,6 +59,11 @@ type AssignmentContext struct {
 	// /consumers/<group>/ids). Each gets an entry in the Assignment, even
 	// when it owns nothing.
 	Consumers []string
+	// Previous is the group's assignment before this one, partition ->
+	// thread, which StickyAssignor keeps as much of as balance allows.
+	// Range and roundrobin ignore it. Entries for partitions or threads
+	// that are no longer in the context are ignored.
+	Previous map[zkutil.TopicPartition]zkutil.ConsumerThreadID
 }
 
 // Assignment maps each member id to the partitions it owns and, for each
@@ -90,8 +100,8 @@ func WithRoundRobinHashFormat(f RoundRobinHashFormat) AssignorOption {
 }
 
 // NewAssignor returns the assignor for a partition.assignment.strategy value:
-// StrategyRange or StrategyRoundRobin. Any other value gives an error
-// wrapping ErrUnknownStrategy.
+// StrategyRange, StrategyRoundRobin or StrategySticky. Any other value gives
+// an error wrapping ErrUnknownStrategy.
 func NewAssignor(strategy string, opts ...AssignorOption) (Assignor, error) {
 	var o assignorOptions
 	for _, opt := range opts {
@@ -107,9 +117,11 @@ func NewAssignor(strategy string, opts ...AssignorOption) (Assignor, error) {
 			return nil, err
 		}
 		return RoundRobinAssignor{HashFormat: o.hashFormat}, nil
+	case StrategySticky:
+		return StickyAssignor{}, nil
 	default:
-		return nil, fmt.Errorf("%w %q: allowed values are %q and %q",
-			ErrUnknownStrategy, strategy, StrategyRange, StrategyRoundRobin)
+		return nil, fmt.Errorf("%w %q: allowed values are %q, %q and %q",
+			ErrUnknownStrategy, strategy, StrategyRange, StrategyRoundRobin, StrategySticky)
 	}
 }
 

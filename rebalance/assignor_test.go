@@ -39,7 +39,7 @@ func TestNewAssignor(t *testing.T) {
 }
 
 func TestNewAssignorRejectsUnknownStrategy(t *testing.T) {
-	for _, s := range []string{"", "Range", "round-robin", "fair", "sticky"} {
+	for _, s := range []string{"", "Range", "round-robin", "fair", "cooperative-sticky", "Sticky"} {
 		_, err := NewAssignor(s)
 		if !errors.Is(err, ErrUnknownStrategy) {
 			t.Errorf("NewAssignor(%q) error = %v, want ErrUnknownStrategy", s, err)

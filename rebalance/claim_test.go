@@ -128,9 +128,13 @@ func (z *ownerZK) ChildrenW(context.Context, string) ([]string, <-chan zkutil.Wa
 }
 func (z *ownerZK) Exists(context.Context, string) (bool, zkutil.Stat, error) { panic("not used") }
 func (z *ownerZK) EnsurePath(context.Context, string) error                  { panic("not used") }
-func (z *ownerZK) ID() int64                                                 { return z.session }
-func (z *ownerZK) AwaitLease(context.Context, int64) error                   { return nil }
-func (z *ownerZK) Subscribe() (<-chan zkutil.SessionEvent, func())           { panic("not used") }
+func (z *ownerZK) CreatePersistent(context.Context, string, []byte) error    { panic("not used") }
+func (z *ownerZK) Set(context.Context, string, []byte, int32) (zkutil.Stat, error) {
+	panic("not used")
+}
+func (z *ownerZK) ID() int64                                       { return z.session }
+func (z *ownerZK) AwaitLease(context.Context, int64) error         { return nil }
+func (z *ownerZK) Subscribe() (<-chan zkutil.SessionEvent, func()) { panic("not used") }
 
 var _ ZooKeeper = (*ownerZK)(nil)
 

@@ -19,6 +19,12 @@ type groupView struct {
 	// map could not be read; they are left out of the assignment instead of
 	// stopping it.
 	broken []error
+	// refused is set, and ctx left empty, when this member is not
+	// admitted to the group (see admit): it must stay out.
+	refused *StrategyError
+	// excluded holds the other members left out of the group, and why;
+	// they are left out of ctx.
+	excluded map[string]*StrategyError
 }
 
 // groupReader is what readGroup needs of ZooKeeper.
@@ -29,8 +35,10 @@ type groupReader interface {
 
 // readGroup reads /consumers/<group>/ids and the partitions of every topic
 // any member consumes, and builds the assignor's input for consumerID, whose
-// own subscription is mine.
-func readGroup(ctx context.Context, zk groupReader, group, consumerID string, mine Subscription, excludeInternal bool) (groupView, error) {
+// own subscription is mine and whose partition.assignment.strategy is
+// strategy. Members whose strategies cannot share the group are left out
+// as admit decides, this member included (groupView.refused).
+func readGroup(ctx context.Context, zk groupReader, group, consumerID string, mine Subscription, excludeInternal bool, strategy string) (groupView, error) {
 	var v groupView
 	ids, err := zk.Children(ctx, zkutil.ConsumerIDsPath(group))
 	if err != nil {
@@ -46,14 +54,22 @@ func readGroup(ctx context.Context, zk groupReader, group, consumerID string, mi
 		err  error
 	}
 	reads := make([]read, len(ids))
+	ages := make([]int64, len(ids))
 	forEach(len(ids), nil, func(i int) {
-		if ids[i] != consumerID {
-			reads[i].data, _, reads[i].err = zk.Get(ctx, zkutil.ConsumerIDPath(group, ids[i]))
-		}
+		var st zkutil.Stat
+		reads[i].data, st, reads[i].err = zk.Get(ctx, zkutil.ConsumerIDPath(group, ids[i]))
+		ages[i] = st.Czxid
 	})
+	var members []groupMember
 	for i, id := range ids {
 		if id == consumerID {
-			subs[id] = mine
+			if err := reads[i].err; err != nil && !errors.Is(err, zkutil.ErrNoNode) {
+				return v, fmt.Errorf("rebalance: read our own registration %s: %w", zkutil.ConsumerIDPath(group, id), err)
+			}
+			if reads[i].err == nil {
+				subs[id] = mine
+				members = append(members, groupMember{id: id, strategy: strategy, czxid: ages[i]})
+			}
 			continue
 		}
 		path := zkutil.ConsumerIDPath(group, id)
@@ -70,7 +86,7 @@ func readGroup(ctx context.Context, zk groupReader, group, consumerID string, mi
 			var s Subscription
 			if s, err = subscriptionFromRegistration(reg); err == nil {
 				subs[id] = s
-				wildcard = wildcard || s.Filter != nil
+				members = append(members, groupMember{id: id, strategy: reg.AssignmentStrategy, czxid: ages[i]})
 				continue
 			}
 			err = fmt.Errorf("rebalance: member %s: %w", path, err)
@@ -79,6 +95,16 @@ func readGroup(ctx context.Context, zk groupReader, group, consumerID string, mi
 	}
 	if _, ok := subs[consumerID]; !ok {
 		return v, fmt.Errorf("rebalance: our own registration %s is missing", zkutil.ConsumerIDPath(group, consumerID))
+	}
+	v.excluded = admit(group, members)
+	if v.refused = v.excluded[consumerID]; v.refused != nil {
+		return v, nil
+	}
+	for id := range v.excluded {
+		delete(subs, id)
+	}
+	for _, s := range subs {
+		wildcard = wildcard || s.Filter != nil
 	}
 
 	var allTopics []string

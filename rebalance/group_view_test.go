@@ -118,7 +118,7 @@ func TestReadGroupSkipsAbsurdRegistrations(t *testing.T) {
 
 	var v groupView
 	n := allocated(func() {
-		v, err = readGroup(context.Background(), z, group, "g_me", me, true)
+		v, err = readGroup(context.Background(), z, group, "g_me", me, true, StrategyRange)
 	})
 	require.NoError(t, err)
 	require.Less(t, n, uint64(64<<20), "readGroup allocated %d MiB", n>>20)
@@ -167,7 +167,7 @@ func TestReadGroupThreadBudget(t *testing.T) {
 		require.NoError(t, err)
 		var v groupView
 		n := allocated(func() {
-			v, err = readGroup(context.Background(), z, group, reader, mine, true)
+			v, err = readGroup(context.Background(), z, group, reader, mine, true, StrategyRange)
 		})
 		require.NoError(t, err, "reader %s", reader)
 		t.Logf("reader %s: readGroup allocated %d MiB", reader, n>>20)
@@ -186,7 +186,7 @@ func TestReadGroupThreadBudget(t *testing.T) {
 	// The assignors stay bounded too at the limit, range and roundrobin.
 	mine, err := subscriptionOf(z, group, "g_me")
 	require.NoError(t, err)
-	v, err := readGroup(context.Background(), z, group, "g_me", mine, true)
+	v, err := readGroup(context.Background(), z, group, "g_me", mine, true, StrategyRange)
 	require.NoError(t, err)
 	for _, a := range []Assignor{RangeAssignor{}, RoundRobinAssignor{}} {
 		n := allocated(func() { _, err = a.Assign(v.ctx) })
@@ -197,7 +197,7 @@ func TestReadGroupThreadBudget(t *testing.T) {
 
 	mine, err = subscriptionOf(z, group, "g_max")
 	require.NoError(t, err)
-	_, err = readGroup(context.Background(), z, group, "g_max", mine, true)
+	_, err = readGroup(context.Background(), z, group, "g_max", mine, true, StrategyRange)
 	require.ErrorContains(t, err, "our own subscription expands into 2621440 thread ids, more than the group limit of 1048576")
 }
 

@@ -107,6 +107,10 @@ type Member struct {
 	reported     map[string]bool
 	conflicts    map[string]<-chan zkutil.WatchEvent // pending watches on conflicting owner nodes
 	unsure       bool                                // an owner node write of ours had an unknown outcome: sweep
+	outIn        int64                               // the session in which the member stays out of its group (StrategyError)
+	refusedMsg   string                              // the StrategyError last reported for this member
+	leftOut      map[string]string                   // other members left out of the group, as reported
+	sticky       stickyFollow                        // what the member follows of the group's sticky assignment
 	watchers     sync.WaitGroup
 }
 
@@ -155,6 +159,7 @@ func NewMember(zk ZooKeeper, cfg MemberConfig) (*Member, error) {
 		stale: map[zkutil.TopicPartition]zkutil.ConsumerThreadID{},
 		armed: map[string]bool{}, watchedTopic: map[string]bool{}, reported: map[string]bool{},
 		conflicts: map[string]<-chan zkutil.WatchEvent{},
+		sticky:    stickyFollow{version: -1},
 	}, nil
 }
 
@@ -185,7 +190,8 @@ func (m *Member) Start(ctx context.Context) error {
 	stop := context.AfterFunc(m.loopCtx, cancel)
 	defer stop()
 
-	if err := m.register(ctx); err != nil {
+	var refused *StrategyError
+	if err := m.join(ctx); err != nil && !errors.As(err, &refused) {
 		if m.loopCtx.Err() != nil {
 			return ErrMemberClosed
 		}
@@ -298,7 +304,7 @@ func (m *Member) run(ctx context.Context, events <-chan zkutil.SessionEvent, uns
 			// Registering (again, after an expiry) comes before arming,
 			// so that our own node does not fire the membership watch.
 			m.drainTriggers()
-			err := m.register(ctx)
+			err := m.join(ctx)
 			switch {
 			case errors.Is(err, errNoSession):
 				// Expired, and no new session yet: its StateConnected
@@ -323,7 +329,9 @@ func (m *Member) run(ctx context.Context, events <-chan zkutil.SessionEvent, uns
 		case w := <-m.fired:
 			if w.session == m.armedIn {
 				delete(m.armed, w.path)
-				pending = true
+				// A write of the group's sticky assignment matters only
+				// if it is not the one the member follows.
+				pending = pending || w.path != stickyPath(m.cfg.Group) || !m.armSticky(ctx)
 			}
 		case <-retryC:
 			pending = true
@@ -367,6 +375,9 @@ func (m *Member) sessionExpired(ctx context.Context, session int64) bool {
 	}
 	if m.registered == session {
 		m.registered = 0
+	}
+	if m.outIn == session {
+		m.outIn = 0
 	}
 	// Its owner nodes went with it: nothing of it is left to sweep.
 	m.unsure = false
@@ -421,6 +432,7 @@ func (m *Member) syncedRebalance(ctx context.Context) bool {
 		}
 		err := m.rebalanceOnce(ctx)
 		if err == nil {
+			m.refusedMsg = ""
 			gen := m.Generation()
 			m.log.Info("rebalance done", "generation", gen.ID, "partitions", len(gen.Owned), "attempts", attempt, "took", time.Since(start))
 			done(RebalanceSucceeded)
@@ -431,6 +443,17 @@ func (m *Member) syncedRebalance(ctx context.Context) bool {
 			// arrival (StateConnected) triggers the next attempt.
 			m.log.Info("rebalance waits for a new ZooKeeper session")
 			done(RebalanceAborted)
+			return false
+		}
+		if refused := (*StrategyError)(nil); errors.As(err, &refused) {
+			// Out of the group: retried when the membership changes (the
+			// member watches it) and after the backoff, not at once.
+			done(RebalanceFailed)
+			if msg := refused.Error(); msg != m.refusedMsg {
+				m.refusedMsg = msg
+				m.log.Error("staying out of the group: it runs another partition.assignment.strategy", "err", refused)
+				m.report(fmt.Errorf("%w: %s: %w", ErrRebalanceFailed, m.cfg.ConsumerID, refused))
+			}
 			return false
 		}
 		last = err
@@ -473,7 +496,7 @@ func (m *Member) backoff(ctx context.Context, err error) {
 // it (incremental), read the group, assign, hand over, claim, start or
 // continue the generation.
 func (m *Member) rebalanceOnce(ctx context.Context) error {
-	if err := m.register(ctx); err != nil {
+	if err := m.join(ctx); err != nil {
 		return err
 	}
 	// An attempt may have registered in a new session (the last one
@@ -486,23 +509,14 @@ func (m *Member) rebalanceOnce(ctx context.Context) error {
 	// partitions this member keeps are not deleted and created again.
 	cur := m.continuable(ctx)
 
-	view, err := readGroup(ctx, m.zk, m.cfg.Group, m.cfg.ConsumerID, m.cfg.Subscription, m.cfg.ExcludeInternalTopics)
+	view, assignment, err := m.readAndAssign(ctx)
 	if err != nil {
+		var refused *StrategyError
+		if errors.As(err, &refused) {
+			return errors.Join(err, m.stepOut(ctx))
+		}
 		// Hold nothing of ended generations while waiting for the next
 		// attempt; a continued generation keeps delivering meanwhile.
-		return errors.Join(err, m.releaseStale(ctx))
-	}
-	for _, b := range view.broken {
-		if !m.reported[b.Error()] {
-			m.reported[b.Error()] = true
-			m.log.Warn("ignoring unreadable group data", "err", b)
-			m.report(b)
-		}
-	}
-	m.reportMissingTopics(view.ctx)
-	m.watchTopics(ctx, m.topicsToWatch(view.ctx))
-	assignment, err := m.cfg.Assignor.Assign(view.ctx)
-	if err != nil {
 		return errors.Join(err, m.releaseStale(ctx))
 	}
 	mine := assignment[m.cfg.ConsumerID]
@@ -511,7 +525,7 @@ func (m *Member) rebalanceOnce(ctx context.Context) error {
 	}
 	session := m.registered
 	if cur != nil {
-		return m.handOver(ctx, cur, session, view.ctx, assignment, mine)
+		return m.handOver(ctx, cur, session, view, assignment, mine)
 	}
 	// Release what moves away; keep (claim checks them) the owner nodes
 	// of partitions assigned to the same thread again. They stay stale
@@ -541,7 +555,7 @@ func (m *Member) rebalanceOnce(ctx context.Context) error {
 		return err
 	}
 	if m.unsure {
-		m.sweepOwners(ctx, session, view.ctx, mine)
+		m.sweepOwners(ctx, session, view, mine)
 	}
 	m.genCount++
 	gctx, cancel := context.WithCancelCause(context.Background())
@@ -709,10 +723,10 @@ func (m *Member) reportMissingTopics(ctx AssignmentContext) {
 }
 
 // topicsToWatch returns the topics whose partition count this member
-// watches: its own, and under roundrobin every topic of the group, since
-// there a change to any topic moves partitions of all of them.
+// watches: its own, and under roundrobin and sticky every topic of the
+// group, since there a change to any topic moves partitions of all of them.
 func (m *Member) topicsToWatch(ctx AssignmentContext) map[string][]zkutil.ConsumerThreadID {
-	if m.cfg.Assignor.Name() == StrategyRoundRobin {
+	if name := m.cfg.Assignor.Name(); name == StrategyRoundRobin || name == StrategySticky {
 		return ctx.ConsumersForTopic
 	}
 	return ctx.MyTopicThreadIDs

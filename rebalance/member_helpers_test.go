@@ -259,7 +259,7 @@ func ownersOf(ctx context.Context, s *zkutil.Session, group string, topics []str
 // expectedOwners computes the assignment the assignor predicts for the
 // group as registered now, as owner values.
 func expectedOwners(ctx context.Context, s *zkutil.Session, group, anyMember string, sub Subscription, a Assignor) (map[zkutil.TopicPartition]string, []string, error) {
-	view, err := readGroup(ctx, s, group, anyMember, sub, true)
+	view, err := readGroup(ctx, s, group, anyMember, sub, true, a.Name())
 	if err != nil {
 		return nil, nil, err
 	}

@@ -39,7 +39,7 @@ func (m *Member) register(ctx context.Context) error {
 		m.registered = 0
 	}
 	ctx = zkutil.InSession(ctx, session)
-	data, err := zkutil.EncodeRegistration(m.cfg.Subscription.Registration(m.cfg.Now()))
+	data, err := zkutil.EncodeRegistration(m.cfg.Subscription.registration(m.cfg.Now(), m.cfg.Assignor.Name()))
 	if err != nil {
 		return fmt.Errorf("rebalance: %w", err)
 	}

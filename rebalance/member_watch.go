@@ -14,8 +14,8 @@ import (
 // once; when it does, the loop rebalances and arms it again first, so no
 // change between the two is missed.
 //
-// Watches are set in the session the member is registered in (none while
-// it is not) and belong to it: watches of an earlier session, whose events
+// Watches are set in the session the member is registered in, or stays
+// out of the group in (StrategyError), none otherwise, and belong to it: watches of an earlier session, whose events
 // may still be on their way, are told apart by their session, not by when
 // the member learnt of the expiry, so a member that has already moved to
 // its next session ignores them.
@@ -33,6 +33,9 @@ func (m *Member) armWatches(ctx context.Context) {
 	}
 	for t := range m.watchedTopic {
 		m.armData(ctx, zkutil.TopicPath(t))
+	}
+	if m.cfg.Assignor.Name() == StrategySticky && m.registered != 0 {
+		m.armSticky(ctx)
 	}
 }
 
@@ -60,11 +63,15 @@ func (m *Member) watchTopics(ctx context.Context, topics map[string][]zkutil.Con
 // watchSession makes the set of armed watches that of the session the
 // member is registered in, and reports whether there is one.
 func (m *Member) watchSession() bool {
-	if m.armedIn != m.registered {
-		clear(m.armed)
-		m.armedIn = m.registered
+	in := m.registered
+	if in == 0 {
+		in = m.outIn // out of the group: it watches the membership all the same
 	}
-	return m.registered != 0
+	if m.armedIn != in {
+		clear(m.armed)
+		m.armedIn = in
+	}
+	return in != 0
 }
 
 func (m *Member) armChildren(ctx context.Context, path string) {

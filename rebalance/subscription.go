@@ -77,15 +77,21 @@ func (s Subscription) Validate() error {
 	return nil
 }
 
-// Registration is the value this member writes under
-// /consumers/<group>/ids/<consumerId>.
+// Registration is the value a member with this subscription writes under
+// /consumers/<group>/ids/<consumerId>, as Kafka's Scala consumer writes it;
+// a Member adds the strategy it runs (zkutil.Registration.AssignmentStrategy).
 func (s Subscription) Registration(now time.Time) zkutil.Registration {
+	return s.registration(now, "")
+}
+
+// registration is Registration declaring strategy (none if "").
+func (s Subscription) registration(now time.Time, strategy string) zkutil.Registration {
 	if s.Filter != nil {
 		return zkutil.Registration{Version: 1, Pattern: s.Filter.Pattern,
-			Subscription: map[string]int{s.Filter.Regex: s.Streams}, Timestamp: now.UnixMilli()}
+			Subscription: map[string]int{s.Filter.Regex: s.Streams}, Timestamp: now.UnixMilli(), AssignmentStrategy: strategy}
 	}
 	return zkutil.Registration{Version: 1, Pattern: zkutil.PatternStatic,
-		Subscription: maps.Clone(s.Topics), Timestamp: now.UnixMilli()}
+		Subscription: maps.Clone(s.Topics), Timestamp: now.UnixMilli(), AssignmentStrategy: strategy}
 }
 
 // subscriptionFromRegistration rebuilds another member's subscription as

@@ -16,6 +16,8 @@ type ZooKeeper interface {
 	Exists(ctx context.Context, path string) (bool, zkutil.Stat, error)
 	ExistsW(ctx context.Context, path string) (bool, zkutil.Stat, <-chan zkutil.WatchEvent, error)
 	CreateEphemeral(ctx context.Context, path string, data []byte) error
+	CreatePersistent(ctx context.Context, path string, data []byte) error
+	Set(ctx context.Context, path string, data []byte, version int32) (zkutil.Stat, error)
 	EnsurePath(ctx context.Context, path string) error
 	Delete(ctx context.Context, path string, version int32) error
 	ID() int64

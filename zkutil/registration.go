@@ -66,12 +66,24 @@ type Registration struct {
 	// Timestamp is the registration time in milliseconds since the epoch.
 	// It is informational: no reader acts on it.
 	Timestamp int64
+	// AssignmentStrategy is the partition.assignment.strategy of the member
+	// ("range", "roundrobin", "sticky"), which zkconsumer members write in
+	// the field "assignment_strategy" so that the others can tell whether
+	// they may share the group. Kafka's Scala consumer writes no such
+	// field ("" here) and ignores it when it reads (it reads only
+	// "pattern" and "subscription").
+	AssignmentStrategy string
 }
 
 // EncodeRegistration returns the registration JSON exactly as Kafka 1.1.1
 // writes it, compact and with keys in Kafka's order:
 //
 //	{"version":1,"subscription":{"orders":2,"payments":1},"pattern":"static","timestamp":"1531000000000"}
+//
+// An AssignmentStrategy is appended as a fifth field, which Scala readers
+// ignore:
+//
+//	{"version":1,"subscription":{"orders":2},"pattern":"static","timestamp":"1531000000000","assignment_strategy":"range"}
 //
 // Subscription keys are sorted and the timestamp is a string. Keys are
 // escaped like Kafka's CoreUtils.JSONEscapeString (which also escapes '/'),
@@ -99,6 +111,9 @@ func EncodeRegistration(r Registration) ([]byte, error) {
 	}
 	if len(r.Subscription) == 0 {
 		return nil, errors.New("zkutil: registration has an empty subscription")
+	}
+	if !utf8.ValidString(r.AssignmentStrategy) {
+		return nil, fmt.Errorf("zkutil: registration assignment strategy %q is not valid UTF-8", r.AssignmentStrategy)
 	}
 	if err := checkStreamCounts(r.Subscription); err != nil {
 		return nil, fmt.Errorf("zkutil: %w", err)
@@ -129,13 +144,20 @@ func EncodeRegistration(r Registration) ([]byte, error) {
 	b = appendJSONString(b, r.Pattern)
 	b = append(b, `,"timestamp":"`...)
 	b = strconv.AppendInt(b, r.Timestamp, 10)
-	b = append(b, `"}`...)
+	b = append(b, '"')
+	if r.AssignmentStrategy != "" {
+		b = append(b, `,"assignment_strategy":`...)
+		b = appendJSONString(b, r.AssignmentStrategy)
+	}
+	b = append(b, '}')
 	return b, nil
 }
 
 // DecodeRegistration parses the registration stored at path, accepting what
 // every Scala version from 0.8.0 on wrote: keys in any order, any spacing,
 // the timestamp as a string or a number or not at all, the version missing.
+// "assignment_strategy", which zkconsumer members add, must be a string
+// when present.
 // The decoded keys are returned as they are, without TopicFilter munging.
 //
 // As in Scala's TopicCount.constructTopicCount, "pattern" (a string) and
@@ -171,6 +193,13 @@ func decodeRegistration(data []byte) (Registration, error) {
 	}
 	if raw, ok := obj["timestamp"]; ok {
 		r.Timestamp = lenientTimestamp(raw)
+	}
+	if raw, ok := obj["assignment_strategy"]; ok {
+		s, err := jsonString(raw)
+		if err != nil {
+			return Registration{}, fmt.Errorf("registration assignment_strategy: %w", err)
+		}
+		r.AssignmentStrategy = s
 	}
 
 	rawPattern, ok := obj["pattern"]

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -412,4 +413,39 @@ func FuzzEncodeRegistration(f *testing.F) {
 		require.Equal(t, r.Subscription, std.Subscription)
 		require.Equal(t, r.Pattern, std.Pattern)
 	})
+}
+
+// TestRegistrationAssignmentStrategy: the strategy a zkconsumer member runs
+// is a fifth field after Kafka's four, which stay byte for byte what Scala
+// writes; it is read back, a registration without it (Scala's) reads as
+// none, and a non-string value is refused.
+func TestRegistrationAssignmentStrategy(t *testing.T) {
+	r := Registration{Version: 1, Pattern: PatternStatic, Subscription: map[string]int{"orders": 2}, Timestamp: 1531000000000}
+	plain, err := EncodeRegistration(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.AssignmentStrategy = "sticky"
+	with, err := EncodeRegistration(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"version":1,"subscription":{"orders":2},"pattern":"static","timestamp":"1531000000000","assignment_strategy":"sticky"}`
+	if string(with) != want {
+		t.Errorf("encoded %s, want %s", with, want)
+	}
+	if string(plain) != strings.TrimSuffix(want, `,"assignment_strategy":"sticky"}`)+"}" {
+		t.Errorf("without a strategy: %s", plain)
+	}
+	got, err := DecodeRegistration("p", with)
+	if err != nil || got.AssignmentStrategy != "sticky" {
+		t.Errorf("decoded %+v, %v", got, err)
+	}
+	got, err = DecodeRegistration("p", plain)
+	if err != nil || got.AssignmentStrategy != "" {
+		t.Errorf("decoded Scala's form as %+v, %v", got, err)
+	}
+	if _, err := DecodeRegistration("p", []byte(`{"pattern":"static","subscription":{"t":1},"assignment_strategy":7}`)); err == nil {
+		t.Error("a numeric assignment_strategy was accepted")
+	}
 }
