@@ -346,18 +346,27 @@ func TestExpiryBetweenAttemptsKeepsWatching(t *testing.T) {
 		ok, st, err := observer.Exists(ctx, idPath)
 		return err == nil && ok && st.EphemeralOwner != first && st.EphemeralOwner == s.ID()
 	}), "the member did not register in its new session")
-	select {
-	case err := <-started:
-		t.Fatalf("the rebalance ended before the stranger left: %v", err)
-	default:
-	}
-	// ... and succeeds once the stranger leaves.
-	require.NoError(t, observer.Delete(ctx, squatter, -1))
+	// ... and succeeds once the stranger leaves. (On a loaded machine an
+	// attempt can fall between the two sessions: the rebalance then ends,
+	// Start returns, and the member's background loop registers it in the
+	// new session instead. The newcomer below must be handed its share
+	// either way.)
+	inFirst := true
 	select {
 	case err := <-started:
 		require.NoError(t, err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("the member never claimed the released partition")
+		inFirst = false
+		t.Log("the first rebalance ended between the sessions; the background loop took over")
+	default:
+	}
+	require.NoError(t, observer.Delete(ctx, squatter, -1))
+	if inFirst {
+		select {
+		case err := <-started:
+			require.NoError(t, err)
+		case <-time.After(30 * time.Second):
+			t.Fatal("the member never claimed the released partition")
+		}
 	}
 	waitConverged(t, observer, group, topics, StrategyRange, 1, tm)
 
