@@ -13,8 +13,9 @@ import (
 )
 
 // OwnersCheck compares the partition owners in ZooKeeper with the
-// assignment the assignor computes for the registered members, and the
-// registered members with the member processes running.
+// assignment the assignor computes for the registered members (the sticky
+// assignor from the group's sticky_assignment node, see stickyNode), and
+// the registered members with the member processes running.
 type OwnersCheck struct {
 	// Converged is true once ZooKeeper and the assignor agreed.
 	Converged bool `json:"converged"`
