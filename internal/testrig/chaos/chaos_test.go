@@ -27,13 +27,28 @@ func TestMain(m *testing.M) {
 // committed-offset regression, unexplained duplicate, gap in the observed
 // commits, panic, race, unclean exit, leak or final-owner mismatch, and
 // logs the whole report.
+//
+// CHAOS_SHORT_TOPOLOGY=<topology> runs the same short run on another
+// topology (ShortConfigOf), e.g.
+//
+//	CHAOS_SHORT_TOPOLOGY=sticky go test -count=1 -run TestChaosShort ./internal/testrig/chaos/
+//
+// make test leaves it unset: the ensemble topology.
 func TestChaosShort(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: skipped by -short")
 	}
-	cfg := ShortConfig()
+	topology, commandLine := TopologyEnsemble, "go test -run TestChaosShort ./internal/testrig/chaos/"
+	if name := os.Getenv("CHAOS_SHORT_TOPOLOGY"); name != "" {
+		var err error
+		if topology, err = ParseTopology(name); err != nil {
+			t.Fatalf("CHAOS_SHORT_TOPOLOGY: %v", err)
+		}
+		commandLine = "CHAOS_SHORT_TOPOLOGY=" + name + " " + commandLine
+	}
+	cfg := ShortConfigOf(topology)
 	cfg.MemberCommand = []string{os.Args[0], "-test.run=^$"}
-	cfg.CommandLine = "go test -run TestChaosShort ./internal/testrig/chaos/"
+	cfg.CommandLine = commandLine
 	cfg.Logger = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	// A loaded two-core machine starts six JVMs and five race-enabled
 	// members slowly; the run's own deadlines (settle, drain, exit) are in

@@ -90,8 +90,13 @@ func DefaultConfig(t Topology) Config {
 // expires and healed at once, a member cut off the brokers, and a restart
 // of the ensemble's leader, in about a minute. Its deadlines are sized for
 // a loaded two-core machine.
-func ShortConfig() Config {
-	c := DefaultConfig(TopologyEnsemble)
+func ShortConfig() Config { return ShortConfigOf(TopologyEnsemble) }
+
+// ShortConfigOf is ShortConfig on topology t. The topologies with offsets
+// in ZooKeeper (ensemble, sticky) keep its nine fault kinds; the others
+// draw from their own kinds.
+func ShortConfigOf(t Topology) Config {
+	c := DefaultConfig(t)
 	c.Seed = 7
 	c.Messages = 50_000
 	c.Faults = 9
@@ -102,6 +107,9 @@ func ShortConfig() Config {
 		MemberKill, MemberStop, MemberLeave,
 		MemberZKCutExpiry, MemberBrokerCutShort,
 		ZKLeaderRestart, BrokerPause, LeaderMove, NewTopic,
+	}
+	if t.offsetsStorage() != storeZooKeeper {
+		c.Kinds = nil
 	}
 	return c
 }

@@ -42,6 +42,9 @@
 //   - TopologyKafka: zkconsumer.group.coordination=kafka (offsets in Kafka),
 //     static members (group.instance.id=chaos-<slot>), Kafka's range
 //     assignor.
+//   - TopologySticky: as TopologyEnsemble (half the members with the
+//     whitelist, so subscriptions differ) with
+//     partition.assignment.strategy=sticky.
 //
 // While a paced producer writes Config.Messages sequence-numbered messages
 // with acks=all, the driver injects the faults of a schedule derived from
@@ -190,9 +193,17 @@
 // fenced: its exit record says so), goroutines left running after Shutdown, and
 // final owners that differ from the assignor's decision: with ZooKeeper
 // coordination, the owner nodes against what the assignor computes for the
-// registered members; with Kafka coordination, the running members'
-// reported assignments, which must cover every subscribed partition exactly
-// once.
+// registered members (every registration must record the run's strategy);
+// with Kafka coordination, the running members' reported assignments, which
+// must cover every subscribed partition exactly once. The sticky assignor
+// computes from the group's previous assignment: the check reads the
+// group's /consumers/<group>/sticky_assignment node, as the members do,
+// gives it as the previous assignment, and also requires that the node
+// holds exactly what the assignor computes from it (the members agreed on
+// it for the group as it is now), that every owner is a thread of a
+// registered member consuming the partition's topic, and that no partition
+// could move to a thread consuming its topic that owns at least two fewer
+// partitions.
 //
 // # Why every delivery is written before it can be committed
 //

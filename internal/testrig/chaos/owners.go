@@ -6,14 +6,16 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 
 	"github.com/zkconsumer/zkconsumer/rebalance"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
 // OwnersCheck compares the partition owners in ZooKeeper with the
-// assignment the assignor computes for the registered members, and the
-// registered members with the member processes running.
+// assignment the assignor computes for the registered members (the sticky
+// assignor from the group's sticky_assignment node, see stickyNode), and
+// the registered members with the member processes running.
 type OwnersCheck struct {
 	// Converged is true once ZooKeeper and the assignor agreed.
 	Converged bool `json:"converged"`
@@ -41,17 +43,19 @@ type groupReader interface {
 // readOwners makes one reading and comparison.
 func readOwners(ctx context.Context, zk groupReader, group, strategy string, live map[string]string) OwnersCheck {
 	check := OwnersCheck{Live: live, Expected: map[string]string{}, Actual: map[string]string{}}
-	expected, registered, topics, err := expectedOwners(ctx, zk, group, strategy)
+	view, err := expectedOwners(ctx, zk, group, strategy)
 	if err != nil {
 		check.Err = err.Error()
 		check.Mismatches = []string{"cannot read the group: " + err.Error()}
 		return check
 	}
+	registered := view.registered
 	check.Registered = registered
-	for tp, th := range expected {
+	for tp, th := range view.expected {
 		check.Expected[tp.String()] = th.String()
 	}
-	for _, t := range topics {
+	actual := map[zkutil.TopicPartition]string{}
+	for _, t := range view.topics {
 		parts, err := zk.Children(ctx, zkutil.OwnersTopicPath(group, t))
 		if errors.Is(err, zkutil.ErrNoNode) {
 			continue
@@ -71,6 +75,9 @@ func readOwners(ctx context.Context, zk groupReader, group, strategy string, liv
 				continue
 			}
 			check.Actual[t+"-"+p] = string(data)
+			if n, err := strconv.ParseInt(p, 10, 32); err == nil {
+				actual[zkutil.TopicPartition{Topic: t, Partition: int32(n)}] = string(data)
+			}
 		}
 	}
 	for _, tp := range slices.Sorted(maps.Keys(check.Expected)) {
@@ -86,6 +93,10 @@ func readOwners(ctx context.Context, zk groupReader, group, strategy string, liv
 		if _, ok := check.Expected[tp]; !ok {
 			check.Mismatches = append(check.Mismatches, fmt.Sprintf("%s is owned by %s; the assignor gives it to nobody", tp, check.Actual[tp]))
 		}
+	}
+	check.Mismatches = append(check.Mismatches, view.strangers...)
+	if view.sticky != nil {
+		check.Mismatches = append(check.Mismatches, view.sticky.mismatches(view, actual)...)
 	}
 	ids := map[string]bool{}
 	for _, id := range registered {
@@ -108,18 +119,50 @@ func readOwners(ctx context.Context, zk groupReader, group, strategy string, liv
 	return check
 }
 
+// groupView is the group as the owner check reads it from ZooKeeper.
+type groupView struct {
+	// expected maps every partition the group consumes to the thread the
+	// assignor gives it.
+	expected map[zkutil.TopicPartition]zkutil.ConsumerThreadID
+	// registered are the members' ids (children of /consumers/<group>/ids),
+	// sorted; topics the topics some member consumes, sorted.
+	registered, topics []string
+	// threadsForTopic holds every registered member's threads per topic.
+	threadsForTopic map[string][]zkutil.ConsumerThreadID
+	// strangers describe the members whose registration records another
+	// strategy than the run's.
+	strangers []string
+	// sticky is the group's sticky_assignment node, read before the
+	// members when the strategy is sticky; nil otherwise.
+	sticky *stickyNode
+}
+
 // expectedOwners computes, from the registrations and topics in
 // ZooKeeper, the owner of every partition the group consumes: each
 // member's share as that member's own assignor (strategy) computes it.
-func expectedOwners(ctx context.Context, zk groupReader, group, strategy string) (map[zkutil.TopicPartition]zkutil.ConsumerThreadID, []string, []string, error) {
+// The sticky assignor computes from the group's previous assignment, which
+// its members agree on through the group's sticky_assignment node; the
+// check reads that node first, as a member does, and gives it as the
+// previous assignment (see stickyNode for what is checked besides).
+func expectedOwners(ctx context.Context, zk groupReader, group, strategy string) (groupView, error) {
+	assignor, err := rebalance.NewAssignor(strategy)
+	if err != nil {
+		return groupView{}, err
+	}
+	var view groupView
+	if strategy == rebalance.StrategySticky {
+		if view.sticky, err = readStickyNode(ctx, zk, group); err != nil {
+			return groupView{}, err
+		}
+	}
 	ids, err := zk.Children(ctx, zkutil.ConsumerIDsPath(group))
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("list members: %w", err)
+		return groupView{}, fmt.Errorf("list members: %w", err)
 	}
 	slices.Sort(ids)
 	allTopics, err := zk.Children(ctx, zkutil.BrokerTopicsPath)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("list topics: %w", err)
+		return groupView{}, fmt.Errorf("list topics: %w", err)
 	}
 	slices.Sort(allTopics)
 	threads := map[string]map[string][]zkutil.ConsumerThreadID{}
@@ -127,19 +170,25 @@ func expectedOwners(ctx context.Context, zk groupReader, group, strategy string)
 		ConsumersForTopic:  map[string][]zkutil.ConsumerThreadID{},
 		PartitionsForTopic: map[string][]int32{},
 	}
+	if view.sticky != nil {
+		actx.Previous = view.sticky.owners
+	}
 	for _, id := range ids {
 		path := zkutil.ConsumerIDPath(group, id)
 		data, _, err := zk.Get(ctx, path)
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("read %s: %w", path, err)
+			return groupView{}, fmt.Errorf("read %s: %w", path, err)
 		}
 		reg, err := zkutil.DecodeRegistration(path, data)
 		if err != nil {
-			return nil, nil, nil, err
+			return groupView{}, err
+		}
+		if reg.AssignmentStrategy != strategy {
+			view.strangers = append(view.strangers, fmt.Sprintf("member %s registered with partition.assignment.strategy %q, not %q", id, reg.AssignmentStrategy, strategy))
 		}
 		sub, err := subscriptionOf(reg)
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("%s: %w", path, err)
+			return groupView{}, fmt.Errorf("%s: %w", path, err)
 		}
 		threads[id] = sub.ThreadIDs(id, allTopics, true)
 		for t, ths := range threads[id] {
@@ -151,17 +200,13 @@ func expectedOwners(ctx context.Context, zk groupReader, group, strategy string)
 	for _, t := range topics {
 		data, _, err := zk.Get(ctx, zkutil.TopicPath(t))
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("read topic %s: %w", t, err)
+			return groupView{}, fmt.Errorf("read topic %s: %w", t, err)
 		}
 		parts, err := zkutil.DecodeTopicPartitions(t, zkutil.TopicPath(t), data)
 		if err != nil {
-			return nil, nil, nil, err
+			return groupView{}, err
 		}
 		actx.PartitionsForTopic[t] = zkutil.SortedPartitions(parts)
-	}
-	assignor, err := rebalance.NewAssignor(strategy)
-	if err != nil {
-		return nil, nil, nil, err
 	}
 	out := map[zkutil.TopicPartition]zkutil.ConsumerThreadID{}
 	for _, id := range ids {
@@ -169,11 +214,12 @@ func expectedOwners(ctx context.Context, zk groupReader, group, strategy string)
 		actx.MyTopicThreadIDs = threads[id]
 		a, err := assignor.Assign(actx)
 		if err != nil {
-			return nil, nil, nil, err
+			return groupView{}, err
 		}
 		maps.Copy(out, a[id])
 	}
-	return out, ids, topics, nil
+	view.expected, view.registered, view.topics, view.threadsForTopic = out, ids, topics, actx.ConsumersForTopic
+	return view, nil
 }
 
 // subscriptionOf rebuilds a member's subscription from its registration.

@@ -45,8 +45,8 @@ func (z fakeZK) Get(_ context.Context, path string) ([]byte, zkutil.Stat, error)
 // t (4 partitions) by range; only b consumes u (2 partitions).
 func groupTree() fakeZK {
 	return fakeZK{
-		"/consumers/g/ids/a":      `{"version":1,"subscription":{"t":2},"pattern":"static","timestamp":"1"}`,
-		"/consumers/g/ids/b":      `{"version":1,"subscription":{"[tu]":2},"pattern":"white_list","timestamp":"1"}`,
+		"/consumers/g/ids/a":      `{"version":1,"subscription":{"t":2},"pattern":"static","timestamp":"1","assignment_strategy":"range"}`,
+		"/consumers/g/ids/b":      `{"version":1,"subscription":{"[tu]":2},"pattern":"white_list","timestamp":"1","assignment_strategy":"range"}`,
 		"/brokers/topics/t":       `{"version":1,"partitions":{"0":[0],"1":[0],"2":[0],"3":[0]}}`,
 		"/brokers/topics/u":       `{"version":1,"partitions":{"0":[0],"1":[0]}}`,
 		"/brokers/topics/other":   `{"version":1,"partitions":{"0":[0]}}`,
@@ -80,6 +80,16 @@ func TestReadOwnersReportsMismatches(t *testing.T) {
 		"u-1 has no owner; the assignor gives it to b-1",
 		"running member m2.1 (c) is not registered",
 	}
+	if check.Converged || strings.Join(check.Mismatches, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("mismatches\n%s\nwant\n%s", strings.Join(check.Mismatches, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestReadOwnersReportsAnotherStrategy(t *testing.T) {
+	z := groupTree()
+	z["/consumers/g/ids/b"] = `{"version":1,"subscription":{"[tu]":2},"pattern":"white_list","timestamp":"1","assignment_strategy":"roundrobin"}`
+	check := readOwners(context.Background(), z, "g", rebalance.StrategyRange, map[string]string{"m0.1": "a", "m1.1": "b"})
+	want := []string{`member b registered with partition.assignment.strategy "roundrobin", not "range"`}
 	if check.Converged || strings.Join(check.Mismatches, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("mismatches\n%s\nwant\n%s", strings.Join(check.Mismatches, "\n"), strings.Join(want, "\n"))
 	}

@@ -3,6 +3,8 @@ package chaos
 import (
 	"fmt"
 	"slices"
+
+	"github.com/zkconsumer/zkconsumer/rebalance"
 )
 
 // Topology is the shape of a run: how the members are coordinated, where
@@ -31,10 +33,17 @@ const (
 	// Coordinator pauses and kills, static members replaced while they
 	// run, member partitions from the brokers.
 	TopologyKafka Topology = "kafka"
+	// TopologySticky: as TopologyEnsemble (coordination through ZooKeeper,
+	// the whole ensemble in zookeeper.connect, offsets in ZooKeeper, half
+	// the members with the whitelist, so that subscriptions differ), but
+	// with partition.assignment.strategy=sticky: the members agree on the
+	// previous assignment through /consumers/<group>/sticky_assignment,
+	// and the owner check follows that node (stickyExpectation).
+	TopologySticky Topology = "sticky"
 )
 
 // Topologies lists every topology in the order make chaos runs them.
-var Topologies = []Topology{TopologyEnsemble, TopologyRoundRobin, TopologyKafka}
+var Topologies = []Topology{TopologyEnsemble, TopologyRoundRobin, TopologyKafka, TopologySticky}
 
 // ParseTopology parses a topology name.
 func ParseTopology(s string) (Topology, error) {
@@ -52,7 +61,7 @@ func (t Topology) kafkaMode() bool { return t == TopologyKafka }
 
 // offsetsStorage is where the members commit: "zookeeper" or "kafka".
 func (t Topology) offsetsStorage() string {
-	if t == TopologyEnsemble {
+	if t == TopologyEnsemble || t == TopologySticky {
 		return storeZooKeeper
 	}
 	return storeKafka
@@ -60,10 +69,13 @@ func (t Topology) offsetsStorage() string {
 
 // assignment is the members' partition.assignment.strategy.
 func (t Topology) assignment() string {
-	if t == TopologyRoundRobin {
-		return "roundrobin"
+	switch t {
+	case TopologyRoundRobin:
+		return rebalance.StrategyRoundRobin
+	case TopologySticky:
+		return rebalance.StrategySticky
 	}
-	return "range"
+	return rebalance.StrategyRange
 }
 
 // static reports whether the members are static (group.instance.id).
@@ -90,7 +102,7 @@ func (t Topology) kinds() []FaultKind {
 	for _, k := range AllKinds {
 		switch k {
 		case CoordinatorPause, CoordinatorKill, StaticReplace:
-			if t == TopologyEnsemble {
+			if t.offsetsStorage() == storeZooKeeper {
 				continue // the group has no coordinator
 			}
 		}

@@ -5,7 +5,7 @@
 // offsets. See package internal/testrig/chaos for the topologies and definitions.
 //
 //	chaos [flags]               the full run of every topology, one after another
-//	chaos -topology T [flags]   the full run of topology T (ensemble, roundrobin, kafka)
+//	chaos -topology T [flags]   the full run of topology T (ensemble, roundrobin, kafka, sticky)
 //	chaos verify -dir DIR       verify the logs of an earlier run again
 //	chaos member                a member process (started by the driver)
 //
@@ -97,11 +97,7 @@ func run(args []string) int {
 	for _, t := range topologies {
 		cfg := chaos.DefaultConfig(t)
 		if *shortRun {
-			cfg = chaos.ShortConfig()
-			cfg.Topology = t
-			if t != chaos.TopologyEnsemble {
-				cfg.Kinds = nil // the topology's own kinds
-			}
+			cfg = chaos.ShortConfigOf(t)
 		}
 		switch {
 		case pickedSeed != 0:
