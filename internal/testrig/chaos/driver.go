@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -125,6 +126,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		if dir, err = os.MkdirTemp("", fmt.Sprintf("zkconsumer-chaos-%d-", cfg.Seed)); err != nil {
 			return nil, err
 		}
+	} else if err := requireEmptyDir(dir); err != nil {
+		return nil, err
 	}
 	if err := os.MkdirAll(filepath.Join(dir, "members"), 0o755); err != nil {
 		return nil, err
@@ -635,4 +638,20 @@ func writeJSONLines[T any](path string, items []T) error {
 		b = append(append(b, data...), '\n')
 	}
 	return os.WriteFile(path, b, 0o644)
+}
+
+// requireEmptyDir refuses a run directory that holds anything: a kept
+// run's logs and cluster data would be read as this run's (its acked and
+// delivered messages, its topics), and its verdict would be wrong.
+func requireEmptyDir(dir string) error {
+	entries, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("chaos: run directory: %w", err)
+	case len(entries) > 0:
+		return fmt.Errorf("chaos: run directory %s is not empty (an earlier run's logs and cluster data would be mixed into this one's): remove it or name another", dir)
+	}
+	return nil
 }

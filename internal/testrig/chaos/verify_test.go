@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -523,5 +524,30 @@ func TestVerifyReplacedStaticMemberMayStopOnItsOwn(t *testing.T) {
 		if strings.HasPrefix(u, "m0.1") {
 			t.Fatalf("the replaced member's stop was counted as unclean: %v", res.Unclean)
 		}
+	}
+}
+
+// TestRunRefusesAUsedDirectory: a run directory that holds an earlier
+// run's files is refused before anything starts (a make chaos into a kept
+// directory read the old run's acknowledgements and cluster data as its
+// own: 835,887 "sequence number mismatches"); a missing or empty one is
+// fine.
+func TestRunRefusesAUsedDirectory(t *testing.T) {
+	used := t.TempDir()
+	if err := os.WriteFile(filepath.Join(used, "acked.jsonl"), []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := ShortConfig()
+	cfg.Dir = used
+	cfg.MemberCommand = []string{"/bin/false"} // never started: refused first
+	_, err := Run(context.Background(), cfg)
+	if err == nil || !strings.Contains(err.Error(), "is not empty") {
+		t.Fatalf("Run into a used directory: %v", err)
+	}
+	if err := requireEmptyDir(t.TempDir()); err != nil {
+		t.Fatalf("an empty directory: %v", err)
+	}
+	if err := requireEmptyDir(filepath.Join(t.TempDir(), "new")); err != nil {
+		t.Fatalf("a missing directory: %v", err)
 	}
 }
