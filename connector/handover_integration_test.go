@@ -219,7 +219,10 @@ func testKeptPartitionsFlow(t *testing.T, c *testcluster.Cluster, event, protoco
 	if protocol == RebalanceEager {
 		require.Zero(t, during, "eager: the member delivered while it was rebalancing")
 	} else {
-		require.Greater(t, during, 20, "cooperative: the kept partitions did not flow during the rebalance")
+		// About 160 unloaded (two partitions, every 20 ms, 1.6 s); 19 beside
+		// another suite at load 42, the producer starved too. Eager gives
+		// none at all.
+		require.GreaterOrEqual(t, during, 5, "cooperative: the kept partitions did not flow during the rebalance")
 		listener.mu.Lock()
 		for _, owned := range listener.released {
 			require.NotContains(t, owned[topic], int32(0), "the listener was told about a kept partition: %v", listener.released)
