@@ -35,6 +35,11 @@ import (
 //   - base-gap-ms: the same measure over the same partitions, in a window
 //     of the same length that starts once the group has settled, without a
 //     rebalance: the noise kept-gap-ms is to be compared with.
+//   - control-gap-ms: the same measure over the same partitions in the
+//     same window as kept-gap-ms, of a control connector (its own group,
+//     alone in it, in this process, reading the same topic) that never
+//     rebalances: what the loaded machine did to every reader at that
+//     moment. kept-gap-ms well above both is the rebalance's doing.
 //   - moved-ms: from t0 until the last of the partitions that changed
 //     owner was delivered by its new owner (the first delivery after t0,
 //     whatever the message's age).
@@ -45,7 +50,13 @@ import (
 //     group that is the new member B's time to be assigned.
 //
 // Each metric is the mean over the ops, join and leave apart; every op is
-// logged on a line starting "stw-op" so that rounds can be pooled.
+// logged on a line starting "stw-op" so that rounds can be pooled, with
+// how many kept partitions had a longer gap than the baseline's longest
+// (stalled=: all of a member's kept partitions when the member stopped,
+// a few when single partitions were held up) and the kept partition with
+// the longest gap, its owner and when that gap began, from t0. The group
+// is warmed up before the first op: settled, then 2.3 s more, so that
+// every partition has a committed offset.
 //
 // Sub-benchmarks, for each size (members x partitions,
 // ZKCONSUMER_STW_SIZES, default "4x32,1x400"; 1x400 is one member owning
@@ -64,8 +75,10 @@ import (
 //     and on Kafka 4.x in KRaft mode, heartbeat.interval.ms 300 with
 //     session.timeout.ms 6000.
 //
-// The protocols and latencies of one size run one after another, so that
-// -count rounds interleave them. ZKCONSUMER_STW_LOG names a file that
+// The protocols and latencies of one size run one after another. Go's
+// -count repeats each sub-benchmark in place; for rounds that interleave
+// the protocols, run the test binary once per round (-count 1) and pool
+// the "stw-op" lines. ZKCONSUMER_STW_LOG names a file that
 // receives every member's log records (text, level INFO, tagged with the
 // member's number), to see where a slow rebalance spends its time.
 func BenchmarkStopTheWorld(b *testing.B) {
@@ -164,7 +177,7 @@ func (m *stwMember) leave(ctx context.Context) error {
 }
 
 // stwFigures are one event's figures over the ops.
-type stwFigures struct{ kept, base, moved, assigned []time.Duration }
+type stwFigures struct{ kept, base, control, moved, assigned []time.Duration }
 
 // stwTimeout bounds the wait for the group to settle after an event.
 const stwTimeout = 3 * time.Minute
@@ -209,6 +222,25 @@ func benchStopTheWorld(b *testing.B, c *testcluster.Cluster, size, partitions in
 			b.Logf("%d ticks not sent whole, the first: %v", failed, err)
 		}
 	}()
+	// The control: a connector of its own group, alone in it, reading
+	// the same topic in this process. It never rebalances, so its gaps in
+	// an event's window are what the machine (scheduling, the broker, the
+	// producer) did to every reader at that moment.
+	ctl := newGapRecorder(partitions)
+	ctlCfg := DefaultConfig()
+	ctlCfg.GroupID = group + "-control"
+	ctlCfg.AutoCommitInterval = time.Second
+	if c.KRaft() {
+		ctlCfg.GroupCoordination = CoordinationKafka
+		ctlCfg.BootstrapServers = strings.Join(c.BrokerAddrs(), ",")
+	} else {
+		ctlCfg.ZooKeeperConnect = c.ZKConnect()
+	}
+	stopControl, err := stwControl(ctlCfg, topic, ctl)
+	if err != nil {
+		b.Fatalf("the control consumer: %v", err)
+	}
+	defer stopControl()
 	logger := stwLogger(b)
 	var nextMu sync.Mutex
 	next := 0
@@ -286,6 +318,17 @@ func benchStopTheWorld(b *testing.B, c *testcluster.Cluster, size, partitions in
 	slices.SortFunc(members, func(x, y *stwMember) int { return x.n - y.n })
 	sctx, scancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	_, err = rec.waitSettled(sctx, stwSeqs(members), time.Now())
+	if err == nil {
+		_, err = ctl.waitSettled(sctx, []int{0}, time.Now())
+	}
+	if err == nil {
+		// Warm up: every member commits its consumed offsets (twice
+		// auto.commit.interval.ms), so that a partition handed over
+		// starts from its committed offset, as in a group that has been
+		// running, and not from auto.offset.reset.
+		time.Sleep(2*time.Second + stwSettle)
+		_, err = rec.waitSettled(sctx, stwSeqs(members), time.Now())
+	}
 	scancel()
 	if err != nil {
 		b.Fatal(err)
@@ -293,7 +336,7 @@ func benchStopTheWorld(b *testing.B, c *testcluster.Cluster, size, partitions in
 
 	var join, leave stwFigures
 	for b.Loop() {
-		stwMeasure(b, rec, &join, "join", func() []*stwMember {
+		stwMeasure(b, rec, ctl, &join, "join", func() []*stwMember {
 			m, err := start()
 			if err != nil {
 				b.Fatalf("joining: %v", err)
@@ -301,7 +344,7 @@ func benchStopTheWorld(b *testing.B, c *testcluster.Cluster, size, partitions in
 			members = append(members, m)
 			return members
 		})
-		stwMeasure(b, rec, &leave, "leave", func() []*stwMember {
+		stwMeasure(b, rec, ctl, &leave, "leave", func() []*stwMember {
 			leaver := members[0]
 			members = members[1:]
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -319,16 +362,56 @@ func benchStopTheWorld(b *testing.B, c *testcluster.Cluster, size, partitions in
 	}{{"join", &join}, {"leave", &leave}} {
 		b.ReportMetric(stwMeanMS(f.fig.kept), f.name+"-kept-gap-ms")
 		b.ReportMetric(stwMeanMS(f.fig.base), f.name+"-base-gap-ms")
+		b.ReportMetric(stwMeanMS(f.fig.control), f.name+"-control-gap-ms")
 		b.ReportMetric(stwMeanMS(f.fig.moved), f.name+"-moved-ms")
 		b.ReportMetric(stwMeanMS(f.fig.assigned), f.name+"-assigned-ms")
 	}
 }
 
+// stwControl starts the control connector, one stream read into rec as
+// member 0, and returns once it has joined; stop shuts it down.
+func stwControl(cfg Config, topic string, rec *gapRecorder) (stop func(), err error) {
+	conn, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	jctx, jcancel := context.WithTimeout(ctx, 2*time.Minute)
+	streams, err := conn.CreateMessageStreams(jctx, map[string]int{topic: 1})
+	jcancel()
+	done := make(chan struct{})
+	if err == nil {
+		go func() {
+			defer close(done)
+			for msg, err := range streams[topic][0].Messages(ctx) {
+				if err == nil {
+					rec.see(0, msg.Partition)
+				}
+			}
+		}()
+	} else {
+		close(done)
+	}
+	stop = func() {
+		sctx, scancel := context.WithTimeout(context.Background(), time.Minute)
+		defer scancel()
+		_ = conn.Shutdown(sctx)
+		cancel()
+		<-done
+	}
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	return stop, nil
+}
+
 // stwMeasure runs event, which returns the members of the group after it,
 // measures it and its baseline, and appends the figures to f.
-func stwMeasure(b *testing.B, rec *gapRecorder, f *stwFigures, name string, event func() []*stwMember) {
+func stwMeasure(b *testing.B, rec, ctl *gapRecorder, f *stwFigures, name string, event func() []*stwMember) {
 	b.Helper()
 	t0 := rec.mark()
+	ctl.mark()
 	live := event()
 	call := time.Since(t0) // New and CreateMessageStreams, or Shutdown
 	ctx, cancel := context.WithTimeout(context.Background(), stwTimeout)
@@ -338,6 +421,7 @@ func stwMeasure(b *testing.B, rec *gapRecorder, f *stwFigures, name string, even
 	}
 	time.Sleep(stwSettle)
 	w := rec.window()
+	cw := ctl.window()
 	// Under load a partition may miss the settling window once more:
 	// wait for it again (that only makes the kept gap larger).
 	owners, err := rec.waitSettled(ctx, stwSeqs(live), t0)
@@ -346,10 +430,13 @@ func stwMeasure(b *testing.B, rec *gapRecorder, f *stwFigures, name string, even
 	}
 	var kept, moved time.Duration
 	var keptSet []int
+	worst := -1 // the kept partition with the longest gap
 	nMoved := 0
 	for p, owner := range owners {
 		if owner == w.ownerAt0[p] {
-			kept = max(kept, w.gaps[p])
+			if worst < 0 || w.gaps[p] > kept {
+				kept, worst = w.gaps[p], p
+			}
 			keptSet = append(keptSet, p)
 			continue
 		}
@@ -388,17 +475,29 @@ func stwMeasure(b *testing.B, rec *gapRecorder, f *stwFigures, name string, even
 	rec.mark()
 	time.Sleep(took)
 	bw := rec.window()
-	var base time.Duration
+	var base, control time.Duration
 	for _, p := range keptSet {
 		base = max(base, bw.gaps[p])
+		control = max(control, cw.gaps[p])
 	}
 	b.StartTimer()
 	if len(keptSet) == 0 {
 		b.Fatalf("%s: no partition kept its owner; the kept gap means nothing", name)
 	}
-	f.kept, f.base, f.moved, f.assigned = append(f.kept, kept), append(f.base, base), append(f.moved, moved), append(f.assigned, assigned)
-	b.Logf("stw-op %s %s kept=%d kept-gap-ms=%.1f base-gap-ms=%.1f moved=%d moved-ms=%.1f assigned-ms=%.1f call-ms=%.1f window-ms=%.0f t0=%s",
-		b.Name(), name, len(keptSet), stwMS(kept), stwMS(base), nMoved, stwMS(moved), stwMS(assigned), stwMS(call), stwMS(took), t0.UTC().Format("15:04:05.000"))
+	// How many kept partitions had a longer gap than any in the baseline:
+	// all of them when their member stopped, a few when single partitions
+	// were held up.
+	stalled := 0
+	for _, p := range keptSet {
+		if w.gaps[p] > base {
+			stalled++
+		}
+	}
+	worstFrom := w.gapEnd[worst].Add(-kept).Sub(t0)
+	f.kept, f.base, f.control = append(f.kept, kept), append(f.base, base), append(f.control, control)
+	f.moved, f.assigned = append(f.moved, moved), append(f.assigned, assigned)
+	b.Logf("stw-op %s %s kept=%d kept-gap-ms=%.1f base-gap-ms=%.1f control-gap-ms=%.1f stalled=%d worst=p%d/m%d@%.0fms moved=%d moved-ms=%.1f assigned-ms=%.1f call-ms=%.1f window-ms=%.0f t0=%s",
+		b.Name(), name, len(keptSet), stwMS(kept), stwMS(base), stwMS(control), stalled, worst, owners[worst], stwMS(worstFrom), nMoved, stwMS(moved), stwMS(assigned), stwMS(call), stwMS(took), t0.UTC().Format("15:04:05.000"))
 }
 
 func stwSeqs(ms []*stwMember) []int {

@@ -27,6 +27,7 @@ type gapRecorder struct {
 
 	t0       time.Time           // start of the window; zero before the first mark
 	maxGap   []time.Duration     // partition -> longest gap closed in the window
+	gapEnd   []time.Time         // partition -> when that gap ended
 	ownerAt0 []int               // partition -> member of the latest delivery before t0
 	first    map[int][]time.Time // member -> partition -> first delivery in the window
 }
@@ -34,7 +35,7 @@ type gapRecorder struct {
 func newGapRecorder(partitions int) *gapRecorder {
 	return &gapRecorder{
 		last: make([]time.Time, partitions), lastBy: make([]int, partitions), byMember: map[int][]time.Time{},
-		maxGap: make([]time.Duration, partitions), ownerAt0: make([]int, partitions), first: map[int][]time.Time{},
+		maxGap: make([]time.Duration, partitions), gapEnd: make([]time.Time, partitions), ownerAt0: make([]int, partitions), first: map[int][]time.Time{},
 	}
 }
 
@@ -51,8 +52,8 @@ func (g *gapRecorder) see(member int, partition int32) {
 		// A gap that began before t0 counts whole: it is the one the
 		// event may have caused, and the baseline is measured the same
 		// way.
-		if !g.last[p].IsZero() {
-			g.maxGap[p] = max(g.maxGap[p], now.Sub(g.last[p]))
+		if gap := now.Sub(g.last[p]); !g.last[p].IsZero() && gap > g.maxGap[p] {
+			g.maxGap[p], g.gapEnd[p] = gap, now
 		}
 		f := g.first[member]
 		if f == nil {
@@ -78,6 +79,7 @@ func (g *gapRecorder) mark() time.Time {
 	defer g.mu.Unlock()
 	g.t0 = time.Now()
 	clear(g.maxGap)
+	clear(g.gapEnd)
 	clear(g.first)
 	copy(g.ownerAt0, g.lastBy)
 	return g.t0
@@ -87,6 +89,7 @@ func (g *gapRecorder) mark() time.Time {
 type gapWindow struct {
 	t0, end  time.Time
 	gaps     []time.Duration // partition -> longest gap, counting the one still open at end
+	gapEnd   []time.Time     // partition -> when that gap ended (end if still open)
 	ownerAt0 []int
 	first    map[int][]time.Time
 }
@@ -96,9 +99,11 @@ func (g *gapRecorder) window() gapWindow {
 	now := time.Now()
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	w := gapWindow{t0: g.t0, end: now, gaps: slices.Clone(g.maxGap), ownerAt0: slices.Clone(g.ownerAt0), first: map[int][]time.Time{}}
+	w := gapWindow{t0: g.t0, end: now, gaps: slices.Clone(g.maxGap), gapEnd: slices.Clone(g.gapEnd), ownerAt0: slices.Clone(g.ownerAt0), first: map[int][]time.Time{}}
 	for p := range w.gaps {
-		w.gaps[p] = max(w.gaps[p], now.Sub(g.last[p]))
+		if open := now.Sub(g.last[p]); open > w.gaps[p] {
+			w.gaps[p], w.gapEnd[p] = open, now
+		}
 	}
 	for m, f := range g.first {
 		w.first[m] = slices.Clone(f)
