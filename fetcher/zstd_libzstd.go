@@ -5,9 +5,10 @@ package fetcher
 // The zkconsumer_libzstd build tag (with cgo, and libzstd's headers and
 // library installed: libzstd-dev on Debian) decodes zstd batches with the
 // C library, as librdkafka (kcat) and the Java client (zstd-jni) do. On the
-// batches of the benchmark's zstd topic (about 220 KB compressed, 430 KB
-// decompressed each) libzstd 1.5.4 took 0.73× the CPU time of
-// klauspost/compress's decoder (BENCHMARKS.md §11). The pure Go decoder
+// clients benchmark's zstd topic a connector built with the tag read at
+// 1.07× the default build's msgs/s and 0.94× its CPU per GB (medians of
+// five alternating rounds on a loaded machine, BENCHMARKS.md §12): a small
+// gain, not kcat's. The pure Go decoder
 // stays the default: a build without the tag needs no C toolchain. Only
 // whole frames whose output is known to fit (the common case: producers
 // declare the content size) go to libzstd; the rest, and streamed batches,
