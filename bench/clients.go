@@ -161,9 +161,9 @@ var connectorVariants = map[string]func(*connector.Config){
 	// librdkafka's defaults for the two settings where they differ from
 	// Kafka's: the OS receive buffer and no CRC check.
 	"rcvbuf=os+nocrc": func(c *connector.Config) { c.SocketReceiveBufferBytes = -1; c.CheckCRCs = false },
-	// Recycled messages (fetcher.Config.RecycleMessages): a message is
-	// valid until the next one. It fails while the connector does not
-	// offer the setting (BENCHMARKS.md §12).
+	// Recycled messages (the connector's zkconsumer.recycle.messages): a
+	// message is valid until the next one. The readers only look at a
+	// message before asking for the next.
 	// The readers only look at a message before asking for the next.
 	"recycle": func(c *connector.Config) { setConfigBool(c, "RecycleMessages") },
 }

@@ -441,6 +441,20 @@ type Config struct {
 	// CRC-32C pass over every fetched byte, as librdkafka does by default.
 	CheckCRCs bool
 
+	// RecycleMessages lets the connector reuse the memory of the messages
+	// it hands out (the fetch responses they alias, the buffers compressed
+	// batches are decompressed into, the Message structs themselves), as
+	// librdkafka does once an application destroys a message:
+	// zkconsumer.recycle.messages, a zkconsumer extension, default false.
+	// A Message, its Key, Value and Headers are then valid only until the
+	// next call to Next on its stream (or the next round of a Messages
+	// loop): Clone one to keep it, and give CommitMessages and
+	// MarkConsumed clones, not messages already recycled. It suits a loop
+	// that is done with each message before asking for the next. False
+	// keeps every Kafka client's contract: a message stays valid for as
+	// long as the application keeps it.
+	RecycleMessages bool
+
 	// Logger receives the connector's log records. It has no Kafka key.
 	// Nil discards them, except the warnings New logs about keys the
 	// coordination mode ignores (ModeWarnings), which then go to

@@ -50,6 +50,7 @@ const (
 	keyRoundRobinHashFormat = "zkconsumer.roundrobin.hash.format"
 	keyRebalanceProtocol    = "zkconsumer.rebalance.protocol"
 	keyIsolationLevel       = "zkconsumer.isolation.level"
+	keyRecycleMessages      = "zkconsumer.recycle.messages"
 
 	// keyCheckCRCs is the Java consumer's key, with its meaning.
 	keyCheckCRCs = "check.crcs"
@@ -119,6 +120,7 @@ var properties = []property{
 	stringProp(keyRebalanceProtocol, func(c *Config) *string { return &c.RebalanceProtocol }, false),
 	stringProp(keyIsolationLevel, func(c *Config) *string { return &c.IsolationLevel }, false),
 	boolProp(keyCheckCRCs, func(c *Config) *bool { return &c.CheckCRCs }),
+	boolProp(keyRecycleMessages, func(c *Config) *bool { return &c.RecycleMessages }),
 }
 
 func stringProp(key string, field func(*Config) *string, derived bool) property {

@@ -240,6 +240,7 @@ func TestConfigFromPropertiesEveryKey(t *testing.T) {
 		"zkconsumer.group.coordination":     "zookeeper",
 		"zkconsumer.rebalance.protocol":     "eager",
 		"check.crcs":                        "false",
+		"zkconsumer.recycle.messages":       "true",
 	})
 	require.NoError(t, err)
 	assert.Empty(t, warnings)
@@ -282,6 +283,7 @@ func TestConfigFromPropertiesEveryKey(t *testing.T) {
 		MaxPollInterval:             5 * time.Minute,
 		MetadataMaxAge:              5 * time.Minute,
 		CheckCRCs:                   false,
+		RecycleMessages:             true,
 	}, c)
 	require.NoError(t, c.Validate())
 	assert.Equal(t, "kafka", c.OffsetsStorage)
@@ -475,7 +477,7 @@ func TestPropertiesOmitsUnsetDerivedFields(t *testing.T) {
 		"zookeeper.connection.timeout.ms"} {
 		assert.NotContains(t, props, key)
 	}
-	assert.Len(t, props, 30)
+	assert.Len(t, props, 31)
 }
 
 func TestPropertiesDropsLoggerAndSubMilliseconds(t *testing.T) {

@@ -90,6 +90,7 @@ func TestDefaultsMatchKafka(t *testing.T) {
 		"zkconsumer.group.coordination":     "zookeeper",
 		"zkconsumer.rebalance.protocol":     "cooperative",
 		"check.crcs":                        "true",
+		"zkconsumer.recycle.messages":       "false",
 		// consumer.id is absent: it is generated when unset; the keys of
 		// zkconsumer.group.coordination=kafka are left out.
 	}

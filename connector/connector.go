@@ -235,6 +235,7 @@ func NewContext(ctx context.Context, cfg Config, opts ...Option) (*ConsumerConne
 		AutoOffsetReset:          cfg.AutoOffsetReset,
 		IsolationLevel:           cfg.IsolationLevel,
 		CheckCRCs:                cfg.CheckCRCs,
+		RecycleMessages:          cfg.RecycleMessages,
 		Logger:                   c.log,
 		OnError:                  c.report,
 		OnFetch:                  onFetch,

@@ -137,8 +137,8 @@ type Config struct {
 	// Message.Clone to keep one, and do not MarkConsumed a message after
 	// that (mark its Clone). The free lists each fetcher keeps hold at
 	// most one response and MaxDecodedBytes' worth of the rest. Kafka has
-	// no such property, and the connector does not offer it yet (its
-	// streams keep every message valid). False, the default, keeps every Kafka client's contract: a message
+	// no such property; the connector's is zkconsumer.recycle.messages
+	// (Config.RecycleMessages). False, the default, keeps every Kafka client's contract: a message
 	// stays valid for as long as the application keeps it.
 	RecycleMessages bool
 

@@ -16,9 +16,8 @@ type Header struct {
 // A Message belongs to exactly one FetchedDataChunk and must not be modified
 // once the chunk is queued. The application may keep a Message after asking
 // for the next one; the iterator does not reuse it. The exception is a
-// fetcher manager that opted into recycled messages
-// (fetcher.Config.RecycleMessages, which the connector does not offer
-// yet): then a
+// consumer that opted into recycled messages (the connector's
+// zkconsumer.recycle.messages, fetcher.Config.RecycleMessages): then a
 // Message, its Key, Value and Headers are valid only until the next call
 // to Next (or the next round of a Messages loop) on its stream, and Clone
 // makes a copy to keep.
