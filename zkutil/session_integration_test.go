@@ -207,8 +207,13 @@ func TestSessionChrootAndCreates(t *testing.T) {
 	require.NoError(t, s.Delete(ctx, off, 2))
 	require.ErrorIs(t, s.Delete(ctx, off, -1), ErrNoNode)
 
-	// Close deletes the session's ephemeral nodes at once.
+	// Close deletes the session's ephemeral nodes at once. (The observer
+	// may be connected to another server of the ensemble: it syncs first,
+	// or it can read a state older than the close; Close no longer waits
+	// for the heartbeat's tick, which used to hide that.)
 	require.NoError(t, s.Close())
+	_, err = raw.Sync("/kafka" + eph)
+	require.NoError(t, err)
 	ok, _, err = raw.Exists("/kafka" + eph)
 	require.NoError(t, err)
 	require.False(t, ok, "the ephemeral node is gone as soon as the session is closed")
