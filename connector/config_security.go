@@ -293,12 +293,13 @@ func brokerSaramaConfig(sec *secure.Client, socketTimeout time.Duration, dial Di
 // zooKeeperSecurity returns the dialer (TLS to ZooKeeper around dial, or
 // dial itself), credentials and ACL of the ZooKeeper session.
 func (c *Config) zooKeeperSecurity(dial zk.Dialer) (zk.Dialer, []zkutil.Auth, []zk.ACL, error) {
-	tlsDial, err := secure.ZooKeeperDialer(c.Security.settings(), dial)
+	sec := c.Security.settings()
+	tlsDial, err := secure.ZooKeeperDialer(sec, dial)
 	if err != nil {
 		return nil, nil, nil, errors.Join(securityConfigErrors(err)...)
 	}
 	if tlsDial != nil {
 		dial = tlsDial
 	}
-	return dial, secure.ZooKeeperCredentials(c.Security.settings()), secure.ZooKeeperACL(c.Security.settings()), nil
+	return dial, secure.ZooKeeperCredentials(sec), secure.ZooKeeperACL(sec), nil
 }
