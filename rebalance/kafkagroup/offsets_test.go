@@ -57,6 +57,19 @@ func requests(mb *sarama.MockBroker) []string {
 	return out
 }
 
+// resignedThenLoaded are a coordinator's two answers to an OffsetFetch of
+// t-0 and t-1 while it moves: "none" for t-0 (it resigned while reading),
+// then 42; t-1 has 7 in both.
+func resignedThenLoaded(t *testing.T, group string) (unloaded, loaded *sarama.MockOffsetFetchResponse) {
+	unloaded = sarama.NewMockOffsetFetchResponse(t).
+		SetOffset(group, "t", 0, -1, "", sarama.ErrNoError).
+		SetOffset(group, "t", 1, 7, "", sarama.ErrNoError)
+	loaded = sarama.NewMockOffsetFetchResponse(t).
+		SetOffset(group, "t", 0, 42, "", sarama.ErrNoError).
+		SetOffset(group, "t", 1, 7, "", sarama.ErrNoError)
+	return unloaded, loaded
+}
+
 // TestFetchConfirmsNoOffset: a coordinator that resigns while it answers
 // an OffsetFetch says "no committed offset" without an error for a group
 // that has offsets (Kafka's coordinator checks that it coordinates the
@@ -66,12 +79,7 @@ func requests(mb *sarama.MockBroker) []string {
 // the coordinator is looked up again, and the second answer counts.
 func TestFetchConfirmsNoOffset(t *testing.T) {
 	const group = "g"
-	unloaded := sarama.NewMockOffsetFetchResponse(t).
-		SetOffset(group, "t", 0, -1, "", sarama.ErrNoError).
-		SetOffset(group, "t", 1, 7, "", sarama.ErrNoError)
-	loaded := sarama.NewMockOffsetFetchResponse(t).
-		SetOffset(group, "t", 0, 42, "", sarama.ErrNoError).
-		SetOffset(group, "t", 1, 7, "", sarama.ErrNoError)
+	unloaded, loaded := resignedThenLoaded(t, group)
 	mb, m := mockCoordinator(t, group, unloaded, loaded)
 	tps := []zkutil.TopicPartition{{Topic: "t", Partition: 0}, {Topic: "t", Partition: 1}}
 	offsets, err := m.Fetch(context.Background(), tps)
@@ -123,12 +131,7 @@ func currentCoordinator(m *Member) *coordinator {
 // answer counts.
 func TestFetchConfirmsNoOffsetWithTheNewCoordinator(t *testing.T) {
 	const group = "g"
-	unloaded := sarama.NewMockOffsetFetchResponse(t).
-		SetOffset(group, "t", 0, -1, "", sarama.ErrNoError).
-		SetOffset(group, "t", 1, 7, "", sarama.ErrNoError)
-	loaded := sarama.NewMockOffsetFetchResponse(t).
-		SetOffset(group, "t", 0, 42, "", sarama.ErrNoError).
-		SetOffset(group, "t", 1, 7, "", sarama.ErrNoError)
+	unloaded, loaded := resignedThenLoaded(t, group)
 	next := sarama.NewMockBroker(t, 2)
 	t.Cleanup(next.Close)
 	next.SetHandlerByMap(map[string]sarama.MockResponse{
