@@ -180,6 +180,9 @@ func TestCloseRacingStart(t *testing.T) {
 		require.NoError(t, m.Close(ctx))
 		err = <-started
 		require.True(t, err == nil || errors.Is(err, ErrMemberClosed), "Start: %v", err)
+		// The observer may be served by another server of the ensemble,
+		// one that has not applied Close's deletes yet: it syncs first.
+		require.NoError(t, observer.Sync(ctx, zkutil.ConsumersPath))
 		ok, _, err := observer.Exists(ctx, zkutil.ConsumerIDPath(group, id))
 		require.NoError(t, err)
 		require.False(t, ok, "delay %v: the registration outlived Close", delay)
