@@ -15,10 +15,16 @@ import (
 )
 
 // produceWhile produces batches of n messages every interval, numbering
-// them from first, until stop is closed; it returns the next number.
+// them from first, until stop is closed; it returns the next number. It
+// also stops, silently, when the test ends first (a failed check), so that
+// no produce outlives its test.
 func produceWhile(t *testing.T, c *testcluster.Cluster, topic string, first, n int, interval time.Duration, stop <-chan struct{}) <-chan int {
+	ended, end := context.WithCancel(context.Background())
 	out := make(chan int, 1)
+	done := make(chan struct{})
+	t.Cleanup(func() { end(); <-done })
 	go func() {
+		defer close(done)
 		next := first
 		defer func() { out <- next }()
 		ticker := time.NewTicker(interval)
@@ -27,11 +33,16 @@ func produceWhile(t *testing.T, c *testcluster.Cluster, topic string, first, n i
 			select {
 			case <-stop:
 				return
+			case <-ended.Done():
+				return
 			case <-ticker.C:
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			ctx, cancel := context.WithTimeout(ended, 60*time.Second)
 			_, err := c.Produce(ctx, topic, n, testcluster.ProduceOptions{Partition: -1, FirstSeq: next})
 			cancel()
+			if ended.Err() != nil {
+				return
+			}
 			if err != nil {
 				t.Errorf("produce: %v", err)
 				return
@@ -78,7 +89,12 @@ func TestCutOffMemberPausesDeliveryAndKeepsItsSession(t *testing.T) {
 	topic := newTopic(t, c, 2, 100)
 	group := testcluster.UniqueName("g-cut")
 	cfg, proxy := throughProxy(t, c, testConfig(c, group))
-	cfg.ZooKeeperSessionTimeout = 12 * time.Second
+	// The lease lapses after LeaseFraction of the session timeout; what
+	// is left of the session (a quarter, 7.5 s) is the time the client
+	// has to reach ZooKeeper again once healed: ample also on a machine
+	// so loaded that reconnecting takes seconds (at 12 s, with 2 s left,
+	// the session once expired under load average 27).
+	cfg.ZooKeeperSessionTimeout = 30 * time.Second
 	conn := newConnector(t, cfg)
 	_, col := readAll(t, conn, topic, 100)
 	session := conn.session.ID()
@@ -87,12 +103,12 @@ func TestCutOffMemberPausesDeliveryAndKeepsItsSession(t *testing.T) {
 	stop := make(chan struct{})
 	produced := produceWhile(t, c, topic, 100, 10, 50*time.Millisecond, stop)
 	proxy.SetMode(testcluster.Blackhole)
-	require.Eventually(t, func() bool { return !conn.session.LeaseHeld(session) }, 12*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return !conn.session.LeaseHeld(session) }, 30*time.Second, 5*time.Millisecond)
 	lapsed := time.Now()
 	time.Sleep(time.Second) // still well inside the session timeout
 	healed := time.Now()
 	proxy.SetMode(testcluster.Forward)
-	require.Eventually(t, func() bool { return conn.session.LeaseHeld(session) }, 12*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return conn.session.LeaseHeld(session) }, 30*time.Second, 5*time.Millisecond)
 	close(stop)
 	n := <-produced
 	rs := col.waitAll(t, 0, n, time.Minute)
