@@ -137,6 +137,11 @@ func (z countingZK) Delete(ctx context.Context, p string, version int32) error {
 	return z.ZooKeeper.Delete(ctx, p, version)
 }
 
+func (z countingZK) DeleteEphemeral(ctx context.Context, p string, version int32) error {
+	z.n.deletes.Add(1)
+	return z.ZooKeeper.DeleteEphemeral(ctx, p, version)
+}
+
 // scaleMember is a counted member of a scaleGroup.
 type scaleMember struct {
 	*benchMember

@@ -4,11 +4,14 @@ import "github.com/zkconsumer/zkconsumer/internal/fanout"
 
 // zkInFlight bounds the ZooKeeper requests one rebalance step of one member
 // has in flight at once. The requests of a step are independent (the
-// registrations of the group, the owner nodes to claim or release), and one
-// session pipelines them over its connection, so a step takes a few round
-// trips instead of one per node; the bound keeps a member of a large group
+// registrations of the group, the owner nodes to claim, release or wait
+// for), and one session pipelines them over its connection, so a step
+// takes a few round trips instead of one per node: with ZooKeeper 10 ms
+// away, 200 owner nodes cost tens of milliseconds at 256 in flight and
+// about 125 ms at 16 (BENCHMARKS.md §11). The bound, the same as the
+// connector's offset fetches and commits, keeps a member of a large group
 // from queueing thousands of requests (and goroutines) at once.
-const zkInFlight = 16
+const zkInFlight = 256
 
 // forEach calls f(i) for every i in [0, n), at most zkInFlight at a time
 // (see fanout.Each for stop).

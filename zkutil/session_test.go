@@ -468,6 +468,46 @@ func TestCreateAfterConnectionLoss(t *testing.T) {
 	require.Equal(t, []string{"brokers", "consumers", "v"}, children)
 }
 
+// TestDeleteEphemeralAfterConnectionLoss: the fake applies the delete of
+// our ephemeral node, then fails it with a lost connection; before the
+// retry, a peer creates its own node at the path (version 0, as ours had).
+// The retry must leave the peer's node alone; Delete's retry deletes it.
+// When the node is still ours at the retry, the retry deletes it.
+func TestDeleteEphemeralAfterConnectionLoss(t *testing.T) {
+	conn := newFakeConn(0x42)
+	s := newTestSession(t, conn)
+	fire(s, sessionEvent(zk.StateHasSession))
+	ctx := context.Background()
+	const path, full = "/owners/t/0", "/kafka/owners/t/0"
+	reconnectThen := func(owner int64, data string) func() {
+		return func() {
+			fire(s, sessionEvent(zk.StateDisconnected))
+			conn.put(full, []byte(data), owner)
+			fire(s, sessionEvent(zk.StateHasSession))
+		}
+	}
+
+	conn.put(full, []byte("me-0"), 0x42)
+	conn.loseAnswer("delete", full, reconnectThen(0x99, "peer-0"))
+	require.NoError(t, s.DeleteEphemeral(ctx, path, 0), "the node it meant is gone")
+	peer := conn.node(full)
+	require.Equal(t, int64(0x99), peer.owner, "the retry deleted a peer's node")
+	require.Equal(t, "peer-0", string(peer.data))
+
+	// Still ours at the retry (the first attempt's delete did not count):
+	// deleted.
+	conn.put(full, []byte("me-0"), 0x42)
+	conn.loseAnswer("delete", full, reconnectThen(0x42, "me-0"))
+	require.NoError(t, s.DeleteEphemeral(ctx, path, 0))
+	require.Nil(t, conn.node(full).data, "our node is still there")
+
+	// Without a connection loss it is a conditional delete.
+	conn.put(full, []byte("me-0"), 0x42)
+	require.ErrorIs(t, s.DeleteEphemeral(ctx, path, 3), ErrBadVersion)
+	require.NoError(t, s.DeleteEphemeral(ctx, path, 0))
+	require.ErrorIs(t, s.DeleteEphemeral(ctx, path, 0), ErrNoNode)
+}
+
 // TestOperationsHonourContext: a request go-zookeeper does not answer is
 // abandoned when the context ends, and a request that lost its connection
 // waits for the next session only until the context ends.
