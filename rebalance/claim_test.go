@@ -30,9 +30,9 @@ type ownerZK struct {
 	session     int64
 	nodes       map[string]ownerNode
 	onCreate    func(path string)
-	creates     int // creates attempted
-	gets        int // reads, with and without a watch
-	deletes     int // DeleteEphemeral calls
+	creates     int                                 // creates attempted
+	gets        int                                 // reads, with and without a watch
+	deletes     int                                 // DeleteEphemeral calls
 	watches     map[string][]chan zkutil.WatchEvent // ExistsW, fired by Delete
 	createDelay time.Duration
 	failDeletes bool

@@ -105,13 +105,13 @@ type Member struct {
 	armedIn      int64 // the session of the watches in armed
 	watchedTopic map[string]bool
 	reported     map[string]bool
-	conflicts    map[string]conflictWatch            // pending watches on owner nodes of others
-	known        ownedNodes                          // owner nodes held, released without a read
-	unsure       bool                                // an owner node write of ours had an unknown outcome: sweep
-	outIn        int64                               // the session in which the member stays out of its group (StrategyError)
-	refusedMsg   string                              // the StrategyError last reported for this member
-	leftOut      map[string]string                   // other members left out of the group, as reported
-	sticky       stickyFollow                        // what the member follows of the group's sticky assignment
+	conflicts    map[string]conflictWatch // pending watches on owner nodes of others
+	known        ownedNodes               // owner nodes held, released without a read
+	unsure       bool                     // an owner node write of ours had an unknown outcome: sweep
+	outIn        int64                    // the session in which the member stays out of its group (StrategyError)
+	refusedMsg   string                   // the StrategyError last reported for this member
+	leftOut      map[string]string        // other members left out of the group, as reported
+	sticky       stickyFollow             // what the member follows of the group's sticky assignment
 	watchers     sync.WaitGroup
 }
 
