@@ -21,6 +21,7 @@ type ZooKeeper interface {
 	EnsurePath(ctx context.Context, path string) error
 	Delete(ctx context.Context, path string, version int32) error
 	DeleteEphemeral(ctx context.Context, path string, version int32) error
+	Multi(ctx context.Context, ops ...zkutil.Op) error
 	ID() int64
 	AwaitLease(ctx context.Context, id int64) error
 	Subscribe() (<-chan zkutil.SessionEvent, func())
