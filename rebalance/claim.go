@@ -196,9 +196,10 @@ func firstError(errs []error) error {
 // (ownedNodes says why that is safe); any other is read first, and deleted
 // only if it holds our thread id in session. Known nodes are deleted in
 // transactions of up to zkMultiOps, the others up to zkInFlight at once.
-// Every partition of owned leaves known. unreleased holds the partitions whose node could be neither read nor deleted
-// (ZooKeeper unreachable before ctx ended): they may still be ours, and
-// the caller must try again; err says why.
+// Every partition of owned leaves known. unreleased holds the partitions
+// whose node could be neither read nor deleted (ZooKeeper unreachable
+// before ctx ended): they may still be ours, and the caller must try
+// again; err says why.
 func release(ctx context.Context, zk ZooKeeper, session int64, group string, owned map[zkutil.TopicPartition]zkutil.ConsumerThreadID, known ownedNodes) (unreleased map[zkutil.TopicPartition]zkutil.ConsumerThreadID, err error) {
 	defer known.forget(owned)
 	if session == 0 || len(owned) == 0 {
