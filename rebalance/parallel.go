@@ -20,10 +20,10 @@ func forEach(n int, stop func() bool, f func(i int)) { fanout.Each(n, zkInFlight
 // zkMultiOps bounds the operations of one ZooKeeper transaction (multi) of
 // a rebalance step: owner nodes are created and deleted in transactions,
 // which cost ZooKeeper one proposal each instead of one per node (200
-// creates on this project's loaded test machine: 15–130 ms in one
-// transaction, 115–775 ms as pipelined single requests). 256 operations
-// on owner nodes stay far below ZooKeeper's 1 MB request limit
-// (jute.maxbuffer).
+// creates, ZooKeeper reached directly: 3.6 ms in one transaction, 28–34 ms
+// as 200 pipelined requests; zkutil's BenchmarkOwnerWrites, BENCHMARKS.md
+// §11b). 256 operations on owner nodes stay far below ZooKeeper's 1 MB
+// request limit (jute.maxbuffer).
 const zkMultiOps = 256
 
 // batchesOf splits [0, n) into ranges [from, to) of at most zkMultiOps.
