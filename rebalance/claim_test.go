@@ -234,6 +234,7 @@ func (z *ownerZK) CreatePersistent(context.Context, string, []byte) error    { p
 func (z *ownerZK) Set(context.Context, string, []byte, int32) (zkutil.Stat, error) {
 	panic("not used")
 }
+func (z *ownerZK) WatchMark(string) zkutil.WatchMark               { return zkutil.WatchMark{} }
 func (z *ownerZK) ID() int64                                       { return z.session }
 func (z *ownerZK) AwaitLease(context.Context, int64) error         { return nil }
 func (z *ownerZK) Subscribe() (<-chan zkutil.SessionEvent, func()) { panic("not used") }

@@ -107,6 +107,7 @@ type Member struct {
 	reported     map[string]bool
 	conflicts    map[string]conflictWatch // pending watches on owner nodes of others
 	known        ownedNodes               // owner nodes held, released without a read
+	regs         *registrationCache       // the group's registrations as last read
 	unsure       bool                     // an owner node write of ours had an unknown outcome: sweep
 	outIn        int64                    // the session in which the member stays out of its group (StrategyError)
 	refusedMsg   string                   // the StrategyError last reported for this member
@@ -161,6 +162,7 @@ func NewMember(zk ZooKeeper, cfg MemberConfig) (*Member, error) {
 		armed: map[string]bool{}, watchedTopic: map[string]bool{}, reported: map[string]bool{},
 		conflicts: map[string]conflictWatch{},
 		known:     ownedNodes{},
+		regs:      newRegistrationCache(cfg.Group),
 		sticky:    stickyFollow{version: -1},
 	}, nil
 }

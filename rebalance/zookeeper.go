@@ -22,6 +22,7 @@ type ZooKeeper interface {
 	Delete(ctx context.Context, path string, version int32) error
 	DeleteEphemeral(ctx context.Context, path string, version int32) error
 	Multi(ctx context.Context, ops ...zkutil.Op) error
+	WatchMark(path string) zkutil.WatchMark
 	ID() int64
 	AwaitLease(ctx context.Context, id int64) error
 	Subscribe() (<-chan zkutil.SessionEvent, func())
