@@ -12,7 +12,7 @@ import (
 
 // awaitMember is a Member with just what awaitReleased and backoff use.
 func awaitMember(z *ownerZK, group string, backoff time.Duration) *Member {
-	return &Member{zk: z, cfg: MemberConfig{Group: group, Backoff: backoff}, conflicts: map[string]<-chan zkutil.WatchEvent{}}
+	return &Member{zk: z, cfg: MemberConfig{Group: group, Backoff: backoff}, conflicts: map[string]conflictWatch{}, known: ownedNodes{}}
 }
 
 // TestAwaitReleasedWaitsForThePreviousOwner: a partition still owned by
@@ -49,7 +49,7 @@ func TestAwaitReleasedWaitsForThePreviousOwner(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("still waiting after the node was deleted")
 	}
-	_, err := claim(context.Background(), z, 1, group, mine, held, time.Second)
+	_, err := claim(context.Background(), z, 1, group, mine, held, nil, time.Second)
 	require.NoError(t, err)
 	require.Equal(t, 3, z.creates, "partitions 1, 2 and 3 created (2 found ours), 0 kept")
 	require.Equal(t, ownerNode{data: me.String(), owner: 1}, z.nodes[path(1)])
@@ -85,4 +85,50 @@ func TestAwaitReleasedGivesUpAfterTheBackoff(t *testing.T) {
 	m.cfg.Backoff = 50 * time.Millisecond
 	m.backoff(ctx, &ConflictError{Path: p1})
 	require.Equal(t, 1, z.watching(p1), "one watch on the node, however often it is waited for")
+}
+
+// TestAwaitReleasedReadsEachNodeOnce: waiting for many nodes that their
+// owner releases one by one costs one read (with a watch) per node, not a
+// read of every pending node after each deletion; the wait ends with the
+// last deletion and not before.
+func TestAwaitReleasedReadsEachNodeOnce(t *testing.T) {
+	const group, topic, n = "g", "t", 300
+	path := func(p int32) string { return zkutil.OwnerPath(group, topic, p) }
+	me := zkutil.ConsumerThreadID{ConsumerID: "me"}
+	z := &ownerZK{session: 1, nodes: map[string]ownerNode{}}
+	mine := map[zkutil.TopicPartition]zkutil.ConsumerThreadID{}
+	for p := range int32(n) {
+		z.nodes[path(p)] = ownerNode{data: "previous-0", owner: 2}
+		mine[zkutil.TopicPartition{Topic: topic, Partition: p}] = me
+	}
+	m := awaitMember(z, group, time.Minute)
+	done := make(chan error, 1)
+	go func() { done <- m.awaitReleased(context.Background(), 1, mine, nil) }()
+	reads := func() int {
+		z.mu.Lock()
+		defer z.mu.Unlock()
+		return z.gets
+	}
+	require.Eventually(t, func() bool { return reads() == n }, 5*time.Second, time.Millisecond)
+	// Released from the last to the first, so that the first one waited
+	// for is the last to go.
+	for p := int32(n - 1); p >= 0; p-- {
+		select {
+		case err := <-done:
+			t.Fatalf("returned with %d nodes still held: %v", p+1, err)
+		default:
+		}
+		require.NoError(t, z.Delete(context.Background(), path(p), 0))
+		if p%50 == 0 {
+			time.Sleep(10 * time.Millisecond) // let the waiter look
+		}
+	}
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("still waiting after every node was deleted")
+	}
+	require.Equal(t, n, reads(), "nodes read again while waiting")
+	require.Empty(t, m.conflicts, "watches that fired are still kept")
 }

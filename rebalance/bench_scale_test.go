@@ -137,6 +137,22 @@ func (z countingZK) Delete(ctx context.Context, p string, version int32) error {
 	return z.ZooKeeper.Delete(ctx, p, version)
 }
 
+func (z countingZK) DeleteEphemeral(ctx context.Context, p string, version int32) error {
+	z.n.deletes.Add(1)
+	return z.ZooKeeper.DeleteEphemeral(ctx, p, version)
+}
+
+func (z countingZK) Multi(ctx context.Context, ops ...zkutil.Op) error {
+	for _, op := range ops {
+		if op.Kind == zkutil.OpDelete {
+			z.n.deletes.Add(1)
+		} else {
+			z.n.creates.Add(1)
+		}
+	}
+	return z.ZooKeeper.Multi(ctx, ops...)
+}
+
 // scaleMember is a counted member of a scaleGroup.
 type scaleMember struct {
 	*benchMember

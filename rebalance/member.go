@@ -105,12 +105,14 @@ type Member struct {
 	armedIn      int64 // the session of the watches in armed
 	watchedTopic map[string]bool
 	reported     map[string]bool
-	conflicts    map[string]<-chan zkutil.WatchEvent // pending watches on conflicting owner nodes
-	unsure       bool                                // an owner node write of ours had an unknown outcome: sweep
-	outIn        int64                               // the session in which the member stays out of its group (StrategyError)
-	refusedMsg   string                              // the StrategyError last reported for this member
-	leftOut      map[string]string                   // other members left out of the group, as reported
-	sticky       stickyFollow                        // what the member follows of the group's sticky assignment
+	conflicts    map[string]conflictWatch // pending watches on owner nodes of others
+	known        ownedNodes               // owner nodes held, released without a read
+	regs         *registrationCache       // the group's registrations as last read
+	unsure       bool                     // an owner node write of ours had an unknown outcome: sweep
+	outIn        int64                    // the session in which the member stays out of its group (StrategyError)
+	refusedMsg   string                   // the StrategyError last reported for this member
+	leftOut      map[string]string        // other members left out of the group, as reported
+	sticky       stickyFollow             // what the member follows of the group's sticky assignment
 	watchers     sync.WaitGroup
 }
 
@@ -158,7 +160,9 @@ func NewMember(zk ZooKeeper, cfg MemberConfig) (*Member, error) {
 		done:  make(chan struct{}),
 		stale: map[zkutil.TopicPartition]zkutil.ConsumerThreadID{},
 		armed: map[string]bool{}, watchedTopic: map[string]bool{}, reported: map[string]bool{},
-		conflicts: map[string]<-chan zkutil.WatchEvent{},
+		conflicts: map[string]conflictWatch{},
+		known:     ownedNodes{},
+		regs:      newRegistrationCache(cfg.Group),
 		sticky:    stickyFollow{version: -1},
 	}, nil
 }
@@ -384,6 +388,11 @@ func (m *Member) sessionExpired(ctx context.Context, session int64) bool {
 	// The watches of the expired session all report WatchLost; armed
 	// watches belong to a session (watchSession), so they are ignored.
 	clear(m.conflicts)
+	for tp, n := range m.known {
+		if n.session == session {
+			delete(m.known, tp)
+		}
+	}
 	return true
 }
 
@@ -546,7 +555,7 @@ func (m *Member) rebalanceOnce(ctx context.Context) error {
 		maps.Copy(m.stale, held)
 		return errors.Join(err, m.releaseStale(ctx))
 	}
-	if left, err := claim(ctx, m.zk, session, m.cfg.Group, mine, held, m.handOverTimeout()); err != nil {
+	if left, err := claim(ctx, m.zk, session, m.cfg.Group, mine, held, m.known, m.handOverTimeout()); err != nil {
 		maps.Copy(m.stale, held)
 		if len(left) > 0 {
 			maps.Copy(m.stale, left)
@@ -564,7 +573,7 @@ func (m *Member) rebalanceOnce(ctx context.Context) error {
 	if err != nil {
 		cancel(ErrGenerationEnded)
 		_ = m.inHandler(func() error { return m.cfg.Handler.Revoke(ctx, gen, false) })
-		left, rerr := release(ctx, m.zk, session, m.cfg.Group, mine)
+		left, rerr := release(ctx, m.zk, session, m.cfg.Group, mine, m.known)
 		if len(left) > 0 {
 			maps.Copy(m.stale, left)
 			m.unsure = true
@@ -646,7 +655,7 @@ func (m *Member) handOver(ctx context.Context, cur *Generation, session int64, v
 		if err := m.awaitReleased(ctx, session, gained, nil); err != nil {
 			return err
 		}
-		if left, err := claim(ctx, m.zk, session, m.cfg.Group, gained, nil, m.handOverTimeout()); err != nil {
+		if left, err := claim(ctx, m.zk, session, m.cfg.Group, gained, nil, m.known, m.handOverTimeout()); err != nil {
 			if len(left) > 0 {
 				maps.Copy(m.stale, left)
 				m.unsure = true
@@ -664,7 +673,7 @@ func (m *Member) handOver(ctx context.Context, cur *Generation, session int64, v
 	m.setGeneration(next)
 	if err := m.inHandler(func() error { return h.Continue(ctx, cur, next) }); err != nil {
 		m.setGeneration(cur)
-		left, rerr := release(ctx, m.zk, session, m.cfg.Group, gained)
+		left, rerr := release(ctx, m.zk, session, m.cfg.Group, gained, m.known)
 		if len(left) > 0 {
 			maps.Copy(m.stale, left)
 			m.unsure = true
@@ -795,7 +804,7 @@ func (m *Member) releaseStale(ctx context.Context) error {
 	if len(m.stale) == 0 {
 		return nil
 	}
-	left, err := release(ctx, m.zk, m.zk.ID(), m.cfg.Group, m.stale)
+	left, err := release(ctx, m.zk, m.zk.ID(), m.cfg.Group, m.stale, m.known)
 	clear(m.stale)
 	if len(left) > 0 {
 		maps.Copy(m.stale, left)

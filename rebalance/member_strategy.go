@@ -120,7 +120,7 @@ func (m *Member) readAndAssign(ctx context.Context) (AssignmentContext, Assignme
 			}
 			cversion = st.Cversion
 		}
-		view, err := readGroup(ctx, m.zk, m.cfg.Group, m.cfg.ConsumerID, m.cfg.Subscription, m.cfg.ExcludeInternalTopics, strategy)
+		view, err := readGroup(ctx, m.regs.reader(m.zk), m.cfg.Group, m.cfg.ConsumerID, m.cfg.Subscription, m.cfg.ExcludeInternalTopics, strategy)
 		if err != nil {
 			return AssignmentContext{}, nil, err
 		}

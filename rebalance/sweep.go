@@ -29,6 +29,7 @@ func (m *Member) sweepOwners(ctx context.Context, session int64, view Assignment
 	}
 	bctx := zkutil.InSession(ctx, session)
 	var failed, swept atomic.Int64
+	deleted := make([]bool, len(others))
 	forEach(len(others), nil, func(i int) {
 		tp := others[i]
 		path := zkutil.OwnerPath(m.cfg.Group, tp.Topic, tp.Partition)
@@ -46,7 +47,8 @@ func (m *Member) sweepOwners(ctx context.Context, session int64, view Assignment
 		if err != nil || th.ConsumerID != m.cfg.ConsumerID {
 			return
 		}
-		err = m.zk.Delete(bctx, path, stat.Version)
+		deleted[i] = true // tried: no longer known held, whatever the outcome
+		err = m.zk.DeleteEphemeral(bctx, path, stat.Version)
 		switch {
 		case err == nil:
 			swept.Add(1)
@@ -54,6 +56,11 @@ func (m *Member) sweepOwners(ctx context.Context, session int64, view Assignment
 			failed.Add(1)
 		}
 	})
+	for i, tp := range others {
+		if deleted[i] {
+			delete(m.known, tp)
+		}
+	}
 	if n := swept.Load(); n > 0 {
 		m.log.Warn("released owner nodes left behind by an interrupted claim or release", "nodes", n)
 	}

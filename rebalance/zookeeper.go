@@ -20,6 +20,9 @@ type ZooKeeper interface {
 	Set(ctx context.Context, path string, data []byte, version int32) (zkutil.Stat, error)
 	EnsurePath(ctx context.Context, path string) error
 	Delete(ctx context.Context, path string, version int32) error
+	DeleteEphemeral(ctx context.Context, path string, version int32) error
+	Multi(ctx context.Context, ops ...zkutil.Op) error
+	WatchMark(path string) zkutil.WatchMark
 	ID() int64
 	AwaitLease(ctx context.Context, id int64) error
 	Subscribe() (<-chan zkutil.SessionEvent, func())

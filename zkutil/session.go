@@ -41,6 +41,9 @@ type Conn interface {
 	ExistsW(path string) (bool, *zk.Stat, <-chan zk.Event, error)
 	Get(path string) ([]byte, *zk.Stat, error)
 	GetW(path string) ([]byte, *zk.Stat, <-chan zk.Event, error)
+	// Multi runs *zk.CreateRequest, *zk.DeleteRequest, ... as one
+	// transaction.
+	Multi(ops ...any) ([]zk.MultiResponse, error)
 	Set(path string, data []byte, version int32) (*zk.Stat, error)
 	SessionID() int64
 	// Sync asks the server to catch up with the leader; its answer comes

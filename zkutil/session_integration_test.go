@@ -20,7 +20,7 @@ import (
 // Integration tests of Session against the real ZooKeeper of the shared
 // test cluster (testcluster.Shared), whose brokers live under "/kafka".
 
-func testContext(t *testing.T, d time.Duration) context.Context {
+func testContext(t testing.TB, d time.Duration) context.Context {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)

@@ -37,6 +37,7 @@ type link struct {
 	established atomic.Int64
 	retired     atomic.Bool
 	syncing     atomic.Bool // a heartbeat sync is outstanding
+	watchEvents pathEvents  // watch events received, by path (WatchMark)
 
 	// Guarded by Session.mu.
 	ready bool // its session was announced to subscribers (credentials added)
@@ -95,6 +96,10 @@ func (s *Session) startLinkLocked() (*link, error) {
 // ExistsW return.
 func (s *Session) handleEvent(l *link, ev zk.Event) {
 	if ev.Type != zk.EventSession {
+		// Called by go-zookeeper's receive loop before it hands the event
+		// to the watch, and before any later answer: WatchMark relies on
+		// that order.
+		l.watchEvents.note(ev.Path)
 		return
 	}
 	now := time.Now()

@@ -435,6 +435,48 @@ func (s *Session) Delete(ctx context.Context, path string, version int32) error 
 	return s.opError("delete", path, err)
 }
 
+// DeleteEphemeral deletes the ephemeral node at path that this session
+// created, if its version is version. It fails with ErrNoNode or
+// ErrBadVersion, as Delete does; it differs after a connection loss. When
+// the connection dropped during the call, the first attempt may have been
+// applied, and another session may have created a new node at path since
+// (an owner node claimed by a peer as soon as ours was gone, with the same
+// version 0 a fresh node has): Delete's retry would delete that node. The
+// retry of DeleteEphemeral reads the node first and deletes it only if it
+// is still an ephemeral node of the session with that version; otherwise
+// the node it meant is gone and it succeeds. The session is the one ctx is
+// bound to (InSession), or else the one of the connection the call runs on.
+func (s *Session) DeleteEphemeral(ctx context.Context, path string, version int32) error {
+	full, err := s.fullPath(path)
+	if err != nil {
+		return s.opError("delete", path, err)
+	}
+	bound, isBound := ctx.Value(boundSessionKey{}).(int64)
+	err = s.do(ctx, func(_ context.Context, c Conn, retried bool) error {
+		if retried {
+			owner := bound
+			if !isBound {
+				owner = c.SessionID()
+			}
+			_, st, err := c.Get(full)
+			switch {
+			case errors.Is(err, zk.ErrNoNode):
+				return nil
+			case err != nil:
+				return err
+			case st.EphemeralOwner != owner || (version >= 0 && st.Version != version):
+				return nil // not the node this call meant to delete
+			}
+		}
+		err := c.Delete(full, version)
+		if retried && errors.Is(err, zk.ErrNoNode) {
+			return nil
+		}
+		return err
+	})
+	return s.opError("delete", path, err)
+}
+
 // attempt is one try of an operation on c. retried tells that an earlier
 // try failed with a lost connection, so that it may have been applied.
 type attempt func(ctx context.Context, c Conn, retried bool) error

@@ -1,9 +1,11 @@
 package zkutil
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"sort"
 	"strings"
@@ -468,6 +470,81 @@ func TestCreateAfterConnectionLoss(t *testing.T) {
 	require.Equal(t, []string{"brokers", "consumers", "v"}, children)
 }
 
+// TestMultiIsNotRetried: a transaction whose answer is lost after it was
+// applied fails with ErrOutcomeUnknown and is not sent again (a retry of
+// deletes would meet a peer's node created meanwhile at one of the paths);
+// a transaction with a failing operation applies nothing and names the
+// operation's path.
+func TestMultiIsNotRetried(t *testing.T) {
+	conn := newFakeConn(0x42)
+	s := newTestSession(t, conn)
+	fire(s, sessionEvent(zk.StateHasSession))
+	ctx := context.Background()
+	conn.put("/kafka/owners", nil, 0)
+	conn.put("/kafka/owners/0", []byte("me"), 0x42)
+	conn.put("/kafka/owners/1", []byte("me"), 0x42)
+	conn.loseAnswer("multi", "/kafka/owners/0", func() {
+		fire(s, sessionEvent(zk.StateDisconnected))
+		conn.put("/kafka/owners/0", []byte("peer"), 0x99)
+		conn.put("/kafka/owners/1", []byte("peer"), 0x99)
+		fire(s, sessionEvent(zk.StateHasSession))
+	})
+	err := s.Multi(ctx, DeleteOp("/owners/0", 0), DeleteOp("/owners/1", 0))
+	require.ErrorIs(t, err, ErrOutcomeUnknown)
+	require.Equal(t, "peer", string(conn.node("/kafka/owners/0").data), "the transaction was sent again")
+	require.Equal(t, "peer", string(conn.node("/kafka/owners/1").data), "the transaction was sent again")
+
+	err = s.Multi(ctx, CreateEphemeralOp("/owners/2", []byte("me")), CreateEphemeralOp("/owners/1", []byte("me")))
+	require.ErrorIs(t, err, ErrNodeExists)
+	var op *OpError
+	require.ErrorAs(t, err, &op)
+	require.Equal(t, "/owners/1", op.Path)
+	require.Nil(t, conn.node("/kafka/owners/2").data, "a failed transaction applied an operation")
+	require.NoError(t, s.Multi(ctx, CreateEphemeralOp("/owners/2", []byte("me")), DeleteOp("/owners/1", 0)))
+	require.Equal(t, int64(0x42), conn.node("/kafka/owners/2").owner)
+	require.Nil(t, conn.node("/kafka/owners/1").data)
+}
+
+// TestDeleteEphemeralAfterConnectionLoss: the fake applies the delete of
+// our ephemeral node, then fails it with a lost connection; before the
+// retry, a peer creates its own node at the path (version 0, as ours had).
+// The retry must leave the peer's node alone; Delete's retry deletes it.
+// When the node is still ours at the retry, the retry deletes it.
+func TestDeleteEphemeralAfterConnectionLoss(t *testing.T) {
+	conn := newFakeConn(0x42)
+	s := newTestSession(t, conn)
+	fire(s, sessionEvent(zk.StateHasSession))
+	ctx := context.Background()
+	const path, full = "/owners/t/0", "/kafka/owners/t/0"
+	reconnectThen := func(owner int64, data string) func() {
+		return func() {
+			fire(s, sessionEvent(zk.StateDisconnected))
+			conn.put(full, []byte(data), owner)
+			fire(s, sessionEvent(zk.StateHasSession))
+		}
+	}
+
+	conn.put(full, []byte("me-0"), 0x42)
+	conn.loseAnswer("delete", full, reconnectThen(0x99, "peer-0"))
+	require.NoError(t, s.DeleteEphemeral(ctx, path, 0), "the node it meant is gone")
+	peer := conn.node(full)
+	require.Equal(t, int64(0x99), peer.owner, "the retry deleted a peer's node")
+	require.Equal(t, "peer-0", string(peer.data))
+
+	// Still ours at the retry (the first attempt's delete did not count):
+	// deleted.
+	conn.put(full, []byte("me-0"), 0x42)
+	conn.loseAnswer("delete", full, reconnectThen(0x42, "me-0"))
+	require.NoError(t, s.DeleteEphemeral(ctx, path, 0))
+	require.Nil(t, conn.node(full).data, "our node is still there")
+
+	// Without a connection loss it is a conditional delete.
+	conn.put(full, []byte("me-0"), 0x42)
+	require.ErrorIs(t, s.DeleteEphemeral(ctx, path, 3), ErrBadVersion)
+	require.NoError(t, s.DeleteEphemeral(ctx, path, 0))
+	require.ErrorIs(t, s.DeleteEphemeral(ctx, path, 0), ErrNoNode)
+}
+
 // TestOperationsHonourContext: a request go-zookeeper does not answer is
 // abandoned when the context ends, and a request that lost its connection
 // waits for the next session only until the context ends.
@@ -628,6 +705,52 @@ func (c *fakeConn) Delete(path string, version int32) error {
 	delete(c.nodes, path)
 	c.mu.Unlock()
 	return c.lost("delete", path)
+}
+
+// Multi applies creates and deletes all or none; an answer lost on the
+// first path's "multi" hook fails it after it was applied.
+func (c *fakeConn) Multi(ops ...any) ([]zk.MultiResponse, error) {
+	c.mu.Lock()
+	res := make([]zk.MultiResponse, len(ops))
+	next := maps.Clone(c.nodes)
+	var first string
+	for i, op := range ops {
+		var err error
+		switch op := op.(type) {
+		case *zk.CreateRequest:
+			switch {
+			case next[op.Path] != nil:
+				err = zk.ErrNodeExists
+			case next[parentPath(op.Path)] == nil:
+				err = zk.ErrNoNode
+			default:
+				n := &fakeNode{data: op.Data}
+				if op.Flags == zk.FlagEphemeral {
+					n.owner = c.session.Load()
+				}
+				next[op.Path] = n
+			}
+			first = cmp.Or(first, op.Path)
+		case *zk.DeleteRequest:
+			switch n := next[op.Path]; {
+			case n == nil:
+				err = zk.ErrNoNode
+			case op.Version >= 0 && n.version != op.Version:
+				err = zk.ErrBadVersion
+			default:
+				delete(next, op.Path)
+			}
+			first = cmp.Or(first, op.Path)
+		}
+		if err != nil {
+			res[i].Error = err
+			c.mu.Unlock()
+			return res, err
+		}
+	}
+	c.nodes = next
+	c.mu.Unlock()
+	return res, c.lost("multi", first)
 }
 
 func (c *fakeConn) Exists(path string) (bool, *zk.Stat, error) {
