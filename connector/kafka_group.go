@@ -128,7 +128,11 @@ func (k *kafkaGroup) join(ctx context.Context, sub rebalance.Subscription) error
 	k.c.offsets = &kafkaOffsetStore{member: member}
 	k.c.mu.Unlock()
 	k.mu.Unlock()
-	go r.loop()
+	if cm, ok := member.(consumerMember); ok {
+		go r.consumerLoop(cm)
+	} else {
+		go r.loop()
+	}
 
 	select {
 	case err := <-r.first:

@@ -1,8 +1,12 @@
 package connector
 
 import (
+	"cmp"
+	"context"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,9 +17,13 @@ import (
 )
 
 // consumerProtocolConfig is kafkaConfig with group.protocol=consumer.
+// session.timeout.ms is the broker's (group.consumer.session.timeout.ms,
+// 45 s by default): with this protocol it is only what the member assumes
+// for its lease, which must outlast the broker's heartbeat interval (5 s).
 func consumerProtocolConfig(c *testcluster.Cluster, group string) Config {
 	cfg := kafkaConfig(c, group)
 	cfg.GroupProtocol = GroupProtocolConsumer
+	cfg.SessionTimeout = 45 * time.Second
 	return cfg
 }
 
@@ -179,4 +187,207 @@ func TestConsumerProtocolConsumesAndCommits(t *testing.T) {
 		require.GreaterOrEqual(t, r.Seq, 240, "the second member resumes from the first's commits")
 	}
 	shutdown(t, b)
+}
+
+// releaseLog records what a member's listener is told to release.
+type releaseLog struct {
+	mu       sync.Mutex
+	released map[int32]int // partition -> times released
+}
+
+func (l *releaseLog) listener(topic string) RebalanceListener {
+	return RebalanceListenerFuncs{Releasing: func(_ context.Context, _ *ConsumerConnector, owned map[string][]int32, _ bool) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if l.released == nil {
+			l.released = map[int32]int{}
+		}
+		for _, p := range owned[topic] {
+			l.released[p]++
+		}
+	}}
+}
+
+func (l *releaseLog) count(p int32) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.released[p]
+}
+
+// produceSteadily writes, with one long-lived producer, a message to every
+// partition of topic every period, sequence numbers from first on, until
+// stop is closed; it returns the number written.
+func produceSteadily(t *testing.T, ctx context.Context, c *testcluster.Cluster, topic string, partitions int32, first int, period time.Duration, stop <-chan struct{}) <-chan int {
+	cfg := c.ClientConfig()
+	cfg.Version = c.BrokerSaramaVersion()
+	cfg.Producer.Partitioner = sarama.NewManualPartitioner
+	cfg.Producer.Return.Successes = true
+	cfg.Producer.RequiredAcks = sarama.WaitForAll
+	producer, err := sarama.NewSyncProducer(c.BrokerAddrs(), cfg)
+	require.NoError(t, err)
+	out := make(chan int, 1)
+	go func() {
+		defer producer.Close()
+		seq := first
+		tick := time.NewTicker(period)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				out <- seq - first
+				return
+			case <-ctx.Done():
+				out <- seq - first
+				return
+			case <-tick.C:
+			}
+			msgs := make([]*sarama.ProducerMessage, 0, partitions)
+			for p := range partitions {
+				msgs = append(msgs, &sarama.ProducerMessage{Topic: topic, Partition: p, Value: sarama.ByteEncoder(testcluster.MessageValue(seq, 0))})
+				seq++
+			}
+			if err := producer.SendMessages(msgs); err != nil {
+				t.Errorf("produce: %v", err)
+				out <- seq - first - int(partitions)
+				return
+			}
+		}
+	}()
+	return out
+}
+
+// longestGap returns the longest time between two consecutive deliveries
+// of partition p by consumer name (any of its streams: name plus a digit)
+// within [from, to] (from and to count as deliveries).
+func longestGap(rs []record, name string, p int32, from, to time.Time) time.Duration {
+	var ats []time.Time
+	for _, r := range rs {
+		if strings.TrimRight(r.Consumer, "0123456789") == name && r.Partition == p && r.At.After(from) && r.At.Before(to) {
+			ats = append(ats, r.At)
+		}
+	}
+	slices.SortFunc(ats, func(a, b time.Time) int { return a.Compare(b) })
+	prev, gap := from, time.Duration(0)
+	for _, at := range append(ats, to) {
+		gap = max(gap, at.Sub(prev))
+		prev = at
+	}
+	return gap
+}
+
+// checkOneOwnerAtATime fails if two consumers delivered messages of one
+// partition at the same time: in offset order, wherever the consumer
+// changes, the previous consumer's delivery came before the next one's,
+// so each hand-over happened before the new owner's first delivery.
+func checkOneOwnerAtATime(t *testing.T, rs []record) {
+	t.Helper()
+	byPart := map[int32][]record{}
+	for _, r := range rs {
+		byPart[r.Partition] = append(byPart[r.Partition], r)
+	}
+	for p, prs := range byPart {
+		slices.SortStableFunc(prs, func(a, b record) int { return cmp.Compare(a.Offset, b.Offset) })
+		for i := 1; i < len(prs); i++ {
+			prev, cur := prs[i-1], prs[i]
+			if prev.Consumer != cur.Consumer {
+				require.True(t, prev.At.Before(cur.At), "partition %d: %s delivered offset %d at %s, after %s delivered offset %d at %s",
+					p, prev.Consumer, prev.Offset, prev.At, cur.Consumer, cur.Offset, cur.At)
+			}
+		}
+	}
+}
+
+// TestConsumerProtocolTwoMembers: two zkconsumer members share a
+// consumer-protocol group on Kafka 4.x while messages keep coming. When
+// the second joins, the broker moves half of the partitions: the first
+// member's listener is told to release exactly those, the partitions it
+// keeps keep delivering without a pause (they are never stopped), and
+// each partition has one owner at a time (the first hands a partition
+// over, committed, before the second reads it, so nothing is read twice).
+// When the second leaves, the first takes everything back without
+// releasing anything. Every message is read exactly once.
+func TestConsumerProtocolTwoMembers(t *testing.T) {
+	c := testcluster.SharedKRaft(t)
+	const parts = 6
+	topic := newTopic(t, c, parts, 60)
+	group := testcluster.UniqueName("g-kip848-two")
+	ctx := testCtx(t, 5*time.Minute)
+	col := newCollector()
+	var relA, relB releaseLog
+	a := newConnector(t, consumerProtocolConfig(c, group), WithRebalanceListener(relA.listener(topic)))
+	sa, err := a.CreateMessageStreams(ctx, map[string]int{topic: 2})
+	require.NoError(t, err)
+	for i, s := range sa[topic] {
+		col.read(ctx, "a"+strconv.Itoa(i), s)
+	}
+	col.waitAll(t, 0, 60, time.Minute)
+	waitConsumerGroup(t, c, group, topic, parts, 1)
+
+	stop := make(chan struct{})
+	written := produceSteadily(t, ctx, c, topic, parts, 60, 100*time.Millisecond, stop)
+	time.Sleep(time.Second)
+	joinStart := time.Now()
+	b := newConnector(t, consumerProtocolConfig(c, group), WithRebalanceListener(relB.listener(topic)))
+	sb, err := b.CreateMessageStreams(ctx, map[string]int{topic: 1})
+	require.NoError(t, err)
+	col.read(ctx, "b", sb[topic][0])
+	ms := waitConsumerGroup(t, c, group, topic, parts, 2)
+	joinEnd := time.Now()
+	var kept, moved []int32
+	for _, m := range ms {
+		owned := m.assigned[topic]
+		if slices.Equal(owned, ownedOf(b, topic)) {
+			moved = owned
+		} else {
+			kept = owned
+		}
+	}
+	require.Len(t, moved, parts/2, "the uniform assignor balances two members: %+v", ms)
+	require.Len(t, kept, parts/2)
+	require.Eventually(t, func() bool { return slices.Equal(ownedOf(a, topic), kept) }, 10*time.Second, 50*time.Millisecond)
+	time.Sleep(2 * time.Second) // deliveries after the join
+	for _, p := range kept {
+		require.Zero(t, relA.count(p), "the first member never releases partition %d, which it keeps", p)
+	}
+	for _, p := range moved {
+		require.Equal(t, 1, relA.count(p), "the first member releases partition %d once, as it moves", p)
+	}
+	rs := col.snapshot()
+	for _, p := range kept {
+		gap := longestGap(rs, "a", p, joinStart, joinEnd.Add(time.Second))
+		t.Logf("partition %d (kept): longest pause in deliveries during the join: %v", p, gap)
+		require.Less(t, gap, 2*time.Second, "kept partition %d delivers throughout the join", p)
+	}
+
+	// The second member leaves; the first takes all back, releasing nothing.
+	leaveStart := time.Now()
+	shutdown(t, b)
+	waitConsumerGroup(t, c, group, topic, parts, 1)
+	require.Eventually(t, func() bool { return len(ownedOf(a, topic)) == parts }, 30*time.Second, 50*time.Millisecond)
+	leaveEnd := time.Now()
+	time.Sleep(2 * time.Second)
+	rs = col.snapshot()
+	for _, p := range kept {
+		require.Zero(t, relA.count(p), "partition %d stays with the first member through the leave", p)
+		gap := longestGap(rs, "a", p, leaveStart, leaveEnd.Add(time.Second))
+		require.Less(t, gap, 2*time.Second, "kept partition %d delivers throughout the leave", p)
+	}
+	for _, p := range moved {
+		require.Equal(t, 1, relB.count(p), "the second member releases partition %d on Shutdown", p)
+	}
+	close(stop)
+	n := <-written
+	rs = col.waitAll(t, 0, 60+n, time.Minute)
+	canonical := make([]record, 0, len(rs))
+	for _, r := range rs {
+		r.Consumer = strings.TrimRight(r.Consumer, "0123456789") // a's two streams are one member
+		canonical = append(canonical, r)
+	}
+	checkOneOwnerAtATime(t, canonical)
+	again := 0
+	for _, k := range distinct(rs) {
+		again += k - 1
+	}
+	require.Zero(t, again, "orderly hand-overs (commit, then acknowledge) redeliver nothing")
+	shutdown(t, a)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -33,13 +34,13 @@ func (m *Member) stopBackground() {
 }
 
 // heartbeatLoop heartbeats at the coordinator's interval, telling it the
-// partitions gen owns, until ctx ends (the next Join, Leave, Close) or
-// the member is fenced. It renews gen's lease while gen lasts, and ends
-// gen with ErrRebalanceStarted when the coordinator's assignment differs
-// from gen's (then it goes on heartbeating, so that the member keeps its
-// partitions while the caller commits), with ErrMembershipLost when the
-// coordinator fenced the member or no heartbeat succeeded for the session
-// timeout, and with an ErrFatal error.
+// partitions the member owns, until ctx ends (the next Join, Leave,
+// Close) or the member is fenced; Acknowledge makes it heartbeat at once.
+// It renews gen's lease, signals gen's Updates when the coordinator's
+// assignment differs from what the member owns, and ends gen with
+// ErrMembershipLost when the coordinator fenced the member or no
+// heartbeat succeeded for the session timeout, and with an ErrFatal
+// error.
 func (m *Member) heartbeatLoop(ctx context.Context, gen *Generation) {
 	lastOK := time.Now()
 	m.mu.Lock()
@@ -52,6 +53,13 @@ func (m *Member) heartbeatLoop(ctx context.Context, gen *Generation) {
 		case <-ctx.Done():
 			return
 		case <-timer.C:
+		case <-m.wake:
+			if !timer.Stop() {
+				select {
+				case <-timer.C:
+				default:
+				}
+			}
 		}
 		wait = m.beat(ctx, gen, &lastOK)
 		if wait < 0 {
@@ -103,10 +111,14 @@ func (m *Member) beat(ctx context.Context, gen *Generation, lastOK *time.Time) t
 		}
 	}
 	*lastOK = time.Now()
-	if gen.Err() == nil {
+	revoking := m.revoking()
+	m.accept(resp)
+	// While a revocation is pending, the coordinator's rebalance timer
+	// runs from when it first asked: heartbeats then do not extend the
+	// lease past what the heartbeat before that request gave.
+	if gen.Err() == nil && !revoking && !m.revoking() {
 		gen.lease.renew(sent)
 	}
-	m.accept(resp)
 	m.mu.Lock()
 	_, missing := m.resolveLocked(m.target)
 	interval := m.interval
@@ -118,7 +130,61 @@ func (m *Member) beat(ctx context.Context, gen *Generation, lastOK *time.Time) t
 	}
 	if !m.settled() && gen.Err() == nil {
 		m.log.Info("the coordinator assigned other partitions", "epoch", m.Epoch())
-		gen.end(ErrRebalanceStarted)
+		gen.signalUpdate()
 	}
 	return interval
+}
+
+// revoking reports whether the member owns partitions that the
+// coordinator's latest assignment leaves out.
+func (m *Member) revoking() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.target == nil {
+		return false
+	}
+	target, _ := m.resolveLocked(m.target)
+	for t, ps := range m.owned {
+		for _, p := range ps {
+			if !slices.Contains(target[t], p) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Target returns the coordinator's latest assignment of this member, of
+// the topics whose ids the member can name: what it may own now.
+func (m *Member) Target() map[string][]int32 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.target == nil {
+		return cloneAssignment(m.owned)
+	}
+	target, _ := m.resolveLocked(m.target)
+	return target
+}
+
+// Acknowledge tells the coordinator, with a heartbeat sent at once, that
+// the member of gen owns owned now: after the partitions the target left
+// out were stopped and committed, this hands them over. It does nothing
+// once gen has ended.
+func (m *Member) Acknowledge(gen *Generation, owned map[string][]int32) {
+	m.mu.Lock()
+	if m.gen != gen || gen.Err() != nil {
+		m.mu.Unlock()
+		return
+	}
+	m.owned = cloneAssignment(owned)
+	for t, ps := range m.owned {
+		if len(ps) == 0 {
+			delete(m.owned, t)
+		}
+	}
+	m.mu.Unlock()
+	select {
+	case m.wake <- struct{}{}:
+	default:
+	}
 }

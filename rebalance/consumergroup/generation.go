@@ -8,23 +8,41 @@ import (
 	"time"
 )
 
-// Generation is one stable assignment of a member: the partitions it owns
-// from one Join until the coordinator gives it another target (or fences
-// it), and the context the work on them runs under. In this protocol the
-// coordinator bumps the member's epoch without a new assignment too; the
-// generation goes on, and commits carry the latest epoch.
+// Generation is one membership of a member: from a Join (with epoch 0)
+// until the coordinator fences the member, it leaves or is closed. Its
+// assignment changes incrementally meanwhile (Updates, Member.Target,
+// Member.Acknowledge), and the coordinator bumps the member epoch as the
+// group changes; commits carry the latest epoch.
 type Generation struct {
 	// ID is the member epoch when the generation started.
 	ID int32
 	// MemberID is this member's id.
 	MemberID string
-	// Assignment maps each topic to this member's partitions of it, in
-	// ascending order.
+	// Assignment maps each topic to this member's partitions of it when
+	// the generation started, in ascending order.
 	Assignment map[string][]int32
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	lease  *lease
+
+	updates chan struct{} // one pending signal: the target differs from what is owned
+}
+
+// Updates returns a channel that receives when the coordinator's
+// assignment (Member.Target) differs from what the member owns: revoke
+// what the target leaves out (stop, commit), start what it adds, then
+// Member.Acknowledge the target. The generation goes on meanwhile; the
+// coordinator gives the revoked partitions to others only once
+// acknowledged (or after the rebalance timeout, when it fences the
+// member). One signal stands for any number of changes.
+func (g *Generation) Updates() <-chan struct{} { return g.updates }
+
+func (g *Generation) signalUpdate() {
+	select {
+	case g.updates <- struct{}{}:
+	default:
+	}
 }
 
 // Context is cancelled when the generation ends; context.Cause tells why:
@@ -68,7 +86,8 @@ func (g *Generation) LeaseChanged() <-chan struct{} { return g.lease.changedCh()
 
 // end ends the generation with cause (the first cause stays); every cause
 // but ErrRebalanceStarted ends the lease too: the member no longer owns
-// the partitions.
+// the partitions. (A member ends its generations with ErrRebalanceStarted
+// only when Join is called while one runs: the caller gave it up.)
 func (g *Generation) end(cause error) {
 	if !errors.Is(cause, ErrRebalanceStarted) {
 		g.lease.revoke()
@@ -78,7 +97,8 @@ func (g *Generation) end(cause error) {
 
 func newGeneration(epoch int32, memberID string, assignment map[string][]int32, term time.Duration, sentAt time.Time) *Generation {
 	ctx, cancel := context.WithCancelCause(context.Background())
-	g := &Generation{ID: epoch, MemberID: memberID, Assignment: assignment, ctx: ctx, cancel: cancel, lease: newLease(term)}
+	g := &Generation{ID: epoch, MemberID: memberID, Assignment: assignment, ctx: ctx, cancel: cancel, lease: newLease(term),
+		updates: make(chan struct{}, 1)}
 	g.lease.renew(sentAt)
 	return g
 }

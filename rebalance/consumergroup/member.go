@@ -50,6 +50,7 @@ type Member struct {
 	gen      *Generation
 	bgCancel context.CancelFunc
 	bg       sync.WaitGroup
+	wake     chan struct{} // Acknowledge: heartbeat now
 }
 
 // coordinator is the group's coordinator: conn for heartbeats and
@@ -81,7 +82,7 @@ func New(cfg Config) (*Member, error) {
 	log := cfg.Logger.With("group", cfg.Group, "protocol", "consumer")
 	// Version 1 of ConsumerGroupHeartbeat wants the member to name itself
 	// (KIP-1082), once for its lifetime; version 0 takes the coordinator's.
-	return &Member{cfg: cfg, log: log, ctx: ctx, cancel: cancel, interval: 5 * time.Second, memberID: kip848.NewMemberID(),
+	return &Member{cfg: cfg, log: log, ctx: ctx, cancel: cancel, interval: 5 * time.Second, memberID: kip848.NewMemberID(), wake: make(chan struct{}, 1),
 		owned: map[string][]int32{}, names: map[kip848.UUID]string{}, ids: map[string]kip848.UUID{}}, nil
 }
 
