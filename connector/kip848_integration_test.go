@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -389,5 +390,115 @@ func TestConsumerProtocolTwoMembers(t *testing.T) {
 		again += k - 1
 	}
 	require.Zero(t, again, "orderly hand-overs (commit, then acknowledge) redeliver nothing")
+	shutdown(t, a)
+}
+
+// startJava848Member starts Kafka 4.x's Java console consumer as a member
+// of group with group.protocol=consumer (it refuses the classic
+// protocol's session.timeout.ms, heartbeat.interval.ms and
+// partition.assignment.strategy with it).
+func startJava848Member(t *testing.T, bootstrap, topic, group string) *javaMember {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd, err := testcluster.Tool4(ctx, "org.apache.kafka.tools.consumer.ConsoleConsumer",
+		"--bootstrap-server", bootstrap, "--topic", topic, "--group", group,
+		"--property", "print.partition=true", "--property", "print.offset=true",
+		"--consumer-property", "group.protocol=consumer",
+		"--consumer-property", "metadata.max.age.ms=1000",
+		"--consumer-property", "auto.commit.interval.ms=200",
+		"--consumer-property", "client.id=java-"+group,
+		"--from-beginning")
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	j := &javaMember{cmd: cmd, cancel: cancel, waited: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = &j.out, &j.errOut
+	require.NoError(t, cmd.Start())
+	go func() { _ = cmd.Wait(); close(j.waited) }()
+	t.Cleanup(func() {
+		j.kill()
+		if t.Failed() {
+			t.Logf("Java console consumer stderr:\n%s", j.errOut.String())
+		}
+	})
+	return j
+}
+
+// stop ends the Java consumer with SIGTERM, on which it commits and
+// leaves the group, and waits for it.
+func (j *javaMember) stop(t *testing.T) {
+	t.Helper()
+	_ = syscall.Kill(-j.cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-j.waited:
+	case <-time.After(time.Minute):
+		t.Fatal("the Java console consumer did not stop on SIGTERM")
+	}
+}
+
+// TestConsumerProtocolMixedWithJava shares one consumer-protocol group
+// between a zkconsumer member and Kafka 4.x's Java console consumer
+// (group.protocol=consumer): the Java consumer joins and the broker gives
+// it part of the partitions, which zkconsumer gives up (committed) and
+// Java resumes from; each side then reads only its own partitions, one
+// owner per partition at a time; the Java consumer leaves (SIGTERM:
+// commit, leave) and zkconsumer resumes its partitions from Java's
+// commits. Every message is read exactly once.
+func TestConsumerProtocolMixedWithJava(t *testing.T) {
+	c := testcluster.SharedKRaft(t)
+	const parts = 4
+	topic := newTopic(t, c, parts, 40)
+	group := testcluster.UniqueName("g-kip848-java")
+	bootstrap := strings.Join(c.BrokerAddrs(), ",")
+	ctx := testCtx(t, 5*time.Minute)
+	col := newCollector()
+	a := newConnector(t, consumerProtocolConfig(c, group))
+	streams, err := a.CreateMessageStreams(ctx, map[string]int{topic: 1})
+	require.NoError(t, err)
+	col.read(ctx, "zk", streams[topic][0])
+	col.waitAll(t, 0, 40, time.Minute)
+	waitConsumerGroup(t, c, group, topic, parts, 1)
+
+	j := startJava848Member(t, bootstrap, topic, group)
+	ms := waitConsumerGroup(t, c, group, topic, parts, 2)
+	var javaParts, zkParts []int32
+	for _, m := range ms {
+		if strings.HasPrefix(m.clientID, "java-") {
+			javaParts = m.assigned[topic]
+		} else {
+			zkParts = m.assigned[topic]
+		}
+	}
+	require.Len(t, javaParts, parts/2, "the broker gives the Java member half: %+v", ms)
+	require.Eventually(t, func() bool { return slices.Equal(ownedOf(a, topic), zkParts) }, 30*time.Second, 50*time.Millisecond,
+		"zkconsumer owns what the broker assigned it")
+	produced, err := c.Produce(ctx, topic, 80, testcluster.ProduceOptions{Partition: -1, FirstSeq: 40})
+	require.NoError(t, err)
+	want := 0
+	for _, p := range javaParts {
+		want += len(produced.Offsets[p])
+	}
+	require.Eventually(t, func() bool { return j.count(t, 40) >= want }, 2*time.Minute, 100*time.Millisecond, "the Java consumer reads its partitions")
+	for _, r := range j.records(t) {
+		require.Contains(t, javaParts, r.Partition, "Java read a partition it does not own (seq %d)", r.Seq)
+	}
+	waitBoth(t, col, j, 0, 120)
+	for _, r := range col.snapshot() {
+		if r.Seq >= 40 {
+			require.Contains(t, zkParts, r.Partition, "zkconsumer read a partition Java owns (seq %d)", r.Seq)
+		}
+	}
+
+	// Java leaves (commit, then epoch -1); zkconsumer resumes its
+	// partitions from Java's commits.
+	j.stop(t)
+	waitConsumerGroup(t, c, group, topic, parts, 1)
+	_, err = c.Produce(ctx, topic, 40, testcluster.ProduceOptions{Partition: -1, FirstSeq: 120})
+	require.NoError(t, err)
+	seen := waitBoth(t, col, j, 0, 160)
+	for seq := range 160 {
+		require.Equal(t, 1, seen[seq], "message %d read %d times across orderly hand-overs", seq, seen[seq])
+	}
 	shutdown(t, a)
 }
