@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/rebalance/consumergroup"
 )
 
 // consumerProtocolConfig is kafkaConfig with group.protocol=consumer.
@@ -501,4 +502,23 @@ func TestConsumerProtocolMixedWithJava(t *testing.T) {
 		require.Equal(t, 1, seen[seq], "message %d read %d times across orderly hand-overs", seq, seen[seq])
 	}
 	shutdown(t, a)
+}
+
+// TestConsumerProtocolNeedsKafka4: group.protocol=consumer against a
+// Kafka 3.9 broker, which lacks ConsumerGroupHeartbeat, fails
+// CreateMessageStreams at once with a fatal error that names the key and
+// the way out, rather than retrying forever.
+func TestConsumerProtocolNeedsKafka4(t *testing.T) {
+	c := testcluster.Shared(t)
+	topic := newTopic(t, c, 2, 1)
+	ctx := testCtx(t, time.Minute)
+	a := newConnector(t, consumerProtocolConfig(c, testcluster.UniqueName("g-kip848-39")))
+	start := time.Now()
+	_, err := a.CreateMessageStreams(ctx, map[string]int{topic: 1})
+	require.ErrorIs(t, err, ErrGroupFatal)
+	require.ErrorIs(t, err, consumergroup.ErrUnsupported)
+	require.ErrorContains(t, err, "group.protocol=consumer")
+	require.ErrorContains(t, err, "group.protocol=classic")
+	require.Less(t, time.Since(start), 30*time.Second)
+	t.Logf("error: %v", err)
 }
