@@ -336,14 +336,17 @@ func TestConsumerProtocolTwoMembers(t *testing.T) {
 	ms := waitConsumerGroup(t, c, group, topic, parts, 2)
 	joinEnd := time.Now()
 	var kept, moved []int32
-	for _, m := range ms {
-		owned := m.assigned[topic]
-		if slices.Equal(owned, ownedOf(b, topic)) {
-			moved = owned
-		} else {
-			kept = owned
+	require.Eventually(t, func() bool {
+		kept, moved = nil, nil
+		for _, m := range ms {
+			if owned := m.assigned[topic]; slices.Equal(owned, ownedOf(b, topic)) {
+				moved = owned
+			} else {
+				kept = owned
+			}
 		}
-	}
+		return moved != nil
+	}, 30*time.Second, 50*time.Millisecond, "the second member owns what the broker assigned it: %+v", ms)
 	require.Len(t, moved, parts/2, "the uniform assignor balances two members: %+v", ms)
 	require.Len(t, kept, parts/2)
 	require.Eventually(t, func() bool { return slices.Equal(ownedOf(a, topic), kept) }, 10*time.Second, 50*time.Millisecond)
@@ -385,6 +388,11 @@ func TestConsumerProtocolTwoMembers(t *testing.T) {
 		r.Consumer = strings.TrimRight(r.Consumer, "0123456789") // a's two streams are one member
 		canonical = append(canonical, r)
 	}
+	perOwner := map[string]int{}
+	for _, r := range canonical {
+		perOwner[r.Consumer+"/"+strconv.Itoa(int(r.Partition))]++
+	}
+	t.Logf("deliveries per member/partition: %v", perOwner)
 	checkOneOwnerAtATime(t, canonical)
 	again := 0
 	for _, k := range distinct(rs) {
