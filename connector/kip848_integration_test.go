@@ -3,6 +3,8 @@ package connector
 import (
 	"cmp"
 	"context"
+	"errors"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -191,29 +193,60 @@ func TestConsumerProtocolConsumesAndCommits(t *testing.T) {
 	shutdown(t, b)
 }
 
-// releaseLog records what a member's listener is told to release.
+// releaseLog records what a member's listener is told to release and to
+// start.
 type releaseLog struct {
-	mu       sync.Mutex
-	released map[int32]int // partition -> times released
+	mu                sync.Mutex
+	released, started map[int32]int // partition -> times
+	lost              int           // releases with lost=true
 }
 
 func (l *releaseLog) listener(topic string) RebalanceListener {
-	return RebalanceListenerFuncs{Releasing: func(_ context.Context, _ *ConsumerConnector, owned map[string][]int32, _ bool) {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		if l.released == nil {
-			l.released = map[int32]int{}
-		}
-		for _, p := range owned[topic] {
-			l.released[p]++
-		}
-	}}
+	return RebalanceListenerFuncs{
+		Releasing: func(_ context.Context, _ *ConsumerConnector, owned map[string][]int32, lost bool) {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			if lost {
+				l.lost++
+			}
+			if l.released == nil {
+				l.released = map[int32]int{}
+			}
+			for _, p := range owned[topic] {
+				l.released[p]++
+			}
+		},
+		Starting: func(_ context.Context, c *ConsumerConnector, assignment map[string]map[int32]ConsumerThreadID) {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			if l.started == nil {
+				l.started = map[int32]int{}
+			}
+			for p, th := range assignment[topic] {
+				if th.ConsumerID == c.ConsumerID() {
+					l.started[p]++
+				}
+			}
+		},
+	}
 }
 
 func (l *releaseLog) count(p int32) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.released[p]
+}
+
+func (l *releaseLog) losses() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lost
+}
+
+func (l *releaseLog) starts(p int32) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.started[p]
 }
 
 // produceSteadily writes, with one long-lived producer, a message to every
@@ -353,9 +386,11 @@ func TestConsumerProtocolTwoMembers(t *testing.T) {
 	time.Sleep(2 * time.Second) // deliveries after the join
 	for _, p := range kept {
 		require.Zero(t, relA.count(p), "the first member never releases partition %d, which it keeps", p)
+		require.Equal(t, 1, relA.starts(p), "the first member started partition %d once, when it joined", p)
 	}
 	for _, p := range moved {
 		require.Equal(t, 1, relA.count(p), "the first member releases partition %d once, as it moves", p)
+		require.Equal(t, 1, relB.starts(p), "the second member starts partition %d once", p)
 	}
 	rs := col.snapshot()
 	for _, p := range kept {
@@ -379,6 +414,10 @@ func TestConsumerProtocolTwoMembers(t *testing.T) {
 	}
 	for _, p := range moved {
 		require.Equal(t, 1, relB.count(p), "the second member releases partition %d on Shutdown", p)
+		require.Equal(t, 2, relA.starts(p), "the first member starts partition %d again, alone", p)
+	}
+	for _, p := range kept {
+		require.Equal(t, 1, relA.starts(p), "partition %d is not started again", p)
 	}
 	close(stop)
 	n := <-written
@@ -529,4 +568,110 @@ func TestConsumerProtocolNeedsKafka4(t *testing.T) {
 	require.ErrorContains(t, err, "group.protocol=classic")
 	require.Less(t, time.Since(start), 30*time.Second)
 	t.Logf("error: %v", err)
+}
+
+// TestConsumerProtocolRefusesTopicFilter: a wildcard subscription with
+// group.protocol=consumer fails with a ConfigError naming the key, before
+// any group is joined.
+func TestConsumerProtocolRefusesTopicFilter(t *testing.T) {
+	c := testcluster.SharedKRaft(t)
+	ctx := testCtx(t, time.Minute)
+	a := newConnector(t, consumerProtocolConfig(c, testcluster.UniqueName("g-kip848-wc")))
+	_, err := a.CreateMessageStreamsByFilter(ctx, Whitelist("x-.*"), 1)
+	var ce *ConfigError
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, "group.protocol", ce.Key)
+	require.Contains(t, ce.Reason, "topic filter")
+}
+
+// proxiedDialer sends the connections to one broker through a proxy.
+type proxiedDialer struct {
+	broker string
+	proxy  *testcluster.Proxy
+}
+
+func (d proxiedDialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	if addr == d.broker {
+		addr = d.proxy.Addr()
+	}
+	var nd net.Dialer
+	return nd.DialContext(ctx, network, addr)
+}
+
+// TestConsumerProtocolFencedMemberRejoins: a member cut off from the
+// broker stops handing out messages once its lease lapses; the broker
+// fences it after its session timeout and gives its partitions to the
+// other member, which reads everything produced meanwhile. The cut-off
+// member, whose heartbeats went unanswered for the session timeout,
+// drops its partitions without committing (the listener is told
+// lost=true, Errors gets ErrMembershipLost); when the network heals it
+// joins again with epoch 0 and gets its share back.
+func TestConsumerProtocolFencedMemberRejoins(t *testing.T) {
+	c := testcluster.Private(t, testcluster.Options{KRaft: true, BrokerProperties: map[string]string{
+		"group.consumer.min.session.timeout.ms":   "6000",
+		"group.consumer.session.timeout.ms":       "6000",
+		"group.consumer.min.heartbeat.interval.ms": "500",
+		"group.consumer.heartbeat.interval.ms":     "500",
+	}})
+	const parts = 4
+	topic := newTopic(t, c, parts, 40)
+	group := testcluster.UniqueName("g-kip848-fence")
+	ctx := testCtx(t, 5*time.Minute)
+	broker := c.BrokerAddrs()[0]
+	proxy, err := testcluster.NewProxy(broker)
+	require.NoError(t, err)
+	defer proxy.Close()
+	cfg := consumerProtocolConfig(c, group)
+	cfg.SessionTimeout = 6 * time.Second // the broker's, as set above
+	cfg.SocketTimeout = 2 * time.Second
+	col := newCollector()
+	var relA releaseLog
+	a := newConnector(t, cfg, WithDialer(proxiedDialer{broker: broker, proxy: proxy}), WithRebalanceListener(relA.listener(topic)))
+	sa, err := a.CreateMessageStreams(ctx, map[string]int{topic: 1})
+	require.NoError(t, err)
+	col.read(ctx, "a", sa[topic][0])
+	b := newConnector(t, cfg)
+	sb, err := b.CreateMessageStreams(ctx, map[string]int{topic: 1})
+	require.NoError(t, err)
+	col.read(ctx, "b", sb[topic][0])
+	waitConsumerGroup(t, c, group, topic, parts, 2)
+	col.waitAll(t, 0, 40, time.Minute)
+
+	proxy.SetMode(testcluster.Blackhole)
+	cutAt := time.Now()
+	// The broker fences the silent member after its session timeout and
+	// gives everything to the other.
+	waitConsumerGroup(t, c, group, topic, parts, 1)
+	_, err = c.Produce(ctx, topic, 40, testcluster.ProduceOptions{Partition: -1, FirstSeq: 40})
+	require.NoError(t, err)
+	col.waitAll(t, 40, 40, time.Minute)
+	require.Eventually(t, func() bool { return relA.losses() > 0 }, 30*time.Second, 50*time.Millisecond,
+		"the cut-off member gives its partitions up as lost")
+	healAt := time.Now()
+	leaseEnd := cutAt.Add(time.Duration(float64(cfg.SessionTimeout) * consumergroup.LeaseFraction))
+	for _, r := range col.snapshot() {
+		if r.Consumer == "a" {
+			require.False(t, r.At.After(leaseEnd), "the cut-off member handed out seq %d at %s, after its lease ended at %s", r.Seq, r.At, leaseEnd)
+		}
+	}
+	proxy.SetMode(testcluster.Forward)
+
+	// Healed: the member joins again with epoch 0 and gets its share.
+	ms := waitConsumerGroup(t, c, group, topic, parts, 2)
+	t.Logf("rejoined %v after the heal: %+v", time.Since(healAt), ms)
+	_, err = c.Produce(ctx, topic, 40, testcluster.ProduceOptions{Partition: -1, FirstSeq: 80})
+	require.NoError(t, err)
+	col.waitAll(t, 80, 40, time.Minute)
+	require.Eventually(t, func() bool { return len(ownedOf(a, topic)) == parts/2 }, 30*time.Second, 50*time.Millisecond)
+	var errs []error
+	for len(a.Errors()) > 0 {
+		errs = append(errs, <-a.Errors())
+	}
+	lost := false
+	for _, err := range errs {
+		lost = lost || errors.Is(err, ErrMembershipLost)
+	}
+	require.True(t, lost, "the fenced member reports ErrMembershipLost: %v", errs)
+	shutdown(t, a)
+	shutdown(t, b)
 }

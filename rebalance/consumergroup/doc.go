@@ -15,23 +15,27 @@
 // coordinator never gives a partition to a member before its previous
 // owner has said, in a heartbeat, that it no longer owns it, or was fenced.
 //
-// Each Join yields a Generation: the epoch, the member id, the partitions
-// owned, and a context that ends with a cause, as kafkagroup's do:
+// Each Join yields a Generation, which lasts as long as the membership:
+// the epoch, the member id, the partitions owned when it started, and a
+// context that ends with a cause, as kafkagroup's do. Within it the
+// assignment changes incrementally: when the coordinator's assignment
+// (Member.Target) differs from what the member owns, Generation.Updates
+// signals. The caller then stops and commits the partitions the target
+// leaves out, starts those it adds, and calls Member.Acknowledge with the
+// target, which heartbeats at once: only then does the coordinator give
+// the revoked partitions to another member. Partitions kept stay owned
+// throughout. The causes that end a generation:
 //
-//   - ErrRebalanceStarted: the coordinator's assignment differs from the
-//     generation's. The member still owns the generation's partitions and
-//     keeps heartbeating: stop the work, commit, then Join, within the
-//     rebalance timeout. Join acknowledges the partitions given up by
-//     telling the coordinator what the member owns now, and starts the
-//     next generation with the new assignment (partitions kept stay
-//     owned throughout; the coordinator never moved them).
 //   - ErrMembershipLost: the coordinator fenced the member
-//     (FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID) or no heartbeat succeeded
-//     for the session timeout. Commit nothing, drop what is buffered,
-//     Join: it joins again with epoch 0.
+//     (FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID), no heartbeat succeeded
+//     for the session timeout, or Leave was called. Commit nothing, drop
+//     what is buffered, Join: it joins again with epoch 0.
 //   - ErrFatal: the member cannot go on (authorization, an unsupported
 //     assignor, a broker without the protocol: ErrUnsupported).
 //   - ErrMemberClosed: Close was called.
+//   - ErrRebalanceStarted: Join was called while the generation ran (the
+//     caller gave it up; it still owns its partitions until the next
+//     heartbeat says otherwise).
 //
 // Commits use OffsetCommit version 9 with the member id and the member's
 // latest epoch (the coordinator bumps the epoch without a new assignment
@@ -40,9 +44,11 @@
 // generation has a lease (Generation.LeaseHeld), renewed by every
 // heartbeat answered without error while the generation lasts, for
 // LeaseFraction of min(session timeout, rebalance timeout) from when the
-// heartbeat was sent; in this protocol the broker owns the session timeout
+// heartbeat was sent, except while a revocation is pending (the
+// coordinator's rebalance timer then runs from its request). In this
+// protocol the broker owns the session timeout
 // (group.consumer.session.timeout.ms), so Config.SessionTimeout must not
-// exceed it.
+// exceed it, and should well exceed the broker's heartbeat interval.
 //
 // Close leaves the group with epoch -1 (-2 for a static member, which
 // the coordinator keeps for its session timeout). Every goroutine a

@@ -13,9 +13,10 @@ import (
 // those of package kafkagroup, so that a caller handles both protocols
 // alike.
 var (
-	// ErrRebalanceStarted: the coordinator gave this member a new target
-	// assignment; stop the work, commit, then Join, within the rebalance
-	// timeout. Heartbeats continue meanwhile.
+	// ErrRebalanceStarted ends a generation that was still running when
+	// Join was called: the caller gave it up, and Join tells the
+	// coordinator what the member owns now. (Assignment changes do not end
+	// generations: see Generation.Updates.)
 	ErrRebalanceStarted = kafkagroup.ErrRebalanceStarted
 	// ErrMembershipLost: the coordinator fenced this member
 	// (FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID) or it had no successful
