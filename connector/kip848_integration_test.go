@@ -608,8 +608,8 @@ func (d proxiedDialer) DialContext(ctx context.Context, network, addr string) (n
 // joins again with epoch 0 and gets its share back.
 func TestConsumerProtocolFencedMemberRejoins(t *testing.T) {
 	c := testcluster.Private(t, testcluster.Options{KRaft: true, BrokerProperties: map[string]string{
-		"group.consumer.min.session.timeout.ms":   "6000",
-		"group.consumer.session.timeout.ms":       "6000",
+		"group.consumer.min.session.timeout.ms":    "6000",
+		"group.consumer.session.timeout.ms":        "6000",
 		"group.consumer.min.heartbeat.interval.ms": "500",
 		"group.consumer.heartbeat.interval.ms":     "500",
 	}})
