@@ -40,16 +40,23 @@ type consumerGroupMember struct {
 }
 
 // describeConsumerGroup returns a consumer-protocol group's state and
-// members (ConsumerGroupDescribe, KIP-848).
+// members (ConsumerGroupDescribe, KIP-848). A failed request (a broker or
+// coordinator that is down) is returned as the state "error: ...".
 func describeConsumerGroup(t *testing.T, c *testcluster.Cluster, group string) (string, []consumerGroupMember) {
 	t.Helper()
 	client, err := sarama.NewClient(c.BrokerAddrs(), c.ClientConfig())
-	require.NoError(t, err)
+	if err != nil {
+		return "error: " + err.Error(), nil
+	}
 	defer client.Close()
 	b, err := client.Coordinator(group)
-	require.NoError(t, err)
+	if err != nil {
+		return "error: " + err.Error(), nil
+	}
 	resp, err := b.ConsumerGroupDescribe(&sarama.ConsumerGroupDescribeRequest{GroupIDs: []string{group}})
-	require.NoError(t, err)
+	if err != nil {
+		return "error: " + err.Error(), nil
+	}
 	require.Len(t, resp.Groups, 1)
 	g := resp.Groups[0]
 	if g.ErrorCode != sarama.ErrNoError {
@@ -674,4 +681,69 @@ func TestConsumerProtocolFencedMemberRejoins(t *testing.T) {
 	require.True(t, lost, "the fenced member reports ErrMembershipLost: %v", errs)
 	shutdown(t, a)
 	shutdown(t, b)
+}
+
+// TestConsumerProtocolCoordinatorMove: the broker coordinating a
+// consumer-protocol group is killed. The member finds the new coordinator
+// (its heartbeats and commits fail over: the connection fails, then
+// NOT_COORDINATOR or COORDINATOR_NOT_AVAILABLE until __consumer_offsets
+// has a new leader), stays in the group with its partitions (no
+// ErrMembershipLost, nothing released), keeps reading, and its commit on
+// Shutdown reaches the new coordinator. A private KRaft cluster of 3 nodes
+// (node 0 the controller), __consumer_offsets replicated three times, the
+// topic on the brokers that stay up.
+func TestConsumerProtocolCoordinatorMove(t *testing.T) {
+	c := testcluster.Private(t, testcluster.Options{KRaft: true, Brokers: 3, Controllers: 1, BrokerProperties: map[string]string{
+		"offsets.topic.replication.factor":         "3",
+		"group.consumer.min.session.timeout.ms":    "6000",
+		"group.consumer.session.timeout.ms":        "30000",
+		"group.consumer.min.heartbeat.interval.ms": "500",
+		"group.consumer.heartbeat.interval.ms":     "500",
+	}})
+	ctx := testCtx(t, 6*time.Minute)
+	const parts = 4
+	group, coord := groupCoordinatedByAnotherBroker(t, c, "g-kip848-move", map[int32]bool{0: true})
+	var survivors []int32
+	for id := range int32(len(c.BrokerAddrs())) {
+		if id != coord {
+			survivors = append(survivors, id)
+		}
+	}
+	admin, err := sarama.NewClusterAdmin(c.BrokerAddrs(), c.ClientConfig())
+	require.NoError(t, err)
+	defer admin.Close()
+	topic, ends := replicatedTopic(t, c, admin, parts, survivors, 100)
+	cfg := consumerProtocolConfig(c, group)
+	cfg.SessionTimeout = 30 * time.Second // the broker's, as set above
+	cfg.SocketTimeout = 3 * time.Second
+	var rel releaseLog
+	a := newConnector(t, cfg, WithRebalanceListener(rel.listener(topic)))
+	col := readAllConsumed(t, ctx, a, topic, ends)
+
+	require.NoError(t, c.KillBroker(int(coord)))
+	killedAt := time.Now()
+	produced, err := c.Produce(ctx, topic, 60, testcluster.ProduceOptions{Partition: -1, FirstSeq: 100})
+	require.NoError(t, err)
+	for p, offs := range produced.Offsets {
+		ends[p] = offs[len(offs)-1] + 1
+	}
+	waitConsumed(t, a, topic, ends)
+	// The group's new coordinator knows the member, with all partitions.
+	ms := waitConsumerGroup(t, c, group, topic, parts, 1)
+	t.Logf("the new coordinator lists the member %v after the kill: %+v", time.Since(killedAt).Round(time.Millisecond), ms)
+	// A heartbeat reached the new coordinator (the member epoch it
+	// answered is what the member holds).
+	for p := range int32(parts) {
+		require.Zero(t, rel.count(p), "partition %d was never released", p)
+	}
+	select {
+	case err := <-a.Errors():
+		require.NotErrorIs(t, err, ErrMembershipLost)
+	default:
+	}
+	shutdown(t, a)
+	require.Equal(t, ends, committedOffsets(t, c, group, topic, parts), "the commit on Shutdown reached the new coordinator")
+	for seq, n := range distinct(col.snapshot()) {
+		require.Equal(t, 1, n, "message %d read twice", seq)
+	}
 }
