@@ -747,3 +747,65 @@ func TestConsumerProtocolCoordinatorMove(t *testing.T) {
 		require.Equal(t, 1, n, "message %d read twice", seq)
 	}
 }
+
+// TestConsumerProtocolStaticMember: a static member (group.instance.id)
+// leaves on Shutdown with epoch -2, so the broker keeps its partitions for
+// it instead of giving them to the other member; an instance with the same
+// id started again gets the same partitions back, from the commits of the
+// first, while the other member never releases or starts anything.
+func TestConsumerProtocolStaticMember(t *testing.T) {
+	c := testcluster.SharedKRaft(t)
+	const parts = 4
+	topic := newTopic(t, c, parts, 40)
+	group := testcluster.UniqueName("g-kip848-static")
+	ctx := testCtx(t, 3*time.Minute)
+	col := newCollector()
+	static := consumerProtocolConfig(c, group)
+	static.GroupInstanceID = "static-1"
+	a := newConnector(t, static)
+	sa, err := a.CreateMessageStreams(ctx, map[string]int{topic: 1})
+	require.NoError(t, err)
+	col.read(ctx, "a", sa[topic][0])
+	var relB releaseLog
+	b := newConnector(t, consumerProtocolConfig(c, group), WithRebalanceListener(relB.listener(topic)))
+	sb, err := b.CreateMessageStreams(ctx, map[string]int{topic: 1})
+	require.NoError(t, err)
+	col.read(ctx, "b", sb[topic][0])
+	waitConsumerGroup(t, c, group, topic, parts, 2)
+	col.waitAll(t, 0, 40, time.Minute)
+	require.Eventually(t, func() bool { return len(ownedOf(a, topic)) == parts/2 && len(ownedOf(b, topic)) == parts/2 },
+		30*time.Second, 50*time.Millisecond)
+	aParts, bParts := ownedOf(a, topic), ownedOf(b, topic)
+	startsB := map[int32]int{}
+	for _, p := range bParts {
+		startsB[p] = relB.starts(p)
+	}
+
+	shutdown(t, a)
+	// The broker keeps the static member's partitions: the other member
+	// takes nothing over, also after its next heartbeats (the broker's
+	// interval is 5 s).
+	time.Sleep(7 * time.Second)
+	require.Equal(t, bParts, ownedOf(b, topic))
+	_, members := describeConsumerGroup(t, c, group)
+	require.Len(t, members, 2, "the static member is kept in the group after leaving with epoch -2")
+
+	_, err = c.Produce(ctx, topic, 40, testcluster.ProduceOptions{Partition: -1, FirstSeq: 40})
+	require.NoError(t, err)
+	a2 := newConnector(t, static)
+	sa2, err := a2.CreateMessageStreams(ctx, map[string]int{topic: 1})
+	require.NoError(t, err)
+	col.read(ctx, "a2", sa2[topic][0])
+	require.Eventually(t, func() bool { return slices.Equal(ownedOf(a2, topic), aParts) }, 30*time.Second, 50*time.Millisecond,
+		"the restarted instance gets the same partitions back")
+	rs := col.waitAll(t, 40, 40, time.Minute)
+	for seq, n := range distinct(rs) {
+		require.Equal(t, 1, n, "message %d read %d times", seq, n)
+	}
+	for p := range int32(parts) {
+		require.Zero(t, relB.count(p), "the other member released partition %d", p)
+		require.Equal(t, startsB[p], relB.starts(p), "the other member started partition %d again", p)
+	}
+	shutdown(t, a2)
+	shutdown(t, b)
+}
