@@ -806,6 +806,18 @@ func TestConsumerProtocolStaticMember(t *testing.T) {
 		require.Zero(t, relB.count(p), "the other member released partition %d", p)
 		require.Equal(t, startsB[p], relB.starts(p), "the other member started partition %d again", p)
 	}
+
+	// A third instance with the same id while the second lives is refused
+	// (UNRELEASED_INSTANCE_ID) and keeps trying, until its context ends;
+	// the live one keeps its partitions.
+	a3 := newConnector(t, static)
+	jctx, cancel := context.WithTimeout(ctx, 8*time.Second)
+	defer cancel()
+	_, err = a3.CreateMessageStreams(jctx, map[string]int{topic: 1})
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.ErrorContains(t, err, "UNRELEASED_INSTANCE_ID")
+	require.Equal(t, aParts, ownedOf(a2, topic))
+	shutdown(t, a3)
 	shutdown(t, a2)
 	shutdown(t, b)
 }

@@ -38,11 +38,15 @@ func (m *Member) Join(ctx context.Context) (*Generation, error) {
 	}
 	m.mu.Unlock()
 	started := time.Now()
+	var last error
 	for {
 		if m.ctx.Err() != nil {
 			return nil, ErrMemberClosed
 		}
 		if ctx.Err() != nil {
+			if last != nil {
+				return nil, fmt.Errorf("consumergroup: join group %s: %w (last failure: %w)", m.cfg.Group, context.Cause(ctx), last)
+			}
 			return nil, fmt.Errorf("consumergroup: join group %s: %w", m.cfg.Group, context.Cause(ctx))
 		}
 		gen, err := m.joinOnce(ctx)
@@ -57,6 +61,7 @@ func (m *Member) Join(ctx context.Context) (*Generation, error) {
 		case ctx.Err() != nil:
 			return nil, fmt.Errorf("consumergroup: join group %s: %w (last failure: %w)", m.cfg.Group, context.Cause(ctx), err)
 		}
+		last = err
 		m.log.Debug("join failed; retrying", "err", err)
 		if time.Since(started) > reportAfter {
 			m.report("join", fmt.Errorf("consumergroup: join group %s: %w", m.cfg.Group, err))
