@@ -821,3 +821,35 @@ func TestConsumerProtocolStaticMember(t *testing.T) {
 	shutdown(t, a2)
 	shutdown(t, b)
 }
+
+// TestConsumerProtocolPartitionsAdded: partitions added to a subscribed
+// topic are assigned by the broker on its own; the member starts them
+// alone (its listener releases nothing) and reads them.
+func TestConsumerProtocolPartitionsAdded(t *testing.T) {
+	c := testcluster.SharedKRaft(t)
+	topic := newTopic(t, c, 2, 20)
+	group := testcluster.UniqueName("g-kip848-grow")
+	ctx := testCtx(t, 3*time.Minute)
+	var rel releaseLog
+	a := newConnector(t, consumerProtocolConfig(c, group), WithRebalanceListener(rel.listener(topic)))
+	sa, err := a.CreateMessageStreams(ctx, map[string]int{topic: 2})
+	require.NoError(t, err)
+	col := newCollector()
+	for i, s := range sa[topic] {
+		col.read(ctx, "a"+strconv.Itoa(i), s)
+	}
+	col.waitAll(t, 0, 20, time.Minute)
+	require.NoError(t, c.AddPartitions(ctx, topic, 5))
+	waitConsumerGroup(t, c, group, topic, 5, 1)
+	_, err = c.Produce(ctx, topic, 50, testcluster.ProduceOptions{Partition: -1, FirstSeq: 20})
+	require.NoError(t, err)
+	rs := col.waitAll(t, 20, 50, time.Minute)
+	for p := range int32(5) {
+		require.Zero(t, rel.count(p), "partition %d released", p)
+		require.Equal(t, 1, rel.starts(p), "partition %d started once", p)
+	}
+	for seq, n := range distinct(rs) {
+		require.Equal(t, 1, n, "message %d read %d times", seq, n)
+	}
+	shutdown(t, a)
+}
