@@ -52,6 +52,7 @@ type kafkaJoined struct {
 // classicMember drives a kafkagroup.Member.
 type classicMember struct{ *kafkagroup.Member }
 
+// Join joins and describes the generation for the loop.
 func (m classicMember) Join(ctx context.Context) (*kafkaJoined, error) {
 	g, err := m.Member.Join(ctx)
 	if err != nil {
@@ -60,6 +61,7 @@ func (m classicMember) Join(ctx context.Context) (*kafkaJoined, error) {
 	return &kafkaJoined{kafkaGen: g, ID: g.ID, MemberID: g.MemberID, Assignment: g.Assignment, GroupAssignment: g.GroupAssignment}, nil
 }
 
+// Commit commits as a member of gen, a generation of this protocol.
 func (m classicMember) Commit(ctx context.Context, gen kafkaGen, offsets map[zkutil.TopicPartition]int64) error {
 	g, err := classicGen(gen)
 	if err != nil {
@@ -68,6 +70,7 @@ func (m classicMember) Commit(ctx context.Context, gen kafkaGen, offsets map[zku
 	return m.Member.Commit(ctx, g, offsets)
 }
 
+// CommitFinal is Commit retried until ctx ends.
 func (m classicMember) CommitFinal(ctx context.Context, gen kafkaGen, offsets map[zkutil.TopicPartition]int64) error {
 	g, err := classicGen(gen)
 	if err != nil {
@@ -87,6 +90,7 @@ func classicGen(gen kafkaGen) (*kafkagroup.Generation, error) {
 // consumerMember drives a consumergroup.Member.
 type consumerMember struct{ *consumergroup.Member }
 
+// Join joins and describes the generation for the loop.
 func (m consumerMember) Join(ctx context.Context) (*kafkaJoined, error) {
 	g, err := m.Member.Join(ctx)
 	if err != nil {
@@ -95,6 +99,7 @@ func (m consumerMember) Join(ctx context.Context) (*kafkaJoined, error) {
 	return &kafkaJoined{kafkaGen: g, ID: g.ID, MemberID: g.MemberID, Assignment: g.Assignment}, nil
 }
 
+// Commit commits as a member of gen, a generation of this protocol.
 func (m consumerMember) Commit(ctx context.Context, gen kafkaGen, offsets map[zkutil.TopicPartition]int64) error {
 	g, err := consumerGen(gen)
 	if err != nil {
@@ -103,6 +108,7 @@ func (m consumerMember) Commit(ctx context.Context, gen kafkaGen, offsets map[zk
 	return m.Member.Commit(ctx, g, offsets)
 }
 
+// CommitFinal is Commit retried until ctx ends.
 func (m consumerMember) CommitFinal(ctx context.Context, gen kafkaGen, offsets map[zkutil.TopicPartition]int64) error {
 	g, err := consumerGen(gen)
 	if err != nil {

@@ -52,6 +52,7 @@ type KafkaError struct {
 	Message string
 }
 
+// Error names the code and adds the coordinator's message.
 func (e *KafkaError) Error() string {
 	var name string
 	switch e.Code {

@@ -179,6 +179,12 @@ func (m *Member) accept(resp *kip848.HeartbeatResponse) {
 	m.epoch = resp.MemberEpoch
 	if resp.HeartbeatIntervalMs > 0 {
 		m.interval = time.Duration(resp.HeartbeatIntervalMs) * time.Millisecond
+		term := time.Duration(float64(min(m.cfg.SessionTimeout, m.cfg.RebalanceTimeout)) * LeaseFraction)
+		if m.interval >= term && !m.warnedInterval {
+			m.warnedInterval = true
+			m.log.Warn("the broker's heartbeat interval is longer than the lease a heartbeat gives: messages will pause between heartbeats; raise session.timeout.ms (at most the broker's group.consumer.session.timeout.ms)",
+				"heartbeat_interval", m.interval, "lease", term)
+		}
 	}
 	if resp.Assignment != nil {
 		m.target = resp.Assignment

@@ -51,6 +51,8 @@ type Member struct {
 	bgCancel context.CancelFunc
 	bg       sync.WaitGroup
 	wake     chan struct{} // Acknowledge: heartbeat now
+
+	warnedInterval bool // the heartbeat interval outlasts the lease (logged once)
 }
 
 // coordinator is the group's coordinator: conn for heartbeats and
@@ -142,6 +144,7 @@ type tlsDialer struct {
 	conf  *tls.Config
 }
 
+// Dial connects through the inner dialer and completes a TLS handshake.
 func (t tlsDialer) Dial(network, addr string) (net.Conn, error) {
 	c, err := t.inner.Dial(network, addr)
 	if err != nil {
