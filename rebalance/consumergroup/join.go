@@ -59,7 +59,11 @@ func (m *Member) Join(ctx context.Context) (*Generation, error) {
 		case errors.Is(err, ErrFatal):
 			return nil, err
 		case ctx.Err() != nil:
-			return nil, fmt.Errorf("consumergroup: join group %s: %w (last failure: %w)", m.cfg.Group, context.Cause(ctx), err)
+			// The attempt ctx cut short says less than the one before.
+			if last == nil {
+				last = err
+			}
+			return nil, fmt.Errorf("consumergroup: join group %s: %w (last failure: %w)", m.cfg.Group, context.Cause(ctx), last)
 		}
 		last = err
 		m.log.Debug("join failed; retrying", "err", err)
