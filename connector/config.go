@@ -230,6 +230,19 @@ type Config struct {
 	// they changed: metadata.max.age.ms, default 300000 (5 min).
 	MetadataMaxAge time.Duration
 
+	// GroupProtocol is group.protocol, "kafka" mode only: GroupProtocolClassic
+	// (the default; JoinGroup, SyncGroup, Heartbeat, with the assignment
+	// computed by the group's leader) or GroupProtocolConsumer (KIP-848's
+	// ConsumerGroupHeartbeat, Kafka 4.0 or later: the broker computes the
+	// assignment and moves partitions one by one, and a member keeps the
+	// partitions that stay its own). See config_group_protocol.go for what
+	// each setting means with "consumer".
+	GroupProtocol string
+	// GroupRemoteAssignor is group.remote.assignor, with GroupProtocol
+	// "consumer" only: the broker-side assignor, "uniform" or "range";
+	// default unset (the broker's group.consumer.assignors, uniform first).
+	GroupRemoteAssignor string
+
 	// ConsumerID fixes the variable part of this member's id:
 	// consumer.id, default unset. The member registers as
 	// /consumers/<group>/ids/<group>_<ConsumerID>, and its thread ids and
@@ -517,6 +530,7 @@ func DefaultConfig() Config {
 		HeartbeatInterval:           3000 * time.Millisecond,
 		MaxPollInterval:             300000 * time.Millisecond,
 		MetadataMaxAge:              300000 * time.Millisecond,
+		GroupProtocol:               GroupProtocolClassic,
 		CheckCRCs:                   true,
 	}
 }

@@ -192,6 +192,7 @@ func (c *Config) validateCoordination(v *validator) {
 	}
 	limit(keyMaxPollInterval, c.MaxPollInterval)
 	limit(keyMetadataMaxAge, c.MetadataMaxAge)
+	c.validateGroupProtocol(v)
 	if c.GroupInstanceID != "" {
 		v.check(keyGroupInstanceID, c.GroupInstanceID, validChars(c.GroupInstanceID) && len(c.GroupInstanceID) <= 249,
 			"must contain only ASCII alphanumerics, '.', '_' and '-', at most 249 of them")

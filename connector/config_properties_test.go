@@ -282,6 +282,7 @@ func TestConfigFromPropertiesEveryKey(t *testing.T) {
 		HeartbeatInterval:           3 * time.Second,
 		MaxPollInterval:             5 * time.Minute,
 		MetadataMaxAge:              5 * time.Minute,
+		GroupProtocol:               connector.GroupProtocolClassic,
 		CheckCRCs:                   false,
 		RecycleMessages:             true,
 	}, c)

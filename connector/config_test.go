@@ -134,6 +134,7 @@ func TestDefaultsMatchKafka(t *testing.T) {
 		HeartbeatInterval:           3 * time.Second,
 		MaxPollInterval:             5 * time.Minute,
 		MetadataMaxAge:              5 * time.Minute,
+		GroupProtocol:               "classic",
 		CheckCRCs:                   true,
 	}, c)
 }

@@ -5,7 +5,6 @@ import (
 
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 	"github.com/zkconsumer/zkconsumer/rebalance"
-	"github.com/zkconsumer/zkconsumer/rebalance/kafkagroup"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -31,7 +30,7 @@ type generation struct {
 
 	// zk is set in ZooKeeper mode, kafka in Kafka mode.
 	zk    *rebalance.Generation
-	kafka *kafkagroup.Generation
+	kafka kafkaGen
 }
 
 // zkGeneration returns the generation of gen, a generation of the

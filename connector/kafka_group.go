@@ -49,7 +49,7 @@ type kafkaGroup struct {
 // kafkaRun is one member of the group and its generation loop.
 type kafkaRun struct {
 	k        *kafkaGroup
-	member   *kafkagroup.Member
+	member   kafkaMember
 	threads  map[string]int // streams per topic; "" for a wildcard's
 	wildcard bool
 
@@ -110,7 +110,7 @@ func (k *kafkaGroup) join(ctx context.Context, sub rebalance.Subscription) error
 		kc.Topics = slices.Sorted(maps.Keys(sub.Topics))
 		maps.Copy(r.threads, sub.Topics)
 	}
-	member, err := kafkagroup.New(kc)
+	member, err := k.newMember(kc)
 	if err != nil {
 		return fmt.Errorf("connector: %w", err)
 	}
@@ -128,7 +128,11 @@ func (k *kafkaGroup) join(ctx context.Context, sub rebalance.Subscription) error
 	k.c.offsets = &kafkaOffsetStore{member: member}
 	k.c.mu.Unlock()
 	k.mu.Unlock()
-	go r.loop()
+	if cm, ok := member.(consumerMember); ok {
+		go r.consumerLoop(cm)
+	} else {
+		go r.loop()
+	}
 
 	select {
 	case err := <-r.first:
@@ -295,7 +299,7 @@ func (k *kafkaGroup) inListener() bool {
 // streams serve every topic) as Kafka's range assignor spreads a
 // consumer's partitions over its threads, so that the mapping is the same
 // on every join with the same assignment.
-func (r *kafkaRun) generation(kgen *kafkagroup.Generation) *generation {
+func (r *kafkaRun) generation(kgen *kafkaJoined) *generation {
 	k := r.k
 	owned := map[zkutil.TopicPartition]zkutil.ConsumerThreadID{}
 	for topic, parts := range kgen.Assignment {
@@ -332,7 +336,7 @@ func (r *kafkaRun) generation(kgen *kafkagroup.Generation) *generation {
 	}
 	return &generation{
 		id: int64(kgen.ID), owned: owned, assignment: assignment,
-		ctx: kgen.Context(), fence: kafkaFence{kgen}, kafka: kgen,
+		ctx: kgen.Context(), fence: kafkaFence{kgen.kafkaGen}, kafka: kgen.kafkaGen,
 	}
 }
 
@@ -402,7 +406,7 @@ func (r *kafkaRun) stop(ctx context.Context, cause error) error {
 // Shutdown) retries until ctx ends, on Shutdown for closeCommitTimeout at
 // most (kafkagroup.Member.CommitFinal); others give up after a few tries
 // (kafkagroup.Member.Commit).
-func (k *kafkaGroup) commit(ctx context.Context, kgen *kafkagroup.Generation, offsets map[zkutil.TopicPartition]int64, last bool) error {
+func (k *kafkaGroup) commit(ctx context.Context, kgen kafkaGen, offsets map[zkutil.TopicPartition]int64, last bool) error {
 	r := k.current()
 	if r == nil {
 		return fmt.Errorf("connector: %w", kafkagroup.ErrMemberClosed)
@@ -433,7 +437,7 @@ func (k *kafkaGroup) commit(ctx context.Context, kgen *kafkagroup.Generation, of
 // off from the coordinator past the lease delivers nothing more of them
 // until a heartbeat sent after the lapse succeeds, and nothing at all once
 // its membership is lost.
-type kafkaFence struct{ gen *kafkagroup.Generation }
+type kafkaFence struct{ gen kafkaGen }
 
 var _ streamcore.Fence = kafkaFence{}
 
@@ -442,7 +446,7 @@ func (f kafkaFence) Changed() <-chan struct{} { return f.gen.LeaseChanged() }
 
 // kafkaOffsetStore fetches the group's offsets from the coordinator.
 // Commits go through kafkaGroup.commit, which needs the generation.
-type kafkaOffsetStore struct{ member *kafkagroup.Member }
+type kafkaOffsetStore struct{ member kafkaMember }
 
 func (s *kafkaOffsetStore) Fetch(ctx context.Context, tps []zkutil.TopicPartition) (map[zkutil.TopicPartition]int64, map[zkutil.TopicPartition]error, error) {
 	out, err := s.member.Fetch(ctx, tps)

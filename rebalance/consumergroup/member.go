@@ -1,0 +1,401 @@
+package consumergroup
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/IBM/sarama"
+
+	"github.com/zkconsumer/zkconsumer/internal/kip848"
+)
+
+// Member is one member of a group that uses the consumer group protocol.
+// Join gives the next generation; Commit and Fetch handle the group's
+// offsets; Leave and Close leave the group. Its methods are safe for
+// concurrent use, but only one Join runs at a time.
+type Member struct {
+	cfg Config
+	log *slog.Logger
+
+	ctx    context.Context // cancelled by Close
+	cancel context.CancelFunc
+
+	joinMu    sync.Mutex // held by Join, Leave and Close
+	closeOnce sync.Once
+
+	reportMu   sync.Mutex
+	lastReport map[string]time.Time
+
+	clientMu sync.Mutex // the bootstrap client: Metadata, FindCoordinator
+	client   sarama.Client
+
+	coordMu sync.Mutex
+	coord   *coordinator
+
+	mu       sync.Mutex
+	memberID string
+	epoch    int32 // 0: not in the group
+	interval time.Duration
+	owned    map[string][]int32 // what the coordinator was last told this member owns
+	target   []kip848.TopicPartitions
+	names    map[kip848.UUID]string
+	ids      map[string]kip848.UUID
+	gen      *Generation
+	bgCancel context.CancelFunc
+	bg       sync.WaitGroup
+	wake     chan struct{} // Acknowledge: heartbeat now
+
+	warnedInterval bool // the heartbeat interval outlasts the lease (logged once)
+}
+
+// coordinator is the group's coordinator: conn for heartbeats and
+// commits, fetch (sarama) for OffsetFetch.
+type coordinator struct {
+	id    int32
+	addr  string
+	conn  *kip848.Conn
+	fetch *sarama.Broker
+	// hbVersion is the ConsumerGroupHeartbeat version both speak.
+	hbVersion int16
+}
+
+func (c *coordinator) close() {
+	c.conn.Close()
+	_ = c.fetch.Close()
+}
+
+// New checks cfg and returns a member that does nothing until Join.
+func New(cfg Config) (*Member, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	if sc := saramaConfig(cfg, cfg.RequestTimeout); sc.Net.SASL.Enable {
+		return nil, errors.New("consumergroup: group.protocol=consumer does not support SASL yet; use group.protocol=classic with sasl.mechanism")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	log := cfg.Logger.With("group", cfg.Group, "protocol", "consumer")
+	// Version 1 of ConsumerGroupHeartbeat wants the member to name itself
+	// (KIP-1082), once for its lifetime; version 0 takes the coordinator's.
+	return &Member{cfg: cfg, log: log, ctx: ctx, cancel: cancel, interval: 5 * time.Second, memberID: kip848.NewMemberID(), wake: make(chan struct{}, 1),
+		owned: map[string][]int32{}, names: map[kip848.UUID]string{}, ids: map[string]kip848.UUID{}}, nil
+}
+
+// MemberID returns this member's id, "" before the first heartbeat.
+func (m *Member) MemberID() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.memberID
+}
+
+// Epoch returns the member epoch the coordinator last gave, 0 when not
+// in the group.
+func (m *Member) Epoch() int32 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.epoch
+}
+
+// saramaConfig is the connection settings of cfg with Secure applied.
+func saramaConfig(cfg Config, readTimeout time.Duration) *sarama.Config {
+	var c sarama.Config
+	if cfg.Sarama != nil {
+		c = *cfg.Sarama
+	} else {
+		c = *sarama.NewConfig()
+	}
+	c.Version = sarama.V2_8_0_0 // Metadata v10: topic ids
+	c.ClientID = cfg.ClientID
+	c.Net.ReadTimeout = readTimeout
+	c.Net.WriteTimeout = cfg.RequestTimeout
+	c.Metadata.RefreshFrequency = 0
+	c.Metadata.Full = false
+	c.Metadata.AllowAutoTopicCreation = false
+	c.Metadata.Retry.Max = 0
+	if cfg.Secure != nil {
+		cfg.Secure(&c)
+	}
+	return &c
+}
+
+// dialer returns what dials the coordinator for kip848.Conn, as sarama
+// would dial it with sc: through the proxy dialer (the connector's, or the
+// TLS dialer of Secure), with TLS if sc enables it.
+func dialer(sc *sarama.Config) kip848.Dialer {
+	var d kip848.Dialer = &net.Dialer{Timeout: sc.Net.DialTimeout, KeepAlive: sc.Net.KeepAlive}
+	if sc.Net.Proxy.Enable && sc.Net.Proxy.Dialer != nil {
+		d = sc.Net.Proxy.Dialer
+	}
+	if sc.Net.TLS.Enable {
+		return tlsDialer{d, sc.Net.TLS.Config}
+	}
+	return d
+}
+
+type tlsDialer struct {
+	inner kip848.Dialer
+	conf  *tls.Config
+}
+
+// Dial connects through the inner dialer and completes a TLS handshake.
+func (t tlsDialer) Dial(network, addr string) (net.Conn, error) {
+	c, err := t.inner.Dial(network, addr)
+	if err != nil {
+		return nil, err
+	}
+	conf := t.conf
+	if conf == nil {
+		conf = &tls.Config{}
+	}
+	if conf.ServerName == "" && !conf.InsecureSkipVerify {
+		conf = conf.Clone()
+		conf.ServerName, _, _ = net.SplitHostPort(addr)
+	}
+	tc := tls.Client(c, conf)
+	if err := tc.Handshake(); err != nil {
+		_ = c.Close()
+		return nil, err
+	}
+	return tc, nil
+}
+
+// bootstrap returns the client for Metadata and FindCoordinator.
+func (m *Member) bootstrap() (sarama.Client, error) {
+	m.clientMu.Lock()
+	defer m.clientMu.Unlock()
+	if m.ctx.Err() != nil {
+		return nil, ErrMemberClosed
+	}
+	if m.client != nil && !m.client.Closed() {
+		return m.client, nil
+	}
+	c, err := sarama.NewClient(m.cfg.Brokers, saramaConfig(m.cfg, m.cfg.RequestTimeout))
+	if err != nil {
+		return nil, fmt.Errorf("consumergroup: connect to bootstrap.servers %v: %w", m.cfg.Brokers, err)
+	}
+	m.client = c
+	return c, nil
+}
+
+// anyBroker returns a connected broker of the cluster.
+func (m *Member) anyBroker() (*sarama.Broker, error) {
+	c, err := m.bootstrap()
+	if err != nil {
+		return nil, err
+	}
+	if len(c.Brokers()) == 0 {
+		if err := c.RefreshMetadata(); err != nil {
+			return nil, fmt.Errorf("consumergroup: metadata from bootstrap.servers %v: %w", m.cfg.Brokers, err)
+		}
+	}
+	brokers := c.Brokers()
+	if len(brokers) == 0 {
+		return nil, errors.New("consumergroup: no broker available")
+	}
+	slices.SortFunc(brokers, func(a, b *sarama.Broker) int { return int(a.ID() - b.ID()) })
+	b := brokers[int(time.Now().UnixNano()/int64(time.Millisecond))%len(brokers)]
+	_ = b.Open(c.Config())
+	return b, nil
+}
+
+// coordinator returns the group's coordinator, finding and connecting it
+// first if needed. A coordinator without the consumer group protocol is
+// an ErrFatal error wrapping ErrUnsupported.
+func (m *Member) coordinator(ctx context.Context) (*coordinator, error) {
+	m.coordMu.Lock()
+	defer m.coordMu.Unlock()
+	if m.coord != nil {
+		return m.coord, nil
+	}
+	b, err := m.anyBroker()
+	if err != nil {
+		return nil, err
+	}
+	resp, err := b.FindCoordinator(&sarama.FindCoordinatorRequest{Version: 2, CoordinatorKey: m.cfg.Group, CoordinatorType: sarama.CoordinatorGroup})
+	if err != nil {
+		_ = b.Close()
+		return nil, fmt.Errorf("consumergroup: find the coordinator of group %s through broker %d at %s: %w", m.cfg.Group, b.ID(), b.Addr(), err)
+	}
+	switch resp.Err {
+	case sarama.ErrNoError:
+	case sarama.ErrConsumerCoordinatorNotAvailable, sarama.ErrNotCoordinatorForConsumer, sarama.ErrOffsetsLoadInProgress:
+		return nil, fmt.Errorf("consumergroup: find the coordinator of group %s: %w", m.cfg.Group, resp.Err)
+	default:
+		return nil, fmt.Errorf("%w: group %s: FindCoordinator: %w", ErrFatal, m.cfg.Group, resp.Err)
+	}
+	addr, id := resp.Coordinator.Addr(), resp.Coordinator.ID()
+	sc := saramaConfig(m.cfg, m.cfg.RequestTimeout)
+	conn, err := kip848.Dial(ctx, dialer(sc), addr, m.cfg.ClientID, m.cfg.RequestTimeout)
+	if err != nil {
+		return nil, fmt.Errorf("consumergroup: connect to the coordinator, broker %d at %s: %w", id, addr, err)
+	}
+	hb, okHB := conn.Versions(kip848.APIKeyConsumerGroupHeartbeat)
+	oc, okOC := conn.Versions(kip848.APIKeyOffsetCommit)
+	if !okHB || hb.Min > 1 || !okOC || oc.Max < kip848.OffsetCommitVersion || oc.Min > kip848.OffsetCommitVersion {
+		conn.Close()
+		return nil, fmt.Errorf("%w: %w: broker %d at %s speaks ConsumerGroupHeartbeat %v (need 0 or 1), OffsetCommit up to %d (need %d)",
+			ErrFatal, ErrUnsupported, id, addr, versionsOf(hb, okHB), oc.Max, kip848.OffsetCommitVersion)
+	}
+	fetch := sarama.NewBroker(addr)
+	if err := fetch.Open(sc); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	c := &coordinator{id: id, addr: addr, conn: conn, fetch: fetch, hbVersion: min(hb.Max, 1)}
+	m.log.Debug("found coordinator", "broker", id, "addr", addr, "heartbeat_version", c.hbVersion)
+	m.coord = c
+	return c, nil
+}
+
+func versionsOf(v kip848.VersionRange, ok bool) string {
+	if !ok {
+		return "not at all"
+	}
+	return fmt.Sprintf("%d-%d", v.Min, v.Max)
+}
+
+// dropCoordinator forgets c (NOT_COORDINATOR, a failed connection); the
+// next request finds the coordinator again.
+func (m *Member) dropCoordinator(c *coordinator, why error) {
+	m.coordMu.Lock()
+	if m.coord == c {
+		m.coord = nil
+	}
+	m.coordMu.Unlock()
+	if c != nil {
+		m.log.Debug("coordinator dropped", "broker", c.id, "err", why)
+		c.close()
+	}
+}
+
+// report passes a failure the member retries to OnError (or the log),
+// at most every 30 s per kind.
+func (m *Member) report(kind string, err error) {
+	if m.ctx.Err() != nil {
+		return
+	}
+	m.reportMu.Lock()
+	if m.lastReport == nil {
+		m.lastReport = map[string]time.Time{}
+	}
+	last, seen := m.lastReport[kind]
+	if seen && time.Since(last) < 30*time.Second {
+		m.reportMu.Unlock()
+		m.log.Debug("failure (reported already)", "err", err)
+		return
+	}
+	m.lastReport[kind] = time.Now()
+	m.reportMu.Unlock()
+	if m.cfg.OnError != nil {
+		m.cfg.OnError(err)
+		return
+	}
+	m.log.Warn("retrying", "err", err)
+}
+
+// Close leaves the group (epoch -1; -2 for a static member, whose
+// partitions the coordinator keeps for it until the session timeout), ends
+// the current generation with ErrMemberClosed and closes the connections.
+// It waits for a running Join to return, which it makes prompt, and for
+// the heartbeat goroutine; the leave waits at most 5 s. Idempotent.
+func (m *Member) Close() error {
+	var err error
+	m.closeOnce.Do(func() {
+		m.cancel()
+		m.joinMu.Lock()
+		defer m.joinMu.Unlock()
+		m.stopBackground()
+		err = m.leave()
+		m.mu.Lock()
+		if m.gen != nil {
+			m.gen.end(ErrMemberClosed)
+		}
+		m.mu.Unlock()
+		m.coordMu.Lock()
+		if m.coord != nil {
+			m.coord.close()
+			m.coord = nil
+		}
+		m.coordMu.Unlock()
+		m.clientMu.Lock()
+		if m.client != nil {
+			_ = m.client.Close()
+		}
+		m.clientMu.Unlock()
+	})
+	return err
+}
+
+// Leave leaves the group without closing the member (as Java's consumer
+// does after max.poll.interval.ms): the heartbeats stop, a heartbeat with
+// epoch -1 (-2 for a static member) is sent, and the current generation
+// ends with ErrMembershipLost. The next Join joins again with epoch 0.
+func (m *Member) Leave() error {
+	if m.ctx.Err() != nil {
+		return ErrMemberClosed
+	}
+	if !m.joinMu.TryLock() {
+		return ErrJoinInProgress
+	}
+	defer m.joinMu.Unlock()
+	m.stopBackground()
+	err := m.leave()
+	m.mu.Lock()
+	gen := m.gen
+	m.mu.Unlock()
+	if gen != nil {
+		gen.end(fmt.Errorf("%w: left the group", ErrMembershipLost))
+	}
+	return err
+}
+
+// leave sends the leaving heartbeat, if the member is in the group.
+func (m *Member) leave() error {
+	m.mu.Lock()
+	epoch, id := m.epoch, m.memberID
+	m.epoch = 0
+	m.owned = map[string][]int32{}
+	m.target = nil
+	m.mu.Unlock()
+	if epoch == 0 {
+		return nil
+	}
+	m.coordMu.Lock()
+	c := m.coord
+	m.coordMu.Unlock()
+	if c == nil {
+		return nil // the coordinator will time the member out
+	}
+	leaveEpoch := kip848.EpochLeave
+	if m.cfg.InstanceID != "" {
+		leaveEpoch = kip848.EpochLeaveStatic
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), min(m.cfg.RequestTimeout, 5*time.Second))
+	defer cancel()
+	req := &kip848.HeartbeatRequest{GroupID: m.cfg.Group, MemberID: id, MemberEpoch: leaveEpoch, InstanceID: m.instanceID(), RebalanceTimeoutMs: -1}
+	resp, err := c.conn.Heartbeat(ctx, req, c.hbVersion)
+	if err == nil {
+		err = kafkaError(resp.ErrorCode, resp.ErrorMessage)
+	}
+	if err != nil && !errors.Is(err, sarama.ErrUnknownMemberId) {
+		m.log.Warn("leave group failed", "member", id, "err", err)
+		return fmt.Errorf("consumergroup: leave group %s: %w", m.cfg.Group, err)
+	}
+	m.log.Info("left group", "member", id, "epoch", leaveEpoch)
+	return nil
+}
+
+func (m *Member) instanceID() *string {
+	if m.cfg.InstanceID == "" {
+		return nil
+	}
+	id := m.cfg.InstanceID
+	return &id
+}
