@@ -60,14 +60,14 @@ func TestLeaseEndsWhenWallClockPassesIt(t *testing.T) {
 // lease until it lapses; one that lost its membership or was closed loses
 // it at once, also after it had ended for a rebalance.
 func TestGenerationEndRevokesLease(t *testing.T) {
-	g := newGeneration(1, "m", "range", false, nil, time.Minute, time.Now(), time.Time{})
+	g := newGeneration(1, "m", "range", false, nil, time.Minute, time.Now(), time.Time{}, nil)
 	require.True(t, g.LeaseHeld())
 	g.end(ErrRebalanceStarted)
 	require.True(t, g.LeaseHeld())
 	g.end(ErrMembershipLost)
 	require.False(t, g.LeaseHeld())
 	require.ErrorIs(t, g.Err(), ErrRebalanceStarted, "the first cause stays")
-	g2 := newGeneration(2, "m", "range", false, nil, time.Minute, time.Now(), time.Time{})
+	g2 := newGeneration(2, "m", "range", false, nil, time.Minute, time.Now(), time.Time{}, nil)
 	g2.end(ErrMemberClosed)
 	require.False(t, g2.LeaseHeld())
 }
@@ -78,7 +78,7 @@ func TestGenerationEndRevokesLease(t *testing.T) {
 // then on; a hold in the past is none.
 func TestLeaseHoldUntil(t *testing.T) {
 	hold := time.Now().Add(300 * time.Millisecond)
-	g := newGeneration(1, "m", "range", false, nil, time.Minute, time.Now(), hold)
+	g := newGeneration(1, "m", "range", false, nil, time.Minute, time.Now(), hold, nil)
 	require.Equal(t, hold, g.HoldUntil)
 	ch := g.LeaseChanged()
 	g.lease.renew(time.Now())
@@ -99,12 +99,12 @@ func TestLeaseHoldUntil(t *testing.T) {
 	g.end(ErrMembershipLost)
 	require.False(t, g.LeaseHeld())
 
-	past := newGeneration(2, "m", "range", false, nil, time.Minute, time.Now(), time.Now().Add(-time.Second))
+	past := newGeneration(2, "m", "range", false, nil, time.Minute, time.Now(), time.Now().Add(-time.Second), nil)
 	require.True(t, past.HoldUntil.IsZero())
 	require.True(t, past.LeaseHeld())
 
 	// Revoked during the hold: never held, and the timer is stopped.
-	g3 := newGeneration(3, "m", "range", false, nil, time.Minute, time.Now(), time.Now().Add(50*time.Millisecond))
+	g3 := newGeneration(3, "m", "range", false, nil, time.Minute, time.Now(), time.Now().Add(50*time.Millisecond), nil)
 	g3.end(ErrMemberClosed)
 	time.Sleep(100 * time.Millisecond)
 	require.False(t, g3.LeaseHeld())
