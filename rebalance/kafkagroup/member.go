@@ -50,11 +50,11 @@ type Member struct {
 	mu          sync.Mutex
 	assignedGen int32 // the generation of the last assignment; -1 before it
 	memberID    string
-	holdUntil time.Time // see Generation.HoldUntil
-	gen       *Generation
-	fatal     error
-	bgCancel  context.CancelFunc // ends the current generation's goroutines
-	bg        sync.WaitGroup
+	holdUntil   time.Time // see Generation.HoldUntil
+	gen         *Generation
+	fatal       error
+	bgCancel    context.CancelFunc // ends the current generation's goroutines
+	bg          sync.WaitGroup
 }
 
 // New checks cfg and returns a member that does nothing until Join.
