@@ -70,6 +70,14 @@ func (m *Member) Join(ctx context.Context) (*Generation, error) {
 	}
 	st := &joinState{generation: -1}
 	if prev != nil {
+		m.mu.Lock()
+		m.rejoining = prev
+		m.mu.Unlock()
+		defer func() {
+			m.mu.Lock()
+			m.rejoining = nil
+			m.mu.Unlock()
+		}()
 		prev.end(ErrRebalanceStarted)
 		if errors.Is(prev.Err(), ErrRebalanceStarted) {
 			// Still a member of prev's generation, as Java's consumer
@@ -246,6 +254,9 @@ func (m *Member) joinOnce(ctx context.Context, st *joinState) (*Generation, erro
 		}
 	}
 	m.setMemberID(resp.MemberId)
+	m.mu.Lock()
+	m.joinedGen = max(m.joinedGen, resp.GenerationId)
+	m.mu.Unlock()
 	leader := resp.LeaderId == resp.MemberId
 	m.log.Info("joined group", "generation", resp.GenerationId, "member", resp.MemberId,
 		"protocol", resp.GroupProtocol, "leader", leader, "members", len(resp.Members))
@@ -299,6 +310,12 @@ func (m *Member) joinOnce(ctx context.Context, st *joinState) (*Generation, erro
 	if err != nil {
 		return nil, fmt.Errorf("%w: undecodable assignment from the leader: %w", ErrFatal, err)
 	}
+	if st.prev != nil && st.prev.lease.gone() {
+		// The previous generation was found lost while this member
+		// rejoined (a refused commit, say): what it kept is not this
+		// generation's to continue.
+		st.prev = nil
+	}
 	m.mu.Lock()
 	hold := m.holdUntil
 	m.mu.Unlock()
@@ -310,7 +327,7 @@ func (m *Member) joinOnce(ctx context.Context, st *joinState) (*Generation, erro
 	m.gen = gen
 	m.assignedGen = gen.ID
 	m.mu.Unlock()
-	m.log.Info("generation started", "generation", gen.ID, "member", gen.MemberID, "assignment", mine)
+	m.log.Info("generation started", "generation", gen.ID, "member", gen.MemberID, "assignment", mine, "continues", gen.Continues)
 	if !gen.HoldUntil.IsZero() {
 		m.log.Info("this static member may have replaced a live instance with the same group.instance.id: "+
 			"no message is handed out until that instance's lease has ended",

@@ -49,6 +49,8 @@ type Member struct {
 
 	mu          sync.Mutex
 	assignedGen int32 // the generation of the last assignment; -1 before it
+	joinedGen   int32       // the generation of the last JoinGroup answered; -1 before it
+	rejoining   *Generation // the generation Join is rejoining from, while it runs
 	memberID    string
 	holdUntil   time.Time // see Generation.HoldUntil
 	gen         *Generation
@@ -78,7 +80,7 @@ func New(cfg Config) (*Member, error) {
 	if cfg.InstanceID != "" {
 		log = log.With("instance", cfg.InstanceID)
 	}
-	m := &Member{cfg: cfg, log: log, assignors: assignors, cooperative: cooperative, assignedGen: -1,
+	m := &Member{cfg: cfg, log: log, assignors: assignors, cooperative: cooperative, assignedGen: -1, joinedGen: -1,
 		ctx: ctx, cancel: cancel, closed: make(chan struct{}), clientT: newTracker(cfg, cfg.RequestTimeout)}
 	if sc := m.saramaConfig(m.clientT, cfg.RequestTimeout); sc.Net.Proxy.Dialer != m.clientT {
 		m.explainer, _ = sc.Net.Proxy.Dialer.(interface{ Explain(error) error })
