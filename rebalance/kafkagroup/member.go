@@ -48,7 +48,7 @@ type Member struct {
 	cooperative bool
 
 	mu          sync.Mutex
-	assignedGen int32 // the generation of the last assignment; -1 before it
+	assignedGen int32       // the generation of the last assignment; -1 before it
 	joinedGen   int32       // the generation of the last JoinGroup answered; -1 before it
 	rejoining   *Generation // the generation Join is rejoining from, while it runs
 	memberID    string
