@@ -47,7 +47,7 @@ func testKafkaKeptFlow(t *testing.T, c *testcluster.Cluster, event, strategy str
 	cfg.AutoOffsetReset = AutoOffsetResetLargest
 	cooperative := strategy == StrategyCooperativeSticky
 	var log deliveryLog
-	defer log.wg.Wait()
+	t.Cleanup(log.wg.Wait) // after the connectors' Shutdown, which ends the readers
 
 	listener := newPausingListener(2 * time.Second)
 	a := newConnector(t, cfg, WithRebalanceListener(listener))
@@ -129,17 +129,18 @@ func testKafkaKeptFlow(t *testing.T, c *testcluster.Cluster, event, strategy str
 		require.GreaterOrEqual(t, during, 5, "cooperative: the kept partitions did not flow during the rebalance")
 		require.Less(t, gap, 1500*time.Millisecond, "cooperative: the kept partitions stopped during the rebalance")
 		listener.mu.Lock()
-		for _, rel := range listener.released {
-			for _, p := range kept {
-				require.NotContains(t, rel[topic], p, "the listener was told about a kept partition: %v", listener.released)
-			}
-		}
-		for i, assigned := range listener.started[1:] {
-			for _, p := range kept {
-				require.NotContains(t, assigned[topic], p, "start %d told about a kept partition: %v", i+1, listener.started)
-			}
-		}
+		released, started := slices.Clone(listener.released), slices.Clone(listener.started)
 		listener.mu.Unlock()
+		for _, rel := range released {
+			for _, p := range kept {
+				require.NotContains(t, rel[topic], p, "the listener was told about a kept partition: %v", released)
+			}
+		}
+		for i, assigned := range started[1:] {
+			for _, p := range kept {
+				require.NotContains(t, assigned[topic], p, "start %d told about a kept partition: %v", i+1, started)
+			}
+		}
 	}
 
 	// The moved partitions are delivered by their new owner alone.
