@@ -513,3 +513,54 @@ func askCooperativeSticky(t *testing.T, inputs []groupInput) []GroupAssignment {
 	require.Len(t, results, len(inputs), "oracle answers")
 	return results
 }
+
+// FuzzCooperativeSticky feeds the assignor groups built from arbitrary
+// bytes, with owned partitions out of range, of unknown topics, claimed
+// twice, and any generations: it must never panic, and must return an
+// assignment that gives each existing partition to at most one subscribed
+// member.
+func FuzzCooperativeSticky(f *testing.F) {
+	f.Add([]byte{3, 1, 2, 0, 5, 1, 7, 2, 2, 9, 0})
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		next := func() int {
+			if len(b) == 0 {
+				return 0
+			}
+			v := int(b[0])
+			b = b[1:]
+			return v
+		}
+		topics := []string{"a", "b", "c"}
+		counts := map[string]int32{}
+		for _, topic := range topics {
+			counts[topic] = int32(next() % 7)
+		}
+		members := map[string]MemberSubscription{}
+		for i := range 1 + next()%5 {
+			m := MemberSubscription{Generation: int32(next()%5) - 2, Owned: map[string][]int32{}}
+			for _, topic := range topics {
+				if next()%2 == 0 {
+					m.Topics = append(m.Topics, topic)
+				}
+				for range next() % 4 {
+					m.Owned[topic] = append(m.Owned[topic], int32(next()%10)-2)
+				}
+			}
+			members[fmt.Sprintf("m%d", i)] = m
+		}
+		got, err := JavaCooperativeStickyAssignor{}.Assign(counts, members)
+		require.NoError(t, err)
+		seen := map[tp]bool{}
+		for id, ts := range got {
+			for topic, ps := range ts {
+				require.Contains(t, members[id].Topics, topic)
+				for _, p := range ps {
+					require.True(t, p >= 0 && p < counts[topic])
+					require.False(t, seen[tp{topic, p}])
+					seen[tp{topic, p}] = true
+				}
+			}
+		}
+	})
+}
