@@ -299,7 +299,14 @@ func (c *ConsumerConnector) autoCommitLoop() {
 				continue // nothing owned: nothing to commit
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), c.commitTimeout())
-			if err := c.commitInfos(ctx, gen, infos, 1+c.cfg.OffsetsCommitMaxRetries); err != nil {
+			err = c.commitInfos(ctx, gen, infos, 1+c.cfg.OffsetsCommitMaxRetries)
+			switch {
+			case err == nil:
+			case gen.kafka != nil && errors.Is(err, kafkagroup.ErrCommitFenced) && errors.Is(gen.kafka.Err(), kafkagroup.ErrRebalanceStarted):
+				// The commit raced the member's rejoin (Kafka mode): the
+				// next commit covers the offsets.
+				c.log.Debug("auto-commit refused during a rebalance", "generation", gen.id, "err", err)
+			default:
 				c.report(fmt.Errorf("%w: %w", ErrAutoCommit, err))
 			}
 			cancel()

@@ -32,6 +32,13 @@ const (
 	StrategyRange = "range"
 	// StrategyRoundRobin is Kafka's RoundRobinAssignor.
 	StrategyRoundRobin = "roundrobin"
+	// StrategyCooperativeSticky is Kafka's CooperativeStickyAssignor
+	// (Kafka mode only): balanced and sticky, and the assignor of Kafka's
+	// cooperative rebalance protocol (KIP-429), under which a member keeps
+	// delivering the partitions it keeps during a rebalance (see
+	// PartitionAssignmentStrategy and README "Kafka mode: rebalance
+	// protocols").
+	StrategyCooperativeSticky = "cooperative-sticky"
 	// StrategySticky is zkconsumer's sticky assignor (ZooKeeper mode only):
 	// balanced, and moving as few partitions as balance allows when
 	// members join or leave, for groups whose members are all zkconsumers
@@ -356,7 +363,19 @@ type Config struct {
 	// PartitionAssignmentStrategy chooses the assignor:
 	// partition.assignment.strategy, default "range". One of StrategyRange,
 	// StrategyRoundRobin or, in ZooKeeper mode only, StrategySticky. Every
-	// member of a group must use the same one. In ZooKeeper mode a member
+	// member of a group must use the same one. In Kafka mode it is, as in
+	// Java's consumer, a comma-separated list in order of preference of
+	// StrategyRange, StrategyRoundRobin and StrategyCooperativeSticky (or
+	// the class names of Java's assignors for them); the coordinator picks
+	// one that every member lists. With StrategyCooperativeSticky alone the
+	// member runs Kafka's cooperative protocol: during a rebalance it keeps
+	// delivering the partitions it keeps, gives up (commits, tells the
+	// listener about) only those that move, and the listener's
+	// BeforeStartingFetchers is told only about the partitions it gains,
+	// as with RebalanceCooperative in ZooKeeper mode. A list with an eager
+	// assignor too ("range,cooperative-sticky", Java 3.x's default) keeps
+	// the member eager whichever assignor is picked, as in Java: the first
+	// step of Kafka's rolling upgrade to the cooperative protocol. In ZooKeeper mode a member
 	// records its strategy in its registration (a field Kafka's Scala
 	// consumer ignores) and stays out of a group whose members run one it
 	// cannot share the group with, reporting a rebalance.StrategyError
@@ -596,10 +615,12 @@ func (c *Config) Validate() error {
 	v.check(keyRebalanceMaxRetries, itoa(c.RebalanceMaxRetries), c.RebalanceMaxRetries >= 1, "must be at least 1")
 	v.check(keyZooKeeperSyncTime, ms(c.ZooKeeperSyncTime), c.ZooKeeperSyncTime >= 0, "must not be negative")
 	v.check(keyRebalanceBackoff, ms(c.RebalanceBackoff), c.RebalanceBackoff >= 0, "must not be negative")
-	if v.oneOf(keyPartitionAssignmentStrategy, c.PartitionAssignmentStrategy, StrategyRange, StrategyRoundRobin, StrategySticky) &&
-		c.PartitionAssignmentStrategy == StrategySticky && c.kafkaMode() {
-		v.fail(keyPartitionAssignmentStrategy, c.PartitionAssignmentStrategy,
-			"is zkconsumer's ZooKeeper-mode strategy; with "+keyGroupCoordination+"="+CoordinationKafka+" use range or roundrobin")
+	if c.kafkaMode() {
+		if _, reason := kafkaAssignors(c.PartitionAssignmentStrategy); reason != "" {
+			v.fail(keyPartitionAssignmentStrategy, c.PartitionAssignmentStrategy, reason)
+		}
+	} else {
+		v.oneOf(keyPartitionAssignmentStrategy, c.PartitionAssignmentStrategy, StrategyRange, StrategyRoundRobin, StrategySticky)
 	}
 	v.oneOf(keyRebalanceProtocol, c.RebalanceProtocol, RebalanceCooperative, RebalanceEager)
 	v.oneOf(keyRoundRobinHashFormat, c.RoundRobinHashFormat, RoundRobinHashDash, RoundRobinHashBracket)

@@ -228,5 +228,37 @@ func TestStickyIsZooKeeperModeOnly(t *testing.T) {
 	k.PartitionAssignmentStrategy = connector.StrategySticky
 	err = k.Validate()
 	require.ErrorIs(t, err, connector.ErrInvalidConfig)
-	assert.EqualError(t, err, `connector: invalid partition.assignment.strategy "sticky": is zkconsumer's ZooKeeper-mode strategy; with zkconsumer.group.coordination=kafka use range or roundrobin`)
+	assert.EqualError(t, err, `connector: invalid partition.assignment.strategy "sticky": is zkconsumer's ZooKeeper-mode strategy; with zkconsumer.group.coordination=kafka use range, roundrobin or cooperative-sticky`)
+}
+
+// TestKafkaModeAssignorLists: in Kafka mode partition.assignment.strategy
+// is a list, as in Java, of range, roundrobin and cooperative-sticky or
+// the class names of Java's assignors; ZooKeeper mode refuses
+// cooperative-sticky and lists.
+func TestKafkaModeAssignorLists(t *testing.T) {
+	for _, ok := range []string{"cooperative-sticky", "range,cooperative-sticky", " range , roundrobin ",
+		"org.apache.kafka.clients.consumer.CooperativeStickyAssignor",
+		"org.apache.kafka.clients.consumer.RangeAssignor,org.apache.kafka.clients.consumer.CooperativeStickyAssignor"} {
+		k := kafkaModeConfig()
+		k.PartitionAssignmentStrategy = ok
+		require.NoError(t, k.Validate(), ok)
+	}
+	for value, reason := range map[string]string{
+		"range,range":            "lists range twice",
+		"range,":                 "must list range, roundrobin or cooperative-sticky",
+		"cooperative":            `"cooperative" is not one of range, roundrobin, cooperative-sticky`,
+		"range,sticky":           "is zkconsumer's ZooKeeper-mode strategy",
+		"org.example.MyAssignor": `"org.example.MyAssignor" is not one of`,
+	} {
+		k := kafkaModeConfig()
+		k.PartitionAssignmentStrategy = value
+		err := k.Validate()
+		require.ErrorIs(t, err, connector.ErrInvalidConfig, value)
+		require.ErrorContains(t, err, reason, value)
+	}
+	for _, value := range []string{"cooperative-sticky", "range,roundrobin"} {
+		c := validConfig()
+		c.PartitionAssignmentStrategy = value
+		require.ErrorContains(t, c.Validate(), "must be one of range, roundrobin, sticky", value)
+	}
 }

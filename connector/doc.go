@@ -36,7 +36,11 @@
 // The streams, the fetchers and the rest of the data path are the same;
 // a generation loop (kafka_group.go) takes the ZooKeeper rebalance's place,
 // commits carry the generation, and each message is handed out only while
-// the generation's heartbeat lease holds.
+// the generation's heartbeat lease holds. With
+// partition.assignment.strategy=cooperative-sticky it runs Kafka's
+// cooperative protocol (KIP-429): the partitions a member keeps are
+// delivered throughout a rebalance, and only those that move are stopped,
+// committed and handed over (kafka_cooperative.go).
 //
 // Metrics are optional and cost nothing when off: Config.Metrics receives
 // the low-rate events (fetch requests, rebalances, commits) and reads the

@@ -27,6 +27,10 @@ type generation struct {
 	assignment rebalance.Assignment
 	ctx        context.Context
 	fence      streamcore.Fence
+	// incremental: the generation hands partitions over incrementally
+	// (Kafka mode's cooperative protocols), so the listener is told only
+	// what moves.
+	incremental bool
 
 	// zk is set in ZooKeeper mode, kafka in Kafka mode.
 	zk    *rebalance.Generation

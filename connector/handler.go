@@ -42,6 +42,14 @@ func (h *handler) Continue(ctx context.Context, from, to *rebalance.Generation) 
 		id: int64(to.ID), owned: to.Owned, assignment: to.Assignment,
 		ctx: to.Context(), fence: prev.fence, zk: to,
 	}
+	return c.handOver(ctx, prev, next)
+}
+
+// handOver replaces prev, the current generation, with next, which
+// continues it, in either mode: the partitions both own with the same
+// thread keep flowing; those only prev owns are revoked (revokeSome),
+// those only next owns are started (assignSome).
+func (c *ConsumerConnector) handOver(ctx context.Context, prev, next *generation) error {
 	removed := map[zkutil.TopicPartition]zkutil.ConsumerThreadID{}
 	for tp, th := range prev.owned {
 		if next.owned[tp] != th {
@@ -175,7 +183,7 @@ func (c *ConsumerConnector) assign(ctx context.Context, gen *generation) error {
 	}
 	if c.listener != nil {
 		assignment := gen.assignment
-		if gen.zk != nil && c.cfg.RebalanceProtocol == RebalanceCooperative {
+		if (gen.zk != nil && c.cfg.RebalanceProtocol == RebalanceCooperative) || gen.incremental {
 			// Cooperative hand-over: the listener is told what moves, so
 			// only this member's own partitions, which all start here.
 			assignment = rebalance.Assignment{c.id: gen.owned}

@@ -48,7 +48,7 @@ func (r *kafkaRun) consumerLoop(m consumerMember) {
 			continue
 		}
 		cg := kgen.kafkaGen.(*consumergroup.Generation)
-		gen := r.generation(kgen)
+		gen := r.generation(kgen, nil)
 		actx, cancel := context.WithTimeout(r.ctx, c.cfg.MaxPollInterval)
 		err = k.inLoop(func() error { return c.assign(actx, gen) })
 		cancel()

@@ -60,6 +60,11 @@ type kafkaRun struct {
 
 	stopMu  sync.Mutex
 	stopCtx context.Context // stop's, set before ctx ends; nil before
+
+	// chainCancel ends the context of a chain of cooperative generations
+	// (their fetchers run under it); nil while there is none. Used by the
+	// loop's goroutine only.
+	chainCancel context.CancelFunc
 }
 
 func newKafkaGroup(c *ConsumerConnector, brokers *kafkaBrokers, sec *secure.Client) *kafkaGroup {
@@ -83,13 +88,17 @@ func (k *kafkaGroup) current() *kafkaRun {
 func (k *kafkaGroup) join(ctx context.Context, sub rebalance.Subscription) error {
 	cfg := k.c.cfg
 	r := &kafkaRun{k: k, done: make(chan struct{}), first: make(chan error, 1)}
+	assignors, reason := kafkaAssignors(cfg.PartitionAssignmentStrategy)
+	if reason != "" { // Validate refused it already
+		return fmt.Errorf("connector: partition.assignment.strategy %q: %s", cfg.PartitionAssignmentStrategy, reason)
+	}
 	kc := kafkagroup.Config{
 		Brokers:               cfg.brokerList(),
 		Group:                 cfg.GroupID,
 		InstanceID:            cfg.GroupInstanceID,
 		Filter:                sub.Filter,
 		ExcludeInternalTopics: cfg.ExcludeInternalTopics,
-		Assignors:             []string{cfg.PartitionAssignmentStrategy},
+		Assignors:             assignors,
 		SessionTimeout:        cfg.SessionTimeout,
 		RebalanceTimeout:      cfg.MaxPollInterval,
 		HeartbeatInterval:     cfg.HeartbeatInterval,
@@ -189,21 +198,32 @@ func (r *kafkaRun) firstDone(err error) {
 
 // loop is the generation loop; it returns when stop ends r.ctx or the
 // member hits a fatal error.
+//
+// Under the cooperative protocol (kafkagroup.Generation.Cooperative) a
+// generation that ends with a rebalance is not revoked: its partitions
+// keep flowing while the member commits and rejoins (kept), and the next
+// generation, which continues it, takes them over (handOverKafka), giving
+// up only those it does not keep; when it gives some up, the member
+// rejoins at once, as Java's consumer does, so that the coordinator hands
+// them to their new owner.
 func (r *kafkaRun) loop() {
 	defer close(r.done)
 	defer r.firstDone(ErrShutdown)
 	k, c := r.k, r.k.c
 	started, attempts := time.Now(), 0
+	var kept *generation // a cooperative generation still delivering while the member rejoins
 	for {
 		attempts++
 		kgen, err := r.member.Join(r.ctx)
 		if err != nil {
 			switch {
 			case r.ctx.Err() != nil || errors.Is(err, kafkagroup.ErrMemberClosed):
+				r.endKept(kept, false)
 				k.rebalanced(rebalance.RebalanceAborted, attempts, started)
 				r.firstDone(err)
 				return
 			case errors.Is(err, kafkagroup.ErrFatal):
+				r.endKept(kept, true)
 				k.rebalanced(rebalance.RebalanceFailed, attempts, started)
 				c.report(fmt.Errorf("connector: %w", err))
 				r.firstDone(err)
@@ -213,27 +233,67 @@ func (r *kafkaRun) loop() {
 			backoff.Sleep(r.ctx, c.cfg.RefreshLeaderBackoff) // the next Join sees stop
 			continue
 		}
-		gen := r.generation(kgen)
-		actx, cancel := context.WithTimeout(r.ctx, c.cfg.MaxPollInterval)
-		err = k.inLoop(func() error { return c.assign(actx, gen) })
-		cancel()
-		if err != nil {
-			if r.ctx.Err() == nil {
-				c.report(fmt.Errorf("connector: start generation %d: %w", kgen.ID, err))
-			}
-			r.end(gen, false)
-			backoff.Sleep(r.ctx, c.cfg.RefreshLeaderBackoff)
-			continue
+		var (
+			gen      *generation
+			rejoin   bool // partitions were given up: rejoin at once
+			startErr error
+		)
+		if kept != nil && !kgen.Continues {
+			// The membership was lost while rejoining: what was kept may
+			// be another member's already. The coordinator may have been
+			// told this member owned it, so that it assigned it to nobody:
+			// rejoin once started, to have it handed out.
+			r.endKept(kept, true)
+			rejoin = len(kept.owned) > 0
+			kept = nil
 		}
+		if kept != nil {
+			gen = r.generation(kgen, kept)
+			rejoin, startErr = r.handOverKafka(kept, gen)
+			if startErr != nil {
+				gen = k.c.currentGeneration()
+			}
+		} else {
+			gen = r.generation(kgen, nil)
+			actx, cancel := context.WithTimeout(r.ctx, c.cfg.MaxPollInterval)
+			startErr = k.inLoop(func() error { return c.assign(actx, gen) })
+			cancel()
+			if startErr != nil {
+				if r.ctx.Err() == nil {
+					c.report(fmt.Errorf("connector: start generation %d: %w", kgen.ID, startErr))
+				}
+				r.end(gen, false)
+				backoff.Sleep(r.ctx, c.cfg.RefreshLeaderBackoff)
+				continue
+			}
+		}
+		kept = nil
 		k.rebalanced(rebalance.RebalanceSucceeded, attempts, started)
 		attempts = 0
 		r.firstDone(nil)
 
-		stalled := r.wait(gen)
+		var stalled []*streamcore.Control
+		if !rejoin && startErr == nil {
+			stalled = r.wait(gen)
+		} else if startErr != nil && r.ctx.Err() == nil {
+			// Partitions gained could not be started: rejoin, so that
+			// the coordinator hands them out again.
+			c.report(fmt.Errorf("connector: start generation %d: %w", kgen.ID, startErr))
+			backoff.Sleep(r.ctx, c.cfg.RefreshLeaderBackoff)
+		}
 		started = time.Now()
 		cause := kgen.Err()
 		lost := cause != nil && !errors.Is(cause, kafkagroup.ErrRebalanceStarted)
-		r.end(gen, lost)
+		if kgen.Cooperative && !lost && len(stalled) == 0 && r.ctx.Err() == nil && gen != nil {
+			// Keep delivering through the rebalance; commit what was
+			// consumed, as Java's consumer does before it rejoins.
+			r.commitKept(gen)
+			kept = gen
+			continue
+		}
+		if gen != nil {
+			r.end(gen, lost)
+		}
 		switch {
 		case errors.Is(cause, kafkagroup.ErrFatal):
 			c.report(fmt.Errorf("connector: %w", cause))
@@ -256,8 +316,10 @@ func (r *kafkaRun) loop() {
 const closeCommitTimeout = 30 * time.Second
 
 // end revokes gen, in an orderly way (committing) unless lost, within the
-// rebalance timeout, and, once stopped (Shutdown), within stop's context.
+// rebalance timeout, and, once stopped (Shutdown), within stop's context;
+// then the fetchers of a cooperative chain of generations end.
 func (r *kafkaRun) end(gen *generation, lost bool) {
+	defer r.endChain()
 	parent := context.Background()
 	if r.ctx.Err() != nil {
 		r.stopMu.Lock()
@@ -299,10 +361,21 @@ func (k *kafkaGroup) inListener() bool {
 // streams serve every topic) as Kafka's range assignor spreads a
 // consumer's partitions over its threads, so that the mapping is the same
 // on every join with the same assignment.
-func (r *kafkaRun) generation(kgen *kafkaJoined) *generation {
+//
+// A generation that continues kept (cooperative protocol) keeps the thread
+// of every partition kept had: only the partitions it gains are placed, on
+// the stream of their topic with the fewest (see placeGained). It runs
+// under kept's context, the chain's, which outlives each generation.
+func (r *kafkaRun) generation(kgen *kafkaJoined, kept *generation) *generation {
 	k := r.k
 	owned := map[zkutil.TopicPartition]zkutil.ConsumerThreadID{}
+	if kept != nil {
+		owned = r.placeGained(kgen, kept.owned)
+	}
 	for topic, parts := range kgen.Assignment {
+		if kept != nil {
+			break
+		}
 		n := r.threads[topic]
 		if r.wildcard {
 			n = r.threads[""]
@@ -334,9 +407,16 @@ func (r *kafkaRun) generation(kgen *kafkaJoined) *generation {
 		}
 		assignment[member] = theirs
 	}
+	ctx := kgen.Context()
+	switch {
+	case kept != nil:
+		ctx = kept.ctx
+	case kgen.Cooperative:
+		ctx = r.startChain()
+	}
 	return &generation{
 		id: int64(kgen.ID), owned: owned, assignment: assignment,
-		ctx: kgen.Context(), fence: kafkaFence{kgen.kafkaGen}, kafka: kgen.kafkaGen,
+		ctx: ctx, fence: kafkaFence{kgen.kafkaGen}, kafka: kgen.kafkaGen, incremental: kgen.Cooperative,
 	}
 }
 

@@ -47,6 +47,10 @@ type kafkaJoined struct {
 	// GroupAssignment is every member's share, known to a classic leader
 	// only.
 	GroupAssignment map[string]map[string][]int32
+	// Cooperative and Continues are the classic protocol's (see
+	// kafkagroup.Generation): the generation follows KIP-429's
+	// cooperative protocol, and continues the member's previous one.
+	Cooperative, Continues bool
 }
 
 // classicMember drives a kafkagroup.Member.
@@ -58,7 +62,8 @@ func (m classicMember) Join(ctx context.Context) (*kafkaJoined, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &kafkaJoined{kafkaGen: g, ID: g.ID, MemberID: g.MemberID, Assignment: g.Assignment, GroupAssignment: g.GroupAssignment}, nil
+	return &kafkaJoined{kafkaGen: g, ID: g.ID, MemberID: g.MemberID, Assignment: g.Assignment, GroupAssignment: g.GroupAssignment,
+		Cooperative: g.Cooperative, Continues: g.Continues}, nil
 }
 
 // Commit commits as a member of gen, a generation of this protocol.

@@ -34,6 +34,13 @@ type RebalanceListener interface {
 	// ids at the coordinator, with thread 0 (the protocol does not say how
 	// a member spreads its partitions over its streams); every other
 	// member's listener gets its own partitions only.
+	//
+	// Under a cooperative protocol (RebalanceCooperative in ZooKeeper
+	// mode, partition.assignment.strategy=cooperative-sticky in Kafka
+	// mode) both calls are told only what moves: BeforeReleasingPartitions
+	// the partitions this member gives up, BeforeStartingFetchers those it
+	// gains, its own only; neither is called for a rebalance that moves
+	// nothing of this member's.
 	BeforeStartingFetchers(ctx context.Context, c *ConsumerConnector, assignment map[string]map[int32]ConsumerThreadID)
 }
 

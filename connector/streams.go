@@ -136,9 +136,11 @@ func (c *ConsumerConnector) join(ctx context.Context, sub rebalance.Subscription
 	if err != nil {
 		return fmt.Errorf("connector: %w", err)
 	}
-	assignor, err := rebalance.NewAssignor(c.cfg.PartitionAssignmentStrategy, rebalance.WithRoundRobinHashFormat(format))
-	if err != nil {
-		return fmt.Errorf("connector: %w", err)
+	var assignor rebalance.Assignor
+	if c.kafka == nil { // Kafka mode's assignors are the group member's
+		if assignor, err = rebalance.NewAssignor(c.cfg.PartitionAssignmentStrategy, rebalance.WithRoundRobinHashFormat(format)); err != nil {
+			return fmt.Errorf("connector: %w", err)
+		}
 	}
 	c.mu.Lock()
 	if c.shutdown {

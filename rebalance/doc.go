@@ -39,8 +39,10 @@
 //
 // For groups coordinated by Kafka's broker instead (package
 // rebalance/kafkagroup), it also holds the assignors of Kafka's Java
-// consumer, JavaRangeAssignor and JavaRoundRobinAssignor (GroupAssignor,
-// NewGroupAssignor), which compute per member id, not per thread.
+// consumer, JavaRangeAssignor, JavaRoundRobinAssignor and
+// JavaCooperativeStickyAssignor (GroupAssignor, NewGroupAssignor), which
+// compute per member id, not per thread; the last one, from the partitions
+// each member owns, for Kafka's cooperative protocol.
 //
 // What is exported is deliberate: the assignors (Assignor, GroupAssignor
 // and their implementations, pure functions of a group's state, usable and

@@ -22,6 +22,16 @@ type MemberSubscription struct {
 	Topics []string
 	// InstanceID is the member's group.instance.id (KIP-345), "" if none.
 	InstanceID string
+	// Owned are the partitions the member says it owns (topic to
+	// partition ids; ConsumerProtocol subscription version 1 and later):
+	// under the cooperative protocol, those it kept delivering while it
+	// rejoined. Only JavaCooperativeStickyAssignor reads them.
+	Owned map[string][]int32
+	// Generation is the generation of the member's last assignment, as
+	// the cooperative-sticky assignor reads it (see
+	// CooperativeStickyGeneration), NoGeneration if unknown. Only
+	// JavaCooperativeStickyAssignor reads it, and only with Owned.
+	Generation int32
 }
 
 // GroupAssignment maps each member id to its partitions: topic to
@@ -45,18 +55,21 @@ type GroupAssignor interface {
 }
 
 // NewGroupAssignor returns the Java-compatible assignor named strategy:
-// StrategyRange ("range", Java's RangeAssignor) or StrategyRoundRobin
-// ("roundrobin", Java's RoundRobinAssignor). Other names give an error
-// wrapping ErrUnknownStrategy.
+// StrategyRange ("range", Java's RangeAssignor), StrategyRoundRobin
+// ("roundrobin", Java's RoundRobinAssignor) or StrategyCooperativeSticky
+// ("cooperative-sticky", Java's CooperativeStickyAssignor). Other names
+// give an error wrapping ErrUnknownStrategy.
 func NewGroupAssignor(strategy string) (GroupAssignor, error) {
 	switch strategy {
 	case StrategyRange:
 		return JavaRangeAssignor{}, nil
 	case StrategyRoundRobin:
 		return JavaRoundRobinAssignor{}, nil
+	case StrategyCooperativeSticky:
+		return JavaCooperativeStickyAssignor{}, nil
 	}
-	return nil, fmt.Errorf("%w %q for a Kafka-coordinated group: allowed values are %q and %q",
-		ErrUnknownStrategy, strategy, StrategyRange, StrategyRoundRobin)
+	return nil, fmt.Errorf("%w %q for a Kafka-coordinated group: allowed values are %q, %q and %q",
+		ErrUnknownStrategy, strategy, StrategyRange, StrategyRoundRobin, StrategyCooperativeSticky)
 }
 
 // JavaRangeAssignor computes what Kafka's Java RangeAssignor (3.x) assigns

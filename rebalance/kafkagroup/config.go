@@ -38,10 +38,15 @@ type Config struct {
 	// set it explicitly, Java's default is true.
 	ExcludeInternalTopics bool
 	// Assignors is partition.assignment.strategy: assignor names in order
-	// of preference, each "range" or "roundrobin". Default ["range"].
-	// The coordinator picks one that every member lists; Java 3.x
-	// consumers list [range, cooperative-sticky] by default, so "range"
-	// is the common one.
+	// of preference, each "range", "roundrobin" or "cooperative-sticky".
+	// Default ["range"]. The coordinator picks one that every member
+	// lists; Java 3.x consumers list [range, cooperative-sticky] by
+	// default, so "range" is the common one. As in Java, the member runs
+	// the cooperative protocol (Generation.Cooperative) only when every
+	// assignor listed supports it, i.e. with ["cooperative-sticky"]
+	// alone; listing an eager one too (the first step of Kafka's rolling
+	// upgrade to cooperative) keeps the member eager, whichever assignor
+	// the coordinator picks.
 	Assignors []string
 	// SessionTimeout is session.timeout.ms (default 45 s): without a
 	// heartbeat for this long the coordinator removes the member.

@@ -13,11 +13,21 @@
 // for static membership when the broker speaks JoinGroup v5), and, when
 // the coordinator elects it leader, computes every member's assignment
 // with the Java-compatible assignor the group agreed on
-// (rebalance.NewGroupAssignor: "range" or "roundrobin"), reading partition
-// counts from a Metadata request. SyncGroup hands out the assignment;
-// subscriptions and assignments are encoded as Java's ConsumerProtocol
-// encodes them. Only the leader learns the whole group's assignment
+// (rebalance.NewGroupAssignor: "range", "roundrobin" or
+// "cooperative-sticky"), reading partition counts from a Metadata request.
+// SyncGroup hands out the assignment; subscriptions and assignments are
+// encoded as Java's ConsumerProtocol encodes them (subscription v3, as
+// Kafka 3.9 sends it). Only the leader learns the whole group's assignment
 // (Generation.GroupAssignment).
+//
+// A member that lists only cooperative assignors (Config.Assignors:
+// "cooperative-sticky") runs Kafka's cooperative protocol (KIP-429),
+// as Java's consumer does: a generation that ends with ErrRebalanceStarted
+// keeps its partitions while the member rejoins, Join reports them as
+// owned, and the next generation continues it (Generation.Cooperative,
+// Generation.Continues); the member gives up only the partitions its new
+// assignment leaves out, then joins again at once. A list with an eager
+// assignor too keeps the member eager whichever assignor is picked.
 //
 // Every member checks, every MetadataMaxAge, the partition counts of its
 // own subscription (the leader also those of every topic of the group)

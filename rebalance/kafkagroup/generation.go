@@ -5,6 +5,7 @@ import (
 	"errors"
 	"maps"
 	"slices"
+	"sync/atomic"
 	"time"
 )
 
@@ -16,8 +17,33 @@ type Generation struct {
 	ID int32
 	// MemberID is this member's id in the generation.
 	MemberID string
-	// Protocol is the assignor the group uses ("range" or "roundrobin").
+	// Protocol is the assignor the group uses ("range", "roundrobin" or
+	// "cooperative-sticky").
 	Protocol string
+	// Cooperative is true when this member runs Kafka's cooperative
+	// rebalance protocol (KIP-429): every assignor it lists supports it
+	// (only "cooperative-sticky" does), as Java's consumer decides. It is
+	// the same for every generation of a member. A cooperative member
+	// keeps its partitions through a rebalance: after ErrRebalanceStarted
+	// the caller keeps consuming them, commits with Commit, and calls
+	// Join, which tells the coordinator what the member owns; the next
+	// generation's Assignment is then what the member may keep and gain.
+	// Partitions it owned that are not in it must be given up (committed
+	// with CommitFinal, as a member of the new generation), then Join
+	// called again at once: the partitions are handed to their new owner
+	// only in that follow-up rebalance. Without it (the eager protocol,
+	// "range" and "roundrobin"), a member gives up every partition before
+	// it rejoins.
+	Cooperative bool
+	// Continues is true when this generation continues the previous one of
+	// this member without a gap (Cooperative members only): the member
+	// rejoined as a member of the previous generation, reporting what it
+	// owned, so the partitions of the previous generation that are also in
+	// this one's Assignment never belonged to anyone else meanwhile, and
+	// both generations share one lease (LeaseHeld of either tells the
+	// same). When false, partitions of the previous generation are lost
+	// (the member lost its membership while it rejoined) or were given up.
+	Continues bool
 	// Leader is true when this member computed the group's assignment.
 	Leader bool
 	// Assignment maps each topic to this member's partitions of it, in
@@ -51,6 +77,9 @@ type Generation struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	lease  *lease
+	// handedOn is set once a generation that Continues this one shares its
+	// lease: this one's end no longer touches it.
+	handedOn atomic.Bool
 }
 
 // Context is cancelled when the generation ends; context.Cause tells why:
@@ -85,9 +114,10 @@ func (g *Generation) Topics() []string { return slices.Sorted(maps.Keys(g.Assign
 // first cause stays). Every cause but ErrRebalanceStarted also ends the
 // lease, even when the generation had ended already: a member that is told
 // to rejoin still belongs to the generation, one that lost its membership
-// or was closed does not.
+// or was closed does not. The lease of a generation that a later one
+// continues (Continues) belongs to that one.
 func (g *Generation) end(cause error) {
-	if !errors.Is(cause, ErrRebalanceStarted) {
+	if !errors.Is(cause, ErrRebalanceStarted) && !g.handedOn.Load() {
 		g.lease.revoke()
 	}
 	g.cancel(cause)
@@ -95,14 +125,22 @@ func (g *Generation) end(cause error) {
 
 // newGeneration starts a generation whose lease lasts LeaseFraction of
 // term from syncSent, when the SyncGroup that started it was sent, and
-// does not hold before holdUntil (if that is later than now).
-func newGeneration(id int32, memberID, protocol string, leader bool, assignment map[string][]int32, term time.Duration, syncSent, holdUntil time.Time) *Generation {
+// does not hold before holdUntil (if that is later than now). If prev is
+// set, the new generation continues it (Continues) and takes its lease
+// over, renewed from syncSent.
+func newGeneration(id int32, memberID, protocol string, leader bool, assignment map[string][]int32, term time.Duration, syncSent, holdUntil time.Time, prev *Generation) *Generation {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	if !holdUntil.After(time.Now()) {
 		holdUntil = time.Time{}
 	}
 	g := &Generation{ID: id, MemberID: memberID, Protocol: protocol, Leader: leader,
-		Assignment: assignment, HoldUntil: holdUntil, ctx: ctx, cancel: cancel, lease: newLease(term, holdUntil)}
+		Assignment: assignment, HoldUntil: holdUntil, ctx: ctx, cancel: cancel}
+	if prev != nil {
+		prev.handedOn.Store(true)
+		g.lease, g.Continues = prev.lease, true
+	} else {
+		g.lease = newLease(term, holdUntil)
+	}
 	g.lease.renew(syncSent)
 	return g
 }

@@ -34,7 +34,13 @@ func retryNow(err error) error   { return &retryError{err: err, now: true} }
 // the coordinator has handed out the assignment. If the previous
 // generation has not ended yet it ends now with ErrRebalanceStarted: call
 // Join only after the work of the previous generation is stopped and
-// committed. Join retries coordinator errors and unreachable brokers until
+// committed; under the cooperative protocol (Generation.Cooperative) only
+// after it is committed: a previous generation that ended with
+// ErrRebalanceStarted keeps its partitions, which Join reports to the
+// coordinator as owned, and the new generation continues it
+// (Generation.Continues) unless the coordinator forgot this member
+// meanwhile (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION), which ends the
+// previous generation with ErrMembershipLost. Join retries coordinator errors and unreachable brokers until
 // ctx ends, reporting those that last (Config.OnError); the error it then
 // returns wraps both context.Cause(ctx) and the last failure. It fails at
 // once with an ErrFatal error (among them a connection the brokers refused
@@ -62,8 +68,25 @@ func (m *Member) Join(ctx context.Context) (*Generation, error) {
 	if fatal != nil {
 		return nil, fatal
 	}
+	st := &joinState{generation: -1}
 	if prev != nil {
+		m.mu.Lock()
+		m.rejoining = prev
+		m.mu.Unlock()
+		defer func() {
+			m.mu.Lock()
+			m.rejoining = nil
+			m.mu.Unlock()
+		}()
 		prev.end(ErrRebalanceStarted)
+		if errors.Is(prev.Err(), ErrRebalanceStarted) {
+			// Still a member of prev's generation, as Java's consumer
+			// is until the coordinator says otherwise.
+			st.generation = prev.ID
+			if m.cooperative {
+				st.prev = prev
+			}
+		}
 	}
 
 	ctx, cancel := context.WithCancelCause(ctx)
@@ -83,7 +106,7 @@ func (m *Member) Join(ctx context.Context) (*Generation, error) {
 		if ctx.Err() != nil {
 			return nil, m.joinEnded(ctx, last)
 		}
-		gen, err := m.joinOnce(ctx)
+		gen, err := m.joinOnce(ctx, st)
 		if err == nil {
 			m.recovered("join")
 			return gen, nil
@@ -137,8 +160,25 @@ func (m *Member) joinEnded(ctx context.Context, last error) error {
 	return fmt.Errorf("kafkagroup: join group %s: %w (last error: %w)", m.cfg.Group, cause, last)
 }
 
+// joinState is what Join's attempts share: the generation whose
+// membership the member still holds, and, under the cooperative protocol,
+// that generation itself, whose partitions the member keeps and reports.
+type joinState struct {
+	generation int32       // -1: none
+	prev       *Generation // nil: nothing owned
+}
+
+// forget records that the coordinator no longer counts this member in its
+// previous generation (why): the partitions it kept are lost.
+func (m *Member) forget(st *joinState, why error) {
+	if st.prev != nil {
+		m.lost(st.prev, why)
+	}
+	st.prev, st.generation = nil, -1
+}
+
 // joinOnce runs JoinGroup and SyncGroup once.
-func (m *Member) joinOnce(ctx context.Context) (*Generation, error) {
+func (m *Member) joinOnce(ctx context.Context, st *joinState) (*Generation, error) {
 	c, err := m.coordinator()
 	if err == nil && c.joinAborted.Load() {
 		m.dropCoordinator(c, errors.New("join connection aborted"))
@@ -173,9 +213,15 @@ func (m *Member) joinOnce(ctx context.Context) (*Generation, error) {
 		GroupInstanceId:  m.instanceID(),
 		ProtocolType:     protocolType,
 	}
-	meta := subscriptionMetadata(topics)
+	var owned map[string][]int32
+	if st.prev != nil {
+		owned = st.prev.Assignment
+	}
+	m.mu.Lock()
+	assignedGen := m.assignedGen
+	m.mu.Unlock()
 	for _, name := range m.cfg.Assignors {
-		if err := req.AddGroupProtocolMetadata(name, meta); err != nil {
+		if err := req.AddGroupProtocolMetadata(name, subscriptionMetadata(name, topics, owned, st.generation, assignedGen)); err != nil {
 			return nil, err
 		}
 	}
@@ -198,6 +244,7 @@ func (m *Member) joinOnce(ctx context.Context) (*Generation, error) {
 		return nil, retryNow(resp.Err)
 	case sarama.ErrUnknownMemberId:
 		m.setMemberID("")
+		m.forget(st, fmt.Errorf("JoinGroup: %w", resp.Err))
 		return nil, retryNow(resp.Err)
 	case sarama.ErrRebalanceInProgress, sarama.ErrOffsetsLoadInProgress:
 		return nil, retryLater(resp.Err)
@@ -207,6 +254,9 @@ func (m *Member) joinOnce(ctx context.Context) (*Generation, error) {
 		}
 	}
 	m.setMemberID(resp.MemberId)
+	m.mu.Lock()
+	m.joinedGen = max(m.joinedGen, resp.GenerationId)
+	m.mu.Unlock()
 	leader := resp.LeaderId == resp.MemberId
 	m.log.Info("joined group", "generation", resp.GenerationId, "member", resp.MemberId,
 		"protocol", resp.GroupProtocol, "leader", leader, "members", len(resp.Members))
@@ -240,10 +290,16 @@ func (m *Member) joinOnce(ctx context.Context) (*Generation, error) {
 	}
 	switch sresp.Err {
 	case sarama.ErrNoError:
-	case sarama.ErrRebalanceInProgress, sarama.ErrIllegalGeneration:
+	case sarama.ErrRebalanceInProgress:
+		return nil, retryNow(sresp.Err)
+	case sarama.ErrIllegalGeneration:
+		// As Java's consumer, which resets its generation: what it kept
+		// may be another member's by now.
+		m.forget(st, fmt.Errorf("SyncGroup: %w", sresp.Err))
 		return nil, retryNow(sresp.Err)
 	case sarama.ErrUnknownMemberId:
 		m.setMemberID("")
+		m.forget(st, fmt.Errorf("SyncGroup: %w", sresp.Err))
 		return nil, retryNow(sresp.Err)
 	default:
 		if err := m.coordinatorError(c, "SyncGroup", sresp.Err); err != nil {
@@ -254,16 +310,24 @@ func (m *Member) joinOnce(ctx context.Context) (*Generation, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: undecodable assignment from the leader: %w", ErrFatal, err)
 	}
+	if st.prev != nil && st.prev.lease.gone() {
+		// The previous generation was found lost while this member
+		// rejoined (a refused commit, say): what it kept is not this
+		// generation's to continue.
+		st.prev = nil
+	}
 	m.mu.Lock()
 	hold := m.holdUntil
 	m.mu.Unlock()
 	gen := newGeneration(resp.GenerationId, resp.MemberId, resp.GroupProtocol, leader, mine,
-		m.leaseTerm(), syncSent, hold)
+		m.leaseTerm(), syncSent, hold, st.prev)
 	gen.GroupAssignment = groupAssignment(group)
+	gen.Cooperative = m.cooperative
 	m.mu.Lock()
 	m.gen = gen
+	m.assignedGen = gen.ID
 	m.mu.Unlock()
-	m.log.Info("generation started", "generation", gen.ID, "member", gen.MemberID, "assignment", mine)
+	m.log.Info("generation started", "generation", gen.ID, "member", gen.MemberID, "assignment", mine, "continues", gen.Continues)
 	if !gen.HoldUntil.IsZero() {
 		m.log.Info("this static member may have replaced a live instance with the same group.instance.id: "+
 			"no message is handed out until that instance's lease has ended",

@@ -92,6 +92,9 @@ func (l *lease) renew(sentAt time.Time) {
 	l.signalLocked()
 }
 
+// gone reports whether the lease was revoked.
+func (l *lease) gone() bool { return l.until.Load() < 0 }
+
 // revoke ends the lease for good.
 func (l *lease) revoke() {
 	l.mu.Lock()

@@ -43,13 +43,20 @@ type Member struct {
 	coordMu sync.Mutex // held while looking up the coordinator
 	coord   *coordinator
 
-	mu        sync.Mutex
-	memberID  string
-	holdUntil time.Time // see Generation.HoldUntil
-	gen       *Generation
-	fatal     error
-	bgCancel  context.CancelFunc // ends the current generation's goroutines
-	bg        sync.WaitGroup
+	// cooperative: every assignor listed supports the cooperative
+	// protocol (Generation.Cooperative).
+	cooperative bool
+
+	mu          sync.Mutex
+	assignedGen int32       // the generation of the last assignment; -1 before it
+	joinedGen   int32       // the generation of the last JoinGroup answered; -1 before it
+	rejoining   *Generation // the generation Join is rejoining from, while it runs
+	memberID    string
+	holdUntil   time.Time // see Generation.HoldUntil
+	gen         *Generation
+	fatal       error
+	bgCancel    context.CancelFunc // ends the current generation's goroutines
+	bg          sync.WaitGroup
 }
 
 // New checks cfg and returns a member that does nothing until Join.
@@ -59,7 +66,9 @@ func New(cfg Config) (*Member, error) {
 	}
 	cfg = cfg.withDefaults()
 	assignors := map[string]rebalance.GroupAssignor{}
+	cooperative := true
 	for _, name := range cfg.Assignors {
+		cooperative = cooperative && rebalance.SupportsCooperative(name)
 		a, err := rebalance.NewGroupAssignor(name)
 		if err != nil {
 			return nil, err
@@ -71,8 +80,8 @@ func New(cfg Config) (*Member, error) {
 	if cfg.InstanceID != "" {
 		log = log.With("instance", cfg.InstanceID)
 	}
-	m := &Member{cfg: cfg, log: log, assignors: assignors, ctx: ctx, cancel: cancel,
-		closed: make(chan struct{}), clientT: newTracker(cfg, cfg.RequestTimeout)}
+	m := &Member{cfg: cfg, log: log, assignors: assignors, cooperative: cooperative, assignedGen: -1, joinedGen: -1,
+		ctx: ctx, cancel: cancel, closed: make(chan struct{}), clientT: newTracker(cfg, cfg.RequestTimeout)}
 	if sc := m.saramaConfig(m.clientT, cfg.RequestTimeout); sc.Net.Proxy.Dialer != m.clientT {
 		m.explainer, _ = sc.Net.Proxy.Dialer.(interface{ Explain(error) error })
 	}

@@ -31,6 +31,7 @@ func TestConfigValidate(t *testing.T) {
 		"both":           {func(c *Config) { c.Filter = f }, "not both"},
 		"empty topic":    {func(c *Config) { c.Topics = []string{""} }, "empty topic name"},
 		"sticky":         {func(c *Config) { c.Assignors = []string{"range", "sticky"} }, "unknown partition.assignment.strategy"},
+		"java class":     {func(c *Config) { c.Assignors = []string{"org.apache.kafka.clients.consumer.CooperativeStickyAssignor"} }, "unknown partition.assignment.strategy"},
 		"twice":          {func(c *Config) { c.Assignors = []string{"range", "range"} }, "listed twice"},
 		"heartbeat":      {func(c *Config) { c.HeartbeatInterval = time.Minute }, "lower than session.timeout.ms"},
 		"negative":       {func(c *Config) { c.RetryBackoff = -time.Second }, "retry.backoff.ms"},
@@ -47,13 +48,24 @@ func TestConfigValidate(t *testing.T) {
 }
 
 // TestSubscriptionBytes pins the JoinGroup metadata to the layout of
-// Java's ConsumerProtocol subscription v1: version, topics, null user data,
-// no owned partitions.
+// Java's ConsumerProtocol subscription v3, as Kafka 3.9's consumer sends
+// it: version, topics, user data, owned partitions, generation id, rack
+// id. An eager member's range subscription has null user data and owns
+// nothing; a cooperative member's cooperative-sticky one carries the
+// generation of its last assignment as user data (Java's
+// CooperativeStickyAssignor) and the partitions it keeps, sorted.
 func TestSubscriptionBytes(t *testing.T) {
 	req := &sarama.JoinGroupRequest{}
-	require.NoError(t, req.AddGroupProtocolMetadata("range", subscriptionMetadata([]string{"a", "bc"})))
-	want := "0001" + "00000002" + "000161" + "00026263" + "ffffffff" + "00000000"
+	require.NoError(t, req.AddGroupProtocolMetadata("range", subscriptionMetadata("range", []string{"a", "bc"}, nil, -1, -1)))
+	require.NoError(t, req.AddGroupProtocolMetadata("cooperative-sticky",
+		subscriptionMetadata("cooperative-sticky", []string{"a", "bc"}, map[string][]int32{"bc": {2, 0}, "a": {}}, 7, 6)))
+	want := "0003" + "00000002" + "000161" + "00026263" + "ffffffff" + "00000000" + "ffffffff" + "ffff"
 	require.Equal(t, want, hex.EncodeToString(req.OrderedGroupProtocols[0].Metadata))
+	want = "0003" + "00000002" + "000161" + "00026263" +
+		"00000004" + "00000006" + // user data: generation 6
+		"00000001" + "00026263" + "00000002" + "00000000" + "00000002" + // owned bc-0, bc-2
+		"00000007" + "ffff" // generation 7, no rack
+	require.Equal(t, want, hex.EncodeToString(req.OrderedGroupProtocols[1].Metadata))
 }
 
 // TestAssignmentBytes pins SyncGroup assignments to Java's ConsumerProtocol
@@ -83,7 +95,9 @@ func TestAssignmentBytes(t *testing.T) {
 }
 
 // TestDecodeJavaSubscriptionV3: the leader reads what a Java 3.9 member
-// sends, subscription v3 with owned partitions, generation and rack.
+// sends, subscription v3 with owned partitions, generation and rack, and a
+// v1 subscription, whose generation comes from its cooperative-sticky
+// user data, if any.
 func TestDecodeJavaSubscriptionV3(t *testing.T) {
 	meta, _ := hex.DecodeString("0003" + "00000001" + "000174" + "ffffffff" +
 		"00000001" + "000174" + "00000001" + "00000000" + // owned t-0
@@ -92,12 +106,14 @@ func TestDecodeJavaSubscriptionV3(t *testing.T) {
 	resp := &sarama.JoinGroupResponse{Members: []sarama.GroupMember{
 		{MemberId: "java-1", GroupInstanceId: &inst, Metadata: meta},
 		{MemberId: "zk-1", Metadata: mustHex(t, "0001"+"00000001"+"000174"+"ffffffff"+"00000000")},
+		{MemberId: "old-1", Metadata: mustHex(t, "0001"+"00000001"+"000174"+"00000004"+"00000003"+"00000001"+"000174"+"00000001"+"00000001")},
 	}}
 	got, err := decodeMembers(resp)
 	require.NoError(t, err)
 	require.Equal(t, map[string]rebalance.MemberSubscription{
-		"java-1": {Topics: []string{"t"}, InstanceID: "i-1"},
-		"zk-1":   {Topics: []string{"t"}},
+		"java-1": {Topics: []string{"t"}, InstanceID: "i-1", Owned: map[string][]int32{"t": {0}}, Generation: 5},
+		"zk-1":   {Topics: []string{"t"}, Generation: -1},
+		"old-1":  {Topics: []string{"t"}, Owned: map[string][]int32{"t": {1}}, Generation: 3},
 	}, got)
 }
 
@@ -200,4 +216,26 @@ func TestCloseWithoutJoin(t *testing.T) {
 	require.NoError(t, m.Close())
 	require.Nil(t, m.Generation())
 	require.Empty(t, m.MemberID())
+}
+
+// TestCooperativeOnlyWhenEveryAssignorIs: as Java's ConsumerCoordinator
+// decides, a member runs the cooperative protocol only when every assignor
+// it lists supports it; Kafka 3.x's default list [range,
+// cooperative-sticky] keeps it eager.
+func TestCooperativeOnlyWhenEveryAssignorIs(t *testing.T) {
+	for _, tc := range []struct {
+		assignors []string
+		want      bool
+	}{
+		{[]string{"cooperative-sticky"}, true},
+		{[]string{"range", "cooperative-sticky"}, false},
+		{[]string{"cooperative-sticky", "roundrobin"}, false},
+		{[]string{"range"}, false},
+		{nil, false},
+	} {
+		m, err := New(Config{Brokers: []string{"localhost:1"}, Group: "g", Topics: []string{"t"}, Assignors: tc.assignors})
+		require.NoError(t, err)
+		require.Equal(t, tc.want, m.cooperative, "%v", tc.assignors)
+		require.NoError(t, m.Close())
+	}
 }

@@ -100,8 +100,9 @@ func (m *Member) commit(ctx context.Context, gen *Generation, offsets map[zkutil
 
 // commitRefused ends gen as the coordinator's refusal of its commit says:
 // another instance took the group.instance.id over (fatal), the member or
-// its generation is unknown (membership lost), or the group is
-// rebalancing. The first two end its lease at once: the member learns it
+// its generation is unknown (membership lost; not while the member
+// rejoins from gen or once it has joined a later generation, which makes
+// gen's commit stale), or the group is rebalancing. The first two end its lease at once: the member learns it
 // was fenced from the commit, and hands out no message more.
 func (m *Member) commitRefused(gen *Generation, kerr sarama.KError) {
 	why := fmt.Errorf("OffsetCommit: %w", kerr)
@@ -112,6 +113,18 @@ func (m *Member) commitRefused(gen *Generation, kerr sarama.KError) {
 		m.forgetMemberID(gen.MemberID)
 		m.lost(gen, why)
 	case sarama.ErrIllegalGeneration:
+		m.mu.Lock()
+		stale := m.joinedGen > gen.ID || m.rejoining == gen
+		m.mu.Unlock()
+		if stale {
+			// The member is rejoining from gen, or has joined a later
+			// generation since: the commit was merely late, as Java's
+			// consumer takes it (a RebalanceInProgressException, no
+			// reset); Join finds out whether the coordinator still
+			// counts the member. Under the cooperative protocol gen's
+			// partitions are still this member's meanwhile.
+			return
+		}
 		m.lost(gen, why)
 	case sarama.ErrRebalanceInProgress:
 		if gen.Err() == nil {

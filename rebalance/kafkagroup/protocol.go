@@ -10,17 +10,38 @@ import (
 	"github.com/zkconsumer/zkconsumer/rebalance"
 )
 
-// subscriptionMetadata is this member's protocol metadata in JoinGroup:
-// Java's ConsumerProtocol subscription, version 1 (topics, null user data,
-// no owned partitions: like Java's consumer under the eager protocol, the
-// member has given its partitions up before it rejoins).
-func subscriptionMetadata(topics []string) *sarama.ConsumerGroupMemberMetadata {
-	return &sarama.ConsumerGroupMemberMetadata{Version: 1, Topics: slices.Clone(topics)}
+// subscriptionVersion is the version of Java's ConsumerProtocol
+// subscription this member sends, the one Kafka 3.9's consumer sends: 1
+// added the owned partitions, 2 the generation id (KIP-792), 3 the rack id.
+const subscriptionVersion = 3
+
+// subscriptionMetadata is this member's protocol metadata in JoinGroup for
+// the assignor named protocol, as Java's ConsumerCoordinator builds it:
+// the subscribed topics; the partitions it owns (under the cooperative
+// protocol, those it keeps delivering while it rejoins; none under the
+// eager one, where they were given up before the join); the generation
+// id of its current membership (-1 when it has none); no rack. Java's
+// CooperativeStickyAssignor adds its user data: the generation of the
+// member's last assignment, assignedGen (see
+// rebalance.CooperativeStickyUserData); the other assignors add none.
+func subscriptionMetadata(protocol string, topics []string, owned map[string][]int32, generation, assignedGen int32) *sarama.ConsumerGroupMemberMetadata {
+	meta := &sarama.ConsumerGroupMemberMetadata{Version: subscriptionVersion, Topics: slices.Clone(topics), GenerationID: generation}
+	for _, topic := range slices.Sorted(maps.Keys(owned)) {
+		if ps := owned[topic]; len(ps) > 0 {
+			meta.OwnedPartitions = append(meta.OwnedPartitions, &sarama.OwnedPartition{Topic: topic, Partitions: slices.Sorted(slices.Values(ps))})
+		}
+	}
+	if protocol == rebalance.StrategyCooperativeSticky {
+		meta.UserData = rebalance.CooperativeStickyUserData(assignedGen)
+	}
+	return meta
 }
 
 // decodeMembers reads every member's subscription from the leader's
-// JoinGroup response. Java's decoder reads versions it does not know as
-// its highest; so does sarama's.
+// JoinGroup response: topics, group.instance.id, owned partitions and the
+// generation the cooperative-sticky assignor attributes to it. Java's
+// decoder reads versions it does not know as its highest; so does
+// sarama's.
 func decodeMembers(resp *sarama.JoinGroupResponse) (map[string]rebalance.MemberSubscription, error) {
 	metas, err := resp.GetMembers()
 	if err != nil {
@@ -28,7 +49,15 @@ func decodeMembers(resp *sarama.JoinGroupResponse) (map[string]rebalance.MemberS
 	}
 	out := make(map[string]rebalance.MemberSubscription, len(resp.Members))
 	for _, gm := range resp.Members {
-		s := rebalance.MemberSubscription{Topics: metas[gm.MemberId].Topics}
+		meta := metas[gm.MemberId]
+		s := rebalance.MemberSubscription{Topics: meta.Topics,
+			Generation: rebalance.CooperativeStickyGeneration(meta.Version, meta.GenerationID, meta.UserData)}
+		for _, op := range meta.OwnedPartitions {
+			if s.Owned == nil {
+				s.Owned = map[string][]int32{}
+			}
+			s.Owned[op.Topic] = append(s.Owned[op.Topic], op.Partitions...)
+		}
 		if gm.GroupInstanceId != nil {
 			s.InstanceID = *gm.GroupInstanceId
 		}
