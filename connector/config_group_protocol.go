@@ -3,7 +3,7 @@ package connector
 import (
 	"strings"
 
-	"github.com/zkconsumer/zkconsumer/rebalance/consumergroup"
+	"github.com/zkconsumer/zkconsumer/internal/consumergroup"
 	"github.com/zkconsumer/zkconsumer/rebalance/kafkagroup"
 )
 

@@ -11,7 +11,7 @@ import (
 	"github.com/zkconsumer/zkconsumer/internal/backoff"
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 	"github.com/zkconsumer/zkconsumer/rebalance"
-	"github.com/zkconsumer/zkconsumer/rebalance/consumergroup"
+	"github.com/zkconsumer/zkconsumer/internal/consumergroup"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 

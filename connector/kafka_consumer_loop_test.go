@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkconsumer/zkconsumer/rebalance/consumergroup"
+	"github.com/zkconsumer/zkconsumer/internal/consumergroup"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 

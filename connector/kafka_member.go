@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/zkconsumer/zkconsumer/rebalance/consumergroup"
+	"github.com/zkconsumer/zkconsumer/internal/consumergroup"
 	"github.com/zkconsumer/zkconsumer/rebalance/kafkagroup"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )

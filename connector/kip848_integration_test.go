@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
-	"github.com/zkconsumer/zkconsumer/rebalance/consumergroup"
+	"github.com/zkconsumer/zkconsumer/internal/consumergroup"
 )
 
 // consumerProtocolConfig is kafkaConfig with group.protocol=consumer.

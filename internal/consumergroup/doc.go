@@ -1,10 +1,11 @@
 // Package consumergroup makes a consumer a member of a group that uses
 // Kafka's consumer group protocol of KIP-848 (group.protocol=consumer,
 // Kafka 4.0 and later), in which the broker computes the assignment and
-// each member converges on it by heartbeats. It is exported for the
-// connector, which drives it as it drives package kafkagroup (the classic
-// protocol) when zkconsumer.group.coordination=kafka and
-// group.protocol=consumer; applications need nothing of it.
+// each member converges on it by heartbeats. The connector drives it as
+// it drives package kafkagroup (the classic protocol) when
+// zkconsumer.group.coordination=kafka and group.protocol=consumer;
+// applications reach its errors through connector's (ErrGroupFatal,
+// ErrMembershipLost).
 //
 // A Member joins with epoch 0 and then heartbeats (ConsumerGroupHeartbeat)
 // at the interval the coordinator gives, telling the coordinator its
