@@ -117,7 +117,7 @@ func (m *Member) beat(ctx context.Context, gen *Generation, lastOK *time.Time) t
 	// runs from when it first asked: heartbeats then do not extend the
 	// lease past what the heartbeat before that request gave.
 	if gen.Err() == nil && !revoking && !m.revoking() {
-		gen.lease.renew(sent)
+		gen.lease.Renew(sent)
 	}
 	m.mu.Lock()
 	_, missing := m.resolveLocked(m.target)

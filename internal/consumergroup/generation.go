@@ -6,7 +6,18 @@ import (
 	"maps"
 	"slices"
 	"time"
+
+	"github.com/zkconsumer/zkconsumer/internal/grouplease"
 )
+
+// LeaseFraction is the part of the lease term, min(session timeout,
+// rebalance timeout), that a lease lasts from the moment a heartbeat was
+// sent that the coordinator then answered without error: the coordinator
+// cannot give this member's partitions to another before that moment plus
+// the whole term (it waits for the member to acknowledge a revocation, or
+// for the rebalance timeout, and removes a silent member only after the
+// session timeout). A quarter of the term is left for clock drift.
+const LeaseFraction = grouplease.Fraction
 
 // Generation is one membership of a member: from a Join (with epoch 0)
 // until the coordinator fences the member, it leaves or is closed. Its
@@ -24,7 +35,7 @@ type Generation struct {
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc
-	lease  *lease
+	lease  *grouplease.Lease
 
 	updates chan struct{} // one pending signal: the target differs from what is owned
 }
@@ -79,10 +90,10 @@ func (g *Generation) Topics() []string { return slices.Sorted(maps.Keys(g.Assign
 // before it ended: while it holds, no other member can own its partitions.
 // It is cheap enough to call before every message. Heartbeats after the
 // generation ended do not renew it.
-func (g *Generation) LeaseHeld() bool { return g.lease.held() }
+func (g *Generation) LeaseHeld() bool { return g.lease.Held() }
 
 // LeaseChanged returns a channel closed at the next change of the lease.
-func (g *Generation) LeaseChanged() <-chan struct{} { return g.lease.changedCh() }
+func (g *Generation) LeaseChanged() <-chan struct{} { return g.lease.Changed() }
 
 // end ends the generation with cause (the first cause stays); every cause
 // but ErrRebalanceStarted ends the lease too: the member no longer owns
@@ -90,15 +101,15 @@ func (g *Generation) LeaseChanged() <-chan struct{} { return g.lease.changedCh()
 // only when Join is called while one runs: the caller gave it up.)
 func (g *Generation) end(cause error) {
 	if !errors.Is(cause, ErrRebalanceStarted) {
-		g.lease.revoke()
+		g.lease.Revoke()
 	}
 	g.cancel(cause)
 }
 
 func newGeneration(epoch int32, memberID string, assignment map[string][]int32, term time.Duration, sentAt time.Time) *Generation {
 	ctx, cancel := context.WithCancelCause(context.Background())
-	g := &Generation{ID: epoch, MemberID: memberID, Assignment: assignment, ctx: ctx, cancel: cancel, lease: newLease(term),
+	g := &Generation{ID: epoch, MemberID: memberID, Assignment: assignment, ctx: ctx, cancel: cancel, lease: grouplease.New(term, time.Time{}),
 		updates: make(chan struct{}, 1)}
-	g.lease.renew(sentAt)
+	g.lease.Renew(sentAt)
 	return g
 }

@@ -141,20 +141,20 @@ func TestGenerationLease(t *testing.T) {
 	g := newGeneration(1, "m", nil, 400*time.Millisecond, time.Now())
 	assert.True(t, g.LeaseHeld())
 	ch := g.LeaseChanged()
-	g.lease.renew(time.Now().Add(-time.Hour))
+	g.lease.Renew(time.Now().Add(-time.Hour))
 	select {
 	case <-ch:
 		t.Fatal("an older renewal changed the lease")
 	default:
 	}
 	require.Eventually(t, func() bool { return !g.LeaseHeld() }, 2*time.Second, 5*time.Millisecond, "the lease lapses on its own")
-	g.lease.renew(time.Now())
+	g.lease.Renew(time.Now())
 	assert.True(t, g.LeaseHeld())
 	g.end(ErrRebalanceStarted)
 	assert.True(t, g.LeaseHeld(), "a generation given up by Join still owns its partitions until acknowledged")
 	g.end(ErrMembershipLost)
 	assert.False(t, g.LeaseHeld())
-	g.lease.renew(time.Now())
+	g.lease.Renew(time.Now())
 	assert.False(t, g.LeaseHeld(), "gone for good")
 	assert.ErrorIs(t, g.Err(), ErrRebalanceStarted, "the first cause stays")
 	require.Error(t, g.Context().Err())

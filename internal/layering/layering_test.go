@@ -49,6 +49,7 @@ func TestDependenciesFlowOneWay(t *testing.T) {
 		{pkg: "internal/secure", forbidden: []string{"stream", "rebalance", "fetcher", "connector", "internal/testrig/testcluster"}},
 		{pkg: "internal/grouperr", forbidden: []string{"zkutil", "stream", "rebalance", "fetcher", "connector", "internal/coordinator", "internal/testrig/testcluster"}},
 		{pkg: "internal/offsetfetch", forbidden: []string{"stream", "rebalance", "fetcher", "connector", "internal/coordinator", "internal/testrig/testcluster"}},
+		{pkg: "internal/grouplease", forbidden: []string{"zkutil", "stream", "rebalance", "fetcher", "connector", "internal/testrig/testcluster"}, stdOnly: true},
 		{pkg: "internal/abortdial", forbidden: []string{"zkutil", "stream", "rebalance", "fetcher", "connector", "internal/testrig/testcluster"}, stdOnly: true},
 	}
 	for _, r := range rules {

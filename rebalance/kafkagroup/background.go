@@ -62,7 +62,7 @@ func (m *Member) heartbeatLoop(ctx context.Context, gen *Generation) {
 		switch {
 		case err == nil:
 			lastOK = time.Now()
-			gen.lease.renew(sent)
+			gen.lease.Renew(sent)
 			m.recovered("heartbeat")
 		case kerr == sarama.ErrRebalanceInProgress:
 			lastOK = time.Now() // the coordinator counted the heartbeat

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync/atomic"
 	"time"
+
+	"github.com/zkconsumer/zkconsumer/internal/grouplease"
 )
 
 // Generation is one successful join of a member: the coordinator's
@@ -76,7 +78,7 @@ type Generation struct {
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc
-	lease  *lease
+	lease  *grouplease.Lease
 	// handedOn is set once a generation that Continues this one shares its
 	// lease: this one's end no longer touches it.
 	handedOn atomic.Bool
@@ -118,7 +120,7 @@ func (g *Generation) Topics() []string { return slices.Sorted(maps.Keys(g.Assign
 // continues (Continues) belongs to that one.
 func (g *Generation) end(cause error) {
 	if !errors.Is(cause, ErrRebalanceStarted) && !g.handedOn.Load() {
-		g.lease.revoke()
+		g.lease.Revoke()
 	}
 	g.cancel(cause)
 }
@@ -139,8 +141,8 @@ func newGeneration(id int32, memberID, protocol string, leader bool, assignment 
 		prev.handedOn.Store(true)
 		g.lease, g.Continues = prev.lease, true
 	} else {
-		g.lease = newLease(term, holdUntil)
+		g.lease = grouplease.New(term, holdUntil)
 	}
-	g.lease.renew(syncSent)
+	g.lease.Renew(syncSent)
 	return g
 }

@@ -310,7 +310,7 @@ func (m *Member) joinOnce(ctx context.Context, st *joinState) (*Generation, erro
 	if err != nil {
 		return nil, fmt.Errorf("%w: undecodable assignment from the leader: %w", ErrFatal, err)
 	}
-	if st.prev != nil && st.prev.lease.gone() {
+	if st.prev != nil && st.prev.lease.Gone() {
 		// The previous generation was found lost while this member
 		// rejoined (a refused commit, say): what it kept is not this
 		// generation's to continue.

@@ -1,131 +1,16 @@
 package kafkagroup
 
-import (
-	"sync"
-	"sync/atomic"
-	"time"
-)
+import "github.com/zkconsumer/zkconsumer/internal/grouplease"
 
 // LeaseFraction is the part of a generation's lease term (the smaller of
 // session.timeout.ms and the rebalance timeout) that a lease lasts, counted
 // from the moment the member sent a request that the coordinator then
-// answered as a member of the generation. The coordinator cannot have
-// removed the member before that moment plus the whole term: it heard
-// from the member no earlier than when the request was sent, its session
-// timer restarts when it handles the request, and a rebalance that began
-// after it answered waits the rebalance timeout for the member to rejoin.
-// A lease of three quarters of the term therefore ends before any other
-// member can be given the generation's partitions, with a quarter to
-// spare for clock drift and for a message handed out just before the end.
-//
-// One exception is outside the coordinator's timers: a static member
-// (group.instance.id) replaced by a new instance with the same id. See
-// Generation.HoldUntil for how the new instance waits for its
-// predecessor's lease.
-const LeaseFraction = 0.75
-
-// lease tracks until when a generation is known to be current on the
-// coordinator. It is renewed from send times: the SyncGroup that started
-// the generation and every heartbeat answered without error. It lapses on
-// its own, also in a process frozen past it (SIGSTOP, a long GC pause): it
-// is measured on the monotonic clock from when requests were sent, never
-// from when a buffered answer happens to be read. A lease may also start
-// late (from): it does not hold before then, however recent its renewals.
-type lease struct {
-	base  time.Time                                             // monotonic origin of from and until
-	clock func(base time.Time) (mono time.Duration, wall int64) // readClocks; tests move the wall clock alone
-	term  time.Duration                                         // LeaseFraction of the lease term
-	from  int64                                                 // does not hold while time.Since(base) < from (ns); set once
-	until atomic.Int64                                          // held while time.Since(base) < until (ns); -1: gone for good
-	// untilWall is until on the wall clock (Unix ns): the monotonic clock
-	// stops while the machine is suspended, the wall clock is moved on at
-	// resume, so a suspend longer than the lease ends it.
-	untilWall atomic.Int64
-
-	mu      sync.Mutex
-	changed chan struct{} // closed and replaced on every change
-	start   *time.Timer   // signals the start at from; nil if it holds from base
-}
-
-// newLease returns a lease of LeaseFraction of term that does not hold
-// before notBefore (the zero time: no such bound). It holds nothing until
-// the first renew.
-func newLease(term time.Duration, notBefore time.Time) *lease {
-	l := &lease{base: time.Now(), clock: readClocks, term: time.Duration(float64(term) * LeaseFraction), changed: make(chan struct{})}
-	if d := notBefore.Sub(l.base); !notBefore.IsZero() && d > 0 {
-		l.from = int64(d)
-		l.start = time.AfterFunc(d, l.signal)
-	}
-	return l
-}
-
-// held reports whether the lease holds now: atomic loads and a read of the
-// monotonic clock, cheap enough for every message.
-func (l *lease) held() bool {
-	until := l.until.Load()
-	mono, wall := l.clock(l.base)
-	since := int64(mono)
-	return until > 0 && since >= l.from && since < until && wall < l.untilWall.Load()
-}
-
-// readClocks reads, in one call, the monotonic time since base and the
-// wall clock in Unix nanoseconds.
-func readClocks(base time.Time) (time.Duration, int64) {
-	now := time.Now()
-	return now.Sub(base), now.UnixNano()
-}
-
-// renew extends the lease to sentAt plus its term, unless it is gone or
-// already lasts longer.
-func (l *lease) renew(sentAt time.Time) {
-	until := int64(sentAt.Sub(l.base) + l.term)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	cur := l.until.Load()
-	if cur < 0 || until <= cur {
-		return
-	}
-	// The wall deadline first: a reader that sees the new until with the
-	// old wall deadline errs on the side of a lapsed lease.
-	l.untilWall.Store(sentAt.UnixNano() + int64(l.term))
-	l.until.Store(until)
-	l.signalLocked()
-}
-
-// gone reports whether the lease was revoked.
-func (l *lease) gone() bool { return l.until.Load() < 0 }
-
-// revoke ends the lease for good.
-func (l *lease) revoke() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.start != nil {
-		l.start.Stop()
-	}
-	if l.until.Load() < 0 {
-		return
-	}
-	l.until.Store(-1)
-	l.signalLocked()
-}
-
-// signal tells waiters that the lease may have changed (its start came).
-func (l *lease) signal() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.signalLocked()
-}
-
-func (l *lease) signalLocked() {
-	close(l.changed)
-	l.changed = make(chan struct{})
-}
-
-func (l *lease) changedCh() <-chan struct{} {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.changed
-}
+// answered as a member of the generation (see internal/grouplease for why
+// the coordinator cannot have given the partitions away before). A static
+// member replaced by a new instance with the same id is outside the
+// coordinator's timers: see Generation.HoldUntil for how the new instance
+// waits for its predecessor's lease.
+const LeaseFraction = grouplease.Fraction
 
 // LeaseHeld reports whether the generation is known to be current on the
 // coordinator at this moment, and no other instance of this static member
@@ -138,9 +23,9 @@ func (l *lease) changedCh() <-chan struct{} {
 // its own when heartbeats stop succeeding, and never holds again once the
 // membership is lost or the member is closed; heartbeats answered
 // REBALANCE_IN_PROGRESS do not renew it.
-func (g *Generation) LeaseHeld() bool { return g.lease.held() }
+func (g *Generation) LeaseHeld() bool { return g.lease.Held() }
 
 // LeaseChanged returns a channel closed at the next change of the lease: a
 // renewal, its start at HoldUntil, or its end. To wait for the lease, take
 // the channel, then check LeaseHeld, then wait on the channel.
-func (g *Generation) LeaseChanged() <-chan struct{} { return g.lease.changedCh() }
+func (g *Generation) LeaseChanged() <-chan struct{} { return g.lease.Changed() }

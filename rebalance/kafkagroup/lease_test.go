@@ -1,61 +1,12 @@
 package kafkagroup
 
 import (
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/require"
 )
-
-// TestLeaseFromSendTimes: a lease lasts LeaseFraction of its term from the
-// send time it was renewed with, never moves back, ends for good when
-// revoked, and tells waiters about every change.
-func TestLeaseFromSendTimes(t *testing.T) {
-	l := newLease(400*time.Millisecond, time.Time{}) // lasts 300 ms from a send
-	require.False(t, l.held(), "no answer yet")
-	ch := l.changedCh()
-	l.renew(time.Now())
-	require.True(t, l.held())
-	select {
-	case <-ch:
-	default:
-		t.Fatal("renewal not signalled")
-	}
-	// An answer to a request sent long ago (read after a freeze) renews
-	// nothing.
-	ch = l.changedCh()
-	l.renew(time.Now().Add(-time.Second))
-	select {
-	case <-ch:
-		t.Fatal("an older send time changed the lease")
-	default:
-	}
-	require.Eventually(t, func() bool { return !l.held() }, time.Second, 5*time.Millisecond)
-	l.renew(time.Now())
-	require.True(t, l.held(), "a new answer renews a lapsed lease")
-	l.revoke()
-	require.False(t, l.held())
-	l.renew(time.Now())
-	require.False(t, l.held(), "a revoked lease never holds again")
-}
-
-// TestLeaseEndsWhenWallClockPassesIt: the monotonic clock stops while the
-// machine is suspended, the wall clock is moved on at resume; a lease
-// whose end the wall clock has passed no longer holds.
-func TestLeaseEndsWhenWallClockPassesIt(t *testing.T) {
-	l := newLease(time.Minute, time.Time{})
-	var suspended atomic.Int64
-	l.clock = func(base time.Time) (time.Duration, int64) {
-		mono, wall := readClocks(base)
-		return mono, wall + suspended.Load()
-	}
-	l.renew(time.Now())
-	require.True(t, l.held())
-	suspended.Store(int64(time.Minute)) // monotonic time did not move
-	require.False(t, l.held(), "a suspend longer than the lease must end it")
-}
 
 // TestGenerationEndRevokesLease: a generation told to rejoin keeps its
 // lease until it lapses; one that lost its membership or was closed loses
@@ -82,7 +33,7 @@ func TestLeaseHoldUntil(t *testing.T) {
 	g := newGeneration(1, "m", "range", false, nil, time.Minute, time.Now(), hold, nil)
 	require.Equal(t, hold, g.HoldUntil)
 	ch := g.LeaseChanged()
-	g.lease.renew(time.Now())
+	g.lease.Renew(time.Now())
 	require.False(t, g.LeaseHeld(), "held before HoldUntil")
 	select {
 	case <-ch: // the renewal
