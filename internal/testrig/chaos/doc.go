@@ -45,6 +45,8 @@
 //   - TopologySticky: as TopologyEnsemble (half the members with the
 //     whitelist, so subscriptions differ) with
 //     partition.assignment.strategy=sticky.
+//   - TopologyKafkaCooperative: as TopologyKafka with
+//     partition.assignment.strategy=cooperative-sticky (KIP-429).
 //
 // While a paced producer writes Config.Messages sequence-numbered messages
 // with acks=all, the driver injects the faults of a schedule derived from

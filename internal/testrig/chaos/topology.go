@@ -40,10 +40,15 @@ const (
 	// previous assignment through /consumers/<group>/sticky_assignment,
 	// and the owner check follows that node (stickyExpectation).
 	TopologySticky Topology = "sticky"
+	// TopologyKafkaCooperative: as TopologyKafka, but with
+	// partition.assignment.strategy=cooperative-sticky (KIP-429): a
+	// rebalance stops only the partitions that move, the others keep
+	// flowing through it.
+	TopologyKafkaCooperative Topology = "kafka-cooperative"
 )
 
 // Topologies lists every topology in the order make chaos runs them.
-var Topologies = []Topology{TopologyEnsemble, TopologyRoundRobin, TopologyKafka, TopologySticky}
+var Topologies = []Topology{TopologyEnsemble, TopologyRoundRobin, TopologyKafka, TopologySticky, TopologyKafkaCooperative}
 
 // ParseTopology parses a topology name.
 func ParseTopology(s string) (Topology, error) {
@@ -57,7 +62,7 @@ func ParseTopology(s string) (Topology, error) {
 func (t Topology) valid() bool { return slices.Contains(Topologies, t) }
 
 // kafkaMode reports whether the members are coordinated by Kafka.
-func (t Topology) kafkaMode() bool { return t == TopologyKafka }
+func (t Topology) kafkaMode() bool { return t == TopologyKafka || t == TopologyKafkaCooperative }
 
 // offsetsStorage is where the members commit: "zookeeper" or "kafka".
 func (t Topology) offsetsStorage() string {
@@ -74,12 +79,14 @@ func (t Topology) assignment() string {
 		return rebalance.StrategyRoundRobin
 	case TopologySticky:
 		return rebalance.StrategySticky
+	case TopologyKafkaCooperative:
+		return rebalance.StrategyCooperativeSticky
 	}
 	return rebalance.StrategyRange
 }
 
 // static reports whether the members are static (group.instance.id).
-func (t Topology) static() bool { return t == TopologyKafka }
+func (t Topology) static() bool { return t.kafkaMode() }
 
 // wildcard reports whether member slot subscribes with a whitelist rather
 // than to the main topic: every second slot does, and every slot with
@@ -90,7 +97,7 @@ func (t Topology) wildcard(slot int) bool {
 
 // kinds are the fault kinds of the topology's full run.
 func (t Topology) kinds() []FaultKind {
-	if t == TopologyKafka {
+	if t.kafkaMode() {
 		return []FaultKind{
 			MemberKill, MemberStop, MemberLeave, MemberBrokerCutShort, MemberBrokerCutLong,
 			OverlapStopTwo, OverlapBrokerPauseRebalance,

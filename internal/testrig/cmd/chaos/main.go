@@ -5,7 +5,7 @@
 // offsets. See package internal/testrig/chaos for the topologies and definitions.
 //
 //	chaos [flags]               the full run of every topology, one after another
-//	chaos -topology T [flags]   the full run of topology T (ensemble, roundrobin, kafka, sticky)
+//	chaos -topology T [flags]   the full run of topology T (ensemble, roundrobin, kafka, sticky, kafka-cooperative)
 //	chaos verify -dir DIR       verify the logs of an earlier run again
 //	chaos member                a member process (started by the driver)
 //
