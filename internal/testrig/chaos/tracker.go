@@ -21,7 +21,8 @@ type tracker struct {
 	deliveries int
 	ids        map[string]string // incarnation key -> consumer id
 	// assigned is each incarnation's current assignment, as its listener
-	// reported it (set once it reported one).
+	// reported it: what it started, less what it released since (set once
+	// it reported one).
 	assigned map[string]map[topicPartition]bool
 }
 
@@ -64,13 +65,21 @@ func (t *tracker) poll() {
 			case RecStart:
 				t.ids[key] = r.ConsumerID
 			case RecAssign:
-				cur := map[topicPartition]bool{}
+				// What a listener is told to start adds to what it had:
+				// under a cooperative protocol a generation that continues
+				// the last starts only the partitions it gains, the ones it
+				// keeps were never released. (An eager generation released
+				// everything before, so adding is replacing there.)
+				cur := t.assigned[key]
+				if cur == nil {
+					cur = map[topicPartition]bool{}
+					t.assigned[key] = cur
+				}
 				for topic, ps := range r.Parts {
 					for _, p := range ps {
 						cur[topicPartition{topic, p}] = true
 					}
 				}
-				t.assigned[key] = cur
 			case RecRelease:
 				for topic, ps := range r.Parts {
 					for _, p := range ps {
