@@ -35,7 +35,7 @@ func TestTrackerFollowsIncrementalAssignments(t *testing.T) {
 	}
 	step(RecAssign, map[string][]int32{"t": {0, 1, 2, 3}})
 	step(RecRelease, map[string][]int32{"t": {2, 3}}) // cooperative: gives two up
-	step(RecAssign, map[string][]int32{"u": {0}})      // and gains one
+	step(RecAssign, map[string][]int32{"u": {0}})     // and gains one
 	got, ok := trk.assignment("m0.0")
 	require.True(t, ok)
 	require.Equal(t, set(topicPartition{"t", 0}, topicPartition{"t", 1}, topicPartition{"u", 0}), got)
