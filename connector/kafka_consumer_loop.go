@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/zkconsumer/zkconsumer/internal/backoff"
+	"github.com/zkconsumer/zkconsumer/internal/consumergroup"
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 	"github.com/zkconsumer/zkconsumer/rebalance"
-	"github.com/zkconsumer/zkconsumer/internal/consumergroup"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 

@@ -16,8 +16,8 @@ import (
 	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 	"github.com/zkconsumer/zkconsumer/internal/consumergroup"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 )
 
 // consumerProtocolConfig is kafkaConfig with group.protocol=consumer.
