@@ -71,9 +71,16 @@ import (
 //     after the previous chunk of the same direction was written, so bytes
 //     that arrive while one waits wait up to twice the delay: pipelined
 //     requests see between one and two delays each way.
-//   - coord=kafka: Kafka mode (the classic protocol, eager) on Kafka 3.9
-//     and on Kafka 4.x in KRaft mode, heartbeat.interval.ms 300 with
-//     session.timeout.ms 6000.
+//   - coord=kafka: Kafka mode on Kafka 3.9 and on Kafka 4.x in KRaft mode,
+//     heartbeat.interval.ms 300 with session.timeout.ms 6000:
+//     protocol=classic (the classic group protocol with the range
+//     assignor, eager), protocol=cooperative-sticky (the classic group
+//     protocol with partition.assignment.strategy=cooperative-sticky,
+//     KIP-429) and, on Kafka 4.x only, protocol=consumer
+//     (group.protocol=consumer, KIP-848, the broker's default uniform
+//     assignor, on a KRaft cluster of its own whose group.consumer.*
+//     heartbeat interval and session timeout are 300 ms and 6 s; see
+//     stwKafkaProtocols).
 //
 // The protocols and latencies of one size run one after another. Go's
 // -count repeats each sub-benchmark in place; for rounds that interleave
@@ -97,21 +104,55 @@ func BenchmarkStopTheWorld(b *testing.B) {
 				}
 			}
 			for _, br := range rbBrokers {
-				b.Run("coord=kafka/broker="+br.name+"/protocol=classic", func(b *testing.B) {
-					c := br.cluster(b)
-					bootstrap := strings.Join(c.BrokerAddrs(), ",")
-					benchStopTheWorld(b, c, size[0], size[1], func(cfg *Config, _ string) {
-						cfg.GroupCoordination = CoordinationKafka
-						cfg.BootstrapServers = bootstrap
-						cfg.ClientID = cfg.ConsumerID
-						cfg.ConsumerID = ""
-						cfg.HeartbeatInterval = 300 * time.Millisecond
-						cfg.SessionTimeout = 6 * time.Second
-					}, 0)
-				})
+				for _, proto := range stwKafkaProtocols {
+					if proto.kraftOnly && br.name != "kraft4" {
+						continue
+					}
+					b.Run("coord=kafka/broker="+br.name+"/protocol="+proto.name, func(b *testing.B) {
+						c := br.cluster(b)
+						if proto.brokerProps != nil {
+							c = testcluster.Private(b, testcluster.Options{KRaft: true, BrokerProperties: proto.brokerProps})
+						}
+						bootstrap := strings.Join(c.BrokerAddrs(), ",")
+						benchStopTheWorld(b, c, size[0], size[1], func(cfg *Config, _ string) {
+							cfg.GroupCoordination = CoordinationKafka
+							cfg.BootstrapServers = bootstrap
+							cfg.ClientID = cfg.ConsumerID
+							cfg.ConsumerID = ""
+							cfg.HeartbeatInterval = 300 * time.Millisecond
+							cfg.SessionTimeout = 6 * time.Second
+							proto.configure(cfg)
+						}, 0)
+					})
+				}
 			}
 		})
 	}
+}
+
+// stwKafkaProtocols are the group protocols of BenchmarkStopTheWorld's
+// Kafka-mode rows: the classic protocol with the range assignor (eager),
+// the classic protocol with cooperative-sticky (KIP-429, incremental) and
+// KIP-848's consumer protocol (Kafka 4.x only, kraftOnly), whose heartbeat
+// interval and session timeout are the broker's: its rows run on a KRaft
+// cluster of their own (brokerProps) whose group.consumer.* settings are
+// the classic rows' heartbeat.interval.ms 300 and session.timeout.ms 6000,
+// so that the rows differ by protocol only (the broker's defaults are 5 s
+// and 45 s).
+var stwKafkaProtocols = []struct {
+	name        string
+	kraftOnly   bool
+	brokerProps map[string]string
+	configure   func(cfg *Config)
+}{
+	{name: "classic", configure: func(cfg *Config) { cfg.PartitionAssignmentStrategy = StrategyRange }},
+	{name: StrategyCooperativeSticky, configure: func(cfg *Config) { cfg.PartitionAssignmentStrategy = StrategyCooperativeSticky }},
+	{name: GroupProtocolConsumer, kraftOnly: true, brokerProps: map[string]string{
+		"group.consumer.min.heartbeat.interval.ms": "300",
+		"group.consumer.heartbeat.interval.ms":     "300",
+		"group.consumer.min.session.timeout.ms":    "6000",
+		"group.consumer.session.timeout.ms":        "6000",
+	}, configure: func(cfg *Config) { cfg.GroupProtocol = GroupProtocolConsumer }},
 }
 
 func stwRTT(b *testing.B) time.Duration {
