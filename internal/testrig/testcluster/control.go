@@ -45,8 +45,11 @@ func (c *Cluster) PauseBroker(id int) error {
 	if err != nil {
 		return err
 	}
-	return b.signal(syscall.SIGSTOP)
+	return b.freeze(freezeTimeout)
 }
+
+// freezeTimeout bounds the wait for a paused JVM's threads to stop.
+const freezeTimeout = 30 * time.Second
 
 // ResumeBroker sends SIGCONT to a paused broker.
 func (c *Cluster) ResumeBroker(id int) error {

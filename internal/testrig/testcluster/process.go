@@ -155,3 +155,48 @@ func (j *jvm) logSinceStart() string {
 	data, _ := io.ReadAll(io.NewSectionReader(f, from, 1<<62))
 	return string(data)
 }
+
+// freeze sends SIGSTOP and waits, up to timeout, until every thread of the
+// process is stopped. The signal stops each thread only when the kernel
+// next runs it: on a loaded machine a thread can still answer a request
+// for a moment after kill returned (a paused ZooKeeper server answered a
+// mode query under load average 40), so a pause counts only once it took.
+func (j *jvm) freeze(timeout time.Duration) error {
+	if err := j.signal(syscall.SIGSTOP); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(timeout)
+	for !allThreadsStopped(j.pid) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("testcluster: %s (pid %d) not stopped %v after SIGSTOP", j.name, j.pid, timeout)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return nil
+}
+
+// allThreadsStopped reports whether every thread of process pid is in
+// the stopped state (T), or the process is gone.
+func allThreadsStopped(pid int) bool {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return true // gone: nothing of it runs
+	}
+	for _, task := range tasks {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, task.Name()))
+		if err != nil {
+			continue // the thread ended
+		}
+		// The state follows the command name, which is in parentheses
+		// and may itself hold spaces or parentheses.
+		s := string(data)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 || i+2 >= len(s) {
+			return false
+		}
+		if st := s[i+2]; st != 'T' && st != 't' && st != 'Z' && st != 'X' {
+			return false
+		}
+	}
+	return true
+}

@@ -75,7 +75,7 @@ func (c *Cluster) PauseZooKeeperServer(i int) error {
 	if err != nil {
 		return err
 	}
-	if err := z.signal(syscall.SIGSTOP); err != nil {
+	if err := z.freeze(freezeTimeout); err != nil {
 		return err
 	}
 	c.setZKPaused(i, true)
