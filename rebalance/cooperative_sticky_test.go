@@ -1,14 +1,11 @@
 package rebalance
 
 import (
-	"bufio"
-	"context"
 	"encoding/hex"
 	"fmt"
 	"maps"
 	"math/rand/v2"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -471,47 +468,7 @@ func askCooperativeSticky(t *testing.T, inputs []groupInput) []GroupAssignment {
 		}
 		in.WriteByte('\n')
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, java, "-Xshare:auto", "-XX:TieredStopAtLevel=1",
-		"-cp", filepath.Join(lib, "*"), "testdata/CooperativeStickyOracle.java")
-	cmd.Stdin = strings.NewReader(in.String())
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	require.NoError(t, err, "java: %s", stderr.String())
-
-	var results []GroupAssignment
-	cur := GroupAssignment{}
-	sc := bufio.NewScanner(strings.NewReader(string(out)))
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "END" {
-			results = append(results, cur)
-			cur = GroupAssignment{}
-			continue
-		}
-		fields := strings.Fields(line)
-		id, err := hex.DecodeString(fields[0])
-		require.NoError(t, err, "oracle line %q", line)
-		topics := map[string][]int32{}
-		for _, f := range fields[1:] {
-			topic, list, ok := strings.Cut(f, ":")
-			require.True(t, ok, "oracle line %q", line)
-			name, err := hex.DecodeString(topic)
-			require.NoError(t, err)
-			for _, p := range strings.Split(list, ",") {
-				n, err := strconv.ParseInt(p, 10, 32)
-				require.NoError(t, err)
-				topics[string(name)] = append(topics[string(name)], int32(n))
-			}
-		}
-		cur[string(id)] = topics
-	}
-	require.NoError(t, sc.Err())
-	require.Len(t, results, len(inputs), "oracle answers")
-	return results
+	return runOracle(t, java, lib, "CooperativeStickyOracle.java", in.String(), len(inputs))
 }
 
 // FuzzCooperativeSticky feeds the assignor groups built from arbitrary
