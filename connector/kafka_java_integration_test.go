@@ -181,6 +181,14 @@ func startJavaMember(t *testing.T, java javaTools, bootstrap, topic, group strin
 		cancel()
 		t.Fatal(err)
 	}
+	return runJavaMember(t, cmd, cancel)
+}
+
+// runJavaMember starts cmd, a Java console consumer made under a context
+// that cancel ends, and kills it when the test ends (logging its stderr if
+// the test failed).
+func runJavaMember(t *testing.T, cmd *exec.Cmd, cancel context.CancelFunc) *javaMember {
+	t.Helper()
 	j := &javaMember{cmd: cmd, cancel: cancel, waited: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = &j.out, &j.errOut
 	require.NoError(t, cmd.Start())

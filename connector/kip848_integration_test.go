@@ -467,17 +467,7 @@ func startJava848Member(t *testing.T, bootstrap, topic, group string) *javaMembe
 		cancel()
 		t.Fatal(err)
 	}
-	j := &javaMember{cmd: cmd, cancel: cancel, waited: make(chan struct{})}
-	cmd.Stdout, cmd.Stderr = &j.out, &j.errOut
-	require.NoError(t, cmd.Start())
-	go func() { _ = cmd.Wait(); close(j.waited) }()
-	t.Cleanup(func() {
-		j.kill()
-		if t.Failed() {
-			t.Logf("Java console consumer stderr:\n%s", j.errOut.String())
-		}
-	})
-	return j
+	return runJavaMember(t, cmd, cancel)
 }
 
 // stop ends the Java consumer with SIGTERM, on which it commits and
