@@ -223,16 +223,19 @@ func testKeptPartitionsFlow(t *testing.T, c *testcluster.Cluster, event, protoco
 		// another suite at load 42, the producer starved too. Eager gives
 		// none at all.
 		require.GreaterOrEqual(t, during, 5, "cooperative: the kept partitions did not flow during the rebalance")
+		// Copied under the lock, checked outside it: a failed check ends
+		// the test, and the connectors' shutdown calls the listener.
 		listener.mu.Lock()
-		for _, owned := range listener.released {
-			require.NotContains(t, owned[topic], int32(0), "the listener was told about a kept partition: %v", listener.released)
-			require.NotContains(t, owned[topic], int32(1), "the listener was told about a kept partition: %v", listener.released)
-		}
-		for i, assigned := range listener.started[1:] {
-			require.NotContains(t, assigned[topic], int32(0), "start %d told about a kept partition: %v", i+1, listener.started)
-			require.NotContains(t, assigned[topic], int32(1), "start %d told about a kept partition: %v", i+1, listener.started)
-		}
+		released, started := slices.Clone(listener.released), slices.Clone(listener.started)
 		listener.mu.Unlock()
+		for _, owned := range released {
+			require.NotContains(t, owned[topic], int32(0), "the listener was told about a kept partition: %v", released)
+			require.NotContains(t, owned[topic], int32(1), "the listener was told about a kept partition: %v", released)
+		}
+		for i, assigned := range started[1:] {
+			require.NotContains(t, assigned[topic], int32(0), "start %d told about a kept partition: %v", i+1, started)
+			require.NotContains(t, assigned[topic], int32(1), "start %d told about a kept partition: %v", i+1, started)
+		}
 	}
 
 	// The moved partitions are delivered by their new owner afterwards.
