@@ -112,7 +112,10 @@ func (m *ConsumerFetcherManager) StartConnections(ctx context.Context, infos []*
 // It returns each partition's next fetch offset (PartitionTopicInfo's
 // fetched offset): everything below it went to the stream, nothing at or
 // above it did. A partition that never got an offset (negative fetched
-// offset and no leader found yet) keeps its negative offset.
+// offset and no leader found yet) keeps its negative offset. A partition
+// revoked while the connections ran (PartitionTopicInfo.Revoke, an
+// incremental rebalance gave it up) and not added again is not in the
+// map: it was no longer fetched.
 //
 // No goroutine of the manager survives it. It is idempotent: without
 // running connections it returns an empty map.
@@ -220,7 +223,9 @@ func (r *run) stop() map[zkutil.TopicPartition]int64 {
 	defer r.mu.Unlock()
 	offsets := make(map[zkutil.TopicPartition]int64, len(r.partitions))
 	for tp, pti := range r.partitions {
-		offsets[tp] = pti.FetchedOffset()
+		if !pti.Revoked() {
+			offsets[tp] = pti.FetchedOffset()
+		}
 	}
 	return offsets
 }
