@@ -28,8 +28,8 @@ type generation struct {
 	ctx        context.Context
 	fence      streamcore.Fence
 	// incremental: the generation hands partitions over incrementally
-	// (Kafka mode's cooperative protocols), so the listener is told only
-	// what moves.
+	// (ZooKeeper mode's cooperative hand-over, Kafka mode's cooperative
+	// protocols), so the listener is told only what moves.
 	incremental bool
 
 	// zk is set in ZooKeeper mode, kafka in Kafka mode.
@@ -50,6 +50,7 @@ func (c *ConsumerConnector) zkGeneration(gen *rebalance.Generation) *generation 
 	return &generation{
 		id: int64(gen.ID), owned: gen.Owned, assignment: gen.Assignment,
 		ctx: gen.Context(), fence: sessionFence{c.session, gen.SessionID}, zk: gen,
+		incremental: c.cfg.RebalanceProtocol == RebalanceCooperative,
 	}
 }
 

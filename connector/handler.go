@@ -40,7 +40,7 @@ func (h *handler) Continue(ctx context.Context, from, to *rebalance.Generation) 
 	prev := c.zkGeneration(from)
 	next := &generation{
 		id: int64(to.ID), owned: to.Owned, assignment: to.Assignment,
-		ctx: to.Context(), fence: prev.fence, zk: to,
+		ctx: to.Context(), fence: prev.fence, zk: to, incremental: prev.incremental,
 	}
 	return c.handOver(ctx, prev, next)
 }
@@ -183,7 +183,7 @@ func (c *ConsumerConnector) assign(ctx context.Context, gen *generation) error {
 	}
 	if c.listener != nil {
 		assignment := gen.assignment
-		if (gen.zk != nil && c.cfg.RebalanceProtocol == RebalanceCooperative) || gen.incremental {
+		if gen.incremental {
 			// Cooperative hand-over: the listener is told what moves, so
 			// only this member's own partitions, which all start here.
 			assignment = rebalance.Assignment{c.id: gen.owned}
