@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -90,8 +91,14 @@ type stwProbeMember struct {
 
 // startSTWProbe starts the probe's JVM and returns once it reads commands.
 func startSTWProbe(release, bootstrap, topic, protocol string) (*stwProbe, error) {
+	// From the repository's root, so that the test binary may run from
+	// anywhere in it (go test runs it in connector/).
+	root, err := testcluster.RepoRoot()
+	if err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	cmd, err := testcluster.ClientProgram(ctx, release, "testdata/StopTheWorldProbe.java", bootstrap, topic, protocol)
+	cmd, err := testcluster.ClientProgram(ctx, release, filepath.Join(root, "connector", "testdata", "StopTheWorldProbe.java"), bootstrap, topic, protocol)
 	if err != nil {
 		cancel()
 		return nil, err
