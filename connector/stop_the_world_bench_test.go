@@ -532,11 +532,10 @@ func stwMeasure(b *testing.B, rec, ctl *gapRecorder, f *stwFigures, name string,
 		time.Sleep(stwSettle)
 		w, cw = rec.window(), ctl.window()
 		// Under load a partition may miss the settling window once
-		// more, and a group may look settled between two rebalances of
-		// one event (a Java member of a cooperative-sticky group, whose
-		// follow-up rebalance moved one more partition 300 ms later):
-		// then wait again and take the window later (that only makes
-		// the kept gap larger).
+		// more, and a group may look settled before a moved partition's
+		// new owner has delivered it (seen once with Java
+		// cooperative-sticky members): then wait again and take the
+		// window later (that only makes the kept gap larger).
 		var ok bool
 		if owners, ok = rec.owners(stwSeqs(live)); ok && stwMovedDelivered(w, owners) {
 			break
