@@ -40,37 +40,46 @@ func newGapRecorder(partitions int) *gapRecorder {
 }
 
 // see records that member delivered a message of partition now.
-func (g *gapRecorder) see(member int, partition int32) {
-	now := time.Now()
+func (g *gapRecorder) see(member int, partition int32) { g.seeAt(member, partition, time.Now()) }
+
+// seeAt records that member delivered a message of partition at at, a
+// time taken elsewhere (a Java consumer's clock): it may reach the
+// recorder after a later delivery of the partition, or after a window
+// started later, and then counts as what it was when it happened.
+func (g *gapRecorder) seeAt(member int, partition int32, at time.Time) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	p := int(partition)
 	if p < 0 || p >= len(g.last) {
 		return
 	}
-	if !g.t0.IsZero() {
+	if !g.t0.IsZero() && !at.Before(g.t0) {
 		// A gap that began before t0 counts whole: it is the one the
 		// event may have caused, and the baseline is measured the same
 		// way.
-		if gap := now.Sub(g.last[p]); !g.last[p].IsZero() && gap > g.maxGap[p] {
-			g.maxGap[p], g.gapEnd[p] = gap, now
+		if gap := at.Sub(g.last[p]); !g.last[p].IsZero() && gap > g.maxGap[p] {
+			g.maxGap[p], g.gapEnd[p] = gap, at
 		}
 		f := g.first[member]
 		if f == nil {
 			f = make([]time.Time, len(g.last))
 			g.first[member] = f
 		}
-		if f[p].IsZero() {
-			f[p] = now
+		if f[p].IsZero() || at.Before(f[p]) {
+			f[p] = at
 		}
 	}
-	g.last[p], g.lastBy[p] = now, member
+	if at.After(g.last[p]) {
+		g.last[p], g.lastBy[p] = at, member
+	}
 	bm := g.byMember[member]
 	if bm == nil {
 		bm = make([]time.Time, len(g.last))
 		g.byMember[member] = bm
 	}
-	bm[p] = now
+	if at.After(bm[p]) {
+		bm[p] = at
+	}
 }
 
 // mark starts a window now and returns its start.
@@ -214,6 +223,14 @@ func (l *ownedLog) BeforeStartingFetchers(_ context.Context, c *ConsumerConnecto
 		}
 	}
 	l.step()
+}
+
+// record records that the member owns owned (sorted) from at on, as a
+// Java consumer's rebalance callbacks told it.
+func (l *ownedLog) record(at time.Time, owned []int32) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.steps = append(l.steps, ownedStep{at: at, owned: owned})
 }
 
 func (l *ownedLog) ensure() map[int32]bool {
