@@ -2,17 +2,16 @@ package consumergroup
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/IBM/sarama"
 
+	gc "github.com/zkconsumer/zkconsumer/internal/coordinator"
 	"github.com/zkconsumer/zkconsumer/internal/kip848"
 )
 
@@ -125,47 +124,6 @@ func saramaConfig(cfg Config, readTimeout time.Duration) *sarama.Config {
 	return &c
 }
 
-// dialer returns what dials the coordinator for kip848.Conn, as sarama
-// would dial it with sc: through the proxy dialer (the connector's, or the
-// TLS dialer of Secure), with TLS if sc enables it.
-func dialer(sc *sarama.Config) kip848.Dialer {
-	var d kip848.Dialer = &net.Dialer{Timeout: sc.Net.DialTimeout, KeepAlive: sc.Net.KeepAlive}
-	if sc.Net.Proxy.Enable && sc.Net.Proxy.Dialer != nil {
-		d = sc.Net.Proxy.Dialer
-	}
-	if sc.Net.TLS.Enable {
-		return tlsDialer{d, sc.Net.TLS.Config}
-	}
-	return d
-}
-
-type tlsDialer struct {
-	inner kip848.Dialer
-	conf  *tls.Config
-}
-
-// Dial connects through the inner dialer and completes a TLS handshake.
-func (t tlsDialer) Dial(network, addr string) (net.Conn, error) {
-	c, err := t.inner.Dial(network, addr)
-	if err != nil {
-		return nil, err
-	}
-	conf := t.conf
-	if conf == nil {
-		conf = &tls.Config{}
-	}
-	if conf.ServerName == "" && !conf.InsecureSkipVerify {
-		conf = conf.Clone()
-		conf.ServerName, _, _ = net.SplitHostPort(addr)
-	}
-	tc := tls.Client(c, conf)
-	if err := tc.Handshake(); err != nil {
-		_ = c.Close()
-		return nil, err
-	}
-	return tc, nil
-}
-
 // bootstrap returns the client for Metadata and FindCoordinator.
 func (m *Member) bootstrap() (sarama.Client, error) {
 	m.clientMu.Lock()
@@ -232,33 +190,35 @@ func (m *Member) coordinator(ctx context.Context) (*coordinator, error) {
 	}
 	addr, id := resp.Coordinator.Addr(), resp.Coordinator.ID()
 	sc := saramaConfig(m.cfg, m.cfg.RequestTimeout)
-	conn, err := kip848.Dial(ctx, dialer(sc), addr, m.cfg.ClientID, m.cfg.RequestTimeout)
+	d, _ := gc.Dialer(sc) // New refused SASL
+	conn, err := kip848.Dial(ctx, d, addr, m.cfg.ClientID, m.cfg.RequestTimeout)
 	if err != nil {
 		return nil, fmt.Errorf("consumergroup: connect to the coordinator, broker %d at %s: %w", id, addr, err)
 	}
-	hb, okHB := conn.Versions(kip848.APIKeyConsumerGroupHeartbeat)
-	oc, okOC := conn.Versions(kip848.APIKeyOffsetCommit)
-	if !okHB || hb.Min > 1 || !okOC || oc.Max < kip848.OffsetCommitVersion || oc.Min > kip848.OffsetCommitVersion {
+	v, err := gc.Negotiate(gc.BrokerName(id, addr), gc.KIP848Versions(conn, gc.APIConsumerGroupHeartbeat, gc.APIOffsetCommit, gc.APIOffsetFetch), needs...)
+	if err != nil {
 		conn.Close()
-		return nil, fmt.Errorf("%w: %w: broker %d at %s speaks ConsumerGroupHeartbeat %v (need 0 or 1), OffsetCommit up to %d (need %d)",
-			ErrFatal, ErrUnsupported, id, addr, versionsOf(hb, okHB), oc.Max, kip848.OffsetCommitVersion)
+		return nil, fmt.Errorf("%w: %w: %w", ErrFatal, ErrUnsupported, err)
 	}
+	hbVersion, _ := v.Of(gc.APIConsumerGroupHeartbeat)
 	fetch := sarama.NewBroker(addr)
 	if err := fetch.Open(sc); err != nil {
 		conn.Close()
 		return nil, err
 	}
-	c := &coordinator{id: id, addr: addr, conn: conn, fetch: fetch, hbVersion: min(hb.Max, 1)}
+	c := &coordinator{id: id, addr: addr, conn: conn, fetch: fetch, hbVersion: hbVersion}
 	m.log.Debug("found coordinator", "broker", id, "addr", addr, "heartbeat_version", c.hbVersion)
 	m.coord = c
 	return c, nil
 }
 
-func versionsOf(v kip848.VersionRange, ok bool) string {
-	if !ok {
-		return "not at all"
-	}
-	return fmt.Sprintf("%d-%d", v.Min, v.Max)
+// needs is what a member of the consumer group protocol sends to its
+// coordinator: ConsumerGroupHeartbeat 0 or 1, OffsetCommit 9 (kip848),
+// OffsetFetch 5 (sarama).
+var needs = []gc.Need{
+	{API: gc.APIConsumerGroupHeartbeat, Range: gc.Range{Min: 0, Max: 1}},
+	{API: gc.APIOffsetCommit, Range: gc.Range{Min: kip848.OffsetCommitVersion, Max: kip848.OffsetCommitVersion}},
+	{API: gc.APIOffsetFetch, Range: gc.Range{Min: 5, Max: 5}},
 }
 
 // dropCoordinator forgets c (NOT_COORDINATOR, a failed connection); the

@@ -10,6 +10,7 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/zkconsumer/zkconsumer/internal/backoff"
+	"github.com/zkconsumer/zkconsumer/internal/grouperr"
 	"github.com/zkconsumer/zkconsumer/internal/kip848"
 	"github.com/zkconsumer/zkconsumer/internal/offsetfetch"
 	"github.com/zkconsumer/zkconsumer/zkutil"
@@ -101,8 +102,7 @@ func (m *Member) commitOnce(ctx context.Context, gen *Generation, topics []kip84
 			switch {
 			case p.ErrorCode == codeStaleMemberEpoch:
 				return true, kerr // a heartbeat moved the epoch on; repeat with it
-			case p.ErrorCode == codeFencedMemberEpoch || sarama.KError(p.ErrorCode) == sarama.ErrUnknownMemberId ||
-				sarama.KError(p.ErrorCode) == sarama.ErrIllegalGeneration:
+			case grouperr.Fenced(sarama.KError(p.ErrorCode)):
 				m.fenced(c)
 				gen.end(fmt.Errorf("%w: OffsetCommit: %w", ErrMembershipLost, kerr))
 				return false, fmt.Errorf("%w (epoch %d, member %s): %w", ErrCommitFenced, epoch, id, kerr)
