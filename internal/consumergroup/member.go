@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sync"
 	"time"
 
@@ -32,8 +31,7 @@ type Member struct {
 	reportMu   sync.Mutex
 	lastReport map[string]time.Time
 
-	clientMu sync.Mutex // the bootstrap client: Metadata, FindCoordinator
-	client   sarama.Client
+	loc *gc.Locator // the coordinator's discovery, and the broker for Metadata
 
 	coordMu sync.Mutex
 	coord   *coordinator
@@ -84,7 +82,8 @@ func New(cfg Config) (*Member, error) {
 	// Version 1 of ConsumerGroupHeartbeat wants the member to name itself
 	// (KIP-1082), once for its lifetime; version 0 takes the coordinator's.
 	return &Member{cfg: cfg, log: log, ctx: ctx, cancel: cancel, interval: 5 * time.Second, memberID: kip848.NewMemberID(), wake: make(chan struct{}, 1),
-		owned: map[string][]int32{}, names: map[kip848.UUID]string{}, ids: map[string]kip848.UUID{}}, nil
+		owned: map[string][]int32{}, names: map[kip848.UUID]string{}, ids: map[string]kip848.UUID{},
+		loc: gc.NewBootstrapLocator(cfg.Group, cfg.Brokers, saramaConfig(cfg, cfg.RequestTimeout), nil)}, nil
 }
 
 // MemberID returns this member's id, "" before the first heartbeat.
@@ -124,43 +123,41 @@ func saramaConfig(cfg Config, readTimeout time.Duration) *sarama.Config {
 	return &c
 }
 
-// bootstrap returns the client for Metadata and FindCoordinator.
-func (m *Member) bootstrap() (sarama.Client, error) {
-	m.clientMu.Lock()
-	defer m.clientMu.Unlock()
+// anyBroker returns a connected broker of the cluster
+// (gc.Locator.AnyBroker).
+func (m *Member) anyBroker() (*sarama.Broker, error) {
 	if m.ctx.Err() != nil {
 		return nil, ErrMemberClosed
 	}
-	if m.client != nil && !m.client.Closed() {
-		return m.client, nil
+	b, err := m.loc.AnyBroker()
+	if errors.Is(err, gc.ErrClosed) {
+		return nil, ErrMemberClosed
 	}
-	c, err := sarama.NewClient(m.cfg.Brokers, saramaConfig(m.cfg, m.cfg.RequestTimeout))
-	if err != nil {
-		return nil, fmt.Errorf("consumergroup: connect to bootstrap.servers %v: %w", m.cfg.Brokers, err)
-	}
-	m.client = c
-	return c, nil
+	return b, err
 }
 
-// anyBroker returns a connected broker of the cluster.
-func (m *Member) anyBroker() (*sarama.Broker, error) {
-	c, err := m.bootstrap()
-	if err != nil {
-		return nil, err
+// brokerFailed moves on to the next broker after a request to b failed
+// (gc.Locator.BrokerFailed), unless Close caused the failure.
+func (m *Member) brokerFailed(b *sarama.Broker) {
+	if m.ctx.Err() == nil {
+		m.loc.BrokerFailed(b)
 	}
-	if len(c.Brokers()) == 0 {
-		if err := c.RefreshMetadata(); err != nil {
-			return nil, fmt.Errorf("consumergroup: metadata from bootstrap.servers %v: %w", m.cfg.Brokers, err)
-		}
+}
+
+// findCoordinator asks a broker which one coordinates the group
+// (gc.Locator.Find); a refusal for good is an ErrFatal error.
+func (m *Member) findCoordinator() (*sarama.Broker, error) {
+	if m.ctx.Err() != nil {
+		return nil, ErrMemberClosed
 	}
-	brokers := c.Brokers()
-	if len(brokers) == 0 {
-		return nil, errors.New("consumergroup: no broker available")
+	b, err := m.loc.Find()
+	switch {
+	case errors.Is(err, gc.ErrClosed):
+		return nil, ErrMemberClosed
+	case errors.Is(err, gc.ErrFindRefused):
+		return nil, fmt.Errorf("%w: %w", ErrFatal, err)
 	}
-	slices.SortFunc(brokers, func(a, b *sarama.Broker) int { return int(a.ID() - b.ID()) })
-	b := brokers[int(time.Now().UnixNano()/int64(time.Millisecond))%len(brokers)]
-	_ = b.Open(c.Config())
-	return b, nil
+	return b, err
 }
 
 // coordinator returns the group's coordinator, finding and connecting it
@@ -172,23 +169,11 @@ func (m *Member) coordinator(ctx context.Context) (*coordinator, error) {
 	if m.coord != nil {
 		return m.coord, nil
 	}
-	b, err := m.anyBroker()
+	found, err := m.findCoordinator()
 	if err != nil {
 		return nil, err
 	}
-	resp, err := b.FindCoordinator(&sarama.FindCoordinatorRequest{Version: 2, CoordinatorKey: m.cfg.Group, CoordinatorType: sarama.CoordinatorGroup})
-	if err != nil {
-		_ = b.Close()
-		return nil, fmt.Errorf("consumergroup: find the coordinator of group %s through broker %d at %s: %w", m.cfg.Group, b.ID(), b.Addr(), err)
-	}
-	switch resp.Err {
-	case sarama.ErrNoError:
-	case sarama.ErrConsumerCoordinatorNotAvailable, sarama.ErrNotCoordinatorForConsumer, sarama.ErrOffsetsLoadInProgress:
-		return nil, fmt.Errorf("consumergroup: find the coordinator of group %s: %w", m.cfg.Group, resp.Err)
-	default:
-		return nil, fmt.Errorf("%w: group %s: FindCoordinator: %w", ErrFatal, m.cfg.Group, resp.Err)
-	}
-	addr, id := resp.Coordinator.Addr(), resp.Coordinator.ID()
+	addr, id := found.Addr(), found.ID()
 	sc := saramaConfig(m.cfg, m.cfg.RequestTimeout)
 	d, _ := gc.Dialer(sc) // New refused SASL
 	conn, err := kip848.Dial(ctx, d, addr, m.cfg.ClientID, m.cfg.RequestTimeout)
@@ -284,11 +269,7 @@ func (m *Member) Close() error {
 			m.coord = nil
 		}
 		m.coordMu.Unlock()
-		m.clientMu.Lock()
-		if m.client != nil {
-			_ = m.client.Close()
-		}
-		m.clientMu.Unlock()
+		m.loc.Close()
 	})
 	return err
 }

@@ -199,12 +199,8 @@ func (m *Member) recheckCoordinator() {
 	if c == nil {
 		return
 	}
-	b, err := m.anyBroker()
-	if err != nil {
-		return
-	}
-	resp, err := b.FindCoordinator(&sarama.FindCoordinatorRequest{Version: 2, CoordinatorKey: m.cfg.Group, CoordinatorType: sarama.CoordinatorGroup})
-	if err == nil && resp.Err == sarama.ErrNoError && (resp.Coordinator.ID() != c.id || resp.Coordinator.Addr() != c.addr) {
-		m.dropCoordinator(c, fmt.Errorf("the coordinator is now broker %d", resp.Coordinator.ID()))
+	found, err := m.findCoordinator()
+	if err == nil && (found.ID() != c.id || found.Addr() != c.addr) {
+		m.dropCoordinator(c, fmt.Errorf("the coordinator is now broker %d", found.ID()))
 	}
 }
