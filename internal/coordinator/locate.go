@@ -130,7 +130,9 @@ func (l *Locator) BrokerFailed(b *sarama.Broker) {
 }
 
 // Find asks a broker of the cluster which one coordinates the group
-// (FindCoordinator v2) and returns it, not connected. A request that
+// (FindCoordinator v2, v1 or v0 as the client's settings allow: the
+// version a client of Kafka 0.10.2 speaks, as the connector's Kafka
+// offset store does, is 0) and returns it, not connected. A request that
 // fails moves AnyBroker on to the next broker; a broker that refuses for
 // good gives an error wrapping ErrFindRefused.
 func (l *Locator) Find() (*sarama.Broker, error) {
@@ -138,7 +140,7 @@ func (l *Locator) Find() (*sarama.Broker, error) {
 	if err != nil {
 		return nil, err
 	}
-	resp, err := b.FindCoordinator(&sarama.FindCoordinatorRequest{Version: 2,
+	resp, err := b.FindCoordinator(&sarama.FindCoordinatorRequest{Version: findCoordinatorVersion(l.Config()),
 		CoordinatorKey: l.group, CoordinatorType: sarama.CoordinatorGroup})
 	if err != nil {
 		if !l.isClosed() {
@@ -181,6 +183,21 @@ func (l *Locator) Disconnect() {
 		_ = l.client.Close()
 		l.client = nil
 	}
+}
+
+// findCoordinatorVersion is the FindCoordinator version a broker
+// connection with cfg may send: sarama refuses versions its Version does
+// not reach, and every broker of that Version speaks them.
+func findCoordinatorVersion(cfg *sarama.Config) int16 {
+	switch {
+	case cfg == nil:
+		return 0
+	case cfg.Version.IsAtLeast(sarama.V2_0_0_0):
+		return 2
+	case cfg.Version.IsAtLeast(sarama.V0_11_0_0):
+		return 1
+	}
+	return 0
 }
 
 func (l *Locator) isClosed() bool {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/IBM/sarama"
 
-	"github.com/zkconsumer/zkconsumer/internal/backoff"
+	gc "github.com/zkconsumer/zkconsumer/internal/coordinator"
 	"github.com/zkconsumer/zkconsumer/internal/grouperr"
 	"github.com/zkconsumer/zkconsumer/internal/offsetfetch"
 	"github.com/zkconsumer/zkconsumer/zkutil"
@@ -54,7 +54,7 @@ func (m *Member) commit(ctx context.Context, gen *Generation, offsets map[zkutil
 		return nil
 	}
 	req := &sarama.OffsetCommitRequest{
-		Version:                 7,
+		Version:                 7, // the one version needs allows
 		ConsumerGroup:           m.cfg.Group,
 		ConsumerGroupGeneration: gen.ID,
 		ConsumerID:              gen.MemberID,
@@ -79,7 +79,7 @@ func (m *Member) commit(ctx context.Context, gen *Generation, offsets map[zkutil
 				case kerr == sarama.ErrNoError:
 				case grouperr.Fenced(kerr):
 					m.commitRefused(gen, kerr)
-					return fmt.Errorf("%w (generation %d, member %s): %w", ErrCommitFenced, gen.ID, gen.MemberID, kerr)
+					return gc.Permanent(fmt.Errorf("%w (generation %d, member %s): %w", ErrCommitFenced, gen.ID, gen.MemberID, kerr))
 				case grouperr.Retriable(kerr):
 					if grouperr.CoordinatorMoved(kerr) {
 						m.dropCoordinator(c, kerr)
@@ -90,7 +90,7 @@ func (m *Member) commit(ctx context.Context, gen *Generation, offsets map[zkutil
 				}
 			}
 		}
-		return permanent(errors.Join(errs...))
+		return gc.Permanent(errors.Join(errs...))
 	})
 	if err != nil {
 		return fmt.Errorf("kafkagroup: commit offsets of group %s: %w", m.cfg.Group, err)
@@ -153,39 +153,35 @@ func (m *Member) Fetch(ctx context.Context, tps []zkutil.TopicPartition) (map[zk
 	return out, nil
 }
 
-// fetch is one OffsetFetch of tps, retried on coordinator errors.
+// fetch is one OffsetFetch of tps, retried on coordinator errors (an
+// error of a single partition fails it).
 func (m *Member) fetch(ctx context.Context, tps []zkutil.TopicPartition) (map[zkutil.TopicPartition]int64, error) {
-	out := make(map[zkutil.TopicPartition]int64, len(tps))
 	if len(tps) == 0 {
-		return out, nil
+		return map[zkutil.TopicPartition]int64{}, nil
 	}
-	req := &sarama.OffsetFetchRequest{Version: 5, ConsumerGroup: m.cfg.Group}
-	for _, tp := range tps {
-		req.AddPartition(tp.Topic, tp.Partition)
-	}
+	req := gc.OffsetFetchRequest(5, m.cfg.Group, tps) // the one version needs allows
+	var out map[zkutil.TopicPartition]int64
 	err := m.retry(ctx, commitAttempts, func(c *coordinator) error {
 		resp, err := withAbort(ctx, c.ctrlT, func() (*sarama.OffsetFetchResponse, error) { return c.ctrl.FetchOffset(req) })
 		if err != nil {
 			m.connectionFailed(c, err)
 			return err
 		}
-		if err := m.fetchError(c, resp.Err); err != nil {
+		got, failed, err := gc.ReadOffsets(resp, tps)
+		if err != nil {
+			if gc.Moved(err) {
+				m.dropCoordinator(c, err)
+			}
 			return err
 		}
+		var errs []error
 		for _, tp := range tps {
-			blk := resp.GetBlock(tp.Topic, tp.Partition)
-			switch {
-			case blk == nil:
-				out[tp] = zkutil.NoOffset
-			case blk.Err == sarama.ErrNoError:
-				out[tp] = max(blk.Offset, zkutil.NoOffset)
-			default:
-				if err := m.fetchError(c, blk.Err); err != nil {
-					return fmt.Errorf("%s: %w", tp, err)
-				}
+			if kerr, ok := failed[tp]; ok {
+				errs = append(errs, fmt.Errorf("%s: %w", tp, kerr))
 			}
 		}
-		return nil
+		out = got
+		return gc.Permanent(errors.Join(errs...))
 	})
 	if err != nil {
 		return nil, err
@@ -193,63 +189,22 @@ func (m *Member) fetch(ctx context.Context, tps []zkutil.TopicPartition) (map[zk
 	return out, nil
 }
 
-// fetchError sorts an OffsetFetch error: nil for none, retriable
-// coordinator errors as they are, anything else permanent.
-func (m *Member) fetchError(c *coordinator, kerr sarama.KError) error {
-	switch {
-	case kerr == sarama.ErrNoError:
-		return nil
-	case grouperr.Retriable(kerr):
-		if grouperr.CoordinatorMoved(kerr) {
-			m.dropCoordinator(c, kerr)
-		}
-		return kerr
-	}
-	return permanent(kerr)
-}
-
-// permanentError marks an error retry must not repeat.
-type permanentError struct{ err error }
-
-func (e permanentError) Error() string { return e.err.Error() }
-func (e permanentError) Unwrap() error { return e.err }
-
-func permanent(err error) error {
-	if err == nil {
-		return nil
-	}
-	return permanentError{err}
-}
-
-// retry runs op against the coordinator, finding it first, while op fails
-// with retriable errors: up to attempts times (0: until ctx ends),
-// RetryBackoff apart, within ctx.
+// retry runs op against the coordinator, finding it first, under the
+// shared rule (gc.Retry): up to attempts times (0: until ctx ends),
+// RetryBackoff apart, within ctx; not after Close, nor after an ErrFatal
+// error finding or connecting the coordinator.
 func (m *Member) retry(ctx context.Context, attempts int, op func(*coordinator) error) error {
-	var err error
-	for attempt := 0; attempts <= 0 || attempt < attempts; attempt++ {
-		if attempt > 0 {
-			m.log.Debug("retrying a coordinator request", "attempt", attempt+1, "err", err)
-			if !backoff.Sleep(ctx, m.cfg.RetryBackoff) {
-				return errors.Join(err, context.Cause(ctx))
-			}
-		}
+	return gc.Retry(ctx, attempts, m.cfg.RetryBackoff, func() error {
 		if m.ctx.Err() != nil {
-			return ErrMemberClosed
+			return gc.Permanent(ErrMemberClosed)
 		}
-		if ctx.Err() != nil {
-			return errors.Join(err, context.Cause(ctx))
+		c, err := m.coordinator()
+		if errors.Is(err, ErrFatal) || errors.Is(err, ErrMemberClosed) {
+			return gc.Permanent(err)
 		}
-		var c *coordinator
-		if c, err = m.coordinator(); err == nil {
-			err = op(c)
-		}
-		var p permanentError
-		switch {
-		case errors.As(err, &p):
-			return p.err
-		case err == nil || errors.Is(err, ErrCommitFenced):
+		if err != nil {
 			return err
 		}
-	}
-	return err
+		return op(c)
+	})
 }
