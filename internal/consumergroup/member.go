@@ -61,6 +61,8 @@ type coordinator struct {
 	fetch *sarama.Broker
 	// hbVersion is the ConsumerGroupHeartbeat version both speak.
 	hbVersion int16
+	// fetchVersion is the OffsetFetch version negotiated (needs).
+	fetchVersion int16
 }
 
 func (c *coordinator) close() {
@@ -191,7 +193,8 @@ func (m *Member) coordinator(ctx context.Context) (*coordinator, error) {
 		conn.Close()
 		return nil, err
 	}
-	c := &coordinator{id: id, addr: addr, conn: conn, fetch: fetch, hbVersion: hbVersion}
+	fetchVersion, _ := v.Of(gc.APIOffsetFetch)
+	c := &coordinator{id: id, addr: addr, conn: conn, fetch: fetch, hbVersion: hbVersion, fetchVersion: fetchVersion}
 	m.log.Debug("found coordinator", "broker", id, "addr", addr, "heartbeat_version", c.hbVersion)
 	m.coord = c
 	return c, nil

@@ -136,7 +136,6 @@ func (m *Member) fetch(ctx context.Context, tps []zkutil.TopicPartition) (map[zk
 	if len(tps) == 0 {
 		return map[zkutil.TopicPartition]int64{}, nil
 	}
-	req := gc.OffsetFetchRequest(5, m.cfg.Group, tps) // the one version needs allows
 	var out map[zkutil.TopicPartition]int64
 	err := gc.Retry(ctx, commitAttempts, m.cfg.RetryBackoff, func() error {
 		if m.ctx.Err() != nil {
@@ -149,7 +148,7 @@ func (m *Member) fetch(ctx context.Context, tps []zkutil.TopicPartition) (map[zk
 		if err != nil {
 			return err
 		}
-		resp, err := c.fetch.FetchOffset(req)
+		resp, err := c.fetch.FetchOffset(gc.OffsetFetchRequest(c.fetchVersion, m.cfg.Group, tps))
 		if err != nil {
 			m.dropCoordinator(c, err)
 			return err
@@ -161,14 +160,8 @@ func (m *Member) fetch(ctx context.Context, tps []zkutil.TopicPartition) (map[zk
 			}
 			return err
 		}
-		var errs []error
-		for _, tp := range tps {
-			if kerr, ok := failed[tp]; ok {
-				errs = append(errs, fmt.Errorf("%s: %w", tp, kerr))
-			}
-		}
 		out = got
-		return gc.Permanent(errors.Join(errs...))
+		return gc.Permanent(gc.PartitionErrors(tps, failed))
 	})
 	if err != nil {
 		return nil, err

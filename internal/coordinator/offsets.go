@@ -1,6 +1,9 @@
 package coordinator
 
 import (
+	"errors"
+	"fmt"
+
 	"github.com/IBM/sarama"
 
 	"github.com/zkconsumer/zkconsumer/internal/grouperr"
@@ -48,4 +51,17 @@ func ReadOffsets(resp *sarama.OffsetFetchResponse, tps []zkutil.TopicPartition) 
 		}
 	}
 	return offsets, failed, nil
+}
+
+// PartitionErrors joins the errors of single partitions that ReadOffsets
+// returned in failed, each naming its partition, in the order of tps; nil
+// for none.
+func PartitionErrors(tps []zkutil.TopicPartition, failed map[zkutil.TopicPartition]sarama.KError) error {
+	var errs []error
+	for _, tp := range tps {
+		if kerr, ok := failed[tp]; ok {
+			errs = append(errs, fmt.Errorf("%s: %w", tp, kerr))
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -120,14 +120,20 @@ func (m *Member) openCoordinator(id int32, addr string) (*coordinator, error) {
 	return c, nil
 }
 
+// version is the version of api negotiated with c (needs lists every API
+// the member sends).
+func (c *coordinator) version(api gc.API) int16 {
+	v, _ := c.versions.Of(api)
+	return v
+}
+
 // joinVersion is the JoinGroup version sent to c: 9 over join9, else at
 // most 5 over join.
 func (c *coordinator) joinVersion() int16 {
 	if c.join9Dialer != nil {
 		return kip848.JoinGroupVersion
 	}
-	v, _ := c.versions.Of(gc.APIJoinGroup)
-	return min(v, 5)
+	return min(c.version(gc.APIJoinGroup), 5)
 }
 
 // close aborts both connections and closes the brokers.

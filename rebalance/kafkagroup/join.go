@@ -10,6 +10,7 @@ import (
 
 	"github.com/IBM/sarama"
 
+	gc "github.com/zkconsumer/zkconsumer/internal/coordinator"
 	"github.com/zkconsumer/zkconsumer/internal/grouperr"
 	"github.com/zkconsumer/zkconsumer/internal/kip848"
 	"github.com/zkconsumer/zkconsumer/rebalance"
@@ -265,7 +266,7 @@ func (m *Member) joinOnce(ctx context.Context, st *joinState) (*Generation, erro
 		"join_version", req.Version)
 
 	sync := &sarama.SyncGroupRequest{
-		Version:         3,
+		Version:         c.version(gc.APISyncGroup),
 		GroupId:         m.cfg.Group,
 		GenerationId:    resp.GenerationId,
 		MemberId:        resp.MemberId,

@@ -262,7 +262,7 @@ func (m *Member) leave() error {
 	ctx, cancel := context.WithTimeout(context.Background(), min(m.cfg.RequestTimeout, 5*time.Second))
 	defer cancel()
 	req := &sarama.LeaveGroupRequest{Version: 0, GroupId: m.cfg.Group, MemberId: id}
-	if v, _ := c.versions.Of(gc.APILeaveGroup); v >= 3 {
+	if c.version(gc.APILeaveGroup) >= 3 {
 		req = &sarama.LeaveGroupRequest{Version: 3, GroupId: m.cfg.Group,
 			Members: []sarama.MemberIdentity{{MemberId: id}}}
 	}

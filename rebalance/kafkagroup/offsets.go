@@ -53,20 +53,24 @@ func (m *Member) commit(ctx context.Context, gen *Generation, offsets map[zkutil
 	if len(offsets) == 0 {
 		return nil
 	}
-	req := &sarama.OffsetCommitRequest{
-		Version:                 7, // the one version needs allows
-		ConsumerGroup:           m.cfg.Group,
-		ConsumerGroupGeneration: gen.ID,
-		ConsumerID:              gen.MemberID,
-		GroupInstanceId:         m.instanceID(),
-		RetentionTime:           -1,
-	}
-	for tp, off := range offsets {
-		// Leader epoch -1: unknown, so Java members never take it for a
-		// truncation.
-		req.AddBlockWithLeaderEpoch(tp.Topic, tp.Partition, off, -1, 0, "")
+	commitRequest := func(c *coordinator) *sarama.OffsetCommitRequest {
+		req := &sarama.OffsetCommitRequest{
+			Version:                 c.version(gc.APIOffsetCommit),
+			ConsumerGroup:           m.cfg.Group,
+			ConsumerGroupGeneration: gen.ID,
+			ConsumerID:              gen.MemberID,
+			GroupInstanceId:         m.instanceID(),
+			RetentionTime:           -1,
+		}
+		for tp, off := range offsets {
+			// Leader epoch -1: unknown, so Java members never take it for
+			// a truncation.
+			req.AddBlockWithLeaderEpoch(tp.Topic, tp.Partition, off, -1, 0, "")
+		}
+		return req
 	}
 	err := m.retry(ctx, attempts, func(c *coordinator) error {
+		req := commitRequest(c)
 		resp, err := withAbort(ctx, c.ctrlT, func() (*sarama.OffsetCommitResponse, error) { return c.ctrl.CommitOffset(req) })
 		if err != nil {
 			m.connectionFailed(c, err)
@@ -159,9 +163,9 @@ func (m *Member) fetch(ctx context.Context, tps []zkutil.TopicPartition) (map[zk
 	if len(tps) == 0 {
 		return map[zkutil.TopicPartition]int64{}, nil
 	}
-	req := gc.OffsetFetchRequest(5, m.cfg.Group, tps) // the one version needs allows
 	var out map[zkutil.TopicPartition]int64
 	err := m.retry(ctx, commitAttempts, func(c *coordinator) error {
+		req := gc.OffsetFetchRequest(c.version(gc.APIOffsetFetch), m.cfg.Group, tps)
 		resp, err := withAbort(ctx, c.ctrlT, func() (*sarama.OffsetFetchResponse, error) { return c.ctrl.FetchOffset(req) })
 		if err != nil {
 			m.connectionFailed(c, err)
@@ -174,14 +178,8 @@ func (m *Member) fetch(ctx context.Context, tps []zkutil.TopicPartition) (map[zk
 			}
 			return err
 		}
-		var errs []error
-		for _, tp := range tps {
-			if kerr, ok := failed[tp]; ok {
-				errs = append(errs, fmt.Errorf("%s: %w", tp, kerr))
-			}
-		}
 		out = got
-		return gc.Permanent(errors.Join(errs...))
+		return gc.Permanent(gc.PartitionErrors(tps, failed))
 	})
 	if err != nil {
 		return nil, err
