@@ -6,6 +6,8 @@ import (
 
 	"github.com/IBM/sarama"
 
+	"github.com/zkconsumer/zkconsumer/internal/grouperr"
+
 	"github.com/zkconsumer/zkconsumer/rebalance/kafkagroup"
 )
 
@@ -37,12 +39,12 @@ var (
 // coordinator does not speak the consumer group protocol.
 var ErrUnsupported = errors.New("consumergroup: the broker does not support group.protocol=consumer (KIP-848 needs Kafka 4.0 or later with the consumer rebalance protocol enabled); set group.protocol=classic")
 
-// Kafka error codes of KIP-848 that sarama does not name.
+// Kafka error codes of KIP-848 that sarama does not name (grouperr's).
 const (
-	codeFencedMemberEpoch    = 110
-	codeUnreleasedInstanceID = 111
-	codeUnsupportedAssignor  = 112
-	codeStaleMemberEpoch     = 113
+	codeFencedMemberEpoch    = int16(grouperr.FencedMemberEpoch)
+	codeUnreleasedInstanceID = int16(grouperr.UnreleasedInstanceID)
+	codeUnsupportedAssignor  = int16(grouperr.UnsupportedAssignor)
+	codeStaleMemberEpoch     = int16(grouperr.StaleMemberEpoch)
 )
 
 // KafkaError is an error code of a ConsumerGroupHeartbeat or OffsetCommit
@@ -100,23 +102,20 @@ const (
 )
 
 // classify sorts an error code of ConsumerGroupHeartbeat as Java's
-// consumer does.
+// consumer does, with grouperr's classes: a moved coordinator, a code
+// that passes (loading, UNRELEASED_INSTANCE_ID, STALE_MEMBER_EPOCH), a
+// fenced epoch; anything else (GROUP_AUTHORIZATION_FAILED,
+// INVALID_REQUEST, UNSUPPORTED_ASSIGNOR, GROUP_MAX_SIZE_REACHED,
+// UNSUPPORTED_VERSION, ...) is fatal.
 func classify(code int16) errorClass {
-	switch sarama.KError(code) {
-	case sarama.ErrNotCoordinatorForConsumer, sarama.ErrConsumerCoordinatorNotAvailable, sarama.ErrRequestTimedOut:
+	kerr := sarama.KError(code)
+	switch {
+	case grouperr.CoordinatorMoved(kerr):
 		return classMoved
-	case sarama.ErrOffsetsLoadInProgress, sarama.ErrNetworkException:
+	case grouperr.Retriable(kerr):
 		return classRetry
-	case sarama.ErrUnknownMemberId:
+	case grouperr.EpochFenced(kerr):
 		return classFenced
 	}
-	switch code {
-	case codeFencedMemberEpoch:
-		return classFenced
-	case codeUnreleasedInstanceID, codeStaleMemberEpoch:
-		return classRetry
-	}
-	// GROUP_AUTHORIZATION_FAILED, INVALID_REQUEST, UNSUPPORTED_ASSIGNOR,
-	// GROUP_MAX_SIZE_REACHED, UNSUPPORTED_VERSION, ...
 	return classFatal
 }

@@ -2,17 +2,15 @@ package consumergroup
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"slices"
 	"sync"
 	"time"
 
 	"github.com/IBM/sarama"
 
+	gc "github.com/zkconsumer/zkconsumer/internal/coordinator"
 	"github.com/zkconsumer/zkconsumer/internal/kip848"
 )
 
@@ -33,8 +31,7 @@ type Member struct {
 	reportMu   sync.Mutex
 	lastReport map[string]time.Time
 
-	clientMu sync.Mutex // the bootstrap client: Metadata, FindCoordinator
-	client   sarama.Client
+	loc *gc.Locator // the coordinator's discovery, and the broker for Metadata
 
 	coordMu sync.Mutex
 	coord   *coordinator
@@ -64,6 +61,8 @@ type coordinator struct {
 	fetch *sarama.Broker
 	// hbVersion is the ConsumerGroupHeartbeat version both speak.
 	hbVersion int16
+	// fetchVersion is the OffsetFetch version negotiated (needs).
+	fetchVersion int16
 }
 
 func (c *coordinator) close() {
@@ -85,7 +84,8 @@ func New(cfg Config) (*Member, error) {
 	// Version 1 of ConsumerGroupHeartbeat wants the member to name itself
 	// (KIP-1082), once for its lifetime; version 0 takes the coordinator's.
 	return &Member{cfg: cfg, log: log, ctx: ctx, cancel: cancel, interval: 5 * time.Second, memberID: kip848.NewMemberID(), wake: make(chan struct{}, 1),
-		owned: map[string][]int32{}, names: map[kip848.UUID]string{}, ids: map[string]kip848.UUID{}}, nil
+		owned: map[string][]int32{}, names: map[kip848.UUID]string{}, ids: map[string]kip848.UUID{},
+		loc: gc.NewBootstrapLocator(cfg.Group, cfg.Brokers, saramaConfig(cfg, cfg.RequestTimeout), nil)}, nil
 }
 
 // MemberID returns this member's id, "" before the first heartbeat.
@@ -125,84 +125,41 @@ func saramaConfig(cfg Config, readTimeout time.Duration) *sarama.Config {
 	return &c
 }
 
-// dialer returns what dials the coordinator for kip848.Conn, as sarama
-// would dial it with sc: through the proxy dialer (the connector's, or the
-// TLS dialer of Secure), with TLS if sc enables it.
-func dialer(sc *sarama.Config) kip848.Dialer {
-	var d kip848.Dialer = &net.Dialer{Timeout: sc.Net.DialTimeout, KeepAlive: sc.Net.KeepAlive}
-	if sc.Net.Proxy.Enable && sc.Net.Proxy.Dialer != nil {
-		d = sc.Net.Proxy.Dialer
-	}
-	if sc.Net.TLS.Enable {
-		return tlsDialer{d, sc.Net.TLS.Config}
-	}
-	return d
-}
-
-type tlsDialer struct {
-	inner kip848.Dialer
-	conf  *tls.Config
-}
-
-// Dial connects through the inner dialer and completes a TLS handshake.
-func (t tlsDialer) Dial(network, addr string) (net.Conn, error) {
-	c, err := t.inner.Dial(network, addr)
-	if err != nil {
-		return nil, err
-	}
-	conf := t.conf
-	if conf == nil {
-		conf = &tls.Config{}
-	}
-	if conf.ServerName == "" && !conf.InsecureSkipVerify {
-		conf = conf.Clone()
-		conf.ServerName, _, _ = net.SplitHostPort(addr)
-	}
-	tc := tls.Client(c, conf)
-	if err := tc.Handshake(); err != nil {
-		_ = c.Close()
-		return nil, err
-	}
-	return tc, nil
-}
-
-// bootstrap returns the client for Metadata and FindCoordinator.
-func (m *Member) bootstrap() (sarama.Client, error) {
-	m.clientMu.Lock()
-	defer m.clientMu.Unlock()
+// anyBroker returns a connected broker of the cluster
+// (gc.Locator.AnyBroker).
+func (m *Member) anyBroker() (*sarama.Broker, error) {
 	if m.ctx.Err() != nil {
 		return nil, ErrMemberClosed
 	}
-	if m.client != nil && !m.client.Closed() {
-		return m.client, nil
+	b, err := m.loc.AnyBroker()
+	if errors.Is(err, gc.ErrClosed) {
+		return nil, ErrMemberClosed
 	}
-	c, err := sarama.NewClient(m.cfg.Brokers, saramaConfig(m.cfg, m.cfg.RequestTimeout))
-	if err != nil {
-		return nil, fmt.Errorf("consumergroup: connect to bootstrap.servers %v: %w", m.cfg.Brokers, err)
-	}
-	m.client = c
-	return c, nil
+	return b, err
 }
 
-// anyBroker returns a connected broker of the cluster.
-func (m *Member) anyBroker() (*sarama.Broker, error) {
-	c, err := m.bootstrap()
-	if err != nil {
-		return nil, err
+// brokerFailed moves on to the next broker after a request to b failed
+// (gc.Locator.BrokerFailed), unless Close caused the failure.
+func (m *Member) brokerFailed(b *sarama.Broker) {
+	if m.ctx.Err() == nil {
+		m.loc.BrokerFailed(b)
 	}
-	if len(c.Brokers()) == 0 {
-		if err := c.RefreshMetadata(); err != nil {
-			return nil, fmt.Errorf("consumergroup: metadata from bootstrap.servers %v: %w", m.cfg.Brokers, err)
-		}
+}
+
+// findCoordinator asks a broker which one coordinates the group
+// (gc.Locator.Find); a refusal for good is an ErrFatal error.
+func (m *Member) findCoordinator() (*sarama.Broker, error) {
+	if m.ctx.Err() != nil {
+		return nil, ErrMemberClosed
 	}
-	brokers := c.Brokers()
-	if len(brokers) == 0 {
-		return nil, errors.New("consumergroup: no broker available")
+	b, err := m.loc.Find()
+	switch {
+	case errors.Is(err, gc.ErrClosed):
+		return nil, ErrMemberClosed
+	case errors.Is(err, gc.ErrFindRefused):
+		return nil, fmt.Errorf("%w: %w", ErrFatal, err)
 	}
-	slices.SortFunc(brokers, func(a, b *sarama.Broker) int { return int(a.ID() - b.ID()) })
-	b := brokers[int(time.Now().UnixNano()/int64(time.Millisecond))%len(brokers)]
-	_ = b.Open(c.Config())
-	return b, nil
+	return b, err
 }
 
 // coordinator returns the group's coordinator, finding and connecting it
@@ -214,51 +171,42 @@ func (m *Member) coordinator(ctx context.Context) (*coordinator, error) {
 	if m.coord != nil {
 		return m.coord, nil
 	}
-	b, err := m.anyBroker()
+	found, err := m.findCoordinator()
 	if err != nil {
 		return nil, err
 	}
-	resp, err := b.FindCoordinator(&sarama.FindCoordinatorRequest{Version: 2, CoordinatorKey: m.cfg.Group, CoordinatorType: sarama.CoordinatorGroup})
-	if err != nil {
-		_ = b.Close()
-		return nil, fmt.Errorf("consumergroup: find the coordinator of group %s through broker %d at %s: %w", m.cfg.Group, b.ID(), b.Addr(), err)
-	}
-	switch resp.Err {
-	case sarama.ErrNoError:
-	case sarama.ErrConsumerCoordinatorNotAvailable, sarama.ErrNotCoordinatorForConsumer, sarama.ErrOffsetsLoadInProgress:
-		return nil, fmt.Errorf("consumergroup: find the coordinator of group %s: %w", m.cfg.Group, resp.Err)
-	default:
-		return nil, fmt.Errorf("%w: group %s: FindCoordinator: %w", ErrFatal, m.cfg.Group, resp.Err)
-	}
-	addr, id := resp.Coordinator.Addr(), resp.Coordinator.ID()
+	addr, id := found.Addr(), found.ID()
 	sc := saramaConfig(m.cfg, m.cfg.RequestTimeout)
-	conn, err := kip848.Dial(ctx, dialer(sc), addr, m.cfg.ClientID, m.cfg.RequestTimeout)
+	d, _ := gc.Dialer(sc) // New refused SASL
+	conn, err := kip848.Dial(ctx, d, addr, m.cfg.ClientID, m.cfg.RequestTimeout)
 	if err != nil {
 		return nil, fmt.Errorf("consumergroup: connect to the coordinator, broker %d at %s: %w", id, addr, err)
 	}
-	hb, okHB := conn.Versions(kip848.APIKeyConsumerGroupHeartbeat)
-	oc, okOC := conn.Versions(kip848.APIKeyOffsetCommit)
-	if !okHB || hb.Min > 1 || !okOC || oc.Max < kip848.OffsetCommitVersion || oc.Min > kip848.OffsetCommitVersion {
+	v, err := gc.Negotiate(gc.BrokerName(id, addr), gc.KIP848Versions(conn, gc.APIConsumerGroupHeartbeat, gc.APIOffsetCommit, gc.APIOffsetFetch), needs...)
+	if err != nil {
 		conn.Close()
-		return nil, fmt.Errorf("%w: %w: broker %d at %s speaks ConsumerGroupHeartbeat %v (need 0 or 1), OffsetCommit up to %d (need %d)",
-			ErrFatal, ErrUnsupported, id, addr, versionsOf(hb, okHB), oc.Max, kip848.OffsetCommitVersion)
+		return nil, fmt.Errorf("%w: %w: %w", ErrFatal, ErrUnsupported, err)
 	}
+	hbVersion, _ := v.Of(gc.APIConsumerGroupHeartbeat)
 	fetch := sarama.NewBroker(addr)
 	if err := fetch.Open(sc); err != nil {
 		conn.Close()
 		return nil, err
 	}
-	c := &coordinator{id: id, addr: addr, conn: conn, fetch: fetch, hbVersion: min(hb.Max, 1)}
+	fetchVersion, _ := v.Of(gc.APIOffsetFetch)
+	c := &coordinator{id: id, addr: addr, conn: conn, fetch: fetch, hbVersion: hbVersion, fetchVersion: fetchVersion}
 	m.log.Debug("found coordinator", "broker", id, "addr", addr, "heartbeat_version", c.hbVersion)
 	m.coord = c
 	return c, nil
 }
 
-func versionsOf(v kip848.VersionRange, ok bool) string {
-	if !ok {
-		return "not at all"
-	}
-	return fmt.Sprintf("%d-%d", v.Min, v.Max)
+// needs is what a member of the consumer group protocol sends to its
+// coordinator: ConsumerGroupHeartbeat 0 or 1, OffsetCommit 9 (kip848),
+// OffsetFetch 5 (sarama).
+var needs = []gc.Need{
+	{API: gc.APIConsumerGroupHeartbeat, Range: gc.Range{Min: 0, Max: 1}},
+	{API: gc.APIOffsetCommit, Range: gc.Range{Min: kip848.OffsetCommitVersion, Max: kip848.OffsetCommitVersion}},
+	{API: gc.APIOffsetFetch, Range: gc.Range{Min: 5, Max: 5}},
 }
 
 // dropCoordinator forgets c (NOT_COORDINATOR, a failed connection); the
@@ -324,11 +272,7 @@ func (m *Member) Close() error {
 			m.coord = nil
 		}
 		m.coordMu.Unlock()
-		m.clientMu.Lock()
-		if m.client != nil {
-			_ = m.client.Close()
-		}
-		m.clientMu.Unlock()
+		m.loc.Close()
 	})
 	return err
 }

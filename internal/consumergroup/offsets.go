@@ -9,7 +9,8 @@ import (
 
 	"github.com/IBM/sarama"
 
-	"github.com/zkconsumer/zkconsumer/internal/backoff"
+	gc "github.com/zkconsumer/zkconsumer/internal/coordinator"
+	"github.com/zkconsumer/zkconsumer/internal/grouperr"
 	"github.com/zkconsumer/zkconsumer/internal/kip848"
 	"github.com/zkconsumer/zkconsumer/internal/offsetfetch"
 	"github.com/zkconsumer/zkconsumer/zkutil"
@@ -48,28 +49,27 @@ func (m *Member) commit(ctx context.Context, gen *Generation, offsets map[zkutil
 	for _, t := range slices.Sorted(maps.Keys(byTopic)) {
 		topics = append(topics, kip848.CommitTopic{Name: t, Partitions: byTopic[t]})
 	}
-	var err error
-	for attempt := 0; attempts <= 0 || attempt < attempts; attempt++ {
-		if attempt > 0 && !backoff.Sleep(ctx, m.cfg.RetryBackoff) {
-			return fmt.Errorf("consumergroup: commit offsets of group %s: %w", m.cfg.Group, errors.Join(err, context.Cause(ctx)))
-		}
+	err := gc.Retry(ctx, attempts, m.cfg.RetryBackoff, func() error {
 		if m.ctx.Err() != nil {
-			return ErrMemberClosed
+			return gc.Permanent(ErrMemberClosed)
 		}
 		if cause := gen.Err(); cause != nil && !errors.Is(cause, ErrRebalanceStarted) {
-			return fmt.Errorf("consumergroup: commit offsets of group %s: %w: %w", m.cfg.Group, ErrCommitFenced, cause)
+			return gc.Permanent(fmt.Errorf("%w: %w", ErrCommitFenced, cause))
 		}
-		var retry bool
-		retry, err = m.commitOnce(ctx, gen, topics)
-		if err == nil {
-			return nil
+		retry, err := m.commitOnce(ctx, gen, topics)
+		if err != nil && retry {
+			m.log.Debug("commit failed; retrying", "err", err)
+			return err
 		}
-		if !retry {
-			return fmt.Errorf("consumergroup: commit offsets of group %s: %w", m.cfg.Group, err)
-		}
-		m.log.Debug("commit failed; retrying", "err", err)
+		return gc.Permanent(err)
+	})
+	switch {
+	case errors.Is(err, ErrMemberClosed) && m.ctx.Err() != nil:
+		return ErrMemberClosed
+	case err != nil:
+		return fmt.Errorf("consumergroup: commit offsets of group %s: %w", m.cfg.Group, err)
 	}
-	return fmt.Errorf("consumergroup: commit offsets of group %s: %w", m.cfg.Group, err)
+	return nil
 }
 
 // commitOnce sends one OffsetCommit; retry tells whether repeating it may
@@ -101,8 +101,7 @@ func (m *Member) commitOnce(ctx context.Context, gen *Generation, topics []kip84
 			switch {
 			case p.ErrorCode == codeStaleMemberEpoch:
 				return true, kerr // a heartbeat moved the epoch on; repeat with it
-			case p.ErrorCode == codeFencedMemberEpoch || sarama.KError(p.ErrorCode) == sarama.ErrUnknownMemberId ||
-				sarama.KError(p.ErrorCode) == sarama.ErrIllegalGeneration:
+			case grouperr.Fenced(sarama.KError(p.ErrorCode)):
 				m.fenced(c)
 				gen.end(fmt.Errorf("%w: OffsetCommit: %w", ErrMembershipLost, kerr))
 				return false, fmt.Errorf("%w (epoch %d, member %s): %w", ErrCommitFenced, epoch, id, kerr)
@@ -134,60 +133,40 @@ func (m *Member) Fetch(ctx context.Context, tps []zkutil.TopicPartition) (map[zk
 }
 
 func (m *Member) fetch(ctx context.Context, tps []zkutil.TopicPartition) (map[zkutil.TopicPartition]int64, error) {
-	out := make(map[zkutil.TopicPartition]int64, len(tps))
 	if len(tps) == 0 {
-		return out, nil
+		return map[zkutil.TopicPartition]int64{}, nil
 	}
-	req := &sarama.OffsetFetchRequest{Version: 5, ConsumerGroup: m.cfg.Group}
-	for _, tp := range tps {
-		req.AddPartition(tp.Topic, tp.Partition)
-	}
-	var err error
-	for attempt := range commitAttempts {
-		if attempt > 0 && !backoff.Sleep(ctx, m.cfg.RetryBackoff) {
-			return nil, errors.Join(err, context.Cause(ctx))
-		}
+	var out map[zkutil.TopicPartition]int64
+	err := gc.Retry(ctx, commitAttempts, m.cfg.RetryBackoff, func() error {
 		if m.ctx.Err() != nil {
-			return nil, ErrMemberClosed
+			return gc.Permanent(ErrMemberClosed)
 		}
-		var c *coordinator
-		if c, err = m.coordinator(ctx); err != nil {
-			if errors.Is(err, ErrFatal) {
-				return nil, err
-			}
-			continue
+		c, err := m.coordinator(ctx)
+		if errors.Is(err, ErrFatal) {
+			return gc.Permanent(err)
 		}
-		var resp *sarama.OffsetFetchResponse
-		if resp, err = c.fetch.FetchOffset(req); err != nil {
+		if err != nil {
+			return err
+		}
+		resp, err := c.fetch.FetchOffset(gc.OffsetFetchRequest(c.fetchVersion, m.cfg.Group, tps))
+		if err != nil {
 			m.dropCoordinator(c, err)
-			continue
+			return err
 		}
-		if resp.Err != sarama.ErrNoError {
-			err = resp.Err
-			if classify(int16(resp.Err)) == classMoved {
+		got, failed, err := gc.ReadOffsets(resp, tps)
+		if err != nil {
+			if gc.Moved(err) {
 				m.dropCoordinator(c, err)
 			}
-			if classify(int16(resp.Err)) == classFatal {
-				return nil, err
-			}
-			continue
+			return err
 		}
-		for _, tp := range tps {
-			blk := resp.GetBlock(tp.Topic, tp.Partition)
-			switch {
-			case blk == nil:
-				out[tp] = zkutil.NoOffset
-			case blk.Err == sarama.ErrNoError:
-				out[tp] = max(blk.Offset, zkutil.NoOffset)
-			default:
-				err = fmt.Errorf("%s: %w", tp, blk.Err)
-			}
-		}
-		if err == nil {
-			return out, nil
-		}
+		out = got
+		return gc.Permanent(gc.PartitionErrors(tps, failed))
+	})
+	if err != nil {
+		return nil, err
 	}
-	return nil, err
+	return out, nil
 }
 
 // recheckCoordinator looks the coordinator up again, dropping the current
@@ -199,12 +178,8 @@ func (m *Member) recheckCoordinator() {
 	if c == nil {
 		return
 	}
-	b, err := m.anyBroker()
-	if err != nil {
-		return
-	}
-	resp, err := b.FindCoordinator(&sarama.FindCoordinatorRequest{Version: 2, CoordinatorKey: m.cfg.Group, CoordinatorType: sarama.CoordinatorGroup})
-	if err == nil && resp.Err == sarama.ErrNoError && (resp.Coordinator.ID() != c.id || resp.Coordinator.Addr() != c.addr) {
-		m.dropCoordinator(c, fmt.Errorf("the coordinator is now broker %d", resp.Coordinator.ID()))
+	found, err := m.findCoordinator()
+	if err == nil && (found.ID() != c.id || found.Addr() != c.addr) {
+		m.dropCoordinator(c, fmt.Errorf("the coordinator is now broker %d", found.ID()))
 	}
 }

@@ -21,7 +21,7 @@ func (m *Member) refreshTopicIDs() error {
 	req := &sarama.MetadataRequest{Version: 10, Topics: slices.Clone(m.cfg.Topics), AllowAutoTopicCreation: false}
 	resp, err := b.GetMetadata(req)
 	if err != nil {
-		_ = b.Close()
+		m.brokerFailed(b)
 		return fmt.Errorf("consumergroup: metadata from broker %d at %s: %w", b.ID(), b.Addr(), err)
 	}
 	m.mu.Lock()

@@ -20,24 +20,49 @@ import (
 // offsets belong to them, and the coordinator refuses commits from outside.
 var ErrGroupActive = errors.New("coordinator: the group has members in Kafka")
 
-// Client speaks to the coordinator of one group. It connects on first use
-// and again after a failure; it is safe for concurrent use.
+// Client speaks to the coordinator of one group. It finds the coordinator
+// (Locator), keeps one connection to it, negotiates the versions it sends
+// (OffsetFetch v1, OffsetCommit v2, DescribeGroups v0: clientNeeds), and
+// finds it again after a coordinator error or a lost connection. It is
+// safe for concurrent use.
 type Client struct {
-	group     string
-	retries   int
-	backoff   time.Duration
-	newClient func() (sarama.Client, error)
-	reset     func() // ends the connections with a TCP reset; nil: closes the client
+	group   string
+	retries int
+	backoff time.Duration
+	loc     *Locator
+	reset   func() // ends the connections with a TCP reset; nil: closes them
 
-	mu     sync.Mutex
-	client sarama.Client
+	mu    sync.Mutex
+	coord *conn
 }
 
-// New returns a Client for group. newClient connects to the cluster; each
-// request is tried up to 1+retries times, backoff apart, after errors of a
-// coordinator that moved, is loading the group, or cannot be reached.
+// conn is the Client's connection to the coordinator.
+type conn struct {
+	name     string // BrokerName
+	id       int32
+	addr     string
+	b        *sarama.Broker
+	versions Versions
+}
+
+// clientNeeds is what a Client sends to the coordinator: the versions of
+// Kafka's old consumer with offsets.storage=kafka (OffsetCommit 2 keeps
+// the retention time; its generation -1 and no member id commit from
+// outside the group).
+var clientNeeds = []Need{
+	{API: APIOffsetFetch, Range: Range{Min: 1, Max: 1}},
+	{API: APIOffsetCommit, Range: Range{Min: 2, Max: 2}},
+	{API: APIDescribeGroups, Range: Range{Min: 0, Max: 0}},
+}
+
+// New returns a Client for group. newClient connects to the cluster, with
+// Metadata.Full off; the coordinator is found through it (Locator) and
+// dialled with its settings. Each request is tried up to 1+retries times,
+// backoff apart, after errors of a coordinator that moved, is loading the
+// group, or cannot be reached (Retry).
 func New(group string, newClient func() (sarama.Client, error), retries int, backoff time.Duration, opts ...Option) *Client {
-	c := &Client{group: group, newClient: newClient, retries: retries, backoff: backoff}
+	c := &Client{group: group, retries: retries, backoff: backoff,
+		loc: NewLocator(group, "the cluster", newClient, nil)}
 	for _, o := range opts {
 		o(c)
 	}
@@ -50,7 +75,7 @@ type Option func(*Client)
 // WithReset gives the Client a way to end its connections with a TCP
 // reset, such as abortdial.Dialer.Reset for the dialer newClient's clients
 // dial with: a fenced commit uses it (see WithFence). Without it, the
-// Client closes its sarama client instead, which may still let the kernel
+// Client closes its connections instead, which may still let the kernel
 // deliver what it holds of a request.
 func WithReset(reset func()) Option { return func(c *Client) { c.reset = reset } }
 
@@ -58,78 +83,107 @@ func WithReset(reset func()) Option { return func(c *Client) { c.reset = reset }
 // used again.
 func (c *Client) Close() error {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.client == nil {
-		return nil
+	coord := c.coord
+	c.coord = nil
+	c.mu.Unlock()
+	if coord != nil {
+		_ = coord.b.Close()
 	}
-	err := c.client.Close()
-	c.client = nil
-	return err
+	c.loc.Disconnect()
+	return nil
 }
 
-func (c *Client) coordinator() (*sarama.Broker, error) {
+// coordinator returns the connection to the coordinator, finding and
+// connecting it first if needed. A coordinator that speaks none of the
+// versions of a request the Client sends fails for good (an
+// *UnsupportedError naming it).
+func (c *Client) coordinator() (*conn, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.client == nil || c.client.Closed() {
-		cl, err := c.newClient()
-		if err != nil {
-			return nil, fmt.Errorf("connect: %w", err)
-		}
-		c.client = cl
+	if c.coord != nil {
+		return c.coord, nil
 	}
-	b, err := c.client.Coordinator(c.group)
+	found, err := c.loc.Find()
 	if err != nil {
-		return nil, fmt.Errorf("find the coordinator: %w", err)
+		if errors.Is(err, ErrFindRefused) {
+			return nil, Permanent(err)
+		}
+		return nil, err
 	}
-	return b, nil
+	cfg := c.loc.Config()
+	if cfg == nil {
+		return nil, errors.New("coordinator: disconnected")
+	}
+	co := &conn{name: BrokerName(found.ID(), found.Addr()), id: found.ID(), addr: found.Addr(), b: sarama.NewBroker(found.Addr())}
+	if err := co.b.Open(cfg); err != nil && !errors.Is(err, sarama.ErrAlreadyConnected) {
+		return nil, fmt.Errorf("connect to the coordinator, %s: %w", co.name, err)
+	}
+	have, err := ApiVersions(co.b)
+	if err != nil {
+		_ = co.b.Close()
+		return nil, fmt.Errorf("connect to the coordinator, %s: %w", co.name, err)
+	}
+	if co.versions, err = Negotiate(co.name, have, clientNeeds...); err != nil {
+		_ = co.b.Close()
+		return nil, Permanent(err)
+	}
+	c.coord = co
+	return co, nil
 }
 
-func (c *Client) refresh() {
+// drop forgets co, closing it, so that the next request finds the
+// coordinator again.
+func (c *Client) drop(co *conn) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.client != nil {
-		_ = c.client.RefreshCoordinator(c.group)
+	if c.coord == co {
+		c.coord = nil
+	}
+	c.mu.Unlock()
+	_ = co.b.Close()
+}
+
+// recheck looks the coordinator up again and drops the connection to the
+// current one if another broker holds the group now; it keeps it when
+// the answer names the same broker or none comes.
+func (c *Client) recheck() {
+	c.mu.Lock()
+	co := c.coord
+	c.mu.Unlock()
+	if co == nil {
+		return
+	}
+	if found, err := c.loc.Find(); err == nil && (found.ID() != co.id || found.Addr() != co.addr) {
+		c.drop(co)
 	}
 }
 
-// retry runs op against the coordinator until it succeeds, fails for good,
-// or the retries run out, finding the coordinator again in between.
-func (c *Client) retry(ctx context.Context, op func(*sarama.Broker) error) error {
-	var err error
-	for attempt := 0; attempt <= c.retries; attempt++ {
-		if attempt > 0 {
-			select {
-			case <-ctx.Done():
-				return errors.Join(err, context.Cause(ctx))
-			case <-time.After(c.backoff):
-			}
-			c.refresh()
-		}
-		var b *sarama.Broker
-		if b, err = c.coordinator(); err == nil {
-			if err = op(b); err == nil {
-				return nil
-			}
-		}
-		if !retriable(err) {
+// retry runs op against the coordinator under Retry's rule, finding it
+// first, and again after errors of a coordinator that moved or a lost
+// connection.
+func (c *Client) retry(ctx context.Context, op func(*conn) error) error {
+	return Retry(ctx, 1+c.retries, c.backoff, func() error {
+		co, err := c.coordinator()
+		if err != nil {
 			return err
 		}
-	}
-	return err
+		err = op(co)
+		if Moved(err) {
+			c.drop(co)
+		}
+		return err
+	})
 }
 
-// retriable reports the errors after which a request is repeated with the
-// coordinator looked up again: a moved or loading coordinator, timeouts,
-// and failures to connect or of the connection.
-func retriable(err error) bool {
-	if errors.Is(err, ErrGroupActive) || errors.Is(err, ErrFenced) {
-		return false
-	}
+// Moved reports whether err, an error of a request to the coordinator,
+// calls for finding the coordinator again: a coordinator error of
+// grouperr.CoordinatorMoved, or a failure of the connection (any error
+// that is neither a Kafka error nor marked Permanent).
+func Moved(err error) bool {
 	var kerr sarama.KError
 	if errors.As(err, &kerr) {
-		return grouperr.Retriable(kerr)
+		return grouperr.CoordinatorMoved(kerr)
 	}
-	return true
+	return Retriable(err)
 }
 
 // Fetch returns the group's committed offset of each partition,
@@ -153,7 +207,7 @@ func (c *Client) Fetch(ctx context.Context, tps []zkutil.TopicPartition) (offset
 		}
 		maps.Copy(failed, bad) // a partition asked again was not in failed
 		return got, err
-	}, c.refresh)
+	}, c.recheck)
 	if err != nil {
 		return nil, nil, fmt.Errorf("coordinator: fetch offsets of group %s from Kafka: %w", c.group, err)
 	}
@@ -166,37 +220,23 @@ func (c *Client) fetch(ctx context.Context, tps []zkutil.TopicPartition) (offset
 	if len(tps) == 0 {
 		return offsets, nil, nil
 	}
-	err = c.retry(ctx, func(b *sarama.Broker) error {
-		clear(offsets)
-		failed = nil
-		req := &sarama.OffsetFetchRequest{Version: 1, ConsumerGroup: c.group}
-		for _, tp := range tps {
-			req.AddPartition(tp.Topic, tp.Partition)
-		}
-		resp, err := b.FetchOffset(req)
+	err = c.retry(ctx, func(co *conn) error {
+		v, _ := co.versions.Of(APIOffsetFetch)
+		resp, err := co.b.FetchOffset(OffsetFetchRequest(v, c.group, tps))
 		if err != nil {
 			return err
 		}
-		if resp.Err != sarama.ErrNoError {
-			return resp.Err
+		var bad map[zkutil.TopicPartition]sarama.KError
+		offsets, bad, err = ReadOffsets(resp, tps)
+		if err != nil {
+			return err
 		}
-		for _, tp := range tps {
-			blk := resp.GetBlock(tp.Topic, tp.Partition)
-			switch {
-			case blk == nil:
-				offsets[tp] = zkutil.NoOffset
-			case blk.Err == sarama.ErrNoError:
-				offsets[tp] = max(blk.Offset, zkutil.NoOffset) // -1 when the group has none
-			case grouperr.Retriable(blk.Err):
-				// Version 1 reports coordinator errors per partition;
-				// they concern the whole request, which is retried.
-				return blk.Err
-			default:
-				if failed == nil {
-					failed = map[zkutil.TopicPartition]error{}
-				}
-				failed[tp] = fmt.Errorf("coordinator: committed offset of %s in Kafka (group %s): %w", tp, c.group, blk.Err)
+		failed = nil
+		for tp, kerr := range bad {
+			if failed == nil {
+				failed = map[zkutil.TopicPartition]error{}
 			}
+			failed[tp] = fmt.Errorf("coordinator: committed offset of %s in Kafka (group %s): %w", tp, c.group, kerr)
 		}
 		return nil
 	})
@@ -214,9 +254,10 @@ func (c *Client) Commit(ctx context.Context, offsets map[zkutil.TopicPartition]i
 		return nil
 	}
 	fence := fenceFrom(ctx)
-	err := c.retry(ctx, func(b *sarama.Broker) error {
+	err := c.retry(ctx, func(co *conn) error {
+		v, _ := co.versions.Of(APIOffsetCommit)
 		req := &sarama.OffsetCommitRequest{
-			Version:                 2,
+			Version:                 v,
 			ConsumerGroup:           c.group,
 			ConsumerGroupGeneration: sarama.GroupGenerationUndefined,
 			RetentionTime:           -1,
@@ -224,7 +265,10 @@ func (c *Client) Commit(ctx context.Context, offsets map[zkutil.TopicPartition]i
 		for tp, off := range offsets {
 			req.AddBlock(tp.Topic, tp.Partition, off, 0, "")
 		}
-		resp, err := fenced(c, fence, func() (*sarama.OffsetCommitResponse, error) { return b.CommitOffset(req) })
+		resp, err := fenced(c, fence, func() (*sarama.OffsetCommitResponse, error) { return co.b.CommitOffset(req) })
+		if errors.Is(err, ErrFenced) {
+			return Permanent(err)
+		}
 		if err != nil {
 			return err
 		}
@@ -235,7 +279,7 @@ func (c *Client) Commit(ctx context.Context, offsets map[zkutil.TopicPartition]i
 				switch {
 				case kerr == sarama.ErrNoError:
 				case grouperr.Fenced(kerr):
-					return fmt.Errorf("%s: %w (%w)", tp, ErrGroupActive, kerr)
+					return Permanent(fmt.Errorf("%s: %w (%w)", tp, ErrGroupActive, kerr))
 				case grouperr.Retriable(kerr):
 					return kerr
 				default:
@@ -243,7 +287,7 @@ func (c *Client) Commit(ctx context.Context, offsets map[zkutil.TopicPartition]i
 				}
 			}
 		}
-		return errors.Join(errs...)
+		return Permanent(errors.Join(errs...))
 	})
 	if err != nil {
 		return fmt.Errorf("coordinator: commit offsets of group %s to Kafka: %w", c.group, err)
@@ -269,13 +313,14 @@ func (s GroupState) Active() bool {
 // Describe returns the group's state (DescribeGroups).
 func (c *Client) Describe(ctx context.Context) (GroupState, error) {
 	var st GroupState
-	err := c.retry(ctx, func(b *sarama.Broker) error {
-		resp, err := b.DescribeGroups(&sarama.DescribeGroupsRequest{Groups: []string{c.group}})
+	err := c.retry(ctx, func(co *conn) error {
+		v, _ := co.versions.Of(APIDescribeGroups)
+		resp, err := co.b.DescribeGroups(&sarama.DescribeGroupsRequest{Version: v, Groups: []string{c.group}})
 		if err != nil {
 			return err
 		}
 		if len(resp.Groups) != 1 {
-			return fmt.Errorf("DescribeGroups answered %d groups for one", len(resp.Groups))
+			return Permanent(fmt.Errorf("DescribeGroups answered %d groups for one", len(resp.Groups)))
 		}
 		g := resp.Groups[0]
 		if g.Err != sarama.ErrNoError {

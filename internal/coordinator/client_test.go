@@ -22,7 +22,8 @@ func mockCoordinator(t *testing.T, group string, fetches ...any) *Client {
 	t.Cleanup(mb.Close)
 	mb.SetHandlerByMap(map[string]sarama.MockResponse{
 		"ApiVersionsRequest": sarama.NewMockApiVersionsResponse(t).SetApiKeys([]sarama.ApiVersionsResponseKey{
-			{ApiKey: 3, MinVersion: 0, MaxVersion: 5}, {ApiKey: 9, MinVersion: 0, MaxVersion: 5}, {ApiKey: 10, MinVersion: 0, MaxVersion: 2},
+			{ApiKey: 3, MinVersion: 0, MaxVersion: 5}, {ApiKey: 8, MinVersion: 0, MaxVersion: 3}, {ApiKey: 9, MinVersion: 0, MaxVersion: 5}, {ApiKey: 10, MinVersion: 0, MaxVersion: 2},
+			{ApiKey: 15, MinVersion: 0, MaxVersion: 1}, {ApiKey: 18, MinVersion: 0, MaxVersion: 2},
 		}),
 		"MetadataRequest":        sarama.NewMockMetadataResponse(t).SetBroker(mb.Addr(), mb.BrokerID()),
 		"FindCoordinatorRequest": sarama.NewMockFindCoordinatorResponse(t).SetCoordinator(sarama.CoordinatorGroup, group, mb),

@@ -77,7 +77,7 @@ func fenced[T any](c *Client, f Fence, call func() (T, error)) (T, error) {
 }
 
 // cutOff ends the Client's connections: with a reset when it can, else by
-// closing its sarama client.
+// closing them.
 func (c *Client) cutOff() {
 	if c.reset != nil {
 		c.reset()

@@ -28,6 +28,11 @@ func TestClasses(t *testing.T) {
 		{sarama.ErrGroupAuthorizationFailed, false, false, false},
 		{sarama.ErrOffsetMetadataTooLarge, false, false, false},
 		{sarama.ErrUnknownTopicOrPartition, false, false, false},
+		{sarama.ErrNetworkException, false, true, false},
+		{FencedMemberEpoch, false, false, true},
+		{UnreleasedInstanceID, false, true, false},
+		{StaleMemberEpoch, false, true, false},
+		{UnsupportedAssignor, false, false, false},
 	} {
 		if got := CoordinatorMoved(tc.kerr); got != tc.moved {
 			t.Errorf("CoordinatorMoved(%v) = %v", tc.kerr, got)

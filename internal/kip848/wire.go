@@ -45,6 +45,22 @@ func (e *encoder) compactNullableString(s *string) {
 	e.compactString(*s)
 }
 
+// compactBytes is a flexible version's byte string: length+1 as a
+// uvarint.
+func (e *encoder) compactBytes(b []byte) {
+	e.uvarint(uint64(len(b)) + 1)
+	e.b = append(e.b, b...)
+}
+
+// bool writes a boolean as one byte, 0 or 1.
+func (e *encoder) bool(v bool) {
+	if v {
+		e.int8(1)
+		return
+	}
+	e.int8(0)
+}
+
 // compactArrayLen writes an array's length (n < 0: null).
 func (e *encoder) compactArrayLen(n int) {
 	if n < 0 {
@@ -173,6 +189,32 @@ func (d *decoder) compactString(field string) string {
 		return ""
 	}
 	return *s
+}
+
+// compactBytes reads a non-nullable byte string, copied out of the
+// message.
+func (d *decoder) compactBytes(field string) []byte {
+	n := d.compactLen(field, 1)
+	if n < 0 {
+		if d.err == nil {
+			d.fail("%s: null where bytes are required", field)
+		}
+		return nil
+	}
+	return append([]byte{}, d.take(n, field)...)
+}
+
+// bool reads a boolean: one byte, 0 or 1.
+func (d *decoder) bool(field string) bool {
+	switch v := d.int8(field); v {
+	case 0:
+		return false
+	case 1:
+		return true
+	default:
+		d.fail("%s: boolean byte %d", field, v)
+		return false
+	}
 }
 
 // int16String reads a non-compact nullable string (int16 length).

@@ -125,14 +125,19 @@ func decoders() map[string]struct {
 	av := EncodeApiVersionsResponse(0, map[int16]VersionRange{68: {0, 1}})
 	hbReq, _ := (&HeartbeatRequest{GroupID: "g", MemberID: "m", SubscribedTopicNames: []string{"a"},
 		TopicPartitions: []TopicPartitions{{TopicID: topicA, Partitions: []int32{1}}}}).Encode(1)
+	jg := (&JoinGroupResponse{GenerationID: 4, ProtocolName: ptr("range"), Leader: "a", MemberID: "a", SkipAssignment: true,
+		Members: []JoinGroupMember{{MemberID: "a", GroupInstanceID: ptr("i"), Metadata: []byte{0, 3}}}}).Encode()
+	jgReq := (&JoinGroupRequest{GroupID: "g", ProtocolType: "consumer", Protocols: []JoinGroupProtocol{{Name: "range", Metadata: []byte{1}}}}).Encode()
 	return map[string]struct {
 		valid  []byte
 		decode func([]byte) error
 	}{
-		"heartbeat response": {hb, func(b []byte) error { _, err := DecodeHeartbeatResponse(b); return err }},
-		"heartbeat request":  {hbReq, func(b []byte) error { _, err := DecodeHeartbeatRequest(b, 1); return err }},
-		"commit response":    {oc, func(b []byte) error { _, err := DecodeOffsetCommitResponse(b); return err }},
-		"api versions":       {av, func(b []byte) error { _, _, err := DecodeApiVersionsResponse(b); return err }},
+		"join group response": {jg, func(b []byte) error { _, err := DecodeJoinGroupResponse(b); return err }},
+		"join group request":  {jgReq, func(b []byte) error { _, err := DecodeJoinGroupRequest(b); return err }},
+		"heartbeat response":  {hb, func(b []byte) error { _, err := DecodeHeartbeatResponse(b); return err }},
+		"heartbeat request":   {hbReq, func(b []byte) error { _, err := DecodeHeartbeatRequest(b, 1); return err }},
+		"commit response":     {oc, func(b []byte) error { _, err := DecodeOffsetCommitResponse(b); return err }},
+		"api versions":        {av, func(b []byte) error { _, _, err := DecodeApiVersionsResponse(b); return err }},
 	}
 }
 

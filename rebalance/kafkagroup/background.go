@@ -11,6 +11,7 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/zkconsumer/zkconsumer/internal/backoff"
+	gc "github.com/zkconsumer/zkconsumer/internal/coordinator"
 	"github.com/zkconsumer/zkconsumer/internal/grouperr"
 )
 
@@ -118,7 +119,7 @@ func (m *Member) heartbeat(gen *Generation) error {
 	if err != nil {
 		return err
 	}
-	resp, err := c.ctrl.Heartbeat(&sarama.HeartbeatRequest{Version: 3, GroupId: m.cfg.Group,
+	resp, err := c.ctrl.Heartbeat(&sarama.HeartbeatRequest{Version: c.version(gc.APIHeartbeat), GroupId: m.cfg.Group,
 		GenerationId: gen.ID, MemberId: gen.MemberID, GroupInstanceId: m.instanceID()})
 	if err != nil {
 		m.connectionFailed(c, err)

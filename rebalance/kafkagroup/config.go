@@ -93,6 +93,11 @@ type Config struct {
 	// retrying cannot mend are not reported here: Join returns them
 	// (ErrFatal).
 	OnError func(error)
+
+	// noJoinV9 makes the member send JoinGroup at most at version 5 with
+	// sarama's encoding even to brokers that speak 9 (tests: what KIP-814
+	// changes).
+	noJoinV9 bool
 }
 
 // withDefaults returns cfg with zero fields set to their defaults.

@@ -3,12 +3,15 @@ package kafkagroup
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"time"
 
 	"github.com/IBM/sarama"
 
 	"github.com/zkconsumer/zkconsumer/internal/abortdial"
+	gc "github.com/zkconsumer/zkconsumer/internal/coordinator"
+	"github.com/zkconsumer/zkconsumer/internal/kip848"
 )
 
 // errAborted is the error of dials after a tracker was aborted.
@@ -50,24 +53,42 @@ func (m *Member) saramaConfig(t *abortdial.Dialer, readTimeout time.Duration) *s
 	return &c
 }
 
-// coordinator holds two connections to the group's coordinator: join for
-// JoinGroup and SyncGroup, which wait for the whole group, and ctrl for
-// heartbeats, commits, fetches and LeaveGroup.
+// coordinator holds the connections to the group's coordinator: join for
+// JoinGroup and SyncGroup, which wait for the whole group (join9 for
+// JoinGroup v9, our own encoding, dialled on first use through joinT),
+// and ctrl for heartbeats, commits, fetches and LeaveGroup.
 type coordinator struct {
-	id             int32
-	addr           string
-	join, ctrl     *sarama.Broker
-	joinT, ctrlT   *abortdial.Dialer
-	joinGroupMaxV  int16 // highest JoinGroup version the broker speaks
-	leaveGroupMaxV int16
+	id           int32
+	addr         string
+	join, ctrl   *sarama.Broker
+	joinT, ctrlT *abortdial.Dialer
+	// versions are those negotiated with the broker (needs).
+	versions gc.Versions
+	// join9Dialer dials join9; nil when JoinGroup v9 is not used (the
+	// broker lacks it, SASL is on, or Config.noJoinV9).
+	join9Dialer kip848.Dialer
+	join9       *kip848.Conn
 	// joinAborted is set when a Join's context ended a JoinGroup or
 	// SyncGroup in flight, which aborted the join connection: the next
 	// Join connects again, while ctrl stays up for a LeaveGroup.
 	joinAborted atomic.Bool
 }
 
-// openCoordinator connects to the coordinator at addr and reads the API
-// versions it speaks.
+// needs is what a classic member sends to its coordinator. JoinGroup
+// goes up to 9 (KIP-814, kip848's encoding); below 9 sarama's encoding is
+// used, at most version 5 (static membership).
+var needs = []gc.Need{
+	{API: gc.APIJoinGroup, Range: gc.Range{Min: 0, Max: kip848.JoinGroupVersion}},
+	{API: gc.APISyncGroup, Range: gc.Range{Min: 3, Max: 3}},
+	{API: gc.APIHeartbeat, Range: gc.Range{Min: 3, Max: 3}},
+	{API: gc.APILeaveGroup, Range: gc.Range{Min: 0, Max: 3}},
+	{API: gc.APIOffsetCommit, Range: gc.Range{Min: 7, Max: 7}},
+	{API: gc.APIOffsetFetch, Range: gc.Range{Min: 5, Max: 5}},
+}
+
+// openCoordinator connects to the coordinator at addr and negotiates the
+// versions of the requests the member sends; a broker that speaks none of
+// the versions of one of them is an ErrFatal error naming it.
 func (m *Member) openCoordinator(id int32, addr string) (*coordinator, error) {
 	dial := m.cfg.RequestTimeout
 	if m.cfg.Sarama != nil {
@@ -76,42 +97,52 @@ func (m *Member) openCoordinator(id int32, addr string) (*coordinator, error) {
 	c := &coordinator{id: id, addr: addr, joinT: newTracker(m.cfg, dial), ctrlT: newTracker(m.cfg, dial)}
 	c.join = sarama.NewBroker(addr)
 	c.ctrl = sarama.NewBroker(addr)
-	if err := c.join.Open(m.saramaConfig(c.joinT, m.cfg.RebalanceTimeout+m.cfg.RequestTimeout)); err != nil {
+	joinCfg := m.saramaConfig(c.joinT, m.cfg.RebalanceTimeout+m.cfg.RequestTimeout)
+	if err := c.join.Open(joinCfg); err != nil {
 		return nil, err
 	}
 	if err := c.ctrl.Open(m.saramaConfig(c.ctrlT, m.cfg.RequestTimeout)); err != nil {
 		c.close()
 		return nil, err
 	}
-	resp, err := c.ctrl.ApiVersions(&sarama.ApiVersionsRequest{})
-	if err == nil && resp.ErrorCode != int16(sarama.ErrNoError) {
-		err = sarama.KError(resp.ErrorCode)
-	}
+	have, err := gc.ApiVersions(c.ctrl)
 	if err != nil {
 		c.close()
 		return nil, err
 	}
-	for _, k := range resp.ApiKeys {
-		switch k.ApiKey {
-		case apiKeyJoinGroup:
-			c.joinGroupMaxV = k.MaxVersion
-		case apiKeyLeaveGroup:
-			c.leaveGroupMaxV = k.MaxVersion
-		}
+	if c.versions, err = gc.Negotiate(gc.BrokerName(id, addr), have, needs...); err != nil {
+		c.close()
+		return nil, fmt.Errorf("%w: %w", ErrFatal, err)
+	}
+	if v, _ := c.versions.Of(gc.APIJoinGroup); v >= kip848.JoinGroupVersion && !m.cfg.noJoinV9 {
+		c.join9Dialer, _ = gc.Dialer(joinCfg) // nil with SASL: sarama's JoinGroup v5
 	}
 	return c, nil
 }
 
-// Kafka API keys.
-const (
-	apiKeyJoinGroup  = 11
-	apiKeyLeaveGroup = 13
-)
+// version is the version of api negotiated with c (needs lists every API
+// the member sends).
+func (c *coordinator) version(api gc.API) int16 {
+	v, _ := c.versions.Of(api)
+	return v
+}
+
+// joinVersion is the JoinGroup version sent to c: 9 over join9, else at
+// most 5 over join.
+func (c *coordinator) joinVersion() int16 {
+	if c.join9Dialer != nil {
+		return kip848.JoinGroupVersion
+	}
+	return min(c.version(gc.APIJoinGroup), 5)
+}
 
 // close aborts both connections and closes the brokers.
 func (c *coordinator) close() {
 	c.joinT.Abort()
 	c.ctrlT.Abort()
+	if c.join9 != nil {
+		c.join9.Close()
+	}
 	_ = c.join.Close()
 	_ = c.ctrl.Close()
 }

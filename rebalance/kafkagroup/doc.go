@@ -31,10 +31,20 @@
 //
 // Every member checks, every MetadataMaxAge, the partition counts of its
 // own subscription (the leader also those of every topic of the group)
-// and the topics its wildcard matches, and rejoins when they changed: a
-// static leader that restarted comes back as a follower (JoinGroup v5
-// predates KIP-814), so the leader alone cannot be relied on to notice
-// new partitions.
+// and the topics its wildcard matches, and rejoins when they changed.
+// JoinGroup is sent at version 9 when the coordinator speaks it (Kafka
+// 3.2 and later; our own encoding, internal/kip848, as sarama stops at
+// 8; not with SASL, which that connection does not speak), else at 5 or
+// below with sarama's: at 9, a static leader that restarted within its
+// session is told it leads but must skip the assignment (KIP-814's
+// SkipAssignment, Generation.SkippedAssignment), and watches every topic
+// of the group as a leader, which Java's followers do not; below 9 it
+// comes back as a follower, and the others' own checks are what notices
+// new partitions of their topics. The versions of every request are
+// negotiated with the coordinator when the member connects
+// (internal/coordinator.Negotiate); a coordinator that speaks none of
+// the versions of a request the member sends is an ErrFatal error naming
+// the broker and the request.
 //
 // A member that cannot join or stay in its group says why. Join retries
 // what may pass (an unreachable broker or coordinator, a coordinator

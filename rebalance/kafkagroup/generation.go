@@ -46,13 +46,20 @@ type Generation struct {
 	// same). When false, partitions of the previous generation are lost
 	// (the member lost its membership while it rejoined) or were given up.
 	Continues bool
-	// Leader is true when this member computed the group's assignment.
+	// Leader is true when the coordinator elected this member leader: it
+	// computed the group's assignment, unless SkippedAssignment, and it
+	// watches the partition counts of every topic of the group.
 	Leader bool
+	// SkippedAssignment is true for a leader the coordinator told to skip
+	// the assignment (JoinGroup v9, KIP-814): a static leader that
+	// rejoined a stable group, such as a restarted process, whose
+	// assignment the coordinator kept. Its GroupAssignment is nil.
+	SkippedAssignment bool
 	// Assignment maps each topic to this member's partitions of it, in
 	// ascending order.
 	Assignment map[string][]int32
 	// GroupAssignment is, when this member computed the group's
-	// assignment (Leader), every member's share: member id to topic to
+	// assignment (Leader, not SkippedAssignment), every member's share: member id to topic to
 	// partitions, in ascending order, this member's own included. It is
 	// nil for the other members: Kafka's group protocol tells each member
 	// only its own share.

@@ -10,7 +10,10 @@ import (
 
 	"github.com/IBM/sarama"
 
+	gc "github.com/zkconsumer/zkconsumer/internal/coordinator"
 	"github.com/zkconsumer/zkconsumer/internal/grouperr"
+	"github.com/zkconsumer/zkconsumer/internal/kip848"
+	"github.com/zkconsumer/zkconsumer/rebalance"
 )
 
 // protocolType is the protocol type of consumer groups.
@@ -190,8 +193,8 @@ func (m *Member) joinOnce(ctx context.Context, st *joinState) (*Generation, erro
 	if err != nil {
 		return nil, retryLater(err)
 	}
-	if m.cfg.InstanceID != "" && c.joinGroupMaxV < 5 {
-		return nil, fmt.Errorf("%w: %w (JoinGroup v%d)", ErrFatal, ErrStaticMembershipUnsupported, c.joinGroupMaxV)
+	if v := c.joinVersion(); m.cfg.InstanceID != "" && v < 5 {
+		return nil, fmt.Errorf("%w: %w (JoinGroup v%d)", ErrFatal, ErrStaticMembershipUnsupported, v)
 	}
 	// Every member reads its own subscription's partition counts, which
 	// its metadata check compares with the cluster's (see watch).
@@ -205,7 +208,7 @@ func (m *Member) joinOnce(ctx context.Context, st *joinState) (*Generation, erro
 	m.mu.Unlock()
 
 	req := &sarama.JoinGroupRequest{
-		Version:          5, // lowered by sarama to what the broker speaks
+		Version:          c.joinVersion(),
 		GroupId:          m.cfg.Group,
 		SessionTimeout:   int32(m.cfg.SessionTimeout.Milliseconds()),
 		RebalanceTimeout: int32(m.cfg.RebalanceTimeout.Milliseconds()),
@@ -225,7 +228,7 @@ func (m *Member) joinOnce(ctx context.Context, st *joinState) (*Generation, erro
 			return nil, err
 		}
 	}
-	resp, err := withAbort(ctx, c.joinT, func() (*sarama.JoinGroupResponse, error) { return c.join.JoinGroup(req) })
+	resp, skip, err := m.joinGroup(ctx, c, req)
 	if m.cfg.InstanceID != "" && memberID == "" {
 		// Sent without a member id, this JoinGroup takes the instance id
 		// over from whichever instance holds it now, at once (see
@@ -259,10 +262,11 @@ func (m *Member) joinOnce(ctx context.Context, st *joinState) (*Generation, erro
 	m.mu.Unlock()
 	leader := resp.LeaderId == resp.MemberId
 	m.log.Info("joined group", "generation", resp.GenerationId, "member", resp.MemberId,
-		"protocol", resp.GroupProtocol, "leader", leader, "members", len(resp.Members))
+		"protocol", resp.GroupProtocol, "leader", leader, "skip_assignment", skip, "members", len(resp.Members),
+		"join_version", req.Version)
 
 	sync := &sarama.SyncGroupRequest{
-		Version:         3,
+		Version:         c.version(gc.APISyncGroup),
 		GroupId:         m.cfg.Group,
 		GenerationId:    resp.GenerationId,
 		MemberId:        resp.MemberId,
@@ -270,7 +274,20 @@ func (m *Member) joinOnce(ctx context.Context, st *joinState) (*Generation, erro
 	}
 	w := own
 	var group map[string]map[string][]int32
-	if leader {
+	switch {
+	case leader && skip:
+		// KIP-814: a static leader that rejoined a stable group (a
+		// restarted process) leads without assigning: the coordinator
+		// keeps the group's assignment, and this member's own comes
+		// back in SyncGroup. It still watches every topic of the group
+		// as the leader, which nobody else may do (Java's followers do
+		// not).
+		lw, err := m.leaderWatch(resp)
+		if err != nil {
+			return nil, err
+		}
+		w = lw.merge(own)
+	case leader:
 		assignment, lw, err := m.assignGroup(resp)
 		if err != nil {
 			return nil, err
@@ -322,6 +339,7 @@ func (m *Member) joinOnce(ctx context.Context, st *joinState) (*Generation, erro
 	gen := newGeneration(resp.GenerationId, resp.MemberId, resp.GroupProtocol, leader, mine,
 		m.leaseTerm(), syncSent, hold, st.prev)
 	gen.GroupAssignment = groupAssignment(group)
+	gen.SkippedAssignment = leader && skip
 	gen.Cooperative = m.cooperative
 	m.mu.Lock()
 	m.gen = gen
@@ -426,13 +444,44 @@ func (m *Member) instanceID() *string {
 	return &id
 }
 
-// assignGroup computes every member's assignment with the assignor the
-// coordinator chose.
-func (m *Member) assignGroup(resp *sarama.JoinGroupResponse) (map[string]map[string][]int32, watch, error) {
-	assignor, ok := m.assignors[resp.GroupProtocol]
-	if !ok {
-		return nil, watch{}, fmt.Errorf("%w: the coordinator chose assignor %q, which this member did not offer", ErrFatal, resp.GroupProtocol)
+// joinGroup sends req to c: at version 9 with kip848's encoding when c
+// has join9Dialer (skip is then the answer's SkipAssignment), else with
+// sarama's on the join connection. The answer is sarama's either way.
+func (m *Member) joinGroup(ctx context.Context, c *coordinator, req *sarama.JoinGroupRequest) (resp *sarama.JoinGroupResponse, skip bool, err error) {
+	if c.join9Dialer == nil {
+		resp, err = withAbort(ctx, c.joinT, func() (*sarama.JoinGroupResponse, error) { return c.join.JoinGroup(req) })
+		return resp, false, err
 	}
+	if c.join9 == nil {
+		// Dialled through joinT, so that withAbort and close end it.
+		if c.join9, err = kip848.Dial(ctx, c.join9Dialer, c.addr, m.cfg.ClientID, m.cfg.RebalanceTimeout+m.cfg.RequestTimeout); err != nil {
+			return nil, false, err
+		}
+	}
+	r9 := &kip848.JoinGroupRequest{GroupID: req.GroupId, SessionTimeoutMs: req.SessionTimeout, RebalanceTimeoutMs: req.RebalanceTimeout,
+		MemberID: req.MemberId, GroupInstanceID: req.GroupInstanceId, ProtocolType: req.ProtocolType}
+	for _, p := range req.OrderedGroupProtocols {
+		r9.Protocols = append(r9.Protocols, kip848.JoinGroupProtocol{Name: p.Name, Metadata: p.Metadata})
+	}
+	a9, err := withAbort(ctx, c.joinT, func() (*kip848.JoinGroupResponse, error) { return c.join9.JoinGroup(ctx, r9) })
+	if err != nil {
+		return nil, false, err
+	}
+	resp = &sarama.JoinGroupResponse{Version: kip848.JoinGroupVersion, ThrottleTime: a9.ThrottleTimeMs, Err: sarama.KError(a9.ErrorCode),
+		GenerationId: a9.GenerationID, LeaderId: a9.Leader, MemberId: a9.MemberID, ProtocolType: a9.ProtocolType}
+	if a9.ProtocolName != nil {
+		resp.GroupProtocol = *a9.ProtocolName
+	}
+	for _, gm := range a9.Members {
+		resp.Members = append(resp.Members, sarama.GroupMember{MemberId: gm.MemberID, GroupInstanceId: gm.GroupInstanceID, Metadata: gm.Metadata})
+	}
+	return resp, a9.SkipAssignment, nil
+}
+
+// groupTopics decodes the members' subscriptions of the leader's JoinGroup
+// answer and reads the partition counts of every topic they subscribe to:
+// what the leader assigns from and watches.
+func (m *Member) groupTopics(resp *sarama.JoinGroupResponse) (map[string]rebalance.MemberSubscription, watch, error) {
 	members, err := decodeMembers(resp)
 	if err != nil {
 		return nil, watch{}, fmt.Errorf("%w: %w", ErrFatal, err)
@@ -447,6 +496,28 @@ func (m *Member) assignGroup(resp *sarama.JoinGroupResponse) (map[string]map[str
 	if err != nil {
 		return nil, watch{}, retryLater(err)
 	}
+	return members, watch{topics: topics, counts: counts}, nil
+}
+
+// leaderWatch is what a leader that skips the assignment (KIP-814)
+// watches: every topic of the group.
+func (m *Member) leaderWatch(resp *sarama.JoinGroupResponse) (watch, error) {
+	_, w, err := m.groupTopics(resp)
+	return w, err
+}
+
+// assignGroup computes every member's assignment with the assignor the
+// coordinator chose.
+func (m *Member) assignGroup(resp *sarama.JoinGroupResponse) (map[string]map[string][]int32, watch, error) {
+	assignor, ok := m.assignors[resp.GroupProtocol]
+	if !ok {
+		return nil, watch{}, fmt.Errorf("%w: the coordinator chose assignor %q, which this member did not offer", ErrFatal, resp.GroupProtocol)
+	}
+	members, w, err := m.groupTopics(resp)
+	if err != nil {
+		return nil, watch{}, err
+	}
+	topics, counts := w.topics, w.counts
 	a, err := assignor.Assign(counts, members)
 	if err != nil {
 		return nil, watch{}, fmt.Errorf("%w: %w", ErrFatal, err)

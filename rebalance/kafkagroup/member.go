@@ -1,19 +1,17 @@
 package kafkagroup
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sync"
 	"time"
 
 	"github.com/IBM/sarama"
 
 	"github.com/zkconsumer/zkconsumer/internal/abortdial"
-	"github.com/zkconsumer/zkconsumer/internal/grouperr"
+	gc "github.com/zkconsumer/zkconsumer/internal/coordinator"
 	"github.com/zkconsumer/zkconsumer/rebalance"
 )
 
@@ -35,10 +33,8 @@ type Member struct {
 	closeOnce sync.Once
 	closed    chan struct{}
 
-	clientMu sync.Mutex // held while connecting the bootstrap client
-	client   sarama.Client
-	clientT  *abortdial.Dialer
-	rotate   int // which known broker anyBroker returns; moves on after a failure
+	loc     *gc.Locator // the coordinator's discovery, and the broker for Metadata
+	clientT *abortdial.Dialer
 
 	coordMu sync.Mutex // held while looking up the coordinator
 	coord   *coordinator
@@ -82,9 +78,11 @@ func New(cfg Config) (*Member, error) {
 	}
 	m := &Member{cfg: cfg, log: log, assignors: assignors, cooperative: cooperative, assignedGen: -1, joinedGen: -1,
 		ctx: ctx, cancel: cancel, closed: make(chan struct{}), clientT: newTracker(cfg, cfg.RequestTimeout)}
-	if sc := m.saramaConfig(m.clientT, cfg.RequestTimeout); sc.Net.Proxy.Dialer != m.clientT {
+	sc := m.saramaConfig(m.clientT, cfg.RequestTimeout)
+	if sc.Net.Proxy.Dialer != m.clientT {
 		m.explainer, _ = sc.Net.Proxy.Dialer.(interface{ Explain(error) error })
 	}
+	m.loc = gc.NewBootstrapLocator(cfg.Group, cfg.Brokers, sc, m.explain)
 	return m, nil
 }
 
@@ -103,66 +101,27 @@ func (m *Member) Generation() *Generation {
 	return m.gen
 }
 
-// bootstrap returns the client for metadata and coordinator lookups,
-// connecting it on first use.
-func (m *Member) bootstrap() (sarama.Client, error) {
-	m.clientMu.Lock()
-	defer m.clientMu.Unlock()
+// anyBroker returns a broker of the cluster for Metadata and
+// FindCoordinator (gc.Locator.AnyBroker).
+func (m *Member) anyBroker() (*sarama.Broker, error) {
 	if m.ctx.Err() != nil {
 		return nil, ErrMemberClosed
 	}
-	if m.client != nil && !m.client.Closed() {
-		return m.client, nil
+	b, err := m.loc.AnyBroker()
+	if errors.Is(err, gc.ErrClosed) {
+		return nil, ErrMemberClosed
 	}
-	c, err := sarama.NewClient(m.cfg.Brokers, m.saramaConfig(m.clientT, m.cfg.RequestTimeout))
-	if err != nil {
-		return nil, m.bootstrapError(err)
-	}
-	m.client = c
-	return c, nil
+	return b, err
 }
 
-// anyBroker returns a broker of the cluster for Metadata and
-// FindCoordinator, connecting it if needed: the same one as long as
-// requests to it succeed, the next known one (by id) after a request to it
-// failed (brokerFailed). sarama's LeastLoadedBroker is not used: the
-// client loads no metadata of its own (Metadata.Full is off), so it always
-// returned the same bootstrap address, and once that broker died the
-// member never found a coordinator again.
-func (m *Member) anyBroker() (*sarama.Broker, error) {
-	c, err := m.bootstrap()
-	if err != nil {
-		return nil, err
-	}
-	brokers := c.Brokers()
-	if len(brokers) == 0 {
-		// The client knows only its bootstrap addresses, one of which it
-		// would use for good: learn the cluster's brokers (sarama tries
-		// each bootstrap address in turn).
-		if err := c.RefreshMetadata(); err != nil {
-			return nil, m.bootstrapError(err)
-		}
-		if brokers = c.Brokers(); len(brokers) == 0 {
-			return nil, fmt.Errorf("kafkagroup: no broker available")
-		}
-	}
-	slices.SortFunc(brokers, func(a, b *sarama.Broker) int { return cmp.Compare(a.ID(), b.ID()) })
-	m.clientMu.Lock()
-	b := brokers[m.rotate%len(brokers)]
-	m.clientMu.Unlock()
-	_ = b.Open(c.Config()) // ErrAlreadyConnected when it is; a failed dial fails the request
-	return b, nil
-}
-
-// brokerFailed closes b after a request to it failed, so that it is
-// dialled again when next used, and makes anyBroker move on to the next
-// broker.
+// brokerFailed closes b after a request to it failed and moves on to the
+// next broker (gc.Locator.BrokerFailed), unless Close caused the failure.
 func (m *Member) brokerFailed(b *sarama.Broker, err error) {
+	if m.ctx.Err() != nil {
+		return
+	}
 	m.log.Debug("request to a broker failed; trying the next one", "broker", b.ID(), "addr", b.Addr(), "err", err)
-	_ = b.Close()
-	m.clientMu.Lock()
-	m.rotate++
-	m.clientMu.Unlock()
+	m.loc.BrokerFailed(b)
 }
 
 // coordinator returns the connections to the group's coordinator, finding
@@ -195,33 +154,24 @@ func (m *Member) coordinator() (*coordinator, error) {
 }
 
 // findCoordinator asks a broker of the cluster which one coordinates the
-// group (FindCoordinator) and returns it, not connected.
+// group (gc.Locator.Find) and returns it, not connected. A broker that
+// refuses for good is an ErrFatal error. The request is bounded by
+// RequestTimeout, and by Close, which tears the bootstrap connections
+// down.
 func (m *Member) findCoordinator() (*sarama.Broker, error) {
-	b, err := m.anyBroker()
-	if err != nil {
+	if m.ctx.Err() != nil {
+		return nil, ErrMemberClosed
+	}
+	b, err := m.loc.Find()
+	switch {
+	case errors.Is(err, gc.ErrClosed):
+		return nil, ErrMemberClosed
+	case errors.Is(err, gc.ErrFindRefused):
+		return nil, fmt.Errorf("%w: %w", ErrFatal, err)
+	case err != nil:
 		return nil, err
 	}
-	// A short request: bounded by RequestTimeout, and by Close, which
-	// tears the bootstrap connections down.
-	resp, err := b.FindCoordinator(&sarama.FindCoordinatorRequest{Version: 2,
-		CoordinatorKey: m.cfg.Group, CoordinatorType: sarama.CoordinatorGroup})
-	if err != nil {
-		if m.ctx.Err() == nil {
-			m.brokerFailed(b, err)
-		}
-		return nil, fmt.Errorf("kafkagroup: find the coordinator of group %s through broker %d at %s: %w", m.cfg.Group, b.ID(), b.Addr(), m.explain(err))
-	}
-	switch {
-	case resp.Err == sarama.ErrNoError:
-	case grouperr.Retriable(resp.Err):
-		if hint := coordinatorHint(resp.Err); hint != "" {
-			return nil, fmt.Errorf("kafkagroup: find the coordinator of group %s: %w (%s)", m.cfg.Group, resp.Err, hint)
-		}
-		return nil, fmt.Errorf("kafkagroup: find the coordinator of group %s: %w", m.cfg.Group, resp.Err)
-	default: // GROUP_AUTHORIZATION_FAILED, INVALID_REQUEST, ...
-		return nil, fmt.Errorf("%w: group %s: FindCoordinator: %w", ErrFatal, m.cfg.Group, resp.Err)
-	}
-	return resp.Coordinator, nil
+	return b, nil
 }
 
 // recheckCoordinator looks the group's coordinator up again
@@ -287,11 +237,7 @@ func (m *Member) Close() error {
 			m.coord = nil
 		}
 		m.coordMu.Unlock()
-		m.clientMu.Lock()
-		if m.client != nil {
-			_ = m.client.Close()
-		}
-		m.clientMu.Unlock()
+		m.loc.Close()
 		close(m.closed)
 	})
 	return err
@@ -316,7 +262,7 @@ func (m *Member) leave() error {
 	ctx, cancel := context.WithTimeout(context.Background(), min(m.cfg.RequestTimeout, 5*time.Second))
 	defer cancel()
 	req := &sarama.LeaveGroupRequest{Version: 0, GroupId: m.cfg.Group, MemberId: id}
-	if c.leaveGroupMaxV >= 3 {
+	if c.version(gc.APILeaveGroup) >= 3 {
 		req = &sarama.LeaveGroupRequest{Version: 3, GroupId: m.cfg.Group,
 			Members: []sarama.MemberIdentity{{MemberId: id}}}
 	}

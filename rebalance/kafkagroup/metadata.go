@@ -90,12 +90,12 @@ func (m *Member) subscription() ([]string, map[string]int32, error) {
 // watch is what a generation's metadata check compares the cluster with:
 // the topics whose partition counts the member read when it joined (its
 // own subscription's; the leader's also those of every topic some member
-// subscribes to) and those counts. A change makes the member rejoin, so
-// that the group rebalances over the new partitions whichever member
-// notices first: as KIP-814 notes, the member the coordinator calls leader
-// may not have computed the assignment (a static leader that restarted
-// joins as a follower, with JoinGroup below v9), so the leader alone
-// cannot be relied on.
+// subscribes to, also when it skipped the assignment) and those counts. A
+// change makes the member rejoin, so that the group rebalances over the
+// new partitions whichever member notices first: as KIP-814 notes, below
+// JoinGroup v9 the member the coordinator calls leader may not know it (a
+// static leader that restarted joins as a follower), so the leader alone
+// cannot be relied on there.
 type watch struct {
 	topics []string
 	counts map[string]int32

@@ -7,7 +7,7 @@ import (
 
 	"github.com/IBM/sarama"
 
-	"github.com/zkconsumer/zkconsumer/internal/backoff"
+	gc "github.com/zkconsumer/zkconsumer/internal/coordinator"
 	"github.com/zkconsumer/zkconsumer/internal/grouperr"
 	"github.com/zkconsumer/zkconsumer/internal/offsetfetch"
 	"github.com/zkconsumer/zkconsumer/zkutil"
@@ -53,20 +53,24 @@ func (m *Member) commit(ctx context.Context, gen *Generation, offsets map[zkutil
 	if len(offsets) == 0 {
 		return nil
 	}
-	req := &sarama.OffsetCommitRequest{
-		Version:                 7,
-		ConsumerGroup:           m.cfg.Group,
-		ConsumerGroupGeneration: gen.ID,
-		ConsumerID:              gen.MemberID,
-		GroupInstanceId:         m.instanceID(),
-		RetentionTime:           -1,
-	}
-	for tp, off := range offsets {
-		// Leader epoch -1: unknown, so Java members never take it for a
-		// truncation.
-		req.AddBlockWithLeaderEpoch(tp.Topic, tp.Partition, off, -1, 0, "")
+	commitRequest := func(c *coordinator) *sarama.OffsetCommitRequest {
+		req := &sarama.OffsetCommitRequest{
+			Version:                 c.version(gc.APIOffsetCommit),
+			ConsumerGroup:           m.cfg.Group,
+			ConsumerGroupGeneration: gen.ID,
+			ConsumerID:              gen.MemberID,
+			GroupInstanceId:         m.instanceID(),
+			RetentionTime:           -1,
+		}
+		for tp, off := range offsets {
+			// Leader epoch -1: unknown, so Java members never take it for
+			// a truncation.
+			req.AddBlockWithLeaderEpoch(tp.Topic, tp.Partition, off, -1, 0, "")
+		}
+		return req
 	}
 	err := m.retry(ctx, attempts, func(c *coordinator) error {
+		req := commitRequest(c)
 		resp, err := withAbort(ctx, c.ctrlT, func() (*sarama.OffsetCommitResponse, error) { return c.ctrl.CommitOffset(req) })
 		if err != nil {
 			m.connectionFailed(c, err)
@@ -79,7 +83,7 @@ func (m *Member) commit(ctx context.Context, gen *Generation, offsets map[zkutil
 				case kerr == sarama.ErrNoError:
 				case grouperr.Fenced(kerr):
 					m.commitRefused(gen, kerr)
-					return fmt.Errorf("%w (generation %d, member %s): %w", ErrCommitFenced, gen.ID, gen.MemberID, kerr)
+					return gc.Permanent(fmt.Errorf("%w (generation %d, member %s): %w", ErrCommitFenced, gen.ID, gen.MemberID, kerr))
 				case grouperr.Retriable(kerr):
 					if grouperr.CoordinatorMoved(kerr) {
 						m.dropCoordinator(c, kerr)
@@ -90,7 +94,7 @@ func (m *Member) commit(ctx context.Context, gen *Generation, offsets map[zkutil
 				}
 			}
 		}
-		return permanent(errors.Join(errs...))
+		return gc.Permanent(errors.Join(errs...))
 	})
 	if err != nil {
 		return fmt.Errorf("kafkagroup: commit offsets of group %s: %w", m.cfg.Group, err)
@@ -153,39 +157,29 @@ func (m *Member) Fetch(ctx context.Context, tps []zkutil.TopicPartition) (map[zk
 	return out, nil
 }
 
-// fetch is one OffsetFetch of tps, retried on coordinator errors.
+// fetch is one OffsetFetch of tps, retried on coordinator errors (an
+// error of a single partition fails it).
 func (m *Member) fetch(ctx context.Context, tps []zkutil.TopicPartition) (map[zkutil.TopicPartition]int64, error) {
-	out := make(map[zkutil.TopicPartition]int64, len(tps))
 	if len(tps) == 0 {
-		return out, nil
+		return map[zkutil.TopicPartition]int64{}, nil
 	}
-	req := &sarama.OffsetFetchRequest{Version: 5, ConsumerGroup: m.cfg.Group}
-	for _, tp := range tps {
-		req.AddPartition(tp.Topic, tp.Partition)
-	}
+	var out map[zkutil.TopicPartition]int64
 	err := m.retry(ctx, commitAttempts, func(c *coordinator) error {
+		req := gc.OffsetFetchRequest(c.version(gc.APIOffsetFetch), m.cfg.Group, tps)
 		resp, err := withAbort(ctx, c.ctrlT, func() (*sarama.OffsetFetchResponse, error) { return c.ctrl.FetchOffset(req) })
 		if err != nil {
 			m.connectionFailed(c, err)
 			return err
 		}
-		if err := m.fetchError(c, resp.Err); err != nil {
+		got, failed, err := gc.ReadOffsets(resp, tps)
+		if err != nil {
+			if gc.Moved(err) {
+				m.dropCoordinator(c, err)
+			}
 			return err
 		}
-		for _, tp := range tps {
-			blk := resp.GetBlock(tp.Topic, tp.Partition)
-			switch {
-			case blk == nil:
-				out[tp] = zkutil.NoOffset
-			case blk.Err == sarama.ErrNoError:
-				out[tp] = max(blk.Offset, zkutil.NoOffset)
-			default:
-				if err := m.fetchError(c, blk.Err); err != nil {
-					return fmt.Errorf("%s: %w", tp, err)
-				}
-			}
-		}
-		return nil
+		out = got
+		return gc.Permanent(gc.PartitionErrors(tps, failed))
 	})
 	if err != nil {
 		return nil, err
@@ -193,63 +187,22 @@ func (m *Member) fetch(ctx context.Context, tps []zkutil.TopicPartition) (map[zk
 	return out, nil
 }
 
-// fetchError sorts an OffsetFetch error: nil for none, retriable
-// coordinator errors as they are, anything else permanent.
-func (m *Member) fetchError(c *coordinator, kerr sarama.KError) error {
-	switch {
-	case kerr == sarama.ErrNoError:
-		return nil
-	case grouperr.Retriable(kerr):
-		if grouperr.CoordinatorMoved(kerr) {
-			m.dropCoordinator(c, kerr)
-		}
-		return kerr
-	}
-	return permanent(kerr)
-}
-
-// permanentError marks an error retry must not repeat.
-type permanentError struct{ err error }
-
-func (e permanentError) Error() string { return e.err.Error() }
-func (e permanentError) Unwrap() error { return e.err }
-
-func permanent(err error) error {
-	if err == nil {
-		return nil
-	}
-	return permanentError{err}
-}
-
-// retry runs op against the coordinator, finding it first, while op fails
-// with retriable errors: up to attempts times (0: until ctx ends),
-// RetryBackoff apart, within ctx.
+// retry runs op against the coordinator, finding it first, under the
+// shared rule (gc.Retry): up to attempts times (0: until ctx ends),
+// RetryBackoff apart, within ctx; not after Close, nor after an ErrFatal
+// error finding or connecting the coordinator.
 func (m *Member) retry(ctx context.Context, attempts int, op func(*coordinator) error) error {
-	var err error
-	for attempt := 0; attempts <= 0 || attempt < attempts; attempt++ {
-		if attempt > 0 {
-			m.log.Debug("retrying a coordinator request", "attempt", attempt+1, "err", err)
-			if !backoff.Sleep(ctx, m.cfg.RetryBackoff) {
-				return errors.Join(err, context.Cause(ctx))
-			}
-		}
+	return gc.Retry(ctx, attempts, m.cfg.RetryBackoff, func() error {
 		if m.ctx.Err() != nil {
-			return ErrMemberClosed
+			return gc.Permanent(ErrMemberClosed)
 		}
-		if ctx.Err() != nil {
-			return errors.Join(err, context.Cause(ctx))
+		c, err := m.coordinator()
+		if errors.Is(err, ErrFatal) || errors.Is(err, ErrMemberClosed) {
+			return gc.Permanent(err)
 		}
-		var c *coordinator
-		if c, err = m.coordinator(); err == nil {
-			err = op(c)
-		}
-		var p permanentError
-		switch {
-		case errors.As(err, &p):
-			return p.err
-		case err == nil || errors.Is(err, ErrCommitFenced):
+		if err != nil {
 			return err
 		}
-	}
-	return err
+		return op(c)
+	})
 }

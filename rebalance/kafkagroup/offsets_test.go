@@ -33,12 +33,16 @@ func mockCoordinator(t *testing.T, group string, fetches ...any) (*sarama.MockBr
 	return mb, m
 }
 
-// apiVersions answers ApiVersions with the requests Fetch sends:
-// Metadata, OffsetFetch v5, FindCoordinator v2, ApiVersions.
+// apiVersions answers ApiVersions with the requests Fetch sends
+// (Metadata, OffsetFetch v5, FindCoordinator v2, ApiVersions) and the
+// other requests a member sends to its coordinator, whose versions it
+// negotiates when it connects (as Kafka 2.4 speaks them, JoinGroup up
+// to 6: no v9).
 func apiVersions(t *testing.T) *sarama.MockApiVersionsResponse {
 	return sarama.NewMockApiVersionsResponse(t).SetApiKeys([]sarama.ApiVersionsResponseKey{
-		{ApiKey: 3, MinVersion: 0, MaxVersion: 9}, {ApiKey: 9, MinVersion: 0, MaxVersion: 5},
-		{ApiKey: 10, MinVersion: 0, MaxVersion: 2}, {ApiKey: 18, MinVersion: 0, MaxVersion: 3},
+		{ApiKey: 3, MinVersion: 0, MaxVersion: 9}, {ApiKey: 8, MinVersion: 0, MaxVersion: 8}, {ApiKey: 9, MinVersion: 0, MaxVersion: 5},
+		{ApiKey: 10, MinVersion: 0, MaxVersion: 2}, {ApiKey: 11, MinVersion: 0, MaxVersion: 6}, {ApiKey: 12, MinVersion: 0, MaxVersion: 4},
+		{ApiKey: 13, MinVersion: 0, MaxVersion: 4}, {ApiKey: 14, MinVersion: 0, MaxVersion: 4}, {ApiKey: 18, MinVersion: 0, MaxVersion: 3},
 	})
 }
 

@@ -2,13 +2,9 @@ package kafkagroup
 
 import (
 	"errors"
-	"fmt"
 	"net"
-	"strings"
 	"sync"
 	"time"
-
-	"github.com/IBM/sarama"
 
 	"github.com/zkconsumer/zkconsumer/internal/secure"
 )
@@ -80,22 +76,6 @@ func (m *Member) explain(err error) error {
 // or certificates, or a failed TLS handshake, which retrying cannot mend
 // (secure.ErrAuthentication).
 func authFailed(err error) bool { return errors.Is(err, secure.ErrAuthentication) }
-
-// bootstrapError is the error of a metadata request that no broker of the
-// cluster answered, naming bootstrap.servers.
-func (m *Member) bootstrapError(err error) error {
-	return fmt.Errorf("kafkagroup: no broker of bootstrap.servers %s answered: %w", strings.Join(m.cfg.Brokers, ","), m.explain(err))
-}
-
-// coordinatorHint returns what to check when FindCoordinator keeps
-// answering kerr, "" when there is nothing to add.
-func coordinatorHint(kerr sarama.KError) string {
-	if kerr == sarama.ErrConsumerCoordinatorNotAvailable {
-		return "the group's partition of __consumer_offsets has no leader: the topic is being created or moved, " +
-			"or it cannot be created, as when the brokers' offsets.topic.replication.factor exceeds the number of live brokers"
-	}
-	return ""
-}
 
 // dialFailed reports whether err is a failure to open a TCP connection
 // (refused, unreachable, timed out), as opposed to one that was opened.

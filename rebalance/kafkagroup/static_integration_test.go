@@ -3,6 +3,9 @@ package kafkagroup
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -159,48 +162,158 @@ func TestStaticReplacementLeasesNeverOverlap(t *testing.T) {
 
 // TestStaticLeaderRestartStillFollowsPartitions: when the static member
 // that leads the group restarts, the coordinator lets it back in without a
-// rebalance and as a follower (JoinGroup v5 predates KIP-814's
-// skipAssignment), so no member computed the group's assignment from its
-// own metadata any more. Every member watches its own subscription: the
-// partitions added afterwards are noticed and assigned, on Kafka 3.9 and
-// Kafka 4.x. (Before, only the leader watched, and they were not.)
+// rebalance. At JoinGroup v9 it comes back as the leader told to skip the
+// assignment (KIP-814); below v9 (brokers before Kafka 3.2, forced here
+// with noJoinV9) as a follower, so that no member computed the group's
+// assignment from its own metadata any more. Every member watches its own
+// subscription too: either way the partitions added afterwards are
+// noticed and assigned, on Kafka 3.9 and Kafka 4.x. (Before, only the
+// leader watched, and below v9 they were not.)
 func TestStaticLeaderRestartStillFollowsPartitions(t *testing.T) {
 	for name, cluster := range map[string]func(testing.TB) *testcluster.Cluster{
 		"kafka3.9": testcluster.Shared, "kraft4": testcluster.SharedKRaft,
 	} {
-		t.Run(name, func(t *testing.T) {
-			c := cluster(t)
-			topic := createTopic(t, c, "kg-static-grow", 2)
-			group := testcluster.UniqueName("kg-static-grow")
-			cfgA := testConfig(c, group, topic)
-			cfgA.InstanceID = "instance-a"
-			cfgA.SessionTimeout = 20 * time.Second
-			cfgA.MetadataMaxAge = 500 * time.Millisecond
-			cfgB := cfgA
-			cfgB.InstanceID = "instance-b"
-			a := startRunner(t, cfgA)
-			waitFor(t, 30*time.Second, "the first member to lead", func() bool { return a.live() != nil })
-			require.True(t, a.live().Leader)
-			require.NotNil(t, a.live().GroupAssignment, "the leader knows the group's assignment")
-			b := startRunner(t, cfgB)
-			want := map[string]int32{topic: 2}
-			waitFor(t, 30*time.Second, "two static members sharing the topic", func() bool { return settled(want, a, b) })
-			require.True(t, a.live().Leader)
-			require.False(t, b.live().Leader)
-			require.Nil(t, b.live().GroupAssignment, "a follower knows its own share only")
-			require.Len(t, a.live().GroupAssignment, 2)
+		for _, v9 := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/joinv9=%v", name, v9), func(t *testing.T) {
+				c := cluster(t)
+				topic := createTopic(t, c, "kg-static-grow", 2)
+				group := testcluster.UniqueName("kg-static-grow")
+				cfgA := testConfig(c, group, topic)
+				cfgA.InstanceID = "instance-a"
+				cfgA.SessionTimeout = 20 * time.Second
+				cfgA.MetadataMaxAge = 500 * time.Millisecond
+				cfgA.noJoinV9 = !v9
+				cfgB := cfgA
+				cfgB.InstanceID = "instance-b"
+				a := startRunner(t, cfgA)
+				waitFor(t, 30*time.Second, "the first member to lead", func() bool { return a.live() != nil })
+				require.True(t, a.live().Leader)
+				require.NotNil(t, a.live().GroupAssignment, "the leader knows the group's assignment")
+				b := startRunner(t, cfgB)
+				want := map[string]int32{topic: 2}
+				waitFor(t, 30*time.Second, "two static members sharing the topic", func() bool { return settled(want, a, b) })
+				require.True(t, a.live().Leader)
+				require.False(t, b.live().Leader)
+				require.Nil(t, b.live().GroupAssignment, "a follower knows its own share only")
+				require.Len(t, a.live().GroupAssignment, 2)
 
-			a.stop() // no LeaveGroup for a static member
-			a2 := startRunner(t, cfgA)
-			waitFor(t, 30*time.Second, "the restarted member back in the group", func() bool { return settled(want, a2, b) })
-			require.False(t, a2.live().Leader, "the restarted leader came back as a follower")
+				a.stop() // no LeaveGroup for a static member
+				a2 := startRunner(t, cfgA)
+				waitFor(t, 30*time.Second, "the restarted member back in the group", func() bool { return settled(want, a2, b) })
+				g := a2.live()
+				if v9 {
+					require.True(t, g.Leader, "the restarted leader came back as the leader")
+					require.True(t, g.SkippedAssignment, "the coordinator kept the assignment")
+					require.Nil(t, g.GroupAssignment)
+				} else {
+					require.False(t, g.Leader, "the restarted leader came back as a follower")
+				}
 
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			require.NoError(t, c.AddPartitions(ctx, topic, 4))
-			waitFor(t, 30*time.Second, "the four partitions assigned", func() bool {
-				return settled(map[string]int32{topic: 4}, a2, b)
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				require.NoError(t, c.AddPartitions(ctx, topic, 4))
+				waitFor(t, 30*time.Second, "the four partitions assigned", func() bool {
+					return settled(map[string]int32{topic: 4}, a2, b)
+				})
 			})
-		})
+		}
 	}
+}
+
+// TestStaticLeaderRestartWatchesForJavaFollower: a group of a static
+// zkconsumer member, which leads, and Kafka 3.9's Java console consumer,
+// which follows; each subscribes to a topic of its own. The leader
+// restarts within its session: the coordinator lets it back in without a
+// rebalance, as the leader told to skip the assignment (JoinGroup v9,
+// KIP-814). Then partitions are added to the Java consumer's topic. Java's
+// followers do not watch partition counts, and the restarted member does
+// not subscribe to that topic: only as the group's leader does it watch
+// it. It notices, the group rebalances once (no other generation comes
+// between), and the Java consumer gets the new partitions and prints their
+// records. Below v9 the restarted member came back as a follower and the
+// new partitions were never assigned (KAFKAGROUP_NO_JOIN_V9=1 makes the
+// member send JoinGroup v5: the test then fails).
+func TestStaticLeaderRestartWatchesForJavaFollower(t *testing.T) {
+	c := testcluster.Shared(t)
+	mine := createTopic(t, c, "kg-skip-mine", 2)
+	theirs := createTopic(t, c, "kg-skip-java", 2)
+	group := testcluster.UniqueName("kg-skip")
+	cfgA := testConfig(c, group, mine)
+	cfgA.ClientID = "a-zkconsumer" // sorts before Java's member id: not that it matters with disjoint topics
+	cfgA.InstanceID = "instance-a"
+	cfgA.SessionTimeout = 30 * time.Second
+	cfgA.MetadataMaxAge = 500 * time.Millisecond
+	cfgA.noJoinV9 = os.Getenv("KAFKAGROUP_NO_JOIN_V9") != "" // to see this test fail without KIP-814
+	a := startRunner(t, cfgA)
+	waitFor(t, 30*time.Second, "the zkconsumer member to lead", func() bool { return settled(map[string]int32{mine: 2}, a) })
+	require.True(t, a.live().Leader)
+
+	java := startJavaConsumer(t, c, theirs, group)
+	var javaID string
+	waitFor(t, 90*time.Second, "a stable group of both, each on its topic", func() bool {
+		g := a.live()
+		if g == nil {
+			return false
+		}
+		state, desc := describe(t, c, group)
+		if state != "Stable" || len(desc) != 2 || !slices.Equal(desc[g.MemberID][mine], []int32{0, 1}) {
+			return false
+		}
+		for id := range desc {
+			if id != g.MemberID {
+				javaID = id
+			}
+		}
+		return slices.Equal(desc[javaID][theirs], []int32{0, 1})
+	})
+	g1 := a.live()
+	require.True(t, g1.Leader)
+
+	a.stop() // a static member sends no LeaveGroup
+	a2 := startRunner(t, cfgA)
+	waitFor(t, 30*time.Second, "the restarted member back in the group", func() bool { return settled(map[string]int32{mine: 2}, a2) })
+	g2 := a2.live()
+	require.Equal(t, g1.ID, g2.ID, "the restart started no new generation")
+	_, desc := describe(t, c, group)
+	require.Equal(t, []int32{0, 1}, desc[javaID][theirs], "the Java consumer kept its partitions")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	require.NoError(t, c.AddPartitions(ctx, theirs, 4))
+	waitFor(t, 60*time.Second, "the new partitions assigned to the Java consumer", func() bool {
+		state, desc := describe(t, c, group)
+		return state == "Stable" && slices.Equal(desc[javaID][theirs], []int32{0, 1, 2, 3})
+	})
+	require.True(t, g2.Leader, "the restarted member leads")
+	require.True(t, g2.SkippedAssignment, "the coordinator kept the group's assignment")
+	// The coordinator may answer the Java consumer's SyncGroup a moment
+	// before the leader's Join returns.
+	waitFor(t, 30*time.Second, "the leader in the new generation", func() bool {
+		g := a2.live()
+		return g != nil && g.ID != g1.ID
+	})
+	g3 := a2.live()
+	require.Equal(t, g1.ID+1, g3.ID, "one rebalance, for the new partitions")
+	require.True(t, g3.Leader)
+	require.False(t, g3.SkippedAssignment, "the leader assigned the grown topic")
+
+	produced, err := c.Produce(ctx, theirs, 40, testcluster.ProduceOptions{Partition: -1})
+	require.NoError(t, err)
+	require.NotEmpty(t, produced.Offsets[2])
+	require.NotEmpty(t, produced.Offsets[3])
+	waitFor(t, 60*time.Second, "the Java consumer to print the records of every partition", func() bool {
+		seen := map[int32]int{}
+		for _, r := range java.records(t) {
+			seen[r.Partition]++
+		}
+		for p, offs := range produced.Offsets {
+			if seen[p] < len(offs) {
+				return false
+			}
+		}
+		return true
+	})
+	t.Logf("generations: %d before and after the restart, %d after the growth; the Java consumer printed %d records",
+		g1.ID, g3.ID, len(java.records(t)))
+	require.Same(t, g3, a2.live(), "no other rebalance")
 }
