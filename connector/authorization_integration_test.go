@@ -143,7 +143,8 @@ func TestKafkaModeRefusalsAndOutagesAreReported(t *testing.T) {
 // TestZooKeeperModeAutoCommitErrorIsRecognisable: in ZooKeeper mode too, a
 // failed automatic commit (here ZooKeeper refuses the write: the group's
 // offsets node of the topic is read-only) is reported wrapping
-// ErrAutoCommit and the cause.
+// ErrAutoCommit and the cause, in a *CommitError that names the offset it
+// tried to write.
 func TestZooKeeperModeAutoCommitErrorIsRecognisable(t *testing.T) {
 	c := testcluster.Shared(t)
 	topic := newTopic(t, c, 1, 10)
@@ -172,12 +173,22 @@ func TestZooKeeperModeAutoCommitErrorIsRecognisable(t *testing.T) {
 	ctx := testCtx(t, 2*time.Minute)
 	streams, err := cc.CreateMessageStreams(ctx, map[string]int{topic: 1})
 	require.NoError(t, err)
-	_, err = streams[topic][0].Next(ctx)
-	require.NoError(t, err)
-	failed := errs.await(t, 30*time.Second, "the refused automatic commit", func(err error) bool {
-		return errors.Is(err, ErrAutoCommit)
+	// Three messages handed out: the first two count as consumed, so the
+	// commits end up trying offset 2.
+	for range 3 {
+		_, err = streams[topic][0].Next(ctx)
+		require.NoError(t, err)
+	}
+	tp := TopicPartition{Topic: topic, Partition: 0}
+	failed := errs.await(t, 30*time.Second, "the refused automatic commit of offset 2", func(err error) bool {
+		var ce *CommitError
+		return errors.Is(err, ErrAutoCommit) && errors.As(err, &ce) && ce.Offsets[tp] == 2
 	})
 	require.ErrorIs(t, failed, zk.ErrNoAuth)
+	var ce *CommitError
+	require.ErrorAs(t, failed, &ce)
+	require.Equal(t, map[TopicPartition]int64{tp: 2}, ce.Offsets)
+	require.ErrorContains(t, failed, tp.String()+"@2")
 	_, err = conn.SetACL(node, zk.WorldACL(zk.PermAll), -1)
 	require.NoError(t, err)
 }

@@ -32,7 +32,8 @@ import (
 // ErrShutdown after Shutdown. Nothing is committed for partitions whose
 // ownership is no longer certain. A failed write is tried again up to
 // offsets.commit.max.retries times (see Config.OffsetsCommitMaxRetries);
-// the last error is returned.
+// the last error is returned, in a *CommitError that names the offsets
+// (a failed commit may still have been applied: see CommitError).
 //
 // In Kafka mode (zkconsumer.group.coordination=kafka) the commit carries
 // the generation and member id, and the coordinator refuses it if this
@@ -257,7 +258,7 @@ func (c *ConsumerConnector) commitChanged(offsets func() map[zkutil.TopicPartiti
 		return nil
 	}
 	if err := write(changed); err != nil {
-		return err
+		return &CommitError{Offsets: changed, Err: err}
 	}
 	for tp, off := range changed {
 		c.checkpoint[tp] = off

@@ -43,8 +43,9 @@ var (
 	// ErrAutoCommit is wrapped, in both coordination modes, by the errors
 	// reported on Errors when an automatic commit (auto.commit.enable)
 	// fails, together with the cause: for example ErrCommitFenced in Kafka
-	// mode, or the store's error. The next automatic commit tries again
-	// with the offsets consumed by then.
+	// mode, or the store's error. The cause is a *CommitError naming the
+	// offsets the commit tried to write. The next automatic commit tries
+	// again with the offsets consumed by then.
 	ErrAutoCommit = errors.New("connector: auto-commit")
 )
 

@@ -65,3 +65,17 @@ func TestRebalanceListenerFuncs(t *testing.T) {
 	assert.True(t, released)
 	assert.True(t, started)
 }
+
+// A CommitError names its partitions and offsets (sorted, the first four)
+// and the cause, which errors.Is finds through it.
+func TestCommitErrorMessage(t *testing.T) {
+	cause := errors.New("store down")
+	one := &connector.CommitError{Offsets: map[connector.TopicPartition]int64{{Topic: "t", Partition: 3}: 17}, Err: cause}
+	assert.Equal(t, "connector: commit of 1 partition (t-3@17) failed: store down", one.Error())
+	assert.ErrorIs(t, fmt.Errorf("%w: %w", connector.ErrAutoCommit, one), cause)
+	many := &connector.CommitError{Err: cause, Offsets: map[connector.TopicPartition]int64{}}
+	for p := range int32(6) {
+		many.Offsets[connector.TopicPartition{Topic: "t", Partition: 5 - p}] = int64(p)
+	}
+	assert.Equal(t, "connector: commit of 6 partitions (t-0@5, t-1@4, t-2@3, t-3@2, ... 2 more) failed: store down", many.Error())
+}

@@ -131,10 +131,25 @@
 //     P);
 //   - no commit applied before the takeover had passed prev's offset: the
 //     message was never committed, so Y was right to read it (otherwise the
-//     committed offset went back, or Y started below it: unexplained);
+//     committed offset went back, or Y started below it: unexplained),
+//     unless every commit that had passed it failed at its member (see
+//     below);
 //   - after an orderly release (P ended with a release whose lost flag is
 //     not set), Y did not deliver the partition before that release;
-//   - and P ended in one of these ways:
+//   - and either every commit applied before the takeover that passed
+//     prev's offset failed at its member: "commit failed at the member, the
+//     store may still apply it: re-delivery expected (at-least-once)". A
+//     commit failed at its member when the member logged a
+//     connector.CommitError for that partition and offset (RecCommitFailed)
+//     within 2 x the session timeout + 10 s (the longest a member's commit
+//     runs) after the store applied it. Kafka's coordinator can append a
+//     commit to __consumer_offsets and answer with an error (it timed out
+//     waiting for a replica on a broker that died: min.insync.replicas=2),
+//     keeping the offset before in its cache; the record becomes durable
+//     later, but the group goes on from the offset before. A single commit
+//     that passed prev's offset and succeeded at its member keeps the
+//     duplicate unexplained;
+//   - or P ended in one of these ways:
 //     (a) X was killed with SIGKILL (or died on its own, itself a failure
 //     reported as an unclean exit) without releasing P: "uncommitted tail";
 //     (b) P ended with a release whose lost flag is set: X lost its ZooKeeper

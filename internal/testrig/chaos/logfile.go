@@ -25,6 +25,10 @@ const (
 	RecDelivery = "d"
 	// RecError: an error from Errors(), from Next, or of the member itself.
 	RecError = "error"
+	// RecCommitFailed: a commit failed at the member (a *connector.CommitError
+	// on Errors() or from Shutdown); Offsets are the offsets it tried to
+	// write, by topic and partition. It follows the error's RecError.
+	RecCommitFailed = "commit-failed"
 	// RecPanic: a recovered panic; Err and Stack.
 	RecPanic = "panic"
 	// RecExit: the member is about to exit; Clean, Err, Goroutines, Leaked.
@@ -50,6 +54,8 @@ type Record struct {
 
 	Parts map[string][]int32 `json:"parts,omitempty"`
 	Lost  bool               `json:"lost,omitempty"`
+	// Offsets are a failed commit's offsets, by topic and partition.
+	Offsets map[string]map[int32]int64 `json:"offsets,omitempty"`
 
 	Err   string `json:"err,omitempty"`
 	Stack string `json:"stack,omitempty"`

@@ -117,6 +117,26 @@ func (m *member) errorf(format string, args ...any) {
 	m.log.Write(Record{Kind: RecError, TS: m.now(), Err: fmt.Sprintf(format, args...)})
 }
 
+// reportError logs an error of the connector, and, if it is a commit that
+// failed, the offsets the commit tried to write: the store may still have
+// applied them (see connector.CommitError), which the verifier must know
+// to explain the re-deliveries that follow.
+func (m *member) reportError(prefix string, err error) {
+	ts := m.now()
+	m.log.Write(Record{Kind: RecError, TS: ts, Err: prefix + err.Error()})
+	var ce *connector.CommitError
+	if errors.As(err, &ce) && len(ce.Offsets) > 0 {
+		offsets := map[string]map[int32]int64{}
+		for tp, off := range ce.Offsets {
+			if offsets[tp.Topic] == nil {
+				offsets[tp.Topic] = map[int32]int64{}
+			}
+			offsets[tp.Topic][tp.Partition] = off
+		}
+		m.log.Write(Record{Kind: RecCommitFailed, TS: ts, Offsets: offsets})
+	}
+}
+
 // recoverPanic records a panic of the calling goroutine.
 func (m *member) recoverPanic(where string) {
 	if r := recover(); r != nil {
@@ -185,7 +205,7 @@ func (m *member) run(ctx context.Context, baseline goleak.Option) int {
 	wg.Go(func() {
 		defer m.recoverPanic("errors reader")
 		for err := range c.Errors() { // closed by Shutdown
-			m.errorf("%v", err)
+			m.reportError("", err)
 		}
 	})
 	for i, s := range streams {
@@ -202,7 +222,7 @@ func (m *member) run(ctx context.Context, baseline goleak.Option) int {
 	shutdownErr := c.Shutdown(sctx)
 	cancel()
 	if shutdownErr != nil {
-		m.errorf("shutdown: %v", shutdownErr)
+		m.reportError("shutdown: ", shutdownErr)
 	}
 	wg.Wait()
 	m.log.StopFlusher()

@@ -159,6 +159,8 @@ type verifier struct {
 	dels    map[topicPartition][]delivery
 	errMsg  map[string]int
 	commits map[topicPartition][]CommitRecord // observed commits, in store order
+	// failed are the commits that failed at the members, by partition.
+	failed map[topicPartition][]failedCommit
 	// firstOf is the time of the first delivery in each ownership period.
 	firstOf map[periodKey]int64
 }
@@ -177,7 +179,8 @@ func Verify(dir string) (*Result, error) {
 	v := &verifier{dir: dir, res: &Result{Dir: dir, Explained: map[string]int{}},
 		byKey: map[string]int32{}, acked: map[topicPartition][][2]int64{},
 		dels: map[topicPartition][]delivery{}, errMsg: map[string]int{},
-		commits: map[topicPartition][]CommitRecord{}, firstOf: map[periodKey]int64{}}
+		commits: map[topicPartition][]CommitRecord{}, failed: map[topicPartition][]failedCommit{},
+		firstOf: map[periodKey]int64{}}
 	if err := v.load(); err != nil {
 		return nil, err
 	}
@@ -337,6 +340,13 @@ func (v *verifier) loadMember(idx int32, il *incLog) error {
 		case RecError:
 			v.res.Errors++
 			v.errMsg[normalizeError(r.Err)]++
+		case RecCommitFailed:
+			for t, offs := range r.Offsets {
+				for p, off := range offs {
+					tp := topicPartition{t, p}
+					v.failed[tp] = append(v.failed[tp], failedCommit{off: off, ts: r.TS, inc: idx})
+				}
+			}
 		case RecPanic:
 			il.panics = append(il.panics, r.Err)
 		case RecExit:
@@ -465,18 +475,35 @@ func (v *verifier) classify(tp topicPartition, prev, again delivery) (bool, stri
 	// is in the uncommitted tail only if no commit before then had passed
 	// it: otherwise it was committed once, and the offset went back or the
 	// new owner started below it.
+	//
+	// Unless every commit that had passed it failed at its member: the
+	// store may hold such a commit (Kafka's coordinator can append it and
+	// answer with an error, keeping the offset before in its cache), but
+	// the member was told it failed, so the offset the group goes on from
+	// may be the one before, and the message comes again (at-least-once).
 	takeover := v.firstOf[periodKey{again.inc, tp, api}]
+	failedCover := false
 	if highest, ok := v.highestCommit(tp, takeover); ok && prev.off < highest {
-		if last, ok := v.lastCommit(tp, takeover); !ok || last <= prev.off {
-			return false, "redelivered after the committed offset went back"
+		failedCover = v.passedOnlyByFailedCommits(tp, prev.off, takeover)
+		if !failedCover {
+			if last, ok := v.lastCommit(tp, takeover); !ok || last <= prev.off {
+				return false, "redelivered after the committed offset went back"
+			}
+			return false, "redelivered below the offset committed before the new owner started"
 		}
-		return false, "redelivered below the offset committed before the new owner started"
 	}
 	if pr.released && !pr.lost && again.inc != prev.inc && again.ts < pr.end {
 		return false, "redelivered while the earlier deliverer still owned the partition"
 	}
+	if failedCover {
+		return true, reasonCommitFailed
+	}
 	return v.explainEnd(tp, prev, il, pr)
 }
+
+// reasonCommitFailed explains a redelivery below a commit that failed at
+// its member (see classify).
+const reasonCommitFailed = "commit failed at the member, the store may still apply it: re-delivery expected (at-least-once)"
 
 // explainEnd tells whether the end of period pr, in which prev was
 // delivered and which left prev's offset uncommitted, explains the

@@ -551,3 +551,62 @@ func TestRunRefusesAUsedDirectory(t *testing.T) {
 		t.Fatalf("a missing directory: %v", err)
 	}
 }
+
+// commitFailed logs, as member key at sec, that a commit of offset off of
+// partition p failed.
+func (r *fakeRun) commitFailed(key string, sec float64, p int32, off int64) {
+	r.logs[key] = append(r.logs[key], Record{Kind: RecCommitFailed, TS: r.at(sec), Offsets: map[string]map[int32]int64{fakeTopic: {p: off}}})
+}
+
+// TestVerifyRedeliveryBelowAFailedCommit: a's auto-commit of offset 10
+// reached the store at 9.5 s but failed at a (as when Kafka's coordinator
+// appends a commit, times out waiting for a replica on a dead broker and
+// answers with an error, keeping 5 in its cache); b then starts at 5. Its
+// redeliveries of 5..9 are explained: the member was told that the commit
+// failed (at-least-once). They stay unexplained when the commit succeeded
+// at the member (no failure logged), when another commit of 10 succeeded
+// (a retry), when the failure logged is another offset's, and when it was
+// logged long after the store applied the commit.
+func TestVerifyRedeliveryBelowAFailedCommit(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		edit      func(r *fakeRun, a string)
+		explained bool
+	}{
+		{"commit failed at the member", func(r *fakeRun, a string) { r.commitFailed(a, 11.2, 0, 10) }, true},
+		{"commit succeeded at the member", func(r *fakeRun, a string) {}, false},
+		{"a retry of the failed commit succeeded", func(r *fakeRun, a string) {
+			r.commitFailed(a, 11.2, 0, 10)
+			r.commit(0, 10, 11.5)
+		}, false},
+		{"another offset's commit failed", func(r *fakeRun, a string) { r.commitFailed(a, 11.2, 0, 9) }, false},
+		{"the failure came long after", func(r *fakeRun, a string) { r.commitFailed(a, 45, 0, 10) }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newFakeRun(t)
+			a := r.member(0, 1, 0, 60, "final", 0)
+			b := r.member(1, 1, 0, 60, "final", 0)
+			r.assign(a, 0.5, 0)
+			r.deliver(a, 0, 0, 9, 1, 1) // t=1..10
+			r.commit(0, 5, 5.5)
+			r.commit(0, 10, 9.5) // in the store; a was told it failed, or not
+			r.release(a, 11, true, 0)
+			r.assign(b, 12, 0)
+			tc.edit(r, a)
+			r.deliver(b, 0, 5, 14, 13, 0.1) // from the coordinator's 5
+			r.release(b, 59, false, 0)
+			r.ack(0, 0, 14)
+			res := r.verify()
+			if tc.explained {
+				if res.Explained[reasonCommitFailed] != 5 || res.UnexplainedCount() != 0 || !res.Passed() {
+					t.Fatalf("explained %v, unexplained %+v, failures %v", res.Explained, res.Unexplained, res.Failures())
+				}
+				return
+			}
+			if res.UnexplainedCount() != 5 || res.Unexplained[0].Reason != "redelivered below the offset committed before the new owner started" ||
+				res.Explained[reasonCommitFailed] != 0 || res.Passed() {
+				t.Fatalf("explained %v, unexplained %+v", res.Explained, res.Unexplained)
+			}
+		})
+	}
+}
