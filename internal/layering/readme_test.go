@@ -6,6 +6,7 @@ import (
 	"go/types"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -111,5 +112,45 @@ func goBlocks(md string) []string {
 		}
 		blocks = append(blocks, md[:end])
 		md = md[end:]
+	}
+}
+
+// TestREADMEReadsInUserOrder: the README is for users first. Its first
+// section is Install, and the user's sections come in the order a user
+// needs them: install, example, configuration, production, metrics,
+// moving off ZooKeeper. Contributor material lives in CONTRIBUTING.md.
+func TestREADMEReadsInUserOrder(t *testing.T) {
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sections []string
+	fenced := false
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if strings.HasPrefix(line, "```") {
+			fenced = !fenced
+		}
+		if !fenced && strings.HasPrefix(line, "## ") {
+			sections = append(sections, strings.TrimPrefix(line, "## "))
+		}
+	}
+	order := []string{"Install", "Example", "Configuration", "Running in production", "Metrics and alerts", "Moving off ZooKeeper"}
+	if len(sections) == 0 || sections[0] != order[0] {
+		t.Errorf("the README's first section is not %q (sections: %q)", order[0], sections)
+	}
+	at := -1
+	for _, want := range order {
+		i := slices.Index(sections, want)
+		switch {
+		case i < 0:
+			t.Errorf("the README has no section %q (sections: %q)", want, sections)
+		case i < at:
+			t.Errorf("the README's section %q comes before %q (sections: %q)", want, sections[at], sections)
+		default:
+			at = i
+		}
+	}
+	if _, err := os.Stat("../../CONTRIBUTING.md"); err != nil {
+		t.Fatalf("contributor material belongs in CONTRIBUTING.md: %v", err)
 	}
 }
