@@ -5,6 +5,7 @@
 // TestREADMESnippetsUseConnectorAlone), and the producer side of streams
 // out of an application's reach (TestApplicationCannotForgeMessages),
 // the top-level packages exporting what testdata/api lists and nothing
-// else (TestExportedSurfaceIsDeliberate), and a doc comment on every
+// else (TestExportedSurfaceIsDeliberate), no exported variable but
+// sentinel errors (TestNoMutableGlobals), and a doc comment on every
 // exported name (TestEveryExportedNameHasGodoc).
 package layering

@@ -70,6 +70,29 @@ func TestExportedSurfaceIsDeliberate(t *testing.T) {
 	}
 }
 
+// TestNoMutableGlobals: the only exported variables of the top-level
+// packages are sentinel errors, compared with errors.Is; no package
+// exports state (a map, a setting, a logger) that one importer could
+// change for the whole process, as rebalance.InternalTopics once was.
+func TestNoMutableGlobals(t *testing.T) {
+	if testing.Short() {
+		t.Skip("type-checks the module from source")
+	}
+	errType := types.Universe.Lookup("error").Type()
+	for _, p := range surfacePackages {
+		pkg, err := fromSource().imp.ImportFrom(module+p, ".", 0)
+		if err != nil {
+			t.Fatalf("type-checking %s: %v", p, err)
+		}
+		for _, name := range pkg.Scope().Names() {
+			v, ok := pkg.Scope().Lookup(name).(*types.Var)
+			if ok && v.Exported() && !types.Identical(v.Type(), errType) {
+				t.Errorf("%s.%s is an exported variable of type %s: make it a constant, a function or unexported", p, name, v.Type())
+			}
+		}
+	}
+}
+
 // exportedSurface describes each exported name of pkg on a line of its
 // own, sorted.
 func exportedSurface(pkg *types.Package) []string {
