@@ -3,8 +3,10 @@ package layering
 import (
 	"go/ast"
 	"go/parser"
+	"go/token"
 	"go/types"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -153,4 +155,90 @@ func TestREADMEReadsInUserOrder(t *testing.T) {
 	if _, err := os.Stat("../../CONTRIBUTING.md"); err != nil {
 		t.Fatalf("contributor material belongs in CONTRIBUTING.md: %v", err)
 	}
+}
+
+// TestShutdownGetsItsOwnContext: in the README's programs, the examples,
+// the Prometheus example and the tools, every ConsumerConnector.Shutdown
+// (and any other Shutdown) is given a context made for it, with a timeout
+// or deadline on context.Background(), never the context that stopped
+// the program, which is cancelled by then and would cut the last commit
+// short.
+func TestShutdownGetsItsOwnContext(t *testing.T) {
+	fset := token.NewFileSet()
+	var files []*ast.File
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, b := range goBlocks(string(data)) {
+		if !strings.HasPrefix(strings.TrimSpace(b), "package ") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, "README-program-"+strconv.Itoa(i+1)+".go", b, 0)
+		if err != nil {
+			t.Fatalf("README program %d: %v", i+1, err)
+		}
+		files = append(files, f)
+	}
+	paths, err := filepath.Glob("../../examples/*/main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths = append(paths, "../../plugin/prometheus/example/main.go")
+	more, err := filepath.Glob("../../cmd/*/*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range append(paths, more...) {
+		if strings.HasSuffix(p, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, p, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	calls := 0
+	for _, f := range files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			sel, ok := call.Fun.(*ast.SelectorExpr)
+			if !ok || sel.Sel.Name != "Shutdown" || len(call.Args) != 1 {
+				return true
+			}
+			calls++
+			if !ownShutdownContext(call.Args[0]) {
+				t.Errorf("%s: %s is not given a context of its own (context.WithTimeout or WithDeadline on context.Background())",
+					fset.Position(call.Pos()), types.ExprString(call))
+			}
+			return true
+		})
+	}
+	if calls < 8 {
+		t.Fatalf("only %d Shutdown calls found: the walk missed the programs", calls)
+	}
+}
+
+// ownShutdownContext reports whether arg is a variable declared, in the
+// same file, by `x, cancel := context.WithTimeout(context.Background(),
+// ...)` or WithDeadline.
+func ownShutdownContext(arg ast.Expr) bool {
+	id, ok := arg.(*ast.Ident)
+	if !ok || id.Obj == nil {
+		return false
+	}
+	as, ok := id.Obj.Decl.(*ast.AssignStmt)
+	if !ok || len(as.Rhs) != 1 {
+		return false
+	}
+	call, ok := as.Rhs[0].(*ast.CallExpr)
+	if !ok || len(call.Args) < 1 {
+		return false
+	}
+	fn := types.ExprString(call.Fun)
+	return (fn == "context.WithTimeout" || fn == "context.WithDeadline") && types.ExprString(call.Args[0]) == "context.Background()"
 }
