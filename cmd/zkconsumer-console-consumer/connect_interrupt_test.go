@@ -45,7 +45,7 @@ func TestInterruptWhileConnectingToZooKeeper(t *testing.T) {
 			"--consumer-property", "zookeeper.connection.timeout.ms=60000")
 	}()
 	time.Sleep(2 * time.Second) // still connecting: the server never answers
-	cancel()                // what SIGINT does
+	cancel()                    // what SIGINT does
 	start := time.Now()
 	select {
 	case r := <-done:
