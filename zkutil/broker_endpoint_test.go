@@ -55,9 +55,8 @@ func TestOpenACLPaths(t *testing.T) {
 }
 
 // decodeBrokerEndpoint decodes a registration like DecodeBroker and picks
-// its endpoint with EndpointFor. A
-// broker without a PLAINTEXT listener is not an error here unless protocol
-// is PLAINTEXT.
+// its endpoint with EndpointFor. A broker without a PLAINTEXT listener is
+// not an error here unless protocol is PLAINTEXT.
 func decodeBrokerEndpoint(id int32, path string, data []byte, protocol, listener string) (Broker, Endpoint, error) {
 	b, err := DecodeBroker(id, path, data)
 	if err != nil && !errors.Is(err, ErrNoPlaintextEndpoint) {
