@@ -89,7 +89,7 @@ func TestCutOffMemberPausesDeliveryAndKeepsItsSession(t *testing.T) {
 	topic := newTopic(t, c, 2, 100)
 	group := testcluster.UniqueName("g-cut")
 	cfg, proxy := throughProxy(t, c, testConfig(c, group))
-	// The lease lapses after LeaseFraction of the session timeout; what
+	// The lease lapses after three quarters of the session timeout; what
 	// is left of the session (a quarter, 7.5 s) is the time the client
 	// has to reach ZooKeeper again once healed: ample also on a machine
 	// so loaded that reconnecting takes seconds (at 12 s, with 2 s left,

@@ -183,8 +183,9 @@ func TestKafkaModeTLSToPlainListenerIsReported(t *testing.T) {
 
 // TestKafkaModeUnreachableBootstrapIsReported: with no broker at
 // bootstrap.servers, the failure reaches Errors within seconds, naming the
-// address, and CreateMessageStreams, once its context ends, returns an
-// error that wraps both the context's error and the connection's (before,
+// address, once however often the join is retried, and
+// CreateMessageStreams, once its context ends, returns an error that wraps
+// both the context's error and the connection's (before,
 // "join group G: context deadline exceeded" and nothing on Errors).
 func TestKafkaModeUnreachableBootstrapIsReported(t *testing.T) {
 	addr := closedPort(t)
@@ -202,9 +203,13 @@ func TestKafkaModeUnreachableBootstrapIsReported(t *testing.T) {
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.ErrorIs(t, err, syscall.ECONNREFUSED, "the last cause is kept")
 	require.ErrorContains(t, err, addr)
-	reported := errs.await(t, time.Second, "the unreachable bootstrap server", func(err error) bool { return errors.Is(err, syscall.ECONNREFUSED) })
+	refused := func(err error) bool { return errors.Is(err, syscall.ECONNREFUSED) }
+	reported := errs.await(t, time.Second, "the unreachable bootstrap server", refused)
 	require.ErrorContains(t, reported, "bootstrap.servers "+addr)
 	require.NotErrorIs(t, reported, ErrGroupFatal, "retried, not fatal")
+	// The join was retried throughout the 15 s; the failure is reported
+	// once it has lasted 3 s, then at most every 30 s, not at each retry.
+	require.Equal(t, 1, errs.count(refused), "reports of the refused connection")
 }
 
 // TestKafkaModeCoordinatorNotAvailableIsReported: on a cluster that cannot

@@ -15,19 +15,19 @@ type BrokerInfo struct {
 }
 
 // BrokerSource lists the live brokers. The connector reads them from
-// ZooKeeper (/brokers/ids), as Kafka's leader finder does; tests can use
-// StaticBrokers. Brokers is called once per round of the leader finder, from
+// ZooKeeper (/brokers/ids), as Kafka's leader finder does; the tests use
+// this package's staticBrokers. Brokers is called once per round of the leader finder, from
 // its goroutine, and should give up when ctx ends.
 type BrokerSource interface {
 	Brokers(ctx context.Context) ([]BrokerInfo, error)
 }
 
-// StaticBrokers is a BrokerSource with a fixed list.
-type StaticBrokers []BrokerInfo
+// staticBrokers is a BrokerSource with a fixed list.
+type staticBrokers []BrokerInfo
 
-var _ BrokerSource = StaticBrokers(nil)
+var _ BrokerSource = staticBrokers(nil)
 
 // Brokers returns a copy of the list.
-func (s StaticBrokers) Brokers(context.Context) ([]BrokerInfo, error) {
+func (s staticBrokers) Brokers(context.Context) ([]BrokerInfo, error) {
 	return slices.Clone(s), nil
 }

@@ -35,7 +35,7 @@ func TestConfigValidate(t *testing.T) {
 		if err := c.Validate(); !errors.Is(err, ErrInvalidConfig) {
 			t.Errorf("%s: Validate = %v, want ErrInvalidConfig", name, err)
 		}
-		if _, err := NewConsumerFetcherManager(c, StaticBrokers{}); !errors.Is(err, ErrInvalidConfig) {
+		if _, err := NewConsumerFetcherManager(c, staticBrokers{}); !errors.Is(err, ErrInvalidConfig) {
 			t.Errorf("%s: NewConsumerFetcherManager = %v, want ErrInvalidConfig", name, err)
 		}
 	}

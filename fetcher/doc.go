@@ -120,6 +120,8 @@
 // which code outside this module can neither create nor reach, so an
 // application cannot drive a fetcher on its own. Applications need nothing
 // here: connector re-exports FetchEvent (the metrics of one fetch) and
-// ErrNoLeader. Before 1.0 the exported surface may shrink in a minor
-// version.
+// ErrNoLeader. The exported names are listed in
+// internal/layering/testdata/api/fetcher.txt, which a test keeps equal to
+// them, so that none is added or removed by accident. Before 1.0 the
+// exported surface may shrink in a minor version.
 package fetcher

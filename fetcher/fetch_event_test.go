@@ -34,7 +34,7 @@ func TestOnFetchAndHighWatermark(t *testing.T) {
 		defer mu.Unlock()
 		events = append(events, e)
 	}
-	m := newManager(t, cfg, StaticBrokers{{ID: 0, Addr: mb.Addr()}})
+	m := newManager(t, cfg, staticBrokers{{ID: 0, Addr: mb.Addr()}})
 	s := newStream(t, 2)
 	p := streamcore.NewPartitionTopicInfo("t", 0, streamcore.QueueOf(s), 0, 0, 1<<20)
 	if err := m.StartConnections(context.Background(), []*streamcore.PartitionTopicInfo{p}); err != nil {

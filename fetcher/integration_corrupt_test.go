@@ -29,7 +29,7 @@ func TestIntegrationCorruptBatch(t *testing.T) {
 
 	// "seq=32;" is in the value of the third message of the bad batch only.
 	proxy := newCorruptingProxy(t, c.BrokerAddrs()[0], []byte("seq=32;"), []byte("seq=32:"))
-	m := newManager(t, testConfig(t), StaticBrokers{{ID: 0, Addr: proxy.addr()}})
+	m := newManager(t, testConfig(t), staticBrokers{{ID: 0, Addr: proxy.addr()}})
 	s0, s1 := newStream(t, 2), newStream(t, 2)
 	p1 := streamcore.NewPartitionTopicInfo(topic, 1, streamcore.QueueOf(s1), 0, 0, 1<<20)
 	infos := []*streamcore.PartitionTopicInfo{streamcore.NewPartitionTopicInfo(topic, 0, streamcore.QueueOf(s0), 0, 0, 1<<20), p1}

@@ -15,8 +15,8 @@ import (
 
 // clusterBrokers lists a test cluster's brokers, whose ids are their
 // indexes.
-func clusterBrokers(c *testcluster.Cluster) StaticBrokers {
-	var out StaticBrokers
+func clusterBrokers(c *testcluster.Cluster) staticBrokers {
+	var out staticBrokers
 	for i, addr := range c.BrokerAddrs() {
 		out = append(out, BrokerInfo{ID: int32(i), Addr: addr})
 	}

@@ -20,7 +20,7 @@ import (
 // to them sees its context end and is waited for by StopConnections.
 func TestAddPartitionsAndAttach(t *testing.T) {
 	mb := mockCluster(t, 2, 30)
-	m := newManager(t, testConfig(t), StaticBrokers{{ID: 0, Addr: mb.Addr()}})
+	m := newManager(t, testConfig(t), staticBrokers{{ID: 0, Addr: mb.Addr()}})
 	s := newStream(t, 2)
 	p0 := streamcore.NewPartitionTopicInfo("t", 0, streamcore.QueueOf(s), 25, 25, 1<<20)
 	p1 := streamcore.NewPartitionTopicInfo("t", 1, streamcore.QueueOf(s), 10, 10, 1<<20)
@@ -85,7 +85,7 @@ func TestAddUnsetPartitionWhileFetchingAhead(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.AutoOffsetReset = AutoOffsetResetSmallest
 	cfg.OnError = errs.record
-	m := newManager(t, cfg, StaticBrokers{{ID: 0, Addr: turns.addr()}})
+	m := newManager(t, cfg, staticBrokers{{ID: 0, Addr: turns.addr()}})
 	s := newStream(t, 2)
 	p0 := streamcore.NewPartitionTopicInfo("t", 0, streamcore.QueueOf(s), 30, 30, 1<<20) // at the end: empty fetches
 	p1 := streamcore.NewPartitionTopicInfo("t", 1, streamcore.QueueOf(s), -1, -1, 1<<20)

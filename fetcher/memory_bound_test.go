@@ -204,7 +204,7 @@ func testMemoryBoundFetcherPath(t *testing.T, recycle bool) {
 	cfg := testConfig(t)
 	cfg.MaxDecodedBytes = limit
 	cfg.RecycleMessages = recycle
-	m, err := NewConsumerFetcherManager(cfg, StaticBrokers{})
+	m, err := NewConsumerFetcherManager(cfg, staticBrokers{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -66,7 +66,7 @@ func TestTooLargeInTheMiddleOfABatch(t *testing.T) {
 	blk.RecordsSet[0].RecordBatch.LastOffsetDelta = 10
 	mb := mockFixedFetch(t, res, 0)
 
-	m := newManager(t, testConfig(t), StaticBrokers{{ID: 0, Addr: mb.Addr()}})
+	m := newManager(t, testConfig(t), staticBrokers{{ID: 0, Addr: mb.Addr()}})
 	s := newStream(t, 2)
 	p := streamcore.NewPartitionTopicInfo("t", 0, streamcore.QueueOf(s), 0, 0, 1024)
 	if err := m.StartConnections(context.Background(), []*streamcore.PartitionTopicInfo{p}); err != nil {
@@ -209,7 +209,7 @@ func TestCorruptBatchIsIsolated(t *testing.T) {
 		reported = append(reported, err)
 		mu.Unlock()
 	}
-	m := newManager(t, cfg, StaticBrokers{{ID: 0, Addr: proxy.addr()}})
+	m := newManager(t, cfg, staticBrokers{{ID: 0, Addr: proxy.addr()}})
 	s0, s1 := newStream(t, 2), newStream(t, 2)
 	p0 := streamcore.NewPartitionTopicInfo("t", 0, streamcore.QueueOf(s0), 0, 0, 1<<20)
 	p1 := streamcore.NewPartitionTopicInfo("t", 1, streamcore.QueueOf(s1), 0, 0, 1<<20)
@@ -305,7 +305,7 @@ func TestLeaderlessPartitionIsReported(t *testing.T) {
 	var rec errorRecorder
 	cfg := testConfig(t)
 	cfg.OnError = rec.record
-	m := newManager(t, cfg, StaticBrokers{{ID: 0, Addr: mb.Addr()}})
+	m := newManager(t, cfg, staticBrokers{{ID: 0, Addr: mb.Addr()}})
 	m.leaderlessGrace, m.leaderlessRepeat = 0, 400*time.Millisecond
 	s := newStream(t, 2)
 	pt := streamcore.NewPartitionTopicInfo("t", 0, streamcore.QueueOf(s), 0, 0, 1<<20)

@@ -65,7 +65,7 @@ func newManager(t *testing.T, cfg Config, brokers BrokerSource) *ConsumerFetcher
 
 func TestManagerStartStopRestart(t *testing.T) {
 	mb := mockCluster(t, 2, 30)
-	m := newManager(t, testConfig(t), StaticBrokers{{ID: 0, Addr: mb.Addr()}})
+	m := newManager(t, testConfig(t), staticBrokers{{ID: 0, Addr: mb.Addr()}})
 	s := newStream(t, 2)
 	tp0, tp1 := zkutil.TopicPartition{Topic: "t", Partition: 0}, zkutil.TopicPartition{Topic: "t", Partition: 1}
 	// Partition 0 starts at 5; partition 1 has no offset and starts at the
@@ -121,7 +121,7 @@ func TestManagerStartStopRestart(t *testing.T) {
 }
 
 func TestManagerRejectsBadInfos(t *testing.T) {
-	m := newManager(t, testConfig(t), StaticBrokers{})
+	m := newManager(t, testConfig(t), staticBrokers{})
 	s := newStream(t, 1)
 	p := streamcore.NewPartitionTopicInfo("t", 0, streamcore.QueueOf(s), 0, 0, 1024)
 	dup := streamcore.NewPartitionTopicInfo("t", 0, streamcore.QueueOf(s), 0, 0, 1024)
@@ -137,7 +137,7 @@ func TestManagerRejectsBadInfos(t *testing.T) {
 
 func TestStopInterruptsBlockedEnqueueAndFetch(t *testing.T) {
 	mb := mockCluster(t, 1, 100)
-	m := newManager(t, testConfig(t), StaticBrokers{{ID: 0, Addr: mb.Addr()}})
+	m := newManager(t, testConfig(t), staticBrokers{{ID: 0, Addr: mb.Addr()}})
 	s := newStream(t, 1)
 	p := streamcore.NewPartitionTopicInfo("t", 0, streamcore.QueueOf(s), 0, 0, 1<<20)
 	if err := m.StartConnections(context.Background(), []*streamcore.PartitionTopicInfo{p}); err != nil {
@@ -177,7 +177,7 @@ func TestStopInterruptsBlockedEnqueueAndFetch(t *testing.T) {
 
 func TestStartContextCancelStopsFetching(t *testing.T) {
 	mb := mockCluster(t, 1, 10)
-	m := newManager(t, testConfig(t), StaticBrokers{{ID: 0, Addr: mb.Addr()}})
+	m := newManager(t, testConfig(t), staticBrokers{{ID: 0, Addr: mb.Addr()}})
 	s := newStream(t, 1)
 	p := streamcore.NewPartitionTopicInfo("t", 0, streamcore.QueueOf(s), 0, 0, 1<<20)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -191,7 +191,7 @@ func TestStartContextCancelStopsFetching(t *testing.T) {
 
 func TestRevokedAndClosedPartitionsAreDropped(t *testing.T) {
 	mb := mockCluster(t, 2, 50)
-	m := newManager(t, testConfig(t), StaticBrokers{{ID: 0, Addr: mb.Addr()}})
+	m := newManager(t, testConfig(t), staticBrokers{{ID: 0, Addr: mb.Addr()}})
 	s0 := newStream(t, 1)
 	s1, s1ctl := newStreamControl(t, 1)
 	p0 := streamcore.NewPartitionTopicInfo("t", 0, streamcore.QueueOf(s0), 0, 0, 1<<20)
@@ -217,7 +217,7 @@ func TestRevokedAndClosedPartitionsAreDropped(t *testing.T) {
 // switchBrokers is a BrokerSource whose list a test can change.
 type switchBrokers struct {
 	mu   sync.Mutex
-	list StaticBrokers
+	list staticBrokers
 }
 
 func (s *switchBrokers) Brokers(ctx context.Context) ([]BrokerInfo, error) {
@@ -226,7 +226,7 @@ func (s *switchBrokers) Brokers(ctx context.Context) ([]BrokerInfo, error) {
 	return s.list.Brokers(ctx)
 }
 
-func (s *switchBrokers) set(list StaticBrokers) {
+func (s *switchBrokers) set(list staticBrokers) {
 	s.mu.Lock()
 	s.list = list
 	s.mu.Unlock()
@@ -242,7 +242,7 @@ func TestNoBrokerIsReported(t *testing.T) {
 	dead := ln.Addr().String()
 	_ = ln.Close()
 	mb := mockCluster(t, 1, 10)
-	for name, list := range map[string]StaticBrokers{"unreachable": {{ID: 0, Addr: dead}}, "empty": {}} {
+	for name, list := range map[string]staticBrokers{"unreachable": {{ID: 0, Addr: dead}}, "empty": {}} {
 		var mu sync.Mutex
 		var reported []error
 		cfg := testConfig(t)
@@ -264,7 +264,7 @@ func TestNoBrokerIsReported(t *testing.T) {
 			return len(reported) > 0
 		})
 		time.Sleep(300 * time.Millisecond) // several rounds of the leader finder
-		brokers.set(StaticBrokers{{ID: 0, Addr: mb.Addr()}})
+		brokers.set(staticBrokers{{ID: 0, Addr: mb.Addr()}})
 		waitFor(t, 10*time.Second, name+": fetching once a broker is there", func() bool { return streamcore.QueueOf(s).Len() > 0 })
 		m.StopConnections()
 		mu.Lock()
@@ -281,7 +281,7 @@ func TestNoBrokerIsReported(t *testing.T) {
 // the chain of requests sent ahead delivers every message once, in order.
 func TestOneFetchAhead(t *testing.T) {
 	mb := mockCluster(t, 1, 100)
-	m := newManager(t, testConfig(t), StaticBrokers{{ID: 0, Addr: mb.Addr()}})
+	m := newManager(t, testConfig(t), staticBrokers{{ID: 0, Addr: mb.Addr()}})
 	s := newStream(t, 1)
 	p := streamcore.NewPartitionTopicInfo("t", 0, streamcore.QueueOf(s), 0, 0, 1<<20)
 	fetches := func() int {

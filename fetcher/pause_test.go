@@ -17,7 +17,7 @@ func TestPausedPartitionDoesNotBlockItsFetcher(t *testing.T) {
 	mb := mockCluster(t, 2, n)
 	cfg := testConfig(t)
 	cfg.NumFetchers = 1
-	m := newManager(t, cfg, StaticBrokers{{ID: 0, Addr: mb.Addr()}})
+	m := newManager(t, cfg, staticBrokers{{ID: 0, Addr: mb.Addr()}})
 	slow, fast := newStream(t, 1), newStream(t, 2)
 	p0 := streamcore.NewPartitionTopicInfo("t", 0, streamcore.QueueOf(slow), 0, 0, 1<<20)
 	p1 := streamcore.NewPartitionTopicInfo("t", 1, streamcore.QueueOf(fast), 0, 0, 1<<20)

@@ -27,7 +27,7 @@ func newRecycleHarness(t *testing.T, n int, maxDecoded int64) *recycleHarness {
 	cfg := testConfig(t)
 	cfg.RecycleMessages = true
 	cfg.MaxDecodedBytes = maxDecoded
-	m, err := NewConsumerFetcherManager(cfg, StaticBrokers{})
+	m, err := NewConsumerFetcherManager(cfg, staticBrokers{})
 	if err != nil {
 		t.Fatal(err)
 	}

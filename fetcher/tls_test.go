@@ -70,7 +70,7 @@ func TestTLSFetch(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.Sarama = sc
 	cfg.AutoOffsetReset = AutoOffsetResetSmallest
-	m := newManager(t, cfg, StaticBrokers{{ID: 0, Addr: mb.Addr()}})
+	m := newManager(t, cfg, staticBrokers{{ID: 0, Addr: mb.Addr()}})
 	s := newStream(t, 2)
 	p := streamcore.NewPartitionTopicInfo("t", 0, streamcore.QueueOf(s), -1, -1, 1<<20) // reset by ListOffsets
 	if err := m.StartConnections(context.Background(), []*streamcore.PartitionTopicInfo{p}); err != nil {

@@ -35,7 +35,7 @@ func TestFetchVersions(t *testing.T) {
 				"FetchRequest":    fetch,
 			})
 			mb.SetLatency(2 * time.Millisecond)
-			m := newManager(t, testConfig(t), StaticBrokers{{ID: 0, Addr: mb.Addr()}})
+			m := newManager(t, testConfig(t), staticBrokers{{ID: 0, Addr: mb.Addr()}})
 			s := newStream(t, 2)
 			p := streamcore.NewPartitionTopicInfo("t", 0, streamcore.QueueOf(s), 5, 5, 1<<20)
 			if err := m.StartConnections(context.Background(), []*streamcore.PartitionTopicInfo{p}); err != nil {

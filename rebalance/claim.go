@@ -15,8 +15,10 @@ import (
 // ConflictError reports that a partition this member was assigned is still
 // owned by another thread: its previous owner has not released it yet.
 type ConflictError struct {
+	// Partition is the partition still owned, Owner the value of its
+	// owner node ("" if unreadable) and Path that node's path.
 	Partition zkutil.TopicPartition
-	Owner     string // the value of the owner node, "" if unreadable
+	Owner     string
 	Path      string
 	waited    bool // awaitReleased waited a backoff for it already
 }

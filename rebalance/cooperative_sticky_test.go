@@ -361,7 +361,7 @@ func javaSortedOrder(ids []string) bool {
 		capacity *= 2
 	}
 	bucket := func(s string) int {
-		h := uint32(JavaStringHash(s))
+		h := uint32(javaStringHash(s))
 		return int((h ^ h>>16) & uint32(capacity-1))
 	}
 	slices.SortFunc(ids, javaStringCompare)

@@ -51,7 +51,10 @@
 // Kafka's whitelist and blacklist. An application does not need this
 // package: connector configures the strategy by name and re-exports the
 // types its API uses (RebalanceEvent, RebalanceOutcome, RegexError).
-// Before 1.0 the exported surface may shrink in a minor version.
+// The exported names are listed in
+// internal/layering/testdata/api/rebalance.txt, which a test keeps equal
+// to them, so that none is added or removed by accident. Before 1.0 the
+// exported surface may shrink in a minor version.
 //
 // The package never imports the fetcher; the connector wires them together
 // through the Handler interface.

@@ -9,11 +9,11 @@ import (
 	"github.com/zkconsumer/zkconsumer/internal/javastr"
 )
 
-// JavaStringHash returns Java's String.hashCode of s, the hash by which
+// javaStringHash returns Java's String.hashCode of s, the hash by which
 // the roundrobin assignor orders partitions: h = 31*h + c over the UTF-16
 // code units of s with 32-bit wrap-around. Invalid UTF-8 bytes count as
 // U+FFFD; Kafka topic names are ASCII, where Go and Java agree exactly.
-func JavaStringHash(s string) int32 { return javastr.Hash(s) }
+func javaStringHash(s string) int32 { return javastr.Hash(s) }
 
 // javaStringCompare orders strings like Java's String.compareTo, by UTF-16
 // code units, and returns -1, 0 or +1. This differs from Go's byte order

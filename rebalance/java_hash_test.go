@@ -26,8 +26,8 @@ func TestJavaStringHash(t *testing.T) {
 		{"the quick brown fox jumps over the lazy dog", -2082818701},
 	}
 	for _, tt := range tests {
-		if got := JavaStringHash(tt.s); got != tt.want {
-			t.Errorf("JavaStringHash(%q) = %d, want %d", tt.s, got, tt.want)
+		if got := javaStringHash(tt.s); got != tt.want {
+			t.Errorf("javaStringHash(%q) = %d, want %d", tt.s, got, tt.want)
 		}
 	}
 }
@@ -81,8 +81,8 @@ func FuzzJavaStringHash(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if got, want := JavaStringHash(s), javaHashReference(s); got != want {
-			t.Errorf("JavaStringHash(%q) = %d, reference %d", s, got, want)
+		if got, want := javaStringHash(s), javaHashReference(s); got != want {
+			t.Errorf("javaStringHash(%q) = %d, reference %d", s, got, want)
 		}
 	})
 }

@@ -84,7 +84,7 @@ func (r RoundRobinAssignor) Assign(ctx AssignmentContext) (Assignment, error) {
 		for _, p := range nc.partitionsForTopic[topic] {
 			tps = append(tps, hashedPartition{
 				tp:   zkutil.TopicPartition{Topic: topic, Partition: p},
-				hash: JavaStringHash(r.HashFormat.format(topic, p)),
+				hash: javaStringHash(r.HashFormat.format(topic, p)),
 			})
 		}
 	}

@@ -42,8 +42,8 @@ func TestRoundRobinGoldenVectors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.format.String(), func(t *testing.T) {
 			for s, want := range tt.hashes {
-				if got := JavaStringHash(s); got != want {
-					t.Errorf("JavaStringHash(%q) = %d, want %d", s, got, want)
+				if got := javaStringHash(s); got != want {
+					t.Errorf("javaStringHash(%q) = %d, want %d", s, got, want)
 				}
 			}
 			for _, me := range []string{"grp_hostA-1-aaaaaaaa", "grp_hostB-1-bbbbbbbb"} {
@@ -106,8 +106,8 @@ func TestRoundRobinWildcardMember(t *testing.T) {
 // every run and whatever the input order.
 func TestRoundRobinHashTiesAreDeterministic(t *testing.T) {
 	for _, pair := range [][2]string{{"Aa-0", "BB-0"}, {"[Aa,0]", "[BB,0]"}, {"Aa-1", "BB-1"}} {
-		if h0, h1 := JavaStringHash(pair[0]), JavaStringHash(pair[1]); h0 != h1 {
-			t.Fatalf("JavaStringHash(%q) = %d, JavaStringHash(%q) = %d; want a tie", pair[0], h0, pair[1], h1)
+		if h0, h1 := javaStringHash(pair[0]), javaStringHash(pair[1]); h0 != h1 {
+			t.Fatalf("javaStringHash(%q) = %d, javaStringHash(%q) = %d; want a tie", pair[0], h0, pair[1], h1)
 		}
 	}
 	for _, f := range []RoundRobinHashFormat{HashFormatDash, HashFormatBracket} {

@@ -18,6 +18,8 @@ var ErrInconsistentStrategy = errors.New("rebalance: inconsistent partition.assi
 // MemberStrategy is a member of a group and the strategy its registration
 // records ("" for none).
 type MemberStrategy struct {
+	// ID is the member's consumer id, Strategy the
+	// partition.assignment.strategy its registration records.
 	ID, Strategy string
 }
 

@@ -7,11 +7,11 @@ import (
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
-// IsInternalTopic reports whether topic is one of Kafka's internal topics
+// isInternalTopic reports whether topic is one of Kafka's internal topics
 // (__consumer_offsets, __transaction_state), which wildcard subscriptions
 // skip while exclude.internal.topics is true. It is a function rather than
 // a map so that no caller can change the set for everyone.
-func IsInternalTopic(topic string) bool {
+func isInternalTopic(topic string) bool {
 	switch topic {
 	case "__consumer_offsets", "__transaction_state":
 		return true
@@ -57,7 +57,7 @@ func NewTopicFilter(pattern, raw string) (*TopicFilter, error) {
 // Allows reports whether the filter admits topic, as Kafka's
 // TopicFilter.isTopicAllowed does.
 func (f *TopicFilter) Allows(topic string, excludeInternal bool) bool {
-	if excludeInternal && IsInternalTopic(topic) {
+	if excludeInternal && isInternalTopic(topic) {
 		return false
 	}
 	matches := f.re.MatchString(topic)

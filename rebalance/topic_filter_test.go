@@ -12,8 +12,8 @@ func TestInternalTopicsAreSkippedOnlyWhenExcluded(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, topic := range []string{"__consumer_offsets", "__transaction_state"} {
-		if !IsInternalTopic(topic) {
-			t.Errorf("IsInternalTopic(%q) = false", topic)
+		if !isInternalTopic(topic) {
+			t.Errorf("isInternalTopic(%q) = false", topic)
 		}
 		if f.Allows(topic, true) {
 			t.Errorf("whitelist .* with exclude.internal.topics=true allows %q", topic)
@@ -23,8 +23,8 @@ func TestInternalTopicsAreSkippedOnlyWhenExcluded(t *testing.T) {
 		}
 	}
 	for _, topic := range []string{"orders", "__consumer_offsets2", "_consumer_offsets"} {
-		if IsInternalTopic(topic) {
-			t.Errorf("IsInternalTopic(%q) = true", topic)
+		if isInternalTopic(topic) {
+			t.Errorf("isInternalTopic(%q) = true", topic)
 		}
 		if !f.Allows(topic, true) {
 			t.Errorf("whitelist .* refuses %q", topic)

@@ -58,18 +58,3 @@ func (b Broker) EndpointFor(protocol, listener string) (Endpoint, error) {
 	}
 	return Endpoint{}, &NoEndpointError{Broker: b.ID, Protocol: protocol, Listener: listener, Endpoints: b.Endpoints}
 }
-
-// DecodeBrokerEndpoint decodes a registration like DecodeBroker and picks
-// its endpoint with EndpointFor. A broker without a PLAINTEXT listener is
-// not an error here unless protocol is PLAINTEXT.
-func DecodeBrokerEndpoint(id int32, path string, data []byte, protocol, listener string) (Broker, Endpoint, error) {
-	b, err := DecodeBroker(id, path, data)
-	if err != nil && !errors.Is(err, ErrNoPlaintextEndpoint) {
-		return b, Endpoint{}, err
-	}
-	ep, err := b.EndpointFor(protocol, listener)
-	if err != nil {
-		return b, Endpoint{}, err
-	}
-	return b, ep, nil
-}

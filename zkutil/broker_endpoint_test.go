@@ -21,7 +21,7 @@ func TestEndpointFor(t *testing.T) {
 		{"", "", ""},
 		{"SSL", "EXTERNAL", ""},
 	} {
-		_, ep, err := DecodeBrokerEndpoint(3, "/brokers/ids/3", data, tc.protocol, tc.listener)
+		_, ep, err := decodeBrokerEndpoint(3, "/brokers/ids/3", data, tc.protocol, tc.listener)
 		if tc.want == "" {
 			var ne *NoEndpointError
 			if !errors.As(err, &ne) || !errors.Is(err, ErrNoEndpoint) || ne.Broker != 3 {
@@ -36,7 +36,7 @@ func TestEndpointFor(t *testing.T) {
 		}
 	}
 	// Corrupt registrations are still errors.
-	if _, _, err := DecodeBrokerEndpoint(3, "/brokers/ids/3", []byte(`{`), "SSL", ""); !errors.As(err, new(*DecodeError)) {
+	if _, _, err := decodeBrokerEndpoint(3, "/brokers/ids/3", []byte(`{`), "SSL", ""); !errors.As(err, new(*DecodeError)) {
 		t.Errorf("corrupt: %v", err)
 	}
 }
@@ -52,4 +52,19 @@ func TestOpenACLPaths(t *testing.T) {
 			t.Errorf("%s: %+v", p, got)
 		}
 	}
+}
+
+// decodeBrokerEndpoint decodes a registration like DecodeBroker and picks
+// its endpoint with EndpointFor. A broker without a PLAINTEXT listener is
+// not an error here unless protocol is PLAINTEXT.
+func decodeBrokerEndpoint(id int32, path string, data []byte, protocol, listener string) (Broker, Endpoint, error) {
+	b, err := DecodeBroker(id, path, data)
+	if err != nil && !errors.Is(err, ErrNoPlaintextEndpoint) {
+		return b, Endpoint{}, err
+	}
+	ep, err := b.EndpointFor(protocol, listener)
+	if err != nil {
+		return b, Endpoint{}, err
+	}
+	return b, ep, nil
 }

@@ -77,13 +77,6 @@ func ValidateGroupID(group string) error {
 	return validateChars("group.id", group)
 }
 
-// ValidateClientID checks client.id like ValidateGroupID. Kafka defaults
-// client.id to group.id; callers should apply that default before
-// validating, since the empty string is rejected.
-func ValidateClientID(clientID string) error {
-	return validateChars("client.id", clientID)
-}
-
 func validateChars(prop, value string) error {
 	if value == "" {
 		return fmt.Errorf("zkutil: %s is empty", prop)

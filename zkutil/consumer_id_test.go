@@ -119,14 +119,10 @@ func TestNewConsumerIDErrors(t *testing.T) {
 func TestValidateIDs(t *testing.T) {
 	for _, ok := range []string{"g", "my-group_1.0", "ABC.xyz-09_", "-", "..."} {
 		assert.NoError(t, ValidateGroupID(ok), ok)
-		assert.NoError(t, ValidateClientID(ok), ok)
 	}
 	for _, bad := range []string{"", "my group", "g/1", "g:1", "grüppe", "g\n", "g*", "g,h"} {
 		err := ValidateGroupID(bad)
 		require.Error(t, err, bad)
 		assert.Regexp(t, `^zkutil: group\.id `, err.Error())
-		err = ValidateClientID(bad)
-		require.Error(t, err, bad)
-		assert.Regexp(t, `^zkutil: client\.id `, err.Error())
 	}
 }

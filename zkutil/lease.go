@@ -7,14 +7,14 @@ import (
 	"time"
 )
 
-// LeaseFraction is the part of the negotiated session timeout T a lease
+// leaseFraction is the part of the negotiated session timeout T a lease
 // lasts, counted from a moment at which the ensemble's leader is known to
 // have heard from the session (its base, see lease). The leader cannot
 // expire the session before the base plus T, so a lease of three quarters
 // of T ends strictly before any other member can take over the session's
 // ephemeral nodes, with a quarter of T to spare for clock drift and for a
 // message handed out just before the lease ends.
-const LeaseFraction = 0.75
+const leaseFraction = 0.75
 
 // quorumLagFraction bounds, as a part of T, how long after a server has
 // received a request of ours the leader can still be unaware of it. The
@@ -31,7 +31,7 @@ const quorumLagFraction = 0.25 + 1.0/16
 // when it wakes, whatever is buffered in its sockets.
 //
 // A lease runs from a base (a send time on the monotonic clock) to base +
-// LeaseFraction*T. Bases come from answers that went through the leader:
+// leaseFraction*T. Bases come from answers that went through the leader:
 //
 //   - the answer to a connect request: the leader created the session, or
 //     revalidated it for the server (touching it) after the request was
@@ -142,7 +142,7 @@ func (l *lease) changedCh() <-chan struct{} {
 // session had, and which one the leader then expires the session by is not
 // something the client can see (ZooKeeper 3.8 was seen to keep the
 // original one), so the lease of a session runs on the shortest timeout it
-// was ever granted: it is set to LeaseFraction of that from sentAt, even if
+// was ever granted: it is set to leaseFraction of that from sentAt, even if
 // that is shorter than before.
 func (l *lease) connected(session int64, sentAt time.Time, timeout time.Duration) {
 	if session == 0 || timeout <= 0 {
@@ -158,12 +158,12 @@ func (l *lease) connected(session int64, sentAt time.Time, timeout time.Duration
 	if cur.session == session && cur.shortest > 0 {
 		shortest = min(shortest, cur.shortest)
 	}
-	d := time.Duration(float64(shortest) * LeaseFraction)
+	d := time.Duration(float64(shortest) * leaseFraction)
 	l.publishLocked(&leaseState{session: session, timeout: timeout, shortest: shortest,
 		until: sentAt.Sub(l.base) + d, untilWall: sentAt.UnixNano() + int64(d)})
 }
 
-// confirmed extends the lease of session to base + LeaseFraction*T, where
+// confirmed extends the lease of session to base + leaseFraction*T, where
 // base is a moment at which the leader is known to have heard from it.
 func (l *lease) confirmed(session int64, base time.Time) {
 	l.mu.Lock()
@@ -172,7 +172,7 @@ func (l *lease) confirmed(session int64, base time.Time) {
 	if session == 0 || cur.session != session || cur.dead || cur.shortest <= 0 {
 		return
 	}
-	d := time.Duration(float64(cur.shortest) * LeaseFraction)
+	d := time.Duration(float64(cur.shortest) * leaseFraction)
 	until := base.Sub(l.base) + d
 	if until <= cur.until {
 		return
@@ -222,7 +222,7 @@ func (l *lease) revoke(session int64) {
 }
 
 // LeaseHeld reports whether the ZooKeeper session id is known to be alive
-// at the ensemble's leader at this moment: less than LeaseFraction of the
+// at the ensemble's leader at this moment: less than leaseFraction of the
 // session timeout (the shortest the servers granted it) has passed since a moment at which the leader
 // had heard from the session, as proven by an answer that went through the
 // leader (a connect, or the Session's periodic sync; see lease for the

@@ -41,8 +41,8 @@ func TestLeaseLapsesBeforeExpiryAndComesBack(t *testing.T) {
 	proxy.SetMode(testcluster.Blackhole)
 	waitUntil(t, timeout, func() bool { return !s.LeaseHeld(id) }, "the lease did not lapse while the server was silent")
 	lapsed := time.Since(stalled)
-	require.LessOrEqual(t, lapsed, time.Duration(float64(timeout)*LeaseFraction)+200*time.Millisecond,
-		"the lease must end no later than LeaseFraction of the timeout after the last answered request")
+	require.LessOrEqual(t, lapsed, time.Duration(float64(timeout)*leaseFraction)+200*time.Millisecond,
+		"the lease must end no later than leaseFraction of the timeout after the last answered request")
 
 	// A bound operation waits for the lease instead of running.
 	short, cancel := context.WithTimeout(InSession(ctx, id), 300*time.Millisecond)

@@ -51,7 +51,7 @@ func TestLeaseFromConnectResponse(t *testing.T) {
 	require.True(t, l.held(7))
 	require.False(t, l.held(8))
 	require.False(t, l.held(0))
-	require.InDelta(t, float64(6*time.Second)*LeaseFraction, float64(l.state.Load().until-time.Since(l.base)), float64(100*time.Millisecond))
+	require.InDelta(t, float64(6*time.Second)*leaseFraction, float64(l.state.Load().until-time.Since(l.base)), float64(100*time.Millisecond))
 	require.Equal(t, 6*time.Second, l.timeoutOf(7))
 }
 
@@ -104,7 +104,7 @@ func TestLeaseRenewedBySyncFromQuorumLag(t *testing.T) {
 	}
 	answeredAt(w, 10, opSync, now, now.Add(time.Millisecond))
 	require.True(t, l.held(7))
-	want := now.Add(-2*time.Second).Sub(l.base) + time.Duration(float64(timeout)*LeaseFraction)
+	want := now.Add(-2*time.Second).Sub(l.base) + time.Duration(float64(timeout)*leaseFraction)
 	require.Equal(t, want, l.state.Load().until, "base = the ping answered 2s ago, the latest a lag (%v) before the sync", lag)
 
 	// A write renews as a sync does; a failed write does not.

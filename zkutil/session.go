@@ -27,8 +27,8 @@ const (
 // their last events (StateClosed) before it drops them.
 const closeDeliveryTimeout = time.Second
 
-// Conn is the subset of go-zookeeper's *zk.Conn a Session uses.
-type Conn interface {
+// zkConn is the subset of go-zookeeper's *zk.Conn a Session uses.
+type zkConn interface {
 	// AddAuth authenticates the connection; go-zookeeper stores the
 	// credentials and sends them again after every reconnection.
 	AddAuth(scheme string, auth []byte) error
@@ -51,7 +51,7 @@ type Conn interface {
 	Sync(path string) (string, error)
 }
 
-var _ Conn = (*zk.Conn)(nil)
+var _ zkConn = (*zk.Conn)(nil)
 
 // Auth is one set of credentials added to the connection (ZooKeeper's
 // addAuthInfo), such as Auth{Scheme: "digest", Secret: []byte("user:pass")}.
@@ -334,7 +334,7 @@ func Dial(ctx context.Context, cfg SessionConfig) (*Session, error) {
 }
 
 // zkConnect opens go-zookeeper's connection for l, through l's dialer.
-func (s *Session) zkConnect(l *link) (Conn, <-chan zk.Event, error) {
+func (s *Session) zkConnect(l *link) (zkConn, <-chan zk.Event, error) {
 	conn, events, err := zk.Connect(s.hosts, s.cfg.SessionTimeout,
 		zk.WithDialer(l.dialer.Dial),
 		zk.WithLogger(zkLogger{s.logger}),

@@ -15,7 +15,7 @@ import (
 
 // connectFunc opens the go-zookeeper connection of a link; its event
 // callback must call Session.handleEvent with the link. Tests replace it.
-type connectFunc func(l *link) (Conn, <-chan zk.Event, error)
+type connectFunc func(l *link) (zkConn, <-chan zk.Event, error)
 
 // link is one go-zookeeper connection, and the one ZooKeeper session it
 // carries. It may reconnect to any server as long as that session lives,
@@ -26,7 +26,7 @@ type connectFunc func(l *link) (Conn, <-chan zk.Event, error)
 // session.
 type link struct {
 	seq    uint64
-	conn   Conn
+	conn   zkConn
 	events <-chan zk.Event
 	dialer *trackingDialer
 

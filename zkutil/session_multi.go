@@ -28,7 +28,7 @@ const (
 // Op is one operation of a Multi, usually made by CreateEphemeralOp or
 // DeleteOp.
 type Op struct {
-	Kind    OpKind
+	Kind    OpKind // OpCreateEphemeral or OpDelete
 	Path    string // relative to the chroot
 	Data    []byte // OpCreateEphemeral
 	Version int32  // OpDelete
@@ -78,7 +78,7 @@ func (s *Session) Multi(ctx context.Context, ops ...Op) error {
 		}
 	}
 	failed := ops[0].Path
-	err := s.do(ctx, func(_ context.Context, c Conn, retried bool) error {
+	err := s.do(ctx, func(_ context.Context, c zkConn, retried bool) error {
 		if retried {
 			return ErrOutcomeUnknown
 		}

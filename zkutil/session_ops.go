@@ -110,7 +110,7 @@ func (s *Session) Sync(ctx context.Context, path string) error {
 	if err != nil {
 		return s.opError("sync", path, err)
 	}
-	err = s.do(ctx, func(_ context.Context, c Conn, _ bool) error {
+	err = s.do(ctx, func(_ context.Context, c zkConn, _ bool) error {
 		_, err := c.Sync(full)
 		return err
 	})
@@ -128,7 +128,7 @@ func (s *Session) Get(ctx context.Context, path string) ([]byte, Stat, error) {
 	}
 	var data []byte
 	var st *zk.Stat
-	err = s.do(ctx, func(_ context.Context, c Conn, _ bool) (err error) {
+	err = s.do(ctx, func(_ context.Context, c zkConn, _ bool) (err error) {
 		data, st, err = c.Get(full)
 		return err
 	})
@@ -149,7 +149,7 @@ func (s *Session) GetW(ctx context.Context, path string) ([]byte, Stat, <-chan W
 	var data []byte
 	var st *zk.Stat
 	var ch <-chan zk.Event
-	err = s.do(ctx, func(_ context.Context, c Conn, _ bool) (err error) {
+	err = s.do(ctx, func(_ context.Context, c zkConn, _ bool) (err error) {
 		data, st, ch, err = c.GetW(full)
 		return err
 	})
@@ -167,7 +167,7 @@ func (s *Session) Children(ctx context.Context, path string) ([]string, error) {
 		return nil, s.opError("children", path, err)
 	}
 	var children []string
-	err = s.do(ctx, func(_ context.Context, c Conn, _ bool) (err error) {
+	err = s.do(ctx, func(_ context.Context, c zkConn, _ bool) (err error) {
 		children, _, err = c.Children(full)
 		return err
 	})
@@ -187,7 +187,7 @@ func (s *Session) ChildrenW(ctx context.Context, path string) ([]string, <-chan 
 	}
 	var children []string
 	var ch <-chan zk.Event
-	err = s.do(ctx, func(_ context.Context, c Conn, _ bool) (err error) {
+	err = s.do(ctx, func(_ context.Context, c zkConn, _ bool) (err error) {
 		children, _, ch, err = c.ChildrenW(full)
 		return err
 	})
@@ -205,7 +205,7 @@ func (s *Session) Exists(ctx context.Context, path string) (bool, Stat, error) {
 	}
 	var ok bool
 	var st *zk.Stat
-	err = s.do(ctx, func(_ context.Context, c Conn, _ bool) (err error) {
+	err = s.do(ctx, func(_ context.Context, c zkConn, _ bool) (err error) {
 		ok, st, err = c.Exists(full)
 		return err
 	})
@@ -228,7 +228,7 @@ func (s *Session) ExistsW(ctx context.Context, path string) (bool, Stat, <-chan 
 	var ok bool
 	var st *zk.Stat
 	var ch <-chan zk.Event
-	err = s.do(ctx, func(_ context.Context, c Conn, _ bool) (err error) {
+	err = s.do(ctx, func(_ context.Context, c zkConn, _ bool) (err error) {
 		ok, st, ch, err = c.ExistsW(full)
 		return err
 	})
@@ -270,7 +270,7 @@ func (s *Session) create(ctx context.Context, path string, data []byte, flags in
 	if err != nil {
 		return s.opError("create", path, err)
 	}
-	err = s.do(ctx, func(ctx context.Context, c Conn, retried bool) error {
+	err = s.do(ctx, func(ctx context.Context, c zkConn, retried bool) error {
 		for i := 0; ; i++ {
 			err := s.createWithParents(ctx, c, full, data, flags)
 			if !errors.Is(err, zk.ErrNodeExists) {
@@ -300,7 +300,7 @@ func (s *Session) create(ctx context.Context, path string, data []byte, flags in
 
 // createWithParents creates full; when its parent is missing it creates
 // the parents (persistent, null data, s.acl) and tries again.
-func (s *Session) createWithParents(ctx context.Context, c Conn, full string, data []byte, flags int32) error {
+func (s *Session) createWithParents(ctx context.Context, c zkConn, full string, data []byte, flags int32) error {
 	for i := 0; ; i++ {
 		if i > 0 {
 			// An abandoned call writes nothing more once ctx has ended.
@@ -348,7 +348,7 @@ func (s *Session) EnsurePath(ctx context.Context, path string) error {
 	if full == "/" {
 		return nil
 	}
-	err = s.do(ctx, func(ctx context.Context, c Conn, _ bool) error {
+	err = s.do(ctx, func(ctx context.Context, c zkConn, _ bool) error {
 		ok, _, err := c.Exists(full)
 		if err != nil || ok {
 			return err
@@ -370,7 +370,7 @@ func (s *Session) SetOrCreate(ctx context.Context, path string, data []byte) err
 	if err != nil {
 		return s.opError("set or create", path, err)
 	}
-	err = s.do(ctx, func(ctx context.Context, c Conn, _ bool) error {
+	err = s.do(ctx, func(ctx context.Context, c zkConn, _ bool) error {
 		for i := 0; ; i++ {
 			_, err := c.Set(full, data, -1)
 			if !errors.Is(err, zk.ErrNoNode) {
@@ -399,7 +399,7 @@ func (s *Session) Set(ctx context.Context, path string, data []byte, version int
 		return Stat{}, s.opError("set", path, err)
 	}
 	var st *zk.Stat
-	err = s.do(ctx, func(_ context.Context, c Conn, retried bool) (err error) {
+	err = s.do(ctx, func(_ context.Context, c zkConn, retried bool) (err error) {
 		st, err = c.Set(full, data, version)
 		if errors.Is(err, zk.ErrBadVersion) && retried && version >= 0 {
 			got, cur, gerr := c.Get(full)
@@ -425,7 +425,7 @@ func (s *Session) Delete(ctx context.Context, path string, version int32) error 
 	if err != nil {
 		return s.opError("delete", path, err)
 	}
-	err = s.do(ctx, func(_ context.Context, c Conn, retried bool) error {
+	err = s.do(ctx, func(_ context.Context, c zkConn, retried bool) error {
 		err := c.Delete(full, version)
 		if retried && errors.Is(err, zk.ErrNoNode) {
 			return nil
@@ -452,7 +452,7 @@ func (s *Session) DeleteEphemeral(ctx context.Context, path string, version int3
 		return s.opError("delete", path, err)
 	}
 	bound, isBound := ctx.Value(boundSessionKey{}).(int64)
-	err = s.do(ctx, func(_ context.Context, c Conn, retried bool) error {
+	err = s.do(ctx, func(_ context.Context, c zkConn, retried bool) error {
 		if retried {
 			owner := bound
 			if !isBound {
@@ -479,7 +479,7 @@ func (s *Session) DeleteEphemeral(ctx context.Context, path string, version int3
 
 // attempt is one try of an operation on c. retried tells that an earlier
 // try failed with a lost connection, so that it may have been applied.
-type attempt func(ctx context.Context, c Conn, retried bool) error
+type attempt func(ctx context.Context, c zkConn, retried bool) error
 
 // do runs fn until it returns something other than a connection loss, ctx
 // ends or the Session closes. After a connection loss it waits for a

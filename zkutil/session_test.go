@@ -140,12 +140,12 @@ func TestOpErrorWrapsBothSentinels(t *testing.T) {
 
 // newTestSession returns a Session over a fake connection; tests drive
 // go-zookeeper's event callback by hand.
-func newTestSession(t *testing.T, conn Conn) *Session {
+func newTestSession(t *testing.T, conn zkConn) *Session {
 	t.Helper()
 	s := newSession(SessionConfig{}.withDefaults(), []string{"fake:2181"}, "/kafka")
 	// Every link of the Session gets the same fake; the tests set the
 	// session id it reports.
-	s.connect = func(*link) (Conn, <-chan zk.Event, error) { return conn, nil, nil }
+	s.connect = func(*link) (zkConn, <-chan zk.Event, error) { return conn, nil, nil }
 	s.mu.Lock()
 	_, err := s.startLinkLocked()
 	s.mu.Unlock()
@@ -807,7 +807,7 @@ func (c *fakeConn) SessionID() int64 { return c.session.Load() }
 
 func (c *fakeConn) Sync(path string) (string, error) { return path, nil }
 
-var _ Conn = (*fakeConn)(nil)
+var _ zkConn = (*fakeConn)(nil)
 
 func ExampleSessionEvent_NewSession() {
 	ev := SessionEvent{State: StateConnected, SessionID: 0x2a, ExpiredSessionID: 0x29}

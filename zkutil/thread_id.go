@@ -10,6 +10,8 @@ import (
 // group member. Its string form, "<consumerId>-<thread>", is the value of the
 // owner znodes and the key by which assignors order threads.
 type ConsumerThreadID struct {
+	// ConsumerID is the member's consumer id, Thread the stream's number
+	// within it, from 0.
 	ConsumerID string
 	Thread     int
 }

@@ -4,6 +4,7 @@ import "strconv"
 
 // TopicPartition names one partition of one topic.
 type TopicPartition struct {
+	// Topic and Partition name the partition.
 	Topic     string
 	Partition int32
 }

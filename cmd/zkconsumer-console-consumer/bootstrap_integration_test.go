@@ -25,7 +25,10 @@ func TestBootstrapServerRunsKafkaCoordinated(t *testing.T) {
 			_, err := c.Produce(ctx, topic, 20, testcluster.ProduceOptions{Partition: -1})
 			require.NoError(t, err)
 			bootstrap := strings.Join(c.BrokerAddrs(), ",")
-			args := []string{"--bootstrap-server", bootstrap, "--topic", topic, "--group", group, "--timeout-ms", "3000",
+			// --timeout-ms bounds each wait for a message, the first
+			// included, which waits for the first fetch after the join (3 s
+			// was missed once at load average 49).
+			args := []string{"--bootstrap-server", bootstrap, "--topic", topic, "--group", group, "--timeout-ms", "10000",
 				"--consumer-property", "session.timeout.ms=6000", "--consumer-property", "heartbeat.interval.ms=500"}
 
 			r := runOurs(ctx, append(args, "--from-beginning")...)

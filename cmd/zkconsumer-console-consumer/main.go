@@ -109,7 +109,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	out := newOutput(stdout, !isTerminal(stdout))
 	commits := newCommitter(out, cfg, stderr)
 	cfg.AutoCommitEnable = false // commits follows what is written out instead
-	c, err := connector.New(cfg, connector.WithRebalanceListener(commits))
+	c, err := connector.NewContext(ctx, cfg, connector.WithRebalanceListener(commits))
 	if err != nil {
 		_ = out.close()
 		if ctx.Err() != nil {

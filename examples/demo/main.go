@@ -159,7 +159,10 @@ func startMember(ctx context.Context, cluster *testcluster.Cluster, group, name,
 	m := &member{name: name, conn: conn}
 	ss, err := conn.CreateMessageStreams(ctx, map[string]int{topic: streams})
 	if err != nil {
-		_ = conn.Shutdown(ctx)
+		// ctx may be what ended CreateMessageStreams: Shutdown gets its own.
+		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = conn.Shutdown(sctx)
 		return nil, err
 	}
 	for _, s := range ss[topic] {

@@ -3,5 +3,9 @@
 // with zkutil beneath; stream only re-exports the data path's consumer
 // side), an application needing no import but connector (TestOneImport,
 // TestREADMESnippetsUseConnectorAlone), and the producer side of streams
-// out of an application's reach (TestApplicationCannotForgeMessages).
+// out of an application's reach (TestApplicationCannotForgeMessages),
+// the top-level packages exporting what testdata/api lists and nothing
+// else (TestExportedSurfaceIsDeliberate), no exported variable but
+// sentinel errors (TestNoMutableGlobals), and a doc comment on every
+// exported name (TestEveryExportedNameHasGodoc).
 package layering

@@ -3,9 +3,12 @@ package layering
 import (
 	"go/ast"
 	"go/parser"
+	"go/token"
 	"go/types"
 	"os"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -112,4 +115,130 @@ func goBlocks(md string) []string {
 		blocks = append(blocks, md[:end])
 		md = md[end:]
 	}
+}
+
+// TestREADMEReadsInUserOrder: the README is for users first. Its first
+// section is Install, and the user's sections come in the order a user
+// needs them: install, example, configuration, production, metrics,
+// moving off ZooKeeper. Contributor material lives in CONTRIBUTING.md.
+func TestREADMEReadsInUserOrder(t *testing.T) {
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sections []string
+	fenced := false
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if strings.HasPrefix(line, "```") {
+			fenced = !fenced
+		}
+		if !fenced && strings.HasPrefix(line, "## ") {
+			sections = append(sections, strings.TrimPrefix(line, "## "))
+		}
+	}
+	order := []string{"Install", "Example", "Configuration", "Running in production", "Metrics and alerts", "Moving off ZooKeeper"}
+	if len(sections) == 0 || sections[0] != order[0] {
+		t.Errorf("the README's first section is not %q (sections: %q)", order[0], sections)
+	}
+	at := -1
+	for _, want := range order {
+		i := slices.Index(sections, want)
+		switch {
+		case i < 0:
+			t.Errorf("the README has no section %q (sections: %q)", want, sections)
+		case i < at:
+			t.Errorf("the README's section %q comes before %q (sections: %q)", want, sections[at], sections)
+		default:
+			at = i
+		}
+	}
+	if _, err := os.Stat("../../CONTRIBUTING.md"); err != nil {
+		t.Fatalf("contributor material belongs in CONTRIBUTING.md: %v", err)
+	}
+}
+
+// TestShutdownGetsItsOwnContext: in the README's programs, the examples,
+// the Prometheus example and the tools, every ConsumerConnector.Shutdown
+// (and any other Shutdown) is given a context made for it, with a timeout
+// or deadline on context.Background(), never the context that stopped
+// the program, which is cancelled by then and would cut the last commit
+// short.
+func TestShutdownGetsItsOwnContext(t *testing.T) {
+	fset := token.NewFileSet()
+	var files []*ast.File
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, b := range goBlocks(string(data)) {
+		if !strings.HasPrefix(strings.TrimSpace(b), "package ") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, "README-program-"+strconv.Itoa(i+1)+".go", b, 0)
+		if err != nil {
+			t.Fatalf("README program %d: %v", i+1, err)
+		}
+		files = append(files, f)
+	}
+	paths, err := filepath.Glob("../../examples/*/main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths = append(paths, "../../plugin/prometheus/example/main.go")
+	more, err := filepath.Glob("../../cmd/*/*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range append(paths, more...) {
+		if strings.HasSuffix(p, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, p, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	calls := 0
+	for _, f := range files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			sel, ok := call.Fun.(*ast.SelectorExpr)
+			if !ok || sel.Sel.Name != "Shutdown" || len(call.Args) != 1 {
+				return true
+			}
+			calls++
+			if !ownShutdownContext(call.Args[0]) {
+				t.Errorf("%s: %s is not given a context of its own (context.WithTimeout or WithDeadline on context.Background())",
+					fset.Position(call.Pos()), types.ExprString(call))
+			}
+			return true
+		})
+	}
+	if calls < 8 {
+		t.Fatalf("only %d Shutdown calls found: the walk missed the programs", calls)
+	}
+}
+
+// ownShutdownContext reports whether arg is a variable declared, in the
+// same file, by `x, cancel := context.WithTimeout(context.Background(),
+// ...)` or WithDeadline.
+func ownShutdownContext(arg ast.Expr) bool {
+	id, ok := arg.(*ast.Ident)
+	if !ok || id.Obj == nil {
+		return false
+	}
+	as, ok := id.Obj.Decl.(*ast.AssignStmt)
+	if !ok || len(as.Rhs) != 1 {
+		return false
+	}
+	call, ok := as.Rhs[0].(*ast.CallExpr)
+	if !ok || len(call.Args) < 1 {
+		return false
+	}
+	fn := types.ExprString(call.Fun)
+	return (fn == "context.WithTimeout" || fn == "context.WithDeadline") && types.ExprString(call.Args[0]) == "context.Background()"
 }
