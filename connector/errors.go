@@ -104,6 +104,11 @@ var (
 	// because the member's generation is no longer current.
 	ErrCommitFenced = kafkagroup.ErrCommitFenced
 
+	// ErrStaticMembershipUnsupported: in Kafka mode, group.instance.id is
+	// set but the group coordinator is too old for static membership
+	// (Kafka 2.3 and later have it); wrapped with ErrGroupFatal.
+	ErrStaticMembershipUnsupported = kafkagroup.ErrStaticMembershipUnsupported
+
 	// ErrAuthentication: a broker refused the connector's credentials or
 	// certificate, or the TLS handshake failed (wrong SASL username or
 	// password, a SASL mechanism the listener does not enable, a broker
@@ -147,6 +152,13 @@ type PartitionError = stream.PartitionError
 // RegexError is rebalance.RegexError: a topic filter's regex that Java's
 // Pattern would refuse or that Go cannot reproduce.
 type RegexError = rebalance.RegexError
+
+// ConflictError is rebalance.ConflictError, a cause of ErrRebalanceFailed
+// in ZooKeeper mode: a partition this member was assigned is still owned
+// by another member's thread, which did not release it within the
+// rebalance's backoff. The error names the partition, its owner and the
+// owner node.
+type ConflictError = rebalance.ConflictError
 
 // StrategyError says why a member stays out of its group (ZooKeeper mode):
 // the members it names run partition.assignment.strategy values it cannot

@@ -61,7 +61,7 @@ func TestAddReplacesRevokedPartition(t *testing.T) {
 // counted and returned with its last fetched offset, as if still owned).
 func TestStopLeavesRevokedPartitionsOut(t *testing.T) {
 	mb := mockCluster(t, 2, 30)
-	m := newManager(t, testConfig(t), StaticBrokers{{ID: 0, Addr: mb.Addr()}})
+	m := newManager(t, testConfig(t), staticBrokers{{ID: 0, Addr: mb.Addr()}})
 	s := newStream(t, 4)
 	p0 := streamcore.NewPartitionTopicInfo("t", 0, streamcore.QueueOf(s), 25, 25, 1<<20)
 	p1 := streamcore.NewPartitionTopicInfo("t", 1, streamcore.QueueOf(s), 0, 0, 1<<20)

@@ -25,7 +25,7 @@ type Config struct {
 	// SessionTimeout so that a restart does not rebalance. A static member
 	// that joins without a member id (a new process) may replace a live
 	// instance with the same id, whose lease may still hold: its lease
-	// holds only after Generation.HoldUntil, LeaseFraction of
+	// holds only after Generation.HoldUntil, leaseFraction of
 	// min(SessionTimeout, RebalanceTimeout) after that join. Give every
 	// instance of one id the same SessionTimeout and RebalanceTimeout.
 	InstanceID string

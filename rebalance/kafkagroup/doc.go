@@ -91,14 +91,14 @@
 //
 // Each generation has a lease (Generation.LeaseHeld): it holds while the
 // coordinator answered, as a member of the generation, a request sent less
-// than LeaseFraction of min(session timeout, rebalance timeout) ago, so it
+// than leaseFraction of min(session timeout, rebalance timeout) ago, so it
 // ends before the coordinator can give the partitions to another member,
 // also in a process that was frozen. The connector hands out a message
 // only while it holds. One case escapes the coordinator's timers: a static
 // member's JoinGroup without a member id replaces the live instance with
 // the same group.instance.id at once. So a static member that joined
 // without a member id (a new process, or after UNKNOWN_MEMBER_ID) holds
-// no lease before Generation.HoldUntil, LeaseFraction of the term after
+// no lease before Generation.HoldUntil, leaseFraction of the term after
 // that join, when the replaced instance's lease has ended, assuming that
 // instance runs with the same session and rebalance timeouts. Leave takes
 // the member out of the group without closing it, as Java's consumer does

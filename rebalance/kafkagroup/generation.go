@@ -74,7 +74,7 @@ type Generation struct {
 	// or commit; until then its own lease may still hold. Its lease was
 	// last renewed from a request sent before the coordinator handled the
 	// replacing JoinGroup, hence before this member read the answer to it;
-	// HoldUntil is that reading plus LeaseFraction of min(session timeout,
+	// HoldUntil is that reading plus leaseFraction of min(session timeout,
 	// rebalance timeout), so the predecessor's lease has ended by then.
 	// This assumes that the predecessor runs with the same
 	// session.timeout.ms and rebalance timeout (max.poll.interval.ms) as
@@ -132,7 +132,7 @@ func (g *Generation) end(cause error) {
 	g.cancel(cause)
 }
 
-// newGeneration starts a generation whose lease lasts LeaseFraction of
+// newGeneration starts a generation whose lease lasts leaseFraction of
 // term from syncSent, when the SyncGroup that started it was sent, and
 // does not hold before holdUntil (if that is later than now). If prev is
 // set, the new generation continues it (Continues) and takes its lease

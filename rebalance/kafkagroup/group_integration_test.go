@@ -143,7 +143,7 @@ func TestFencedCommitRejected(t *testing.T) {
 	lapsed := time.Since(stopped)
 	waitFor(t, 30*time.Second, "member 1 to own both partitions", func() bool { return settled(want, r1) })
 	t.Logf("lease lapsed %v after the last heartbeats, partitions moved %v after", lapsed, time.Since(stopped))
-	require.Less(t, lapsed, time.Duration(float64(cfg.SessionTimeout)*LeaseFraction)+time.Second)
+	require.Less(t, lapsed, time.Duration(float64(cfg.SessionTimeout)*leaseFraction)+time.Second)
 	require.False(t, g2.LeaseHeld())
 	require.True(t, r1.live().LeaseHeld())
 	err := r2.m.Commit(ctx, g2, map[zkutil.TopicPartition]int64{tp2: 99})

@@ -404,16 +404,16 @@ func (m *Member) setFatal(err error) error {
 }
 
 // leaseTerm is the term of a generation's lease: min(session timeout,
-// rebalance timeout), of which the lease lasts LeaseFraction.
+// rebalance timeout), of which the lease lasts leaseFraction.
 func (m *Member) leaseTerm() time.Duration { return min(m.cfg.SessionTimeout, m.cfg.RebalanceTimeout) }
 
 // holdAfter moves the member's hold (Generation.HoldUntil) to at least
-// LeaseFraction of the lease term after at, the moment a JoinGroup that
+// leaseFraction of the lease term after at, the moment a JoinGroup that
 // may have replaced another instance of this static member ended. It
 // assumes the replaced instance runs with the same session and rebalance
 // timeouts as this one.
 func (m *Member) holdAfter(at time.Time) {
-	until := at.Add(time.Duration(float64(m.leaseTerm()) * LeaseFraction))
+	until := at.Add(time.Duration(float64(m.leaseTerm()) * leaseFraction))
 	m.mu.Lock()
 	if until.After(m.holdUntil) {
 		m.holdUntil = until

@@ -2,7 +2,7 @@ package kafkagroup
 
 import "github.com/zkconsumer/zkconsumer/internal/grouplease"
 
-// LeaseFraction is the part of a generation's lease term (the smaller of
+// leaseFraction is the part of a generation's lease term (the smaller of
 // session.timeout.ms and the rebalance timeout) that a lease lasts, counted
 // from the moment the member sent a request that the coordinator then
 // answered as a member of the generation (see internal/grouplease for why
@@ -10,13 +10,13 @@ import "github.com/zkconsumer/zkconsumer/internal/grouplease"
 // member replaced by a new instance with the same id is outside the
 // coordinator's timers: see Generation.HoldUntil for how the new instance
 // waits for its predecessor's lease.
-const LeaseFraction = grouplease.Fraction
+const leaseFraction = grouplease.Fraction
 
 // LeaseHeld reports whether the generation is known to be current on the
 // coordinator at this moment, and no other instance of this static member
 // can still hold a lease on its partitions: the coordinator answered, as a
 // member of this generation, a request (the SyncGroup that started it, or
-// a heartbeat) sent less than LeaseFraction of min(session.timeout.ms,
+// a heartbeat) sent less than leaseFraction of min(session.timeout.ms,
 // rebalance timeout) ago, and HoldUntil has passed. While it holds, the
 // coordinator cannot have handed this member's partitions to another
 // member. It is cheap enough to call before every message. It lapses on

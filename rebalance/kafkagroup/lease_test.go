@@ -63,7 +63,7 @@ func TestLeaseHoldUntil(t *testing.T) {
 }
 
 // TestHoldAfter: every JoinGroup that may have replaced another instance
-// moves the member's hold to LeaseFraction of min(session timeout,
+// moves the member's hold to leaseFraction of min(session timeout,
 // rebalance timeout) after it, never back.
 func TestHoldAfter(t *testing.T) {
 	m, err := New(Config{Brokers: []string{"127.0.0.1:1"}, Group: "g", Topics: []string{"t"}, InstanceID: "i",
