@@ -4,6 +4,7 @@ import (
 	"context"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -35,6 +36,10 @@ type ownerZK struct {
 	deletes     int                                 // DeleteEphemeral calls and deletes in transactions
 	watches     map[string][]chan zkutil.WatchEvent // ExistsW, fired by Delete
 	createDelay time.Duration
+	// createWait, if set, replaces createDelay for single creates: it is
+	// called with the operation's context before the create is carried
+	// out (a create that has started completes even if it ends meanwhile).
+	createWait  func(ctx context.Context)
 	failDeletes bool
 	expired     bool
 	multis      int  // transactions attempted
@@ -120,7 +125,11 @@ func (z *ownerZK) CreateEphemeral(ctx context.Context, path string, data []byte)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	time.Sleep(z.createDelay)
+	if z.createWait != nil {
+		z.createWait(ctx)
+	} else {
+		time.Sleep(z.createDelay)
+	}
 	if err := z.gone(); err != nil {
 		return err
 	}
@@ -346,21 +355,33 @@ func (z *ownerZK) ours(session int64) []string {
 // a claim that ran out of time rolled back with its own, already ended,
 // context, so it deleted nothing, and left owner nodes nobody released
 // (200 partitions, 20 ms creates, 16 in flight, a 100 ms timeout: 80
-// orphaned nodes). Here 4 x zkInFlight partitions, 50 ms creates.
+// orphaned nodes). Here 4 x zkInFlight partitions: the first zkInFlight
+// creates are answered at once, the later ones only after the claim's
+// time is up (and are then carried out, as a create in flight is), so the
+// claim times out with creates both done and in flight, however slowly
+// the machine runs it (it timed 50 ms creates against a 100 ms timeout,
+// and at load 50 no create had run by then).
 // Now the creates in flight are waited for and the rollback has a deadline
 // of its own: nothing of ours is left.
 func TestClaimTimeoutLeavesNoOrphans(t *testing.T) {
 	const group, topic = "g", "t"
 	// Transactions fail unapplied, so that every node takes the per-node
 	// path this test is about.
-	z := &ownerZK{session: 1, nodes: map[string]ownerNode{}, createDelay: 50 * time.Millisecond, multiLost: true}
+	z := &ownerZK{session: 1, nodes: map[string]ownerNode{}, multiLost: true}
+	var answered atomic.Int32
+	z.createWait = func(ctx context.Context) {
+		if answered.Add(1) > zkInFlight {
+			<-ctx.Done()
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
 	me := zkutil.ConsumerThreadID{ConsumerID: "me"}
 	mine := map[zkutil.TopicPartition]zkutil.ConsumerThreadID{}
 	n := 4 * zkInFlight
 	for p := range int32(n) {
 		mine[zkutil.TopicPartition{Topic: topic, Partition: p}] = me
 	}
-	left, err := claim(context.Background(), z, 1, group, mine, nil, nil, 100*time.Millisecond)
+	left, err := claim(context.Background(), z, 1, group, mine, nil, nil, 2*time.Second)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.Positive(t, z.creates, "some creates ran before the timeout")
 	require.Less(t, z.creates, n, "the timeout stopped the claim")
