@@ -8,7 +8,6 @@ import "time"
 type failedCommit struct {
 	off int64
 	ts  int64
-	inc int32
 }
 
 // failedCommitWindow is how long before a member learnt that a commit

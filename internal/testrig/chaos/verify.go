@@ -344,7 +344,7 @@ func (v *verifier) loadMember(idx int32, il *incLog) error {
 			for t, offs := range r.Offsets {
 				for p, off := range offs {
 					tp := topicPartition{t, p}
-					v.failed[tp] = append(v.failed[tp], failedCommit{off: off, ts: r.TS, inc: idx})
+					v.failed[tp] = append(v.failed[tp], failedCommit{off: off, ts: r.TS})
 				}
 			}
 		case RecPanic:
