@@ -169,16 +169,7 @@ func TestScalaGroupCommandDescribesUs(t *testing.T) {
 	cfg := testConfig(c, group)
 	cfg.AutoCommitEnable = false
 	conn := newConnector(t, cfg)
-	streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
-	require.NoError(t, err)
-	// Consume 60 messages, mark them, commit.
-	s := streams[topic][0]
-	for range 60 {
-		msg, err := s.Next(ctx)
-		require.NoError(t, err)
-		s.MarkConsumed(msg)
-	}
-	require.NoError(t, conn.CommitOffsets(ctx))
+	consumeAndCommit(t, ctx, conn, topic, 60)
 	committed := readOffsets(t, c, group, topic, 2)
 	require.Equal(t, int64(60), committed[0]+committed[1])
 
@@ -210,4 +201,19 @@ func observerSession(t *testing.T, c *testcluster.Cluster) *zkutil.Session {
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
 	return s
+}
+
+// consumeAndCommit reads n messages of topic through one stream of conn,
+// marks each consumed and commits them.
+func consumeAndCommit(t *testing.T, ctx context.Context, conn *ConsumerConnector, topic string, n int) {
+	t.Helper()
+	streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
+	require.NoError(t, err)
+	s := streams[topic][0]
+	for range n {
+		msg, err := s.Next(ctx)
+		require.NoError(t, err)
+		s.MarkConsumed(msg)
+	}
+	require.NoError(t, conn.CommitOffsets(ctx))
 }

@@ -40,16 +40,7 @@ func TestKafkaToolsReadKafkaStoredOffsets(t *testing.T) {
 				cfg.OffsetsStorage = OffsetsStorageKafka
 			}
 			cfg.AutoCommitEnable = false
-			conn := newConnector(t, cfg)
-			streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
-			require.NoError(t, err)
-			s := streams[topic][0]
-			for range 60 {
-				msg, err := s.Next(ctx)
-				require.NoError(t, err)
-				s.MarkConsumed(msg)
-			}
-			require.NoError(t, conn.CommitOffsets(ctx))
+			consumeAndCommit(t, ctx, newConnector(t, cfg), topic, 60)
 			committed := kafkaCommitted(t, c, group, topic, 2)
 			require.Equal(t, int64(60), committed[0]+committed[1], "committed offsets %v", committed)
 

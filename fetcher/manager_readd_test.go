@@ -16,16 +16,7 @@ import (
 // info's offset, the other partitions keep flowing, and a partition that
 // was not revoked is still refused.
 func TestAddReplacesRevokedPartition(t *testing.T) {
-	mb := mockCluster(t, 2, 30)
-	m := newManager(t, testConfig(t), staticBrokers{{ID: 0, Addr: mb.Addr()}})
-	s := newStream(t, 4)
-	p0 := streamcore.NewPartitionTopicInfo("t", 0, streamcore.QueueOf(s), 25, 25, 1<<20)
-	p1 := streamcore.NewPartitionTopicInfo("t", 1, streamcore.QueueOf(s), 0, 0, 1<<20)
-	if err := m.StartConnections(context.Background(), []*streamcore.PartitionTopicInfo{p0, p1}); err != nil {
-		t.Fatal(err)
-	}
-	c := collect(s)
-	waitFor(t, 10*time.Second, "both partitions fetched", func() bool { return c.count() == 35 })
+	m, s, p0, _, c := fetchTwoPartitions(t)
 
 	p0.Revoke()
 	again := streamcore.NewPartitionTopicInfo("t", 0, streamcore.QueueOf(s), 10, 10, 1<<20)
@@ -60,6 +51,21 @@ func TestAddReplacesRevokedPartition(t *testing.T) {
 // incremental rebalance and not added again is not among them (it was
 // counted and returned with its last fetched offset, as if still owned).
 func TestStopLeavesRevokedPartitionsOut(t *testing.T) {
+	m, _, _, p1, c := fetchTwoPartitions(t)
+	p1.Revoke()
+	offsets := m.StopConnections()
+	c.stop()
+	want := map[zkutil.TopicPartition]int64{{Topic: "t", Partition: 0}: 30}
+	if !maps.Equal(offsets, want) {
+		t.Errorf("StopConnections after p1 was revoked: %v, want %v", offsets, want)
+	}
+}
+
+// fetchTwoPartitions starts a manager on a mock broker whose topic "t" has
+// two partitions of 30 messages, partition 0 from offset 25 and partition 1
+// from 0, into one stream, and waits until all 35 are delivered.
+func fetchTwoPartitions(t *testing.T) (*ConsumerFetcherManager, *streamcore.KafkaStream, *streamcore.PartitionTopicInfo, *streamcore.PartitionTopicInfo, *collector) {
+	t.Helper()
 	mb := mockCluster(t, 2, 30)
 	m := newManager(t, testConfig(t), staticBrokers{{ID: 0, Addr: mb.Addr()}})
 	s := newStream(t, 4)
@@ -70,11 +76,5 @@ func TestStopLeavesRevokedPartitionsOut(t *testing.T) {
 	}
 	c := collect(s)
 	waitFor(t, 10*time.Second, "both partitions fetched", func() bool { return c.count() == 35 })
-	p1.Revoke()
-	offsets := m.StopConnections()
-	c.stop()
-	want := map[zkutil.TopicPartition]int64{{Topic: "t", Partition: 0}: 30}
-	if !maps.Equal(offsets, want) {
-		t.Errorf("StopConnections after p1 was revoked: %v, want %v", offsets, want)
-	}
+	return m, s, p0, p1, c
 }
