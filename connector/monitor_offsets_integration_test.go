@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -115,8 +116,19 @@ func offsetCommitRecords(t *testing.T, ctx context.Context, c *testcluster.Clust
 	parts, err := client.Partitions("__consumer_offsets")
 	require.NoError(t, client.Close())
 	require.NoError(t, err)
-	// Kafka's GroupMetadataManager.partitionFor: Utils.abs(hashCode) % count.
-	partition := (javastr.Hash(group) & 0x7fffffff) % int32(len(parts))
+	// Kafka's GroupMetadataManager.partitionFor: Utils.abs(hashCode) % count,
+	// where Utils.abs is Math.abs with Integer.MIN_VALUE mapped to 0 (not
+	// n & 0x7fffffff: the two differ for every negative hash, and the test
+	// then read another group's partition whenever its random name hashed
+	// negative).
+	h := javastr.Hash(group)
+	switch {
+	case h == math.MinInt32:
+		h = 0
+	case h < 0:
+		h = -h
+	}
+	partition := h % int32(len(parts))
 	out, err := testcluster.RunTool(ctx, "org.apache.kafka.tools.consumer.ConsoleConsumer",
 		"--bootstrap-server", strings.Join(c.BrokerAddrs(), ","),
 		"--topic", "__consumer_offsets", "--partition", strconv.Itoa(int(partition)), "--offset", "earliest",
