@@ -56,3 +56,23 @@ func (c *ConsumerConnector) zkGeneration(gen *rebalance.Generation) *generation 
 
 // ownedTopics lists g's partitions by topic, each list sorted.
 func (g *generation) ownedTopics() map[string][]int32 { return topicsOf(g.owned) }
+
+// moves returns what changes from prev to next, a generation that
+// continues it: removed, the partitions (with their threads) only prev
+// owns on that thread, and added, those only next owns on its thread. A
+// partition both own on the same thread is in neither: it keeps flowing.
+func moves(prev, next *generation) (removed, added map[zkutil.TopicPartition]zkutil.ConsumerThreadID) {
+	removed = map[zkutil.TopicPartition]zkutil.ConsumerThreadID{}
+	for tp, th := range prev.owned {
+		if next.owned[tp] != th {
+			removed[tp] = th
+		}
+	}
+	added = map[zkutil.TopicPartition]zkutil.ConsumerThreadID{}
+	for tp, th := range next.owned {
+		if prev.owned[tp] != th {
+			added[tp] = th
+		}
+	}
+	return removed, added
+}

@@ -50,18 +50,7 @@ func (h *handler) Continue(ctx context.Context, from, to *rebalance.Generation) 
 // thread keep flowing; those only prev owns are revoked (revokeSome),
 // those only next owns are started (assignSome).
 func (c *ConsumerConnector) handOver(ctx context.Context, prev, next *generation) error {
-	removed := map[zkutil.TopicPartition]zkutil.ConsumerThreadID{}
-	for tp, th := range prev.owned {
-		if next.owned[tp] != th {
-			removed[tp] = th
-		}
-	}
-	added := map[zkutil.TopicPartition]zkutil.ConsumerThreadID{}
-	for tp, th := range next.owned {
-		if prev.owned[tp] != th {
-			added[tp] = th
-		}
-	}
+	removed, added := moves(prev, next)
 	var err error
 	if len(removed) > 0 {
 		err = c.revokeSome(ctx, prev, next, removed)

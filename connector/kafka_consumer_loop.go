@@ -4,15 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"time"
 
 	"github.com/zkconsumer/zkconsumer/internal/backoff"
 	"github.com/zkconsumer/zkconsumer/internal/consumergroup"
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 	"github.com/zkconsumer/zkconsumer/rebalance"
-	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
 // consumerLoop is the generation loop of a group.protocol=consumer member
@@ -138,37 +135,8 @@ func (r *kafkaRun) follow(m consumerMember, cg *consumergroup.Generation, gen *g
 // its stream, each new one on the stream of its topic with the fewest
 // partitions (the lowest first).
 func (r *kafkaRun) nextGeneration(cur *generation, cg *consumergroup.Generation, epoch int32, target map[string][]int32) *generation {
-	k := r.k
-	owned := map[zkutil.TopicPartition]zkutil.ConsumerThreadID{}
-	for _, topic := range slices.Sorted(maps.Keys(target)) {
-		n := r.threads[topic]
-		if n < 1 {
-			k.c.log.Warn("assigned partitions of a topic this member has no stream for; ignoring them", "topic", topic)
-			continue
-		}
-		load := make([]int, n)
-		var fresh []int32
-		for _, p := range target[topic] {
-			tp := zkutil.TopicPartition{Topic: topic, Partition: p}
-			if th, ok := cur.owned[tp]; ok && th.Thread < n {
-				owned[tp] = th
-				load[th.Thread]++
-				continue
-			}
-			fresh = append(fresh, p)
-		}
-		for _, p := range fresh {
-			least := 0
-			for i := range load {
-				if load[i] < load[least] {
-					least = i
-				}
-			}
-			load[least]++
-			owned[zkutil.TopicPartition{Topic: topic, Partition: p}] = zkutil.ConsumerThreadID{ConsumerID: k.c.id, Thread: least}
-		}
-	}
-	return &generation{id: int64(epoch), owned: owned, assignment: rebalance.Assignment{k.c.id: owned},
+	owned := r.place(target, cur.owned)
+	return &generation{id: int64(epoch), owned: owned, assignment: rebalance.Assignment{r.k.c.id: owned},
 		ctx: cg.Context(), fence: cur.fence, kafka: cg}
 }
 
@@ -177,18 +145,7 @@ func (r *kafkaRun) nextGeneration(cur *generation, cg *consumergroup.Generation,
 // stopped, committed, the listener told), then those only next owns are
 // started (assignSome); those both own on the same stream keep flowing.
 func (c *ConsumerConnector) continueKafka(ctx context.Context, prev, next *generation) error {
-	removed := map[zkutil.TopicPartition]zkutil.ConsumerThreadID{}
-	for tp, th := range prev.owned {
-		if next.owned[tp] != th {
-			removed[tp] = th
-		}
-	}
-	added := map[zkutil.TopicPartition]zkutil.ConsumerThreadID{}
-	for tp, th := range next.owned {
-		if prev.owned[tp] != th {
-			added[tp] = th
-		}
-	}
+	removed, added := moves(prev, next)
 	if len(removed) > 0 {
 		// A failed commit does not keep the partitions: they are
 		// revoked all the same, as Java's consumer does.

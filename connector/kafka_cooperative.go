@@ -42,26 +42,22 @@ func (r *kafkaRun) endKept(kept *generation, lost bool) {
 	}
 }
 
-// placeGained returns the threads of kgen's partitions for a generation
+// place returns the threads of assignment's partitions for a generation
 // that continues one owning kept: a partition kept stays on its thread;
 // one gained goes to the stream of its topic (a wildcard's streams serve
 // every topic) that has the fewest partitions of it, the lowest-numbered
 // of those.
-func (r *kafkaRun) placeGained(kgen *kafkaJoined, kept map[zkutil.TopicPartition]zkutil.ConsumerThreadID) map[zkutil.TopicPartition]zkutil.ConsumerThreadID {
+func (r *kafkaRun) place(assignment map[string][]int32, kept map[zkutil.TopicPartition]zkutil.ConsumerThreadID) map[zkutil.TopicPartition]zkutil.ConsumerThreadID {
 	c := r.k.c
 	owned := map[zkutil.TopicPartition]zkutil.ConsumerThreadID{}
-	for _, topic := range slices.Sorted(maps.Keys(kgen.Assignment)) {
-		n := r.threads[topic]
-		if r.wildcard {
-			n = r.threads[""]
-		}
+	for _, topic := range slices.Sorted(maps.Keys(assignment)) {
+		n := r.streamsFor(topic)
 		if n < 1 {
-			c.log.Warn("assigned partitions of a topic this member has no stream for; ignoring them", "topic", topic)
 			continue
 		}
 		load := make([]int, n)
 		var gained []int32
-		for _, p := range kgen.Assignment[topic] {
+		for _, p := range assignment[topic] {
 			tp := zkutil.TopicPartition{Topic: topic, Partition: p}
 			if th, ok := kept[tp]; ok && th.Thread < n {
 				owned[tp] = th
@@ -82,6 +78,19 @@ func (r *kafkaRun) placeGained(kgen *kafkaJoined, kept map[zkutil.TopicPartition
 		}
 	}
 	return owned
+}
+
+// streamsFor returns how many streams serve topic's partitions (a
+// wildcard's serve every topic); with none it warns that they are ignored.
+func (r *kafkaRun) streamsFor(topic string) int {
+	n := r.threads[topic]
+	if r.wildcard {
+		n = r.threads[""]
+	}
+	if n < 1 {
+		r.k.c.log.Warn("assigned partitions of a topic this member has no stream for; ignoring them", "topic", topic)
+	}
+	return n
 }
 
 // handOverKafka replaces kept, the generation that delivered while the

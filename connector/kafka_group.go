@@ -364,29 +364,23 @@ func (k *kafkaGroup) inListener() bool {
 //
 // A generation that continues kept (cooperative protocol) keeps the thread
 // of every partition kept had: only the partitions it gains are placed, on
-// the stream of their topic with the fewest (see placeGained). It runs
+// the stream of their topic with the fewest (see place). It runs
 // under kept's context, the chain's, which outlives each generation.
 func (r *kafkaRun) generation(kgen *kafkaJoined, kept *generation) *generation {
 	k := r.k
 	owned := map[zkutil.TopicPartition]zkutil.ConsumerThreadID{}
 	if kept != nil {
-		owned = r.placeGained(kgen, kept.owned)
-	}
-	for topic, parts := range kgen.Assignment {
-		if kept != nil {
-			break
-		}
-		n := r.threads[topic]
-		if r.wildcard {
-			n = r.threads[""]
-		}
-		if n < 1 {
-			k.c.log.Warn("assigned partitions of a topic this member has no stream for; ignoring them", "topic", topic)
-			continue
-		}
-		for i, p := range spreadRange(parts, n) {
-			for _, part := range p {
-				owned[zkutil.TopicPartition{Topic: topic, Partition: part}] = zkutil.ConsumerThreadID{ConsumerID: k.c.id, Thread: i}
+		owned = r.place(kgen.Assignment, kept.owned)
+	} else {
+		for topic, parts := range kgen.Assignment {
+			n := r.streamsFor(topic)
+			if n < 1 {
+				continue
+			}
+			for i, p := range spreadRange(parts, n) {
+				for _, part := range p {
+					owned[zkutil.TopicPartition{Topic: topic, Partition: part}] = zkutil.ConsumerThreadID{ConsumerID: k.c.id, Thread: i}
+				}
 			}
 		}
 	}
