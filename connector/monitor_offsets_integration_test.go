@@ -30,7 +30,9 @@ func TestKafkaToolsReadKafkaStoredOffsets(t *testing.T) {
 	c := testcluster.Shared(t)
 	for _, mode := range []string{"zookeeper-offsets.storage=kafka", "kafka"} {
 		t.Run(mode, func(t *testing.T) {
-			ctx := testCtx(t, 5*time.Minute)
+			// Three JVM tools run one after the other: at load average
+			// 21 they took more than five minutes.
+			ctx := testCtx(t, 10*time.Minute)
 			topic := newTopic(t, c, 2, 100)
 			group := testcluster.UniqueName("g-monitor")
 			var cfg Config
@@ -133,7 +135,9 @@ func offsetCommitRecords(t *testing.T, ctx context.Context, c *testcluster.Clust
 		"--bootstrap-server", strings.Join(c.BrokerAddrs(), ","),
 		"--topic", "__consumer_offsets", "--partition", strconv.Itoa(int(partition)), "--offset", "earliest",
 		"--formatter", "org.apache.kafka.tools.consumer.OffsetsMessageFormatter",
-		"--timeout-ms", "60000")
+		// It stops once no record came for this long: the whole partition
+		// has been read by then (60 s cost a minute of every run).
+		"--timeout-ms", "20000")
 	require.NoError(t, err)
 	type record struct {
 		Key struct {
