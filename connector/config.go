@@ -191,7 +191,10 @@ type Config struct {
 	// HeartbeatInterval is the period of heartbeats to the group
 	// coordinator: heartbeat.interval.ms, default 3000, "kafka" mode only.
 	// It must be lower than SessionTimeout; Kafka advises a third of it at
-	// most.
+	// most. The member heartbeats more often when it is longer than a
+	// quarter of min(SessionTimeout, MaxPollInterval), so that a member
+	// whose heartbeats succeed never stops handing out messages for want of
+	// a lease.
 	HeartbeatInterval time.Duration
 
 	// MaxPollInterval is max.poll.interval.ms, default 300000 (5 min),

@@ -13,6 +13,7 @@ import (
 	"github.com/zkconsumer/zkconsumer/internal/backoff"
 	gc "github.com/zkconsumer/zkconsumer/internal/coordinator"
 	"github.com/zkconsumer/zkconsumer/internal/grouperr"
+	"github.com/zkconsumer/zkconsumer/internal/grouplease"
 )
 
 // startBackground starts the goroutines of gen: heartbeats, and the
@@ -48,14 +49,16 @@ func (m *Member) stopBackground() {
 	m.bg.Wait()
 }
 
-// heartbeatLoop sends a heartbeat every HeartbeatInterval, renews gen's
-// lease from the send time of each one answered without error, and ends
-// gen as the answers require.
+// heartbeatLoop sends a heartbeat every HeartbeatInterval (at most a
+// third of the lease a heartbeat gives: see grouplease.HeartbeatInterval),
+// renews gen's lease from the send time of each one answered without
+// error, and ends gen as the answers require.
 func (m *Member) heartbeatLoop(ctx context.Context, gen *Generation) {
 	lastOK := time.Now()
-	wait := m.cfg.HeartbeatInterval
+	interval := grouplease.HeartbeatInterval(m.cfg.HeartbeatInterval, m.leaseTerm())
+	wait := interval
 	for backoff.Sleep(ctx, wait) {
-		wait = m.cfg.HeartbeatInterval
+		wait = interval
 		sent := time.Now()
 		err := m.heartbeat(gen)
 		var kerr sarama.KError

@@ -56,7 +56,10 @@ type Config struct {
 	// rejoin, i.e. how long the caller may take to stop, commit and Join
 	// after ErrRebalanceStarted.
 	RebalanceTimeout time.Duration
-	// HeartbeatInterval is heartbeat.interval.ms (default 3 s).
+	// HeartbeatInterval is heartbeat.interval.ms (default 3 s). The member
+	// heartbeats more often when it is longer than a quarter of
+	// min(SessionTimeout, RebalanceTimeout), so that a member whose
+	// heartbeats succeed always holds its lease (Generation.LeaseHeld).
 	HeartbeatInterval time.Duration
 	// MetadataMaxAge is metadata.max.age.ms (default 5 min): how often the
 	// member checks the partition counts of the group's topics (leader)

@@ -1,0 +1,27 @@
+package grouplease
+
+import "time"
+
+// renewalsPerLease is how many heartbeats a member sends, at the least,
+// in the time one renewal's lease lasts.
+const renewalsPerLease = 3
+
+// HeartbeatInterval returns how long a member of a generation whose lease
+// term is term waits between heartbeats: configured (heartbeat.interval.ms,
+// or the interval the coordinator gave), but never longer than a third of
+// the lease a heartbeat gives (a quarter of term). Kafka accepts any
+// heartbeat interval below the session timeout, while a lease lasts only
+// Fraction of the term from when its heartbeat was sent: with the interval
+// alone, a member whose heartbeats all succeed would let its lease lapse
+// before each next heartbeat and stop handing out messages for that long.
+// With it, a lease lapses between answered heartbeats only when a
+// heartbeat takes longer than two thirds of the lease to be answered.
+// Heartbeats more frequent than configured cost the coordinator little,
+// and Kafka's coordinators accept them.
+func HeartbeatInterval(configured, term time.Duration) time.Duration {
+	bound := time.Duration(float64(term) * Fraction / renewalsPerLease)
+	if bound <= 0 {
+		return configured
+	}
+	return min(configured, bound)
+}

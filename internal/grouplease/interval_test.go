@@ -1,0 +1,25 @@
+package grouplease
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestHeartbeatIntervalKeepsTheLease(t *testing.T) {
+	for _, tc := range []struct{ configured, term, want time.Duration }{
+		{3 * time.Second, 45 * time.Second, 3 * time.Second},        // Java's defaults: unchanged
+		{5 * time.Second, 6 * time.Second, 1500 * time.Millisecond}, // accepted by Kafka, outlasts the 4.5 s lease
+		{10 * time.Second, 12 * time.Second, 3 * time.Second},       // heartbeat.interval.ms just under session.timeout.ms
+		{2 * time.Second, 8 * time.Second, 2 * time.Second},         // exactly a third of the lease
+		{time.Second, 0, time.Second},                               // no term: as configured
+	} {
+		got := HeartbeatInterval(tc.configured, tc.term)
+		require.Equal(t, tc.want, got, "interval %v, term %v", tc.configured, tc.term)
+		if tc.term > 0 {
+			lease := time.Duration(float64(tc.term) * Fraction)
+			require.LessOrEqual(t, renewalsPerLease*got, lease, "three heartbeats fit in one lease")
+		}
+	}
+}
