@@ -111,13 +111,17 @@ func (m *Member) beat(ctx context.Context, gen *Generation, lastOK *time.Time) t
 		}
 	}
 	*lastOK = time.Now()
-	revoking := m.revoking()
 	m.accept(resp)
 	// While a revocation is pending, the coordinator's rebalance timer
 	// runs from when it first asked: heartbeats then do not extend the
-	// lease past what the heartbeat before that request gave.
-	if gen.Err() == nil && !revoking && !m.revoking() {
-		gen.lease.Renew(sent)
+	// lease past what the heartbeat before that request gave. Whether one
+	// was pending when the coordinator handled this heartbeat is read from
+	// what the heartbeat reported, against the coordinator's assignment
+	// as this answer leaves it: an Acknowledge made while the heartbeat
+	// was in flight has changed what the member owns, not what the
+	// coordinator was told.
+	if gen.Err() == nil && !m.revokingOf(sent.owned) && !m.revoking() {
+		gen.lease.Renew(sent.at)
 	}
 	m.mu.Lock()
 	_, missing := m.resolveLocked(m.target)
@@ -140,11 +144,23 @@ func (m *Member) beat(ctx context.Context, gen *Generation, lastOK *time.Time) t
 func (m *Member) revoking() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	return m.revokingLocked(m.owned)
+}
+
+// revokingOf reports whether owned has partitions that the coordinator's
+// latest assignment leaves out.
+func (m *Member) revokingOf(owned map[string][]int32) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.revokingLocked(owned)
+}
+
+func (m *Member) revokingLocked(owned map[string][]int32) bool {
 	if m.target == nil {
 		return false
 	}
 	target, _ := m.resolveLocked(m.target)
-	for t, ps := range m.owned {
+	for t, ps := range owned {
 		for _, p := range ps {
 			if !slices.Contains(target[t], p) {
 				return true

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zkconsumer/zkconsumer/internal/backoff"
+	"github.com/zkconsumer/zkconsumer/internal/grouplease"
 	"github.com/zkconsumer/zkconsumer/internal/kip848"
 )
 
@@ -111,7 +112,7 @@ func (m *Member) joinOnce(ctx context.Context) (*Generation, error) {
 		if m.settled() {
 			m.mu.Lock()
 			assignment := cloneAssignment(m.owned)
-			gen := newGeneration(m.epoch, m.memberID, assignment, min(m.cfg.SessionTimeout, m.cfg.RebalanceTimeout), sent)
+			gen := newGeneration(m.epoch, m.memberID, assignment, m.leaseTerm(), sent.at)
 			m.gen = gen
 			m.mu.Unlock()
 			m.log.Info("generation started", "epoch", gen.ID, "member", gen.MemberID, "partitions", gen.Partitions())
@@ -135,10 +136,19 @@ func (m *Member) fatal(err error) error {
 	return fmt.Errorf("%w: group %s: ConsumerGroupHeartbeat: %w", ErrFatal, m.cfg.Group, err)
 }
 
+// sentBeat is what one heartbeat told the coordinator, and when.
+type sentBeat struct {
+	at time.Time
+	// owned is what the request said the member owns (nil: nothing, as a
+	// joining member).
+	owned map[string][]int32
+}
+
 // heartbeat sends one heartbeat with the member's state and returns the
-// answer and when it was sent. A failed connection drops the coordinator.
-func (m *Member) heartbeat(ctx context.Context, c *coordinator) (*kip848.HeartbeatResponse, time.Time, error) {
+// answer and what was sent. A failed connection drops the coordinator.
+func (m *Member) heartbeat(ctx context.Context, c *coordinator) (*kip848.HeartbeatResponse, sentBeat, error) {
 	m.mu.Lock()
+	sent := sentBeat{owned: cloneAssignment(m.owned)}
 	req := &kip848.HeartbeatRequest{
 		GroupID:              m.cfg.Group,
 		MemberID:             m.memberID,
@@ -160,14 +170,21 @@ func (m *Member) heartbeat(ctx context.Context, c *coordinator) (*kip848.Heartbe
 	}
 	if req.MemberEpoch == 0 {
 		req.TopicPartitions = []kip848.TopicPartitions{} // a joining member owns nothing
+		sent.owned = nil
 	}
-	sent := time.Now()
+	sent.at = time.Now()
 	resp, err := c.conn.Heartbeat(ctx, req, c.hbVersion)
 	if err != nil {
 		m.dropCoordinator(c, err)
 		return nil, sent, fmt.Errorf("consumergroup: heartbeat to the coordinator, broker %d at %s: %w", c.id, c.addr, err)
 	}
 	return resp, sent, nil
+}
+
+// leaseTerm is the term of a generation's lease: min(session timeout,
+// rebalance timeout), of which the lease lasts LeaseFraction.
+func (m *Member) leaseTerm() time.Duration {
+	return min(m.cfg.SessionTimeout, m.cfg.RebalanceTimeout)
 }
 
 // accept takes the state an answer without error gives.
@@ -182,13 +199,9 @@ func (m *Member) accept(resp *kip848.HeartbeatResponse) {
 	}
 	m.epoch = resp.MemberEpoch
 	if resp.HeartbeatIntervalMs > 0 {
-		m.interval = time.Duration(resp.HeartbeatIntervalMs) * time.Millisecond
-		term := time.Duration(float64(min(m.cfg.SessionTimeout, m.cfg.RebalanceTimeout)) * LeaseFraction)
-		if m.interval >= term && !m.warnedInterval {
-			m.warnedInterval = true
-			m.log.Warn("the broker's heartbeat interval is longer than the lease a heartbeat gives: messages will pause between heartbeats; raise session.timeout.ms (at most the broker's group.consumer.session.timeout.ms)",
-				"heartbeat_interval", m.interval, "lease", term)
-		}
+		// The coordinator's interval, but often enough that a member
+		// whose heartbeats succeed always holds its lease.
+		m.interval = grouplease.HeartbeatInterval(time.Duration(resp.HeartbeatIntervalMs)*time.Millisecond, m.leaseTerm())
 	}
 	if resp.Assignment != nil {
 		m.target = resp.Assignment

@@ -49,7 +49,6 @@ type Member struct {
 	bg       sync.WaitGroup
 	wake     chan struct{} // Acknowledge: heartbeat now
 
-	warnedInterval bool // the heartbeat interval outlasts the lease (logged once)
 }
 
 // coordinator is the group's coordinator: conn for heartbeats and

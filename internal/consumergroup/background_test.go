@@ -1,0 +1,62 @@
+package consumergroup
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkconsumer/zkconsumer/internal/kip848"
+)
+
+// TestHeartbeatInFlightDuringRevocationDoesNotRenew: the coordinator asked
+// the member to give up a-1; a periodic heartbeat still reporting a-1 is
+// in flight when the member acknowledges (Acknowledge drops a-1 from what
+// it owns). The coordinator handled that heartbeat with the revocation
+// pending, and its rebalance timer runs from the revocation: the answer
+// must not renew the lease, else the lease could outlast the coordinator's
+// fencing of a member whose acknowledgement is late. The acknowledging
+// heartbeat, which reports a-0 alone, renews it.
+func TestHeartbeatInFlightDuringRevocationDoesNotRenew(t *testing.T) {
+	cfg := validConfig()
+	cfg.SessionTimeout, cfg.RebalanceTimeout = 2*time.Second, 2*time.Second // a lease of 1.5 s
+	m, err := New(cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = m.Close() })
+	m.names[idA], m.ids["a"] = "a", idA
+	f := connectFake(t, m)
+
+	m.memberID, m.epoch = "m1", 5
+	m.owned = map[string][]int32{"a": {0, 1}}
+	m.target = []kip848.TopicPartitions{{TopicID: idA, Partitions: []int32{0}}} // a-1 is being revoked
+	renewed := time.Now().Add(-time.Second)                                      // the last renewal: the lease ends in 0.5 s
+	gen := newGeneration(5, "m1", map[string][]int32{"a": {0, 1}}, m.leaseTerm(), renewed)
+	m.gen = gen
+	lapse := renewed.Add(1500 * time.Millisecond)
+	ctx := context.Background()
+	ok := func(epoch int32) *kip848.HeartbeatResponse {
+		return &kip848.HeartbeatResponse{MemberID: &m.memberID, MemberEpoch: epoch, HeartbeatIntervalMs: 5000}
+	}
+
+	// The periodic heartbeat, in flight while the member acknowledges.
+	wait := make(chan time.Duration, 1)
+	var lastOK time.Time
+	go func() { wait <- m.beat(ctx, gen, &lastOK) }()
+	req := <-f.reqs
+	require.Equal(t, []kip848.TopicPartitions{{TopicID: idA, Partitions: []int32{0, 1}}}, req.TopicPartitions, "the heartbeat reports a-1")
+	m.Acknowledge(gen, map[string][]int32{"a": {0}})
+	f.answers <- ok(5)
+	require.Equal(t, 500*time.Millisecond, <-wait, "the broker's 5 s interval, shortened to a third of the 1.5 s lease")
+	time.Sleep(time.Until(lapse.Add(50 * time.Millisecond)))
+	require.False(t, gen.LeaseHeld(), "a heartbeat handled with a revocation pending renewed the lease")
+
+	// The acknowledgement: the coordinator hears the member owns a-0 alone.
+	go func() { wait <- m.beat(ctx, gen, &lastOK) }()
+	req = <-f.reqs
+	require.Equal(t, []kip848.TopicPartitions{{TopicID: idA, Partitions: []int32{0}}}, req.TopicPartitions)
+	f.answers <- ok(6)
+	<-wait
+	require.True(t, gen.LeaseHeld(), "the acknowledging heartbeat renews the lease")
+	close(f.answers)
+}
