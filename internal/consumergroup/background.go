@@ -6,6 +6,10 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/IBM/sarama"
+
+	"github.com/zkconsumer/zkconsumer/internal/grouperr"
 )
 
 // startBackground starts the heartbeats of gen.
@@ -104,6 +108,9 @@ func (m *Member) beat(ctx context.Context, gen *Generation, lastOK *time.Time) t
 			m.dropCoordinator(c, hbErr)
 			return m.cfg.RetryBackoff
 		case classRetry:
+			if grouperr.CoordinatorSuspect(sarama.KError(resp.ErrorCode)) {
+				m.recheckCoordinator()
+			}
 			return m.cfg.RetryBackoff
 		default:
 			gen.end(m.fatal(hbErr))

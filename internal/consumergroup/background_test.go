@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/kip848"
+	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
 // TestHeartbeatInFlightDuringRevocationDoesNotRenew: the coordinator asked
@@ -30,7 +31,7 @@ func TestHeartbeatInFlightDuringRevocationDoesNotRenew(t *testing.T) {
 	m.memberID, m.epoch = "m1", 5
 	m.owned = map[string][]int32{"a": {0, 1}}
 	m.target = []kip848.TopicPartitions{{TopicID: idA, Partitions: []int32{0}}} // a-1 is being revoked
-	renewed := time.Now().Add(-time.Second)                                      // the last renewal: the lease ends in 0.5 s
+	renewed := time.Now().Add(-time.Second)                                     // the last renewal: the lease ends in 0.5 s
 	gen := newGeneration(5, "m1", map[string][]int32{"a": {0, 1}}, m.leaseTerm(), renewed)
 	m.gen = gen
 	lapse := renewed.Add(1500 * time.Millisecond)
@@ -58,5 +59,40 @@ func TestHeartbeatInFlightDuringRevocationDoesNotRenew(t *testing.T) {
 	f.answers <- ok(6)
 	<-wait
 	require.True(t, gen.LeaseHeld(), "the acknowledging heartbeat renews the lease")
-	close(f.answers)
+}
+
+// TestHeartbeatsDoNotWaitBehindACommit: a broker answers one connection's
+// requests in order, and a commit may wait seconds for the offsets
+// topic's replicas. While a commit is unanswered, heartbeats go out and
+// are answered on a connection of their own, and renew the lease.
+func TestHeartbeatsDoNotWaitBehindACommit(t *testing.T) {
+	m := testMember(t)
+	f := connectFake(t, m)
+	m.memberID, m.epoch = "m1", 3
+	m.owned = map[string][]int32{"a": {0}}
+	gen := newGeneration(3, "m1", map[string][]int32{"a": {0}}, m.leaseTerm(), time.Now().Add(-time.Hour))
+	m.gen = gen
+	require.False(t, gen.LeaseHeld())
+
+	ctx, cancel := context.WithCancel(context.Background())
+	committed := make(chan error, 1)
+	go func() {
+		committed <- m.Commit(ctx, gen, map[zkutil.TopicPartition]int64{{Topic: "a", Partition: 0}: 9})
+	}()
+	<-f.commits // the commit is at the coordinator, unanswered
+
+	wait := make(chan time.Duration, 1)
+	var lastOK time.Time
+	go func() { wait <- m.beat(ctx, gen, &lastOK) }()
+	select {
+	case req := <-f.reqs:
+		require.Equal(t, int32(3), req.MemberEpoch)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the heartbeat waited behind the unanswered commit")
+	}
+	f.answers <- &kip848.HeartbeatResponse{MemberID: &m.memberID, MemberEpoch: 3, HeartbeatIntervalMs: 1000}
+	<-wait
+	require.True(t, gen.LeaseHeld(), "the heartbeat renewed the lease")
+	cancel()
+	require.Error(t, <-committed)
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,33 +16,44 @@ import (
 	"github.com/zkconsumer/zkconsumer/internal/kip848"
 )
 
-// fakeCoordinator answers a member's ConsumerGroupHeartbeats over an
-// in-memory connection, one at a time, as the test says: each request
-// arrives on reqs, and the next answer sent on answers goes back.
+// fakeCoordinator answers a member's requests over in-memory
+// connections, each connection's in order as a broker does: heartbeats as
+// the test says (each request arrives on reqs, and the next answer sent on
+// answers goes back); an OffsetCommit is announced on commits and never
+// answered.
 type fakeCoordinator struct {
 	reqs    chan *kip848.HeartbeatRequest
 	answers chan *kip848.HeartbeatResponse
+	commits chan struct{}
+	stop    chan struct{} // closed at the end of the test
 }
 
 // connectFake gives m a coordinator served by a fakeCoordinator that
-// speaks ConsumerGroupHeartbeat version 1.
+// speaks ConsumerGroupHeartbeat version 1, over as many connections as
+// the member opens to a coordinator.
 func connectFake(t *testing.T, m *Member) *fakeCoordinator {
 	t.Helper()
-	client, server := net.Pipe()
-	f := &fakeCoordinator{reqs: make(chan *kip848.HeartbeatRequest), answers: make(chan *kip848.HeartbeatResponse)}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		f.serve(server)
-	}()
+	f := &fakeCoordinator{reqs: make(chan *kip848.HeartbeatRequest), answers: make(chan *kip848.HeartbeatResponse),
+		commits: make(chan struct{}, 16), stop: make(chan struct{})}
+	var wg sync.WaitGroup
+	dial := func() *kip848.Conn {
+		client, server := net.Pipe()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f.serve(server)
+		}()
+		t.Cleanup(func() { _ = server.Close() })
+		conn, err := kip848.Dial(context.Background(), pipeDialer{client}, "fake:9092", "test", 5*time.Second)
+		require.NoError(t, err)
+		return conn
+	}
 	t.Cleanup(func() {
-		_ = server.Close()
-		<-done
+		close(f.stop)
+		wg.Wait()
 	})
-	conn, err := kip848.Dial(context.Background(), pipeDialer{client}, "fake:9092", "test", 5*time.Second)
-	require.NoError(t, err)
 	m.coordMu.Lock()
-	m.coord = &coordinator{id: 1, addr: "fake:9092", conn: conn, fetch: sarama.NewBroker("fake:9092"), hbVersion: 1, fetchVersion: 5}
+	m.coord = &coordinator{id: 1, addr: "fake:9092", conn: dial(), hb: dial(), fetch: sarama.NewBroker("fake:9092"), hbVersion: 1, fetchVersion: 5}
 	m.coordMu.Unlock()
 	return f
 }
@@ -76,12 +88,22 @@ func (f *fakeCoordinator) serve(c net.Conn) {
 			if err != nil {
 				return
 			}
-			f.reqs <- req
-			resp, ok := <-f.answers
-			if !ok {
+			select {
+			case f.reqs <- req:
+			case <-f.stop:
+				return
+			}
+			var resp *kip848.HeartbeatResponse
+			select {
+			case resp = <-f.answers:
+			case <-f.stop:
 				return
 			}
 			body = append([]byte{0}, resp.Encode()...) // response header v1: no tags
+		case kip848.APIKeyOffsetCommit:
+			f.commits <- struct{}{}
+			<-f.stop
+			return
 		default:
 			return
 		}

@@ -173,7 +173,7 @@ func (m *Member) heartbeat(ctx context.Context, c *coordinator) (*kip848.Heartbe
 		sent.owned = nil
 	}
 	sent.at = time.Now()
-	resp, err := c.conn.Heartbeat(ctx, req, c.hbVersion)
+	resp, err := c.hb.Heartbeat(ctx, req, c.hbVersion)
 	if err != nil {
 		m.dropCoordinator(c, err)
 		return nil, sent, fmt.Errorf("consumergroup: heartbeat to the coordinator, broker %d at %s: %w", c.id, c.addr, err)

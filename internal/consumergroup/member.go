@@ -51,12 +51,16 @@ type Member struct {
 
 }
 
-// coordinator is the group's coordinator: conn for heartbeats and
-// commits, fetch (sarama) for OffsetFetch.
+// coordinator is the group's coordinator: conn for commits, hb for
+// heartbeats alone, fetch (sarama) for OffsetFetch. A broker answers one
+// connection's requests in order, and a commit may wait seconds for the
+// offsets topic's replicas: on a connection of their own, heartbeats never
+// wait behind one.
 type coordinator struct {
 	id    int32
 	addr  string
 	conn  *kip848.Conn
+	hb    *kip848.Conn
 	fetch *sarama.Broker
 	// hbVersion is the ConsumerGroupHeartbeat version both speak.
 	hbVersion int16
@@ -66,6 +70,7 @@ type coordinator struct {
 
 func (c *coordinator) close() {
 	c.conn.Close()
+	c.hb.Close()
 	_ = c.fetch.Close()
 }
 
@@ -187,13 +192,19 @@ func (m *Member) coordinator(ctx context.Context) (*coordinator, error) {
 		return nil, fmt.Errorf("%w: %w: %w", ErrFatal, ErrUnsupported, err)
 	}
 	hbVersion, _ := v.Of(gc.APIConsumerGroupHeartbeat)
+	hb, err := kip848.Dial(ctx, d, addr, m.cfg.ClientID, m.cfg.RequestTimeout)
+	if err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("consumergroup: connect to the coordinator, broker %d at %s: %w", id, addr, err)
+	}
 	fetch := sarama.NewBroker(addr)
 	if err := fetch.Open(sc); err != nil {
 		conn.Close()
+		hb.Close()
 		return nil, err
 	}
 	fetchVersion, _ := v.Of(gc.APIOffsetFetch)
-	c := &coordinator{id: id, addr: addr, conn: conn, fetch: fetch, hbVersion: hbVersion, fetchVersion: fetchVersion}
+	c := &coordinator{id: id, addr: addr, conn: conn, hb: hb, fetch: fetch, hbVersion: hbVersion, fetchVersion: fetchVersion}
 	m.log.Debug("found coordinator", "broker", id, "addr", addr, "heartbeat_version", c.hbVersion)
 	m.coord = c
 	return c, nil
@@ -323,7 +334,7 @@ func (m *Member) leave() error {
 	ctx, cancel := context.WithTimeout(context.Background(), min(m.cfg.RequestTimeout, 5*time.Second))
 	defer cancel()
 	req := &kip848.HeartbeatRequest{GroupID: m.cfg.Group, MemberID: id, MemberEpoch: leaveEpoch, InstanceID: m.instanceID(), RebalanceTimeoutMs: -1}
-	resp, err := c.conn.Heartbeat(ctx, req, c.hbVersion)
+	resp, err := c.hb.Heartbeat(ctx, req, c.hbVersion)
 	if err == nil {
 		err = kafkaError(resp.ErrorCode, resp.ErrorMessage)
 	}

@@ -108,6 +108,9 @@ func (m *Member) commitOnce(ctx context.Context, gen *Generation, topics []kip84
 			case classify(p.ErrorCode) == classMoved:
 				m.dropCoordinator(c, kerr)
 				return true, kerr
+			case grouperr.CoordinatorSuspect(sarama.KError(p.ErrorCode)):
+				m.recheckCoordinator()
+				return true, kerr
 			case classify(p.ErrorCode) == classRetry:
 				return true, kerr
 			default:

@@ -167,8 +167,12 @@ func (c *Client) retry(ctx context.Context, op func(*conn) error) error {
 			return err
 		}
 		err = op(co)
-		if Moved(err) {
+		var kerr sarama.KError
+		switch {
+		case Moved(err):
 			c.drop(co)
+		case errors.As(err, &kerr) && grouperr.CoordinatorSuspect(kerr):
+			c.recheck()
 		}
 		return err
 	})

@@ -30,17 +30,26 @@ const (
 
 // CoordinatorMoved reports the errors after which a client forgets the
 // coordinator, looks it up again (FindCoordinator) and repeats the
-// request: NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE and
-// REQUEST_TIMED_OUT, as Java's consumer marks the coordinator unknown on
-// each of them. A lost connection to the coordinator is handled alike by
-// the callers.
+// request: NOT_COORDINATOR and COORDINATOR_NOT_AVAILABLE. A lost
+// connection to the coordinator is handled alike by the callers.
 func CoordinatorMoved(kerr sarama.KError) bool {
 	switch kerr {
-	case sarama.ErrNotCoordinatorForConsumer, sarama.ErrConsumerCoordinatorNotAvailable, sarama.ErrRequestTimedOut:
+	case sarama.ErrNotCoordinatorForConsumer, sarama.ErrConsumerCoordinatorNotAvailable:
 		return true
 	}
 	return false
 }
+
+// CoordinatorSuspect reports REQUEST_TIMED_OUT: the coordinator took the
+// request but its write to the offsets topic was not replicated in time
+// (a replica stopped). It was the coordinator when it took the request and
+// may still be (a coordinator that lost the group answers NOT_COORDINATOR),
+// or it may be cut off and not know yet. A client looks the coordinator
+// up again and repeats the request, and keeps its connections when the
+// answer names the same broker: Java's consumer marks the coordinator
+// unknown and drops them, which also cuts off the heartbeats that keep the
+// member in its group while the offsets topic is slow.
+func CoordinatorSuspect(kerr sarama.KError) bool { return kerr == sarama.ErrRequestTimedOut }
 
 // Retriable reports the errors after which a request is repeated:
 // CoordinatorMoved; COORDINATOR_LOAD_IN_PROGRESS (the coordinator is
@@ -52,7 +61,7 @@ func Retriable(kerr sarama.KError) bool {
 	case sarama.ErrOffsetsLoadInProgress, sarama.ErrNetworkException, UnreleasedInstanceID, StaleMemberEpoch:
 		return true
 	}
-	return CoordinatorMoved(kerr)
+	return CoordinatorMoved(kerr) || CoordinatorSuspect(kerr)
 }
 
 // Fenced reports the answers of a coordinator that no longer counts the

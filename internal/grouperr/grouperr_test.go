@@ -19,7 +19,7 @@ func TestClasses(t *testing.T) {
 		{sarama.ErrNoError, false, false, false},
 		{sarama.ErrNotCoordinatorForConsumer, true, true, false},
 		{sarama.ErrConsumerCoordinatorNotAvailable, true, true, false},
-		{sarama.ErrRequestTimedOut, true, true, false},
+		{sarama.ErrRequestTimedOut, false, true, false},
 		{sarama.ErrOffsetsLoadInProgress, false, true, false},
 		{sarama.ErrIllegalGeneration, false, false, true},
 		{sarama.ErrUnknownMemberId, false, false, true},
@@ -34,6 +34,9 @@ func TestClasses(t *testing.T) {
 		{StaleMemberEpoch, false, true, false},
 		{UnsupportedAssignor, false, false, false},
 	} {
+		if got := CoordinatorSuspect(tc.kerr); got != (tc.kerr == sarama.ErrRequestTimedOut) {
+			t.Errorf("CoordinatorSuspect(%v) = %v", tc.kerr, got)
+		}
 		if got := CoordinatorMoved(tc.kerr); got != tc.moved {
 			t.Errorf("CoordinatorMoved(%v) = %v", tc.kerr, got)
 		}

@@ -122,7 +122,7 @@ func (m *Member) heartbeat(gen *Generation) error {
 	if err != nil {
 		return err
 	}
-	resp, err := c.ctrl.Heartbeat(&sarama.HeartbeatRequest{Version: c.version(gc.APIHeartbeat), GroupId: m.cfg.Group,
+	resp, err := c.hb.Heartbeat(&sarama.HeartbeatRequest{Version: c.version(gc.APIHeartbeat), GroupId: m.cfg.Group,
 		GenerationId: gen.ID, MemberId: gen.MemberID, GroupInstanceId: m.instanceID()})
 	if err != nil {
 		m.connectionFailed(c, err)

@@ -56,12 +56,17 @@ func (m *Member) saramaConfig(t *abortdial.Dialer, readTimeout time.Duration) *s
 // coordinator holds the connections to the group's coordinator: join for
 // JoinGroup and SyncGroup, which wait for the whole group (join9 for
 // JoinGroup v9, our own encoding, dialled on first use through joinT),
-// and ctrl for heartbeats, commits, fetches and LeaveGroup.
+// ctrl for commits, fetches and LeaveGroup, and hb for heartbeats alone.
+// A broker answers the requests of one connection in order, and a commit
+// may wait seconds for the offsets topic's replicas (a follower that
+// stopped, up to offsets.commit.timeout.ms): on a connection of their own,
+// heartbeats never wait behind one, so the lease and the membership do
+// not lapse while a commit is slow.
 type coordinator struct {
-	id           int32
-	addr         string
-	join, ctrl   *sarama.Broker
-	joinT, ctrlT *abortdial.Dialer
+	id                int32
+	addr              string
+	join, ctrl, hb    *sarama.Broker
+	joinT, ctrlT, hbT *abortdial.Dialer
 	// versions are those negotiated with the broker (needs).
 	versions gc.Versions
 	// join9Dialer dials join9; nil when JoinGroup v9 is not used (the
@@ -94,14 +99,19 @@ func (m *Member) openCoordinator(id int32, addr string) (*coordinator, error) {
 	if m.cfg.Sarama != nil {
 		dial = m.cfg.Sarama.Net.DialTimeout
 	}
-	c := &coordinator{id: id, addr: addr, joinT: newTracker(m.cfg, dial), ctrlT: newTracker(m.cfg, dial)}
+	c := &coordinator{id: id, addr: addr, joinT: newTracker(m.cfg, dial), ctrlT: newTracker(m.cfg, dial), hbT: newTracker(m.cfg, dial)}
 	c.join = sarama.NewBroker(addr)
 	c.ctrl = sarama.NewBroker(addr)
+	c.hb = sarama.NewBroker(addr)
 	joinCfg := m.saramaConfig(c.joinT, m.cfg.RebalanceTimeout+m.cfg.RequestTimeout)
 	if err := c.join.Open(joinCfg); err != nil {
 		return nil, err
 	}
 	if err := c.ctrl.Open(m.saramaConfig(c.ctrlT, m.cfg.RequestTimeout)); err != nil {
+		c.close()
+		return nil, err
+	}
+	if err := c.hb.Open(m.saramaConfig(c.hbT, m.cfg.RequestTimeout)); err != nil {
 		c.close()
 		return nil, err
 	}
@@ -136,15 +146,17 @@ func (c *coordinator) joinVersion() int16 {
 	return min(c.version(gc.APIJoinGroup), 5)
 }
 
-// close aborts both connections and closes the brokers.
+// close aborts every connection and closes the brokers.
 func (c *coordinator) close() {
 	c.joinT.Abort()
 	c.ctrlT.Abort()
+	c.hbT.Abort()
 	if c.join9 != nil {
 		c.join9.Close()
 	}
 	_ = c.join.Close()
 	_ = c.ctrl.Close()
+	_ = c.hb.Close()
 }
 
 // withAbort runs op; if ctx ends first, the connections of t are torn down

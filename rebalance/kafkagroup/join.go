@@ -364,6 +364,9 @@ func (m *Member) coordinatorError(c *coordinator, api string, kerr sarama.KError
 	case grouperr.CoordinatorMoved(kerr):
 		m.dropCoordinator(c, kerr)
 		return retryLater(fmt.Errorf("%s: %w", api, kerr))
+	case grouperr.CoordinatorSuspect(kerr):
+		m.recheckCoordinator()
+		return retryLater(fmt.Errorf("%s: %w", api, kerr))
 	case kerr == sarama.ErrFencedInstancedId, kerr == sarama.ErrGroupAuthorizationFailed:
 		return m.setFatal(fmt.Errorf("%s: %w", api, kerr))
 	}

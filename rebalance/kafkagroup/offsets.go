@@ -87,6 +87,8 @@ func (m *Member) commit(ctx context.Context, gen *Generation, offsets map[zkutil
 				case grouperr.Retriable(kerr):
 					if grouperr.CoordinatorMoved(kerr) {
 						m.dropCoordinator(c, kerr)
+					} else if grouperr.CoordinatorSuspect(kerr) {
+						m.recheckCoordinator()
 					}
 					return kerr
 				default:
