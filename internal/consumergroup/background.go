@@ -10,6 +10,7 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/zkconsumer/zkconsumer/internal/grouperr"
+	"github.com/zkconsumer/zkconsumer/internal/grouplease"
 )
 
 // startBackground starts the heartbeats of gen.
@@ -47,6 +48,8 @@ func (m *Member) stopBackground() {
 // error.
 func (m *Member) heartbeatLoop(ctx context.Context, gen *Generation) {
 	lastOK := time.Now()
+	var gaps grouplease.Gaps
+	defer func() { m.log.Info("heartbeats stopped", "epoch", gen.ID, "longest_heartbeat_gap", gaps.Longest()) }()
 	m.mu.Lock()
 	wait := m.interval
 	m.mu.Unlock()
@@ -65,7 +68,11 @@ func (m *Member) heartbeatLoop(ctx context.Context, gen *Generation) {
 				}
 			}
 		}
+		before := lastOK
 		wait = m.beat(ctx, gen, &lastOK)
+		if lastOK != before {
+			gaps.Answered(before)
+		}
 		if wait < 0 {
 			return
 		}

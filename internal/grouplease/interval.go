@@ -25,3 +25,21 @@ func HeartbeatInterval(configured, term time.Duration) time.Duration {
 	}
 	return min(configured, bound)
 }
+
+// Gaps tracks the longest time between two answered heartbeats of a
+// member (or from the start of its generation to the first answer): the
+// time the coordinator did not hear from it, which must stay under the
+// session timeout. A heartbeat loop owns it; it is not safe for
+// concurrent use.
+type Gaps struct{ longest time.Duration }
+
+// Answered records a heartbeat answered now, the previous one having been
+// answered at last, and returns now.
+func (g *Gaps) Answered(last time.Time) time.Time {
+	now := time.Now()
+	g.longest = max(g.longest, now.Sub(last))
+	return now
+}
+
+// Longest returns the longest gap recorded, to the millisecond.
+func (g *Gaps) Longest() time.Duration { return g.longest.Round(time.Millisecond) }

@@ -23,3 +23,16 @@ func TestHeartbeatIntervalKeepsTheLease(t *testing.T) {
 		}
 	}
 }
+
+func TestGapsKeepTheLongest(t *testing.T) {
+	var g Gaps
+	require.Zero(t, g.Longest())
+	start := time.Now().Add(-300 * time.Millisecond)
+	last := g.Answered(start)
+	require.GreaterOrEqual(t, g.Longest(), 300*time.Millisecond)
+	g.Answered(last)
+	require.GreaterOrEqual(t, g.Longest(), 300*time.Millisecond, "a shorter gap keeps the longest")
+	g.Answered(time.Now().Add(-2 * time.Second))
+	require.GreaterOrEqual(t, g.Longest(), 2*time.Second)
+	require.Less(t, g.Longest(), 3*time.Second)
+}

@@ -55,6 +55,10 @@ func (m *Member) stopBackground() {
 // error, and ends gen as the answers require.
 func (m *Member) heartbeatLoop(ctx context.Context, gen *Generation) {
 	lastOK := time.Now()
+	var gaps grouplease.Gaps
+	defer func() {
+		m.log.Info("heartbeats stopped", "generation", gen.ID, "longest_heartbeat_gap", gaps.Longest())
+	}()
 	interval := grouplease.HeartbeatInterval(m.cfg.HeartbeatInterval, m.leaseTerm())
 	wait := interval
 	for backoff.Sleep(ctx, wait) {
@@ -65,11 +69,11 @@ func (m *Member) heartbeatLoop(ctx context.Context, gen *Generation) {
 		errors.As(err, &kerr)
 		switch {
 		case err == nil:
-			lastOK = time.Now()
+			lastOK = gaps.Answered(lastOK)
 			gen.lease.Renew(sent)
 			m.recovered("heartbeat")
 		case kerr == sarama.ErrRebalanceInProgress:
-			lastOK = time.Now() // the coordinator counted the heartbeat
+			lastOK = gaps.Answered(lastOK) // the coordinator counted the heartbeat
 			if gen.Err() == nil {
 				m.log.Info("group is rebalancing", "generation", gen.ID)
 			}
