@@ -76,9 +76,12 @@ func (m *Member) heartbeatLoop(ctx context.Context, gen *Generation) {
 		if wait < 0 {
 			return
 		}
-		if time.Since(lastOK) > m.cfg.SessionTimeout {
+		m.mu.Lock()
+		session := m.session
+		m.mu.Unlock()
+		if time.Since(lastOK) > session {
 			m.fenced(nil)
-			gen.end(fmt.Errorf("%w: no successful heartbeat for session.timeout.ms (%v)", ErrMembershipLost, m.cfg.SessionTimeout))
+			gen.end(fmt.Errorf("%w: no successful heartbeat for the group's session timeout (%v)", ErrMembershipLost, session))
 			return
 		}
 		timer.Reset(wait)

@@ -40,11 +40,14 @@ type Config struct {
 	// RackID is client.rack, sent to the coordinator; "" for none.
 	RackID string
 	// SessionTimeout is what this member assumes of the group's session
-	// timeout, which in this protocol the broker sets
-	// (group.consumer.session.timeout.ms, default 45 s, and the group's
-	// consumer.session.timeout.ms): the lease lasts LeaseFraction of
-	// min(SessionTimeout, RebalanceTimeout). Default 45 s. Set it no
-	// higher than the broker's.
+	// timeout until it has read the one the broker enforces, which in this
+	// protocol the broker sets (group.consumer.session.timeout.ms, default
+	// 45 s, or the group's own consumer.session.timeout.ms): each Join
+	// reads it (DescribeConfigs of the group) and the lease lasts
+	// LeaseFraction of min(that, RebalanceTimeout); a difference from
+	// SessionTimeout is logged. Only when the broker does not tell (no
+	// DESCRIBE_CONFIGS permission on the group) does the lease rest on
+	// SessionTimeout: then set it no higher than the broker's. Default 45 s.
 	SessionTimeout time.Duration
 	// RebalanceTimeout is max.poll.interval.ms (default 5 min), sent as
 	// the longest the coordinator waits for this member to give up a

@@ -38,6 +38,7 @@ func (m *Member) Join(ctx context.Context) (*Generation, error) {
 		m.gen.end(ErrRebalanceStarted) // the caller gave it up
 	}
 	m.mu.Unlock()
+	m.readSessionTimeout()
 	started := time.Now()
 	var last error
 	for {
@@ -112,7 +113,7 @@ func (m *Member) joinOnce(ctx context.Context) (*Generation, error) {
 		if m.settled() {
 			m.mu.Lock()
 			assignment := cloneAssignment(m.owned)
-			gen := newGeneration(m.epoch, m.memberID, assignment, m.leaseTerm(), sent.at)
+			gen := newGeneration(m.epoch, m.memberID, assignment, m.leaseTermLocked(), sent.at)
 			m.gen = gen
 			m.mu.Unlock()
 			m.log.Info("generation started", "epoch", gen.ID, "member", gen.MemberID, "partitions", gen.Partitions())
@@ -182,10 +183,15 @@ func (m *Member) heartbeat(ctx context.Context, c *coordinator) (*kip848.Heartbe
 }
 
 // leaseTerm is the term of a generation's lease: min(session timeout,
-// rebalance timeout), of which the lease lasts LeaseFraction.
+// rebalance timeout), of which the lease lasts LeaseFraction. The session
+// timeout is the one the coordinator enforces on the group, as last read.
 func (m *Member) leaseTerm() time.Duration {
-	return min(m.cfg.SessionTimeout, m.cfg.RebalanceTimeout)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.leaseTermLocked()
 }
+
+func (m *Member) leaseTermLocked() time.Duration { return min(m.session, m.cfg.RebalanceTimeout) }
 
 // accept takes the state an answer without error gives.
 func (m *Member) accept(resp *kip848.HeartbeatResponse) {
@@ -201,7 +207,7 @@ func (m *Member) accept(resp *kip848.HeartbeatResponse) {
 	if resp.HeartbeatIntervalMs > 0 {
 		// The coordinator's interval, but often enough that a member
 		// whose heartbeats succeed always holds its lease.
-		m.interval = grouplease.HeartbeatInterval(time.Duration(resp.HeartbeatIntervalMs)*time.Millisecond, m.leaseTerm())
+		m.interval = grouplease.HeartbeatInterval(time.Duration(resp.HeartbeatIntervalMs)*time.Millisecond, m.leaseTermLocked())
 	}
 	if resp.Assignment != nil {
 		m.target = resp.Assignment

@@ -3,7 +3,7 @@ package consumergroup
 import (
 	"testing"
 
-	"go.uber.org/goleak"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { testcluster.Main(m) }

@@ -48,6 +48,11 @@ type Member struct {
 	bgCancel context.CancelFunc
 	bg       sync.WaitGroup
 	wake     chan struct{} // Acknowledge: heartbeat now
+	// session is the session timeout the coordinator enforces on the
+	// group, as last read (readSessionTimeout); Config.SessionTimeout
+	// until then.
+	session       time.Duration
+	sessionUnread bool // the last read failed (logged once)
 
 }
 
@@ -87,7 +92,7 @@ func New(cfg Config) (*Member, error) {
 	log := cfg.Logger.With("group", cfg.Group, "protocol", "consumer")
 	// Version 1 of ConsumerGroupHeartbeat wants the member to name itself
 	// (KIP-1082), once for its lifetime; version 0 takes the coordinator's.
-	return &Member{cfg: cfg, log: log, ctx: ctx, cancel: cancel, interval: 5 * time.Second, memberID: kip848.NewMemberID(), wake: make(chan struct{}, 1),
+	return &Member{cfg: cfg, log: log, ctx: ctx, cancel: cancel, interval: 5 * time.Second, memberID: kip848.NewMemberID(), wake: make(chan struct{}, 1), session: cfg.SessionTimeout,
 		owned: map[string][]int32{}, names: map[kip848.UUID]string{}, ids: map[string]kip848.UUID{},
 		loc: gc.NewBootstrapLocator(cfg.Group, cfg.Brokers, saramaConfig(cfg, cfg.RequestTimeout), nil)}, nil
 }
