@@ -15,23 +15,27 @@ import (
 // java.util.regex), matches it against the whole name of every topic of the
 // cluster (Matcher.matches) that the member's principal may describe, and
 // assigns the partitions of the topics it matches, again after topics are
-// created (at most every 10 s, on a heartbeat).
+// created (Kafka 4.4's GroupMetadataManager: on a heartbeat, at most every
+// 10 s, when topics were created since, and every
+// group.consumer.regex.refresh.interval.ms).
 //
 // RE2/J is a Java port of Go's regexp: the same syntax (Perl flags: no
 // look-around, back-references, possessive quantifiers or atomic groups)
-// and the same meaning. So the regex sent is the Go
-// translation that NewTopicFilter made of the Java one (java_regex.go),
-// which refuses every java.util.regex construct Go, and so RE2/J, lacks or
-// reads differently, and writes what it keeps in a small subset of the
-// syntax whose meaning leaves nothing to either parser: literal ASCII
-// letters and digits, every other character as \x{...}, classes of explicit
-// ranges, (?:...) groups, *, +, {n,} and {n,m}, \A and \z. Where the two
-// syntaxes differ, the java.util.regex reading is the one kept, because it
-// is what Kafka's Scala consumer and Java's Pattern subscriptions give:
+// and the same meaning. So the regex sent is the Go translation that
+// NewTopicFilter made of the Java one (java_regex.go), which refuses every
+// java.util.regex construct Go, and so RE2/J, lacks or reads differently,
+// and writes what it keeps in a small subset of the syntax whose meaning
+// leaves nothing to either parser: literal ASCII letters and digits, every
+// other character as \x{...}, classes of explicit ranges, (?:...) groups,
+// *, +, {n,} and {n,m}, \A and \z. Where the two syntaxes differ, the
+// java.util.regex reading is the one kept, because it is what Kafka's
+// Scala consumer and Java's Pattern subscriptions give
+// (TestBrokerRegexAgainstRE2J checks each item below against RE2/J 1.8,
+// Kafka 4.4's):
 //
 //   - Look-ahead (?=, (?!, look-behind (?<=, (?<!, atomic groups (?>,
 //     possessive quantifiers a*+, back-references \1 and \k<name>: RE2/J
-//     refuses them (the coordinator would answer
+//     refuses them (Kafka 4.4's coordinator then answers
 //     INVALID_REGULAR_EXPRESSION). Refused here, with the construct named.
 //   - Class intersection [a-z&&[^aeiou]] and nested classes [a[b]]: RE2/J
 //     reads '&', '[' as literal characters and matches other topics
@@ -40,10 +44,11 @@ import (
 //     the pattern); Java inside too. Translated to literals.
 //   - '.' (RE2/J also matches \r, U+0085, U+2028, U+2029), \s (RE2/J
 //     lacks \x0B), (?i) (RE2/J folds K to U+212A KELVIN SIGN too), octal
-//     \0nnn (RE2/J reads \0101 as \010 then '1'), \Z and \p{Lower} and
-//     the other POSIX classes (RE2/J refuses them), '$', \uXXXX, \e, \cX:
-//     translated to explicit characters (see java_regex.go), or refused
-//     where no translation keeps the meaning.
+//     \0nnn (RE2/J reads \0101 as \010 then '1'), \Z and Java's POSIX
+//     classes \p{Lower}, \p{Alpha}, ... (RE2/J refuses them): translated
+//     to explicit characters (see java_regex.go, which also translates
+//     '$', \uXXXX, \e, \cX), or refused where no translation keeps the
+//     meaning.
 //   - (?<name>...): both, with other rules for names; the translation
 //     writes no names.
 //

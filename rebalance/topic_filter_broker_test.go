@@ -147,6 +147,8 @@ var re2jDiffers = []struct{ raw, construct, witness string }{
 	{`(?i)k`, ``, "\u212a"},
 	{`a\sb`, ``, "a\x0bb"},
 	{`\p{Lower}`, ``, ""},
+	{`\p{Alpha}`, ``, ""},
+	{`\p{Punct}`, ``, ""},
 	{`\0101`, ``, "A"},
 }
 

@@ -39,8 +39,7 @@ type Config struct {
 	// member may describe, internal topics included, again when topics
 	// are created (rebalance.TopicFilter.BrokerRegex makes one of a
 	// whitelist). A coordinator that speaks only version 0 is an ErrFatal
-	// error wrapping ErrUnsupported; one that refuses the regex answers
-	// INVALID_REGULAR_EXPRESSION, an ErrFatal error too.
+	// error wrapping ErrUnsupported.
 	TopicRegex string
 	// RemoteAssignor is group.remote.assignor: the coordinator's
 	// assignor, "uniform" or "range"; "" leaves the choice to the broker

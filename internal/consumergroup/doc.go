@@ -62,8 +62,6 @@
 // version 1, Kafka 4.0 and later): it compiles it with RE2/J, matches it
 // against the whole name of every topic the member may describe, internal
 // topics included, and assigns the partitions of those it matches; it
-// looks again when topics are created (at most every 10 s, on a
-// heartbeat) and every group.consumer.regex.refresh.interval.ms. The
-// member learns the names of the assigned topics from their ids (Metadata
-// of every topic).
+// looks again when topics are created. The member learns the names of the
+// assigned topics from their ids (Metadata of every topic).
 package consumergroup
