@@ -38,8 +38,7 @@ type Config struct {
 	// matches against the whole name of every topic of the cluster the
 	// member may describe, internal topics included, again when topics
 	// are created (rebalance.TopicFilter.BrokerRegex makes one of a
-	// whitelist). A coordinator that speaks only version 0 is an ErrFatal
-	// error wrapping ErrUnsupported.
+	// whitelist).
 	TopicRegex string
 	// RemoteAssignor is group.remote.assignor: the coordinator's
 	// assignor, "uniform" or "range"; "" leaves the choice to the broker
