@@ -1,9 +1,12 @@
 package connector
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/zkconsumer/zkconsumer/internal/consumergroup"
+	"github.com/zkconsumer/zkconsumer/rebalance"
 	"github.com/zkconsumer/zkconsumer/rebalance/kafkagroup"
 )
 
@@ -20,9 +23,17 @@ const (
 	// member heartbeats at the interval the broker gives, and takes
 	// session.timeout.ms only as what it assumes of the broker's session
 	// timeout for its lease (keep it at most the broker's);
-	// partition.assignment.strategy is ignored; subscriptions are topic
-	// names (CreateMessageStreamsByFilter is refused) and SASL is not
-	// supported yet.
+	// partition.assignment.strategy is ignored; SASL is not supported
+	// yet. CreateMessageStreamsByFilter takes a whitelist, which the
+	// broker evaluates itself, with RE2/J rather than java.util.regex: the
+	// member sends the whitelist translated to RE2/J's syntax with the
+	// same meaning (ConsumerGroupHeartbeat version 1, Kafka 4.0), and the
+	// broker assigns the partitions of every topic it matches, topics
+	// created later included. A whitelist that uses a construct RE2/J
+	// lacks or reads differently, a blacklist, and (with
+	// exclude.internal.topics, the default) a whitelist matching one of
+	// Kafka's internal topics are refused with a ConfigError naming what
+	// the broker would do with it (see CreateMessageStreamsByFilter).
 	GroupProtocolConsumer = "consumer"
 )
 
@@ -76,15 +87,19 @@ func (k *kafkaGroup) newMember(kc kafkagroup.Config) (kafkaMember, error) {
 		}
 		return classicMember{m}, nil
 	}
+	var regex string
 	if kc.Filter != nil {
-		return nil, &ConfigError{Key: keyGroupProtocol, Value: cfg.GroupProtocol,
-			Reason: "topic filter (wildcard) subscriptions are not supported with " + keyGroupProtocol + "=" + GroupProtocolConsumer + "; subscribe to topic names, or use " + GroupProtocolClassic}
+		var err error
+		if regex, err = brokerTopicRegex(&cfg, kc.Filter); err != nil {
+			return nil, err
+		}
 	}
 	m, err := consumergroup.New(consumergroup.Config{
 		Brokers:          kc.Brokers,
 		Group:            kc.Group,
 		InstanceID:       kc.InstanceID,
 		Topics:           kc.Topics,
+		TopicRegex:       regex,
 		RemoteAssignor:   cfg.GroupRemoteAssignor,
 		SessionTimeout:   kc.SessionTimeout,
 		RebalanceTimeout: kc.RebalanceTimeout,
@@ -100,4 +115,36 @@ func (k *kafkaGroup) newMember(kc kafkagroup.Config) (kafkaMember, error) {
 		return nil, err
 	}
 	return consumerMember{m}, nil
+}
+
+// brokerTopicRegex returns the regex a KIP-848 member sends for filter
+// (SubscribedTopicRegex), which the broker evaluates with RE2/J, or a
+// *ConfigError when the broker cannot be given the filter's meaning
+// (rebalance.TopicFilter.BrokerRegex).
+func brokerTopicRegex(cfg *Config, filter *rebalance.TopicFilter) (string, error) {
+	regex, err := filter.BrokerRegex(cfg.ExcludeInternalTopics)
+	if err != nil {
+		return "", brokerRegexRefused(cfg, err, false)
+	}
+	return regex, nil
+}
+
+// brokerRegexRefused turns a topic filter refused in KIP-848 mode (a
+// *rebalance.RegexError) into a *ConfigError that says why: the broker,
+// not the member, evaluates the regex, and with RE2/J, which reads regexes
+// as Go's regexp does. at tells whether the error names a place in the
+// regex (a construct of its syntax). Other errors are returned as they
+// are.
+func brokerRegexRefused(cfg *Config, err error, at bool) error {
+	var re *rebalance.RegexError
+	if !errors.As(err, &re) {
+		return err
+	}
+	where := ""
+	if at {
+		where = fmt.Sprintf(" at index %d", re.Index)
+	}
+	return &ConfigError{Key: keyGroupProtocol, Value: cfg.GroupProtocol,
+		Reason: fmt.Sprintf("topic filter %q: %s%s: %s; with %s=%s the broker evaluates the filter itself, with RE2/J (com.google.re2j, Go's regexp syntax), not java.util.regex: subscribe with a whitelist RE2/J reads as Java does, or use %s=%s",
+			re.Regex, re.Construct, where, re.Reason, keyGroupProtocol, GroupProtocolConsumer, keyGroupProtocol, GroupProtocolClassic)}
 }

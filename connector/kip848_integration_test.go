@@ -567,20 +567,6 @@ func TestConsumerProtocolNeedsKafka4(t *testing.T) {
 	t.Logf("error: %v", err)
 }
 
-// TestConsumerProtocolRefusesTopicFilter: a wildcard subscription with
-// group.protocol=consumer fails with a ConfigError naming the key, before
-// any group is joined.
-func TestConsumerProtocolRefusesTopicFilter(t *testing.T) {
-	c := testcluster.SharedKRaft(t)
-	ctx := testCtx(t, time.Minute)
-	a := newConnector(t, consumerProtocolConfig(c, testcluster.UniqueName("g-kip848-wc")))
-	_, err := a.CreateMessageStreamsByFilter(ctx, Whitelist("x-.*"), 1)
-	var ce *ConfigError
-	require.ErrorAs(t, err, &ce)
-	require.Equal(t, "group.protocol", ce.Key)
-	require.Contains(t, ce.Reason, "topic filter")
-}
-
 // proxiedDialer sends the connections to one broker through a proxy.
 type proxiedDialer struct {
 	broker string

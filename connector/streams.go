@@ -96,10 +96,30 @@ func (c *ConsumerConnector) CreateMessageStreams(ctx context.Context, topicCount
 // meaning Go's regexp cannot reproduce (class intersection, possessive
 // quantifiers, look-around, back-references, Unicode properties, ...), is
 // refused with a *rebalance.RegexError that names the construct.
+//
+// With group.protocol=consumer (KIP-848) the broker evaluates the filter
+// itself, with RE2/J, which reads regexes as Go's regexp does: the member
+// sends the whitelist translated to RE2/J's syntax with Java's meaning
+// (rebalance.TopicFilter.BrokerRegex), and the broker assigns the
+// partitions of every topic it matches, including topics created later.
+// Such a pattern is refused with a *ConfigError (key group.protocol)
+// instead, and so are a blacklist, which RE2/J cannot express (it has no
+// look-ahead), and, while exclude.internal.topics holds, a whitelist that
+// matches one of Kafka's internal topics (__consumer_offsets,
+// __transaction_state, __share_group_state), which the broker would
+// assign.
 func (c *ConsumerConnector) CreateMessageStreamsByFilter(ctx context.Context, filter TopicFilter, numStreams int) ([]*KafkaStream, error) {
 	f, err := rebalance.NewTopicFilter(filter.pattern, filter.regex)
 	if err != nil {
+		if c.cfg.consumerProtocol() {
+			return nil, brokerRegexRefused(&c.cfg, err, true)
+		}
 		return nil, fmt.Errorf("connector: %w", err)
+	}
+	if c.cfg.consumerProtocol() {
+		if _, err := brokerTopicRegex(&c.cfg, f); err != nil {
+			return nil, err
+		}
 	}
 	sub := rebalance.WildcardSubscription(f, numStreams)
 	if err := sub.Validate(); err != nil {

@@ -182,11 +182,19 @@ type oracleResult struct {
 // testdata/JavaRegexOracle.java) in one JVM.
 func askJava(t *testing.T, patterns []string, inputs [][]string) []oracleResult {
 	t.Helper()
+	return askOracle(t, patterns, inputs, "testdata/JavaRegexOracle.java")
+}
+
+// askOracle runs every pattern and its strings through a regex oracle,
+// the single-file Java program given last in args (after JVM options such
+// as a class path), in one JVM.
+func askOracle(t *testing.T, patterns []string, inputs [][]string, args ...string) []oracleResult {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("starts a JVM: skipped by -short")
 	}
 	java, err := exec.LookPath("java")
-	require.NoError(t, err, "this test checks the translation against java.util.regex and needs Java 11 or later")
+	require.NoError(t, err, "this test checks the translation against a JVM's regex engine and needs Java 11 or later")
 	var in strings.Builder
 	enc := func(s string) string {
 		if s == "" {
@@ -203,7 +211,7 @@ func askJava(t *testing.T, patterns []string, inputs [][]string) []oracleResult 
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, java, "-Xshare:auto", "-XX:TieredStopAtLevel=1", "testdata/JavaRegexOracle.java")
+	cmd := exec.CommandContext(ctx, java, append([]string{"-Xshare:auto", "-XX:TieredStopAtLevel=1"}, args...)...)
 	cmd.Stdin = strings.NewReader(in.String())
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -297,11 +305,42 @@ var javaInputs = []string{"a", "b", "A", "B", "k", "K", "\u212a", "é", "É", "0
 // what is accepted matches exactly the strings Java's matches() accepts.
 func TestJavaRegexDifferential(t *testing.T) {
 	const patternsN, inputsN = 4000, 24
+	patterns, inputs := randomJavaPatterns(t, patternsN, inputsN)
+	results := askJava(t, patterns, inputs)
+	accepted, javaOnly, matched := 0, 0, 0
+	for i, p := range patterns {
+		re, err := compileJavaRegex(p)
+		r := results[i]
+		if err != nil {
+			var rerr *RegexError
+			require.True(t, errors.As(err, &rerr), "%q: %v", p, err)
+			if r.err == "" {
+				javaOnly++
+				require.NotContains(t, err.Error(), "java.util.regex.Pattern refuses it", "%q: Java accepts it", p)
+			}
+			continue
+		}
+		require.Empty(t, r.err, "%q is accepted but Java refuses it", p)
+		accepted++
+		for j, s := range inputs[i] {
+			require.Equal(t, r.matches[j], re.MatchString(s), "%q on %q: Java says %v", p, s, r.matches[j])
+			if r.matches[j] {
+				matched++
+			}
+		}
+	}
+	t.Logf("%d of %d patterns accepted and agreeing with Java on %d strings each (%d matches); %d refused that Java accepts", accepted, patternsN, inputsN, matched, javaOnly)
+	require.Greater(t, accepted, patternsN/10, "the generator should give many usable patterns")
+}
+
+// randomJavaPatterns strings random fragments of javaPieces together into
+// n patterns, each with inputsN strings to match: half random strings of
+// javaInputs, half made of the samples of the pattern's pieces.
+func randomJavaPatterns(t *testing.T, patternsN, inputsN int) (patterns []string, inputs [][]string) {
+	t.Helper()
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 1))
-	var patterns []string
-	var inputs [][]string
 	for range patternsN {
 		var p strings.Builder
 		var pieces []string
@@ -332,31 +371,7 @@ func TestJavaRegexDifferential(t *testing.T) {
 		}
 		inputs = append(inputs, in)
 	}
-	results := askJava(t, patterns, inputs)
-	accepted, javaOnly, matched := 0, 0, 0
-	for i, p := range patterns {
-		re, err := compileJavaRegex(p)
-		r := results[i]
-		if err != nil {
-			var rerr *RegexError
-			require.True(t, errors.As(err, &rerr), "%q: %v", p, err)
-			if r.err == "" {
-				javaOnly++
-				require.NotContains(t, err.Error(), "java.util.regex.Pattern refuses it", "%q: Java accepts it", p)
-			}
-			continue
-		}
-		require.Empty(t, r.err, "%q is accepted but Java refuses it", p)
-		accepted++
-		for j, s := range inputs[i] {
-			require.Equal(t, r.matches[j], re.MatchString(s), "%q on %q: Java says %v", p, s, r.matches[j])
-			if r.matches[j] {
-				matched++
-			}
-		}
-	}
-	t.Logf("%d of %d patterns accepted and agreeing with Java on %d strings each (%d matches); %d refused that Java accepts", accepted, patternsN, inputsN, matched, javaOnly)
-	require.Greater(t, accepted, patternsN/10, "the generator should give many usable patterns")
+	return patterns, inputs
 }
 
 // FuzzTranslateJavaRegex: no pattern panics the translation, and whatever

@@ -30,9 +30,16 @@ type Config struct {
 	// joins again. While a live instance holds the id, another one is
 	// refused (UNRELEASED_INSTANCE_ID); Join retries that, reporting it.
 	InstanceID string
-	// Topics is the subscription: topic names (a pattern subscription is
-	// not supported in this mode).
+	// Topics is the subscription by topic names; set it or TopicRegex.
 	Topics []string
+	// TopicRegex is the subscription by regex instead of Topics: sent as
+	// ConsumerGroupHeartbeat's SubscribedTopicRegex (version 1, Kafka
+	// 4.0 and later), which the coordinator compiles with RE2/J and
+	// matches against the whole name of every topic of the cluster the
+	// member may describe, internal topics included, again when topics
+	// are created (rebalance.TopicFilter.BrokerRegex makes one of a
+	// whitelist).
+	TopicRegex string
 	// RemoteAssignor is group.remote.assignor: the coordinator's
 	// assignor, "uniform" or "range"; "" leaves the choice to the broker
 	// (group.consumer.assignors, uniform by default).
@@ -103,8 +110,11 @@ func (cfg Config) Validate() error {
 	if cfg.Group == "" {
 		errs = append(errs, errors.New("consumergroup: empty group.id"))
 	}
-	if len(cfg.Topics) == 0 {
-		errs = append(errs, errors.New("consumergroup: subscription without topics (group.protocol=consumer supports topic names, not patterns)"))
+	switch {
+	case len(cfg.Topics) == 0 && cfg.TopicRegex == "":
+		errs = append(errs, errors.New("consumergroup: subscription without topics or a topic regex"))
+	case len(cfg.Topics) > 0 && cfg.TopicRegex != "":
+		errs = append(errs, errors.New("consumergroup: a subscription is either Topics or a TopicRegex, not both"))
 	}
 	if slices.Contains(cfg.Topics, "") {
 		errs = append(errs, errors.New("consumergroup: subscription with an empty topic name"))

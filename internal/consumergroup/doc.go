@@ -9,7 +9,7 @@
 //
 // A Member joins with epoch 0 and then heartbeats (ConsumerGroupHeartbeat)
 // at the interval the coordinator gives, telling the coordinator its
-// subscription (topic names), group.remote.assignor if set, and the
+// subscription (topic names or a regex), group.remote.assignor if set, and the
 // partitions it owns. The coordinator answers with the member epoch and,
 // when it changed, the partitions the member may own now, by topic id
 // (names come from Metadata v10). The assignment is incremental: the
@@ -54,7 +54,14 @@
 // Close leaves the group with epoch -1 (-2 for a static member, which
 // the coordinator keeps for its session timeout). Every goroutine a
 // Member starts (the heartbeat of the current generation) is ended by the
-// next Join, Leave or Close. Pattern subscriptions and SASL are not
-// supported in this mode; the encoding of the two requests sarama lacks
-// is in internal/kip848.
+// next Join, Leave or Close. SASL is not supported in this mode; the
+// encoding of the two requests sarama lacks is in internal/kip848.
+//
+// A subscription is topic names (Config.Topics) or a regex that the
+// coordinator evaluates itself (Config.TopicRegex, ConsumerGroupHeartbeat
+// version 1, Kafka 4.0 and later): it compiles it with RE2/J, matches it
+// against the whole name of every topic the member may describe, internal
+// topics included, and assigns the partitions of those it matches; it
+// looks again when topics are created. The member learns the names of the
+// assigned topics from their ids (Metadata of every topic).
 package consumergroup

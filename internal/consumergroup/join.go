@@ -157,6 +157,7 @@ func (m *Member) heartbeat(ctx context.Context, c *coordinator) (*kip848.Heartbe
 		InstanceID:           m.instanceID(),
 		RebalanceTimeoutMs:   int32(m.cfg.RebalanceTimeout.Milliseconds()),
 		SubscribedTopicNames: m.cfg.Topics,
+		SubscribedTopicRegex: m.topicRegex(), // nil (null) with topic names
 		TopicPartitions:      m.ownedLocked(),
 	}
 	m.mu.Unlock()

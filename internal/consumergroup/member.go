@@ -197,6 +197,11 @@ func (m *Member) coordinator(ctx context.Context) (*coordinator, error) {
 		return nil, fmt.Errorf("%w: %w: %w", ErrFatal, ErrUnsupported, err)
 	}
 	hbVersion, _ := v.Of(gc.APIConsumerGroupHeartbeat)
+	if hbVersion < 1 && m.cfg.TopicRegex != "" {
+		conn.Close()
+		return nil, fmt.Errorf("%w: %w: broker %d at %s speaks ConsumerGroupHeartbeat version 0 only, and a topic regex (SubscribedTopicRegex) needs version 1 (Kafka 4.0)",
+			ErrFatal, ErrUnsupported, id, addr)
+	}
 	hb, err := kip848.Dial(ctx, d, addr, m.cfg.ClientID, m.cfg.RequestTimeout)
 	if err != nil {
 		conn.Close()
@@ -349,6 +354,16 @@ func (m *Member) leave() error {
 	}
 	m.log.Info("left group", "member", id, "epoch", leaveEpoch)
 	return nil
+}
+
+// topicRegex is the SubscribedTopicRegex of a heartbeat: the regex of a
+// subscription by regex, nil (null) for one by topic names.
+func (m *Member) topicRegex() *string {
+	if m.cfg.TopicRegex == "" {
+		return nil
+	}
+	re := m.cfg.TopicRegex
+	return &re
 }
 
 func (m *Member) instanceID() *string {

@@ -19,14 +19,15 @@ func validConfig() Config {
 func TestConfigValidate(t *testing.T) {
 	require.NoError(t, validConfig().Validate())
 	for name, mutate := range map[string]func(*Config){
-		"no brokers":     func(c *Config) { c.Brokers = nil },
-		"no group":       func(c *Config) { c.Group = "" },
-		"no topics":      func(c *Config) { c.Topics = nil },
-		"empty topic":    func(c *Config) { c.Topics = []string{""} },
-		"assignor":       func(c *Config) { c.RemoteAssignor = "sticky" },
-		"session":        func(c *Config) { c.SessionTimeout = -time.Second },
-		"request":        func(c *Config) { c.RequestTimeout = time.Microsecond },
-		"huge rebalance": func(c *Config) { c.RebalanceTimeout = 1 << 62 },
+		"no brokers":      func(c *Config) { c.Brokers = nil },
+		"no group":        func(c *Config) { c.Group = "" },
+		"no topics":       func(c *Config) { c.Topics = nil },
+		"empty topic":     func(c *Config) { c.Topics = []string{""} },
+		"names and regex": func(c *Config) { c.TopicRegex = "t.*" },
+		"assignor":        func(c *Config) { c.RemoteAssignor = "sticky" },
+		"session":         func(c *Config) { c.SessionTimeout = -time.Second },
+		"request":         func(c *Config) { c.RequestTimeout = time.Microsecond },
+		"huge rebalance":  func(c *Config) { c.RebalanceTimeout = 1 << 62 },
 	} {
 		cfg := validConfig()
 		mutate(&cfg)
@@ -34,6 +35,9 @@ func TestConfigValidate(t *testing.T) {
 		_, err := New(cfg)
 		require.Error(t, err, name)
 	}
+	byRegex := validConfig()
+	byRegex.Topics, byRegex.TopicRegex = nil, "t.*"
+	require.NoError(t, byRegex.Validate())
 	for _, a := range []string{"", AssignorUniform, AssignorRange} {
 		cfg := validConfig()
 		cfg.RemoteAssignor = a

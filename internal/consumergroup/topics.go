@@ -12,7 +12,8 @@ import (
 
 // refreshTopicIDs reads the ids of the subscribed topics (Metadata v10,
 // which carries topic ids), so that the coordinator's assignment, given by
-// topic id, can be named, and this member's partitions sent by id.
+// topic id, can be named, and this member's partitions sent by id. With a
+// topic regex it reads every topic's: the coordinator decides which match.
 func (m *Member) refreshTopicIDs() error {
 	b, err := m.anyBroker()
 	if err != nil {
