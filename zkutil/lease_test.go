@@ -268,7 +268,9 @@ func TestLeaseSignalsWallClockLapse(t *testing.T) {
 	suspended.Store(int64(time.Minute)) // a resume after a minute's suspend
 	at := awaitChange(t, ch, 10*time.Second, "the lapse was not signalled")
 	require.False(t, l.held(7))
-	require.Less(t, at.Sub(sent), 5*time.Second, "signalled at the monotonic end, not at the first check after the wall clock passed it")
+	// The first check, a quarter of the lease (1.5 s) after the renewal,
+	// finds the lapse; a second of slack for a loaded machine.
+	require.Less(t, at.Sub(sent), 2500*time.Millisecond, "not signalled at the first check after the wall clock passed the lease's end")
 }
 
 func TestLeaseRevokedByExpiry(t *testing.T) {
