@@ -16,6 +16,15 @@ import (
 // message handed out just before the lease ends.
 const leaseFraction = 0.75
 
+// lapseCheckFraction is, as a part of a lease's length, the longest the
+// lapse timer waits before it reads the clocks again. The timer runs on
+// the monotonic clock, which stops while the machine is suspended, and the
+// lease also ends when the wall clock passes its end: after a suspend
+// longer than what was left of the lease, the lapse is signalled at most
+// this part of the lease after resume. A healthy lease is renewed (and its
+// timer re-armed) every eighth of T, before a check of 3T/16 comes due.
+const lapseCheckFraction = 0.25
+
 // quorumLagFraction bounds, as a part of T, how long after a server has
 // received a request of ours the leader can still be unaware of it. The
 // leader expires sessions; a follower passes its clients' activity on when
@@ -51,13 +60,20 @@ const quorumLagFraction = 0.25 + 1.0/16
 // A lease also ends when the wall clock passes its end: the monotonic
 // clock stops while the machine is suspended, the wall clock is moved on
 // at resume, so a suspend longer than the lease ends it.
+//
+// Waiters learn of every change, a lapse by the clock included: a timer
+// armed at the end of the lease (re-armed on every change, stopped once
+// the lease is gone) closes the change channel when the lease runs out, so
+// that what waits on the lease (a Kafka commit cut off at the lapse, say)
+// does not wait for the next answer from ZooKeeper to look again.
 type lease struct {
 	base  time.Time // monotonic origin of the nanosecond deadlines
 	state atomic.Pointer[leaseState]
 	clock func(base time.Time) (mono time.Duration, wall int64) // readClocks; tests move the wall clock alone
 
 	mu      sync.Mutex
-	changed chan struct{} // closed and replaced on every change of state
+	changed chan struct{} // closed and replaced on every change of state, a lapse included
+	lapse   *time.Timer   // runs checkLapse at the end of the lease, or a check before it; nil until the first lease
 }
 
 // leaseState is immutable once published.
@@ -129,7 +145,8 @@ func (l *lease) status(session int64) leaseStatus {
 }
 
 // changedCh returns a channel closed at the next change of the lease: a
-// renewal, a new session, or its loss.
+// renewal, a new session, its loss, or its lapse when it runs out by the
+// clock.
 func (l *lease) changedCh() <-chan struct{} {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -182,12 +199,63 @@ func (l *lease) confirmed(session int64, base time.Time) {
 	l.publishLocked(&next)
 }
 
-// publishLocked makes st the lease's state and signals the change. l.mu is
-// held.
+// publishLocked makes st the lease's state, signals the change and arms
+// the lapse timer for st. l.mu is held.
 func (l *lease) publishLocked(st *leaseState) {
 	l.state.Store(st)
+	l.signalLocked()
+	l.armLapseLocked(st)
+}
+
+func (l *lease) signalLocked() {
 	close(l.changed)
 	l.changed = make(chan struct{})
+}
+
+// armLapseLocked sets the lapse timer to the end of st, on whichever clock
+// comes first, or to a check lapseCheckFraction of the lease ahead if that
+// is sooner. It stops the timer and returns false when st does not hold
+// (it lapsed, was revoked, or has no session): nothing is left to signal
+// until the next publish. l.mu is held.
+func (l *lease) armLapseLocked(st *leaseState) bool {
+	if st.session == 0 || st.dead {
+		l.stopLapseLocked()
+		return false
+	}
+	mono, wall := l.clock(l.base)
+	left := min(st.until-mono, time.Duration(st.untilWall-wall))
+	if left <= 0 {
+		l.stopLapseLocked()
+		return false
+	}
+	if check := time.Duration(float64(st.shortest) * leaseFraction * lapseCheckFraction); check > 0 {
+		left = min(left, check)
+	}
+	if l.lapse == nil {
+		l.lapse = time.AfterFunc(left, l.checkLapse)
+	} else {
+		l.lapse.Reset(left)
+	}
+	return true
+}
+
+func (l *lease) stopLapseLocked() {
+	if l.lapse != nil {
+		l.lapse.Stop()
+	}
+}
+
+// checkLapse runs on the lapse timer: it signals the lapse of the current
+// lease, or re-arms the timer while the lease holds (a check before its
+// end, or a timer that raced a renewal).
+func (l *lease) checkLapse() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	st := l.state.Load()
+	if st.session == 0 || st.dead || l.armLapseLocked(st) {
+		return
+	}
+	l.signalLocked()
 }
 
 // shortestOf returns the shortest timeout granted to session, on which its
@@ -239,9 +307,13 @@ func (l *lease) revoke(session int64) {
 func (s *Session) LeaseHeld(id int64) bool { return s.lease.held(id) }
 
 // LeaseChanged returns a channel that is closed at the next change of the
-// lease: a renewal, a new session, or the loss of the session. To wait for
-// the lease of a session, take the channel, then check LeaseHeld, then
-// wait on the channel.
+// lease: a renewal, a new session, the loss of the session, or the lapse
+// of the lease when it runs out by the clock (ZooKeeper has not answered
+// in time; after a suspend of the machine, within a quarter of the lease
+// after resume). To wait for the lease of a session, take the channel,
+// then check LeaseHeld, then wait on the channel; to stop at its lapse,
+// take the channel, check LeaseHeld, and look again when the channel is
+// closed.
 func (s *Session) LeaseChanged() <-chan struct{} { return s.lease.changedCh() }
 
 // NegotiatedTimeout returns the session timeout the server granted to

@@ -39,7 +39,20 @@ func TestLeaseLapsesBeforeExpiryAndComesBack(t *testing.T) {
 
 	stalled := time.Now()
 	proxy.SetMode(testcluster.Blackhole)
-	waitUntil(t, timeout, func() bool { return !s.LeaseHeld(id) }, "the lease did not lapse while the server was silent")
+	// A waiter on LeaseChanged learns of the lapse (review N1): the
+	// channel closes when the lease runs out, not only on renewals.
+	deadline := time.After(timeout)
+	for {
+		changed := s.LeaseChanged()
+		if !s.LeaseHeld(id) {
+			break
+		}
+		select {
+		case <-changed:
+		case <-deadline:
+			t.Fatal("the lease did not lapse, or its lapse was not signalled, while the server was silent")
+		}
+	}
 	lapsed := time.Since(stalled)
 	require.LessOrEqual(t, lapsed, time.Duration(float64(timeout)*leaseFraction)+200*time.Millisecond,
 		"the lease must end no later than leaseFraction of the timeout after the last answered request")

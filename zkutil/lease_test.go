@@ -180,17 +180,97 @@ func TestLeaseFollowsRenegotiatedTimeout(t *testing.T) {
 // passed no longer holds, whatever the monotonic clock says.
 func TestLeaseEndsWhenWallClockPassesIt(t *testing.T) {
 	l := newLease()
-	connected(t, l, time.Now())
-	require.True(t, l.held(7))
 	var suspended atomic.Int64
 	l.clock = func(base time.Time) (time.Duration, int64) {
 		mono, wall := readClocks(base)
 		return mono, wall + suspended.Load()
 	}
+	connected(t, l, time.Now())
 	require.True(t, l.held(7))
 	suspended.Store(int64(10 * time.Second)) // a 10s suspend: monotonic time did not move
 	require.False(t, l.held(7), "a suspend longer than the lease must end it")
 	require.Equal(t, leaseLapsed, l.status(7))
+}
+
+// awaitChange waits for ch to close, at most d, and returns when it did.
+func awaitChange(t *testing.T, ch <-chan struct{}, d time.Duration, msg string) time.Time {
+	t.Helper()
+	select {
+	case <-ch:
+		return time.Now()
+	case <-time.After(d):
+		t.Fatal(msg)
+		return time.Time{}
+	}
+}
+
+// Review N1: waiters on the lease (a Kafka commit in flight, cut off at
+// the lapse) must learn of a lapse by the clock, not only of renewals and
+// revocations. The change channel closes when the lease runs out, never
+// before; a renewal moves the lapse on; a revoked lease signals nothing
+// more.
+func TestLeaseSignalsItsLapse(t *testing.T) {
+	l := newLease()
+	const timeout = 400 * time.Millisecond // a lease of 300 ms
+	lasts := time.Duration(float64(timeout) * leaseFraction)
+	sent := time.Now()
+	w := newWireTracker(l)
+	w.wrote(connectRequest(0), sent)
+	w.read(connectResponse(7, int32(timeout/time.Millisecond)))
+	require.True(t, l.held(7))
+	at := awaitChange(t, l.changedCh(), 10*time.Second, "the lapse was not signalled")
+	require.False(t, l.held(7), "signalled while the lease held")
+	require.Equal(t, leaseLapsed, l.status(7))
+	require.GreaterOrEqual(t, at.Sub(sent), lasts)
+
+	// Renewed after the lapse, and again before its end: the lapse comes
+	// at the end of the last renewal.
+	base := time.Now()
+	l.confirmed(7, base)
+	require.True(t, l.held(7))
+	time.Sleep(lasts / 2)
+	renewed := time.Now()
+	l.confirmed(7, renewed)
+	ch := l.changedCh()
+	at = awaitChange(t, ch, 10*time.Second, "the lapse after a renewal was not signalled")
+	require.False(t, l.held(7))
+	require.GreaterOrEqual(t, at.Sub(renewed), lasts, "signalled at the end of the lease before the renewal")
+
+	// A revoked lease has nothing left to signal.
+	l.confirmed(7, time.Now())
+	require.True(t, l.held(7))
+	l.revoke(7)
+	ch = l.changedCh()
+	select {
+	case <-ch:
+		t.Fatal("a revoked lease signalled a lapse")
+	case <-time.After(2 * lasts):
+	}
+}
+
+// The lapse timer runs on the monotonic clock, which stops while the
+// machine is suspended; a lease whose end the wall clock has passed is
+// signalled within lapseCheckFraction of the lease, not at its monotonic
+// end.
+func TestLeaseSignalsWallClockLapse(t *testing.T) {
+	l := newLease()
+	var suspended atomic.Int64
+	l.clock = func(base time.Time) (time.Duration, int64) {
+		mono, wall := readClocks(base)
+		return mono, wall + suspended.Load()
+	}
+	const timeout = 8 * time.Second // a lease of 6s, checked every 1.5s
+	sent := time.Now()
+	w := newWireTracker(l)
+	w.wrote(connectRequest(0), sent)
+	w.read(connectResponse(7, int32(timeout/time.Millisecond)))
+	ch := l.changedCh()
+	suspended.Store(int64(time.Minute)) // a resume after a minute's suspend
+	at := awaitChange(t, ch, 10*time.Second, "the lapse was not signalled")
+	require.False(t, l.held(7))
+	// The first check, a quarter of the lease (1.5 s) after the renewal,
+	// finds the lapse; a second of slack for a loaded machine.
+	require.Less(t, at.Sub(sent), 2500*time.Millisecond, "not signalled at the first check after the wall clock passed the lease's end")
 }
 
 func TestLeaseRevokedByExpiry(t *testing.T) {

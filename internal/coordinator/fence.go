@@ -10,7 +10,10 @@ import (
 // whose ownership can lapse, such as a ZooKeeper-mode member with
 // offsets.storage=kafka: Kafka does not fence commits with generation -1,
 // so the owner must. Held reports whether the owner may commit now;
-// Changed returns a channel closed at the next change (check Held again).
+// Changed returns a channel closed at the next change (check Held again),
+// a lapse by the clock included: a commit in flight is cut off only when
+// Changed tells of the lapse, so a fence whose Changed stays open as Held
+// turns false lets the commit run on until it is answered.
 type Fence interface {
 	Held() bool
 	Changed() <-chan struct{}

@@ -84,7 +84,10 @@ func (d *proxiedDialer) setMode(m testcluster.ProxyMode) {
 // commits from outside a group, so the stale commit would land over the
 // new owner's. A fenced commit is cut off with a reset when the fence
 // lapses, so its bytes never reach the broker; without the fence (as
-// before) they do. A fence that does not hold sends nothing at all.
+// before) they do. A fence that does not hold sends nothing at all. The
+// fence here is switched by the test; that the real one, a ZooKeeper
+// session's lease, tells of its lapse by the clock is checked by
+// connector's TestKafkaCommitCutOffWhenZooKeeperLeaseLapses.
 func TestFencedCommitCutOffWhenFenceLapses(t *testing.T) {
 	c := testcluster.Shared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

@@ -33,6 +33,14 @@ import (
 // New takes a start (notBefore).
 const Fraction = 0.75
 
+// lapseCheckFraction is, as a part of a lease's length, the longest the
+// lapse timer waits before it reads the clocks again. The timer runs on
+// the monotonic clock, which stops while the machine is suspended, and the
+// lease also ends when the wall clock passes its end: after a suspend
+// longer than what was left of the lease, the lapse is signalled at most
+// this part of the lease after resume.
+const lapseCheckFraction = 0.25
+
 // Lease tracks until when a generation is known to be current on the
 // coordinator. It is renewed from send times: the SyncGroup that started
 // the generation and every heartbeat answered without error. It lapses on
@@ -40,6 +48,10 @@ const Fraction = 0.75
 // is measured on the monotonic clock from when requests were sent, never
 // from when a buffered answer happens to be read. A lease may also start
 // late (from): it does not hold before then, however recent its renewals.
+//
+// Waiters learn of every change, a lapse by the clock included: a timer
+// armed at the end of the lease (re-armed on every renewal, stopped by
+// Revoke) closes the change channel when the lease runs out.
 type Lease struct {
 	base  time.Time                                             // monotonic origin of from and until
 	clock func(base time.Time) (mono time.Duration, wall int64) // readClocks; tests move the wall clock alone
@@ -52,8 +64,9 @@ type Lease struct {
 	untilWall atomic.Int64
 
 	mu      sync.Mutex
-	changed chan struct{} // closed and replaced on every change
+	changed chan struct{} // closed and replaced on every change, a lapse included
 	start   *time.Timer   // signals the start at from; nil if it holds from base
+	lapse   *time.Timer   // runs checkLapse at the end of the lease, or a check before it; nil until the first renewal
 }
 
 // New returns a lease of Fraction of term that does not hold
@@ -99,6 +112,45 @@ func (l *Lease) Renew(sentAt time.Time) {
 	l.untilWall.Store(sentAt.UnixNano() + int64(l.term))
 	l.until.Store(until)
 	l.signalLocked()
+	l.armLapseLocked()
+}
+
+// armLapseLocked sets the lapse timer to the end of the lease, on
+// whichever clock comes first, or to a check lapseCheckFraction of the
+// lease ahead if that is sooner. It stops the timer and returns false when
+// the lease has run out or is gone: nothing is left to signal until the
+// next renewal. l.mu is held.
+func (l *Lease) armLapseLocked() bool {
+	until := l.until.Load()
+	mono, wall := l.clock(l.base)
+	left := min(time.Duration(until)-mono, time.Duration(l.untilWall.Load()-wall))
+	if until <= 0 || left <= 0 {
+		if l.lapse != nil {
+			l.lapse.Stop()
+		}
+		return false
+	}
+	if check := time.Duration(float64(l.term) * lapseCheckFraction); check > 0 {
+		left = min(left, check)
+	}
+	if l.lapse == nil {
+		l.lapse = time.AfterFunc(left, l.checkLapse)
+	} else {
+		l.lapse.Reset(left)
+	}
+	return true
+}
+
+// checkLapse runs on the lapse timer: it signals the lapse of the lease,
+// or re-arms the timer while the lease runs (a check before its end, or a
+// timer that raced a renewal).
+func (l *Lease) checkLapse() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.until.Load() <= 0 || l.armLapseLocked() {
+		return
+	}
+	l.signalLocked()
 }
 
 // Gone reports whether the lease was revoked.
@@ -110,6 +162,9 @@ func (l *Lease) Revoke() {
 	defer l.mu.Unlock()
 	if l.start != nil {
 		l.start.Stop()
+	}
+	if l.lapse != nil {
+		l.lapse.Stop()
 	}
 	if l.until.Load() < 0 {
 		return
@@ -131,7 +186,9 @@ func (l *Lease) signalLocked() {
 }
 
 // Changed returns a channel closed at the next change of the lease: a
-// renewal, its revocation, or its start (New's notBefore).
+// renewal, its revocation, its start (New's notBefore), or its lapse when
+// it runs out by the clock (no renewal came in time; after a suspend of
+// the machine, within a quarter of the lease after resume).
 func (l *Lease) Changed() <-chan struct{} {
 	l.mu.Lock()
 	defer l.mu.Unlock()

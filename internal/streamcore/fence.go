@@ -10,8 +10,12 @@ type Fence interface {
 	// Held reports whether delivery is allowed now. It is called before
 	// every message, so it must be cheap and must not block.
 	Held() bool
-	// Changed returns a channel that is closed when Held may have changed
-	// from false to true. Callers take it before checking Held.
+	// Changed returns a channel that is closed when Held may have
+	// changed, either way: a renewal, a revocation, and also a lapse when
+	// the lease runs out by the clock, so that a caller waiting while Held
+	// is true (a commit in flight, see coordinator.WithFence) learns of
+	// the lapse when it happens. Callers take it before checking Held,
+	// and check Held again when it is closed.
 	Changed() <-chan struct{}
 }
 
