@@ -54,7 +54,11 @@
 // Close leaves the group with epoch -1 (-2 for a static member, which
 // the coordinator keeps for its session timeout). Every goroutine a
 // Member starts (the heartbeat of the current generation) is ended by the
-// next Join, Leave or Close. Pattern subscriptions and SASL are not
-// supported in this mode; the encoding of the two requests sarama lacks
-// is in internal/kip848.
+// next Join, Leave or Close. Pattern subscriptions are not supported in
+// this mode; the encoding of the two requests sarama lacks is in
+// internal/kip848, whose connections speak the TLS and SASL (PLAIN,
+// SCRAM-SHA-256/512, OAUTHBEARER) that Config.Secure gives sarama's
+// (internal/coordinator's Dialer); a refusal of the credentials or the
+// certificates ends Join with an ErrFatal error naming the setting to
+// fix.
 package consumergroup
