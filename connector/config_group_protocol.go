@@ -21,8 +21,8 @@ const (
 	// session.timeout.ms only as what it assumes of the broker's session
 	// timeout for its lease (keep it at most the broker's);
 	// partition.assignment.strategy is ignored; subscriptions are topic
-	// names (CreateMessageStreamsByFilter is refused) and SASL is not
-	// supported yet.
+	// names (CreateMessageStreamsByFilter is refused). TLS and SASL work
+	// as with the classic protocol.
 	GroupProtocolConsumer = "consumer"
 )
 
