@@ -31,8 +31,10 @@
 //     (FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID), no heartbeat succeeded
 //     for the session timeout, or Leave was called. Commit nothing, drop
 //     what is buffered, Join: it joins again with epoch 0.
-//   - ErrFatal: the member cannot go on (authorization, an unsupported
-//     assignor, a broker without the protocol: ErrUnsupported).
+//   - ErrFatal: the member cannot go on (authorization, refused
+//     credentials or certificates: secure.ErrAuthentication, an
+//     unsupported assignor, a broker without the protocol:
+//     ErrUnsupported).
 //   - ErrMemberClosed: Close was called.
 //   - ErrRebalanceStarted: Join was called while the generation ran (the
 //     caller gave it up; it still owns its partitions until the next
