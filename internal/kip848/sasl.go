@@ -72,9 +72,15 @@ type SASLError struct {
 	Enabled []string
 }
 
+// saslErrorNames are Kafka's names of the error codes of SASL refusals.
+var saslErrorNames = map[int16]string{33: "UNSUPPORTED_SASL_MECHANISM", 34: "ILLEGAL_SASL_STATE", 58: "SASL_AUTHENTICATION_FAILED"}
+
 // Error describes the refusal; it never contains what was sent.
 func (e *SASLError) Error() string {
 	msg := fmt.Sprintf("kip848: SASL %s authentication with %s failed: error code %d", e.Mechanism, e.Addr, e.Code)
+	if name, ok := saslErrorNames[e.Code]; ok {
+		msg += " " + name
+	}
 	if e.Message != "" {
 		msg += ": " + e.Message
 	}

@@ -132,7 +132,7 @@ func TestAuthenticateRefusals(t *testing.T) {
 		var se *SASLError
 		require.ErrorAs(t, err, &se)
 		require.Equal(t, []string{"PLAIN"}, se.Enabled)
-		require.ErrorContains(t, err, "the listener enables PLAIN")
+		require.ErrorContains(t, err, "error code 33 UNSUPPORTED_SASL_MECHANISM (the listener enables PLAIN)")
 		require.NoError(t, <-done)
 	})
 	t.Run("credentials", func(t *testing.T) {
