@@ -23,8 +23,8 @@ const (
 	// member heartbeats at the interval the broker gives, and takes
 	// session.timeout.ms only as what it assumes of the broker's session
 	// timeout for its lease (keep it at most the broker's);
-	// partition.assignment.strategy is ignored; SASL is not supported
-	// yet. CreateMessageStreamsByFilter takes a whitelist, which the
+	// partition.assignment.strategy is ignored; TLS and SASL work as
+	// with the classic protocol. CreateMessageStreamsByFilter takes a whitelist, which the
 	// broker evaluates itself, with RE2/J rather than java.util.regex: the
 	// member sends the whitelist translated to RE2/J's syntax with the
 	// same meaning (ConsumerGroupHeartbeat version 1, Kafka 4.0), and the

@@ -451,18 +451,19 @@ func TestConsumerProtocolTwoMembers(t *testing.T) {
 // startJava848Member starts Kafka 4.x's Java console consumer as a member
 // of group with group.protocol=consumer (it refuses the classic
 // protocol's session.timeout.ms, heartbeat.interval.ms and
-// partition.assignment.strategy with it).
-func startJava848Member(t *testing.T, bootstrap, topic, group string) *javaMember {
+// partition.assignment.strategy with it). extra are more arguments of
+// the console consumer.
+func startJava848Member(t *testing.T, bootstrap, topic, group string, extra ...string) *javaMember {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	cmd, err := testcluster.Tool4(ctx, "org.apache.kafka.tools.consumer.ConsoleConsumer",
+	cmd, err := testcluster.Tool4(ctx, "org.apache.kafka.tools.consumer.ConsoleConsumer", append([]string{
 		"--bootstrap-server", bootstrap, "--topic", topic, "--group", group,
 		"--property", "print.partition=true", "--property", "print.offset=true",
 		"--consumer-property", "group.protocol=consumer",
 		"--consumer-property", "metadata.max.age.ms=1000",
 		"--consumer-property", "auto.commit.interval.ms=200",
-		"--consumer-property", "client.id=java-"+group,
-		"--from-beginning")
+		"--consumer-property", "client.id=java-" + group,
+		"--from-beginning"}, extra...)...)
 	if err != nil {
 		cancel()
 		t.Fatal(err)
@@ -492,20 +493,29 @@ func (j *javaMember) stop(t *testing.T) {
 // commits. Every message is read exactly once.
 func TestConsumerProtocolMixedWithJava(t *testing.T) {
 	c := testcluster.SharedKRaft(t)
+	group := testcluster.UniqueName("g-kip848-java")
+	mixedWithJava848(t, c, consumerProtocolConfig(c, group), strings.Join(c.BrokerAddrs(), ","))
+}
+
+// mixedWithJava848 is TestConsumerProtocolMixedWithJava's exchange
+// between a zkconsumer member configured by cfg (its group, brokers and
+// security) and a Java member that reaches the cluster at bootstrap with
+// the extra arguments javaArgs.
+func mixedWithJava848(t *testing.T, c *testcluster.Cluster, cfg Config, bootstrap string, javaArgs ...string) {
+	t.Helper()
 	const parts = 4
 	topic := newTopic(t, c, parts, 40)
-	group := testcluster.UniqueName("g-kip848-java")
-	bootstrap := strings.Join(c.BrokerAddrs(), ",")
+	group := cfg.GroupID
 	ctx := testCtx(t, 5*time.Minute)
 	col := newCollector()
-	a := newConnector(t, consumerProtocolConfig(c, group))
+	a := newConnector(t, cfg)
 	streams, err := a.CreateMessageStreams(ctx, map[string]int{topic: 1})
 	require.NoError(t, err)
 	col.read(ctx, "zk", streams[topic][0])
 	col.waitAll(t, 0, 40, time.Minute)
 	waitConsumerGroup(t, c, group, topic, parts, 1)
 
-	j := startJava848Member(t, bootstrap, topic, group)
+	j := startJava848Member(t, bootstrap, topic, group, javaArgs...)
 	ms := waitConsumerGroup(t, c, group, topic, parts, 2)
 	var javaParts, zkParts []int32
 	for _, m := range ms {

@@ -67,8 +67,7 @@ type Config struct {
 	// ClientID is client.id (default "zkconsumer").
 	ClientID string
 	// Sarama, if set, is the base of the connection settings (dial
-	// timeout, proxy dialer). It is copied, never modified. SASL is not
-	// supported in this mode.
+	// timeout, proxy dialer). It is copied, never modified.
 	Sarama *sarama.Config
 	// Secure, if set, is applied to the settings of every connection after
 	// the member has set its own dialer, so that a TLS dialer wraps it.

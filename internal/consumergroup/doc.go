@@ -31,8 +31,10 @@
 //     (FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID), no heartbeat succeeded
 //     for the session timeout, or Leave was called. Commit nothing, drop
 //     what is buffered, Join: it joins again with epoch 0.
-//   - ErrFatal: the member cannot go on (authorization, an unsupported
-//     assignor, a broker without the protocol: ErrUnsupported).
+//   - ErrFatal: the member cannot go on (authorization, refused
+//     credentials or certificates: secure.ErrAuthentication, an
+//     unsupported assignor, a broker without the protocol:
+//     ErrUnsupported).
 //   - ErrMemberClosed: Close was called.
 //   - ErrRebalanceStarted: Join was called while the generation ran (the
 //     caller gave it up; it still owns its partitions until the next
@@ -54,8 +56,12 @@
 // Close leaves the group with epoch -1 (-2 for a static member, which
 // the coordinator keeps for its session timeout). Every goroutine a
 // Member starts (the heartbeat of the current generation) is ended by the
-// next Join, Leave or Close. SASL is not supported in this mode; the
-// encoding of the two requests sarama lacks is in internal/kip848.
+// next Join, Leave or Close. The encoding of the requests sarama lacks is
+// in internal/kip848, whose connections speak the TLS and SASL (PLAIN,
+// SCRAM-SHA-256/512, OAUTHBEARER) that Config.Secure gives sarama's
+// (internal/coordinator's Dialer); a refusal of the credentials or the
+// certificates ends Join with an ErrFatal error naming the setting to
+// fix.
 //
 // A subscription is topic names (Config.Topics) or a regex that the
 // coordinator evaluates itself (Config.TopicRegex, ConsumerGroupHeartbeat

@@ -12,6 +12,7 @@ import (
 
 	gc "github.com/zkconsumer/zkconsumer/internal/coordinator"
 	"github.com/zkconsumer/zkconsumer/internal/kip848"
+	"github.com/zkconsumer/zkconsumer/internal/secure"
 )
 
 // Member is one member of a group that uses the consumer group protocol.
@@ -31,7 +32,8 @@ type Member struct {
 	reportMu   sync.Mutex
 	lastReport map[string]time.Time
 
-	loc *gc.Locator // the coordinator's discovery, and the broker for Metadata
+	loc       *gc.Locator                       // the coordinator's discovery, and the broker for Metadata
+	explainer interface{ Explain(error) error } // Config.Secure's dialer; nil without one
 
 	coordMu sync.Mutex
 	coord   *coordinator
@@ -85,16 +87,18 @@ func New(cfg Config) (*Member, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	if sc := saramaConfig(cfg, cfg.RequestTimeout); sc.Net.SASL.Enable {
-		return nil, errors.New("consumergroup: group.protocol=consumer does not support SASL yet; use group.protocol=classic with sasl.mechanism")
-	}
+	sc := saramaConfig(cfg, cfg.RequestTimeout)
+	// Config.Secure's dialer explains the errors of connections
+	// (secure.Client.Explain).
+	explainer, _ := sc.Net.Proxy.Dialer.(interface{ Explain(error) error })
 	ctx, cancel := context.WithCancel(context.Background())
 	log := cfg.Logger.With("group", cfg.Group, "protocol", "consumer")
 	// Version 1 of ConsumerGroupHeartbeat wants the member to name itself
 	// (KIP-1082), once for its lifetime; version 0 takes the coordinator's.
-	return &Member{cfg: cfg, log: log, ctx: ctx, cancel: cancel, interval: 5 * time.Second, memberID: kip848.NewMemberID(), wake: make(chan struct{}, 1), session: cfg.SessionTimeout,
-		owned: map[string][]int32{}, names: map[kip848.UUID]string{}, ids: map[string]kip848.UUID{},
-		loc: gc.NewBootstrapLocator(cfg.Group, cfg.Brokers, saramaConfig(cfg, cfg.RequestTimeout), nil)}, nil
+	m := &Member{cfg: cfg, log: log, ctx: ctx, cancel: cancel, interval: 5 * time.Second, memberID: kip848.NewMemberID(), wake: make(chan struct{}, 1), session: cfg.SessionTimeout,
+		owned: map[string][]int32{}, names: map[kip848.UUID]string{}, ids: map[string]kip848.UUID{}, explainer: explainer}
+	m.loc = gc.NewBootstrapLocator(cfg.Group, cfg.Brokers, sc, m.explain)
+	return m, nil
 }
 
 // MemberID returns this member's id, "" before the first heartbeat.
@@ -147,6 +151,20 @@ func (m *Member) anyBroker() (*sarama.Broker, error) {
 	return b, err
 }
 
+// explain adds to err, an error of a connection of this member, the
+// security setting to check when it can tell.
+func (m *Member) explain(err error) error {
+	if m.explainer == nil || err == nil {
+		return err
+	}
+	return m.explainer.Explain(err)
+}
+
+// authFailed reports whether err is a refusal of the member's credentials
+// or certificates, or a failed TLS handshake, which retrying cannot mend
+// (secure.ErrAuthentication).
+func authFailed(err error) bool { return errors.Is(err, secure.ErrAuthentication) }
+
 // brokerFailed moves on to the next broker after a request to b failed
 // (gc.Locator.BrokerFailed), unless Close caused the failure.
 func (m *Member) brokerFailed(b *sarama.Broker) {
@@ -165,7 +183,7 @@ func (m *Member) findCoordinator() (*sarama.Broker, error) {
 	switch {
 	case errors.Is(err, gc.ErrClosed):
 		return nil, ErrMemberClosed
-	case errors.Is(err, gc.ErrFindRefused):
+	case errors.Is(err, gc.ErrFindRefused), authFailed(err):
 		return nil, fmt.Errorf("%w: %w", ErrFatal, err)
 	}
 	return b, err
@@ -186,10 +204,19 @@ func (m *Member) coordinator(ctx context.Context) (*coordinator, error) {
 	}
 	addr, id := found.Addr(), found.ID()
 	sc := saramaConfig(m.cfg, m.cfg.RequestTimeout)
-	d, _ := gc.Dialer(sc) // New refused SASL
-	conn, err := kip848.Dial(ctx, d, addr, m.cfg.ClientID, m.cfg.RequestTimeout)
+	dial := func() (*kip848.Conn, error) {
+		conn, err := kip848.Dial(ctx, gc.Dialer(sc), addr, m.cfg.ClientID, m.cfg.RequestTimeout)
+		if err != nil {
+			err = fmt.Errorf("consumergroup: connect to the coordinator, broker %d at %s: %w", id, addr, m.explain(err))
+			if authFailed(err) {
+				err = fmt.Errorf("%w: %w", ErrFatal, err)
+			}
+		}
+		return conn, err
+	}
+	conn, err := dial()
 	if err != nil {
-		return nil, fmt.Errorf("consumergroup: connect to the coordinator, broker %d at %s: %w", id, addr, err)
+		return nil, err
 	}
 	v, err := gc.Negotiate(gc.BrokerName(id, addr), gc.KIP848Versions(conn, gc.APIConsumerGroupHeartbeat, gc.APIOffsetCommit, gc.APIOffsetFetch), needs...)
 	if err != nil {
@@ -202,16 +229,16 @@ func (m *Member) coordinator(ctx context.Context) (*coordinator, error) {
 		return nil, fmt.Errorf("%w: %w: broker %d at %s speaks ConsumerGroupHeartbeat version 0 only, and a topic regex (SubscribedTopicRegex) needs version 1 (Kafka 4.0)",
 			ErrFatal, ErrUnsupported, id, addr)
 	}
-	hb, err := kip848.Dial(ctx, d, addr, m.cfg.ClientID, m.cfg.RequestTimeout)
+	hb, err := dial()
 	if err != nil {
 		conn.Close()
-		return nil, fmt.Errorf("consumergroup: connect to the coordinator, broker %d at %s: %w", id, addr, err)
+		return nil, err
 	}
 	fetch := sarama.NewBroker(addr)
 	if err := fetch.Open(sc); err != nil {
 		conn.Close()
 		hb.Close()
-		return nil, err
+		return nil, m.explain(err)
 	}
 	fetchVersion, _ := v.Of(gc.APIOffsetFetch)
 	c := &coordinator{id: id, addr: addr, conn: conn, hb: hb, fetch: fetch, hbVersion: hbVersion, fetchVersion: fetchVersion}

@@ -45,14 +45,15 @@ func TestConfigValidate(t *testing.T) {
 	}
 }
 
-// TestNewRefusesSASL: SASL is not supported in this mode; New says so
-// and names the way out instead of failing at the first heartbeat.
-func TestNewRefusesSASL(t *testing.T) {
+// TestNewAcceptsSASL: SASL is supported in this mode (before, New refused
+// it); the connections' SASL is tested against Kafka in connector's
+// TestKIP848SASLWithJavaMember.
+func TestNewAcceptsSASL(t *testing.T) {
 	cfg := validConfig()
 	cfg.Secure = func(c *sarama.Config) { c.Net.SASL.Enable = true }
-	_, err := New(cfg)
-	require.ErrorContains(t, err, "SASL")
-	require.ErrorContains(t, err, "group.protocol=classic")
+	m, err := New(cfg)
+	require.NoError(t, err)
+	require.NoError(t, m.Close())
 }
 
 // TestClassify sorts ConsumerGroupHeartbeat's error codes as Java's

@@ -24,7 +24,7 @@
 //     partition) and errors of single partitions; internal/offsetfetch
 //     confirms an answer of "none".
 //   - Dialer dials the coordinator for internal/kip848's connections as
-//     sarama would (proxy dialer, TLS).
+//     sarama would (proxy dialer, TLS, SASL with sarama's settings).
 //
 // The members keep their own state machines (JoinGroup and SyncGroup, or
 // ConsumerGroupHeartbeat epochs) and their own connections to the

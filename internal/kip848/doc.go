@@ -7,10 +7,12 @@
 // SkipAssignment, which tells a restarted static leader that it leads
 // without having to assign; sarama stops at JoinGroup 8), and the
 // ApiVersions answer that tells whether a broker has them. Conn carries
-// them over one connection.
+// them over one connection, which Authenticate can first authenticate
+// with SASL (SaslHandshake v1, SaslAuthenticate v0; the mechanisms
+// themselves are the caller's, SASLMechanism).
 //
 // It is our own on purpose: the core module must not pull in a whole
-// protocol library (franz-go's kmsg, say) for four messages, and sarama's
+// protocol library (franz-go's kmsg, say) for a handful of messages, and sarama's
 // request types cannot be extended from outside (their encoders are
 // unexported). Only what the members send and read is here, written from
 // the message definitions in Apache Kafka's

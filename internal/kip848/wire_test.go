@@ -138,6 +138,8 @@ func decoders() map[string]struct {
 		"heartbeat request":   {hbReq, func(b []byte) error { _, err := DecodeHeartbeatRequest(b, 1); return err }},
 		"commit response":     {oc, func(b []byte) error { _, err := DecodeOffsetCommitResponse(b); return err }},
 		"api versions":        {av, func(b []byte) error { _, _, err := DecodeApiVersionsResponse(b); return err }},
+		"sasl handshake":      {encodeSaslHandshakeResponse(0, "PLAIN", "SCRAM-SHA-512"), func(b []byte) error { _, _, err := DecodeSaslHandshakeResponse(b); return err }},
+		"sasl authenticate":   {encodeSaslAuthenticateResponse(0, "m", []byte("r=abc")), func(b []byte) error { _, _, _, err := DecodeSaslAuthenticateResponse(b); return err }},
 	}
 }
 

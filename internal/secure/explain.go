@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/IBM/sarama"
+
+	"github.com/zkconsumer/zkconsumer/internal/kip848"
 )
 
 // ErrAuthentication is matched (errors.Is) by the errors of connections
@@ -63,13 +65,13 @@ func (c *Client) Explain(err error) error {
 	}
 	var alert tls.AlertError
 	switch {
-	case errors.Is(err, sarama.ErrSASLAuthenticationFailed):
+	case errors.Is(err, sarama.ErrSASLAuthenticationFailed) || errors.Is(err, kip848.ErrSASLAuthenticationFailed):
 		keys := "sasl.jaas.config"
 		if c.s.SASLUsername != "" {
 			keys = "sasl.username and sasl.password"
 		}
 		return &ConnectError{Err: err, auth: true, Hint: fmt.Sprintf("the broker refused user %q with %s; check %s", c.user, c.s.mechanism(), keys)}
-	case errors.Is(err, sarama.ErrUnsupportedSASLMechanism):
+	case errors.Is(err, sarama.ErrUnsupportedSASLMechanism) || errors.Is(err, kip848.ErrUnsupportedSASLMechanism):
 		return &ConnectError{Err: err, auth: true, Hint: "this listener does not enable sasl.mechanism " + c.s.mechanism() + "; set sasl.mechanism to one in the broker's sasl.enabled.mechanisms"}
 	case errors.As(err, &alert) || strings.Contains(err.Error(), "tls: bad certificate") || strings.Contains(err.Error(), "certificate required"):
 		return &ConnectError{Err: err, auth: true, Hint: "the broker refused the client certificate or wants one; check ssl.keystore.location (or ssl.certificate.location and ssl.key.location)"}

@@ -1,6 +1,7 @@
 package secure_test
 
 import (
+	"context"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -11,6 +12,8 @@ import (
 	"github.com/IBM/sarama"
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkconsumer/zkconsumer/internal/coordinator"
+	"github.com/zkconsumer/zkconsumer/internal/kip848"
 	"github.com/zkconsumer/zkconsumer/internal/secure"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 	"github.com/zkconsumer/zkconsumer/zkutil"
@@ -44,9 +47,15 @@ type nopLogger struct{}
 
 func (nopLogger) Printf(string, ...any) {}
 
+// ways are the two kinds of broker connection s is applied to: sarama's,
+// and internal/kip848's Conn (the KIP-848 member's and JoinGroup v9's),
+// dialled with coordinator.Dialer from the same sarama configuration.
+var ways = []string{"sarama", "kip848"}
+
 // connect applies s to a sarama config and asks the broker's endpoint for
-// its metadata.
-func connect(t *testing.T, b zkutil.Broker, s secure.Settings) error {
+// its metadata (way "sarama"), or opens a kip848.Conn, which asks for its
+// ApiVersions (way "kip848").
+func connect(t *testing.T, b zkutil.Broker, s secure.Settings, way string) error {
 	t.Helper()
 	cl, err := secure.New(s)
 	if err != nil {
@@ -62,6 +71,17 @@ func connect(t *testing.T, b zkutil.Broker, s secure.Settings) error {
 	sc.Net.ReadTimeout = 5 * time.Second
 	sc.Net.WriteTimeout = 5 * time.Second
 	cl.Apply(sc)
+	if way == "kip848" {
+		conn, err := kip848.Dial(context.Background(), coordinator.Dialer(sc), ep.Addr(), "secure-test", 5*time.Second)
+		if err != nil {
+			return cl.Explain(err)
+		}
+		defer conn.Close()
+		if _, ok := conn.Versions(kip848.APIKeyApiVersions); !ok {
+			return errors.New("no ApiVersions in the broker's answer")
+		}
+		return nil
+	}
 	br := sarama.NewBroker(ep.Addr())
 	if err := br.Open(sc); err != nil {
 		return cl.Explain(err)
@@ -95,15 +115,17 @@ func TestConnectSecureListeners(t *testing.T) {
 		{"SASL_SSL PLAIN", secure.Settings{SecurityProtocol: "SASL_SSL", SSLTruststoreLocation: sec.CAFile, SASLMechanism: "PLAIN", SASLJAASConfig: jaas("org.apache.kafka.common.security.plain.PlainLoginModule")}},
 		{"SASL_SSL SCRAM-SHA-256", secure.Settings{SecurityProtocol: "SASL_SSL", SSLTruststoreLocation: sec.CAFile, SASLMechanism: "SCRAM-SHA-256", SASLJAASConfig: jaas("org.apache.kafka.common.security.scram.ScramLoginModule")}},
 		{"SASL_SSL SCRAM-SHA-512 librdkafka", secure.Settings{SecurityProtocol: "SASL_SSL", SSLTruststoreLocation: sec.CAFile, SASLMechanism: "SCRAM-SHA-512", SASLUsername: sec.User, SASLPassword: sec.Password}},
-		{"SASL_SSL OAUTHBEARER", secure.Settings{SecurityProtocol: "SASL_SSL", SSLTruststoreLocation: sec.CAFile, SASLMechanism: "OAUTHBEARER", TokenProvider: unsecuredToken{sec.User}}},
+		{"SASL_SSL OAUTHBEARER", secure.Settings{SecurityProtocol: "SASL_SSL", SSLTruststoreLocation: sec.CAFile, SASLMechanism: "OAUTHBEARER", TokenProvider: unsecuredToken{sub: sec.User}}},
 		{"SASL_PLAINTEXT PLAIN", secure.Settings{SecurityProtocol: "SASL_PLAINTEXT", SASLMechanism: "PLAIN", SASLUsername: sec.User, SASLPassword: sec.Password}},
 		{"wrong host skipped", secure.Settings{SecurityProtocol: "SSL", ListenerName: testcluster.ListenerWrongHost, SSLTruststoreLocation: sec.CAFile, SSLEndpointIdentificationAlgorithm: ptr("")}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if err := connect(t, b, tc.s); err != nil {
-				t.Fatalf("connect: %v", err)
-			}
-		})
+		for _, way := range ways {
+			t.Run(tc.name+"/"+way, func(t *testing.T) {
+				if err := connect(t, b, tc.s, way); err != nil {
+					t.Fatalf("connect: %v", err)
+				}
+			})
+		}
 	}
 }
 
@@ -122,6 +144,8 @@ func TestConnectFailures(t *testing.T) {
 			[]string{"SASL", "sasl.username", `"alice"`}, "wrong-secret", true},
 		{"bad PLAIN password", secure.Settings{SecurityProtocol: "SASL_PLAINTEXT", SASLMechanism: "PLAIN", SASLUsername: sec.User, SASLPassword: "wrong-secret"},
 			[]string{"SASL", "sasl.username"}, "wrong-secret", true},
+		{"expired OAUTHBEARER token", secure.Settings{SecurityProtocol: "SASL_SSL", SSLTruststoreLocation: sec.CAFile, SASLMechanism: "OAUTHBEARER", TokenProvider: unsecuredToken{sub: sec.User, expired: true}},
+			[]string{"SASL", "OAUTHBEARER"}, "", true},
 		{"untrusted CA", secure.Settings{SecurityProtocol: "SSL", SSLTruststoreLocation: sec.UntrustedCAFile},
 			[]string{"ssl.truststore.location", "unknown authority"}, "", true},
 		{"wrong host", secure.Settings{SecurityProtocol: "SSL", ListenerName: testcluster.ListenerWrongHost, SSLTruststoreLocation: sec.CAFile},
@@ -135,39 +159,47 @@ func TestConnectFailures(t *testing.T) {
 		{"TLS to a SASL_PLAINTEXT listener", secure.Settings{SecurityProtocol: "SSL", ListenerName: testcluster.ListenerSASLPlaintext, SSLTruststoreLocation: sec.CAFile},
 			[]string{"listener"}, "", false},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			start := time.Now()
-			err := connect(t, b, tc.s)
-			took := time.Since(start)
-			if err == nil {
-				t.Fatal("connected")
-			}
-			t.Logf("error after %v: %v", took, err)
-			if took > 8*time.Second {
-				t.Errorf("took %v to fail", took)
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error does not mention %q", w)
+		for _, way := range ways {
+			t.Run(tc.name+"/"+way, func(t *testing.T) {
+				start := time.Now()
+				err := connect(t, b, tc.s, way)
+				took := time.Since(start)
+				if err == nil {
+					t.Fatal("connected")
 				}
-			}
-			if tc.not != "" && strings.Contains(err.Error(), tc.not) {
-				t.Errorf("error shows the secret")
-			}
-			if got := errors.Is(err, secure.ErrAuthentication); got != tc.auth {
-				t.Errorf("errors.Is(err, ErrAuthentication) = %v, want %v", got, tc.auth)
-			}
-		})
+				t.Logf("error after %v: %v", took, err)
+				if took > 8*time.Second {
+					t.Errorf("took %v to fail", took)
+				}
+				for _, w := range tc.want {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("error does not mention %q", w)
+					}
+				}
+				if tc.not != "" && strings.Contains(err.Error(), tc.not) {
+					t.Errorf("error shows the secret")
+				}
+				if got := errors.Is(err, secure.ErrAuthentication); got != tc.auth {
+					t.Errorf("errors.Is(err, ErrAuthentication) = %v, want %v", got, tc.auth)
+				}
+			})
+		}
 	}
 }
 
 // unsecuredToken makes unsigned JWTs, which Kafka's default OAUTHBEARER
-// validator accepts.
-type unsecuredToken struct{ sub string }
+// validator accepts unless they expired.
+type unsecuredToken struct {
+	sub     string
+	expired bool
+}
 
 func (u unsecuredToken) Token() (*secure.AccessToken, error) {
 	enc := base64.RawURLEncoding.EncodeToString
 	now := time.Now().Unix()
+	if u.expired {
+		now -= 7200
+	}
 	claims := fmt.Sprintf(`{"sub":%q,"iat":%d,"exp":%d}`, u.sub, now, now+3600)
 	return &secure.AccessToken{Token: enc([]byte(`{"alg":"none"}`)) + "." + enc([]byte(claims)) + "."}, nil
 }

@@ -15,6 +15,10 @@ import (
 	"github.com/IBM/sarama"
 )
 
+// minSCRAMIterations is the fewest PBKDF2 iterations a broker may ask for:
+// RFC 7677's minimum, and Kafka's default for new SCRAM credentials.
+const minSCRAMIterations = 4096
+
 // scramClient is a SCRAM client (RFC 5802) for sarama, for SCRAM-SHA-256
 // and SCRAM-SHA-512 as Kafka implements them (no channel binding).
 type scramClient struct {
@@ -96,6 +100,15 @@ func (c *scramClient) clientFinal(serverFirst string) (string, error) {
 	iter, err := strconv.Atoi(iter64)
 	if err != nil || iter < 1 {
 		return "", errors.New("secure: SCRAM: bad iteration count from the broker")
+	}
+	if iter < minSCRAMIterations {
+		// A proof computed with few iterations makes a dictionary attack
+		// on the password cheap for whoever answered: a rogue broker, or
+		// credentials downgraded on the brokers. Connecting again cannot
+		// mend it (ErrAuthentication).
+		return "", &ConnectError{auth: true,
+			Err:  fmt.Errorf("secure: SCRAM: the broker asks for %d iterations, fewer than the minimum of %d (RFC 7677); no proof sent", iter, minSCRAMIterations),
+			Hint: fmt.Sprintf("is it the broker we think? the user's SCRAM credentials must have iterations=%d or more", minSCRAMIterations)}
 	}
 	salted, err := pbkdf2.Key(c.hash, c.password, salt, iter, c.hash().Size())
 	if err != nil {

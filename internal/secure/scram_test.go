@@ -2,6 +2,8 @@ package secure
 
 import (
 	"crypto/sha256"
+	"errors"
+	"strings"
 	"testing"
 )
 
@@ -43,5 +45,34 @@ func TestSCRAMRejectsForeignNonce(t *testing.T) {
 	}
 	if _, err := c.Step("r=othernonce,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096"); err == nil {
 		t.Fatal("accepted a nonce that does not extend ours")
+	}
+}
+
+// TestSCRAMRefusesFewIterations: a broker that asks for fewer than 4096
+// iterations (RFC 7677's minimum) gets no proof, which would make a
+// dictionary attack on the password cheap; 4096 itself is accepted.
+func TestSCRAMRefusesFewIterations(t *testing.T) {
+	for _, tc := range []struct {
+		iter string
+		ok   bool
+	}{{"1", false}, {"4095", false}, {"4096", true}, {"10000", true}} {
+		c := &scramClient{hash: sha256.New}
+		if err := c.Begin("user", "pencil", ""); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Step(""); err != nil {
+			t.Fatal(err)
+		}
+		final, err := c.Step("r=" + c.nonce + "server,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=" + tc.iter)
+		switch {
+		case !tc.ok && err != nil && !errors.Is(err, ErrAuthentication):
+			t.Errorf("i=%s: not an authentication failure: %v", tc.iter, err)
+		case tc.ok && err != nil:
+			t.Errorf("i=%s: %v", tc.iter, err)
+		case !tc.ok && err == nil:
+			t.Errorf("i=%s: answered %q", tc.iter, final)
+		case !tc.ok && !strings.Contains(err.Error(), tc.iter+" iterations") || !tc.ok && !strings.Contains(err.Error(), "minimum of 4096"):
+			t.Errorf("i=%s: the error does not name the count and the minimum: %v", tc.iter, err)
+		}
 	}
 }

@@ -69,8 +69,9 @@ type coordinator struct {
 	joinT, ctrlT, hbT *abortdial.Dialer
 	// versions are those negotiated with the broker (needs).
 	versions gc.Versions
-	// join9Dialer dials join9; nil when JoinGroup v9 is not used (the
-	// broker lacks it, SASL is on, or Config.noJoinV9).
+	// join9Dialer dials join9 (with the TLS and SASL of the join
+	// connection); nil when JoinGroup v9 is not used (the broker lacks
+	// it, or Config.noJoinV9).
 	join9Dialer kip848.Dialer
 	join9       *kip848.Conn
 	// joinAborted is set when a Join's context ended a JoinGroup or
@@ -125,7 +126,7 @@ func (m *Member) openCoordinator(id int32, addr string) (*coordinator, error) {
 		return nil, fmt.Errorf("%w: %w", ErrFatal, err)
 	}
 	if v, _ := c.versions.Of(gc.APIJoinGroup); v >= kip848.JoinGroupVersion && !m.cfg.noJoinV9 {
-		c.join9Dialer, _ = gc.Dialer(joinCfg) // nil with SASL: sarama's JoinGroup v5
+		c.join9Dialer = gc.Dialer(joinCfg)
 	}
 	return c, nil
 }

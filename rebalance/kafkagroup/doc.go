@@ -34,7 +34,7 @@
 // and the topics its wildcard matches, and rejoins when they changed.
 // JoinGroup is sent at version 9 when the coordinator speaks it (Kafka
 // 3.2 and later; our own encoding, internal/kip848, as sarama stops at
-// 8; not with SASL, which that connection does not speak), else at 5 or
+// 8; over the TLS and SASL of the other connections), else at 5 or
 // below with sarama's: at 9, a static leader that restarted within its
 // session is told it leads but must skip the assignment (KIP-814's
 // SkipAssignment, Generation.SkippedAssignment), and watches every topic

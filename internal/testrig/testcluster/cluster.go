@@ -67,8 +67,9 @@ type Options struct {
 	Logf func(format string, args ...any)
 	// Secure gives the brokers TLS and SASL listeners besides PLAINTEXT,
 	// with certificates made at start-up and a SCRAM user created through
-	// ZooKeeper (see Security and the Listener constants). ZooKeeper mode
-	// only.
+	// ZooKeeper, or in KRaft mode when the storage is formatted (see
+	// Security and the Listener constants). Only ZooKeeper mode gives
+	// ZooKeeper a TLS port.
 	Secure bool
 	// BrokerVersion is the Kafka release of the brokers, one of
 	// BrokerVersions (older releases for the broker matrix); Kafka 3.9

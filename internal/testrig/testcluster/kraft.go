@@ -36,6 +36,11 @@ func (c *Cluster) startKRaft(ctx context.Context) error {
 		return err
 	}
 	n := c.opts.Brokers
+	if c.opts.Secure {
+		if err := c.prepareSecurity(); err != nil {
+			return err
+		}
+	}
 	// Each node gets a client port and a controller port (unused by
 	// broker-only nodes).
 	ports, err := freePorts(2 * n)
@@ -108,12 +113,16 @@ func (c *Cluster) addKRaftNode(cp, log4j2 string, id, port, controllerPort int, 
 	} {
 		props[k] = v
 	}
+	if c.security != nil {
+		c.security.addSecureListeners(id, props)
+	}
 	return c.addKafkaServer(fmt.Sprintf("kraft-node-%d", id), dir, cp, "-Dlog4j2.configurationFile="+log4j2, id, port, addr, props)
 }
 
 // formatStorage writes every node's meta.properties and bootstrap metadata
 // with Kafka's storage tool (what kafka-storage.sh format runs), all nodes
-// at once. The static voter set comes from controller.quorum.voters.
+// at once. The static voter set comes from controller.quorum.voters. A
+// secure cluster's SCRAM user goes into the bootstrap metadata.
 func (c *Cluster) formatStorage(ctx context.Context, clusterID string, cfgs []string) error {
 	errs := make([]error, len(cfgs))
 	var wg sync.WaitGroup
@@ -121,7 +130,11 @@ func (c *Cluster) formatStorage(ctx context.Context, clusterID string, cfgs []st
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out, err := RunTool4(ctx, "kafka.tools.StorageTool", "format", "-t", clusterID, "-c", cfg)
+			args := []string{"format", "-t", clusterID, "-c", cfg}
+			if c.security != nil {
+				args = append(args, c.security.scramFormatArgs()...)
+			}
+			out, err := RunTool4(ctx, "kafka.tools.StorageTool", args...)
 			if err != nil {
 				errs[i] = fmt.Errorf("testcluster: format the storage of KRaft node %d: %w", i, err)
 				return

@@ -148,6 +148,17 @@ func (c *Cluster) createSCRAMUser(ctx context.Context) error {
 	return nil
 }
 
+// scramFormatArgs are the arguments of Kafka 4's storage tool (format)
+// that create the SCRAM credentials of the test user in a KRaft cluster's
+// bootstrap metadata, with Kafka's default iteration count (4096).
+func (s *Security) scramFormatArgs() []string {
+	var args []string
+	for _, m := range []string{"SCRAM-SHA-256", "SCRAM-SHA-512"} {
+		args = append(args, "--add-scram", fmt.Sprintf("%s=[name=%s,password=%s]", m, s.User, s.Password))
+	}
+	return args
+}
+
 // addZooKeeperTLS gives ZooKeeper a TLS client port besides its plain
 // one (which the brokers and the harness use), with the brokers'
 // certificate; client certificates are not required.
@@ -169,16 +180,22 @@ func (s *Security) ZooKeeperTLS() string {
 }
 
 // addSecureListeners adds the listeners and TLS/SASL settings of broker id
-// to its server.properties.
+// to its server.properties, after the listeners already there (PLAINTEXT,
+// and a KRaft node's controller listener, which is not advertised).
 func (s *Security) addSecureListeners(id int, props map[string]string) {
 	listeners := []string{props["listeners"]}
+	advertised := []string{props["advertised.listeners"]}
 	protocols := []string{"PLAINTEXT:PLAINTEXT"}
+	if m := props["listener.security.protocol.map"]; m != "" {
+		protocols = []string{m}
+	}
 	for _, l := range secureListeners {
 		listeners = append(listeners, l.name+"://"+s.Listener(l.name, id))
+		advertised = append(advertised, l.name+"://"+s.Listener(l.name, id))
 		protocols = append(protocols, l.name+":"+l.protocol)
 	}
 	props["listeners"] = strings.Join(listeners, ",")
-	props["advertised.listeners"] = props["listeners"]
+	props["advertised.listeners"] = strings.Join(advertised, ",")
 	props["listener.security.protocol.map"] = strings.Join(protocols, ",")
 	props["inter.broker.listener.name"] = "PLAINTEXT"
 	props["ssl.keystore.type"] = "PKCS12"
@@ -202,7 +219,7 @@ func (s *Security) addSecureListeners(id int, props map[string]string) {
 	props["listener.name.sasl_ssl.oauthbearer.sasl.jaas.config"] = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;"
 }
 
-var sharedSecure sharedCluster
+var sharedSecure, sharedSecureKRaft sharedCluster
 
 // SharedSecure returns a one-broker secure cluster (Options.Secure) this
 // test binary starts once and Main stops. Like Shared, it fails the test
@@ -225,4 +242,27 @@ func SharedSecure(t testing.TB) *Cluster {
 		t.Fatalf("integration test needs a real secure ZooKeeper and Kafka: %v", sharedSecure.err)
 	}
 	return sharedSecure.cluster
+}
+
+// SharedSecureKRaft is SharedSecure for a one-node Kafka 4.x KRaft cluster
+// (Options{KRaft: true, Secure: true}): the same listeners and
+// credentials, the SCRAM user created when the storage is formatted.
+func SharedSecureKRaft(t testing.TB) *Cluster {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test: skipped by -short")
+	}
+	sharedSecureKRaft.mu.Lock()
+	defer sharedSecureKRaft.mu.Unlock()
+	if sharedSecureKRaft.cluster == nil && sharedSecureKRaft.err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+		c, err := Start(ctx, Options{KRaft: true, Secure: true, Logf: t.Logf})
+		cancel()
+		sharedSecureKRaft.private = err == nil
+		sharedSecureKRaft.cluster, sharedSecureKRaft.err = c, err
+	}
+	if sharedSecureKRaft.err != nil {
+		t.Fatalf("integration test needs a real secure Kafka 4 KRaft cluster: %v", sharedSecureKRaft.err)
+	}
+	return sharedSecureKRaft.cluster
 }

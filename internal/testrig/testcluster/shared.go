@@ -171,7 +171,7 @@ func Private(t testing.TB, opts Options) *Cluster {
 //	func TestMain(m *testing.M) { testcluster.Main(m) }
 func Main(m *testing.M, opts ...goleak.Option) {
 	code := m.Run()
-	for _, s := range []*sharedCluster{&shared, &sharedKRaft, &sharedSecure} {
+	for _, s := range []*sharedCluster{&shared, &sharedKRaft, &sharedSecure, &sharedSecureKRaft} {
 		s.mu.Lock()
 		if s.private && s.cluster != nil {
 			if err := s.cluster.Stop(); err != nil {
