@@ -65,7 +65,7 @@ test-matrix:
 bench: jars
 	@scripts/bench.sh
 
-## chaos: fault-injection runs on a 3-server ZooKeeper ensemble and 3 brokers, one per topology (ensemble, roundrobin, kafka, sticky, kafka-cooperative), each 1M messages, 5 members, 105 faults, ~15 min; CHAOS_TOPOLOGY=sticky for one; e.g. make chaos CHAOS_TOPOLOGY=ensemble CHAOS_FLAGS='-seed 7 -keep -dir /tmp/chaos'
+## chaos: fault-injection runs on a 3-server ZooKeeper ensemble and 3 brokers (kafka-consumer: 3 Kafka 4 KRaft nodes), one per topology (ensemble, roundrobin, kafka, sticky, kafka-cooperative, kafka-consumer), each 1M messages, 5 members, 105 faults, ~15 min; CHAOS_TOPOLOGY=sticky for one; e.g. make chaos CHAOS_TOPOLOGY=ensemble CHAOS_FLAGS='-seed 7 -keep -dir /tmp/chaos'
 CHAOS_TOPOLOGY ?= all
 chaos: jars
 	@$(GO) build -o bin/chaos ./internal/testrig/cmd/chaos

@@ -13,7 +13,8 @@ type Config struct {
 	// assignor, fault kinds); TopologyEnsemble if empty.
 	Topology Topology
 	// ZooKeeperServers is the size of the ZooKeeper ensemble: 3, or 1 for
-	// a single server (without the ensemble faults).
+	// a single server (without the ensemble faults). A KRaft topology
+	// (TopologyKafkaConsumer) runs no ZooKeeper and ignores it.
 	ZooKeeperServers int
 	// Seed selects the fault schedule; the same seed and the same
 	// schedule-shaping fields give the same schedule.
@@ -36,7 +37,8 @@ type Config struct {
 	// Kinds restricts the schedule to these fault kinds; all if empty.
 	Kinds []FaultKind
 	// SessionTimeout is the members' zookeeper.session.timeout.ms (in
-	// Kafka mode: session.timeout.ms).
+	// Kafka mode: session.timeout.ms; with the consumer group protocol
+	// also the broker's group.consumer.session.timeout.ms).
 	SessionTimeout time.Duration
 	// CommitInterval is the members' auto.commit.interval.ms.
 	CommitInterval time.Duration

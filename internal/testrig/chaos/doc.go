@@ -47,6 +47,11 @@
 //     partition.assignment.strategy=sticky.
 //   - TopologyKafkaCooperative: as TopologyKafka with
 //     partition.assignment.strategy=cooperative-sticky (KIP-429).
+//   - TopologyKafkaConsumer: group.protocol=consumer (KIP-848; offsets in
+//     Kafka, the broker assigns) on a KRaft cluster of three Kafka 4 nodes,
+//     each a broker and a controller, whose consumer-group session timeout
+//     is the members' (Config.SessionTimeout); dynamic members, every one
+//     subscribed to the main topic by name.
 //
 // While a paced producer writes Config.Messages sequence-numbered messages
 // with acks=all, the driver injects the faults of a schedule derived from

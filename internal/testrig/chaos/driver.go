@@ -20,6 +20,7 @@ import (
 
 	"github.com/IBM/sarama"
 
+	"github.com/zkconsumer/zkconsumer/connector"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
@@ -46,11 +47,15 @@ type RunInfo struct {
 	// ("zookeeper" or "kafka"), their assignor, and the ZooKeeper chroot.
 	Topology         Topology `json:"topology"`
 	ZooKeeperServers int      `json:"zookeeper_servers"`
-	Coordination     string   `json:"coordination"`
-	OffsetsStorage   string   `json:"offsets_storage"`
-	Assignment       string   `json:"assignment"`
-	StaticMembers    bool     `json:"static_members,omitempty"`
-	Chroot           string   `json:"chroot"`
+	// KRaft reports a cluster of Kafka 4 nodes in KRaft mode (no
+	// ZooKeeper); GroupProtocol is the members' group.protocol when set.
+	KRaft          bool   `json:"kraft,omitempty"`
+	GroupProtocol  string `json:"group_protocol,omitempty"`
+	Coordination   string `json:"coordination"`
+	OffsetsStorage string `json:"offsets_storage"`
+	Assignment     string `json:"assignment"`
+	StaticMembers  bool   `json:"static_members,omitempty"`
+	Chroot         string `json:"chroot"`
 
 	Seed           int64          `json:"seed"`
 	Messages       int            `json:"messages"`
@@ -171,9 +176,17 @@ func (d *driver) run(ctx context.Context) (err error) {
 	if cfg.Topology.kafkaMode() {
 		coordination = "kafka"
 	}
+	zkServers, assignment := cfg.ZooKeeperServers, cfg.Topology.assignment()
+	if cfg.Topology.kraft() {
+		zkServers = 0
+	}
+	if cfg.Topology.groupProtocol() == connector.GroupProtocolConsumer {
+		assignment = "the broker's (group.remote.assignor)"
+	}
 	d.info = RunInfo{
-		CommandLine: cfg.CommandLine, Topology: cfg.Topology, ZooKeeperServers: cfg.ZooKeeperServers,
-		Coordination: coordination, OffsetsStorage: cfg.Topology.offsetsStorage(), Assignment: cfg.Topology.assignment(),
+		CommandLine: cfg.CommandLine, Topology: cfg.Topology, ZooKeeperServers: zkServers, KRaft: cfg.Topology.kraft(),
+		GroupProtocol: cfg.Topology.groupProtocol(),
+		Coordination:  coordination, OffsetsStorage: cfg.Topology.offsetsStorage(), Assignment: assignment,
 		StaticMembers: cfg.Topology.static(), Chroot: testcluster.DefaultChroot,
 		Seed: cfg.Seed, Messages: cfg.Messages, MessageSize: cfg.MessageSize,
 		Members: cfg.Members, Streams: cfg.Streams, FaultsPlanned: cfg.Faults, Duration: cfg.Duration,
@@ -189,20 +202,10 @@ func (d *driver) run(ctx context.Context) (err error) {
 	}
 	defer d.faults.Close()
 
-	cluster, err := testcluster.Start(ctx, testcluster.Options{
-		Brokers:          brokers,
-		ZooKeeperServers: cfg.ZooKeeperServers,
-		Dir:              filepath.Join(d.dir, "cluster"),
-		BrokerProperties: map[string]string{
-			"min.insync.replicas":     "2",
-			"replica.lag.time.max.ms": "10000",
-			// One segment of __consumer_offsets for the whole run: the
-			// log cleaner never compacts an active segment, so every
-			// commit stays readable (readKafkaCommits checks it).
-			"offsets.topic.segment.bytes": "1073741824",
-		},
-		Logf: func(format string, args ...any) { d.log.Info(fmt.Sprintf(format, args...)) },
-	})
+	opts := clusterOptions(cfg)
+	opts.Dir = filepath.Join(d.dir, "cluster")
+	opts.Logf = func(format string, args ...any) { d.log.Info(fmt.Sprintf(format, args...)) }
+	cluster, err := testcluster.Start(ctx, opts)
 	if err != nil {
 		return fmt.Errorf("chaos: start cluster: %w", err)
 	}
@@ -234,7 +237,7 @@ func (d *driver) run(ctx context.Context) (err error) {
 		}
 		defer observer.Close()
 	}
-	prod, err := newProducer(cluster.BrokerAddrs(), filepath.Join(d.dir, ackedFile), cfg.MessageSize, d.log)
+	prod, err := newProducer(cluster.BrokerAddrs(), cluster.ClientConfig(), filepath.Join(d.dir, ackedFile), cfg.MessageSize, d.log)
 	if err != nil {
 		return err
 	}
@@ -377,12 +380,13 @@ func (d *driver) memberSpec(cluster *testcluster.Cluster, nets *memberNets) func
 	return func(slot, inc int) MemberSpec {
 		s := MemberSpec{
 			Slot: slot, Inc: inc, Group: d.info.Group, Streams: d.cfg.Streams,
-			Coordination: d.info.Coordination, OffsetsStorage: d.info.OffsetsStorage, Assignment: d.info.Assignment,
+			Coordination: d.info.Coordination, OffsetsStorage: d.info.OffsetsStorage, Assignment: d.cfg.Topology.assignment(),
 			SessionTimeout: d.cfg.SessionTimeout, CommitInterval: d.cfg.CommitInterval,
 			BrokerRoutes: nets.brokerRoutes(slot),
 		}
 		if d.cfg.Topology.kafkaMode() {
 			s.Bootstrap = strings.Join(cluster.BrokerAddrs(), ",")
+			s.GroupProtocol = d.info.GroupProtocol
 		} else {
 			s.ZKConnect = nets.zkConnect(slot)
 		}
@@ -418,7 +422,11 @@ func (d *driver) checkOwners(ctx context.Context, in *injector) OwnersCheck {
 		if in.observer != nil {
 			check = readOwners(sctx, in.observer, d.info.Group, d.info.Assignment, live())
 		} else {
-			check = kafkaOwners(in.tracker, live(), in.topicList(), d.cfg.Topology, in.members.running())
+			running := in.members.running()
+			check = kafkaOwners(in.tracker, live(), in.topicList(), d.cfg.Topology, running)
+			if d.cfg.Topology.groupProtocol() == connector.GroupProtocolConsumer {
+				d.checkBrokerOwners(sctx, in, running, &check)
+			}
 		}
 		check.WaitedMs = time.Since(start).Milliseconds()
 		if check.Converged || time.Since(start) > d.cfg.SettleTimeout || sctx.Err() != nil {
@@ -426,6 +434,27 @@ func (d *driver) checkOwners(ctx context.Context, in *injector) OwnersCheck {
 			return check
 		}
 		sleep(sctx, 500*time.Millisecond)
+	}
+}
+
+// checkBrokerOwners adds to check what the group's coordinator says of a
+// consumer-protocol group that differs from the running members
+// (brokerOwnerMismatches).
+func (d *driver) checkBrokerOwners(ctx context.Context, in *injector, running []*process, check *OwnersCheck) {
+	g, err := describeConsumerGroup(ctx, in.cluster.BrokerAddrs(), in.cluster.ClientConfig(), d.info.Group)
+	if err != nil {
+		check.Mismatches = append(check.Mismatches, "cannot describe the group: "+err.Error())
+		check.Converged = false
+		return
+	}
+	var slots []slotAssignment
+	for _, p := range running {
+		parts, ok := in.tracker.assignment(p.Key())
+		slots = append(slots, slotAssignment{Slot: p.Slot, Key: p.Key(), Parts: parts, OK: ok})
+	}
+	if ms := brokerOwnerMismatches(g, slots); len(ms) > 0 {
+		check.Mismatches = append(check.Mismatches, ms...)
+		check.Converged = false
 	}
 }
 
@@ -446,7 +475,7 @@ func (d *driver) observeCommits(ctx context.Context, cluster *testcluster.Cluste
 	var obs CommitObservation
 	var err error
 	if d.info.OffsetsStorage == storeKafka {
-		commits, obs, err = readKafkaCommits(octx, cluster.BrokerAddrs(), d.info.Group, testcluster.SaramaConfig())
+		commits, obs, err = readKafkaCommits(octx, cluster.BrokerAddrs(), d.info.Group, cluster.ClientConfig())
 		err = errors.Join(err, stopCluster(cluster, nil))
 	} else {
 		err = stopCluster(cluster, func() error {
@@ -501,7 +530,7 @@ func (d *driver) finalOffsets(ctx context.Context, cluster *testcluster.Cluster,
 		}
 		return out, nil
 	}
-	ca, err := sarama.NewClusterAdmin(cluster.BrokerAddrs(), testcluster.SaramaConfig())
+	ca, err := sarama.NewClusterAdmin(cluster.BrokerAddrs(), cluster.ClientConfig())
 	if err != nil {
 		return nil, err
 	}
@@ -654,4 +683,35 @@ func requireEmptyDir(dir string) error {
 		return fmt.Errorf("chaos: run directory %s is not empty (an earlier run's logs and cluster data would be mixed into this one's): remove it or name another", dir)
 	}
 	return nil
+}
+
+// clusterOptions is the private cluster of a run of cfg: three brokers
+// with min.insync.replicas 2 (replication factor 3 comes with the topics
+// and the internal topics), and __consumer_offsets in one segment for the
+// whole run: the log cleaner never compacts an active segment, so every
+// commit stays readable (readKafkaCommits checks it). A KRaft topology
+// gets three Kafka 4 nodes, each a broker and a controller, whose consumer
+// group session timeout (KIP-848's group.consumer.*) is the members'; the
+// others a ZooKeeper ensemble of cfg.ZooKeeperServers and Kafka 3.9.
+func clusterOptions(cfg Config) testcluster.Options {
+	props := map[string]string{
+		"min.insync.replicas":         "2",
+		"replica.lag.time.max.ms":     "10000",
+		"offsets.topic.segment.bytes": "1073741824",
+	}
+	if !cfg.Topology.kraft() {
+		return testcluster.Options{Brokers: brokers, ZooKeeperServers: cfg.ZooKeeperServers, BrokerProperties: props}
+	}
+	// With the consumer protocol the session timeout and the heartbeat
+	// interval are the broker's: the broker's default and minimum are the
+	// run's session timeout, and members heartbeat six times per session
+	// (at least every 100 ms), well inside their lease.
+	session := cfg.SessionTimeout.Milliseconds()
+	heartbeat := max(100, session/6)
+	props["group.consumer.min.session.timeout.ms"] = strconv.FormatInt(session, 10)
+	props["group.consumer.session.timeout.ms"] = strconv.FormatInt(session, 10)
+	props["group.consumer.max.session.timeout.ms"] = strconv.FormatInt(max(60_000, session), 10)
+	props["group.consumer.min.heartbeat.interval.ms"] = strconv.FormatInt(heartbeat, 10)
+	props["group.consumer.heartbeat.interval.ms"] = strconv.FormatInt(heartbeat, 10)
+	return testcluster.Options{KRaft: true, Brokers: brokers, Controllers: brokers, BrokerProperties: props}
 }

@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
-
-	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 )
 
 // brokerFault kills or pauses a broker: f.Broker, or the group's
@@ -64,7 +62,7 @@ func (in *injector) coordinator(ctx context.Context) (int, error) {
 	}
 	ch := make(chan answer, 1)
 	go func() {
-		client, err := sarama.NewClient(in.cluster.BrokerAddrs(), testcluster.SaramaConfig())
+		client, err := sarama.NewClient(in.cluster.BrokerAddrs(), in.cluster.ClientConfig())
 		if err != nil {
 			ch <- answer{err: err}
 			return

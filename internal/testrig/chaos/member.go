@@ -52,6 +52,11 @@ type MemberSpec struct {
 	OffsetsStorage string `json:"offsets_storage"`
 	Assignment     string `json:"assignment"`
 	InstanceID     string `json:"instance_id,omitempty"`
+	// GroupProtocol, if set, is group.protocol (Kafka mode): "consumer"
+	// for KIP-848's protocol, whose session timeout and heartbeat interval
+	// are the broker's (SessionTimeout is then what the member assumes of
+	// the broker's, for its lease).
+	GroupProtocol string `json:"group_protocol,omitempty"`
 	// BrokerRoutes maps each broker's address to the slot's proxy of it;
 	// the member dials every broker connection through it.
 	BrokerRoutes map[string]string `json:"broker_routes,omitempty"`
@@ -160,6 +165,7 @@ func (m *member) config() connector.Config {
 		cfg.SessionTimeout = m.spec.SessionTimeout
 		cfg.HeartbeatInterval = m.spec.SessionTimeout / 3
 		cfg.GroupInstanceID = m.spec.InstanceID
+		cfg.GroupProtocol = m.spec.GroupProtocol
 		cfg.MetadataMaxAge = 2 * time.Second // new topics of the whitelist
 	} else {
 		cfg.ZooKeeperConnect = m.spec.ZKConnect
@@ -169,7 +175,7 @@ func (m *member) config() connector.Config {
 			cfg.DualCommitEnabled = new(false)
 		}
 	}
-	cfg.ClientID = fmt.Sprintf("chaos-member-%d", m.spec.Slot)
+	cfg.ClientID = memberClientID(m.spec.Slot)
 	cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	return cfg
 }

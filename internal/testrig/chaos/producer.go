@@ -46,8 +46,7 @@ type producer struct {
 	sent      int
 }
 
-func newProducer(addrs []string, ackPath string, size int, log *slog.Logger) (*producer, error) {
-	cfg := testcluster.SaramaConfig()
+func newProducer(addrs []string, cfg *sarama.Config, ackPath string, size int, log *slog.Logger) (*producer, error) {
 	cfg.ClientID = "chaos-producer"
 	cfg.Producer.RequiredAcks = sarama.WaitForAll
 	cfg.Producer.Partitioner = sarama.NewManualPartitioner

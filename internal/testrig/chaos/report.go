@@ -295,8 +295,16 @@ func (info RunInfo) topologyLine() string {
 	if info.StaticMembers {
 		static = ", static members"
 	}
-	return fmt.Sprintf("%d ZooKeeper servers, coordination %s, offsets in %s, %s assignment%s",
-		info.ZooKeeperServers, orDash(info.Coordination), orDash(info.OffsetsStorage), orDash(info.Assignment), static)
+	cluster := fmt.Sprintf("%d ZooKeeper servers", info.ZooKeeperServers)
+	if info.KRaft {
+		cluster = "KRaft (Kafka 4, every node a broker and a controller)"
+	}
+	protocol := ""
+	if info.GroupProtocol != "" {
+		protocol = ", group.protocol " + info.GroupProtocol
+	}
+	return fmt.Sprintf("%s, coordination %s%s, offsets in %s, %s assignment%s",
+		cluster, orDash(info.Coordination), protocol, orDash(info.OffsetsStorage), orDash(info.Assignment), static)
 }
 
 func observedFrom(store string) string {

@@ -4,13 +4,16 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/zkconsumer/zkconsumer/connector"
 	"github.com/zkconsumer/zkconsumer/rebalance"
 )
 
 // Topology is the shape of a run: how the members are coordinated, where
 // they commit offsets, which assignor they use, and so which faults apply.
-// Every topology runs a ZooKeeper ensemble (Config.ZooKeeperServers) and
-// three Kafka 3.9 brokers in ZooKeeper mode.
+// Every topology but TopologyKafkaConsumer runs a ZooKeeper ensemble
+// (Config.ZooKeeperServers) and three Kafka 3.9 brokers in ZooKeeper mode;
+// TopologyKafkaConsumer runs three Kafka 4 nodes in KRaft mode, each a
+// broker and a controller, and no ZooKeeper.
 type Topology string
 
 // The topologies of make chaos.
@@ -45,10 +48,21 @@ const (
 	// rebalance stops only the partitions that move, the others keep
 	// flowing through it.
 	TopologyKafkaCooperative Topology = "kafka-cooperative"
+	// TopologyKafkaConsumer: members coordinated by Kafka with KIP-848's
+	// consumer group protocol (group.protocol=consumer; offsets in Kafka),
+	// on a KRaft cluster of three Kafka 4 nodes, each a broker and a
+	// controller (kraftBrokerProperties: the broker's session timeout is
+	// the members', min.insync.replicas 2). The broker assigns
+	// (group.remote.assignor left to its default); every member subscribes
+	// to the main topic (the protocol takes topic names only), dynamic
+	// members. Members killed, frozen past the session timeout, leaving,
+	// cut off the brokers; coordinator and broker pauses and kills;
+	// partitions added.
+	TopologyKafkaConsumer Topology = "kafka-consumer"
 )
 
 // Topologies lists every topology in the order make chaos runs them.
-var Topologies = []Topology{TopologyEnsemble, TopologyRoundRobin, TopologyKafka, TopologySticky, TopologyKafkaCooperative}
+var Topologies = []Topology{TopologyEnsemble, TopologyRoundRobin, TopologyKafka, TopologySticky, TopologyKafkaCooperative, TopologyKafkaConsumer}
 
 // ParseTopology parses a topology name.
 func ParseTopology(s string) (Topology, error) {
@@ -62,7 +76,22 @@ func ParseTopology(s string) (Topology, error) {
 func (t Topology) valid() bool { return slices.Contains(Topologies, t) }
 
 // kafkaMode reports whether the members are coordinated by Kafka.
-func (t Topology) kafkaMode() bool { return t == TopologyKafka || t == TopologyKafkaCooperative }
+func (t Topology) kafkaMode() bool {
+	return t == TopologyKafka || t == TopologyKafkaCooperative || t == TopologyKafkaConsumer
+}
+
+// kraft reports whether the topology runs on a KRaft cluster of Kafka 4
+// nodes (no ZooKeeper).
+func (t Topology) kraft() bool { return t == TopologyKafkaConsumer }
+
+// groupProtocol is the members' group.protocol: "consumer" (KIP-848) for
+// TopologyKafkaConsumer, "" (the default, classic) otherwise.
+func (t Topology) groupProtocol() string {
+	if t == TopologyKafkaConsumer {
+		return connector.GroupProtocolConsumer
+	}
+	return ""
+}
 
 // offsetsStorage is where the members commit: "zookeeper" or "kafka".
 func (t Topology) offsetsStorage() string {
@@ -86,17 +115,28 @@ func (t Topology) assignment() string {
 }
 
 // static reports whether the members are static (group.instance.id).
-func (t Topology) static() bool { return t.kafkaMode() }
+func (t Topology) static() bool { return t == TopologyKafka || t == TopologyKafkaCooperative }
 
 // wildcard reports whether member slot subscribes with a whitelist rather
 // than to the main topic: every second slot does, and every slot with
-// roundrobin.
+// roundrobin, and none with the consumer group protocol (which refuses
+// topic filters).
 func (t Topology) wildcard(slot int) bool {
+	if t == TopologyKafkaConsumer {
+		return false
+	}
 	return t == TopologyRoundRobin || slot%2 == 1
 }
 
 // kinds are the fault kinds of the topology's full run.
 func (t Topology) kinds() []FaultKind {
+	if t == TopologyKafkaConsumer {
+		return []FaultKind{
+			MemberKill, MemberStop, MemberLeave, MemberBrokerCutShort, MemberBrokerCutLong,
+			OverlapStopTwo, BrokerKill, BrokerPause, CoordinatorPause, CoordinatorKill,
+			LeaderMove, AddPartitions,
+		}
+	}
 	if t.kafkaMode() {
 		return []FaultKind{
 			MemberKill, MemberStop, MemberLeave, MemberBrokerCutShort, MemberBrokerCutLong,

@@ -1,11 +1,12 @@
 // Command chaos runs the consumer's fault-injection suite (make chaos): a
-// private cluster (a three-server ZooKeeper ensemble, three brokers), a
+// private cluster (a three-server ZooKeeper ensemble and three brokers, or
+// three KRaft nodes for kafka-consumer), a
 // group of member processes, a producer and a seeded schedule of faults,
 // then a verdict on at-least-once delivery, single ownership and committed
 // offsets. See package internal/testrig/chaos for the topologies and definitions.
 //
 //	chaos [flags]               the full run of every topology, one after another
-//	chaos -topology T [flags]   the full run of topology T (ensemble, roundrobin, kafka, sticky, kafka-cooperative)
+//	chaos -topology T [flags]   the full run of topology T (ensemble, roundrobin, kafka, sticky, kafka-cooperative, kafka-consumer)
 //	chaos verify -dir DIR       verify the logs of an earlier run again
 //	chaos member                a member process (started by the driver)
 //
