@@ -44,6 +44,10 @@ func main() {
 	protocol := flag.String("protocol", connector.RebalanceCooperative,
 		"how members hand partitions over (zkconsumer.rebalance.protocol): cooperative or eager")
 	flag.Parse()
+	if *protocol != connector.RebalanceCooperative && *protocol != connector.RebalanceEager {
+		fmt.Fprintf(os.Stderr, "demo: -protocol %q: want %s or %s\n", *protocol, connector.RebalanceCooperative, connector.RebalanceEager)
+		os.Exit(2)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, *protocol); err != nil {
