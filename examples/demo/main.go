@@ -4,13 +4,22 @@
 // group that splits the partitions, rebalancing as a member joins and
 // another leaves, then prints the committed offsets and lag per partition.
 //
+// After every rebalance it prints which partitions each member owns, as the
+// member's connector reports them (ConsumerConnector.Assignment). The
+// rebalance listener's calls are printed too, but they tell only what
+// moves under the default cooperative protocol, so they are not ownership.
+//
 //	make demo
+//	go run ./examples/demo -protocol eager   # Kafka's stop-the-world rebalances
 package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"os/signal"
 	"slices"
@@ -32,44 +41,76 @@ const (
 )
 
 func main() {
+	protocol := flag.String("protocol", connector.RebalanceCooperative,
+		"how members hand partitions over (zkconsumer.rebalance.protocol): cooperative or eager")
+	flag.Parse()
+	if *protocol != connector.RebalanceCooperative && *protocol != connector.RebalanceEager {
+		fmt.Fprintf(os.Stderr, "demo: -protocol %q: want %s or %s\n", *protocol, connector.RebalanceCooperative, connector.RebalanceEager)
+		os.Exit(2)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx); err != nil {
+	if err := run(ctx, *protocol); err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
 	}
 }
 
-func step(format string, args ...any) {
-	fmt.Printf("\n==> "+format+"\n", args...)
-}
-
-func run(ctx context.Context) error {
+func run(ctx context.Context, protocol string) error {
+	d := &demo{out: os.Stdout, protocol: protocol}
 	cluster, external, err := testcluster.FromEnv()
 	if err != nil {
 		return err
 	}
 	if external {
-		step("using the cluster at ZOOKEEPER_CONNECT=%s", cluster.ZKConnect())
+		d.step("using the cluster at ZOOKEEPER_CONNECT=%s", cluster.ZKConnect())
 	} else {
-		step("starting ZooKeeper and a Kafka 3.9 broker (ZooKeeper mode) as local JVMs ...")
+		d.step("starting ZooKeeper and a Kafka 3.9 broker (ZooKeeper mode) as local JVMs ...")
 		start := time.Now()
 		if cluster, err = testcluster.Start(ctx, testcluster.Options{}); err != nil {
 			return err
 		}
 		defer func() {
-			step("stopping the cluster")
+			d.step("stopping the cluster")
 			if err := cluster.Stop(); err != nil {
 				fmt.Fprintln(os.Stderr, "demo:", err)
 			}
 		}()
-		fmt.Printf("    up in %s: zookeeper.connect=%s, brokers %s\n", time.Since(start).Round(time.Millisecond),
+		d.printf("    up in %s: zookeeper.connect=%s, brokers %s\n", time.Since(start).Round(time.Millisecond),
 			cluster.ZKConnect(), strings.Join(cluster.BrokerAddrs(), ","))
 	}
+	d.cluster = cluster
+	return d.run(ctx)
+}
 
+// demo is one run of the demo against a cluster.
+type demo struct {
+	cluster  *testcluster.Cluster
+	out      io.Writer
+	protocol string // connector.RebalanceCooperative or connector.RebalanceEager
+	// afterStep, if set, is called after each step's ownership is printed,
+	// with the members that are still in the group (the test compares
+	// what was printed with the owner nodes in ZooKeeper).
+	afterStep func(step int, group, topic string, members []*member)
+
+	mu sync.Mutex // serializes printing
+}
+
+func (d *demo) printf(format string, args ...any) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	fmt.Fprintf(d.out, format, args...)
+}
+
+func (d *demo) step(format string, args ...any) {
+	d.printf("\n==> "+format+"\n", args...)
+}
+
+func (d *demo) run(ctx context.Context) error {
+	cluster := d.cluster
 	topic := testcluster.UniqueName("demo-orders")
 	group := testcluster.UniqueName("demo-group")
-	step("creating topic %s with %d partitions and producing %d messages", topic, partitions, batch)
+	d.step("creating topic %s with %d partitions and producing %d messages", topic, partitions, batch)
 	if err := cluster.CreateTopic(ctx, topic, partitions, 1); err != nil {
 		return err
 	}
@@ -77,86 +118,147 @@ func run(ctx context.Context) error {
 		return err
 	}
 
-	seen := &progress{counts: map[string]int{}, seqs: map[int]bool{}}
-	step("member A joins group %s with 2 streams", group)
-	a, err := startMember(ctx, cluster, group, "A", topic, 2, seen)
+	seen := &progress{d: d, counts: map[string]int{}, seqs: map[int]bool{}}
+	d.step("member A joins group %s with 2 streams (%s rebalances)", group, d.protocol)
+	if d.protocol == connector.RebalanceEager {
+		d.printf("    (\"listener:\" lines are the rebalance listener's calls: with eager rebalances a member releases\n" +
+			"     all it owns and starts all it is assigned. \"ownership now\" is what each member owns once the group settles.)\n")
+	} else {
+		d.printf("    (\"listener:\" lines are the rebalance listener's calls: with cooperative rebalances a member is told\n" +
+			"     only what moves. \"ownership now\" is what each member owns once the group settles.)\n")
+	}
+	a, err := d.startMember(ctx, group, "A", topic, 2, seen)
 	if err != nil {
 		return err
 	}
+	defer a.stop() // a no-op once stopped
+	d.printOwnership(ctx, 1, group, topic, a)
 	seen.waitFor(ctx, batch/2)
 
-	step("member B joins with 1 stream: the group rebalances")
-	b, err := startMember(ctx, cluster, group, "B", topic, 1, seen)
+	d.step("member B joins with 1 stream: the group rebalances")
+	b, err := d.startMember(ctx, group, "B", topic, 1, seen)
 	if err != nil {
-		a.stop()
 		return err
 	}
+	defer b.stop()
+	d.printOwnership(ctx, 2, group, topic, a, b)
 	if _, err := cluster.Produce(ctx, topic, batch, testcluster.ProduceOptions{Partition: -1, ValueSize: 100, FirstSeq: batch}); err != nil {
 		return err
 	}
 	seen.waitFor(ctx, batch+batch/2)
 
-	step("member A leaves: B takes over every partition")
+	d.step("member A leaves: B takes over every partition")
 	a.stop()
+	d.printOwnership(ctx, 3, group, topic, b)
 	seen.waitFor(ctx, 2*batch)
 	b.stop()
 	seen.print()
 
-	step("committed offsets and lag of group %s (read back from ZooKeeper)", group)
-	return printLag(ctx, cluster, group, topic)
+	d.step("committed offsets and lag of group %s (read back from ZooKeeper)", group)
+	return d.printLag(ctx, group, topic)
 }
 
 // member is one ConsumerConnector of the demo group.
 type member struct {
-	name string
-	conn *connector.ConsumerConnector
-	wg   sync.WaitGroup
+	d        *demo
+	name     string
+	conn     *connector.ConsumerConnector
+	wg       sync.WaitGroup
+	stopOnce sync.Once
+
+	mu       sync.Mutex
+	lastMove time.Time // when the rebalance listener was last called
 }
 
 func (m *member) stop() {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := m.conn.Shutdown(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "demo:", err)
+	m.stopOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := m.conn.Shutdown(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, "demo:", err)
+		}
+		m.wg.Wait()
+		m.d.printf("    member %s shut down (offsets committed, partitions released)\n", m.name)
+	})
+}
+
+func (m *member) moved() {
+	m.mu.Lock()
+	m.lastMove = time.Now()
+	m.mu.Unlock()
+}
+
+func (m *member) quietSince() time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.lastMove
+}
+
+// BeforeReleasingPartitions prints the partitions the member gives up:
+// under the cooperative protocol only those that move to another member
+// (or to another of its streams), under eager all it owned.
+func (m *member) BeforeReleasingPartitions(_ context.Context, _ *connector.ConsumerConnector, owned map[string][]int32, lost bool) {
+	m.moved()
+	var ps []int32
+	for _, parts := range owned {
+		ps = append(ps, parts...)
 	}
-	m.wg.Wait()
-	fmt.Printf("    member %s shut down (offsets committed, partitions released)\n", m.name)
+	slices.Sort(ps)
+	names := make([]string, len(ps))
+	for i, p := range ps {
+		names[i] = fmt.Sprintf("p%d", p)
+	}
+	note := ""
+	if lost {
+		note = " (its ZooKeeper session was lost)"
+	}
+	m.d.printf("    listener: member %s releases %s%s\n", m.name, strings.Join(names, ", "), note)
 }
 
-// listener prints each member's share of every generation.
-type listener struct{ name string }
-
-func (l listener) BeforeReleasingPartitions(context.Context, *connector.ConsumerConnector, map[string][]int32, bool) {
-}
-
-func (l listener) BeforeStartingFetchers(_ context.Context, c *connector.ConsumerConnector, assignment map[string]map[int32]connector.ConsumerThreadID) {
-	var mine []string
+// BeforeStartingFetchers prints the partitions the member starts
+// fetching: under the cooperative protocol only those it gains, under
+// eager all it owns (the listener is given the whole group's assignment;
+// the member's own partitions are those of its consumer id).
+func (m *member) BeforeStartingFetchers(_ context.Context, c *connector.ConsumerConnector, assignment map[string]map[int32]connector.ConsumerThreadID) {
+	m.moved()
+	streams := map[int32]int{}
 	for _, parts := range assignment {
 		for p, th := range parts {
 			if th.ConsumerID == c.ConsumerID() {
-				mine = append(mine, fmt.Sprintf("p%d→stream %d", p, th.Thread))
+				streams[p] = th.Thread
 			}
 		}
 	}
-	slices.Sort(mine)
-	fmt.Printf("    member %s owns %d partitions: %s\n", l.name, len(mine), strings.Join(mine, ", "))
+	m.d.printf("    listener: member %s starts %s\n", m.name, partsAndStreams(streams))
 }
 
-func startMember(ctx context.Context, cluster *testcluster.Cluster, group, name, topic string, streams int, seen *progress) (*member, error) {
+// partsAndStreams renders partitions and their streams, by partition:
+// "p0→stream 0, p1→stream 1".
+func partsAndStreams(streams map[int32]int) string {
+	var s []string
+	for _, p := range slices.Sorted(maps.Keys(streams)) {
+		s = append(s, fmt.Sprintf("p%d→stream %d", p, streams[p]))
+	}
+	return strings.Join(s, ", ")
+}
+
+func (d *demo) startMember(ctx context.Context, group, name, topic string, streams int, seen *progress) (*member, error) {
 	cfg := connector.DefaultConfig()
-	cfg.ZooKeeperConnect = cluster.ZKConnect()
+	cfg.ZooKeeperConnect = d.cluster.ZKConnect()
 	cfg.GroupID = group
 	cfg.AutoOffsetReset = connector.AutoOffsetResetSmallest
 	cfg.AutoCommitInterval = time.Second
 	cfg.RebalanceBackoff = 500 * time.Millisecond
+	cfg.RebalanceProtocol = d.protocol
 	if os.Getenv("DEMO_DEBUG") != "" {
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})).With("member", name)
 	}
-	conn, err := connector.New(cfg, connector.WithRebalanceListener(listener{name}))
+	m := &member{d: d, name: name}
+	conn, err := connector.New(cfg, connector.WithRebalanceListener(m))
 	if err != nil {
 		return nil, err
 	}
-	m := &member{name: name, conn: conn}
+	m.conn = conn
 	ss, err := conn.CreateMessageStreams(ctx, map[string]int{topic: streams})
 	if err != nil {
 		// ctx may be what ended CreateMessageStreams: Shutdown gets its own.
@@ -182,8 +284,77 @@ func startMember(ctx context.Context, cluster *testcluster.Cluster, group, name,
 	return m, nil
 }
 
+// settleQuiet is how long no member's listener must have been called for
+// the group to count as settled.
+const settleQuiet = time.Second
+
+// printOwnership waits until the group has settled (every member owns
+// partitions, together every partition exactly once, and no listener was
+// called for settleQuiet), or a minute has passed, then prints what each
+// member's connector says it owns.
+func (d *demo) printOwnership(ctx context.Context, step int, group, topic string, members ...*member) {
+	deadline := time.Now().Add(time.Minute)
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for !settled(topic, members) && time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+	if !settled(topic, members) {
+		d.printf("    (the group has not settled after a minute; ownership as each member reports it now)\n")
+	}
+	d.printf("    ownership now, as each member's connector reports it:\n")
+	for _, m := range members {
+		d.printf("    %s\n", ownershipLine(m.name, topic, m.conn.Assignment()))
+	}
+	if d.afterStep != nil {
+		d.afterStep(step, group, topic, members)
+	}
+}
+
+// settled tells whether the members own every partition of topic exactly
+// once between them, each some, with no rebalance activity for settleQuiet.
+func settled(topic string, members []*member) bool {
+	seen := map[int32]bool{}
+	for _, m := range members {
+		if time.Since(m.quietSince()) < settleQuiet {
+			return false
+		}
+		a := m.conn.Assignment()
+		if a.Err != nil || len(a.Partitions[topic]) == 0 {
+			return false
+		}
+		for _, p := range a.Partitions[topic] {
+			if seen[p] {
+				return false
+			}
+			seen[p] = true
+		}
+	}
+	return len(seen) == partitions
+}
+
+// ownershipLine renders a member's assignment: "member A owns 2
+// partitions: p0→stream 0, p1→stream 1".
+func ownershipLine(name, topic string, a connector.Assignment) string {
+	if a.Err != nil {
+		return fmt.Sprintf("member %s owns no partitions: %v", name, a.Err)
+	}
+	streams := map[int32]int{}
+	for tp, stream := range a.Streams {
+		if tp.Topic == topic {
+			streams[tp.Partition] = stream
+		}
+	}
+	return fmt.Sprintf("member %s owns %d partitions: %s", name, len(streams), partsAndStreams(streams))
+}
+
 // progress counts what each member consumed.
 type progress struct {
+	d      *demo
 	mu     sync.Mutex
 	counts map[string]int
 	seqs   map[int]bool
@@ -203,9 +374,9 @@ func (p *progress) waitFor(ctx context.Context, n int) {
 	for {
 		p.mu.Lock()
 		distinct := len(p.seqs)
-		line := fmt.Sprintf("    consumed %d distinct messages (A: %d, B: %d)", distinct, p.counts["A"], p.counts["B"])
+		line := fmt.Sprintf("    consumed %d distinct messages (A: %d, B: %d)\n", distinct, p.counts["A"], p.counts["B"])
 		p.mu.Unlock()
-		fmt.Println(line)
+		p.d.printf("%s", line)
 		if distinct >= n {
 			return
 		}
@@ -221,22 +392,22 @@ func (p *progress) print() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	total := p.counts["A"] + p.counts["B"]
-	fmt.Printf("    all %d messages consumed: %d deliveries (A: %d, B: %d); %d redelivered around rebalances (at least once)\n",
+	p.d.printf("    all %d messages consumed: %d deliveries (A: %d, B: %d); %d redelivered around rebalances (at least once)\n",
 		len(p.seqs), total, p.counts["A"], p.counts["B"], total-len(p.seqs))
 }
 
-func printLag(ctx context.Context, cluster *testcluster.Cluster, group, topic string) error {
-	s, err := zkutil.Dial(ctx, zkutil.SessionConfig{Connect: cluster.ZKConnect(), SessionTimeout: 10 * time.Second})
+func (d *demo) printLag(ctx context.Context, group, topic string) error {
+	s, err := zkutil.Dial(ctx, zkutil.SessionConfig{Connect: d.cluster.ZKConnect(), SessionTimeout: 10 * time.Second})
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	client, err := sarama.NewClient(cluster.BrokerAddrs(), testcluster.SaramaConfig())
+	client, err := sarama.NewClient(d.cluster.BrokerAddrs(), testcluster.SaramaConfig())
 	if err != nil {
 		return err
 	}
 	defer client.Close()
-	fmt.Printf("    %-9s %-10s %-14s %s\n", "PARTITION", "COMMITTED", "LOG-END-OFFSET", "LAG")
+	d.printf("    %-9s %-10s %-14s %s\n", "PARTITION", "COMMITTED", "LOG-END-OFFSET", "LAG")
 	for p := int32(0); p < partitions; p++ {
 		end, err := client.GetOffset(topic, p, sarama.OffsetNewest)
 		if err != nil {
@@ -246,7 +417,7 @@ func printLag(ctx context.Context, cluster *testcluster.Cluster, group, topic st
 		if data, _, err := s.Get(ctx, zkutil.OffsetPath(group, topic, p)); err == nil {
 			committed, _ = zkutil.DecodeOffset("", data)
 		}
-		fmt.Printf("    %-9d %-10d %-14d %d\n", p, committed, end, end-committed)
+		d.printf("    %-9d %-10d %-14d %d\n", p, committed, end, end-committed)
 	}
 	return nil
 }
