@@ -2,6 +2,7 @@ package connector
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -131,8 +132,12 @@ func (c *ConsumerConnector) revokeSome(ctx context.Context, prev, next *generati
 	if c.cfg.AutoCommitEnable {
 		err = c.commitLast(ctx, prev, moved)
 	}
+	// A commit the coordinator refused because it no longer counts this
+	// member (Kafka mode) means the partitions may be another member's
+	// already: they are released as lost, not handed over.
+	lost := errors.Is(err, ErrCommitFenced) || errors.Is(err, ErrMembershipLost)
 	if c.listener != nil {
-		c.listener.BeforeReleasingPartitions(ctx, c, topicsOf(removed), false)
+		c.listener.BeforeReleasingPartitions(ctx, c, topicsOf(removed), lost)
 	}
 	c.endCommits(removed)
 	c.mu.Lock()
@@ -147,7 +152,7 @@ func (c *ConsumerConnector) revokeSome(ctx context.Context, prev, next *generati
 	}
 	c.infos, c.gen, c.releasing = kept, next, nil
 	c.mu.Unlock()
-	c.log.Info("released partitions", "generation", prev.id, "released", len(removed), "kept", len(kept))
+	c.log.Info("released partitions", "generation", prev.id, "released", len(removed), "kept", len(kept), "lost", lost)
 	return err
 }
 

@@ -100,7 +100,18 @@ func (m *Member) beat(ctx context.Context, gen *Generation, lastOK *time.Time) t
 		m.report("heartbeat", fmt.Errorf("consumergroup: heartbeat of group %s: %w", m.cfg.Group, err))
 		return m.cfg.RetryBackoff
 	}
-	resp, sent, err := m.heartbeat(ctx, c)
+	// A heartbeat is answered within what is left of the session, or it
+	// fails: an answer that comes later (one that a network partition held
+	// back and delivered at the heal) describes a membership that the
+	// coordinator has ended meanwhile, and the member must not act on it
+	// (hand partitions over as if it still held them). The loop then finds
+	// the session over and ends the generation as lost.
+	m.mu.Lock()
+	session := m.session
+	m.mu.Unlock()
+	hctx, cancel := context.WithDeadline(ctx, lastOK.Add(session))
+	defer cancel()
+	resp, sent, err := m.heartbeat(hctx, c)
 	if err != nil {
 		if ctx.Err() == nil {
 			m.report("heartbeat", err)

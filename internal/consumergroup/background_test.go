@@ -42,7 +42,7 @@ func TestHeartbeatInFlightDuringRevocationDoesNotRenew(t *testing.T) {
 
 	// The periodic heartbeat, in flight while the member acknowledges.
 	wait := make(chan time.Duration, 1)
-	var lastOK time.Time
+	lastOK := time.Now()
 	go func() { wait <- m.beat(ctx, gen, &lastOK) }()
 	req := <-f.reqs
 	require.Equal(t, []kip848.TopicPartitions{{TopicID: idA, Partitions: []int32{0, 1}}}, req.TopicPartitions, "the heartbeat reports a-1")
@@ -82,7 +82,7 @@ func TestHeartbeatsDoNotWaitBehindACommit(t *testing.T) {
 	<-f.commits // the commit is at the coordinator, unanswered
 
 	wait := make(chan time.Duration, 1)
-	var lastOK time.Time
+	lastOK := time.Now()
 	go func() { wait <- m.beat(ctx, gen, &lastOK) }()
 	select {
 	case req := <-f.reqs:
@@ -95,4 +95,45 @@ func TestHeartbeatsDoNotWaitBehindACommit(t *testing.T) {
 	require.True(t, gen.LeaseHeld(), "the heartbeat renewed the lease")
 	cancel()
 	require.Error(t, <-committed)
+}
+
+// TestHeartbeatAnsweredAfterTheSessionIsNotApplied: a network partition
+// holds a heartbeat's answer back and delivers it at the heal, after the
+// session timeout: by then the coordinator has fenced the member and
+// handed its partitions on. The member must not act on the late answer (a
+// new epoch, a revocation it would hand over as if it still held the
+// partitions): the heartbeat fails at the end of the session, and the
+// member's state is left as it was. The chaos suite found a member that
+// applied such an answer and released a partition as its own 2.5 s after
+// another member had started on it.
+func TestHeartbeatAnsweredAfterTheSessionIsNotApplied(t *testing.T) {
+	m := testMember(t)
+	f := connectFake(t, m)
+	m.mu.Lock()
+	m.session = time.Second
+	m.mu.Unlock()
+	m.memberID, m.epoch = "m1", 7
+	m.owned = map[string][]int32{"a": {0, 1}}
+	gen := newGeneration(7, "m1", map[string][]int32{"a": {0, 1}}, m.leaseTerm(), time.Now())
+	m.gen = gen
+
+	lastOK := time.Now()
+	wait := make(chan time.Duration, 1)
+	go func() { wait <- m.beat(context.Background(), gen, &lastOK) }()
+	<-f.reqs
+	held := time.Now()
+	select {
+	case <-wait:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the heartbeat waited past the session for its answer")
+	}
+	require.Less(t, time.Since(held), 2*time.Second, "the heartbeat ended at the end of the session")
+	// The late answer, with a new epoch and a revocation, finds no one.
+	select {
+	case f.answers <- &kip848.HeartbeatResponse{MemberID: &m.memberID, MemberEpoch: 8, HeartbeatIntervalMs: 1000,
+		Assignment: []kip848.TopicPartitions{{TopicID: idA, Partitions: []int32{0}}}}:
+	case <-time.After(100 * time.Millisecond):
+	}
+	require.Equal(t, int32(7), m.Epoch(), "the late answer was not applied")
+	require.False(t, m.revoking(), "no revocation came from the late answer")
 }

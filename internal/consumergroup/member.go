@@ -10,6 +10,7 @@ import (
 
 	"github.com/IBM/sarama"
 
+	"github.com/zkconsumer/zkconsumer/internal/backoff"
 	gc "github.com/zkconsumer/zkconsumer/internal/coordinator"
 	"github.com/zkconsumer/zkconsumer/internal/kip848"
 	"github.com/zkconsumer/zkconsumer/internal/secure"
@@ -174,11 +175,9 @@ func (m *Member) brokerFailed(b *sarama.Broker) {
 }
 
 // findCoordinator asks a broker which one coordinates the group
-// (gc.Locator.Find); a refusal for good is an ErrFatal error.
+// (gc.Locator.Find); a refusal for good is an ErrFatal error. It works
+// while Close leaves the group, until Close closes the locator.
 func (m *Member) findCoordinator() (*sarama.Broker, error) {
-	if m.ctx.Err() != nil {
-		return nil, ErrMemberClosed
-	}
 	b, err := m.loc.Find()
 	switch {
 	case errors.Is(err, gc.ErrClosed):
@@ -198,6 +197,15 @@ func (m *Member) coordinator(ctx context.Context) (*coordinator, error) {
 	if m.coord != nil {
 		return m.coord, nil
 	}
+	if m.ctx.Err() != nil {
+		return nil, ErrMemberClosed
+	}
+	return m.connectLocked(ctx)
+}
+
+// connectLocked finds the coordinator and connects to it; the caller holds
+// coordMu and has checked that m.coord is nil.
+func (m *Member) connectLocked(ctx context.Context) (*coordinator, error) {
 	found, err := m.findCoordinator()
 	if err != nil {
 		return nil, err
@@ -307,7 +315,7 @@ func (m *Member) Close() error {
 		m.joinMu.Lock()
 		defer m.joinMu.Unlock()
 		m.stopBackground()
-		err = m.leave()
+		err = m.leave(true)
 		m.mu.Lock()
 		if m.gen != nil {
 			m.gen.end(ErrMemberClosed)
@@ -337,7 +345,7 @@ func (m *Member) Leave() error {
 	}
 	defer m.joinMu.Unlock()
 	m.stopBackground()
-	err := m.leave()
+	err := m.leave(false)
 	m.mu.Lock()
 	gen := m.gen
 	m.mu.Unlock()
@@ -347,8 +355,10 @@ func (m *Member) Leave() error {
 	return err
 }
 
-// leave sends the leaving heartbeat, if the member is in the group.
-func (m *Member) leave() error {
+// leave sends the leaving heartbeat, if the member is in the group, for
+// at most 5 s (and RequestTimeout). While closing, a FindCoordinator still
+// in flight then is cut off with the locator, which Close closes anyway.
+func (m *Member) leave(closing bool) error {
 	m.mu.Lock()
 	epoch, id := m.epoch, m.memberID
 	m.epoch = 0
@@ -358,22 +368,45 @@ func (m *Member) leave() error {
 	if epoch == 0 {
 		return nil
 	}
-	m.coordMu.Lock()
-	c := m.coord
-	m.coordMu.Unlock()
-	if c == nil {
-		return nil // the coordinator will time the member out
-	}
 	leaveEpoch := kip848.EpochLeave
 	if m.cfg.InstanceID != "" {
 		leaveEpoch = kip848.EpochLeaveStatic
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), min(m.cfg.RequestTimeout, 5*time.Second))
 	defer cancel()
+	if closing {
+		stop := context.AfterFunc(ctx, m.loc.Close)
+		defer stop()
+	}
 	req := &kip848.HeartbeatRequest{GroupID: m.cfg.Group, MemberID: id, MemberEpoch: leaveEpoch, InstanceID: m.instanceID(), RebalanceTimeoutMs: -1}
-	resp, err := c.hb.Heartbeat(ctx, req, c.hbVersion)
-	if err == nil {
-		err = kafkaError(resp.ErrorCode, resp.ErrorMessage)
+	// The coordinator is looked up again when the member has none (a
+	// failed heartbeat dropped it) or it moved (its broker stopped and
+	// __consumer_offsets moved), and asked again, within the leave's time:
+	// a member that does not leave keeps its partitions from the others
+	// until its session times out.
+	var err error
+	for {
+		m.coordMu.Lock()
+		c := m.coord
+		if c == nil {
+			c, err = m.connectLocked(ctx)
+		}
+		m.coordMu.Unlock()
+		if err != nil {
+			break
+		}
+		var resp *kip848.HeartbeatResponse
+		resp, err = c.hb.Heartbeat(ctx, req, c.hbVersion)
+		moved := err != nil
+		if err != nil {
+			m.dropCoordinator(c, err)
+		} else if err = kafkaError(resp.ErrorCode, resp.ErrorMessage); err != nil && classify(resp.ErrorCode) == classMoved {
+			m.dropCoordinator(c, err)
+			moved = true
+		}
+		if !moved || !backoff.Sleep(ctx, m.cfg.RetryBackoff) {
+			break
+		}
 	}
 	if err != nil && !errors.Is(err, sarama.ErrUnknownMemberId) {
 		m.log.Warn("leave group failed", "member", id, "err", err)
