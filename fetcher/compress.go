@@ -105,7 +105,8 @@ var scratchBufs = sync.Pool{New: func() any { return new([]byte) }}
 // decompress returns the decompressed form of data, of at most limit
 // bytes. Sizes the payload declares (the length of a snappy block, the
 // content size of a zstd or lz4 frame, the blocks of a zstd frame) are
-// checked against limit before anything is allocated on their word, and
+// checked against what its bytes can hold (errImpossibleSize: corrupt)
+// and against limit before anything is allocated on their word, and
 // the streamed codecs stop reading past limit: a payload that would
 // decompress to more fails with errOverLimit, having allocated at most
 // about twice limit (less when it declares its size). The caller charges
@@ -193,13 +194,42 @@ func decompressPooled(p *pools, codec int8, data []byte, limit int) ([]byte, *pb
 		pb.release()
 		return nil, nil, err
 	}
+	if cap(out) > limit {
+		// The decoder grew the buffer past what the chunk can be
+		// charged: an exact copy instead.
+		exact := make([]byte, len(out))
+		copy(exact, out)
+		pb.release()
+		return exact, nil, nil
+	}
 	pb.b = out
 	return out, pb, nil
 }
 
+// startFactor and startExtra size the buffer a payload whose headers do
+// not bound its output tightly starts with (see startSize).
+const (
+	startFactor = 8
+	startExtra  = 64 << 10
+)
+
+// startSize is the output an n-byte compressed payload is first given room
+// for when its headers only give a loose bound: what honest data of a
+// usual ratio fits in. Past it, buffers grow only with the output the
+// payload really produces.
+func startSize(n int) int { return startFactor*n + startExtra }
+
 // outputSize returns the output size a payload suggests (hint), the room
 // its buffer needs beyond it, and for zstd the most it can decompress to;
-// errOverLimit when it declares more than limit.
+// errOverLimit when it declares more than limit, errImpossibleSize (or a
+// codec's own error) when it declares more than its bytes can hold.
+//
+// The sizes a payload declares (gzip's trailer, an lz4 or zstd frame's
+// content size) are checked by the decoders against what the payload
+// produces: one that lies makes its batch corrupt, which stops the
+// partition. Bounds read from block headers are not promises: an honest
+// zstd frame of empty compressed blocks decodes to nothing, so the hint
+// takes at most startSize of them.
 func outputSize(codec int8, data []byte, limit int) (hint, room, zstdMax int, err error) {
 	room = 1
 	switch codec {
@@ -209,6 +239,9 @@ func outputSize(codec int8, data []byte, limit int) (hint, room, zstdMax int, er
 		}
 	case codecLZ4:
 		if size, ok := lz4ContentSize(data); ok {
+			if most, ok := lz4MaxSize(data); ok && size > most {
+				return 0, 0, 0, errImpossibleSize
+			}
 			if size > uint64(limit) {
 				return 0, 0, 0, errOverLimit
 			}
@@ -222,7 +255,9 @@ func outputSize(codec int8, data []byte, limit int) (hint, room, zstdMax int, er
 		if atLeast > limit {
 			return 0, 0, 0, errOverLimit
 		}
-		hint, room, zstdMax = atMost, zstdSlack, atMost
+		// atLeast is declared content and raw or RLE blocks: output the
+		// decoder checks or produces as said.
+		hint, room, zstdMax = atLeast+min(atMost-atLeast, startSize(len(data))), zstdSlack, atMost
 	default:
 		return 0, 0, 0, fmt.Errorf("fetcher: unknown compression codec %d", codec)
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"slices"
 
 	"github.com/klauspost/compress/s2"
 	"github.com/klauspost/compress/zstd"
@@ -22,6 +21,17 @@ var xerialMagic = []byte{0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0}
 const xerialHeaderLen = 16
 
 var errSnappyFraming = errors.New("fetcher: malformed snappy (xerial) framing")
+
+// errImpossibleSize: a compressed payload declares more output than its
+// bytes can encode in its format. It is corrupt, whatever the limit: a
+// larger MaxDecodedBytes would not let it through.
+var errImpossibleSize = errors.New("fetcher: compressed payload declares more output than its bytes can hold")
+
+// snappyMaxLen is the most a snappy block of n bytes can decode to: its
+// densest element, a copy with a 2-byte offset, writes 64 bytes from 3.
+// (s2's repeat codes go further, but they are not snappy: Kafka's clients
+// never write them, and Java's consumer cannot read them.)
+func snappyMaxLen(n int) uint64 { return uint64(n) * 64 / 3 }
 
 // decompressSnappy decompresses a snappy payload of at most limit bytes:
 // the declared length of every block is checked, and their sum against
@@ -55,10 +65,11 @@ func decompressSnappy(data []byte, limit int, dst []byte) ([]byte, error) {
 }
 
 // snappyLen returns the length a snappy payload (a raw block or xerial
-// framing) declares, errOverLimit past limit.
+// framing) declares: errImpossibleSize if a block declares more than its
+// bytes can hold (see snappyMaxLen), else errOverLimit past limit.
 func snappyLen(data []byte, limit int) (int, error) {
 	if len(data) < len(xerialMagic) || !bytes.Equal(data[:len(xerialMagic)], xerialMagic) {
-		n, err := s2.DecodedLen(data)
+		n, err := snappyBlockLen(data)
 		if err != nil {
 			return 0, err
 		}
@@ -72,16 +83,29 @@ func snappyLen(data []byte, limit int) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		n, err := s2.DecodedLen(blk)
+		n, err := snappyBlockLen(blk)
 		if err != nil {
 			return 0, err
 		}
-		if n > limit-total {
-			return 0, errOverLimit
-		}
-		total += n
+		total = min(total+n, limit+1) // every block is checked before the total
+	}
+	if total > limit {
+		return 0, errOverLimit
 	}
 	return total, nil
+}
+
+// snappyBlockLen returns the length a snappy block declares,
+// errImpossibleSize if its bytes cannot hold that much.
+func snappyBlockLen(blk []byte) (int, error) {
+	n, err := s2.DecodedLen(blk)
+	if err != nil {
+		return 0, err
+	}
+	if uint64(n) > snappyMaxLen(len(blk)) {
+		return 0, errImpossibleSize
+	}
+	return n, nil
 }
 
 // xerialBlocks yields the snappy blocks of a payload in xerial framing, or
@@ -111,6 +135,11 @@ func xerialBlocks(data []byte) func(yield func([]byte, error) bool) {
 	}
 }
 
+// lz4MaxRatio bounds what an LZ4 block yields per byte: a sequence of
+// 3+m bytes (token, offset, m bytes extending the match length, 255 each
+// at most) copies at most 19+255·m bytes, and literals cost a byte each.
+const lz4MaxRatio = 255
+
 // lz4ContentSize returns the content size an LZ4 frame declares, if it
 // declares one (frame descriptor flag bit 3: an 8-byte little-endian size
 // after the FLG and BD bytes).
@@ -122,10 +151,11 @@ func lz4ContentSize(frame []byte) (uint64, bool) {
 }
 
 // lz4MaxSize returns the most an LZ4 frame can decompress to, read from
-// its block headers: each compressed block yields at most the frame's
-// block size (64 KiB to 4 MiB, its BD byte), an uncompressed one its own
-// size. ok is false when the frame cannot be walked (not one LZ4 frame,
-// or cut); the decoder then finds out.
+// its block headers: a compressed block of n bytes yields at most the
+// frame's block size (64 KiB to 4 MiB, its BD byte) and at most
+// lz4MaxRatio·n bytes, an uncompressed one its own size. ok is false when
+// the frame cannot be walked (not one LZ4 frame, or cut); the decoder then
+// finds out.
 func lz4MaxSize(frame []byte) (size uint64, ok bool) {
 	if len(frame) < 7 || binary.LittleEndian.Uint32(frame) != lz4FrameMagic {
 		return 0, false
@@ -155,7 +185,7 @@ func lz4MaxSize(frame []byte) (size uint64, ok bool) {
 		if h&(1<<31) != 0 {
 			size += n
 		} else {
-			size += blockMax
+			size += min(blockMax, lz4MaxRatio*n)
 		}
 		if n > uint64(len(frame)-pos) {
 			return 0, false
@@ -179,13 +209,21 @@ const (
 
 var errZstdFrame = errors.New("fetcher: malformed zstd frame")
 
+// zstdEmptyBlock is the size of the largest compressed block that decodes
+// to nothing: its content holds only a one-byte literals section header
+// and a one-byte sequences header (RFC 8878 3.1.1.3), and both say none.
+const zstdEmptyBlock = 2
+
 // zstdOutputSize reads the frame and block headers of a zstd payload and
 // returns the least (atLeast) and the most (atMost) it can decompress to:
 // a frame's declared content size, which the decoder enforces, or the sum
 // of its blocks (a raw or RLE block says its size; a compressed block
-// yields at most the smaller of the window and 128 KiB). Both saturate at
-// limit+1, beyond which they do not matter, as does window, the largest
-// window a frame needs (a single-segment frame's is its content size).
+// yields at most the smaller of the window and 128 KiB, nothing if it has
+// no room for literals or sequences). Both saturate at limit+1, beyond
+// which they do not matter, as does window, the largest window a frame
+// needs (a single-segment frame's is its content size). A frame whose
+// declared content size its blocks cannot produce, or a raw or RLE block
+// larger than any block can be, is errImpossibleSize.
 func zstdOutputSize(data []byte, limit int) (atLeast, atMost, window int, err error) {
 	sat := uint64(limit) + 1
 	add := func(a, b uint64) uint64 { return min(a+min(b, sat), sat) }
@@ -254,12 +292,20 @@ func zstdOutputSize(data []byte, limit int) (atLeast, atMost, window int, err er
 			size := uint64(bh >> 3)
 			switch (bh >> 1) & 3 {
 			case 0: // raw
+				if size > zstdMaxBlock {
+					return 0, 0, 0, errImpossibleSize
+				}
 				blocksLo, blocksHi = add(blocksLo, size), add(blocksHi, size)
 			case 1: // RLE: one byte repeated size times
+				if size > zstdMaxBlock {
+					return 0, 0, 0, errImpossibleSize
+				}
 				blocksLo, blocksHi = add(blocksLo, size), add(blocksHi, size)
 				size = 1
 			case 2: // compressed
-				blocksHi = add(blocksHi, maxBlock)
+				if size > zstdEmptyBlock {
+					blocksHi = add(blocksHi, maxBlock)
+				}
 			default:
 				return 0, 0, 0, errZstdFrame
 			}
@@ -279,6 +325,11 @@ func zstdOutputSize(data []byte, limit int) (atLeast, atMost, window int, err er
 		}
 		data = data[pos:]
 		if fcsLen > 0 {
+			// The blocks must produce exactly the declared size; the
+			// bounds are exact below limit+1.
+			if min(fcs, sat) > blocksHi || (blocksLo < sat && fcs < blocksLo) {
+				return 0, 0, 0, errImpossibleSize
+			}
 			lo, hi = add(lo, fcs), add(hi, fcs)
 		} else {
 			lo, hi = add(lo, blocksLo), add(hi, blocksHi)
@@ -293,14 +344,17 @@ func zstdOutputSize(data []byte, limit int) (atLeast, atMost, window int, err er
 var libzstd func(data, dst []byte) (out []byte, ok bool, err error)
 
 // decompressZstd decompresses a zstd payload of at most limit bytes into
-// buf, whose capacity is at least atMost (see zstdOutputSize) plus
-// zstdSlack when atMost is at most limit: the output cannot exceed the
-// headers' bound, so the decoder never grows buf. Otherwise (compressed
-// blocks that may or may not fill their 128 KiB) the decoder is held to
-// limit bytes of output.
+// buf (see zstdOutputSize for atMost). When atMost is at most limit the
+// output cannot exceed it: the decoder fills buf and, should the payload
+// really produce more than buf holds, grows it itself, by what it writes.
+// Otherwise (compressed blocks that may or may not fill their 128 KiB)
+// the decoder is held to buf's capacity, which grows geometrically each
+// time the output fills it, up to limit bytes (errOverLimit past them).
+// Either way the buffer grows only with output the payload really
+// produced, never on what its headers allow.
 func decompressZstd(data []byte, limit, atMost int, buf []byte) ([]byte, error) {
-	if libzstd != nil && atMost <= limit {
-		if out, ok, err := libzstd(data, slices.Grow(buf[:0], atMost)); ok {
+	if libzstd != nil && atMost <= min(limit, cap(buf)) {
+		if out, ok, err := libzstd(data, buf[:0]); ok {
 			return out, err
 		}
 	}
@@ -308,10 +362,16 @@ func decompressZstd(data []byte, limit, atMost int, buf []byte) ([]byte, error) 
 		if atMost <= limit {
 			return dec.open.DecodeAll(data, buf[:0])
 		}
-		out, err := dec.capped.DecodeAll(data, slices.Grow(buf[:0], limit)[:0:limit])
-		if errors.Is(err, zstd.ErrDecoderSizeExceeded) {
-			err = errOverLimit
+		for {
+			size := min(cap(buf), limit)
+			out, err := dec.capped.DecodeAll(data, buf[:0:size])
+			if !errors.Is(err, zstd.ErrDecoderSizeExceeded) {
+				return out, err
+			}
+			if size >= limit {
+				return buf[:0], errOverLimit
+			}
+			buf = make([]byte, 0, min(max(2*size, startExtra), limit))
 		}
-		return out, err
 	})
 }

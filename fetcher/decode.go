@@ -699,6 +699,9 @@ func (d *decoder) startMessage(c *entryState, fresh bool) error {
 	}
 	d.charge(int64(cap(inner)))
 	d.holdPayload(buf)
+	// The entry holds the payload from here on: dropEntry releases it,
+	// also when the checks below find the set corrupt.
+	c.payload, c.buf = int64(cap(inner)), buf
 	// The wrapper's offset is that of its last inner message; inner
 	// offsets are absolute in format v0 and relative (0, 1, ...) in v1.
 	n, lastInner := 0, int64(-1)
@@ -728,7 +731,6 @@ func (d *decoder) startMessage(c *entryState, fresh bool) error {
 		c.lo = c.base
 	}
 	c.recs, c.legacy, c.left, c.wrapperTS = inner, true, int64(n), ts
-	c.payload, c.buf = int64(cap(inner)), buf
 	c.started = true
 	return nil
 }

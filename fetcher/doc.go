@@ -68,7 +68,10 @@
 //     messages, headers) is bounded by Config.MaxDecodedBytes, by default
 //     32 × the fetch size, whatever the records claim: no count or
 //     declared size is allocated on before it is checked against the
-//     bytes that must hold it and against that limit. A block that
+//     bytes that must hold it (a payload declaring more than its bytes
+//     can hold in its codec is corrupt, see below) and against that
+//     limit, and a decompression buffer grows with the output a payload
+//     really produces, not with what its block headers allow. A block that
 //     decodes to more goes out in several chunks, from the same response,
 //     the records of one batch across chunks if need be; a single record
 //     that alone exceeds the limit stops its partition with an error
@@ -76,15 +79,16 @@
 //   - Entries that end before the fetch offset are skipped, as Java's
 //     consumer does.
 //   - A batch that cannot be decoded (a checksum mismatch with check.crcs,
-//     a payload that does not decompress, a malformed record, records
-//     after its declared count, offsets that cannot be what the fetch
-//     asked for: overlapping the batch before, or records past the batch's
-//     own last offset) stops only its partition: the messages before the
-//     bad batch are delivered, then the partition's stream gets an error
-//     wrapping stream.ErrCorruptMessage and the partition stops at the bad
-//     batch until the next generation. The other partitions carry on. A
-//     response whose structure cannot be parsed at all is fetched again
-//     partition by partition, to find the one at fault.
+//     a payload that does not decompress or declares a size its bytes
+//     cannot hold, a malformed record, records after its declared count,
+//     offsets that cannot be what the fetch asked for: overlapping the
+//     batch before, or records past the batch's own last offset) stops
+//     only its partition: the messages before the bad batch are
+//     delivered, then the partition's stream gets an error wrapping
+//     stream.ErrCorruptMessage and the partition stops at the bad batch
+//     until the next generation. The other partitions carry on. A response
+//     whose structure cannot be parsed at all is fetched again partition
+//     by partition, to find the one at fault.
 //   - A batch, whole or cut by the fetch size, that reaches the high
 //     watermark its response reports is not handed out and does not move
 //     the partition, without an error: a leader that just took over can

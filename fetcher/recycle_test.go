@@ -189,3 +189,41 @@ func TestIntegrationRecycledMessages(t *testing.T) {
 		})
 	}
 }
+
+// TestCorruptWrapperReleasesPayload: with recycling, a compressed message
+// set (format v1) whose inner messages turn out malformed gives its
+// decompressed payload back to the free list. The entry held it from
+// decompression on, but took it over only after those checks, so an
+// error between left it held for good (review, minor).
+func TestCorruptWrapperReleasesPayload(t *testing.T) {
+	inner := append(rawMessage(0, 1, 0, nil, []byte("a")), rawBatch(1, 0, 0, 1, rawRecords([]int64{0}, func(int) []byte { return []byte("b") }))...)
+	for _, c := range []struct {
+		name  string
+		inner []byte
+	}{
+		{"record batch inside a message set", inner},
+		{"malformed inner message set", append(rawMessage(0, 1, 0, nil, []byte("a")), 0, 0, 0)},
+		{"wrapper offset below its last inner offset", append(rawMessage(0, 1, 0, nil, []byte("a")), rawMessage(9, 1, 0, nil, []byte("b"))...)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			blk := &respBlock{records: rawMessage(5, 1, codecGzip, nil, compress(sarama.CompressionGZIP, c.inner)), hwm: 6}
+			p := &pools{}
+			p.noteLimit(decodeLimitForTest(1 << 20))
+			bd := newBlockDecoder("t", 0, 0, 1<<20, decodeOpts{checkCRCs: true, recycle: true}, blk, p)
+			d := bd.chunk()
+			bd.close()
+			if d.lease != nil {
+				d.lease.release()
+			}
+			if !errors.Is(d.corrupt, errCorrupt) {
+				t.Fatalf("corrupt %v", d.corrupt)
+			}
+			p.mu.Lock()
+			free := len(p.bufs)
+			p.mu.Unlock()
+			if free != 1 {
+				t.Errorf("%d payload buffers back in the free list, want 1", free)
+			}
+		})
+	}
+}
