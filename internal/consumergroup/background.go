@@ -49,7 +49,10 @@ func (m *Member) stopBackground() {
 func (m *Member) heartbeatLoop(ctx context.Context, gen *Generation) {
 	lastOK := time.Now()
 	var gaps grouplease.Gaps
-	defer func() { m.log.Info("heartbeats stopped", "epoch", gen.ID, "longest_heartbeat_gap", gaps.Longest()) }()
+	defer func() {
+		m.log.Info("heartbeats stopped", "epoch", gen.ID, "longest_heartbeat_gap", gaps.Longest(),
+			"lost", errors.Is(gen.Err(), ErrMembershipLost))
+	}()
 	m.mu.Lock()
 	wait := m.interval
 	m.mu.Unlock()

@@ -57,7 +57,8 @@ func (m *Member) heartbeatLoop(ctx context.Context, gen *Generation) {
 	lastOK := time.Now()
 	var gaps grouplease.Gaps
 	defer func() {
-		m.log.Info("heartbeats stopped", "generation", gen.ID, "longest_heartbeat_gap", gaps.Longest())
+		m.log.Info("heartbeats stopped", "generation", gen.ID, "longest_heartbeat_gap", gaps.Longest(),
+			"lost", errors.Is(gen.Err(), ErrMembershipLost))
 	}()
 	interval := grouplease.HeartbeatInterval(m.cfg.HeartbeatInterval, m.leaseTerm())
 	wait := interval

@@ -40,6 +40,11 @@ type Incarnation struct {
 	// reports found in the process's stderr.
 	Panic bool `json:"panic,omitempty"`
 	Race  bool `json:"race,omitempty"`
+	// HeartbeatGapMs is the longest gap between answered heartbeats to the
+	// group coordinator (Kafka coordination) of the process's generations
+	// that did not end with the membership lost, from the members' log
+	// lines "heartbeats stopped" on stderr.
+	HeartbeatGapMs int64 `json:"heartbeat_gap_ms,omitempty"`
 }
 
 // Key names the incarnation: "m<slot>.<inc>".
@@ -129,10 +134,10 @@ func (s *memberSet) start(slot int, replace bool) (*process, error) {
 func (s *memberSet) wait(p *process, stderrPath string) {
 	err := p.cmd.Wait()
 	end := time.Now().UnixNano()
-	panicked, raced := scanStderr(stderrPath)
+	panicked, raced, gap := scanStderr(stderrPath)
 	s.mu.Lock()
 	p.End = end
-	p.Panic, p.Race = panicked, raced
+	p.Panic, p.Race, p.HeartbeatGapMs = panicked, raced, gap.Milliseconds()
 	p.ExitCode = p.cmd.ProcessState.ExitCode()
 	if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		p.Signal = ws.Signal().String()
@@ -164,10 +169,10 @@ func (p *process) ended() bool {
 }
 
 // scanStderr looks for a Go panic or fatal error and for race reports.
-func scanStderr(path string) (panicked, raced bool) {
+func scanStderr(path string) (panicked, raced bool, heartbeatGap time.Duration) {
 	f, err := os.Open(path)
 	if err != nil {
-		return false, false
+		return false, false, 0
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
@@ -180,9 +185,26 @@ func scanStderr(path string) (panicked, raced bool) {
 			panicked = true
 		case strings.HasPrefix(line, "WARNING: DATA RACE"):
 			raced = true
+		case strings.Contains(line, `msg="heartbeats stopped"`) && !strings.Contains(line, " lost=true"):
+			heartbeatGap = max(heartbeatGap, heartbeatGapOf(line))
 		}
 	}
-	return panicked, raced
+	return panicked, raced, heartbeatGap
+}
+
+// heartbeatGapOf reads longest_heartbeat_gap=<duration> from a member's
+// log line; 0 when it has none.
+func heartbeatGapOf(line string) time.Duration {
+	_, v, ok := strings.Cut(line, "longest_heartbeat_gap=")
+	if !ok {
+		return 0
+	}
+	v, _, _ = strings.Cut(v, " ")
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return 0
+	}
+	return d
 }
 
 // get returns the current incarnation of slot.

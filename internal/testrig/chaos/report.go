@@ -97,6 +97,11 @@ func (r *Result) Report(w io.Writer) {
 	if obs.Store == storeZooKeeper || len(r.NonOwnerWrites) > 0 {
 		check("offset writes by sessions without the owner node", fmt.Sprint(len(r.NonOwnerWrites)), verdict(len(r.NonOwnerWrites) == 0))
 	}
+	if r.Info.Coordination == "kafka" {
+		check("longest gap between answered heartbeats", fmt.Sprintf("%d ms (%s; session timeout %v; generations that kept their membership)",
+			r.HeartbeatGap.Ms, orDash(r.HeartbeatGap.Member), r.Info.SessionTimeout),
+			verdict(r.HeartbeatGap.Ms < r.Info.SessionTimeout.Milliseconds()))
+	}
 	check("panics", fmt.Sprint(len(r.Panics)), verdict(len(r.Panics) == 0))
 	check("data races (race-enabled members)", fmt.Sprint(len(r.Races)), verdict(len(r.Races) == 0))
 	check("unclean exits", fmt.Sprint(len(r.Unclean)), verdict(len(r.Unclean) == 0))

@@ -57,6 +57,13 @@ type Result struct {
 	OutsideSample    []string
 
 	Panics   []string
+	// HeartbeatGap is the longest gap between answered heartbeats of a
+	// generation that kept its membership, over every member (Kafka
+	// coordination), and the member that had it.
+	HeartbeatGap struct {
+		Ms     int64
+		Member string
+	}
 	Races    []string
 	Unclean  []string
 	Leaks    []string
@@ -108,6 +115,8 @@ func (r *Result) Failures() []string {
 		"double ownership while running: %.1f ms, %d messages", r.Double.TotalMs, r.Double.Messages)
 	add(len(r.Panics) > 0, "%d panics", len(r.Panics))
 	add(len(r.Races) > 0, "%d members reported data races", len(r.Races))
+	add(r.HeartbeatGap.Ms >= r.Info.SessionTimeout.Milliseconds() && r.Info.Coordination == "kafka",
+		"a member kept its membership with %d ms between answered heartbeats, past the %v session timeout", r.HeartbeatGap.Ms, r.Info.SessionTimeout)
 	add(len(r.Unclean) > 0, "%d unclean exits", len(r.Unclean))
 	add(len(r.Leaks) > 0, "%d members leaked goroutines", len(r.Leaks))
 	add(!r.Owners.Converged, "final owners differ from the assignor (%d mismatches)", len(r.Owners.Mismatches))
@@ -621,6 +630,9 @@ func (v *verifier) checkProcesses() {
 		}
 		if inc.Race {
 			res.Races = append(res.Races, fmt.Sprintf("%s: see %s", key, inc.Stderr))
+		}
+		if inc.HeartbeatGapMs > res.HeartbeatGap.Ms {
+			res.HeartbeatGap.Ms, res.HeartbeatGap.Member = inc.HeartbeatGapMs, key
 		}
 		if il.exit != nil && il.exit.Leaked != "" {
 			res.Leaks = append(res.Leaks, fmt.Sprintf("%s: %d goroutines after Shutdown: %s", key, il.exit.Goroutines, firstLine(il.exit.Leaked)))
