@@ -56,7 +56,7 @@ type Result struct {
 	OutsideOwnership int
 	OutsideSample    []string
 
-	Panics   []string
+	Panics []string
 	// HeartbeatGap is the longest gap between answered heartbeats of a
 	// generation that kept its membership, over every member (Kafka
 	// coordination), and the member that had it.
