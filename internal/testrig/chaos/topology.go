@@ -53,9 +53,9 @@ const (
 	// on a KRaft cluster of three Kafka 4 nodes, each a broker and a
 	// controller (kraftBrokerProperties: the broker's session timeout is
 	// the members', min.insync.replicas 2). The broker assigns
-	// (group.remote.assignor left to its default); every member subscribes
-	// to the main topic (the protocol takes topic names only), dynamic
-	// members. Members killed, frozen past the session timeout, leaving,
+	// (group.remote.assignor left to its default); dynamic members, those
+	// of odd slots subscribed with the whitelist (sent as the broker's
+	// RE2/J regex), the others to the main topic by name. Members killed, frozen past the session timeout, leaving,
 	// cut off the brokers; coordinator and broker pauses and kills;
 	// partitions added.
 	TopologyKafkaConsumer Topology = "kafka-consumer"
@@ -122,9 +122,6 @@ func (t Topology) static() bool { return t == TopologyKafka || t == TopologyKafk
 // roundrobin, and none with the consumer group protocol (which refuses
 // topic filters).
 func (t Topology) wildcard(slot int) bool {
-	if t == TopologyKafkaConsumer {
-		return false
-	}
 	return t == TopologyRoundRobin || slot%2 == 1
 }
 
