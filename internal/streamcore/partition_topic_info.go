@@ -152,7 +152,6 @@ func (p *PartitionTopicInfo) EnqueueRecycled(ctx context.Context, msgs []*Messag
 		var size int
 		for _, m := range msgs {
 			if m != nil {
-				m.info = p
 				size += len(m.Key) + len(m.Value)
 			}
 		}
