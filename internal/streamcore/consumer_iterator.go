@@ -139,9 +139,9 @@ func (it *ConsumerIterator) nextInChunk() (*Message, Fence) {
 			return nil, f
 		}
 		it.pos++
-		if m.info == nil {
-			m.info = info
-		}
+		// Set on hand-out, not on Enqueue: a recycled message's memory
+		// may hold a message not handed out yet, which must not mark.
+		m.info = info
 		it.prev, it.prevInfo = m, info
 		it.delivered++
 		return m, nil

@@ -20,7 +20,12 @@ type Header struct {
 // zkconsumer.recycle.messages, fetcher.Config.RecycleMessages): then a
 // Message, its Key, Value and Headers are valid only until the next call
 // to Next (or the next round of a Messages loop) on its stream, and Clone
-// makes a copy to keep.
+// makes a copy to keep. A recycled message kept past that belongs to no
+// partition any more: its Offset reads -1, MarkConsumed does nothing with
+// it and the connector's CommitMessages refuses it, as a message no stream
+// handed out. Nothing else of it holds: its memory may already hold
+// another message, and once that one has been handed out the kept pointer
+// is that message.
 type Message struct {
 	// Topic is the topic the message was fetched from.
 	Topic string
@@ -41,9 +46,11 @@ type Message struct {
 	// Headers are the record headers, if any.
 	Headers []Header
 
-	// info is the partition in the generation that fetched the message; set
-	// by Enqueue (or by the iterator for chunks put on the queue directly).
-	// MarkConsumed uses it.
+	// info is the partition, in the generation that fetched the message,
+	// of a message handed out: set by the iterator when it hands the
+	// message out, cleared when a recycled message's chunk is released.
+	// MarkConsumed and CommitMessages (PartitionOf) use it: nil marks
+	// nothing.
 	info *PartitionTopicInfo
 }
 
@@ -143,6 +150,15 @@ type FetchedDataChunk struct {
 func (c *FetchedDataChunk) done() {
 	if r := c.release; r != nil {
 		c.release = nil
+		// The messages' memory is about to be reused: one kept past its
+		// validity (a misuse of recycling) must not mark or commit
+		// anything. Messages not handed out yet have no partition either,
+		// so a kept pointer that comes to alias one marks nothing.
+		for _, m := range c.Messages {
+			if m != nil {
+				m.info, m.Offset = nil, -1
+			}
+		}
 		r()
 	}
 }

@@ -129,7 +129,10 @@ func (p *PartitionTopicInfo) Enqueue(ctx context.Context, msgs []*Message, nextF
 // queued (msgs empty, or an error is returned). release is called at most
 // once, from whichever goroutine drops the chunk; a chunk that is never
 // dropped (say a stream nobody reads any more) is left to the garbage
-// collector and release is not called.
+// collector and release is not called. Before release is called the
+// messages are cut off from the stream: their partition is cleared and
+// their Offset set to -1, so that one kept past its validity marks
+// nothing (see Message).
 func (p *PartitionTopicInfo) EnqueueRecycled(ctx context.Context, msgs []*Message, nextFetchOffset int64, release func()) error {
 	if len(msgs) == 0 && release != nil {
 		release()
@@ -152,7 +155,6 @@ func (p *PartitionTopicInfo) EnqueueRecycled(ctx context.Context, msgs []*Messag
 		var size int
 		for _, m := range msgs {
 			if m != nil {
-				m.info = p
 				size += len(m.Key) + len(m.Value)
 			}
 		}
