@@ -29,14 +29,14 @@ func Dialer(sc *sarama.Config) kip848.Dialer {
 	if sc.Net.Proxy.Enable && sc.Net.Proxy.Dialer != nil {
 		d = sc.Net.Proxy.Dialer
 	}
+	timeout := sc.Net.DialTimeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
 	if sc.Net.TLS.Enable {
-		d = tlsDialer{d, sc.Net.TLS.Config}
+		d = tlsDialer{d, sc.Net.TLS.Config, timeout}
 	}
 	if sc.Net.SASL.Enable {
-		timeout := sc.Net.DialTimeout
-		if timeout <= 0 {
-			timeout = 30 * time.Second
-		}
 		conf := *sc // what the dials read is never modified
 		d = saslDialer{inner: d, conf: &conf, timeout: timeout}
 	}
@@ -44,11 +44,14 @@ func Dialer(sc *sarama.Config) kip848.Dialer {
 }
 
 type tlsDialer struct {
-	inner kip848.Dialer
-	conf  *tls.Config
+	inner   kip848.Dialer
+	conf    *tls.Config
+	timeout time.Duration // of the handshake
 }
 
-// Dial connects through the inner dialer and completes a TLS handshake.
+// Dial connects through the inner dialer and completes a TLS handshake
+// within the dialer's timeout: a server that accepts the connection and
+// never answers does not hold it longer.
 func (t tlsDialer) Dial(network, addr string) (net.Conn, error) {
 	c, err := t.inner.Dial(network, addr)
 	if err != nil {
@@ -63,10 +66,12 @@ func (t tlsDialer) Dial(network, addr string) (net.Conn, error) {
 		conf.ServerName, _, _ = net.SplitHostPort(addr)
 	}
 	tc := tls.Client(c, conf)
+	_ = c.SetDeadline(time.Now().Add(t.timeout))
 	if err := tc.Handshake(); err != nil {
 		_ = c.Close()
 		return nil, err
 	}
+	_ = c.SetDeadline(time.Time{})
 	return tc, nil
 }
 

@@ -1,7 +1,9 @@
 package coordinator
 
 import (
+	"net"
 	"testing"
+	"time"
 
 	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/require"
@@ -39,4 +41,28 @@ func TestSASLMechanismMessages(t *testing.T) {
 	sc.Net.SASL.Mechanism = sarama.SASLTypeGSSAPI
 	_, err := saslMechanism(sc)
 	require.ErrorContains(t, err, "GSSAPI")
+}
+
+// TestTLSHandshakeIsBounded: a server that accepts the connection and
+// never answers the TLS handshake holds the dial for the dial timeout, not
+// for ever.
+func TestTLSHandshakeIsBounded(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err == nil {
+			accepted <- c
+		}
+	}()
+	sc := sarama.NewConfig()
+	sc.Net.DialTimeout = 300 * time.Millisecond
+	sc.Net.TLS.Enable = true
+	start := time.Now()
+	_, err = Dialer(sc).Dial("tcp", ln.Addr().String())
+	require.Error(t, err)
+	require.Less(t, time.Since(start), 5*time.Second)
+	(<-accepted).Close()
 }
