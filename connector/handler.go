@@ -94,6 +94,7 @@ func (c *ConsumerConnector) revoke(ctx context.Context, gen *generation, lost bo
 	var err error
 	if !lost && c.cfg.AutoCommitEnable {
 		err = c.commitLast(ctx, gen, infos)
+		lost = membershipRefused(err)
 	}
 	if c.listener != nil {
 		c.listener.BeforeReleasingPartitions(ctx, c, gen.ownedTopics(), lost)
@@ -104,6 +105,15 @@ func (c *ConsumerConnector) revoke(ctx context.Context, gen *generation, lost bo
 	c.mu.Unlock()
 	c.log.Info("released generation", "generation", gen.id, "partitions", len(gen.owned), "lost", lost)
 	return err
+}
+
+// membershipRefused reports whether err, the error of a final commit, is
+// the coordinator's refusal of a member it no longer counts (Kafka mode:
+// the membership was lost, or another instance took the
+// group.instance.id over): the partitions may be another member's
+// already, so they are released as lost, not handed over.
+func membershipRefused(err error) bool {
+	return errors.Is(err, ErrCommitFenced) || errors.Is(err, ErrMembershipLost)
 }
 
 // revokeSome is revoke for the partitions of prev that move away in an
@@ -132,10 +142,7 @@ func (c *ConsumerConnector) revokeSome(ctx context.Context, prev, next *generati
 	if c.cfg.AutoCommitEnable {
 		err = c.commitLast(ctx, prev, moved)
 	}
-	// A commit the coordinator refused because it no longer counts this
-	// member (Kafka mode) means the partitions may be another member's
-	// already: they are released as lost, not handed over.
-	lost := errors.Is(err, ErrCommitFenced) || errors.Is(err, ErrMembershipLost)
+	lost := membershipRefused(err)
 	if c.listener != nil {
 		c.listener.BeforeReleasingPartitions(ctx, c, topicsOf(removed), lost)
 	}

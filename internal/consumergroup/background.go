@@ -75,6 +75,10 @@ func (m *Member) heartbeatLoop(ctx context.Context, gen *Generation) {
 		wait = m.beat(ctx, gen, &lastOK)
 		if lastOK != before {
 			gaps.Answered(before)
+			m.mu.Lock()
+			session := m.session
+			m.mu.Unlock()
+			grouplease.LogLong(m.log, before, lastOK, session)
 		}
 		if wait < 0 {
 			return

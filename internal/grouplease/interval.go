@@ -1,6 +1,9 @@
 package grouplease
 
-import "time"
+import (
+	"log/slog"
+	"time"
+)
 
 // renewalsPerLease is how many heartbeats a member sends, at the least,
 // in the time one renewal's lease lasts.
@@ -39,6 +42,17 @@ func (g *Gaps) Answered(last time.Time) time.Time {
 	now := time.Now()
 	g.longest = max(g.longest, now.Sub(last))
 	return now
+}
+
+// LogLong logs, at WARN, a gap between answered heartbeats from last to
+// now that reached half the session timeout: the coordinator heard nothing
+// from the member for that long, and could have removed it had it lasted
+// to the session timeout.
+func LogLong(log *slog.Logger, last, now time.Time, session time.Duration) {
+	if gap := now.Sub(last); gap >= session/2 {
+		log.Warn("heartbeats went unanswered", "heartbeat_gap", gap.Round(time.Millisecond),
+			"gap_from", last.UTC().Format(time.RFC3339Nano), "gap_until", now.UTC().Format(time.RFC3339Nano), "session_timeout", session)
+	}
 }
 
 // Longest returns the longest gap recorded, to the millisecond.

@@ -70,11 +70,15 @@ func (m *Member) heartbeatLoop(ctx context.Context, gen *Generation) {
 		errors.As(err, &kerr)
 		switch {
 		case err == nil:
+			prev := lastOK
 			lastOK = gaps.Answered(lastOK)
+			grouplease.LogLong(m.log, prev, lastOK, m.cfg.SessionTimeout)
 			gen.lease.Renew(sent)
 			m.recovered("heartbeat")
 		case kerr == sarama.ErrRebalanceInProgress:
+			prev := lastOK
 			lastOK = gaps.Answered(lastOK) // the coordinator counted the heartbeat
+			grouplease.LogLong(m.log, prev, lastOK, m.cfg.SessionTimeout)
 			if gen.Err() == nil {
 				m.log.Info("group is rebalancing", "generation", gen.ID)
 			}

@@ -45,6 +45,16 @@ type Incarnation struct {
 	// that did not end with the membership lost, from the members' log
 	// lines "heartbeats stopped" on stderr.
 	HeartbeatGapMs int64 `json:"heartbeat_gap_ms,omitempty"`
+	// LongGaps are the gaps between answered heartbeats that reached half
+	// the session timeout ("heartbeats went unanswered"), as Unix
+	// nanoseconds.
+	LongGaps []Span `json:"long_gaps,omitempty"`
+}
+
+// Span is an interval in Unix nanoseconds.
+type Span struct {
+	From  int64 `json:"from"`
+	Until int64 `json:"until"`
 }
 
 // Key names the incarnation: "m<slot>.<inc>".
@@ -134,10 +144,10 @@ func (s *memberSet) start(slot int, replace bool) (*process, error) {
 func (s *memberSet) wait(p *process, stderrPath string) {
 	err := p.cmd.Wait()
 	end := time.Now().UnixNano()
-	panicked, raced, gap := scanStderr(stderrPath)
+	sc := scanStderr(stderrPath)
 	s.mu.Lock()
 	p.End = end
-	p.Panic, p.Race, p.HeartbeatGapMs = panicked, raced, gap.Milliseconds()
+	p.Panic, p.Race, p.HeartbeatGapMs, p.LongGaps = sc.panicked, sc.raced, sc.heartbeatGap.Milliseconds(), sc.longGaps
 	p.ExitCode = p.cmd.ProcessState.ExitCode()
 	if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		p.Signal = ws.Signal().String()
@@ -169,10 +179,17 @@ func (p *process) ended() bool {
 }
 
 // scanStderr looks for a Go panic or fatal error and for race reports.
-func scanStderr(path string) (panicked, raced bool, heartbeatGap time.Duration) {
+// stderrScan is what scanStderr finds in a member's stderr.
+type stderrScan struct {
+	panicked, raced bool
+	heartbeatGap    time.Duration // the longest of generations that kept their membership
+	longGaps        []Span
+}
+
+func scanStderr(path string) (out stderrScan) {
 	f, err := os.Open(path)
 	if err != nil {
-		return false, false, 0
+		return out
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
@@ -182,14 +199,35 @@ func scanStderr(path string) (panicked, raced bool, heartbeatGap time.Duration) 
 		switch {
 		case strings.HasPrefix(line, "panic: "), strings.HasPrefix(line, "fatal error: "),
 			strings.Contains(line, "chaos member: recovered panic"):
-			panicked = true
+			out.panicked = true
 		case strings.HasPrefix(line, "WARNING: DATA RACE"):
-			raced = true
+			out.raced = true
 		case strings.Contains(line, `msg="heartbeats stopped"`) && !strings.Contains(line, " lost=true"):
-			heartbeatGap = max(heartbeatGap, heartbeatGapOf(line))
+			out.heartbeatGap = max(out.heartbeatGap, heartbeatGapOf(line))
+		case strings.Contains(line, `msg="heartbeats went unanswered"`):
+			from, ok1 := timeAttr(line, "gap_from=")
+			until, ok2 := timeAttr(line, "gap_until=")
+			if ok1 && ok2 {
+				out.longGaps = append(out.longGaps, Span{From: from, Until: until})
+			}
 		}
 	}
-	return panicked, raced, heartbeatGap
+	return out
+}
+
+// timeAttr reads an RFC 3339 time attribute of a log line as Unix
+// nanoseconds.
+func timeAttr(line, key string) (int64, bool) {
+	_, v, ok := strings.Cut(line, key)
+	if !ok {
+		return 0, false
+	}
+	v, _, _ = strings.Cut(v, " ")
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return 0, false
+	}
+	return t.UnixNano(), true
 }
 
 // heartbeatGapOf reads longest_heartbeat_gap=<duration> from a member's

@@ -98,9 +98,9 @@ func (r *Result) Report(w io.Writer) {
 		check("offset writes by sessions without the owner node", fmt.Sprint(len(r.NonOwnerWrites)), verdict(len(r.NonOwnerWrites) == 0))
 	}
 	if r.Info.Coordination == "kafka" {
-		check("longest gap between answered heartbeats", fmt.Sprintf("%d ms (%s; session timeout %v; generations that kept their membership)",
-			r.HeartbeatGap.Ms, orDash(r.HeartbeatGap.Member), r.Info.SessionTimeout),
-			verdict(r.HeartbeatGap.Ms < r.Info.SessionTimeout.Milliseconds()))
+		check("longest gap between answered heartbeats", fmt.Sprintf("%d ms (%s) that no fault explains; %d ms (%s) in all; session timeout %v",
+			r.HeartbeatGap.UnexcusedMs, orDash(r.HeartbeatGap.UnexcusedMember), r.HeartbeatGap.Ms, orDash(r.HeartbeatGap.Member), r.Info.SessionTimeout),
+			verdict(r.HeartbeatGap.UnexcusedMs < r.Info.SessionTimeout.Milliseconds()))
 	}
 	check("panics", fmt.Sprint(len(r.Panics)), verdict(len(r.Panics) == 0))
 	check("data races (race-enabled members)", fmt.Sprint(len(r.Races)), verdict(len(r.Races) == 0))

@@ -59,10 +59,15 @@ type Result struct {
 	Panics []string
 	// HeartbeatGap is the longest gap between answered heartbeats of a
 	// generation that kept its membership, over every member (Kafka
-	// coordination), and the member that had it.
+	// coordination), and the member that had it. Unexcused is the longest
+	// gap that no fault explains: one that overlaps no fault keeping the
+	// member from its coordinator (a coordinator paused or killed, the
+	// member cut off the brokers) or freezing the member.
 	HeartbeatGap struct {
-		Ms     int64
-		Member string
+		Ms              int64
+		Member          string
+		UnexcusedMs     int64
+		UnexcusedMember string
 	}
 	Races    []string
 	Unclean  []string
@@ -115,8 +120,9 @@ func (r *Result) Failures() []string {
 		"double ownership while running: %.1f ms, %d messages", r.Double.TotalMs, r.Double.Messages)
 	add(len(r.Panics) > 0, "%d panics", len(r.Panics))
 	add(len(r.Races) > 0, "%d members reported data races", len(r.Races))
-	add(r.HeartbeatGap.Ms >= r.Info.SessionTimeout.Milliseconds() && r.Info.Coordination == "kafka",
-		"a member kept its membership with %d ms between answered heartbeats, past the %v session timeout", r.HeartbeatGap.Ms, r.Info.SessionTimeout)
+	add(r.HeartbeatGap.UnexcusedMs >= r.Info.SessionTimeout.Milliseconds() && r.Info.Coordination == "kafka",
+		"%s had %d ms between answered heartbeats that no fault explains, past the %v session timeout",
+		r.HeartbeatGap.UnexcusedMember, r.HeartbeatGap.UnexcusedMs, r.Info.SessionTimeout)
 	add(len(r.Unclean) > 0, "%d unclean exits", len(r.Unclean))
 	add(len(r.Leaks) > 0, "%d members leaked goroutines", len(r.Leaks))
 	add(!r.Owners.Converged, "final owners differ from the assignor (%d mismatches)", len(r.Owners.Mismatches))
@@ -616,6 +622,21 @@ func (v *verifier) replaceTarget(inc *Incarnation) bool {
 	return false
 }
 
+// gapExcused reports whether a fault explains the heartbeat gap g of
+// incarnation key: it overlaps a fault that kept key from its coordinator
+// (StoreCut) or froze it.
+func (v *verifier) gapExcused(key string, g Span) bool {
+	for _, f := range v.res.Faults {
+		if f.Start > g.Until || f.End < g.From {
+			continue
+		}
+		if slices.Contains(f.StoreCut, "*") || slices.Contains(f.StoreCut, key) || slices.Contains(f.FrozenKeys(), key) {
+			return true
+		}
+	}
+	return false
+}
+
 // checkProcesses finds panics, races, unclean exits and leaks.
 func (v *verifier) checkProcesses() {
 	res := v.res
@@ -633,6 +654,11 @@ func (v *verifier) checkProcesses() {
 		}
 		if inc.HeartbeatGapMs > res.HeartbeatGap.Ms {
 			res.HeartbeatGap.Ms, res.HeartbeatGap.Member = inc.HeartbeatGapMs, key
+		}
+		for _, g := range inc.LongGaps {
+			if ms := (g.Until - g.From) / 1e6; ms > res.HeartbeatGap.UnexcusedMs && !v.gapExcused(key, g) {
+				res.HeartbeatGap.UnexcusedMs, res.HeartbeatGap.UnexcusedMember = ms, key
+			}
 		}
 		if il.exit != nil && il.exit.Leaked != "" {
 			res.Leaks = append(res.Leaks, fmt.Sprintf("%s: %d goroutines after Shutdown: %s", key, il.exit.Goroutines, firstLine(il.exit.Leaked)))
