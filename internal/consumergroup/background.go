@@ -48,14 +48,14 @@ func (m *Member) stopBackground() {
 // error.
 func (m *Member) heartbeatLoop(ctx context.Context, gen *Generation) {
 	lastOK := time.Now()
-	var gaps grouplease.Gaps
+	m.mu.Lock()
+	wait, session := m.interval, m.session // Join reads the session timeout before the loop starts
+	m.mu.Unlock()
+	gaps := grouplease.Gaps{Log: m.log, Session: session}
 	defer func() {
 		m.log.Info("heartbeats stopped", "epoch", gen.ID, "longest_heartbeat_gap", gaps.Longest(),
 			"lost", errors.Is(gen.Err(), ErrMembershipLost))
 	}()
-	m.mu.Lock()
-	wait := m.interval
-	m.mu.Unlock()
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	for {
@@ -74,18 +74,11 @@ func (m *Member) heartbeatLoop(ctx context.Context, gen *Generation) {
 		before := lastOK
 		wait = m.beat(ctx, gen, &lastOK)
 		if lastOK != before {
-			gaps.Answered(before)
-			m.mu.Lock()
-			session := m.session
-			m.mu.Unlock()
-			grouplease.LogLong(m.log, before, lastOK, session)
+			gaps.Record(before, lastOK)
 		}
 		if wait < 0 {
 			return
 		}
-		m.mu.Lock()
-		session := m.session
-		m.mu.Unlock()
 		if time.Since(lastOK) > session {
 			m.fenced(nil)
 			gen.end(fmt.Errorf("%w: no successful heartbeat for the group's session timeout (%v)", ErrMembershipLost, session))

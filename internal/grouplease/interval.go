@@ -34,24 +34,24 @@ func HeartbeatInterval(configured, term time.Duration) time.Duration {
 // time the coordinator did not hear from it, which must stay under the
 // session timeout. A heartbeat loop owns it; it is not safe for
 // concurrent use.
-type Gaps struct{ longest time.Duration }
+type Gaps struct {
+	// Log receives, at WARN, every gap of half of Session or more: the
+	// coordinator heard nothing from the member for that long, and could
+	// have removed it had it lasted to the session timeout.
+	Log     *slog.Logger
+	Session time.Duration
 
-// Answered records a heartbeat answered now, the previous one having been
-// answered at last, and returns now.
-func (g *Gaps) Answered(last time.Time) time.Time {
-	now := time.Now()
-	g.longest = max(g.longest, now.Sub(last))
-	return now
+	longest time.Duration
 }
 
-// LogLong logs, at WARN, a gap between answered heartbeats from last to
-// now that reached half the session timeout: the coordinator heard nothing
-// from the member for that long, and could have removed it had it lasted
-// to the session timeout.
-func LogLong(log *slog.Logger, last, now time.Time, session time.Duration) {
-	if gap := now.Sub(last); gap >= session/2 {
-		log.Warn("heartbeats went unanswered", "heartbeat_gap", gap.Round(time.Millisecond),
-			"gap_from", last.UTC().Format(time.RFC3339Nano), "gap_until", now.UTC().Format(time.RFC3339Nano), "session_timeout", session)
+// Record records a heartbeat answered at to, the previous one having been
+// answered at from.
+func (g *Gaps) Record(from, to time.Time) {
+	gap := to.Sub(from)
+	g.longest = max(g.longest, gap)
+	if gap >= g.Session/2 {
+		g.Log.Warn("heartbeats went unanswered", "heartbeat_gap", gap.Round(time.Millisecond),
+			"gap_from", from.UTC().Format(time.RFC3339Nano), "gap_until", to.UTC().Format(time.RFC3339Nano), "session_timeout", g.Session)
 	}
 }
 

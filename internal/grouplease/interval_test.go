@@ -1,6 +1,8 @@
 package grouplease
 
 import (
+	"bytes"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -25,14 +27,19 @@ func TestHeartbeatIntervalKeepsTheLease(t *testing.T) {
 }
 
 func TestGapsKeepTheLongest(t *testing.T) {
-	var g Gaps
+	var logs bytes.Buffer
+	g := Gaps{Log: slog.New(slog.NewTextHandler(&logs, nil)), Session: 3 * time.Second}
 	require.Zero(t, g.Longest())
 	start := time.Now().Add(-300 * time.Millisecond)
-	last := g.Answered(start)
+	last := time.Now()
+	g.Record(start, last)
 	require.GreaterOrEqual(t, g.Longest(), 300*time.Millisecond)
-	g.Answered(last)
+	g.Record(last, time.Now())
 	require.GreaterOrEqual(t, g.Longest(), 300*time.Millisecond, "a shorter gap keeps the longest")
-	g.Answered(time.Now().Add(-2 * time.Second))
+	require.Empty(t, logs.String(), "gaps under half the session are not logged")
+	g.Record(time.Now().Add(-2*time.Second), time.Now())
 	require.GreaterOrEqual(t, g.Longest(), 2*time.Second)
 	require.Less(t, g.Longest(), 3*time.Second)
+	require.Contains(t, logs.String(), `msg="heartbeats went unanswered"`, "a gap of half the session is logged")
+	require.Contains(t, logs.String(), "gap_from=")
 }

@@ -55,7 +55,7 @@ func (m *Member) stopBackground() {
 // error, and ends gen as the answers require.
 func (m *Member) heartbeatLoop(ctx context.Context, gen *Generation) {
 	lastOK := time.Now()
-	var gaps grouplease.Gaps
+	gaps := grouplease.Gaps{Log: m.log, Session: m.cfg.SessionTimeout}
 	defer func() {
 		m.log.Info("heartbeats stopped", "generation", gen.ID, "longest_heartbeat_gap", gaps.Longest(),
 			"lost", errors.Is(gen.Err(), ErrMembershipLost))
@@ -70,15 +70,15 @@ func (m *Member) heartbeatLoop(ctx context.Context, gen *Generation) {
 		errors.As(err, &kerr)
 		switch {
 		case err == nil:
-			prev := lastOK
-			lastOK = gaps.Answered(lastOK)
-			grouplease.LogLong(m.log, prev, lastOK, m.cfg.SessionTimeout)
+			now := time.Now()
+			gaps.Record(lastOK, now)
+			lastOK = now
 			gen.lease.Renew(sent)
 			m.recovered("heartbeat")
 		case kerr == sarama.ErrRebalanceInProgress:
-			prev := lastOK
-			lastOK = gaps.Answered(lastOK) // the coordinator counted the heartbeat
-			grouplease.LogLong(m.log, prev, lastOK, m.cfg.SessionTimeout)
+			now := time.Now() // the coordinator counted the heartbeat
+			gaps.Record(lastOK, now)
+			lastOK = now
 			if gen.Err() == nil {
 				m.log.Info("group is rebalancing", "generation", gen.ID)
 			}
