@@ -50,6 +50,9 @@ func TestDependenciesFlowOneWay(t *testing.T) {
 		{pkg: "internal/grouperr", forbidden: []string{"zkutil", "stream", "rebalance", "fetcher", "connector", "internal/coordinator", "internal/testrig/testcluster"}},
 		{pkg: "internal/offsetfetch", forbidden: []string{"stream", "rebalance", "fetcher", "connector", "internal/coordinator", "internal/testrig/testcluster"}},
 		{pkg: "internal/grouplease", forbidden: []string{"zkutil", "stream", "rebalance", "fetcher", "connector", "internal/testrig/testcluster"}, stdOnly: true},
+		// The lease core both leases share (zkutil's, internal/grouplease's):
+		// nothing of ours, the standard library only.
+		{pkg: "internal/lease", forbidden: []string{"zkutil", "internal/grouplease", "stream", "rebalance", "rebalance/kafkagroup", "internal/consumergroup", "fetcher", "connector", "internal/testrig/testcluster"}, stdOnly: true},
 		{pkg: "internal/abortdial", forbidden: []string{"zkutil", "stream", "rebalance", "fetcher", "connector", "internal/testrig/testcluster"}, stdOnly: true},
 	}
 	for _, r := range rules {
