@@ -57,6 +57,3 @@ func (g *Gaps) Record(from, to time.Time) {
 
 // Longest returns the longest gap recorded, to the millisecond.
 func (g *Gaps) Longest() time.Duration { return g.longest.Round(time.Millisecond) }
-
-// Length is how long one renewal holds: Fraction of the lease term.
-func (l *Lease) Length() time.Duration { return l.term }
