@@ -79,7 +79,7 @@ func (f *frameScanner) feed(p []byte, now time.Time, on func(head []byte, starte
 }
 
 // Opcodes of requests a server passes to the leader: syncs and writes.
-// Their answers can renew the lease (see lease).
+// Their answers can renew the lease (see sessionLease).
 var leaderOps = map[int32]bool{
 	1:  true, // create
 	2:  true, // delete
@@ -108,10 +108,10 @@ type answeredRequest struct {
 }
 
 // wireTracker follows one connection's requests and replies and renews the
-// lease from the answers that went through the leader (see lease). Writes
+// lease from the answers that went through the leader (see sessionLease). Writes
 // and reads may come from different goroutines.
 type wireTracker struct {
-	lease *lease
+	lease *sessionLease
 
 	mu          sync.Mutex
 	out, in     frameScanner
@@ -132,7 +132,7 @@ type sentRequest struct {
 	leader bool // a sync or a write
 }
 
-func newWireTracker(l *lease) *wireTracker {
+func newWireTracker(l *sessionLease) *wireTracker {
 	return &wireTracker{lease: l, sent: map[int32]sentRequest{}}
 }
 

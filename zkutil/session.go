@@ -257,7 +257,7 @@ type Session struct {
 	logger *slog.Logger
 	acl    []zk.ACL
 
-	lease   *lease
+	lease   *sessionLease
 	connect connectFunc // opens the go-zookeeper connection of a link
 
 	mu                sync.Mutex
@@ -296,7 +296,7 @@ func newSession(cfg SessionConfig, hosts []string, chroot string) *Session {
 		changed: make(chan struct{}),
 		subs:    map[*subscriber]struct{}{},
 		links:   map[*link]struct{}{},
-		lease:   newLease(),
+		lease:   newSessionLease(),
 		abandon: make(chan struct{}),
 		stop:    make(chan struct{}),
 		done:    make(chan struct{}),

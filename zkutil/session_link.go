@@ -296,7 +296,7 @@ func (s *Session) readyLink(ctx context.Context) (*link, error) {
 // session timeout (skipping a beat while the last one is unanswered). A
 // sync goes through the ensemble's leader, so its answer proves the session
 // alive where it can expire, which a ping answered by a follower does not
-// (see lease); the lease is renewed from these answers.
+// (see sessionLease); the lease is renewed from these answers.
 func (s *Session) heartbeat() {
 	timer := time.NewTimer(s.heartbeatInterval())
 	defer timer.Stop()
@@ -366,7 +366,7 @@ func (s *Session) goTrackedLocked(f func()) bool {
 // tracker for the lease and the session guard.
 type trackingDialer struct {
 	dial      zk.Dialer
-	lease     *lease
+	lease     *sessionLease
 	link      *link
 	handshake time.Duration // see trackedConn.SetReadDeadline
 
