@@ -44,18 +44,12 @@ func (s *Signal) notify() {
 }
 
 // Lease holds from a send time for its length, on the monotonic clock and
-// on the wall clock, until it runs out, unless renewed, or is revoked. It
-// may also start late (New's notBefore): it does not hold before then,
-// however recent its renewals.
-//
-// Waiters learn of every change, a lapse by the clock included: a timer
-// armed at the end of the lease (re-armed on every change, stopped once
-// the lease has run out or is gone) signals when the lease runs out, so
-// that what waits on the lease does not wait for the next answer to look
-// again.
-//
-// A Lease is safe for concurrent use. Held is an atomic load and one
-// reading of the clocks, cheap enough for every message handed out.
+// on the wall clock, until it runs out unless renewed, or until it is
+// revoked; it may also start late (New's notBefore). A timer armed at its
+// end (re-armed on every change, stopped once it has run out or is gone)
+// signals its lapse, so that what waits on it does not wait for the next
+// answer to look again. It is safe for concurrent use; Held is an atomic
+// load and one reading of the clocks, cheap enough for every message.
 type Lease struct {
 	base  time.Time                                             // monotonic origin of from and the deadlines
 	clock func(base time.Time) (mono time.Duration, wall int64) // readClocks; tests move the wall clock alone
