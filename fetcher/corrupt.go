@@ -78,6 +78,10 @@ func (f *fetcher) isolate(parts []*partState, cause error) {
 		switch {
 		case err == nil:
 			f.doneWith(resp, f.process(resp, []reqPart{rp}))
+		case errors.Is(err, errResponseTooLarge):
+			// Alone, the partition's response is larger than its fetch
+			// size allows: its first batch is.
+			f.tooLarge(ps, rp.offset)
 		case undecodable(err):
 			f.salvage(rp, err)
 		default:
@@ -103,6 +107,10 @@ func (f *fetcher) salvage(rp reqPart, cause error) {
 			return
 		}
 		resp, err := f.probe(rp, size)
+		if errors.Is(err, errResponseTooLarge) {
+			f.tooLarge(ps, rp.offset)
+			return
+		}
 		if undecodable(err) {
 			cause = err
 			continue
