@@ -54,11 +54,13 @@ func undecodable(err error) bool {
 }
 
 // isolate handles a response to a request for parts that could not be
-// decoded (cause): it fetches each partition alone, on a fresh connection
-// (the old one may be out of step), and processes what decodes. A
-// partition whose response alone does not decode goes to salvage.
+// decoded, or was larger than the request allows (cause): it fetches each
+// partition alone, on a fresh connection (the old one may be out of step),
+// and processes what decodes. A partition whose response alone does not
+// decode goes to salvage; one whose response alone is too large has a
+// first batch larger than its fetch size allows, and stops there.
 func (f *fetcher) isolate(parts []*partState, cause error) {
-	f.log.Warn("fetch response cannot be decoded, fetching its partitions one by one", "partitions", len(parts), "error", cause)
+	f.log.Warn("fetch response cannot be used, fetching its partitions one by one", "partitions", len(parts), "error", cause)
 	f.disconnect()
 	if !f.connect() {
 		return

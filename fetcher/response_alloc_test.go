@@ -2,7 +2,9 @@ package fetcher
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -12,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/IBM/sarama"
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
@@ -221,4 +224,78 @@ func FuzzResponseWireAllocation(f *testing.F) {
 				v, h.unrequested, h.topics, h.aborted, len(h.records), len(body), err, alloc, bound)
 		}
 	})
+}
+
+// TestOversizedResponseStopsOnlyItsPartition: a broker answers a request
+// for two partitions with a message of 2 MiB on one of them, more than its
+// fetch size of 64 KiB and a default message.max.bytes allow together.
+// The response is refused unread; the fetcher asks for each partition
+// alone, delivers the other one's messages, and stops the partition of the
+// big message at it with ErrMessageTooLarge.
+func TestOversizedResponseStopsOnlyItsPartition(t *testing.T) {
+	mb := sarama.NewMockBroker(t, 0)
+	defer mb.Close()
+	res := sarama.NewMockFetchResponse(t, 10)
+	for o := range int64(10) {
+		res.SetMessage("t", 0, o, sarama.StringEncoder(fmt.Sprint("m", o)))
+	}
+	res.SetMessage("t", 1, 0, sarama.ByteEncoder(bytes.Repeat([]byte{'x'}, 2<<20)))
+	res.SetHighWaterMark("t", 0, 10).SetHighWaterMark("t", 1, 1)
+	mb.SetHandlerByMap(map[string]sarama.MockResponse{
+		"ApiVersionsRequest": mockAPIVersions(t),
+		"MetadataRequest":    sarama.NewMockMetadataResponse(t).SetBroker(mb.Addr(), 0).SetLeader("t", 0, 0).SetLeader("t", 1, 0),
+		"FetchRequest":       res,
+	})
+	cfg := testConfig(t)
+	var events []FetchEvent
+	var mu sync.Mutex
+	cfg.OnFetch = func(e FetchEvent) {
+		mu.Lock()
+		defer mu.Unlock()
+		events = append(events, e)
+	}
+	m := newManager(t, cfg, staticBrokers{{ID: 0, Addr: mb.Addr()}})
+	s0, s1 := newStream(t, 2), newStream(t, 2)
+	p0 := streamcore.NewPartitionTopicInfo("t", 0, streamcore.QueueOf(s0), 0, 0, 64<<10)
+	p1 := streamcore.NewPartitionTopicInfo("t", 1, streamcore.QueueOf(s1), 0, 0, 64<<10)
+	if err := m.StartConnections(context.Background(), []*streamcore.PartitionTopicInfo{p0, p1}); err != nil {
+		t.Fatal(err)
+	}
+	defer m.StopConnections()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	got, err := nextOrError(ctx, s1)
+	var perr *streamcore.PartitionError
+	if len(got) != 0 || !errors.As(err, &perr) || !errors.Is(err, streamcore.ErrMessageTooLarge) || perr.Partition != 1 {
+		t.Fatalf("partition 1: %d messages, %v; want ErrMessageTooLarge", len(got), err)
+	}
+	t.Logf("partition 1: %v", err)
+	if p1.FetchedOffset() != 0 {
+		t.Errorf("partition 1 fetched offset %d, want 0 (the big message)", p1.FetchedOffset())
+	}
+	var offsets []int64
+	for len(offsets) < 10 {
+		msg, err := s0.Next(ctx)
+		if err != nil {
+			t.Fatalf("partition 0 after %v: %v", offsets, err)
+		}
+		offsets = append(offsets, msg.Offset)
+	}
+	if want := offsetsFrom(0, 10); !equalOffsets(offsets, want) {
+		t.Errorf("partition 0: %v, want %v", offsets, want)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	refused := 0
+	for _, e := range events {
+		if errors.Is(e.Err, errResponseTooLarge) {
+			refused++
+			if e.Bytes < 2<<20 {
+				t.Errorf("a refused response of %d bytes", e.Bytes)
+			}
+		}
+	}
+	if refused == 0 {
+		t.Errorf("no fetch reported a refused response: %+v", events)
+	}
 }
