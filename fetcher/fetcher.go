@@ -59,8 +59,8 @@ type reqPart struct {
 // costs one round and nothing else: process skips every partition whose
 // fetched offset is not the one its request asked for. There is never
 // more than one request ahead, so a fetcher holds at most one response
-// more than a sequential one (up to the sum of its partitions' fetch
-// sizes). A fetcher blocked on a full queue sends nothing more until it is
+// more than a sequential one (at most what its request allows, see
+// responseLimit). A fetcher blocked on a full queue sends nothing more until it is
 // unblocked. Responses are read into buffers of the fetcher's free lists
 // (pools), and a block is decoded in as many chunks as the decoding limit
 // takes, all from the same response.

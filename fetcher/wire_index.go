@@ -45,8 +45,10 @@ func (ix *reqIndex) build() {
 		return
 	}
 	ix.mapped = true
-	if ix.topics == nil {
-		ix.topics, ix.byTP = map[string]string{}, map[tpKey]int32{}
+	if ix.topics == nil || len(ix.byTP) < len(ix.parts)/2 {
+		// Made for the request's size; cleared, not made, for the next
+		// requests of about that size.
+		ix.topics, ix.byTP = map[string]string{}, make(map[tpKey]int32, len(ix.parts))
 	} else {
 		clear(ix.topics)
 		clear(ix.byTP)

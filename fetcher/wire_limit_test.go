@@ -1,8 +1,10 @@
 package fetcher
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -76,5 +78,54 @@ func TestResponseLimitIsTheREADMEsR(t *testing.T) {
 		if got, want := limitFor(v, rc, s, topics(p, name)...), readmeR(p, int64(s), rc); got > want {
 			t.Fatalf("v%d, %d partitions of %d bytes, read_committed %v: R %d, more than the README's %d", v, p, s, rc, got, want)
 		}
+	}
+}
+
+// TestParsedResponsePerPartition: parsing a response allocates a block
+// per partition of the request (respBlock), whatever the response holds,
+// in the request's order or not; and a connection keeps, once a response
+// departs from the request's order, maps of the request's partitions, and
+// one checksum mark per partition. A fetcher holds the blocks of two
+// responses at most (the one it processes and the one sent ahead): the
+// README counts 400 bytes per partition of a fetcher for all that.
+func TestParsedResponsePerPartition(t *testing.T) {
+	const p = 1000
+	parts := [][]testPartition{make([]testPartition, p/2), make([]testPartition, p/2)}
+	inOrder := encodeResponse(12, parts)
+	// t1's partitions first: the topics' names swapped.
+	swapped := bytes.Replace(bytes.Replace(bytes.Clone(inOrder), []byte("t0"), []byte("tX"), 1), []byte("t1"), []byte("t0"), 1)
+	swapped = bytes.Replace(swapped, []byte("tX"), []byte("t1"), 1)
+	for _, c := range []struct {
+		name string
+		body []byte
+	}{{"request order", inOrder}, {"another order", swapped}} {
+		w := &wireConn{version: 12}
+		reqs := expectTopics(w, 1<<20, p/2, p/2)
+		var marks []scanMark
+		kept := allocated(func() { marks = resetMarks(nil, p) })
+		var (
+			resp *fetchResponse
+			err  error
+		)
+		buf := bytes.Clone(c.body)
+		kept += allocated(func() { resp, err = w.parse(buf, marks) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, blk := range resp.blocks {
+			if blk.missing || blk.topic != reqs[i].ps.tp.Topic || blk.partition != reqs[i].ps.tp.Partition {
+				t.Fatalf("%s: block %d is %+v", c.name, i, blk)
+			}
+		}
+		// The next request: the maps are made again, in place.
+		buf = bytes.Clone(c.body)
+		w.ix.mapped = false
+		each := allocated(func() { resp, err = w.parse(buf, marks) })
+		perResp, perConn := each/p, (kept-each)/p
+		t.Logf("%s: %d partitions: %d bytes per partition per response, %d kept by the connection", c.name, p, perResp, perConn)
+		if perResp > 100 || 2*perResp+perConn > 400 {
+			t.Errorf("%s: %d bytes per partition per response, %d per connection: more than the README's 400 for a fetcher", c.name, perResp, perConn)
+		}
+		runtime.KeepAlive(resp)
 	}
 }
