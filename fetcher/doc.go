@@ -45,11 +45,11 @@
 //     the fetch sizes (KIP-74: the first batch of the first partition
 //     with data, however large; 1 MiB + 12 B is Kafka's default
 //     message.max.bytes, and Kafka requires fetch.message.max.bytes to be
-//     at least the brokers' value), about 150 bytes per partition and its
-//     topic's name of structure, and with read_committed the aborted
-//     transactions its partitions can list (about 28 % of P × S and
-//     1.1 KiB per partition); 100 MiB at most. That is the R of the
-//     README's memory bound. A larger response is read past, keeping
+//     at least the brokers' value), at most 400 bytes per partition of
+//     structure (128 and its topic's name), and with read_committed the
+//     aborted transactions its partitions can list (28 % of P × S and
+//     1.1 KiB per partition at most); 100 MiB at most. That is the R of
+//     the README's memory bound. A larger response is read past, keeping
 //     nothing, and refused: each partition is then fetched alone, and one
 //     whose lone response is still too large has a first batch larger than
 //     its fetch size allows, and stops there with stream.ErrMessageTooLarge
