@@ -60,8 +60,8 @@ type reqPart struct {
 // fetched offset is not the one its request asked for. There is never
 // more than one request ahead, so a fetcher holds at most one response
 // more than a sequential one (at most what its request allows, see
-// responseLimit). A fetcher blocked on a full queue sends nothing more until it is
-// unblocked. Responses are read into buffers of the fetcher's free lists
+// responseLimit). A fetcher blocked on a full queue sends nothing more
+// until it is unblocked. Responses are read into buffers of the fetcher's free lists
 // (pools), and a block is decoded in as many chunks as the decoding limit
 // takes, all from the same response.
 type fetcher struct {
