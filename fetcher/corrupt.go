@@ -54,11 +54,13 @@ func undecodable(err error) bool {
 }
 
 // isolate handles a response to a request for parts that could not be
-// decoded (cause): it fetches each partition alone, on a fresh connection
-// (the old one may be out of step), and processes what decodes. A
-// partition whose response alone does not decode goes to salvage.
+// decoded, or was larger than the request allows (cause): it fetches each
+// partition alone, on a fresh connection (the old one may be out of step),
+// and processes what decodes. A partition whose response alone does not
+// decode goes to salvage; one whose response alone is too large has a
+// first batch larger than its fetch size allows, and stops there.
 func (f *fetcher) isolate(parts []*partState, cause error) {
-	f.log.Warn("fetch response cannot be decoded, fetching its partitions one by one", "partitions", len(parts), "error", cause)
+	f.log.Warn("fetch response cannot be used, fetching its partitions one by one", "partitions", len(parts), "error", cause)
 	f.disconnect()
 	if !f.connect() {
 		return
@@ -78,6 +80,10 @@ func (f *fetcher) isolate(parts []*partState, cause error) {
 		switch {
 		case err == nil:
 			f.doneWith(resp, f.process(resp, []reqPart{rp}))
+		case errors.Is(err, errResponseTooLarge):
+			// Alone, the partition's response is larger than its fetch
+			// size allows: its first batch is.
+			f.tooLarge(ps, rp.offset)
 		case undecodable(err):
 			f.salvage(rp, err)
 		default:
@@ -103,6 +109,10 @@ func (f *fetcher) salvage(rp reqPart, cause error) {
 			return
 		}
 		resp, err := f.probe(rp, size)
+		if errors.Is(err, errResponseTooLarge) {
+			f.tooLarge(ps, rp.offset)
+			return
+		}
 		if undecodable(err) {
 			cause = err
 			continue

@@ -1,14 +1,12 @@
 package fetcher
 
 import (
-	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
 	"math"
-	"slices"
 	"time"
 
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
@@ -814,43 +812,6 @@ func messageTime(magic int8, logAppend bool, ms int64) (time.Time, streamcore.Ti
 		return millisTime(ms), streamcore.LogAppendTime
 	}
 	return millisTime(ms), streamcore.CreateTime
-}
-
-// transactions tracks aborted transactions while walking the batches of a
-// read_committed response, like Kafka's Java consumer: a producer's batches
-// are aborted from the first offset the broker lists for it until its abort
-// marker.
-type transactions struct {
-	pending []abortedTxn       // by first offset, not yet reached
-	aborted map[int64]struct{} // producer ids inside an aborted transaction
-}
-
-func (t *transactions) init(list []abortedTxn) {
-	if len(list) == 0 {
-		return
-	}
-	t.pending = slices.Clone(list)
-	slices.SortFunc(t.pending, func(a, b abortedTxn) int { return cmp.Compare(a.firstOffset, b.firstOffset) })
-	t.aborted = make(map[int64]struct{}, len(list))
-}
-
-// skip reports whether a batch of producer pid ending at last is to be
-// dropped because it belongs to an aborted transaction. It also consumes
-// the producer's abort marker. Control batches are dropped by the caller
-// anyway.
-func (t *transactions) skip(pid, last int64, control, abortMarker, transactional bool) bool {
-	for len(t.pending) > 0 && t.pending[0].firstOffset <= last {
-		t.aborted[t.pending[0].producerID] = struct{}{}
-		t.pending = t.pending[1:]
-	}
-	if control {
-		if abortMarker {
-			delete(t.aborted, pid)
-		}
-		return true
-	}
-	_, aborted := t.aborted[pid]
-	return transactional && aborted
 }
 
 // isAbortMarker reports whether the records of a control batch start with

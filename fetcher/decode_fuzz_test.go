@@ -40,7 +40,7 @@ func FuzzDecodeRecords(f *testing.F) {
 		if fetchOffset < 0 || fetchSize <= 0 {
 			return
 		}
-		blk := &respBlock{topic: "t", records: records, aborted: []abortedTxn{{producerID: 9, firstOffset: 0}}, hwm: math.MaxInt64}
+		blk := &respBlock{topic: "t", records: records, aborted: txnList(abortedTxn{producerID: 9, firstOffset: 0}), hwm: math.MaxInt64}
 		for _, check := range []bool{true, false} {
 			d := decodeRecords("t", 0, fetchOffset, fetchSize, decodeOpts{readCommitted: readCommitted, checkCRCs: check}, blk)
 			if d.next < fetchOffset {
@@ -163,12 +163,13 @@ func BenchmarkDecodeCompressed(b *testing.B) {
 }
 
 // FuzzParseFetchResponse feeds arbitrary bytes to the fetch response
-// parser and to the checksum scanner at every version: they must not
-// panic, a block's records must lie inside the buffer, and what the
-// scanner verified must be record batches whose checksums match.
+// parser and to the checksum scanner at every version, as the answer to a
+// request for topics t0 and t1 of 4 partitions each: they must not panic,
+// a block's records must lie inside the buffer, and what the scanner
+// verified must be record batches whose checksums match.
 func FuzzParseFetchResponse(f *testing.F) {
-	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 1, 0, 1, 't', 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 0}, int16(0))
-	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 't', 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0xff, 0xff, 0xff, 0xff, 3, 1, 2, 0, 0, 0}, int16(12))
+	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 1, 0, 2, 't', '0', 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 0}, int16(0))
+	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 3, 't', '0', 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0xff, 0xff, 0xff, 0xff, 3, 1, 2, 0, 0, 0}, int16(12))
 	good := rawBatch(0, 0, 1, 2, rawRecords(seq(2), func(int) []byte { return []byte("v") }))
 	for _, v := range []int16{4, 11, 12} {
 		f.Add(encodeResponse(v, [][]testPartition{{{aborted: 1, records: append(bytes.Clone(good), good[:30]...)}, {records: nil}}}), v)
@@ -178,11 +179,12 @@ func FuzzParseFetchResponse(f *testing.F) {
 			return
 		}
 		w := &wireConn{version: version}
-		resp, err := w.parse(body)
+		reqs := expectTopics(w, 1<<20, 4, 4)
 		// The checksums verified as a response is read, in any pieces,
 		// are those of record batches that match them.
 		buf := make([]byte, len(body))
-		sc := newCRCScanner(version, buf)
+		marks := make([]scanMark, len(reqs))
+		sc := newCRCScanner(version, buf, &w.ix, marks)
 		piece := 1 + len(body)%13
 		for filled := 0; filled < len(body); {
 			n := min(piece, len(body)-filled)
@@ -190,15 +192,22 @@ func FuzzParseFetchResponse(f *testing.F) {
 			filled += n
 			sc.advance(filled)
 		}
+		resp, err := w.parse(buf, marks)
 		if err != nil {
 			return
 		}
-		checkVerified(t, resp, sc)
-		for _, b := range resp.blocks {
-			if len(b.records) > len(body) {
-				t.Fatalf("records of %d bytes in a body of %d", len(b.records), len(body))
+		if len(resp.blocks) != len(reqs) {
+			t.Fatalf("%d blocks for %d partitions", len(resp.blocks), len(reqs))
+		}
+		checkVerified(t, resp)
+		for i, b := range resp.blocks {
+			if b.topic != reqs[i].ps.tp.Topic || b.partition != reqs[i].ps.tp.Partition {
+				t.Fatalf("block %d is %s-%d", i, b.topic, b.partition)
 			}
-			_ = decodeRecords(b.topic, b.partition, 0, 1<<20, decodeOpts{checkCRCs: true}, &b)
+			if len(b.records) > len(body) || len(b.aborted)%abortedTxnSize != 0 {
+				t.Fatalf("records of %d bytes, aborted list of %d, in a body of %d", len(b.records), len(b.aborted), len(body))
+			}
+			_ = decodeRecords(b.topic, b.partition, 0, 1<<20, decodeOpts{checkCRCs: true, readCommitted: true}, &b)
 		}
 	})
 }

@@ -70,7 +70,7 @@ func FuzzDecodeWrapped(f *testing.F) {
 		var seen []int64
 		for round := 0; round < 4; round++ {
 			blk := &respBlock{records: fromOffset(records, fetchOffset), hwm: hwm,
-				aborted: []abortedTxn{{producerID: 1, firstOffset: 0}}}
+				aborted: txnList(abortedTxn{producerID: 1, firstOffset: 0})}
 			var d decoded
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)

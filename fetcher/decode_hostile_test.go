@@ -513,7 +513,7 @@ func TestEntriesBeforeTheFetchOffsetAreSkipped(t *testing.T) {
 		return b
 	}
 	blk := blockOf(txn(2, 2), controlBatch(4, 7, true), txn(5, 2), controlBatch(7, 7, false))
-	blk.aborted = []abortedTxn{{producerID: 7, firstOffset: 2}}
+	blk.aborted = txnList(abortedTxn{producerID: 7, firstOffset: 2})
 	blk.hwm = 100
 	d := decodeBlock("t", 0, 5, 1<<20, true, blk)
 	if d.corrupt != nil || !equalOffsets(offsetsOf(d.msgs), []int64{5, 6}) || d.next != 8 {

@@ -151,7 +151,7 @@ func TestDecodeReadCommitted(t *testing.T) {
 		txn(27, 9, 0), txn(28, 9, 0), // aborted, spans two batches
 		controlBatch(29, 9, true),
 	)
-	blk.aborted = []abortedTxn{{producerID: 9, firstOffset: 27}, {producerID: 7, firstOffset: 20}}
+	blk.aborted = txnList(abortedTxn{producerID: 9, firstOffset: 27}, abortedTxn{producerID: 7, firstOffset: 20})
 	d := decodeBlock("t", 0, 20, 1<<20, true, blk)
 	if want := []int64{22, 25, 26}; !equalOffsets(offsetsOf(d.msgs), want) || d.next != 30 {
 		t.Errorf("read_committed: offsets %v next %d, want %v and 30", offsetsOf(d.msgs), d.next, want)
@@ -284,7 +284,7 @@ func TestDecodeOversize(t *testing.T) {
 	aborted.Records[0].Value = bytes.Repeat([]byte{'B'}, 2000)
 	aborted.ProducerID, aborted.IsTransactional = 4, true
 	blk := blockOf(aborted)
-	blk.aborted = []abortedTxn{{producerID: 4, firstOffset: 30}}
+	blk.aborted = txnList(abortedTxn{producerID: 4, firstOffset: 30})
 	if d := decodeBlock("t", 0, 30, 1024, true, blk); d.oversize || d.next != 31 {
 		t.Errorf("aborted big record: %+v", d)
 	}

@@ -35,9 +35,29 @@
 //     a message too large). A partition that ends up elsewhere anyway is
 //     skipped in the response to that request and asked for again, where
 //     it is, in the next one. This costs at most
-//     one more response in memory per fetcher (up to the sum of its
-//     partitions' fetch sizes); a fetcher blocked on a full queue has at
-//     most that one request ahead.
+//     one more response in memory per fetcher (see the next point); a
+//     fetcher blocked on a full queue has at most that one request ahead.
+//   - A fetch response is bounded by its request, and no larger one is
+//     read into memory. For P partitions of fetch size S
+//     (fetch.message.max.bytes), a response holds at most P × S of
+//     records (at most the request's limit of max(S, 50 MiB)), plus one
+//     batch of up to max(S, 1 MiB + 12 B) that a broker sends whole beyond
+//     the fetch sizes (KIP-74: the first batch of the first partition
+//     with data, however large; 1 MiB + 12 B is Kafka's default
+//     message.max.bytes, and Kafka requires fetch.message.max.bytes to be
+//     at least the brokers' value), at most 400 bytes per partition of
+//     structure (128 and its topic's name), and with read_committed the
+//     aborted transactions its partitions can list (28 % of P × S and
+//     1.1 KiB per partition at most); 100 MiB at most. That is the R of
+//     the README's memory bound. A larger response is read past, keeping
+//     nothing, and refused: each partition is then fetched alone, and one
+//     whose lone response is still too large has a first batch larger than
+//     its fetch size allows, and stops there with stream.ErrMessageTooLarge
+//     (raise fetch.message.max.bytes), as a message larger than the fetch
+//     size does. Entries of a response for partitions the request did not
+//     ask for are skipped without allocating, and aborted-transaction lists
+//     are used where they lie in the response, so parsing a response
+//     allocates a fixed amount per requested partition whatever it holds.
 //   - Messages alias the response they came in (or, for a compressed
 //     batch, the buffer it was decompressed into): nothing is copied, and
 //     a message, or only its key, that the application keeps pins that

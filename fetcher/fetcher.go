@@ -59,9 +59,9 @@ type reqPart struct {
 // costs one round and nothing else: process skips every partition whose
 // fetched offset is not the one its request asked for. There is never
 // more than one request ahead, so a fetcher holds at most one response
-// more than a sequential one (up to the sum of its partitions' fetch
-// sizes). A fetcher blocked on a full queue sends nothing more until it is
-// unblocked. Responses are read into buffers of the fetcher's free lists
+// more than a sequential one (at most what its request allows, see
+// responseLimit). A fetcher blocked on a full queue sends nothing more
+// until it is unblocked. Responses are read into buffers of the fetcher's free lists
 // (pools), and a block is decoded in as many chunks as the decoding limit
 // takes, all from the same response.
 type fetcher struct {
@@ -371,7 +371,11 @@ func (f *fetcher) fetch(parts []*partState) {
 		err = sarama.KError(resp.errCode)
 	}
 	f.observe(res, err)
-	if undecodable(err) {
+	if undecodable(err) || errors.Is(err, errResponseTooLarge) {
+		// A response larger than its request allows is a batch larger
+		// than the limit a broker sent whole (KIP-74), or a broker
+		// that does not keep to the request: each partition alone
+		// tells which.
 		f.isolate(parts, err)
 		return
 	}
@@ -421,7 +425,7 @@ func (f *fetcher) sendAhead(parts []*partState, reqs []reqPart, resp *fetchRespo
 	}
 	pred := f.predicted
 	defer clear(pred)
-	for _, rp := range reqs {
+	for i, rp := range reqs {
 		// The requests before resp have been processed: a partition they
 		// left elsewhere than resp's request assumed skips resp.
 		if cur := rp.ps.pti.FetchedOffset(); cur != rp.offset {
@@ -429,7 +433,7 @@ func (f *fetcher) sendAhead(parts []*partState, reqs []reqPart, resp *fetchRespo
 			continue
 		}
 		next := rp.offset
-		if block := resp.block(rp.ps.tp.Topic, rp.ps.tp.Partition); block != nil {
+		if block := resp.blockFor(i, rp); block != nil {
 			switch block.err {
 			case sarama.ErrNoError:
 				var ok bool
@@ -482,7 +486,7 @@ func (f *fetcher) request(reqs []reqPart) *fetchRequest {
 // a queued message may alias the response's buffer (see doneWith).
 func (f *fetcher) process(resp *fetchResponse, reqs []reqPart) (aliased bool) {
 	var outOfRange, alone []reqPart
-	for _, rp := range reqs {
+	for i, rp := range reqs {
 		if f.ctx.Err() != nil {
 			return true
 		}
@@ -494,7 +498,7 @@ func (f *fetcher) process(resp *fetchResponse, reqs []reqPart) (aliased bool) {
 			f.drop(ps)
 			continue
 		}
-		block := resp.block(ps.tp.Topic, ps.tp.Partition)
+		block := resp.blockFor(i, rp)
 		if block == nil {
 			continue
 		}
@@ -614,6 +618,10 @@ func (f *fetcher) fetchAlone(rp reqPart) {
 		err = sarama.KError(resp.errCode)
 	}
 	f.observe(res, err)
+	if errors.Is(err, errResponseTooLarge) {
+		f.tooLarge(rp.ps, rp.offset)
+		return
+	}
 	if undecodable(err) {
 		f.salvage(rp, err)
 		return

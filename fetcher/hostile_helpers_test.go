@@ -2,11 +2,14 @@ package fetcher
 
 import (
 	"encoding/binary"
+	"fmt"
 	"hash/crc32"
 	"runtime"
 	"sync"
 
 	"github.com/IBM/sarama"
+	"github.com/zkconsumer/zkconsumer/internal/streamcore"
+	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
 // This file builds what no broker sends: record batches and messages with
@@ -120,3 +123,39 @@ var (
 )
 
 const mib = 1 << 20
+
+// abortedTxn is an aborted transaction of a fetch response.
+type abortedTxn struct {
+	producerID, firstOffset int64
+}
+
+// txnList returns txns as a block's list of aborted transactions, as
+// parse leaves it.
+func txnList(txns ...abortedTxn) abortedTxns {
+	var b []byte
+	for _, x := range txns {
+		b = binary.BigEndian.AppendUint64(b, uint64(x.producerID))
+		b = binary.BigEndian.AppendUint64(b, uint64(max(x.firstOffset, 0)))
+	}
+	return b
+}
+
+// expectTopics makes w read responses as answers to a request for
+// topics t0, t1, ... with parts[i] partitions each (0, 1, ...), of fetch
+// size size, as if it had encoded one: the partitions encodeResponse
+// writes.
+func expectTopics(w *wireConn, size int32, parts ...int) []reqPart {
+	var reqs []reqPart
+	for i, n := range parts {
+		topic := fmt.Sprintf("t%d", i)
+		for p := range int32(n) {
+			pti := streamcore.NewPartitionTopicInfo(topic, p, nil, 0, 0, size)
+			reqs = append(reqs, reqPart{ps: &partState{tp: zkutil.TopicPartition{Topic: topic, Partition: p}, pti: pti, epoch: -1}})
+		}
+	}
+	w.ix.reset(reqs)
+	for i := range reqs {
+		w.ix.add(i)
+	}
+	return reqs
+}

@@ -29,8 +29,9 @@ import (
 //	bound  = (chunks + 3 × fetchers) × R + (chunks + 2 × fetchers) × B + fetchers × 12 MiB
 //
 // plus fetchers × B with Config.RecycleMessages. R bounds a fetch response
-// (min(partitions of a fetcher × fetch size + the broker's
-// message.max.bytes, 100 MiB)); B is the decoding limit
+// (responseLimit: about min(partitions of a fetcher × fetch size +
+// max(fetch size, 1 MiB + 12 B) + 400 B per partition, 100 MiB), see
+// readmeR); B is the decoding limit
 // (Config.MaxDecodedBytes, by default 32 × max(fetch size, 1 MiB)). A chunk
 // pins one response and its own decoded part (at most B); each fetcher
 // also holds the response it is processing, the one it sent ahead and a

@@ -49,9 +49,10 @@ type wireConn struct {
 	checkCRCs bool
 	wbuf      []byte
 	hdr       [8]byte
-	// topics interns topic names, so that parsing a response allocates
-	// none.
-	topics map[string]string
+	// ix finds the partitions of the request last encoded in its
+	// response; marks are what the checksum scanner verified of each.
+	ix    reqIndex
+	marks []scanMark
 }
 
 // fetchRequest is one Fetch request.
@@ -65,10 +66,12 @@ type fetchRequest struct {
 	sizes []int32
 }
 
-// abortedTxn is an aborted transaction listed in a fetch response.
-type abortedTxn struct {
-	producerID  int64
-	firstOffset int64
+// size is the fetch size the request asks for parts[i].
+func (req *fetchRequest) size(i int) int32 {
+	if req.sizes != nil {
+		return req.sizes[i]
+	}
+	return req.parts[i].ps.pti.FetchSize
 }
 
 // respBlock is one partition of a fetch response.
@@ -77,45 +80,50 @@ type respBlock struct {
 	partition int32
 	err       sarama.KError
 	hwm       int64
-	aborted   []abortedTxn
+	aborted   abortedTxns
 	// records is the partition's record data, aliasing the response
 	// buffer; nil when the broker sent none.
 	records []byte
 	// verified: the checksums of the record batches before this position
 	// in records were verified as the response was read.
 	verified int
+	// missing: the response has no entry for this partition of the
+	// request.
+	missing bool
 }
 
 // fetchResponse is a fetch response, parsed down to each partition's
 // record bytes.
 type fetchResponse struct {
 	errCode int16
-	blocks  []respBlock
+	// blocks are the blocks of the request's partitions, blocks[i] that
+	// of parts[i] (missing if the response has none); entries for
+	// partitions the request did not ask for are not kept.
+	blocks []respBlock
+	parts  []reqPart
 	// buf is the response body every block's records alias.
 	buf []byte
 	// pb is the pooled buffer buf lives in, held once by whoever
 	// processes the response (see fetcher.doneWith).
 	pb *pbuf
-	// index maps a partition to its block, for responses with many.
-	index map[tpKey]int
 }
 
-// tpKey names a partition in fetchResponse.index.
-type tpKey struct {
-	topic     string
-	partition int32
+// blockFor returns the block of rp, the i-th partition of the request the
+// response answers; nil if the response has none.
+func (r *fetchResponse) blockFor(i int, rp reqPart) *respBlock {
+	if i < len(r.parts) && i < len(r.blocks) && r.parts[i].ps == rp.ps {
+		if b := &r.blocks[i]; !b.missing {
+			return b
+		}
+		return nil
+	}
+	return r.block(rp.ps.tp.Topic, rp.ps.tp.Partition)
 }
 
 // block returns the block of a partition, nil if the response has none.
 func (r *fetchResponse) block(topic string, partition int32) *respBlock {
-	if r.index != nil {
-		if i, ok := r.index[tpKey{topic, partition}]; ok {
-			return &r.blocks[i]
-		}
-		return nil
-	}
 	for i := range r.blocks {
-		if b := &r.blocks[i]; b.partition == partition && b.topic == topic {
+		if b := &r.blocks[i]; !b.missing && b.partition == partition && b.topic == topic {
 			return b
 		}
 	}
@@ -123,7 +131,10 @@ func (r *fetchResponse) block(topic string, partition int32) *respBlock {
 }
 
 // roundTrip sends req and reads its response into a buffer from p, which
-// the response holds once (resp.pb).
+// the response holds once (resp.pb). A response larger than the request
+// allows (responseLimit) is not read into memory: it is read past and
+// refused with a *responseSizeError, the connection left ready for the
+// next request.
 func (w *wireConn) roundTrip(req *fetchRequest, p *pools) (*fetchResponse, error) {
 	w.corr++
 	w.wbuf = w.encode(w.wbuf[:0], req)
@@ -147,24 +158,32 @@ func (w *wireConn) roundTrip(req *fetchRequest, p *pools) (*fetchResponse, error
 	if size < 4 || size > maxResponseSize {
 		return nil, fmt.Errorf("fetcher: fetch response of %d bytes", size)
 	}
+	if limit := w.responseLimit(req); int64(size) > limit {
+		// Read past it, keeping nothing, so that the connection stays
+		// in step.
+		if _, err := io.CopyN(io.Discard, w.conn, int64(size)-4); err != nil {
+			return nil, err
+		}
+		return nil, &responseSizeError{size: int64(size), limit: limit, partitions: len(req.parts)}
+	}
 	pb := p.response(int(size) - 4)
 	var sc *crcScanner
 	if w.checkCRCs {
-		sc = newCRCScanner(w.version, pb.b)
+		w.marks = resetMarks(w.marks, len(req.parts))
+		sc = newCRCScanner(w.version, pb.b, &w.ix, w.marks)
 	}
 	if err := w.readBody(pb.b, sc); err != nil {
 		pb.release()
 		return nil, err
 	}
-	resp, err := w.parse(pb.b)
+	var marks []scanMark
+	if sc != nil {
+		marks = w.marks
+	}
+	resp, err := w.parse(pb.b, marks)
 	if err != nil {
 		pb.release()
 		return nil, fmt.Errorf("%w: %w", errMalformed, err)
-	}
-	if sc != nil {
-		for i := range min(len(resp.blocks), len(sc.verified)) {
-			resp.blocks[i].verified = sc.verified[i]
-		}
 	}
 	resp.pb = pb
 	return resp, nil
@@ -233,6 +252,7 @@ func (w *wireConn) encode(b []byte, req *fetchRequest) []byte {
 		b = binary.BigEndian.AppendUint32(b, 0xffffffff) // session epoch -1
 	}
 	// Partitions grouped by topic, in the order topics first appear.
+	w.ix.reset(req.parts)
 	nTopics := 0
 	for i := range req.parts {
 		if firstOfTopic(req.parts, i) {
@@ -258,10 +278,8 @@ func (w *wireConn) encode(b []byte, req *fetchRequest) []byte {
 			if q.ps.tp.Topic != topic {
 				continue
 			}
-			size := q.ps.pti.FetchSize
-			if req.sizes != nil {
-				size = req.sizes[j]
-			}
+			size := req.size(j)
+			w.ix.add(j)
 			b = binary.BigEndian.AppendUint32(b, uint32(q.ps.tp.Partition))
 			if v >= 9 {
 				b = binary.BigEndian.AppendUint32(b, uint32(q.ps.epoch))
@@ -321,15 +339,24 @@ func appendString(b []byte, s string, flex bool) []byte {
 	return append(b, s...)
 }
 
-// parse parses a fetch response body (after the correlation id).
-func (w *wireConn) parse(buf []byte) (*fetchResponse, error) {
+// parse parses a fetch response body (after the correlation id) against
+// the request last encoded (w.ix): it keeps a block for each partition of
+// the request, the first entry the response has for it, and skips the
+// others. marks are what the checksum scanner verified (nil without one).
+// The kept aborted-transaction lists are moved together in place, without
+// their tagged fields (see abortedTxns).
+func (w *wireConn) parse(buf []byte, marks []scanMark) (*fetchResponse, error) {
 	v := w.version
 	flex := flexible(v)
 	r := reader{b: buf}
 	if flex {
 		r.skipTags()
 	}
-	resp := &fetchResponse{buf: buf}
+	parts := w.ix.parts
+	resp := &fetchResponse{buf: buf, parts: parts, blocks: make([]respBlock, len(parts))}
+	for i, rp := range parts {
+		resp.blocks[i] = respBlock{topic: rp.ps.tp.Topic, partition: rp.ps.tp.Partition, missing: true}
+	}
 	if v >= 1 {
 		r.int32() // throttle time
 	}
@@ -337,45 +364,47 @@ func (w *wireConn) parse(buf []byte) (*fetchResponse, error) {
 		resp.errCode = r.int16()
 		r.int32() // session id
 	}
+	cur := respCursor{ix: &w.ix}
 	nTopics := r.arrayLen(flex)
 	for range nTopics {
 		if r.err != nil {
 			break
 		}
-		topic := w.intern(r.bytes(flex, false))
+		cur.setTopic(r.bytes(flex, false))
 		nParts := r.arrayLen(flex)
 		for range nParts {
 			if r.err != nil {
 				break
 			}
-			blk := respBlock{topic: topic, partition: r.int32(), err: sarama.KError(r.int16()), hwm: r.int64()}
+			var blk *respBlock
+			i := cur.find(r.int32())
+			if i >= 0 && resp.blocks[i].missing {
+				blk = &resp.blocks[i]
+			}
+			kerr, hwm := sarama.KError(r.int16()), r.int64()
+			var aborted abortedTxns
 			if v >= 4 {
 				r.int64() // last stable offset
 				if v >= 5 {
 					r.int64() // log start offset
 				}
-				nAborted := r.arrayLen(flex)
-				if nAborted > 0 {
-					blk.aborted = make([]abortedTxn, 0, min(nAborted, r.remaining()/16))
-				}
-				for range nAborted {
-					if r.err != nil {
-						break
-					}
-					blk.aborted = append(blk.aborted, abortedTxn{producerID: r.int64(), firstOffset: r.int64()})
-					if flex {
-						r.skipTags()
-					}
-				}
+				aborted = r.abortedTxns(flex, blk != nil)
 			}
 			if v >= 11 {
 				r.int32() // preferred read replica
 			}
-			blk.records = r.bytes(flex, true)
+			records := r.bytes(flex, true)
+			at := r.off - len(records)
 			if flex {
 				r.skipTags()
 			}
-			resp.blocks = append(resp.blocks, blk)
+			if blk == nil || r.err != nil {
+				continue
+			}
+			blk.err, blk.hwm, blk.aborted, blk.records, blk.missing = kerr, hwm, aborted, records, false
+			if i < len(marks) && marks[i].set && marks[i].start == at {
+				blk.verified = marks[i].verified
+			}
 		}
 		if flex {
 			r.skipTags()
@@ -387,26 +416,38 @@ func (w *wireConn) parse(buf []byte) (*fetchResponse, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
-	if len(resp.blocks) > 16 {
-		resp.index = make(map[tpKey]int, len(resp.blocks))
-		for i, b := range resp.blocks {
-			resp.index[tpKey{b.topic, b.partition}] = i
-		}
-	}
 	return resp, nil
 }
 
-// intern returns b as a string, the same string for the same topic.
-func (w *wireConn) intern(b []byte) string {
-	if s, ok := w.topics[string(b)]; ok {
-		return s
+// abortedTxns reads a partition's aborted-transaction list. With keep, it
+// returns the list, its entries moved together where the list starts (the
+// flexible versions follow each with tagged fields) and first offsets
+// below zero raised to zero; else it only reads past it.
+func (r *reader) abortedTxns(flex, keep bool) abortedTxns {
+	n := r.arrayLen(flex)
+	start, to := r.off, r.off
+	for range n {
+		if !r.need(abortedTxnSize) {
+			return nil
+		}
+		if keep {
+			if to != r.off {
+				copy(r.b[to:to+abortedTxnSize], r.b[r.off:])
+			}
+			if int64(binary.BigEndian.Uint64(r.b[to+8:])) < 0 {
+				binary.BigEndian.PutUint64(r.b[to+8:], 0)
+			}
+			to += abortedTxnSize
+		}
+		r.off += abortedTxnSize
+		if flex {
+			r.skipTags()
+		}
 	}
-	if w.topics == nil {
-		w.topics = map[string]string{}
+	if !keep || to == start {
+		return nil
 	}
-	s := string(b)
-	w.topics[s] = s
-	return s
+	return abortedTxns(r.b[start:to:to])
 }
 
 // reader reads the big-endian fields of a Kafka message. The first error

@@ -38,9 +38,30 @@ type crcScanner struct {
 	bpos, crcFrom, crcEnd, crcAt int
 	crc, want                    uint32
 	inBatch                      bool
-	// verified is, for each partition in the order of the response, the
-	// length of the prefix of its records whose batches were verified.
-	verified []int
+	// cur finds the request's partitions in the response; part is the
+	// position in the request of the current partition (-1: not asked
+	// for, or already seen), whose mark is marks[part].
+	cur   respCursor
+	part  int
+	marks []scanMark
+}
+
+// scanMark is what the scanner verified of the records of one partition
+// of the request: the length of the prefix whose batches were verified,
+// of the records starting at start in the response body.
+type scanMark struct {
+	start, verified int
+	set             bool
+}
+
+// resetMarks returns m with room for n unset marks.
+func resetMarks(m []scanMark, n int) []scanMark {
+	if cap(m) < n {
+		return make([]scanMark, n)
+	}
+	m = m[:n]
+	clear(m)
+	return m
 }
 
 type scanState uint8
@@ -58,8 +79,11 @@ const (
 	scanStop // gave up: the decoder verifies everything itself
 )
 
-func newCRCScanner(version int16, b []byte) *crcScanner {
-	return &crcScanner{version: version, flex: flexible(version), b: b}
+// newCRCScanner returns a scanner of the response body b to the request
+// ix indexes, which sets marks[i] for the request's partition i (marks
+// has one per partition, unset).
+func newCRCScanner(version int16, b []byte, ix *reqIndex, marks []scanMark) *crcScanner {
+	return &crcScanner{version: version, flex: flexible(version), b: b, cur: respCursor{ix: ix}, marks: marks}
 }
 
 // cursor reads fields from the bytes read so far; ok turns false when they
@@ -144,21 +168,24 @@ func (s *crcScanner) advance(filled int) {
 				s.state = scanDone
 			}
 		case scanTopic:
+			var name []byte
 			if s.flex {
-				c.take(int(int64(c.uvarint()) - 1))
+				name = c.take(int(int64(c.uvarint()) - 1))
 			} else {
-				c.take(int(c.i16()))
+				name = c.take(int(c.i16()))
 			}
 			s.parts = c.arrayLen(s.flex)
 			if !s.next(&c, scanPartition) {
 				return
 			}
+			s.cur.setTopic(name)
 			s.topics--
 			if s.parts <= 0 {
 				s.state = scanTopicEnd
 			}
 		case scanPartition:
-			c.take(4 + 2 + 8) // partition, error code, high watermark
+			part := c.i32()
+			c.take(2 + 8) // error code, high watermark
 			s.aborted = 0
 			if v >= 4 {
 				c.take(8) // last stable offset
@@ -169,6 +196,10 @@ func (s *crcScanner) advance(filled int) {
 			}
 			if !s.next(&c, scanAborted) {
 				return
+			}
+			s.part = s.cur.find(part)
+			if s.part >= 0 && s.marks[s.part].set {
+				s.part = -1
 			}
 		case scanAborted:
 			if s.aborted <= 0 {
@@ -203,7 +234,12 @@ func (s *crcScanner) advance(filled int) {
 			}
 			s.recStart, s.recEnd = c.off, c.off+int(n)
 			s.bpos, s.inBatch = s.recStart, false
-			s.verified = append(s.verified, 0)
+			if s.part >= 0 {
+				s.marks[s.part] = scanMark{start: s.recStart, set: true}
+			} else {
+				// Not kept: nothing to verify.
+				s.bpos = s.recEnd
+			}
 			s.pos, s.state = c.off, scanRecords
 		case scanRecords:
 			if !s.records(filled) {
@@ -250,7 +286,6 @@ func (s *crcScanner) next(c *cursor, state scanState) bool {
 // first filled bytes allow; it reports whether the partition's records
 // have all been read.
 func (s *crcScanner) records(filled int) bool {
-	idx := len(s.verified) - 1
 	for s.bpos < s.recEnd {
 		if !s.inBatch {
 			if filled-s.bpos < batchAttrsAt {
@@ -282,7 +317,7 @@ func (s *crcScanner) records(filled int) bool {
 			break
 		}
 		s.bpos = s.crcEnd
-		s.verified[idx] = s.bpos - s.recStart
+		s.marks[s.part].verified = s.bpos - s.recStart
 	}
 	return filled >= s.recEnd
 }

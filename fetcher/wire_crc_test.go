@@ -104,21 +104,32 @@ func TestCRCScanner(t *testing.T) {
 	for _, version := range []int16{3, 4, 5, 7, 11, 12} {
 		body := encodeResponse(version, topics)
 		w := &wireConn{version: version}
-		resp, err := w.parse(body)
+		reqs := expectTopics(w, 1<<20, 2, 4)
+		resp, err := w.parse(bytes.Clone(body), nil)
 		if err != nil || len(resp.blocks) != len(want) {
 			t.Fatalf("v%d: %d blocks, %v", version, len(resp.blocks), err)
 		}
 		for _, piece := range []int{1, 7, 61, 256, len(body)} {
 			buf := make([]byte, len(body))
-			sc := newCRCScanner(version, buf)
+			marks := make([]scanMark, len(reqs))
+			sc := newCRCScanner(version, buf, &w.ix, marks)
 			for filled := 0; filled < len(body); {
 				n := min(piece, len(body)-filled)
 				copy(buf[filled:], body[filled:filled+n])
 				filled += n
 				sc.advance(filled)
 			}
-			if fmt.Sprint(sc.verified) != fmt.Sprint(want) || sc.state != scanDone {
-				t.Errorf("v%d in pieces of %d: verified %v (state %d), want %v", version, piece, sc.verified, sc.state, want)
+			verified := make([]int, len(marks))
+			for i, m := range marks {
+				verified[i] = m.verified
+			}
+			if fmt.Sprint(verified) != fmt.Sprint(want) || sc.state != scanDone {
+				t.Errorf("v%d in pieces of %d: verified %v (state %d), want %v", version, piece, verified, sc.state, want)
+			}
+			if resp, err := w.parse(buf, marks); err != nil {
+				t.Fatal(err)
+			} else {
+				checkVerified(t, resp)
 			}
 		}
 		// The decoder skips the verified batches and finds the bad one.
@@ -131,15 +142,12 @@ func TestCRCScanner(t *testing.T) {
 	}
 }
 
-// checkVerified fails t when a verified prefix of sc's is not made of
-// record batches whose checksums match.
-func checkVerified(t *testing.T, resp *fetchResponse, sc *crcScanner) {
+// checkVerified fails t when a verified prefix of a block of resp is not
+// made of record batches whose checksums match.
+func checkVerified(t *testing.T, resp *fetchResponse) {
 	t.Helper()
-	for i, v := range sc.verified {
-		if i >= len(resp.blocks) {
-			t.Fatalf("%d verified prefixes for %d blocks", len(sc.verified), len(resp.blocks))
-		}
-		recs := resp.blocks[i].records
+	for i, b := range resp.blocks {
+		recs, v := b.records, b.verified
 		if v > len(recs) {
 			t.Fatalf("block %d: %d bytes verified of %d", i, v, len(recs))
 		}
