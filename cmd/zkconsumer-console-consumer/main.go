@@ -26,6 +26,9 @@
 // "Processed a total of N messages" on standard error. The exit status is
 // Kafka's: 0, 1 after an error, 128+n after signal n (130 for Ctrl-C).
 //
+// --help prints every option in the two-column layout of Kafka's tools,
+// --version the tool's name and module version.
+//
 // When standard output is not a terminal, output is buffered; offsets are
 // committed only for messages written out (see output.go).
 package main

@@ -85,6 +85,13 @@ func TestDeleteOffsetsZooKeeper(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, ok, "the emptied topic node goes too")
 
+	// The offsets of a topic deleted from the cluster can be deleted.
+	gone := other + "-deleted"
+	writeNode(t, zk, zkutil.OffsetPath(group, gone, 0), "9")
+	out := runOK(t, "--zookeeper", c.ZKConnect(), "--delete-offsets", "--group", group, "--topic", gone)
+	require.Equal(t, map[string]string{gone + "/0": "Deleted"}, deletionRows(t, out))
+	require.False(t, offsetExists(t, zk, group, gone, 0))
+
 	// A partition out of range of an existing topic is named.
 	r = runTool(t, "--zookeeper", c.ZKConnect(), "--delete-offsets", "--group", group, "--topic", other+":7")
 	require.Equal(t, 1, r.code)
@@ -97,7 +104,7 @@ func TestDeleteOffsetsZooKeeper(t *testing.T) {
 		ids, err := zk.Children(context.Background(), zkutil.ConsumerIDsPath(group))
 		return err == nil && len(ids) == 0
 	}, 30*time.Second, 100*time.Millisecond)
-	out := runOK(t, "--zookeeper", c.ZKConnect(), "--delete-offsets", "--group", group, "--topic", subscribed+":0")
+	out = runOK(t, "--zookeeper", c.ZKConnect(), "--delete-offsets", "--group", group, "--topic", subscribed+":0")
 	require.Contains(t, out, "Deleted the committed offsets of group '"+group+"'")
 	require.Equal(t, map[string]string{subscribed + "/0": "Deleted"}, deletionRows(t, out))
 	require.False(t, offsetExists(t, zk, group, subscribed, 0))
