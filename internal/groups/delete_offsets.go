@@ -40,12 +40,12 @@ type OffsetDeletion struct {
 // read), each reported with ErrSubscribed, and loses the others. A
 // partition without an offset counts as deleted, as in Kafka.
 //
-// It fails as a whole with ErrUnknownGroup when the group does not exist,
-// and on ZooKeeper errors before the first delete. A member that
-// registers while the offsets are being deleted cannot be stopped by
-// ZooKeeper; when one did and subscribes to a topic whose offsets went,
-// the returned error wraps ErrGroupActive and names it, with the
-// outcomes.
+// It fails as a whole with ErrUnknownGroup when the group does not exist;
+// on a ZooKeeper error it returns the outcomes so far with the error. A
+// member that registers while the offsets are being deleted cannot be
+// stopped by ZooKeeper; when one did and subscribes to a topic whose
+// offsets went, the returned error wraps ErrGroupActive and names it, with
+// the outcomes.
 func DeleteOffsets(ctx context.Context, zk *zkutil.Session, group string, topics map[string][]int32) ([]OffsetDeletion, error) {
 	if err := CheckGroup(ctx, zk, group); err != nil {
 		return nil, err
