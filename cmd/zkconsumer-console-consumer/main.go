@@ -26,6 +26,9 @@
 // "Processed a total of N messages" on standard error. The exit status is
 // Kafka's: 0, 1 after an error, 128+n after signal n (130 for Ctrl-C).
 //
+// --help prints every option in the two-column layout of Kafka's tools,
+// --version the tool's name and module version.
+//
 // When standard output is not a terminal, output is buffered; offsets are
 // committed only for messages written out (see output.go).
 package main
@@ -44,6 +47,7 @@ import (
 	"time"
 
 	"github.com/zkconsumer/zkconsumer/connector"
+	"github.com/zkconsumer/zkconsumer/internal/cmdhelp"
 )
 
 func main() {
@@ -77,7 +81,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	stderr = &syncWriter{w: stderr}
 	fs := newFlagSet(stderr)
 	o, err := parseOptions(fs, args, stderr)
-	if err != nil {
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		printUsage(stdout, fs)
+		return 0
+	case errors.Is(err, errVersion):
+		fmt.Fprintln(stdout, cmdhelp.Version(toolName))
+		return 0
+	case err != nil:
 		return fail(fs, stderr, err)
 	}
 	cfg, warnings, err := connector.ConfigFromProperties(o.props)
@@ -262,20 +273,18 @@ func logError(w io.Writer, msg string, err error) {
 // fail reports err on stderr, with the usage for command-line mistakes as
 // Kafka does, and returns the exit status.
 func fail(fs *flag.FlagSet, stderr io.Writer, err error) int {
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
 	var ue *usageError
 	var pe *flagParseError
 	switch {
 	case errors.As(err, &pe):
-		// The flag package has printed the error and the usage.
+		// The flag package has printed the error.
+		printUsage(stderr, fs)
 	case errors.As(err, &ue):
 		if ue.msg != "" {
 			fmt.Fprintln(stderr, ue.msg)
 		}
 		if ue.usage {
-			fs.Usage()
+			printUsage(stderr, fs)
 		}
 	default:
 		fmt.Fprintln(stderr, "console-consumer:", err)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/zkconsumer/zkconsumer/connector"
+	"github.com/zkconsumer/zkconsumer/internal/cmdhelp"
 	"github.com/zkconsumer/zkconsumer/rebalance"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
@@ -78,41 +80,65 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 const description = "The console consumer is a tool that reads data from Kafka and outputs it to standard output."
 
-// newFlagSet declares the flags of Kafka 1.1.1's console consumer.
+// toolName is the command's name in its help and --version.
+const toolName = "zkconsumer-console-consumer"
+
+// helpIntro is printed above the options, in the help and with a usage
+// error.
+const helpIntro = description + `
+
+Usage: zkconsumer-console-consumer --zookeeper host:port[/chroot] (--topic T | --whitelist RE | --blacklist RE) [options]
+       zkconsumer-console-consumer --bootstrap-server host:port --topic T [options]
+
+`
+
+// newFlagSet declares the flags of Kafka 1.1.1's console consumer, and
+// --help and --version. Usage strings name the argument between
+// backquotes, which the help shows as <argument>; the help adds each
+// default once (internal/cmdhelp).
 func newFlagSet(stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("zkconsumer-console-consumer", flag.ContinueOnError)
+	fs := flag.NewFlagSet(toolName, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.String("zookeeper", "", "REQUIRED (unless --bootstrap-server): the ZooKeeper connection string, host:port[,host:port][/chroot]")
-	fs.String("bootstrap-server", "", "the brokers of a group coordinated by Kafka, instead of --zookeeper (Kafka's new consumer)")
-	fs.Bool("new-consumer", false, "deprecated in Kafka 1.1.1: --bootstrap-server implies it; not valid with --zookeeper")
-	fs.String("topic", "", "the topic to consume (a regex, as in Kafka's old console consumer)")
-	fs.String("whitelist", "", "regex of topics to consume")
-	fs.String("blacklist", "", "regex of topics not to consume")
-	fs.String("partition", "", "the partition to consume (Kafka's new consumer only)")
-	fs.String("offset", "latest", "the offset to start at: a non-negative number, earliest or latest (with --partition only)")
-	fs.String("group", "", "consumer group id (default: console-consumer-<random>, deleted from ZooKeeper on exit)")
-	fs.Bool("from-beginning", false, "start with the earliest message when the group has no committed offset")
-	fs.Bool("delete-consumer-offsets", false, "delete the group's path in ZooKeeper when starting up")
-	fs.Int("max-messages", -1, "exit after this many messages (default: unlimited)")
-	fs.Int("timeout-ms", -1, "exit when no message is available for this long")
-	fs.Bool("skip-message-on-error", false, "when a message cannot be formatted, report it and go on instead of stopping")
-	fs.String("consumer.config", "", "consumer properties file; --consumer-property takes precedence")
-	fs.Var(new(multiFlag), "consumer-property", "a consumer property key=value (repeatable)")
-	fs.String("formatter", defaultFormatterClass, "the formatter: kafka.tools.DefaultMessageFormatter, LoggingMessageFormatter, NoOpMessageFormatter or ChecksumMessageFormatter")
-	fs.Var(new(multiFlag), "property", "a formatter property key=value (repeatable): print.timestamp, print.key, print.value, key.separator, line.separator, key.deserializer, value.deserializer; topic for ChecksumMessageFormatter; print.partition and print.offset as in later Kafka versions")
-	fs.String("key-deserializer", "", "a Kafka deserializer class for keys, e.g. org.apache.kafka.common.serialization.LongDeserializer")
-	fs.String("value-deserializer", "", "a Kafka deserializer class for values")
-	fs.String("isolation-level", connector.IsolationReadUncommitted, "read_committed to leave out aborted transactional messages (zkconsumer.isolation.level)")
-	fs.Bool("enable-systest-events", false, "also print lifecycle events (shutdown_complete) on stdout, for system tests")
-	fs.Bool("csv-reporter-enabled", false, "write metrics as CSV files, one per metric, every 5 seconds")
-	fs.String("metrics-dir", "kafka_metrics", "the directory of --csv-reporter-enabled")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), description)
-		fmt.Fprintln(fs.Output(), "Usage: zkconsumer-console-consumer --zookeeper host:port/chroot (--topic t | --whitelist re | --blacklist re) [flags]")
-		fs.PrintDefaults()
-	}
+	fs.String("zookeeper", "", "REQUIRED (unless --bootstrap-server): the ZooKeeper connection string, in the form `host:port[,host:port][/chroot]`.")
+	fs.String("bootstrap-server", "", "The `server(s)` of a group coordinated by Kafka, instead of --zookeeper (Kafka's new consumer).")
+	fs.Bool("new-consumer", false, "Deprecated in Kafka 1.1.1: --bootstrap-server implies it. Not valid with --zookeeper.")
+	fs.String("topic", "", "The `topic` to consume; a regex, as in Kafka's old console consumer.")
+	fs.String("whitelist", "", "A `regex` of the topics to consume.")
+	fs.String("blacklist", "", "A `regex` of the topics not to consume.")
+	fs.String("partition", "", "The `partition` to consume (Kafka's new consumer only).")
+	fs.String("offset", "latest", "The `offset` to start at: a non-negative number, earliest or latest (with --partition only).")
+	fs.String("group", "", "The consumer `group` id. (default: console-consumer-<random>, deleted from ZooKeeper on exit)")
+	fs.Bool("from-beginning", false, "Start with the earliest message when the group has no committed offset.")
+	fs.Bool("delete-consumer-offsets", false, "Delete the group's path in ZooKeeper when starting up.")
+	fs.Int("max-messages", -1, "Exit after this `number` of messages. (default: no limit)")
+	fs.Int("timeout-ms", -1, "Exit when no message is available for this many `milliseconds`. (default: no timeout)")
+	fs.Bool("skip-message-on-error", false, "When a message cannot be formatted, report it and go on instead of stopping.")
+	fs.String("consumer.config", "", "A consumer properties `file`; --consumer-property takes precedence.")
+	fs.Var(new(multiFlag), "consumer-property", "A consumer property, `key=value` (repeatable).")
+	fs.String("formatter", defaultFormatterClass, "The `class` of the formatter: kafka.tools.DefaultMessageFormatter, LoggingMessageFormatter, NoOpMessageFormatter or ChecksumMessageFormatter.")
+	fs.Var(new(multiFlag), "property", "A formatter property, `key=value` (repeatable): print.timestamp, print.key, print.value, key.separator, line.separator, key.deserializer, value.deserializer; topic for ChecksumMessageFormatter; print.partition and print.offset as in later Kafka versions.")
+	fs.String("key-deserializer", "", "A Kafka deserializer `class` for keys, such as org.apache.kafka.common.serialization.LongDeserializer.")
+	fs.String("value-deserializer", "", "A Kafka deserializer `class` for values.")
+	fs.String("isolation-level", connector.IsolationReadUncommitted, "The isolation `level`: read_committed leaves out aborted transactional messages (zkconsumer.isolation.level).")
+	fs.Bool("enable-systest-events", false, "Also print lifecycle events (shutdown_complete) on stdout, for system tests.")
+	fs.Bool("csv-reporter-enabled", false, "Write metrics as CSV files, one per metric, every 5 seconds.")
+	fs.String("metrics-dir", "kafka_metrics", "The `directory` of --csv-reporter-enabled.")
+	fs.Bool("help", false, "Print this help.")
+	fs.Bool("version", false, "Print the tool's name and version.")
+	// The flag package's own messages (an unknown flag, a bad number) go
+	// to stderr; the help follows them from fail.
+	fs.Usage = func() {}
 	return fs
 }
+
+// printUsage writes the description, the usage lines and every option in
+// Kafka's layout.
+func printUsage(w io.Writer, fs *flag.FlagSet) {
+	_ = cmdhelp.Print(w, helpIntro, fs)
+}
+
+// errVersion is returned by parseOptions for --version.
+var errVersion = errors.New("version requested")
 
 // parseOptions parses args as Kafka 1.1.1's ConsoleConsumer does, checking
 // them in Kafka's order. Flag syntax errors come back as *flagParseError,
@@ -123,6 +149,9 @@ func parseOptions(fs *flag.FlagSet, args []string, stderr io.Writer) (*options, 
 		return nil, badUsage("") // the usage starts with the description
 	}
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) { // -h
+			return nil, err
+		}
 		return nil, &flagParseError{err}
 	}
 	if fs.NArg() > 0 {
@@ -130,6 +159,12 @@ func parseOptions(fs *flag.FlagSet, args []string, stderr io.Writer) (*options, 
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	switch {
+	case set["help"]:
+		return nil, flag.ErrHelp
+	case set["version"]:
+		return nil, errVersion
+	}
 	str := func(name string) string { return fs.Lookup(name).Value.String() }
 	num := func(name string) int { return fs.Lookup(name).Value.(flag.Getter).Get().(int) }
 	boolean := func(name string) bool { return fs.Lookup(name).Value.(flag.Getter).Get().(bool) }

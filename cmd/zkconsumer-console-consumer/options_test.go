@@ -136,18 +136,22 @@ func TestBadFlagsGiveClearErrors(t *testing.T) {
 			require.Contains(t, r.stderr, tc.want)
 			require.NotContains(t, r.stderr, "Processed a total", "nothing was consumed")
 			if tc.usage {
-				require.Contains(t, r.stderr, "-zookeeper string", "usage printed")
+				require.Contains(t, r.stderr, "\n--zookeeper <host:port", "usage printed")
 			} else {
-				require.NotContains(t, r.stderr, "-zookeeper string", "no usage for this error")
+				require.NotContains(t, r.stderr, "\n--zookeeper <host:port", "no usage for this error")
 			}
 		})
 	}
 }
 
 func TestHelpExitsZero(t *testing.T) {
-	r := runQuick(t, "-h")
-	require.Equal(t, 0, r.code)
-	require.Contains(t, r.stderr, "The console consumer is a tool that reads data from Kafka")
+	for _, arg := range []string{"-h", "--help"} {
+		r := runQuick(t, arg)
+		require.Equal(t, 0, r.code, arg)
+		require.Contains(t, r.stdout, "The console consumer is a tool that reads data from Kafka", arg)
+		require.Contains(t, r.stdout, "\n--zookeeper <host:port", arg)
+		require.Empty(t, r.stderr, arg)
+	}
 }
 
 func TestFormatterLikeDefaultMessageFormatter(t *testing.T) {

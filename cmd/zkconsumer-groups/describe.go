@@ -41,10 +41,14 @@ func (c *command) describe(ctx context.Context) error {
 			return err
 		}
 		switch {
+		case c.o.Members && c.o.Verbose:
+			err = groups.PrintMembersVerbose(c.stdout, d)
 		case c.o.Members:
 			err = groups.PrintMembers(c.stdout, d)
 		case c.o.State:
 			err = groups.PrintState(c.stdout, d)
+		case c.o.Verbose:
+			err = groups.PrintOffsetsVerbose(c.stdout, d)
 		default:
 			err = groups.PrintOffsets(c.stdout, d)
 		}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/zkconsumer/zkconsumer/internal/cmdhelp"
 	"github.com/zkconsumer/zkconsumer/internal/groups"
 	"github.com/zkconsumer/zkconsumer/internal/secure"
 	"github.com/zkconsumer/zkconsumer/zkutil"
@@ -24,6 +25,10 @@ const (
 // the exit code. Results go to stdout, errors and warnings to stderr.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	o, fs, err := parseArgs(args)
+	if o.Version && err == nil {
+		fmt.Fprintln(stdout, cmdhelp.Version(toolName))
+		return exitOK
+	}
 	if o.Help || errors.Is(err, flag.ErrHelp) {
 		printHelp(stdout, fs)
 		return exitOK
@@ -49,6 +54,11 @@ func dispatch(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if o.DeleteOffsets && o.BootstrapServer != "" {
+		// A group coordinated by Kafka: no ZooKeeper.
+		c := &command{o: o, sec: sec, stdout: stdout, stderr: stderr}
+		return c.deleteOffsets(ctx)
+	}
 	zk, err := groups.OpenZooKeeper(ctx, o.ZooKeeper, o.Timeout, settings)
 	if err != nil {
 		return err
@@ -62,6 +72,8 @@ func dispatch(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 		return c.describe(ctx)
 	case o.Delete:
 		return c.delete(ctx)
+	case o.DeleteOffsets:
+		return c.deleteOffsets(ctx)
 	case o.ResetOffsets:
 		return c.resetOffsets(ctx)
 	case o.Export:
@@ -75,8 +87,8 @@ func dispatch(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 // command carries what every action needs.
 type command struct {
 	o              *options
-	zk             *zkutil.Session
-	sec            *secure.Client // --command-config
+	zk             *zkutil.Session // nil for a group coordinated by Kafka
+	sec            *secure.Client  // --command-config
 	stdout, stderr io.Writer
 }
 

@@ -23,6 +23,10 @@ const (
 	StateRebalancing = "Rebalancing"
 )
 
+// States are the states of a ZooKeeper group, in the order --list
+// --state names them.
+var States = []string{StateEmpty, StateStable, StateRebalancing}
+
 // PartitionRow is one partition of a group's topics: its committed offset,
 // its log end and its owner.
 type PartitionRow struct {

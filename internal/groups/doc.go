@@ -29,16 +29,24 @@
 //     [ReadOwners] and [ListMembers] read /consumers/<group>;
 //     [DescribeGroup] puts them together with log end offsets for
 //     --describe, and [PrintOffsets], [PrintMembers], [PrintState] print
-//     it (the first in Kafka 1.1.1's layout).
+//     it (the first in Kafka 1.1.1's layout; [PrintOffsetsVerbose] and
+//     [PrintMembersVerbose] add the columns of --verbose);
+//     [PrintListing] prints --list --state.
 //   - [LogOffsets] asks each partition's leader, found through
 //     /brokers/topics/<t>/partitions/<p>/state and /brokers/ids, for the
 //     earliest, latest and by-time offsets (ListOffsets).
 //   - [DeleteGroup], [DeleteGroupTopic] and [DeleteTopicFromGroups] delete
 //     as Kafka 1.1.1's --delete did; [ResetGroup] plans and writes a reset.
+//   - [DeleteOffsets] deletes a ZooKeeper group's offsets of some topics as
+//     Kafka's coordinator handles OffsetDelete, and [DeleteKafkaOffsets]
+//     sends OffsetDelete for a group coordinated by Kafka;
+//     [PrintOffsetDeletions] prints the outcomes.
 //
 // Readers never panic on garbage in znodes: they return what they could
 // read together with a [*BadNodesError] naming each bad node. Writers refuse
-// to touch a group while members are registered ([ErrGroupActive]).
+// to touch a group while members are registered ([ErrGroupActive]), except
+// [DeleteOffsets], which refuses only the topics they subscribe to
+// ([ErrSubscribed]).
 //
 // All errors are package-prefixed sentinels or structs that wrap them, to be
 // compared with errors.Is and errors.As.

@@ -17,6 +17,10 @@ var (
 	// ErrGroupActive: the group has members registered under
 	// /consumers/<group>/ids, so its offsets and owners belong to them.
 	ErrGroupActive = errors.New("groups: the group has registered members")
+	// ErrSubscribed: --delete-offsets refused a topic that a registered
+	// member of the group subscribes to, as Kafka's coordinator refuses it
+	// with GROUP_SUBSCRIBED_TO_TOPIC: its offsets are that member's.
+	ErrSubscribed = errors.New("groups: a member of the group subscribes to the topic")
 	// ErrNoLeader: a partition has no leader, or its leader is not a
 	// registered broker, so its log offsets cannot be asked for.
 	ErrNoLeader = errors.New("groups: partition has no available leader")
