@@ -36,16 +36,21 @@ func readmePrograms(t *testing.T, file string) []string {
 	return blocks
 }
 
-// TestREADMEProgramsCompile builds every Go block of README.md and
-// CONTRIBUTING.md. Each must be a whole program (package main), so that
-// what a user copies compiles as it stands.
+// TestREADMEProgramsCompile builds every Go block of README.md,
+// CONTRIBUTING.md and the pages of docs/. Each must be a whole program
+// (package main), so that what a user copies compiles as it stands.
 func TestREADMEProgramsCompile(t *testing.T) {
-	root, err := filepath.Abs(filepath.Join("..", ".."))
+	root := repoRoot(t)
+	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	names := []string{"README.md", "CONTRIBUTING.md"}
+	for _, p := range pages {
+		names = append(names, filepath.Join("docs", filepath.Base(p)))
+	}
 	n := 0
-	for _, name := range []string{"README.md", "CONTRIBUTING.md"} {
+	for _, name := range names {
 		for i, src := range readmePrograms(t, filepath.Join(root, name)) {
 			n++
 			if !strings.HasPrefix(src, "package main\n") {

@@ -168,12 +168,14 @@ func TestWorkspaceKeepsCoreVersions(t *testing.T) {
 	}
 }
 
-// A user's module outside the repository gets the core and the plugin at
-// their latest published versions, exactly as the README's Install
-// section says (or the plugin alone), builds a program that uses both,
-// and installs the commands; with nothing but the published modules (the
-// test's proxy, where the core has the version the plugin requires: the
-// release a tag publishes first) and the module cache.
+// A user's module outside the repository gets the core at its latest
+// published version with the README's Install lines, as they stand, and
+// builds the README's Example; gets the plugin too with docs/metrics.md's
+// line and builds its program; or gets the plugin alone; and the commands
+// install with the README's go install line. With nothing but the
+// published modules (the test's proxy, where the core has the version the
+// plugin requires: the release a tag publishes first) and the module
+// cache.
 func TestModulesGoGettable(t *testing.T) {
 	root := repoRoot(t)
 	version := coreRequirement(t, root)
@@ -238,26 +240,44 @@ func TestModulesGoGettable(t *testing.T) {
 		return dir
 	}
 
-	// Two users: one follows the README's Install lines and gets both
-	// modules; the other adds only the plugin, whose go.mod must then
-	// bring a core that exists (with a placeholder requirement, v0.0.0
-	// and a replace directive, this is what failed).
+	// Users who follow the pages literally, in a new directory: the
+	// README's Install lines, then its Example saved as main.go and built
+	// (a `go get` of the module root alone left "missing go.sum entry" for
+	// the core's dependencies: the root is not a package); the same plus
+	// docs/metrics.md's line for the plugin and its program; and one who
+	// adds only the plugin, whose go.mod must then bring a core that
+	// exists (with a placeholder requirement, v0.0.0 and a replace
+	// directive, this is what failed).
+	readme := readFile(t, filepath.Join(root, "README.md"))
+	install := section(t, "README.md", string(readme), "Install")
+	getLines := goLines(t, "README.md's Install section", fencedBlocks(install, "sh"), "get", "mod")
+	metrics := readFile(t, filepath.Join(root, "docs", "metrics.md"))
+	pluginLines := goLines(t, "docs/metrics.md", fencedBlocks(string(metrics), "sh"), "get")
+	example := onlyProgram(t, "README.md's Example section", fencedBlocks(section(t, "README.md", string(readme), "Example"), "go"))
+	metricsProgram := onlyProgram(t, "docs/metrics.md", fencedBlocks(string(metrics), "go"))
 	for _, user := range []struct {
-		name string
-		get  []string
+		name     string
+		commands [][]string // go commands, without "go"
+		program  string
+		want     []string // the modules the user's module must resolve
 	}{
-		{"both", []string{corePath + "@latest", pluginPath + "@latest"}},
-		{"plugin-only", []string{pluginPath + "@latest"}},
+		{"readme", getLines, example, []string{corePath}},
+		{"metrics", append(slices.Clone(getLines), pluginLines...), metricsProgram, []string{corePath, pluginPath}},
+		{"plugin-only", [][]string{{"mod", "init", "example.com/plugin-only"}, {"get", pluginPath + "@latest"}}, userProgram, []string{corePath, pluginPath}},
 	} {
 		dir := mkdir(user.name)
-		run(dir, "mod", "init", "example.com/"+user.name)
-		write(t, filepath.Join(dir, "main.go"), userProgram)
-		run(dir, append([]string{"get"}, user.get...)...)
+		for _, args := range user.commands {
+			run(dir, args...)
+		}
+		write(t, filepath.Join(dir, "main.go"), user.program)
 		run(dir, "build", "-o", filepath.Join(tmp, user.name+"-program"), ".")
-		got := run(dir, "list", "-m", "-f", "{{.Path}} {{.Version}}", corePath, pluginPath)
-		want := fmt.Sprintf("%s %s\n%s %s\n", corePath, version, pluginPath, version)
-		if got != want {
-			t.Errorf("%s: the user's module resolved\n%swant\n%s", user.name, got, want)
+		got := run(dir, append([]string{"list", "-m", "-f", "{{.Path}} {{.Version}}"}, user.want...)...)
+		var want strings.Builder
+		for _, m := range user.want {
+			fmt.Fprintf(&want, "%s %s\n", m, version)
+		}
+		if got != want.String() {
+			t.Errorf("%s: the user's module resolved\n%swant\n%s", user.name, got, want.String())
 		}
 		mf, err := modfile.Parse("go.mod", readFile(t, filepath.Join(dir, "go.mod")), nil)
 		if err != nil {
@@ -268,15 +288,21 @@ func TestModulesGoGettable(t *testing.T) {
 		}
 	}
 
-	// The commands install with `go install path@latest`, from anywhere:
-	// all at once, as the README's Install section does, and one by one.
+	// The commands install with the README's `go install` line, from
+	// anywhere, and one by one with `go install path@latest`.
 	tools := mkdir("tools")
 	cmds := commands(t, root)
-	run(tools, "install", corePath+"/cmd/...@latest")
+	installLines := goLines(t, "README.md's Install section", fencedBlocks(install, "sh"), "install")
+	if len(installLines) == 0 {
+		t.Fatal("README.md's Install section has no go install line")
+	}
+	for _, args := range installLines {
+		run(tools, args...)
+	}
 	for _, cmd := range cmds {
 		bin := filepath.Join(tmp, "bin", path.Base(cmd))
 		if _, err := os.Stat(bin); err != nil {
-			t.Errorf("go install %s/cmd/...@latest: %v", corePath, err)
+			t.Errorf("the README's go install lines did not install %s: %v", cmd, err)
 		}
 		if err := os.Remove(bin); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			t.Fatal(err)
@@ -290,7 +316,109 @@ func TestModulesGoGettable(t *testing.T) {
 	}
 }
 
-// userProgram uses the core and the plugin as the README does.
+// section returns the text of a Markdown page under the heading title (of
+// any level, outside fenced blocks), up to the next heading of the same or
+// a higher level.
+func section(t *testing.T, page, md, title string) string {
+	t.Helper()
+	var out strings.Builder
+	level := 0
+	fenced := false
+	for line := range strings.SplitSeq(md, "\n") {
+		if strings.HasPrefix(line, "```") {
+			fenced = !fenced
+		}
+		if !fenced && strings.HasPrefix(line, "#") {
+			l := len(line) - len(strings.TrimLeft(line, "#"))
+			switch {
+			case level == 0 && strings.TrimSpace(line[l:]) == title:
+				level = l
+				continue
+			case level > 0 && l <= level:
+				return out.String()
+			}
+		}
+		if level > 0 {
+			out.WriteString(line)
+			out.WriteByte('\n')
+		}
+	}
+	if level == 0 {
+		t.Fatalf("%s has no heading %q", page, title)
+	}
+	return out.String()
+}
+
+// fencedBlocks returns the contents of the fenced blocks of md whose info
+// string is lang, in order.
+func fencedBlocks(md, lang string) []string {
+	var blocks []string
+	var cur *strings.Builder
+	in := false
+	for line := range strings.SplitSeq(md, "\n") {
+		switch {
+		case !in && strings.HasPrefix(line, "```"):
+			in = true
+			if strings.TrimSpace(strings.TrimPrefix(line, "```")) == lang {
+				cur = &strings.Builder{}
+			}
+		case in && strings.TrimSpace(line) == "```":
+			if cur != nil {
+				blocks = append(blocks, cur.String())
+			}
+			in, cur = false, nil
+		case cur != nil:
+			cur.WriteString(line)
+			cur.WriteByte('\n')
+		}
+	}
+	return blocks
+}
+
+// goLines returns the arguments of the go commands in blocks whose
+// subcommand is one of subs ("go get x@latest" is {"get", "x@latest"}),
+// in order, with comments dropped. Every go command of the blocks must be
+// a plain one the test can run as it stands.
+func goLines(t *testing.T, where string, blocks []string, subs ...string) [][]string {
+	t.Helper()
+	var out [][]string
+	for _, b := range blocks {
+		for line := range strings.SplitSeq(b, "\n") {
+			line, _, _ = strings.Cut(line, "#")
+			f := strings.Fields(line)
+			if len(f) == 0 {
+				continue
+			}
+			if f[0] != "go" || len(f) < 2 {
+				t.Fatalf("%s: %q is not a go command", where, line)
+			}
+			for _, a := range f {
+				if strings.ContainsAny(a, "$|&;<>`'\"\\") {
+					t.Fatalf("%s: %q has shell syntax the test does not run", where, line)
+				}
+			}
+			if slices.Contains(subs, f[1]) {
+				out = append(out, f[1:])
+			}
+		}
+	}
+	if len(out) == 0 {
+		t.Fatalf("%s: no go %s line", where, strings.Join(subs, "/"))
+	}
+	return out
+}
+
+// onlyProgram returns the one Go program of blocks.
+func onlyProgram(t *testing.T, where string, blocks []string) string {
+	t.Helper()
+	if len(blocks) != 1 || !strings.HasPrefix(blocks[0], "package main\n") {
+		t.Fatalf("%s: want one Go program (package main), found %d Go blocks", where, len(blocks))
+	}
+	return blocks[0]
+}
+
+// userProgram uses the core and the plugin, for the user who gets the
+// plugin alone.
 const userProgram = `package main
 
 import (
