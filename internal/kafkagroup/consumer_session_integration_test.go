@@ -50,6 +50,12 @@ func TestLeaseFollowsTheBrokersSessionTimeout(t *testing.T) {
 	v := "50000"
 	require.NoError(t, admin.IncrementalAlterConfig(groupResource, group,
 		map[string]sarama.IncrementalAlterConfigsEntry{groupSessionConfig: {Operation: sarama.IncrementalAlterConfigsOperationSet, Value: &v}}, false))
+	// The change reaches the brokers through the metadata log: wait until
+	// the cluster describes it, as the member's next Join will read it.
+	require.Eventually(t, func() bool {
+		d, err := m.consumer.describeSessionTimeout()
+		return err == nil && d == 50*time.Second
+	}, 30*time.Second, 50*time.Millisecond, "the cluster never described the group's new session timeout")
 	gen2, err := m.Join(ctx)
 	require.NoError(t, err)
 	require.Equal(t, 50*time.Second, consumerLeaseTerm(m), "the group's own session timeout is read at the next Join")
