@@ -28,15 +28,18 @@ type joinState struct {
 }
 
 // beginJoin makes the member rejoin from prev: still a member of prev's
-// generation if prev ended with ErrRebalanceStarted (as Java's consumer
-// is until the coordinator says otherwise), and under the cooperative
-// protocol keeping and reporting prev's partitions.
+// generation if prev is running (Join ends it with ErrRebalanceStarted
+// next) or ended with ErrRebalanceStarted, as Java's consumer is until
+// the coordinator says otherwise, and under the cooperative protocol
+// keeping and reporting prev's partitions. From now on a commit of prev
+// that the coordinator refuses as of an old generation is stale, not a
+// loss (commitRefused).
 func (p *classic) beginJoin(prev *Generation) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.st = joinState{generation: -1}
 	p.rejoining = prev
-	if prev != nil && errors.Is(prev.Err(), ErrRebalanceStarted) {
+	if prev != nil && (prev.Err() == nil || errors.Is(prev.Err(), ErrRebalanceStarted)) {
 		p.st.generation = prev.ID
 		if p.cooperative {
 			p.st.prev = prev

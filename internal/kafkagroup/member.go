@@ -328,9 +328,11 @@ func (m *Member) lost(gen *Generation, why error) {
 func (m *Member) Close() error {
 	var err error
 	m.closeOnce.Do(func() {
-		m.cancel()        // aborts a JoinGroup or SyncGroup in flight
-		m.clientT.Reset() // and a Metadata or FindCoordinator request
-		m.joinMu.Lock()
+		m.cancel() // aborts a JoinGroup or SyncGroup in flight
+		if !m.joinMu.TryLock() {
+			m.clientT.Reset() // and a Join's Metadata or FindCoordinator request
+			m.joinMu.Lock()
+		}
 		defer m.joinMu.Unlock()
 		m.stopBackground()
 		err = m.leave(true)
@@ -402,15 +404,14 @@ func (m *Member) leave(closing bool) error {
 			c, err = m.connectLocked(ctx)
 		}
 		m.coordMu.Unlock()
-		if err != nil {
-			break
+		again := err != nil && !errors.Is(err, ErrFatal) && !errors.Is(err, ErrMemberClosed)
+		if err == nil {
+			again, err = m.proto.leave(ctx, c)
+			if again {
+				m.dropCoordinator(c, err)
+			}
 		}
-		var moved bool
-		moved, err = m.proto.leave(ctx, c)
-		if moved {
-			m.dropCoordinator(c, err)
-		}
-		if !moved || !backoff.Sleep(ctx, m.cfg.RetryBackoff) {
+		if !again || !backoff.Sleep(ctx, m.cfg.RetryBackoff) {
 			break
 		}
 	}

@@ -22,9 +22,9 @@ type protocol interface {
 	connect(ctx context.Context, c *coordinator) error
 
 	// beginJoin readies the attempts of a Join; prev is the member's
-	// latest generation (nil before the first), ended by now with
-	// ErrRebalanceStarted unless it had ended already. endJoin follows
-	// the last attempt.
+	// latest generation (nil before the first), which Join ends with
+	// ErrRebalanceStarted right after, unless it has ended already.
+	// endJoin follows the last attempt.
 	beginJoin(prev *Generation)
 	endJoin()
 	// joinOnce makes one attempt at a generation. A *retryError asks
