@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/zkconsumer/zkconsumer/internal/coordinator"
+	"github.com/zkconsumer/zkconsumer/internal/kafkagroup"
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
-	"github.com/zkconsumer/zkconsumer/rebalance/kafkagroup"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 

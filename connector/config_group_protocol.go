@@ -5,9 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/zkconsumer/zkconsumer/internal/consumergroup"
+	"github.com/zkconsumer/zkconsumer/internal/kafkagroup"
 	"github.com/zkconsumer/zkconsumer/rebalance"
-	"github.com/zkconsumer/zkconsumer/rebalance/kafkagroup"
 )
 
 // Values accepted by Config.GroupProtocol (group.protocol).
@@ -73,48 +72,24 @@ func (c *Config) validateGroupProtocol(v *validator) {
 		v.fail(keyGroupRemoteAssignor, c.GroupRemoteAssignor, "only applies with "+keyGroupProtocol+"="+GroupProtocolConsumer)
 		return
 	}
-	v.oneOf(keyGroupRemoteAssignor, c.GroupRemoteAssignor, consumergroup.AssignorUniform, consumergroup.AssignorRange)
+	v.oneOf(keyGroupRemoteAssignor, c.GroupRemoteAssignor, kafkagroup.RemoteAssignorUniform, kafkagroup.RemoteAssignorRange)
 }
 
 // newMember returns the group member of kc's subscription for the
 // configured group.protocol.
-func (k *kafkaGroup) newMember(kc kafkagroup.Config) (kafkaMember, error) {
+func (k *kafkaGroup) newMember(kc kafkagroup.Config) (*kafkagroup.Member, error) {
 	cfg := k.c.cfg
-	if !cfg.consumerProtocol() {
-		m, err := kafkagroup.New(kc)
-		if err != nil {
-			return nil, err
+	if cfg.consumerProtocol() {
+		if kc.Filter != nil {
+			regex, err := brokerTopicRegex(&cfg, kc.Filter)
+			if err != nil {
+				return nil, err
+			}
+			kc.Filter, kc.TopicRegex = nil, regex
 		}
-		return classicMember{m}, nil
+		kc.Protocol, kc.Assignors, kc.RemoteAssignor = kafkagroup.ProtocolConsumer, nil, cfg.GroupRemoteAssignor
 	}
-	var regex string
-	if kc.Filter != nil {
-		var err error
-		if regex, err = brokerTopicRegex(&cfg, kc.Filter); err != nil {
-			return nil, err
-		}
-	}
-	m, err := consumergroup.New(consumergroup.Config{
-		Brokers:          kc.Brokers,
-		Group:            kc.Group,
-		InstanceID:       kc.InstanceID,
-		Topics:           kc.Topics,
-		TopicRegex:       regex,
-		RemoteAssignor:   cfg.GroupRemoteAssignor,
-		SessionTimeout:   kc.SessionTimeout,
-		RebalanceTimeout: kc.RebalanceTimeout,
-		RetryBackoff:     kc.RetryBackoff,
-		RequestTimeout:   kc.RequestTimeout,
-		ClientID:         kc.ClientID,
-		Sarama:           kc.Sarama,
-		Secure:           kc.Secure,
-		Logger:           kc.Logger,
-		OnError:          kc.OnError,
-	})
-	if err != nil {
-		return nil, err
-	}
-	return consumerMember{m}, nil
+	return kafkagroup.New(kc)
 }
 
 // brokerTopicRegex returns the regex a KIP-848 member sends for filter

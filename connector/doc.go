@@ -31,7 +31,7 @@
 //
 // With zkconsumer.group.coordination=kafka the connector is instead a
 // member of a group coordinated by Kafka's brokers, as Kafka's Java
-// consumer is (package rebalance/kafkagroup), so that it needs no
+// consumer is (package internal/kafkagroup), so that it needs no
 // ZooKeeper (Kafka 4.x, KRaft) and can share a group with Java consumers.
 // The streams, the fetchers and the rest of the data path are the same;
 // a generation loop (kafka_group.go) takes the ZooKeeper rebalance's place,

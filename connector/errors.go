@@ -4,9 +4,9 @@ import (
 	"errors"
 
 	"github.com/zkconsumer/zkconsumer/fetcher"
+	"github.com/zkconsumer/zkconsumer/internal/kafkagroup"
 	"github.com/zkconsumer/zkconsumer/internal/secure"
 	"github.com/zkconsumer/zkconsumer/rebalance"
-	"github.com/zkconsumer/zkconsumer/rebalance/kafkagroup"
 	"github.com/zkconsumer/zkconsumer/stream"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )

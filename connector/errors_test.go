@@ -10,9 +10,9 @@ import (
 
 	"github.com/zkconsumer/zkconsumer/connector"
 	"github.com/zkconsumer/zkconsumer/fetcher"
+	"github.com/zkconsumer/zkconsumer/internal/kafkagroup"
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 	"github.com/zkconsumer/zkconsumer/rebalance"
-	"github.com/zkconsumer/zkconsumer/rebalance/kafkagroup"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 

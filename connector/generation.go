@@ -3,6 +3,7 @@ package connector
 import (
 	"context"
 
+	"github.com/zkconsumer/zkconsumer/internal/kafkagroup"
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 	"github.com/zkconsumer/zkconsumer/rebalance"
 	"github.com/zkconsumer/zkconsumer/zkutil"
@@ -34,7 +35,7 @@ type generation struct {
 
 	// zk is set in ZooKeeper mode, kafka in Kafka mode.
 	zk    *rebalance.Generation
-	kafka kafkaGen
+	kafka *kafkagroup.Generation
 }
 
 // zkGeneration returns the generation of gen, a generation of the

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/zkconsumer/zkconsumer/internal/backoff"
-	"github.com/zkconsumer/zkconsumer/internal/consumergroup"
+	"github.com/zkconsumer/zkconsumer/internal/kafkagroup"
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 	"github.com/zkconsumer/zkconsumer/rebalance"
 )
@@ -20,7 +20,7 @@ import (
 // (stopped, committed, the listener told), those it added are started
 // alone, then the member acknowledges; the partitions it keeps flow
 // throughout, on the same stream.
-func (r *kafkaRun) consumerLoop(m consumerMember) {
+func (r *kafkaRun) consumerLoop() {
 	defer close(r.done)
 	defer r.firstDone(ErrShutdown)
 	k, c := r.k, r.k.c
@@ -30,11 +30,11 @@ func (r *kafkaRun) consumerLoop(m consumerMember) {
 		kgen, err := r.member.Join(r.ctx)
 		if err != nil {
 			switch {
-			case r.ctx.Err() != nil || errors.Is(err, consumergroup.ErrMemberClosed):
+			case r.ctx.Err() != nil || errors.Is(err, kafkagroup.ErrMemberClosed):
 				k.rebalanced(rebalance.RebalanceAborted, attempts, started)
 				r.firstDone(err)
 				return
-			case errors.Is(err, consumergroup.ErrFatal):
+			case errors.Is(err, kafkagroup.ErrFatal):
 				k.rebalanced(rebalance.RebalanceFailed, attempts, started)
 				c.report(fmt.Errorf("connector: %w", err))
 				r.firstDone(err)
@@ -44,7 +44,7 @@ func (r *kafkaRun) consumerLoop(m consumerMember) {
 			backoff.Sleep(r.ctx, c.cfg.RefreshLeaderBackoff)
 			continue
 		}
-		cg := kgen.kafkaGen.(*consumergroup.Generation)
+		cg := kgen
 		gen := r.generation(kgen, nil)
 		actx, cancel := context.WithTimeout(r.ctx, c.cfg.MaxPollInterval)
 		err = k.inLoop(func() error { return c.assign(actx, gen) })
@@ -54,7 +54,7 @@ func (r *kafkaRun) consumerLoop(m consumerMember) {
 				c.report(fmt.Errorf("connector: start generation %d: %w", kgen.ID, err))
 			}
 			r.end(gen, false)
-			_ = m.Leave() // the coordinator counts the partitions as this member's: give them back
+			_ = r.member.Leave() // the coordinator counts the partitions as this member's: give them back
 			backoff.Sleep(r.ctx, c.cfg.RefreshLeaderBackoff)
 			continue
 		}
@@ -62,16 +62,16 @@ func (r *kafkaRun) consumerLoop(m consumerMember) {
 		attempts = 0
 		r.firstDone(nil)
 
-		cur, stalled, failed := r.follow(m, cg, gen)
+		cur, stalled, failed := r.follow(cg, gen)
 		started = time.Now()
 		cause := cg.Err()
-		lost := cause != nil && !errors.Is(cause, consumergroup.ErrRebalanceStarted)
+		lost := cause != nil && !errors.Is(cause, kafkagroup.ErrRebalanceStarted)
 		r.end(cur, lost)
 		switch {
-		case errors.Is(cause, consumergroup.ErrFatal):
+		case errors.Is(cause, kafkagroup.ErrFatal):
 			c.report(fmt.Errorf("connector: %w", cause))
 			return
-		case errors.Is(cause, consumergroup.ErrMembershipLost):
+		case errors.Is(cause, kafkagroup.ErrMembershipLost):
 			c.report(fmt.Errorf("%w: %w", rebalance.ErrOwnershipLost, cause))
 		}
 		if r.ctx.Err() != nil {
@@ -81,7 +81,7 @@ func (r *kafkaRun) consumerLoop(m consumerMember) {
 		case len(stalled) > 0:
 			r.leave(stalled)
 		case failed:
-			_ = m.Leave()
+			_ = r.member.Leave()
 			backoff.Sleep(r.ctx, c.cfg.RefreshLeaderBackoff)
 		}
 	}
@@ -91,7 +91,7 @@ func (r *kafkaRun) consumerLoop(m consumerMember) {
 // ends, Shutdown, a stream stalls (stalled), or an update cannot be
 // applied (failed: the caller ends the generation and rejoins). It
 // returns the generation current at the end.
-func (r *kafkaRun) follow(m consumerMember, cg *consumergroup.Generation, gen *generation) (cur *generation, stalled []*streamcore.Control, failed bool) {
+func (r *kafkaRun) follow(cg *kafkagroup.Generation, gen *generation) (cur *generation, stalled []*streamcore.Control, failed bool) {
 	k, c := r.k, r.k.c
 	cur = gen
 	interval := c.cfg.MaxPollInterval
@@ -109,8 +109,8 @@ func (r *kafkaRun) follow(m consumerMember, cg *consumergroup.Generation, gen *g
 				return cur, s, false
 			}
 		case <-cg.Updates():
-			target := m.Target()
-			next := r.nextGeneration(cur, cg, m.Epoch(), target)
+			target := r.member.Target()
+			next := r.nextGeneration(cur, cg, r.member.Epoch(), target)
 			ctx, cancel := context.WithTimeout(r.ctx, interval)
 			err := k.inLoop(func() error { return c.continueKafka(ctx, cur, next) })
 			cancel()
@@ -126,7 +126,7 @@ func (r *kafkaRun) follow(m consumerMember, cg *consumergroup.Generation, gen *g
 				return cur, nil, true
 			}
 			cur = next
-			m.Acknowledge(cg, topicsOf(next.owned))
+			r.member.Acknowledge(cg, topicsOf(next.owned))
 		}
 	}
 }
@@ -134,7 +134,7 @@ func (r *kafkaRun) follow(m consumerMember, cg *consumergroup.Generation, gen *g
 // nextGeneration is cur with target's partitions: each kept partition on
 // its stream, each new one on the stream of its topic with the fewest
 // partitions (the lowest first).
-func (r *kafkaRun) nextGeneration(cur *generation, cg *consumergroup.Generation, epoch int32, target map[string][]int32) *generation {
+func (r *kafkaRun) nextGeneration(cur *generation, cg *kafkagroup.Generation, epoch int32, target map[string][]int32) *generation {
 	owned := r.place(target, cur.owned)
 	return &generation{id: int64(epoch), owned: owned, assignment: rebalance.Assignment{r.k.c.id: owned},
 		ctx: cg.Context(), fence: cur.fence, kafka: cg}

@@ -12,8 +12,8 @@ import (
 	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkconsumer/zkconsumer/internal/kafkagroup"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
-	"github.com/zkconsumer/zkconsumer/rebalance/kafkagroup"
 )
 
 // javaCooperative makes the Java console consumer list Kafka's
@@ -36,11 +36,7 @@ func kafkaGeneration(conn *ConsumerConnector) *kafkagroup.Generation {
 	if r == nil {
 		return nil
 	}
-	m, ok := r.member.(classicMember)
-	if !ok {
-		return nil
-	}
-	return m.Generation()
+	return r.member.Generation()
 }
 
 // ownerWatch polls the coordinator's view of a group and records every

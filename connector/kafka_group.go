@@ -12,10 +12,10 @@ import (
 
 	"github.com/zkconsumer/zkconsumer/internal/backoff"
 	"github.com/zkconsumer/zkconsumer/internal/goid"
+	"github.com/zkconsumer/zkconsumer/internal/kafkagroup"
 	"github.com/zkconsumer/zkconsumer/internal/secure"
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 	"github.com/zkconsumer/zkconsumer/rebalance"
-	"github.com/zkconsumer/zkconsumer/rebalance/kafkagroup"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -49,7 +49,7 @@ type kafkaGroup struct {
 // kafkaRun is one member of the group and its generation loop.
 type kafkaRun struct {
 	k        *kafkaGroup
-	member   kafkaMember
+	member   *kafkagroup.Member
 	threads  map[string]int // streams per topic; "" for a wildcard's
 	wildcard bool
 
@@ -137,8 +137,8 @@ func (k *kafkaGroup) join(ctx context.Context, sub rebalance.Subscription) error
 	k.c.offsets = &kafkaOffsetStore{member: member}
 	k.c.mu.Unlock()
 	k.mu.Unlock()
-	if cm, ok := member.(consumerMember); ok {
-		go r.consumerLoop(cm)
+	if cfg.consumerProtocol() {
+		go r.consumerLoop()
 	} else {
 		go r.loop()
 	}
@@ -366,7 +366,7 @@ func (k *kafkaGroup) inListener() bool {
 // of every partition kept had: only the partitions it gains are placed, on
 // the stream of their topic with the fewest (see place). It runs
 // under kept's context, the chain's, which outlives each generation.
-func (r *kafkaRun) generation(kgen *kafkaJoined, kept *generation) *generation {
+func (r *kafkaRun) generation(kgen *kafkagroup.Generation, kept *generation) *generation {
 	k := r.k
 	owned := map[zkutil.TopicPartition]zkutil.ConsumerThreadID{}
 	if kept != nil {
@@ -410,7 +410,7 @@ func (r *kafkaRun) generation(kgen *kafkaJoined, kept *generation) *generation {
 	}
 	return &generation{
 		id: int64(kgen.ID), owned: owned, assignment: assignment,
-		ctx: ctx, fence: kafkaFence{kgen.kafkaGen}, kafka: kgen.kafkaGen, incremental: kgen.Cooperative,
+		ctx: ctx, fence: kafkaFence{kgen}, kafka: kgen, incremental: kgen.Cooperative,
 	}
 }
 
@@ -480,7 +480,7 @@ func (r *kafkaRun) stop(ctx context.Context, cause error) error {
 // Shutdown) retries until ctx ends, on Shutdown for closeCommitTimeout at
 // most (kafkagroup.Member.CommitFinal); others give up after a few tries
 // (kafkagroup.Member.Commit).
-func (k *kafkaGroup) commit(ctx context.Context, kgen kafkaGen, offsets map[zkutil.TopicPartition]int64, last bool) error {
+func (k *kafkaGroup) commit(ctx context.Context, kgen *kafkagroup.Generation, offsets map[zkutil.TopicPartition]int64, last bool) error {
 	r := k.current()
 	if r == nil {
 		return fmt.Errorf("connector: %w", kafkagroup.ErrMemberClosed)
@@ -511,7 +511,7 @@ func (k *kafkaGroup) commit(ctx context.Context, kgen kafkaGen, offsets map[zkut
 // off from the coordinator past the lease delivers nothing more of them
 // until a heartbeat sent after the lapse succeeds, and nothing at all once
 // its membership is lost.
-type kafkaFence struct{ gen kafkaGen }
+type kafkaFence struct{ gen *kafkagroup.Generation }
 
 var _ streamcore.Fence = kafkaFence{}
 
@@ -520,7 +520,7 @@ func (f kafkaFence) Changed() <-chan struct{} { return f.gen.LeaseChanged() }
 
 // kafkaOffsetStore fetches the group's offsets from the coordinator.
 // Commits go through kafkaGroup.commit, which needs the generation.
-type kafkaOffsetStore struct{ member kafkaMember }
+type kafkaOffsetStore struct{ member *kafkagroup.Member }
 
 func (s *kafkaOffsetStore) Fetch(ctx context.Context, tps []zkutil.TopicPartition) (map[zkutil.TopicPartition]int64, map[zkutil.TopicPartition]error, error) {
 	out, err := s.member.Fetch(ctx, tps)

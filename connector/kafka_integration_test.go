@@ -10,9 +10,9 @@ import (
 	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkconsumer/zkconsumer/internal/kafkagroup"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 	"github.com/zkconsumer/zkconsumer/rebalance"
-	"github.com/zkconsumer/zkconsumer/rebalance/kafkagroup"
 )
 
 // TestKafkaModeConsumeCommitResume: a Kafka-coordinated member, without

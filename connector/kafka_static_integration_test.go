@@ -9,8 +9,8 @@ import (
 	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkconsumer/zkconsumer/internal/kafkagroup"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
-	"github.com/zkconsumer/zkconsumer/rebalance/kafkagroup"
 )
 
 // TestKafkaModeStaticReplacementNeverOverlaps: a second member with the

@@ -16,7 +16,8 @@ import (
 	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkconsumer/zkconsumer/internal/consumergroup"
+	"github.com/zkconsumer/zkconsumer/internal/grouplease"
+	"github.com/zkconsumer/zkconsumer/internal/kafkagroup"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 )
 
@@ -570,7 +571,7 @@ func TestConsumerProtocolNeedsKafka4(t *testing.T) {
 	start := time.Now()
 	_, err := a.CreateMessageStreams(ctx, map[string]int{topic: 1})
 	require.ErrorIs(t, err, ErrGroupFatal)
-	require.ErrorIs(t, err, consumergroup.ErrUnsupported)
+	require.ErrorIs(t, err, kafkagroup.ErrUnsupported)
 	require.ErrorContains(t, err, "group.protocol=consumer")
 	require.ErrorContains(t, err, "group.protocol=classic")
 	require.Less(t, time.Since(start), 30*time.Second)
@@ -641,7 +642,7 @@ func TestConsumerProtocolFencedMemberRejoins(t *testing.T) {
 	require.Eventually(t, func() bool { return relA.losses() > 0 }, 30*time.Second, 50*time.Millisecond,
 		"the cut-off member gives its partitions up as lost")
 	healAt := time.Now()
-	leaseEnd := cutAt.Add(time.Duration(float64(cfg.SessionTimeout) * consumergroup.LeaseFraction))
+	leaseEnd := cutAt.Add(time.Duration(float64(cfg.SessionTimeout) * grouplease.Fraction))
 	for _, r := range col.snapshot() {
 		if r.Consumer == "a" {
 			require.False(t, r.At.After(leaseEnd), "the cut-off member handed out seq %d at %s, after its lease ended at %s", r.Seq, r.At, leaseEnd)

@@ -38,7 +38,7 @@
 // rules in its documentation).
 //
 // For groups coordinated by Kafka's broker instead (package
-// rebalance/kafkagroup), it also holds the assignors of Kafka's Java
+// internal/kafkagroup), it also holds the assignors of Kafka's Java
 // consumer, JavaRangeAssignor, JavaRoundRobinAssignor and
 // JavaCooperativeStickyAssignor (GroupAssignor, NewGroupAssignor), which
 // compute per member id, not per thread; the last one, from the partitions

@@ -1,7 +1,6 @@
 // Package coordinator is the one client of Kafka's group coordinator that
-// every user of it goes through: the Kafka-coordinated members (the
-// classic protocol's, rebalance/kafkagroup, and KIP-848's,
-// internal/consumergroup), the connector's Kafka offset store in
+// every user of it goes through: the Kafka-coordinated member
+// (internal/kafkagroup, in either group protocol), the connector's Kafka offset store in
 // ZooKeeper mode, and the zkconsumer-groups tool (describe, reset, the
 // migration to Kafka). Its pieces:
 //

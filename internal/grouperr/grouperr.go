@@ -4,9 +4,8 @@
 // which mean "look the coordinator up again and repeat", which mean
 // "repeat", which mean "the coordinator no longer counts this generation
 // or epoch". It is the one list every client of the coordinator uses: the
-// classic member (rebalance/kafkagroup), the KIP-848 member
-// (internal/consumergroup) and the out-of-group client
-// (internal/coordinator).
+// member of either group protocol (internal/kafkagroup) and the
+// out-of-group client (internal/coordinator).
 package grouperr
 
 import "github.com/IBM/sarama"

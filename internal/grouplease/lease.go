@@ -1,6 +1,6 @@
 // Package grouplease is the lease of a member of a group that Kafka's
-// coordinator manages, in either group protocol (rebalance/kafkagroup,
-// the classic one; internal/consumergroup, KIP-848's): until when the
+// coordinator manages, in either group protocol (internal/kafkagroup,
+// classic or KIP-848's): until when the
 // member knows that the coordinator cannot have given its partitions to
 // another member, so that the connector hands out messages only while it
 // holds. The lease itself is internal/lease's; what is the group's is how

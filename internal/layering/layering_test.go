@@ -39,10 +39,9 @@ func TestDependenciesFlowOneWay(t *testing.T) {
 		{pkg: "internal/streamcore", forbidden: []string{"stream", "zkutil", "rebalance", "fetcher", "connector", "internal/testrig/testcluster"}, stdOnly: true},
 		{pkg: "zkutil", forbidden: []string{"stream", "internal/streamcore", "rebalance", "fetcher", "connector", "internal/testrig/testcluster"}},
 		{pkg: "rebalance", forbidden: []string{"fetcher", "stream", "internal/streamcore", "connector", "internal/testrig/testcluster"}},
-		{pkg: "rebalance/kafkagroup", forbidden: []string{"fetcher", "stream", "internal/streamcore", "connector", "internal/testrig/testcluster"}},
-		{pkg: "internal/consumergroup", forbidden: []string{"fetcher", "stream", "internal/streamcore", "connector", "internal/testrig/testcluster"}},
+		{pkg: "internal/kafkagroup", forbidden: []string{"fetcher", "stream", "internal/streamcore", "connector", "internal/testrig/testcluster"}},
 		// Our own encoding of KIP-848's requests: the standard library only.
-		{pkg: "internal/kip848", forbidden: []string{"zkutil", "stream", "rebalance", "rebalance/kafkagroup", "fetcher", "connector", "internal/testrig/testcluster"}, stdOnly: true},
+		{pkg: "internal/kip848", forbidden: []string{"zkutil", "stream", "rebalance", "internal/kafkagroup", "fetcher", "connector", "internal/testrig/testcluster"}, stdOnly: true},
 		{pkg: "fetcher", forbidden: []string{"rebalance", "connector", "stream", "internal/testrig/testcluster"}},
 		{pkg: "connector", forbidden: []string{"internal/testrig/testcluster"}},
 		{pkg: "internal/coordinator", forbidden: []string{"stream", "rebalance", "fetcher", "connector", "internal/testrig/testcluster"}},

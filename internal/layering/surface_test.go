@@ -19,7 +19,7 @@ var update = flag.Bool("update", false, "rewrite testdata/api/*.txt from the pac
 
 // surfacePackages are the module's top-level packages whose exported
 // names are a promise to whoever imports them.
-var surfacePackages = []string{"connector", "stream", "rebalance", "rebalance/kafkagroup", "fetcher", "zkutil"}
+var surfacePackages = []string{"connector", "stream", "rebalance", "fetcher", "zkutil"}
 
 // TestExportedSurfaceIsDeliberate: every exported name of the top-level
 // packages (declarations, methods, struct fields, interface methods, with

@@ -1,6 +1,6 @@
 // Package offsetfetch holds what both of the module's clients of Kafka's
 // OffsetFetch do with an answer of "no committed offset": the
-// Kafka-coordinated member (rebalance/kafkagroup) and the out-of-group
+// Kafka-coordinated member (internal/kafkagroup) and the out-of-group
 // offset client (internal/coordinator, offsets.storage=kafka in ZooKeeper
 // mode) confirm it with a second OffsetFetch (Confirmed).
 //

@@ -1,4 +1,4 @@
-package consumergroup
+package kafkagroup
 
 import (
 	"fmt"
@@ -25,28 +25,30 @@ const groupSessionConfig = "consumer.session.timeout.ms"
 // does not answer (no DESCRIBE_CONFIGS permission on the group, a
 // request that failed), the member keeps the last value read, or
 // Config.SessionTimeout, and says so.
-func (m *Member) readSessionTimeout() {
-	d, err := m.describeSessionTimeout()
-	m.mu.Lock()
-	defer m.mu.Unlock()
+func (p *consumer) readSessionTimeout() {
+	m := p.m
+	d, err := p.describeSessionTimeout()
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if err != nil {
-		if !m.sessionUnread {
-			m.sessionUnread = true
+		if !p.sessionUnread {
+			p.sessionUnread = true
 			m.log.Warn("cannot read the group's session timeout from the cluster; the lease assumes session.timeout.ms",
-				"session_timeout", m.session, "err", err)
+				"session_timeout", p.sessionTimeout, "err", err)
 		}
 		return
 	}
-	m.sessionUnread = false
-	if d != m.session && d != m.cfg.SessionTimeout {
+	p.sessionUnread = false
+	if d != p.sessionTimeout && d != m.cfg.SessionTimeout {
 		m.log.Warn("the group's session timeout on the broker differs from session.timeout.ms; the lease follows the broker's",
 			"broker", fmt.Sprintf("%s=%d", groupSessionConfig, d.Milliseconds()), "session.timeout.ms", m.cfg.SessionTimeout.Milliseconds())
 	}
-	m.session = d
+	p.sessionTimeout = d
 }
 
 // describeSessionTimeout reads the group's consumer.session.timeout.ms.
-func (m *Member) describeSessionTimeout() (time.Duration, error) {
+func (p *consumer) describeSessionTimeout() (time.Duration, error) {
+	m := p.m
 	b, err := m.anyBroker()
 	if err != nil {
 		return 0, err
@@ -54,7 +56,7 @@ func (m *Member) describeSessionTimeout() (time.Duration, error) {
 	resp, err := b.DescribeConfigs(&sarama.DescribeConfigsRequest{Version: 1,
 		Resources: []*sarama.ConfigResource{{Type: groupResource, Name: m.cfg.Group, ConfigNames: []string{groupSessionConfig}}}})
 	if err != nil {
-		m.brokerFailed(b)
+		m.brokerFailed(b, err)
 		return 0, err
 	}
 	for _, r := range resp.Resources {

@@ -1,4 +1,4 @@
-package consumergroup
+package kafkagroup
 
 import (
 	"context"
@@ -53,7 +53,8 @@ func connectFake(t *testing.T, m *Member) *fakeCoordinator {
 		wg.Wait()
 	})
 	m.coordMu.Lock()
-	m.coord = &coordinator{id: 1, addr: "fake:9092", conn: dial(), hb: dial(), fetch: sarama.NewBroker("fake:9092"), hbVersion: 1, fetchVersion: 5}
+	m.coord = &coordinator{id: 1, addr: "fake:9092", ctrl: sarama.NewBroker("fake:9092"), ctrlT: newTracker(m.cfg, time.Second), fetchVersion: 5,
+		consumer: &consumerConns{t: newTracker(m.cfg, time.Second), conn: dial(), hb: dial(), hbVersion: 1}}
 	m.coordMu.Unlock()
 	return f
 }

@@ -119,7 +119,7 @@ func (r *runner) stop() {
 func (r *runner) crash() {
 	r.once.Do(func() {
 		r.m.mu.Lock()
-		r.m.memberID = "" // so that Close sends no LeaveGroup
+		r.m.classic.memberID = "" // so that Close sends no LeaveGroup
 		r.m.mu.Unlock()
 		require.NoError(r.t, r.m.Close())
 		r.cancel()

@@ -12,9 +12,30 @@ import (
 	"github.com/zkconsumer/zkconsumer/rebalance"
 )
 
+// The group protocols (group.protocol).
+const (
+	// ProtocolClassic is Kafka's classic group protocol: JoinGroup and
+	// SyncGroup, the leader member computes the assignment.
+	ProtocolClassic = "classic"
+	// ProtocolConsumer is KIP-848's consumer group protocol (Kafka 4.0
+	// and later): the broker assigns, members converge by heartbeats.
+	ProtocolConsumer = "consumer"
+)
+
+// The coordinator's assignors of the consumer protocol
+// (group.remote.assignor).
+const (
+	RemoteAssignorUniform = "uniform"
+	RemoteAssignorRange   = "range"
+)
+
 // Config configures a Member. Zero fields take the defaults of Kafka's Java
-// consumer named in each field's documentation.
+// consumer named in each field's documentation. Fields marked classic or
+// consumer apply to that protocol only.
 type Config struct {
+	// Protocol is group.protocol: ProtocolClassic (the default) or
+	// ProtocolConsumer.
+	Protocol string
 	// Brokers is bootstrap.servers: host:port of some brokers.
 	Brokers []string
 	// Group is group.id.
@@ -22,7 +43,10 @@ type Config struct {
 	// InstanceID is group.instance.id (KIP-345, static membership); ""
 	// for a dynamic member. A static member does not leave the group on
 	// Close, as in Java: the coordinator keeps its partitions for
-	// SessionTimeout so that a restart does not rebalance. A static member
+	// the session timeout so that a restart does not rebalance (consumer
+	// protocol: it leaves with epoch -2, which asks for exactly that;
+	// while a live instance holds the id, another one is refused,
+	// UNRELEASED_INSTANCE_ID, which Join retries). A classic static member
 	// that joins without a member id (a new process) may replace a live
 	// instance with the same id, whose lease may still hold: its lease
 	// holds only after Generation.HoldUntil, leaseFraction of
@@ -31,13 +55,30 @@ type Config struct {
 	InstanceID string
 	// Topics is a fixed subscription.
 	Topics []string
-	// Filter is a wildcard subscription instead of Topics: every topic of
-	// the cluster it admits. New matches are noticed every MetadataMaxAge.
+	// Filter is a wildcard subscription instead of Topics (classic): every
+	// topic of the cluster it admits. New matches are noticed every
+	// MetadataMaxAge.
 	Filter *rebalance.TopicFilter
+	// TopicRegex is the subscription by regex instead of Topics
+	// (consumer): sent as ConsumerGroupHeartbeat's SubscribedTopicRegex
+	// (version 1, Kafka 4.0 and later), which the coordinator compiles
+	// with RE2/J and matches against the whole name of every topic of the
+	// cluster the member may describe, internal topics included, again
+	// when topics are created (rebalance.TopicFilter.BrokerRegex makes
+	// one of a whitelist).
+	TopicRegex string
+	// RemoteAssignor is group.remote.assignor (consumer): the
+	// coordinator's assignor, RemoteAssignorUniform or
+	// RemoteAssignorRange; "" leaves the choice to the broker
+	// (group.consumer.assignors, uniform by default).
+	RemoteAssignor string
+	// RackID is client.rack (consumer), sent to the coordinator; "" for
+	// none.
+	RackID string
 	// ExcludeInternalTopics is exclude.internal.topics (with Filter only);
 	// set it explicitly, Java's default is true.
 	ExcludeInternalTopics bool
-	// Assignors is partition.assignment.strategy: assignor names in order
+	// Assignors is partition.assignment.strategy (classic): assignor names in order
 	// of preference, each "range", "roundrobin" or "cooperative-sticky".
 	// Default ["range"]. The coordinator picks one that every member
 	// lists; Java 3.x consumers list [range, cooperative-sticky] by
@@ -49,19 +90,27 @@ type Config struct {
 	// the coordinator picks.
 	Assignors []string
 	// SessionTimeout is session.timeout.ms (default 45 s): without a
-	// heartbeat for this long the coordinator removes the member.
+	// heartbeat for this long the coordinator removes the member. Under
+	// the consumer protocol the broker sets the session timeout itself
+	// (group.consumer.session.timeout.ms, or the group's own
+	// consumer.session.timeout.ms): each Join reads it (DescribeConfigs
+	// of the group) and the lease follows it, logging a difference from
+	// SessionTimeout; only when the broker does not tell (no
+	// DESCRIBE_CONFIGS permission on the group) does the lease rest on
+	// SessionTimeout, which must then be no higher than the broker's.
 	SessionTimeout time.Duration
 	// RebalanceTimeout is what Java sends as max.poll.interval.ms
 	// (default 5 min): how long the coordinator waits for members to
 	// rejoin, i.e. how long the caller may take to stop, commit and Join
 	// after ErrRebalanceStarted.
 	RebalanceTimeout time.Duration
-	// HeartbeatInterval is heartbeat.interval.ms (default 3 s). The member
+	// HeartbeatInterval is heartbeat.interval.ms (classic; default 3 s;
+	// under the consumer protocol the coordinator sets it). The member
 	// heartbeats more often when it is longer than a quarter of
 	// min(SessionTimeout, RebalanceTimeout), so that a member whose
 	// heartbeats succeed always holds its lease (Generation.LeaseHeld).
 	HeartbeatInterval time.Duration
-	// MetadataMaxAge is metadata.max.age.ms (default 5 min): how often the
+	// MetadataMaxAge is metadata.max.age.ms (classic; default 5 min): how often the
 	// member checks the partition counts of the group's topics (leader)
 	// and the topics its wildcard matches, and rejoins on a change.
 	MetadataMaxAge time.Duration
@@ -105,7 +154,10 @@ type Config struct {
 
 // withDefaults returns cfg with zero fields set to their defaults.
 func (cfg Config) withDefaults() Config {
-	if len(cfg.Assignors) == 0 {
+	if cfg.Protocol == "" {
+		cfg.Protocol = ProtocolClassic
+	}
+	if len(cfg.Assignors) == 0 && cfg.Protocol == ProtocolClassic {
 		cfg.Assignors = []string{rebalance.StrategyRange}
 	}
 	def := func(d *time.Duration, v time.Duration) {
@@ -138,13 +190,36 @@ func (cfg Config) Validate() error {
 	if cfg.Group == "" {
 		errs = append(errs, errors.New("kafkagroup: empty group.id"))
 	}
+	subscriptions := 0
+	for _, set := range []bool{len(cfg.Topics) > 0, cfg.Filter != nil, cfg.TopicRegex != ""} {
+		if set {
+			subscriptions++
+		}
+	}
 	switch {
-	case cfg.Filter != nil && len(cfg.Topics) > 0:
-		errs = append(errs, errors.New("kafkagroup: a subscription is either Topics or a Filter, not both"))
-	case cfg.Filter == nil && len(cfg.Topics) == 0:
+	case cfg.Protocol != ProtocolClassic && cfg.Protocol != ProtocolConsumer:
+		errs = append(errs, fmt.Errorf("kafkagroup: group.protocol %q: %q or %q", cfg.Protocol, ProtocolClassic, ProtocolConsumer))
+	case subscriptions > 1:
+		errs = append(errs, errors.New("kafkagroup: a subscription is one of Topics, a Filter or a TopicRegex"))
+	case subscriptions == 0:
 		errs = append(errs, errors.New("kafkagroup: subscription without topics"))
 	case slices.Contains(cfg.Topics, ""):
 		errs = append(errs, errors.New("kafkagroup: subscription with an empty topic name"))
+	case cfg.Protocol == ProtocolClassic && cfg.TopicRegex != "":
+		errs = append(errs, errors.New("kafkagroup: a TopicRegex subscription needs group.protocol=consumer; use a Filter"))
+	case cfg.Protocol == ProtocolConsumer && cfg.Filter != nil:
+		errs = append(errs, errors.New("kafkagroup: a Filter subscription needs group.protocol=classic; use a TopicRegex"))
+	}
+	switch {
+	case cfg.Protocol == ProtocolClassic && (cfg.RemoteAssignor != "" || cfg.RackID != ""):
+		errs = append(errs, errors.New("kafkagroup: group.remote.assignor and client.rack need group.protocol=consumer"))
+	case cfg.Protocol == ProtocolConsumer && len(cfg.Assignors) > 0:
+		errs = append(errs, errors.New("kafkagroup: under group.protocol=consumer the broker assigns: set group.remote.assignor, not partition.assignment.strategy"))
+	}
+	switch cfg.RemoteAssignor {
+	case "", RemoteAssignorUniform, RemoteAssignorRange:
+	default:
+		errs = append(errs, fmt.Errorf("kafkagroup: group.remote.assignor %q: Kafka's brokers offer %q and %q", cfg.RemoteAssignor, RemoteAssignorUniform, RemoteAssignorRange))
 	}
 	seen := map[string]bool{}
 	for _, name := range cfg.Assignors {
@@ -165,7 +240,7 @@ func (cfg Config) Validate() error {
 			errs = append(errs, fmt.Errorf("kafkagroup: %s %v: must be between 1 ms and 2^31-1 ms", name, d))
 		}
 	}
-	if cfg.HeartbeatInterval >= cfg.SessionTimeout {
+	if cfg.Protocol == ProtocolClassic && cfg.HeartbeatInterval >= cfg.SessionTimeout {
 		errs = append(errs, fmt.Errorf("kafkagroup: heartbeat.interval.ms %v must be lower than session.timeout.ms %v",
 			cfg.HeartbeatInterval, cfg.SessionTimeout))
 	}

@@ -1,4 +1,4 @@
-package consumergroup
+package kafkagroup
 
 import (
 	"errors"
@@ -12,12 +12,12 @@ import (
 	"github.com/zkconsumer/zkconsumer/internal/kip848"
 )
 
-func validConfig() Config {
-	return Config{Brokers: []string{"b:9092"}, Group: "g", Topics: []string{"t"}}
+func consumerConfig() Config {
+	return Config{Protocol: ProtocolConsumer, Brokers: []string{"b:9092"}, Group: "g", Topics: []string{"t"}}
 }
 
-func TestConfigValidate(t *testing.T) {
-	require.NoError(t, validConfig().Validate())
+func TestConsumerConfigValidate(t *testing.T) {
+	require.NoError(t, consumerConfig().Validate())
 	for name, mutate := range map[string]func(*Config){
 		"no brokers":      func(c *Config) { c.Brokers = nil },
 		"no group":        func(c *Config) { c.Group = "" },
@@ -29,17 +29,17 @@ func TestConfigValidate(t *testing.T) {
 		"request":         func(c *Config) { c.RequestTimeout = time.Microsecond },
 		"huge rebalance":  func(c *Config) { c.RebalanceTimeout = 1 << 62 },
 	} {
-		cfg := validConfig()
+		cfg := consumerConfig()
 		mutate(&cfg)
 		require.Error(t, cfg.Validate(), name)
 		_, err := New(cfg)
 		require.Error(t, err, name)
 	}
-	byRegex := validConfig()
+	byRegex := consumerConfig()
 	byRegex.Topics, byRegex.TopicRegex = nil, "t.*"
 	require.NoError(t, byRegex.Validate())
-	for _, a := range []string{"", AssignorUniform, AssignorRange} {
-		cfg := validConfig()
+	for _, a := range []string{"", RemoteAssignorUniform, RemoteAssignorRange} {
+		cfg := consumerConfig()
 		cfg.RemoteAssignor = a
 		require.NoError(t, cfg.Validate())
 	}
@@ -49,7 +49,7 @@ func TestConfigValidate(t *testing.T) {
 // it); the connections' SASL is tested against Kafka in connector's
 // TestKIP848SASLWithJavaMember.
 func TestNewAcceptsSASL(t *testing.T) {
-	cfg := validConfig()
+	cfg := consumerConfig()
 	cfg.Secure = func(c *sarama.Config) { c.Net.SASL.Enable = true }
 	m, err := New(cfg)
 	require.NoError(t, err)
@@ -83,19 +83,19 @@ func TestKafkaError(t *testing.T) {
 	assert.ErrorContains(t, err, msg)
 	err = kafkaError(int16(sarama.ErrUnknownMemberId), nil)
 	assert.True(t, errors.Is(err, sarama.ErrUnknownMemberId))
-	m := &Member{cfg: validConfig().withDefaults()}
+	m := &consumer{m: &Member{cfg: consumerConfig().withDefaults()}}
 	assert.ErrorIs(t, m.fatal(kafkaError(35, nil)), ErrUnsupported)
 	assert.ErrorIs(t, m.fatal(kafkaError(35, nil)), ErrFatal)
 }
 
 var idA, idB = kip848.UUID{1}, kip848.UUID{2}
 
-func testMember(t *testing.T) *Member {
-	m, err := New(validConfig())
+func consumerMember(t *testing.T) *Member {
+	m, err := New(consumerConfig())
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = m.Close() })
-	m.names[idA], m.ids["a"] = "a", idA
-	m.names[idB], m.ids["b"] = "b", idB
+	m.consumer.names[idA], m.consumer.ids["a"] = "a", idA
+	m.consumer.names[idB], m.consumer.ids["b"] = "b", idB
 	return m
 }
 
@@ -104,46 +104,46 @@ func testMember(t *testing.T) *Member {
 // names them); a target that leaves owned partitions out is a pending
 // revocation until acknowledged, and only then is the member settled.
 func TestTargetAndRevocation(t *testing.T) {
-	m := testMember(t)
-	m.owned = map[string][]int32{"a": {0, 1}, "b": {2}}
-	assert.False(t, m.revoking())
-	assert.True(t, m.settled(), "no target yet: nothing to do")
-	assert.Equal(t, m.owned, m.Target())
+	m := consumerMember(t)
+	m.consumer.owned = map[string][]int32{"a": {0, 1}, "b": {2}}
+	assert.False(t, m.consumer.revoking())
+	assert.True(t, m.consumer.settled(), "no target yet: nothing to do")
+	assert.Equal(t, m.consumer.owned, m.Target())
 
-	m.target = []kip848.TopicPartitions{{TopicID: idA, Partitions: []int32{1, 0}}, {TopicID: idB, Partitions: []int32{}}, {TopicID: kip848.UUID{9}, Partitions: []int32{5}}}
+	m.consumer.target = []kip848.TopicPartitions{{TopicID: idA, Partitions: []int32{1, 0}}, {TopicID: idB, Partitions: []int32{}}, {TopicID: kip848.UUID{9}, Partitions: []int32{5}}}
 	assert.Equal(t, map[string][]int32{"a": {0, 1}}, m.Target())
-	assert.True(t, m.revoking(), "b-2 is revoked")
-	assert.False(t, m.settled())
-	resolved, missing := m.resolveLocked(m.target)
+	assert.True(t, m.consumer.revoking(), "b-2 is revoked")
+	assert.False(t, m.consumer.settled())
+	resolved, missing := m.consumer.resolveLocked(m.consumer.target)
 	assert.True(t, missing, "an unknown topic id")
 	assert.Equal(t, map[string][]int32{"a": {0, 1}}, resolved)
 
-	gen := newGeneration(3, "m", m.owned, time.Minute, time.Now())
+	gen := newGeneration(3, "m", "", false, m.consumer.owned, time.Minute, time.Now(), time.Time{}, nil)
 	m.gen = gen
 	m.Acknowledge(gen, map[string][]int32{"a": {0, 1}, "b": {}})
-	assert.Equal(t, map[string][]int32{"a": {0, 1}}, m.owned, "empty topics are dropped")
-	assert.False(t, m.revoking())
-	assert.True(t, m.settled())
-	assert.Equal(t, []kip848.TopicPartitions{{TopicID: idA, Partitions: []int32{0, 1}}}, m.ownedLocked())
+	assert.Equal(t, map[string][]int32{"a": {0, 1}}, m.consumer.owned, "empty topics are dropped")
+	assert.False(t, m.consumer.revoking())
+	assert.True(t, m.consumer.settled())
+	assert.Equal(t, []kip848.TopicPartitions{{TopicID: idA, Partitions: []int32{0, 1}}}, m.consumer.ownedLocked())
 
 	// An ended generation acknowledges nothing.
 	gen.end(ErrMembershipLost)
 	m.Acknowledge(gen, map[string][]int32{})
-	assert.Equal(t, map[string][]int32{"a": {0, 1}}, m.owned)
+	assert.Equal(t, map[string][]int32{"a": {0, 1}}, m.consumer.owned)
 
 	// Fencing drops everything: the next heartbeat joins with epoch 0.
-	m.epoch = 7
-	m.fenced(nil)
-	assert.Zero(t, m.epoch)
-	assert.Empty(t, m.owned)
-	assert.Nil(t, m.target)
+	m.consumer.epoch = 7
+	m.consumer.fenced(nil)
+	assert.Zero(t, m.consumer.epoch)
+	assert.Empty(t, m.consumer.owned)
+	assert.Nil(t, m.consumer.target)
 }
 
-// TestGenerationLease: the lease holds from a renewal for LeaseFraction
+// TestGenerationLease: the lease holds from a renewal for leaseFraction
 // of the term, is not extended by older renewals, ends for good on
 // membership loss, and survives ErrRebalanceStarted.
 func TestGenerationLease(t *testing.T) {
-	g := newGeneration(1, "m", nil, 400*time.Millisecond, time.Now())
+	g := newGeneration(1, "m", "", false, nil, 400*time.Millisecond, time.Now(), time.Time{}, nil)
 	assert.True(t, g.LeaseHeld())
 	ch := g.LeaseChanged()
 	g.lease.Renew(time.Now().Add(-time.Hour))
@@ -167,7 +167,7 @@ func TestGenerationLease(t *testing.T) {
 
 // TestUpdatesSignalOnce: any number of changes pend as one signal.
 func TestUpdatesSignalOnce(t *testing.T) {
-	g := newGeneration(1, "m", nil, time.Minute, time.Now())
+	g := newGeneration(1, "m", "", false, nil, time.Minute, time.Now(), time.Time{}, nil)
 	g.signalUpdate()
 	g.signalUpdate()
 	<-g.Updates()

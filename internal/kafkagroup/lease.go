@@ -16,12 +16,17 @@ const leaseFraction = grouplease.Fraction
 // coordinator at this moment, and no other instance of this static member
 // can still hold a lease on its partitions: the coordinator answered, as a
 // member of this generation, a request (the SyncGroup that started it, or
-// a heartbeat) sent less than leaseFraction of min(session.timeout.ms,
-// rebalance timeout) ago, and HoldUntil has passed. While it holds, the
+// a heartbeat) sent less than leaseFraction of min(session timeout,
+// rebalance timeout) ago, and HoldUntil has passed. Under the consumer
+// protocol the session timeout is the one the broker enforces on the
+// group (Config.SessionTimeout), and a heartbeat renews the lease only if
+// it reported no partition the coordinator had revoked: while a
+// revocation is pending, the coordinator's rebalance timer runs from its
+// request. While it holds, the
 // coordinator cannot have handed this member's partitions to another
 // member. It is cheap enough to call before every message. It lapses on
 // its own when heartbeats stop succeeding, and never holds again once the
-// membership is lost or the member is closed; heartbeats answered
+// membership is lost or the member is closed; classic heartbeats answered
 // REBALANCE_IN_PROGRESS do not renew it.
 func (g *Generation) LeaseHeld() bool { return g.lease.Held() }
 

@@ -28,7 +28,7 @@ func TestConfigValidate(t *testing.T) {
 		"no brokers":     {func(c *Config) { c.Brokers = nil }, "no brokers"},
 		"no group":       {func(c *Config) { c.Group = "" }, "empty group.id"},
 		"no topics":      {func(c *Config) { c.Topics = nil }, "without topics"},
-		"both":           {func(c *Config) { c.Filter = f }, "not both"},
+		"both":           {func(c *Config) { c.Filter = f }, "one of Topics, a Filter or a TopicRegex"},
 		"empty topic":    {func(c *Config) { c.Topics = []string{""} }, "empty topic name"},
 		"sticky":         {func(c *Config) { c.Assignors = []string{"range", "sticky"} }, "unknown partition.assignment.strategy"},
 		"java class":     {func(c *Config) { c.Assignors = []string{"org.apache.kafka.clients.consumer.CooperativeStickyAssignor"} }, "unknown partition.assignment.strategy"},
@@ -235,7 +235,7 @@ func TestCooperativeOnlyWhenEveryAssignorIs(t *testing.T) {
 	} {
 		m, err := New(Config{Brokers: []string{"localhost:1"}, Group: "g", Topics: []string{"t"}, Assignors: tc.assignors})
 		require.NoError(t, err)
-		require.Equal(t, tc.want, m.cooperative, "%v", tc.assignors)
+		require.Equal(t, tc.want, m.classic.cooperative, "%v", tc.assignors)
 		require.NoError(t, m.Close())
 	}
 }

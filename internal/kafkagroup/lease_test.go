@@ -71,10 +71,10 @@ func TestHoldAfter(t *testing.T) {
 	require.NoError(t, err)
 	defer m.Close()
 	at := time.Now()
-	m.holdAfter(at)
-	require.Equal(t, at.Add(6*time.Second), m.holdUntil)
-	m.holdAfter(at.Add(-time.Second))
-	require.Equal(t, at.Add(6*time.Second), m.holdUntil, "an earlier join moved the hold back")
+	m.classic.holdAfter(at)
+	require.Equal(t, at.Add(6*time.Second), m.classic.holdUntil)
+	m.classic.holdAfter(at.Add(-time.Second))
+	require.Equal(t, at.Add(6*time.Second), m.classic.holdUntil, "an earlier join moved the hold back")
 }
 
 // TestContinuedGenerationSharesLease: a generation that continues the
@@ -112,16 +112,16 @@ func TestStaleCommitRefusalKeepsMembership(t *testing.T) {
 	}
 
 	g := gen(4)
-	m.rejoining = g
-	m.commitRefused(g, sarama.ErrIllegalGeneration)
+	m.classic.rejoining = g
+	m.classic.commitRefused(g, sarama.ErrIllegalGeneration)
 	require.True(t, g.LeaseHeld(), "refused while rejoining from it")
-	m.rejoining = nil
+	m.classic.rejoining = nil
 
-	m.joinedGen = 5
-	m.commitRefused(g, sarama.ErrIllegalGeneration)
+	m.classic.joinedGen = 5
+	m.classic.commitRefused(g, sarama.ErrIllegalGeneration)
 	require.True(t, g.LeaseHeld(), "refused after a later generation was joined")
 
 	g5 := gen(5)
-	m.commitRefused(g5, sarama.ErrIllegalGeneration)
+	m.classic.commitRefused(g5, sarama.ErrIllegalGeneration)
 	require.False(t, g5.LeaseHeld(), "refused without a later join: lost")
 }

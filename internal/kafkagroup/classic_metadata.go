@@ -1,10 +1,12 @@
 package kafkagroup
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/IBM/sarama"
 )
@@ -14,7 +16,8 @@ import (
 // exist or have no partitions are left out, as Java's leader leaves topics
 // without metadata out of the assignment. Topics the brokers refuse to
 // describe (TOPIC_AUTHORIZATION_FAILED) are left out too, and reported.
-func (m *Member) partitionCounts(topics []string) (map[string]int32, error) {
+func (p *classic) partitionCounts(topics []string) (map[string]int32, error) {
+	m := p.m
 	if topics != nil && len(topics) == 0 {
 		return map[string]int32{}, nil
 	}
@@ -61,18 +64,19 @@ func (m *Member) partitionCounts(topics []string) (map[string]int32, error) {
 // subscription returns the topics this member subscribes to now, sorted
 // (Config.Topics, or the topics of the cluster the wildcard admits), and
 // the partition counts of those that exist.
-func (m *Member) subscription() ([]string, map[string]int32, error) {
+func (p *classic) subscription() ([]string, map[string]int32, error) {
+	m := p.m
 	if m.cfg.Filter == nil {
 		topics := slices.Clone(m.cfg.Topics)
 		slices.Sort(topics)
 		topics = slices.Compact(topics)
-		counts, err := m.partitionCounts(topics)
+		counts, err := p.partitionCounts(topics)
 		if err != nil {
 			return nil, nil, err
 		}
 		return topics, counts, nil
 	}
-	all, err := m.partitionCounts(nil)
+	all, err := p.partitionCounts(nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -114,5 +118,61 @@ func (w watch) merge(o watch) watch {
 		}
 	}
 	slices.Sort(out.topics)
+	return out
+}
+
+func (p *classic) checkEvery() time.Duration { return p.m.cfg.MetadataMaxAge }
+
+// check tells, as Java's consumer does on each metadata refresh, whether
+// the member must rejoin: the topics a wildcard subscription matches
+// changed, or the partition count of a watched topic changed (see watch:
+// every member watches its own subscription, the leader every topic of
+// the group), or a watched topic appeared or vanished. A failed check is
+// reported (Config.OnError) and tried again at the next period.
+func (p *classic) check(ctx context.Context, gen *Generation) bool {
+	m := p.m
+	p.mu.Lock()
+	joined, w := p.joined, p.watch
+	p.mu.Unlock()
+	var (
+		counts map[string]int32
+		err    error
+	)
+	if m.cfg.Filter != nil {
+		var topics []string
+		var all map[string]int32
+		if topics, all, err = p.subscription(); err == nil && !slices.Equal(topics, joined) {
+			m.log.Info("subscribed topics changed: rejoining", "before", joined, "now", topics)
+			return true
+		}
+		if err == nil && !slices.ContainsFunc(w.topics, func(t string) bool { return !slices.Contains(topics, t) }) {
+			counts = all // every watched topic is a subscribed one: no second request
+		}
+	}
+	if err == nil && counts == nil {
+		counts, err = p.partitionCounts(w.topics)
+	}
+	if err != nil {
+		if ctx.Err() == nil {
+			m.report("metadata", fmt.Errorf("kafkagroup: check the partitions of group %s's topics (retried every metadata.max.age.ms %v): %w", m.cfg.Group, m.cfg.MetadataMaxAge, err))
+		}
+		return false
+	}
+	m.recovered("metadata")
+	if now := pick(counts, w.topics); !maps.Equal(now, w.counts) {
+		m.log.Info("partitions of the group's topics changed: rejoining", "before", w.counts, "now", now)
+		return true
+	}
+	return false
+}
+
+// pick returns the counts of topics among counts.
+func pick(counts map[string]int32, topics []string) map[string]int32 {
+	out := make(map[string]int32, len(topics))
+	for _, t := range topics {
+		if n, ok := counts[t]; ok {
+			out[t] = n
+		}
+	}
 	return out
 }

@@ -1,4 +1,4 @@
-package consumergroup
+package kafkagroup
 
 import (
 	"fmt"
@@ -14,7 +14,8 @@ import (
 // which carries topic ids), so that the coordinator's assignment, given by
 // topic id, can be named, and this member's partitions sent by id. With a
 // topic regex it reads every topic's: the coordinator decides which match.
-func (m *Member) refreshTopicIDs() error {
+func (p *consumer) refreshTopicIDs() error {
+	m := p.m
 	b, err := m.anyBroker()
 	if err != nil {
 		return err
@@ -22,32 +23,32 @@ func (m *Member) refreshTopicIDs() error {
 	req := &sarama.MetadataRequest{Version: 10, Topics: slices.Clone(m.cfg.Topics), AllowAutoTopicCreation: false}
 	resp, err := b.GetMetadata(req)
 	if err != nil {
-		m.brokerFailed(b)
-		return fmt.Errorf("consumergroup: metadata from broker %d at %s: %w", b.ID(), b.Addr(), err)
+		m.brokerFailed(b, err)
+		return fmt.Errorf("kafkagroup: metadata from broker %d at %s: %w", b.ID(), b.Addr(), err)
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	for _, t := range resp.Topics {
 		if t.Err != sarama.ErrNoError || t.Uuid == (sarama.Uuid{}) {
 			continue
 		}
 		id := kip848.UUID(t.Uuid)
-		if old, ok := m.ids[t.Name]; ok && old != id {
-			delete(m.names, old) // the topic was deleted and created again
+		if old, ok := p.ids[t.Name]; ok && old != id {
+			delete(p.names, old) // the topic was deleted and created again
 		}
-		m.ids[t.Name] = id
-		m.names[id] = t.Name
+		p.ids[t.Name] = id
+		p.names[id] = t.Name
 	}
 	return nil
 }
 
 // resolveLocked names the partitions of tps by topic, leaving out topics
 // whose id is unknown; it reports whether some were left out.
-func (m *Member) resolveLocked(tps []kip848.TopicPartitions) (map[string][]int32, bool) {
+func (p *consumer) resolveLocked(tps []kip848.TopicPartitions) (map[string][]int32, bool) {
 	out := map[string][]int32{}
 	missing := false
 	for _, tp := range tps {
-		name, ok := m.names[tp.TopicID]
+		name, ok := p.names[tp.TopicID]
 		if !ok {
 			missing = true
 			continue
@@ -62,15 +63,15 @@ func (m *Member) resolveLocked(tps []kip848.TopicPartitions) (map[string][]int32
 	return out, missing
 }
 
-// ownedLocked is m.owned by topic id, for a heartbeat.
-func (m *Member) ownedLocked() []kip848.TopicPartitions {
+// ownedLocked is p.owned by topic id, for a heartbeat.
+func (p *consumer) ownedLocked() []kip848.TopicPartitions {
 	out := []kip848.TopicPartitions{}
-	for _, name := range slices.Sorted(maps.Keys(m.owned)) {
-		id, ok := m.ids[name]
+	for _, name := range slices.Sorted(maps.Keys(p.owned)) {
+		id, ok := p.ids[name]
 		if !ok {
 			continue // cannot happen: owned partitions come from resolved ids
 		}
-		out = append(out, kip848.TopicPartitions{TopicID: id, Partitions: slices.Clone(m.owned[name])})
+		out = append(out, kip848.TopicPartitions{TopicID: id, Partitions: slices.Clone(p.owned[name])})
 	}
 	return out
 }

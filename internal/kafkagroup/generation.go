@@ -12,15 +12,24 @@ import (
 )
 
 // Generation is one successful join of a member: the coordinator's
-// generation id, the member id it holds, the partitions assigned to it,
-// and the context everything started for them runs under.
+// generation id (classic) or the member epoch (consumer), the member id
+// it holds, the partitions assigned to it, and the context everything
+// started for them runs under.
+//
+// Under the consumer protocol a generation is a membership: from a Join
+// until the coordinator fences the member, it leaves or is closed. Its
+// assignment changes incrementally meanwhile (Updates, Member.Target,
+// Member.Acknowledge), and the coordinator bumps the member epoch as the
+// group changes; commits carry the latest epoch.
 type Generation struct {
-	// ID is the coordinator's generation id.
+	// ID is the coordinator's generation id (classic), or the member
+	// epoch when the generation started (consumer).
 	ID int32
 	// MemberID is this member's id in the generation.
 	MemberID string
 	// Protocol is the assignor the group uses ("range", "roundrobin" or
-	// "cooperative-sticky").
+	// "cooperative-sticky"); "" under the consumer protocol, where the
+	// broker assigns.
 	Protocol string
 	// Cooperative is true when this member runs Kafka's cooperative
 	// rebalance protocol (KIP-429): every assignor it lists supports it
@@ -56,7 +65,7 @@ type Generation struct {
 	// assignment the coordinator kept. Its GroupAssignment is nil.
 	SkippedAssignment bool
 	// Assignment maps each topic to this member's partitions of it, in
-	// ascending order.
+	// ascending order (consumer protocol: when the generation started).
 	Assignment map[string][]int32
 	// GroupAssignment is, when this member computed the group's
 	// assignment (Leader, not SkippedAssignment), every member's share: member id to topic to
@@ -89,11 +98,33 @@ type Generation struct {
 	// handedOn is set once a generation that Continues this one shares its
 	// lease: this one's end no longer touches it.
 	handedOn atomic.Bool
+	// updates holds one pending signal (consumer protocol): the
+	// coordinator's assignment differs from what the member owns.
+	updates chan struct{}
+}
+
+// Updates returns a channel that receives, under the consumer protocol,
+// when the coordinator's assignment (Member.Target) differs from what the
+// member owns: revoke what the target leaves out (stop, commit), start
+// what it adds, then Member.Acknowledge the target. The generation goes
+// on meanwhile; the coordinator gives the revoked partitions to others
+// only once acknowledged (or after the rebalance timeout, when it fences
+// the member). One signal stands for any number of changes. Under the
+// classic protocol it never receives: every change of assignment is a new
+// generation.
+func (g *Generation) Updates() <-chan struct{} { return g.updates }
+
+// signalUpdate signals Updates.
+func (g *Generation) signalUpdate() {
+	select {
+	case g.updates <- struct{}{}:
+	default:
+	}
 }
 
 // Context is cancelled when the generation ends; context.Cause tells why:
 // ErrRebalanceStarted, ErrMembershipLost, an ErrFatal error or
-// ErrMemberClosed.
+// ErrMemberClosed (see the package documentation).
 func (g *Generation) Context() context.Context { return g.ctx }
 
 // Done is Context().Done().
@@ -133,7 +164,8 @@ func (g *Generation) end(cause error) {
 }
 
 // newGeneration starts a generation whose lease lasts leaseFraction of
-// term from syncSent, when the SyncGroup that started it was sent, and
+// term from syncSent, when the request that started it was sent (the
+// SyncGroup, or the consumer protocol's last heartbeat of the join), and
 // does not hold before holdUntil (if that is later than now). If prev is
 // set, the new generation continues it (Continues) and takes its lease
 // over, renewed from syncSent.
@@ -143,7 +175,7 @@ func newGeneration(id int32, memberID, protocol string, leader bool, assignment 
 		holdUntil = time.Time{}
 	}
 	g := &Generation{ID: id, MemberID: memberID, Protocol: protocol, Leader: leader,
-		Assignment: assignment, HoldUntil: holdUntil, ctx: ctx, cancel: cancel}
+		Assignment: assignment, HoldUntil: holdUntil, ctx: ctx, cancel: cancel, updates: make(chan struct{}, 1)}
 	if prev != nil {
 		prev.handedOn.Store(true)
 		g.lease, g.Continues = prev.lease, true

@@ -1,12 +1,8 @@
 package kafkagroup
 
 import (
-	"errors"
-	"net"
 	"sync"
 	"time"
-
-	"github.com/zkconsumer/zkconsumer/internal/secure"
 )
 
 // A failure the member retries by itself (a join that does not get
@@ -60,26 +56,4 @@ func (m *Member) recovered(kind string) {
 	m.reports.mu.Lock()
 	delete(m.reports.last, kind)
 	m.reports.mu.Unlock()
-}
-
-// explain adds to err, an error of a connection of this member, the
-// security setting to check when it can tell (secure.Client.Explain,
-// reached through the dialer Config.Secure installs).
-func (m *Member) explain(err error) error {
-	if m.explainer == nil || err == nil {
-		return err
-	}
-	return m.explainer.Explain(err)
-}
-
-// authFailed reports whether err is a refusal of the member's credentials
-// or certificates, or a failed TLS handshake, which retrying cannot mend
-// (secure.ErrAuthentication).
-func authFailed(err error) bool { return errors.Is(err, secure.ErrAuthentication) }
-
-// dialFailed reports whether err is a failure to open a TCP connection
-// (refused, unreachable, timed out), as opposed to one that was opened.
-func dialFailed(err error) bool {
-	var op *net.OpError
-	return errors.As(err, &op) && op.Op == "dial"
 }

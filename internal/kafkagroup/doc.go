@@ -1,14 +1,39 @@
 // Package kafkagroup makes a consumer a member of a group coordinated by
-// Kafka's broker (the classic group protocol, protocol type "consumer"), so
-// that zkconsumer members and Kafka's Java consumers can share one group.
+// Kafka's broker, so that zkconsumer members and Kafka's Java consumers
+// can share one group, in either group protocol (Config.Protocol): the
+// classic one (JoinGroup and SyncGroup, protocol type "consumer") or
+// KIP-848's consumer protocol (Kafka 4.0 and later). The connector drives
+// it when zkconsumer.group.coordination=kafka; applications reach its
+// errors through connector (ErrMembershipLost, ErrGroupFatal,
+// ErrCommitFenced, ErrTopicAuthorizationFailed).
 //
-// It is exported for the connector, which drives it when
-// zkconsumer.group.coordination=kafka; applications reach its errors
-// through connector (ErrMembershipLost, ErrGroupFatal, ErrCommitFenced,
-// ErrTopicAuthorizationFailed) and need nothing else of it. Before 1.0
-// its exported surface may shrink in a minor version.
+// One Member type serves both protocols, with one lifecycle: it finds the
+// coordinator and keeps its connections (link.go), runs one heartbeat
+// goroutine on a connection of its own whose answers one verdict table
+// handles (heartbeat.go), reports failures with one throttle (report.go),
+// commits, fetches, leaves and closes in one order (offsets.go,
+// member.go), and ends Generations with the same causes. What differs is
+// a protocol part that encodes and decodes its requests and keeps its
+// state, and owns no goroutine: classic (classic*.go) and consumer
+// (consumer*.go).
 //
-// A Member finds the group's coordinator, joins (JoinGroup, with the
+// Under the consumer protocol the member heartbeats
+// (ConsumerGroupHeartbeat) at the interval the coordinator gives, telling
+// it its subscription (topic names, or a regex the coordinator evaluates
+// with RE2/J: Config.TopicRegex), group.remote.assignor if set, and the
+// partitions it owns; the coordinator answers with the member epoch and,
+// when it changed, the partitions the member may own now, by topic id
+// (names come from Metadata v10). The assignment is incremental: a
+// generation lasts as long as the membership, Generation.Updates signals
+// a new target (Member.Target), and the caller stops and commits what it
+// leaves out, starts what it adds, and calls Member.Acknowledge. The
+// coordinator never gives a partition to a member before its previous
+// owner has said, in a heartbeat, that it no longer owns it, or was
+// fenced. Commits use OffsetCommit v9 with the member id and the latest
+// epoch. The broker owns the session timeout
+// (group.consumer.session.timeout.ms), which each Join reads.
+//
+// The rest of this comment describes the classic protocol. A Member finds the group's coordinator, joins (JoinGroup, with the
 // member id the coordinator assigns since KIP-394, and a group.instance.id
 // for static membership when the broker speaks JoinGroup v5), and, when
 // the coordinator elects it leader, computes every member's assignment

@@ -1,4 +1,4 @@
-package consumergroup
+package kafkagroup
 
 import (
 	"bytes"
@@ -32,15 +32,15 @@ func TestLeaseFollowsTheBrokersSessionTimeout(t *testing.T) {
 	group := testcluster.UniqueName("cg-session")
 
 	var logs syncBuffer
-	cfg := Config{Brokers: c.BrokerAddrs(), Group: group, Topics: []string{topic}, SessionTimeout: 60 * time.Second,
+	cfg := Config{Protocol: ProtocolConsumer, Brokers: c.BrokerAddrs(), Group: group, Topics: []string{topic}, SessionTimeout: 60 * time.Second,
 		RequestTimeout: 10 * time.Second, Logger: slog.New(slog.NewTextHandler(&logs, nil))}
 	m, err := New(cfg)
 	require.NoError(t, err)
 	defer m.Close()
 	gen, err := m.Join(ctx)
 	require.NoError(t, err)
-	require.Equal(t, 45*time.Second, m.leaseTerm(), "the lease term is the broker's session timeout")
-	require.Equal(t, 45*time.Second, time.Duration(float64(gen.lease.Length())/LeaseFraction).Round(time.Millisecond))
+	require.Equal(t, 45*time.Second, consumerLeaseTerm(m), "the lease term is the broker's session timeout")
+	require.Equal(t, 45*time.Second, time.Duration(float64(gen.lease.Length())/leaseFraction).Round(time.Millisecond))
 	require.Contains(t, logs.String(), "consumer.session.timeout.ms=45000")
 	require.Contains(t, logs.String(), "session.timeout.ms=60000")
 
@@ -50,10 +50,16 @@ func TestLeaseFollowsTheBrokersSessionTimeout(t *testing.T) {
 	v := "50000"
 	require.NoError(t, admin.IncrementalAlterConfig(groupResource, group,
 		map[string]sarama.IncrementalAlterConfigsEntry{groupSessionConfig: {Operation: sarama.IncrementalAlterConfigsOperationSet, Value: &v}}, false))
+	// The change reaches the brokers through the metadata log: wait until
+	// the cluster describes it, as the member's next Join will read it.
+	require.Eventually(t, func() bool {
+		d, err := m.consumer.describeSessionTimeout()
+		return err == nil && d == 50*time.Second
+	}, 30*time.Second, 50*time.Millisecond, "the cluster never described the group's new session timeout")
 	gen2, err := m.Join(ctx)
 	require.NoError(t, err)
-	require.Equal(t, 50*time.Second, m.leaseTerm(), "the group's own session timeout is read at the next Join")
-	require.Equal(t, 50*time.Second, time.Duration(float64(gen2.lease.Length())/LeaseFraction).Round(time.Millisecond))
+	require.Equal(t, 50*time.Second, consumerLeaseTerm(m), "the group's own session timeout is read at the next Join")
+	require.Equal(t, 50*time.Second, time.Duration(float64(gen2.lease.Length())/leaseFraction).Round(time.Millisecond))
 }
 
 // syncBuffer is a bytes.Buffer for a logger written from goroutines.
@@ -72,4 +78,10 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+func consumerLeaseTerm(m *Member) time.Duration {
+	m.consumer.mu.Lock()
+	defer m.consumer.mu.Unlock()
+	return m.consumer.leaseTermLocked()
 }

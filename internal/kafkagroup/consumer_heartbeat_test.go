@@ -1,4 +1,4 @@
-package consumergroup
+package kafkagroup
 
 import (
 	"context"
@@ -20,30 +20,30 @@ import (
 // fencing of a member whose acknowledgement is late. The acknowledging
 // heartbeat, which reports a-0 alone, renews it.
 func TestHeartbeatInFlightDuringRevocationDoesNotRenew(t *testing.T) {
-	cfg := validConfig()
+	cfg := consumerConfig()
 	cfg.SessionTimeout, cfg.RebalanceTimeout = 2*time.Second, 2*time.Second // a lease of 1.5 s
 	m, err := New(cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = m.Close() })
-	m.names[idA], m.ids["a"] = "a", idA
+	m.consumer.names[idA], m.consumer.ids["a"] = "a", idA
 	f := connectFake(t, m)
 
-	m.memberID, m.epoch = "m1", 5
-	m.owned = map[string][]int32{"a": {0, 1}}
-	m.target = []kip848.TopicPartitions{{TopicID: idA, Partitions: []int32{0}}} // a-1 is being revoked
-	renewed := time.Now().Add(-time.Second)                                     // the last renewal: the lease ends in 0.5 s
-	gen := newGeneration(5, "m1", map[string][]int32{"a": {0, 1}}, m.leaseTerm(), renewed)
+	m.consumer.memberID, m.consumer.epoch = "m1", 5
+	m.consumer.owned = map[string][]int32{"a": {0, 1}}
+	m.consumer.target = []kip848.TopicPartitions{{TopicID: idA, Partitions: []int32{0}}} // a-1 is being revoked
+	renewed := time.Now().Add(-time.Second)                                              // the last renewal: the lease ends in 0.5 s
+	gen := newGeneration(5, "m1", "", false, map[string][]int32{"a": {0, 1}}, m.consumer.leaseTermLocked(), renewed, time.Time{}, nil)
 	m.gen = gen
 	lapse := renewed.Add(1500 * time.Millisecond)
 	ctx := context.Background()
 	ok := func(epoch int32) *kip848.HeartbeatResponse {
-		return &kip848.HeartbeatResponse{MemberID: &m.memberID, MemberEpoch: epoch, HeartbeatIntervalMs: 5000}
+		return &kip848.HeartbeatResponse{MemberID: &m.consumer.memberID, MemberEpoch: epoch, HeartbeatIntervalMs: 5000}
 	}
 
 	// The periodic heartbeat, in flight while the member acknowledges.
 	wait := make(chan time.Duration, 1)
 	lastOK := time.Now()
-	go func() { wait <- m.beat(ctx, gen, &lastOK) }()
+	go func() { wait <- consumerBeat(m, ctx, gen, &lastOK) }()
 	req := <-f.reqs
 	require.Equal(t, []kip848.TopicPartitions{{TopicID: idA, Partitions: []int32{0, 1}}}, req.TopicPartitions, "the heartbeat reports a-1")
 	m.Acknowledge(gen, map[string][]int32{"a": {0}})
@@ -53,7 +53,7 @@ func TestHeartbeatInFlightDuringRevocationDoesNotRenew(t *testing.T) {
 	require.False(t, gen.LeaseHeld(), "a heartbeat handled with a revocation pending renewed the lease")
 
 	// The acknowledgement: the coordinator hears the member owns a-0 alone.
-	go func() { wait <- m.beat(ctx, gen, &lastOK) }()
+	go func() { wait <- consumerBeat(m, ctx, gen, &lastOK) }()
 	req = <-f.reqs
 	require.Equal(t, []kip848.TopicPartitions{{TopicID: idA, Partitions: []int32{0}}}, req.TopicPartitions)
 	f.answers <- ok(6)
@@ -61,16 +61,16 @@ func TestHeartbeatInFlightDuringRevocationDoesNotRenew(t *testing.T) {
 	require.True(t, gen.LeaseHeld(), "the acknowledging heartbeat renews the lease")
 }
 
-// TestHeartbeatsDoNotWaitBehindACommit: a broker answers one connection's
+// TestConsumerHeartbeatsDoNotWaitBehindACommit: a broker answers one connection's
 // requests in order, and a commit may wait seconds for the offsets
 // topic's replicas. While a commit is unanswered, heartbeats go out and
 // are answered on a connection of their own, and renew the lease.
-func TestHeartbeatsDoNotWaitBehindACommit(t *testing.T) {
-	m := testMember(t)
+func TestConsumerHeartbeatsDoNotWaitBehindACommit(t *testing.T) {
+	m := consumerMember(t)
 	f := connectFake(t, m)
-	m.memberID, m.epoch = "m1", 3
-	m.owned = map[string][]int32{"a": {0}}
-	gen := newGeneration(3, "m1", map[string][]int32{"a": {0}}, m.leaseTerm(), time.Now().Add(-time.Hour))
+	m.consumer.memberID, m.consumer.epoch = "m1", 3
+	m.consumer.owned = map[string][]int32{"a": {0}}
+	gen := newGeneration(3, "m1", "", false, map[string][]int32{"a": {0}}, m.consumer.leaseTermLocked(), time.Now().Add(-time.Hour), time.Time{}, nil)
 	m.gen = gen
 	require.False(t, gen.LeaseHeld())
 
@@ -83,14 +83,14 @@ func TestHeartbeatsDoNotWaitBehindACommit(t *testing.T) {
 
 	wait := make(chan time.Duration, 1)
 	lastOK := time.Now()
-	go func() { wait <- m.beat(ctx, gen, &lastOK) }()
+	go func() { wait <- consumerBeat(m, ctx, gen, &lastOK) }()
 	select {
 	case req := <-f.reqs:
 		require.Equal(t, int32(3), req.MemberEpoch)
 	case <-time.After(5 * time.Second):
 		t.Fatal("the heartbeat waited behind the unanswered commit")
 	}
-	f.answers <- &kip848.HeartbeatResponse{MemberID: &m.memberID, MemberEpoch: 3, HeartbeatIntervalMs: 1000}
+	f.answers <- &kip848.HeartbeatResponse{MemberID: &m.consumer.memberID, MemberEpoch: 3, HeartbeatIntervalMs: 1000}
 	<-wait
 	require.True(t, gen.LeaseHeld(), "the heartbeat renewed the lease")
 	cancel()
@@ -107,19 +107,17 @@ func TestHeartbeatsDoNotWaitBehindACommit(t *testing.T) {
 // applied such an answer and released a partition as its own 2.5 s after
 // another member had started on it.
 func TestHeartbeatAnsweredAfterTheSessionIsNotApplied(t *testing.T) {
-	m := testMember(t)
+	m := consumerMember(t)
 	f := connectFake(t, m)
-	m.mu.Lock()
-	m.session = time.Second
-	m.mu.Unlock()
-	m.memberID, m.epoch = "m1", 7
-	m.owned = map[string][]int32{"a": {0, 1}}
-	gen := newGeneration(7, "m1", map[string][]int32{"a": {0, 1}}, m.leaseTerm(), time.Now())
+	m.consumer.sessionTimeout = time.Second
+	m.consumer.memberID, m.consumer.epoch = "m1", 7
+	m.consumer.owned = map[string][]int32{"a": {0, 1}}
+	gen := newGeneration(7, "m1", "", false, map[string][]int32{"a": {0, 1}}, m.consumer.leaseTermLocked(), time.Now(), time.Time{}, nil)
 	m.gen = gen
 
 	lastOK := time.Now()
 	wait := make(chan time.Duration, 1)
-	go func() { wait <- m.beat(context.Background(), gen, &lastOK) }()
+	go func() { wait <- consumerBeat(m, context.Background(), gen, &lastOK) }()
 	<-f.reqs
 	held := time.Now()
 	select {
@@ -130,10 +128,24 @@ func TestHeartbeatAnsweredAfterTheSessionIsNotApplied(t *testing.T) {
 	require.Less(t, time.Since(held), 2*time.Second, "the heartbeat ended at the end of the session")
 	// The late answer, with a new epoch and a revocation, finds no one.
 	select {
-	case f.answers <- &kip848.HeartbeatResponse{MemberID: &m.memberID, MemberEpoch: 8, HeartbeatIntervalMs: 1000,
+	case f.answers <- &kip848.HeartbeatResponse{MemberID: &m.consumer.memberID, MemberEpoch: 8, HeartbeatIntervalMs: 1000,
 		Assignment: []kip848.TopicPartitions{{TopicID: idA, Partitions: []int32{0}}}}:
 	case <-time.After(100 * time.Millisecond):
 	}
-	require.Equal(t, int32(7), m.Epoch(), "the late answer was not applied")
-	require.False(t, m.revoking(), "no revocation came from the late answer")
+	require.NotEqual(t, int32(8), m.Epoch(), "the late answer was not applied")
+	require.Nil(t, m.consumer.target, "no revocation came from the late answer")
+	require.ErrorIs(t, gen.Err(), ErrMembershipLost, "the session passed without an answer")
+}
+
+// consumerBeat runs one heartbeat of gen as the heartbeat goroutine does,
+// with lastOK the last answered one, and returns the wait before the next
+// (-1: the heartbeats stop).
+func consumerBeat(m *Member, ctx context.Context, gen *Generation, lastOK *time.Time) time.Duration {
+	st := m.newBeatState(*lastOK)
+	wait, more := m.heartbeatOnce(ctx, gen, st)
+	*lastOK = st.lastOK
+	if !more {
+		return -1
+	}
+	return wait
 }
