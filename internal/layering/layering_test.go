@@ -51,7 +51,7 @@ func TestDependenciesFlowOneWay(t *testing.T) {
 		{pkg: "internal/grouplease", forbidden: []string{"zkutil", "stream", "rebalance", "fetcher", "connector", "internal/testrig/testcluster"}, stdOnly: true},
 		// The lease core both leases share (zkutil's, internal/grouplease's):
 		// nothing of ours, the standard library only.
-		{pkg: "internal/lease", forbidden: []string{"zkutil", "internal/grouplease", "stream", "rebalance", "rebalance/kafkagroup", "internal/consumergroup", "fetcher", "connector", "internal/testrig/testcluster"}, stdOnly: true},
+		{pkg: "internal/lease", forbidden: []string{"zkutil", "internal/grouplease", "stream", "rebalance", "internal/kafkagroup", "fetcher", "connector", "internal/testrig/testcluster"}, stdOnly: true},
 		{pkg: "internal/abortdial", forbidden: []string{"zkutil", "stream", "rebalance", "fetcher", "connector", "internal/testrig/testcluster"}, stdOnly: true},
 	}
 	for _, r := range rules {
