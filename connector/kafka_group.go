@@ -137,11 +137,7 @@ func (k *kafkaGroup) join(ctx context.Context, sub rebalance.Subscription) error
 	k.c.offsets = &kafkaOffsetStore{member: member}
 	k.c.mu.Unlock()
 	k.mu.Unlock()
-	if cfg.consumerProtocol() {
-		go r.consumerLoop()
-	} else {
-		go r.loop()
-	}
+	go r.loop()
 
 	select {
 	case err := <-r.first:
@@ -196,10 +192,18 @@ func (r *kafkaRun) firstDone(err error) {
 	}
 }
 
-// loop is the generation loop; it returns when stop ends r.ctx or the
-// member hits a fatal error.
+// loop is the generation loop of both group protocols; it returns when
+// stop ends r.ctx or the member hits a fatal error. A generation is
+// started (its partitions spread over the streams, the data path
+// started), followed until it ends (see follow), then revoked, and the
+// member joins again.
 //
-// Under the cooperative protocol (kafkagroup.Generation.Cooperative) a
+// Under group.protocol=consumer (KIP-848) a generation is a membership,
+// and its assignment changes incrementally within it: follow revokes and
+// starts only the partitions that move, and the partitions kept flow
+// throughout, on the same stream.
+//
+// Under the classic cooperative protocol (kafkagroup.Generation.Cooperative) a
 // generation that ends with a rebalance is not revoked: its partitions
 // keep flowing while the member commits and rejoins (kept), and the next
 // generation, which continues it, takes them over (handOverKafka), giving
@@ -263,6 +267,7 @@ func (r *kafkaRun) loop() {
 					c.report(fmt.Errorf("connector: start generation %d: %w", kgen.ID, startErr))
 				}
 				r.end(gen, false)
+				r.giveBack()
 				backoff.Sleep(r.ctx, c.cfg.RefreshLeaderBackoff)
 				continue
 			}
@@ -272,9 +277,12 @@ func (r *kafkaRun) loop() {
 		attempts = 0
 		r.firstDone(nil)
 
-		var stalled []*streamcore.Control
+		var (
+			stalled []*streamcore.Control
+			failed  bool // an update of the assignment could not be applied
+		)
 		if !rejoin && startErr == nil {
-			stalled = r.wait(gen)
+			gen, stalled, failed = r.follow(kgen, gen)
 		} else if startErr != nil && r.ctx.Err() == nil {
 			// Partitions gained could not be started: rejoin, so that
 			// the coordinator hands them out again.
@@ -304,9 +312,24 @@ func (r *kafkaRun) loop() {
 		if r.ctx.Err() != nil {
 			return
 		}
-		if len(stalled) > 0 {
+		switch {
+		case len(stalled) > 0:
 			r.leave(stalled)
+		case failed:
+			r.giveBack()
+			backoff.Sleep(r.ctx, c.cfg.RefreshLeaderBackoff)
 		}
+	}
+}
+
+// giveBack hands back, under group.protocol=consumer, the partitions of a
+// generation that could not be started or updated and was revoked: the
+// coordinator counts them as this member's until it hears otherwise, so
+// the member leaves, and the next Join joins again with epoch 0. Under the
+// classic protocol the next Join's rebalance hands them out.
+func (r *kafkaRun) giveBack() {
+	if r.k.c.cfg.consumerProtocol() {
+		_ = r.member.Leave()
 	}
 }
 

@@ -26,27 +26,6 @@ type streamProgress struct {
 	since    time.Time
 }
 
-// wait blocks until gen ends, Shutdown, or a stream stalls; it returns the
-// stalled streams, if any.
-func (r *kafkaRun) wait(gen *generation) []*streamcore.Control {
-	interval := r.k.c.cfg.MaxPollInterval
-	tick := time.NewTicker(min(max(interval/8, 10*time.Millisecond), time.Second))
-	defer tick.Stop()
-	seen := map[*streamcore.Control]*streamProgress{}
-	for {
-		select {
-		case <-gen.kafka.Done():
-			return nil
-		case <-r.ctx.Done():
-			return nil
-		case now := <-tick.C:
-			if stalled := r.k.stalled(gen, seen, now, interval); len(stalled) > 0 {
-				return stalled
-			}
-		}
-	}
-}
-
 // stalled updates seen and returns the streams whose reader has held
 // messages up for interval: it is not blocked in Next, messages are
 // waiting for it (queued, or fetched and not yet consumed), and neither
