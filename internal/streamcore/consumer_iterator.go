@@ -40,13 +40,14 @@ type ConsumerIterator struct {
 	prev        *Message
 	prevInfo    *PartitionTopicInfo
 	delivered   int64 // messages of the current chunk handed out, not yet counted
-	// parked holds the error chunks of paused partitions, in queue order
-	// (see PartitionTopicInfo.Pause); data chunks of paused partitions are
+	// parked holds the error chunks of paused partitions, and any chunk
+	// of theirs that came behind one, in queue order (see
+	// PartitionTopicInfo.Pause); other chunks of paused partitions are
 	// dropped, never kept.
 	parked []parkedChunk
 }
 
-// parkedChunk is an error chunk set aside while its partition is paused.
+// parkedChunk is a chunk set aside while its partition is paused.
 type parkedChunk struct {
 	chunk  *FetchedDataChunk
 	clears uint64

@@ -88,6 +88,20 @@ func (p *PartitionTopicInfo) ResetConsumeOffset(offset int64) { p.consumedOffset
 // ResetFetchOffset sets the offset the next fetch starts at.
 func (p *PartitionTopicInfo) ResetFetchOffset(offset int64) { p.fetchedOffset.Store(offset) }
 
+// ResetFetchOffsetFrom is ResetFetchOffset for a fetcher that resolved the
+// offset from, its fetched offset: it sets the fetched offset to offset
+// only if it is still from (the stream may have moved it back meanwhile,
+// see Pause), and reports whether it did.
+func (p *PartitionTopicInfo) ResetFetchOffsetFrom(from, offset int64) bool {
+	p.pauseMu.Lock()
+	defer p.pauseMu.Unlock()
+	if p.fetchedOffset.Load() != from {
+		return false
+	}
+	p.fetchedOffset.Store(offset)
+	return true
+}
+
 // advanceConsumed raises the consumed offset to offset unless the partition
 // is revoked or the offset is already there or beyond. Marking is
 // advance-only so that a late or repeated mark never moves a commit back.
@@ -229,8 +243,8 @@ func (p *PartitionTopicInfo) skipFiltered(from, to int64) bool {
 // queue is full, so that err is delivered, as a *PartitionError, by the
 // stream that owns the partition: for example a committed offset that
 // cannot be read. The fetched offset does not move. It fails like
-// Enqueue, except that it does not check the fetched offset. A fetcher
-// that stops at an error uses EnqueueStop.
+// EnqueueFrom at the fetched offset. A fetcher that stops at an error uses
+// EnqueueStop.
 func (p *PartitionTopicInfo) EnqueueError(ctx context.Context, err error) error {
 	return p.enqueueError(ctx, p.FetchedOffset(), err, false)
 }

@@ -132,6 +132,7 @@ func TestFetchFromBeforeTheDropIsRefused(t *testing.T) {
 	a.Resume()
 	assert.ErrorIs(t, a.EnqueueFrom(ctx, 2, newMessages("t", 0, 2, 3), 4, r.fn()), ErrMoved)
 	assert.Equal(t, []int32{1, 1}, r.counts(), "refused chunks are released")
+	assert.False(t, a.ResetFetchOffsetFrom(2, 100), "an offset reset resolved from the old offset")
 	assert.Equal(t, int64(0), a.FetchedOffset())
 
 	// Queued in the old epoch after the check (the fetcher was past
@@ -242,6 +243,11 @@ func TestPauseCyclesKeepChunksBounded(t *testing.T) {
 	}
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
+	defer func() {
+		close(stop)
+		cancel()
+		wg.Wait()
+	}()
 	wg.Go(func() { // the fetcher
 		for {
 			select {
@@ -277,8 +283,6 @@ func TestPauseCyclesKeepChunksBounded(t *testing.T) {
 		note()
 		a.Resume()
 	}
-	close(stop)
-	wg.Wait()
 	t.Logf("%d cycles: at most %d chunks alive", cycles, maxLive.Load())
 	assert.LessOrEqual(t, maxLive.Load(), int64(queued+2), "queued, being read, being queued")
 }
