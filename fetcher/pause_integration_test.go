@@ -25,7 +25,14 @@ import (
 // set the queued ones aside at every pause and each Resume let the
 // fetcher queue as many again: the held messages grew by about two chunks
 // a cycle. In the end every message has come out exactly once, in order.
+// With recycled messages too: the dropped chunks give their memory back.
 func TestIntegrationPauseResumeCyclesStayBounded(t *testing.T) {
+	for _, recycle := range []bool{false, true} {
+		t.Run(fmt.Sprintf("recycle=%v", recycle), func(t *testing.T) { testIntegrationPauseResumeCycles(t, recycle) })
+	}
+}
+
+func testIntegrationPauseResumeCycles(t *testing.T, recycle bool) {
 	c := testcluster.Shared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -45,6 +52,7 @@ func TestIntegrationPauseResumeCyclesStayBounded(t *testing.T) {
 
 	cfg := testConfig(t)
 	cfg.NumFetchers = 1
+	cfg.RecycleMessages = recycle
 	m := newManager(t, cfg, clusterBrokers(c))
 	s := newStream(t, queued)
 	p0 := streamcore.NewPartitionTopicInfo(topic, 0, streamcore.QueueOf(s), 0, 0, fetchSize)
