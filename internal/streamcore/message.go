@@ -139,7 +139,7 @@ type FetchedDataChunk struct {
 	Err error
 
 	// release, if set, gives the memory of Messages back to whoever
-	// enqueued them (PartitionTopicInfo.EnqueueRecycled); called at most
+	// enqueued them (PartitionTopicInfo.EnqueueFrom); called at most
 	// once, by done.
 	release func()
 	// epoch is TopicInfo's epoch when the chunk was queued: the iterator
