@@ -10,7 +10,8 @@ import (
 // Pause stops consuming partitions without leaving the group, for
 // backpressure: the fetchers stop fetching them (a fetcher blocked on the
 // full stream of a paused partition lets go, so its other partitions keep
-// flowing), and their streams hold their already fetched messages back.
+// flowing), and their streams hand out nothing more of them and drop what
+// they had fetched of them, so that a paused partition holds no memory.
 // The member keeps the partitions and their offsets; nothing is skipped or
 // delivered twice. Resume continues exactly where they stopped. A message
 // handed out before the pause can still be marked consumed and committed.
@@ -35,8 +36,8 @@ func (c *ConsumerConnector) Pause(partitions ...TopicPartition) error {
 	return c.setPaused(partitions, true)
 }
 
-// Resume undoes Pause: the partitions are fetched again from where their
-// fetching stopped, and the messages their streams held back come first.
+// Resume undoes Pause: the partitions are fetched again from after the last
+// message their streams handed out.
 // Partitions this member does not own are refused as in Pause (a rebalance
 // may have moved them: they start unpaused wherever they are owned next);
 // resuming a partition that is not paused does nothing.

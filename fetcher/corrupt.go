@@ -159,7 +159,5 @@ func (f *fetcher) probe(rp reqPart, maxBytes int32) (*fetchResponse, error) {
 func (f *fetcher) corrupt(ps *partState, offset int64, cause error) {
 	err := fmt.Errorf("fetcher: the records of %s from offset %d cannot be decoded: %w (%w)", ps.tp, offset, streamcore.ErrCorruptMessage, cause)
 	f.log.Warn("fetched records cannot be decoded, partition stopped", "partition", ps.tp.String(), "offset", offset, "error", cause)
-	if err := ps.pti.EnqueueError(f.ctx, err); err == nil || errors.Is(err, streamcore.ErrClosed) {
-		f.drop(ps)
-	}
+	f.stopAt(ps, offset, err)
 }

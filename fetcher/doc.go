@@ -27,7 +27,15 @@
 //     blocked on its queue gives the chunk up and serves the others. Its
 //     fetched offset advances only once the chunk is queued, so the fetched offsets
 //     StopConnections returns are exact: everything below went to the
-//     streams, nothing at or above did.
+//     streams, nothing at or above did. The stream of a paused partition
+//     drops its chunks and moves its fetched offset back to where it
+//     stands; chunks queued before that, and a fetch made from the old
+//     offset, are refused or dropped (streamcore.ErrMoved), and the
+//     partition is fetched from the new offset once resumed.
+//   - A partition stopped at an error (a message larger than the fetch
+//     size, records that cannot be decoded) stays the fetcher's but is not
+//     fetched, unless a pause drops the error with the chunks before it:
+//     then it is fetched again, and the error comes after them.
 //   - Unlike Kafka's thread, a fetcher keeps one request in flight while
 //     it decodes and enqueues the previous response: the next request goes
 //     out as soon as a response arrives, at the offsets that response will

@@ -168,8 +168,9 @@ func (f *fetcher) loop() {
 		parts, paused := f.snapshot()
 		if len(parts) == 0 {
 			f.dropAhead()
-			// A resumed partition does not wake the fetcher: with paused
-			// partitions, look again after a backoff.
+			// A resumed partition, or a stopped one moved back, does not
+			// wake the fetcher: with such partitions, look again after a
+			// backoff.
 			var recheck *time.Timer
 			var recheckC <-chan time.Time
 			if paused {
@@ -197,9 +198,10 @@ func (f *fetcher) loop() {
 }
 
 // snapshot returns the partitions to fetch, dropping revoked ones and
-// leaving paused ones out (they stay the fetcher's, and are fetched again
-// from their fetched offset once resumed); paused reports whether there
-// were any. The slice is reused by the next call.
+// leaving paused ones and stopped ones (see stopAt) out: they stay the
+// fetcher's, and are fetched again from their fetched offset once resumed,
+// or moved back; paused reports whether there were any. The slice is
+// reused by the next call.
 func (f *fetcher) snapshot() (out []*partState, paused bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -209,7 +211,7 @@ func (f *fetcher) snapshot() (out []*partState, paused bool) {
 			delete(f.parts, tp)
 			continue
 		}
-		if ps.pti.Paused() {
+		if ps.pti.Paused() || ps.pti.Stopped() {
 			paused = true
 			continue
 		}
@@ -565,7 +567,7 @@ func (f *fetcher) deliver(rp reqPart, block *respBlock, respBuf *pbuf, alone boo
 			// The message may lie past where the partition is (compacted
 			// gaps); move there first so that the partition stops
 			// exactly at it.
-			if d.next == at || ps.pti.Enqueue(f.ctx, nil, d.next) == nil {
+			if d.next == at || ps.pti.EnqueueFrom(f.ctx, at, nil, d.next, nil) == nil {
 				f.tooLarge(ps, d.next)
 			}
 			return false, aliased
@@ -588,7 +590,7 @@ func (f *fetcher) deliver(rp reqPart, block *respBlock, respBuf *pbuf, alone boo
 			release = l.release
 		}
 		aliased = aliased || d.aliased
-		err := ps.pti.EnqueueRecycled(f.ctx, d.msgs, d.next, release)
+		err := ps.pti.EnqueueFrom(f.ctx, at, d.msgs, d.next, release)
 		if errors.Is(err, streamcore.ErrClosed) {
 			f.drop(ps)
 		}
@@ -639,9 +641,7 @@ func (f *fetcher) fetchAlone(rp reqPart) {
 func (f *fetcher) tooLarge(ps *partState, offset int64) {
 	err := fmt.Errorf("fetcher: message at offset %d of %s does not fit in fetch size %d: %w", offset, ps.tp, ps.pti.FetchSize, streamcore.ErrMessageTooLarge)
 	f.log.Warn("message larger than the fetch size, partition stopped", "partition", ps.tp.String(), "offset", offset, "fetch_size", ps.pti.FetchSize)
-	if err := ps.pti.EnqueueError(f.ctx, err); err == nil || errors.Is(err, streamcore.ErrClosed) {
-		f.drop(ps)
-	}
+	f.stopAt(ps, offset, err)
 }
 
 // decodedTooLarge reports a record at offset that cannot be decoded within
@@ -652,7 +652,17 @@ func (f *fetcher) decodedTooLarge(ps *partState, offset int64, cause error) {
 	err := fmt.Errorf("fetcher: the record of %s at offset %d cannot be decoded within %d bytes, the limit of fetcher.Config.MaxDecodedBytes (by default %d × fetch.message.max.bytes, at least %d MiB): %w: %w (%v)",
 		ps.tp, offset, limit, defaultMaxDecodedFactor, defaultMaxDecodedFactor, streamcore.ErrMessageTooLarge, ErrDecodedTooLarge, cause)
 	f.log.Warn("record decodes beyond the limit, partition stopped", "partition", ps.tp.String(), "offset", offset, "limit", limit)
-	if err := ps.pti.EnqueueError(f.ctx, err); err == nil || errors.Is(err, streamcore.ErrClosed) {
+	f.stopAt(ps, offset, err)
+}
+
+// stopAt puts err, for a partition the fetcher cannot get past offset, its
+// fetched offset, on the partition's stream. The partition stays the
+// fetcher's, but it is not fetched again (snapshot leaves it out) unless
+// its stream drops the error with the chunks before it, for a pause, and
+// moves the fetched offset back (streamcore.PartitionTopicInfo.Stopped):
+// then the error comes again after those chunks.
+func (f *fetcher) stopAt(ps *partState, offset int64, err error) {
+	if err := ps.pti.EnqueueStop(f.ctx, offset, err); errors.Is(err, streamcore.ErrClosed) {
 		f.drop(ps)
 	}
 }

@@ -67,6 +67,43 @@ func TestIntegrationMessageTooLarge(t *testing.T) {
 		}
 	})
 
+	t.Run("paused with the error queued", func(t *testing.T) {
+		// The stream drops the paused partition's chunks, the error with
+		// them, and moves it back: the fetcher, stopped at the error,
+		// fetches it again once resumed, and the messages before the
+		// error come out once, then the error.
+		m := newManager(t, testConfig(t), clusterBrokers(c))
+		s := newStream(t, 2)
+		p := streamcore.NewPartitionTopicInfo(topic, 1, streamcore.QueueOf(s), 0, 0, 1024)
+		if err := m.StartConnections(ctx, []*streamcore.PartitionTopicInfo{p}); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 30*time.Second, "the error queued", func() bool { return p.Stopped() })
+		p.Pause()
+		nctx, ncancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		msg, err := s.Next(nctx)
+		ncancel()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("paused: %v, %v", msg, err)
+		}
+		if p.Stopped() || p.FetchedOffset() != 0 || streamcore.QueueOf(s).Len() != 0 {
+			t.Fatalf("after the drop: stopped %v, fetched offset %d, %d chunks queued; want false, 0, 0",
+				p.Stopped(), p.FetchedOffset(), streamcore.QueueOf(s).Len())
+		}
+		p.Resume()
+		got, perr := nextError(t, s)
+		if !errors.Is(perr, streamcore.ErrMessageTooLarge) || perr.Partition != 1 {
+			t.Errorf("error %v, want ErrMessageTooLarge on partition 1", perr)
+		}
+		checkExactlyOnce(t, got, small)
+		if !p.Stopped() {
+			t.Error("the fetcher is not stopped at the error again")
+		}
+		if got := m.StopConnections()[tp1]; got != bigOffset {
+			t.Errorf("partition 1 stopped at %d, want %d", got, bigOffset)
+		}
+	})
+
 	t.Run("behind another partition", func(t *testing.T) {
 		// Sharing a fetcher with a busy partition: the broker sends
 		// partition 1 nothing while partition 0 comes first in a request

@@ -58,7 +58,9 @@ func (f *fetcher) resetOffsets(reqs []reqPart) bool {
 			continue
 		}
 		off := offsets[rp]
-		ps.pti.ResetFetchOffset(off)
+		if !ps.pti.ResetFetchOffsetFrom(rp.offset, off) {
+			continue // moved back by its stream meanwhile
+		}
 		ps.pti.ResetConsumeOffset(off)
 		f.log.Info("reset offset", "partition", ps.tp.String(), "from", rp.offset, "to", off, "auto_offset_reset", reset)
 	}

@@ -23,7 +23,7 @@ import (
 //     lists and the buffers compressed batches are decompressed into. A
 //     chunk holds them in a lease, with a reference to the response its
 //     messages alias, and gives them back when the stream is done with it
-//     (streamcore.PartitionTopicInfo.EnqueueRecycled). The free lists keep at
+//     (streamcore.PartitionTopicInfo.EnqueueFrom). The free lists keep at
 //     most the decoding limit's worth of them (maxFree).
 //
 // Buffers are reference-counted: a response is held by the fetcher while
@@ -227,7 +227,7 @@ func (l *lease) holdResponse(b *pbuf) {
 }
 
 // release gives everything back; the chunk's messages must not be used
-// any more. Called once (streamcore.PartitionTopicInfo.EnqueueRecycled
+// any more. Called once (streamcore.PartitionTopicInfo.EnqueueFrom
 // guarantees it for chunks it took).
 func (l *lease) release() {
 	p := l.p

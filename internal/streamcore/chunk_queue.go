@@ -27,7 +27,7 @@ type ChunkQueue struct {
 	closeOnce sync.Once
 	// wake (capacity 1) interrupts a take waiting for a chunk: a
 	// partition of the stream was resumed, and the iterator may have
-	// chunks of it set aside.
+	// set an error chunk of it aside.
 	wake chan struct{}
 }
 

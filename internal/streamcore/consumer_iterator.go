@@ -40,15 +40,16 @@ type ConsumerIterator struct {
 	prev        *Message
 	prevInfo    *PartitionTopicInfo
 	delivered   int64 // messages of the current chunk handed out, not yet counted
-	// parked holds the chunks of paused partitions, in queue order, with
-	// where the iterator stood in each (see PartitionTopicInfo.Pause).
+	// parked holds the error chunks of paused partitions, and any chunk
+	// of theirs that came behind one, in queue order (see
+	// PartitionTopicInfo.Pause); other chunks of paused partitions are
+	// dropped, never kept.
 	parked []parkedChunk
 }
 
 // parkedChunk is a chunk set aside while its partition is paused.
 type parkedChunk struct {
 	chunk  *FetchedDataChunk
-	pos    int
 	clears uint64
 }
 
@@ -125,8 +126,8 @@ func (it *ConsumerIterator) nextInChunk() (*Message, Fence) {
 			break
 		}
 		if info.paused.Load() {
-			it.repark(parkedChunk{chunk: c, pos: it.pos, clears: it.chunkClears})
 			it.count(info)
+			it.dropPaused(c, it.standing())
 			it.chunk, it.pos = nil, 0
 			return nil, nil
 		}
@@ -211,11 +212,13 @@ func (it *ConsumerIterator) awaitFence(ctx context.Context, f Fence) error {
 	}
 }
 
-// fill takes the next chunk off the queue and makes it current, or sets it
-// aside when its partition is paused or has chunks set aside already. It
-// returns nil without a current chunk when the chunk was dropped or set
-// aside (or a resumed partition woke the take), and a *PartitionError for
-// an error chunk.
+// fill takes the next chunk off the queue and makes it current. It drops
+// the chunk when its partition is revoked, has been moved back since the
+// chunk was queued, or is paused (a paused partition's error chunk is set
+// aside instead), and sets it aside behind the partition's chunks set
+// aside already. It returns nil without a current chunk when the chunk was
+// dropped or set aside (or a resumed partition woke the take), and a
+// *PartitionError for an error chunk.
 func (it *ConsumerIterator) fill(ctx context.Context) error {
 	it.polls.Add(1)
 	it.waiting.Store(true)
@@ -230,16 +233,46 @@ func (it *ConsumerIterator) fill(ctx context.Context) error {
 	if c == nil {
 		return nil
 	}
-	if c.TopicInfo == nil || c.TopicInfo.Revoked() {
+	info := c.TopicInfo
+	if info == nil || info.Revoked() || c.epoch != info.epoch.Load() {
 		c.done()
 		return nil
 	}
 	p := parkedChunk{chunk: c, clears: it.clears.Load()}
-	if c.TopicInfo.paused.Load() || it.hasParked(c.TopicInfo) {
+	switch {
+	case info.paused.Load() && c.Err == nil:
+		it.dropPaused(c, c.FetchOffset)
+		return nil
+	case info.paused.Load() || it.hasParked(info):
 		it.park(p)
 		return nil
 	}
 	return it.activate(p)
+}
+
+// dropPaused drops c, a chunk of a paused partition, and moves the
+// partition's fetched offset back to at, where the stream stands in it,
+// for the fetcher to fetch what c and the partition's later chunks held
+// again once the partition is resumed; those chunks are dropped as they
+// come (see PartitionTopicInfo.Pause).
+func (it *ConsumerIterator) dropPaused(c *FetchedDataChunk, at int64) {
+	c.TopicInfo.rewind(c.epoch, at)
+	c.done()
+}
+
+// standing returns where the stream stands in the current chunk's
+// partition: the offset after the last message of the chunk it has gone
+// past (handed out, or skipped as consumed already), or the chunk's fetch
+// offset.
+func (it *ConsumerIterator) standing() int64 {
+	c := it.chunk
+	at := c.FetchOffset
+	for i := it.pos - 1; i >= 0; i-- {
+		if m := c.Messages[i]; m != nil {
+			return max(at, m.Offset+1)
+		}
+	}
+	return at
 }
 
 // activate makes p's chunk current, at p's position.
@@ -247,32 +280,19 @@ func (it *ConsumerIterator) activate(p parkedChunk) error {
 	c := p.chunk
 	// As in Kafka: a chunk that starts beyond the consumed offset means the
 	// messages in between were dropped (a cleared queue); consumption
-	// resumes at the chunk, and they are not delivered. (For a chunk
-	// parked midway the offset is already past FetchOffset.)
+	// resumes at the chunk, and they are not delivered.
 	c.TopicInfo.advanceConsumed(c.FetchOffset)
 	if c.Err != nil {
 		c.done()
 		return &PartitionError{Topic: c.TopicInfo.Topic, Partition: c.TopicInfo.Partition, Err: c.Err}
 	}
-	it.chunk, it.pos, it.chunkClears = c, p.pos, p.clears
+	it.chunk, it.pos, it.chunkClears = c, 0, p.clears
 	return nil
 }
 
 // park sets p, the newest chunk of its partition, aside until its
 // partition is resumed.
 func (it *ConsumerIterator) park(p parkedChunk) { it.parked = append(it.parked, p) }
-
-// repark sets p, the chunk being read, aside again: ahead of the chunks of
-// its partition still set aside, which are newer (it may have come out of
-// the set-aside chunks before its partition was paused again).
-func (it *ConsumerIterator) repark(p parkedChunk) {
-	i := slices.IndexFunc(it.parked, func(q parkedChunk) bool { return q.chunk.TopicInfo == p.chunk.TopicInfo })
-	if i < 0 {
-		it.park(p)
-		return
-	}
-	it.parked = slices.Insert(it.parked, i, p)
-}
 
 // hasParked reports whether chunks of info are set aside.
 func (it *ConsumerIterator) hasParked(info *PartitionTopicInfo) bool {
@@ -286,7 +306,7 @@ func (it *ConsumerIterator) hasParked(info *PartitionTopicInfo) bool {
 
 // unpark removes and returns the oldest chunk set aside whose partition is
 // no longer paused; the chunks of one partition come out in order. Chunks
-// of revoked partitions, or cleared since, are dropped.
+// of revoked partitions, cleared since or moved back since, are dropped.
 func (it *ConsumerIterator) unpark() (parkedChunk, bool) {
 	if len(it.parked) == 0 {
 		return parkedChunk{}, false
@@ -302,8 +322,12 @@ func (it *ConsumerIterator) unpark() (parkedChunk, bool) {
 	for _, p := range it.parked {
 		info := p.chunk.TopicInfo
 		switch {
-		case info.revoked.Load() || p.clears != clears:
+		case info.revoked.Load() || p.clears != clears || p.chunk.epoch != info.epoch.Load():
 			p.chunk.done() // dropped
+			continue
+		case info.paused.Load() && p.chunk.Err == nil:
+			// Set aside behind an error, then paused again.
+			it.dropPaused(p.chunk, p.chunk.FetchOffset)
 			continue
 		case !found && !slices.Contains(held, info):
 			if !info.paused.Load() {

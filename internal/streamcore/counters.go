@@ -13,7 +13,7 @@ import (
 // They are updated once per chunk, never per message, so that counting
 // costs the message path nothing measurable:
 //   - messages consumed are counted when an iterator leaves a chunk (it has
-//     handed out its last message, the chunk was set aside by a pause, or it
+//     handed out its last message, the chunk was dropped by a pause, or it
 //     was dropped by a revocation, Control.Clear or Control.Shutdown), so
 //     the count trails the messages handed out by at most the chunk being
 //     read;

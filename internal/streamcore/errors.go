@@ -20,6 +20,15 @@ var (
 	// offset, once it is resumed.
 	ErrPaused = errors.New("stream: partition paused")
 
+	// ErrMoved is returned by PartitionTopicInfo.EnqueueFrom and
+	// EnqueueStop when the partition's fetched offset is no longer the
+	// offset the chunk was fetched from: the stream dropped chunks of the
+	// paused partition and moved the offset back (PartitionTopicInfo.Pause),
+	// also while the call was blocked on a full queue. Nothing of the chunk
+	// reaches the application; the fetcher should fetch the partition
+	// again from its fetched offset.
+	ErrMoved = errors.New("stream: fetched offset moved")
+
 	// ErrShutdown is returned by ConsumerIterator.Next once the stream has
 	// been shut down. It is final, like io.EOF: every later call returns it
 	// too. KafkaStream.Messages ends quietly instead of yielding it. The

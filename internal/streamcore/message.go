@@ -139,9 +139,13 @@ type FetchedDataChunk struct {
 	Err error
 
 	// release, if set, gives the memory of Messages back to whoever
-	// enqueued them (PartitionTopicInfo.EnqueueRecycled); called at most
+	// enqueued them (PartitionTopicInfo.EnqueueFrom); called at most
 	// once, by done.
 	release func()
+	// epoch is TopicInfo's epoch when the chunk was queued: the iterator
+	// drops a chunk whose partition has been moved back since (see
+	// PartitionTopicInfo.Pause).
+	epoch uint64
 }
 
 // done calls the chunk's release function, once: the stream is finished

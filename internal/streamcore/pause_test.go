@@ -3,6 +3,7 @@ package streamcore
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -47,17 +48,19 @@ func TestPauseReleasesBlockedEnqueue(t *testing.T) {
 	assert.Equal(t, int64(1), p.FetchedOffset(), "the refused chunk will be fetched again")
 }
 
-// The chunks of a paused partition are set aside while the others flow;
-// after Resume they come out first, in order, then the partition's newer
-// chunks: nothing is lost, repeated or reordered.
-func TestPauseSetsQueuedChunksAside(t *testing.T) {
+// The chunks of a paused partition are dropped while the others flow, and
+// its fetched offset moves back to where the stream stands in it; after
+// Resume the fetcher fetches them again: nothing is lost, repeated or
+// reordered.
+func TestPauseDropsQueuedChunks(t *testing.T) {
 	s := newTestStream(t, 8, 0)
 	ctx := context.Background()
 	a := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 1<<20)
 	b := NewPartitionTopicInfo("t", 1, QueueOf(s), 0, 0, 1<<20)
-	require.NoError(t, a.Enqueue(ctx, newMessages("t", 0, 0, 1), 2))
+	var r releases
+	require.NoError(t, a.EnqueueFrom(ctx, 0, newMessages("t", 0, 0, 1), 2, r.fn()))
 	require.NoError(t, b.Enqueue(ctx, newMessages("t", 1, 0, 1), 2))
-	require.NoError(t, a.Enqueue(ctx, newMessages("t", 0, 2, 3), 4))
+	require.NoError(t, a.EnqueueFrom(ctx, 2, newMessages("t", 0, 2, 3), 4, r.fn()))
 	require.NoError(t, b.Enqueue(ctx, newMessages("t", 1, 2), 3))
 
 	m, err := s.Next(ctx)
@@ -76,47 +79,121 @@ func TestPauseSetsQueuedChunksAside(t *testing.T) {
 		got = append(got, m.Topic+"-"+string(rune('0'+m.Partition))+"@"+string(rune('0'+m.Offset)))
 	}
 	assert.Equal(t, []string{"t-1@0", "t-1@1", "t-1@2"}, got, "only b flows while a is paused")
+	assert.Equal(t, []int32{1, 1}, r.counts(), "a's chunks are dropped")
+	assert.Empty(t, s.iter.parked)
 	assert.Equal(t, int64(1), a.ConsumedOffset(), "the message handed out before the pause is consumed")
-	assert.Equal(t, int64(4), a.FetchedOffset())
+	assert.Equal(t, int64(1), a.FetchedOffset(), "a is to be fetched again after its last message handed out")
+	assert.ErrorIs(t, a.EnqueueFrom(ctx, 4, newMessages("t", 0, 4), 5, nil), ErrPaused)
 
 	a.Resume()
-	require.NoError(t, a.Enqueue(ctx, newMessages("t", 0, 4), 5))
+	assert.ErrorIs(t, a.EnqueueFrom(ctx, 4, newMessages("t", 0, 4), 5, nil), ErrMoved, "a fetch made before the drop")
+	require.NoError(t, a.Enqueue(ctx, newMessages("t", 0, 1, 2, 3, 4), 5))
 	assert.Equal(t, []int64{1, 2, 3, 4}, nextOffsets(t, s, 4))
 	_, err = s.Next(ctx)
 	assert.ErrorIs(t, err, ErrConsumerTimeout)
 	assert.Equal(t, int64(5), a.ConsumedOffset())
 }
 
-// A chunk that reaches the iterator after Resume but behind chunks set
-// aside waits its turn.
-func TestResumedPartitionKeepsOrder(t *testing.T) {
+// A chunk that was queued as the pause came (its Enqueue raced the pause)
+// is dropped too, and fetched again after Resume.
+func TestChunkQueuedAsThePauseCameIsFetchedAgain(t *testing.T) {
 	s := newTestStream(t, 8, 0)
 	ctx := context.Background()
 	a := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 1<<20)
 	b := NewPartitionTopicInfo("t", 1, QueueOf(s), 0, 0, 1<<20)
 	a.Pause()
-	// Queued just before the pause took effect (Enqueue raced it).
 	require.NoError(t, QueueOf(s).put(ctx, &FetchedDataChunk{TopicInfo: a, Messages: newMessages("t", 0, 0), FetchOffset: 0, NextOffset: 1}, nil, nil))
+	a.ResetFetchOffset(1)
 	require.NoError(t, b.Enqueue(ctx, newMessages("t", 1, 0), 1))
 	assert.Equal(t, []int64{0}, nextOffsets(t, s, 1), "b's message")
+	assert.Equal(t, int64(0), a.FetchedOffset())
 	a.Resume()
-	a.ResetFetchOffset(1)
-	require.NoError(t, a.Enqueue(ctx, newMessages("t", 0, 1), 2))
+	require.NoError(t, a.Enqueue(ctx, newMessages("t", 0, 0, 1), 2))
 	assert.Equal(t, []int64{0, 1}, nextOffsets(t, s, 2))
 }
 
+// A fetch made at the old offset, or queued while the stream moved the
+// offset back, never reaches the application and does not move the
+// fetched offset.
+func TestFetchFromBeforeTheDropIsRefused(t *testing.T) {
+	s := newTestStream(t, 1, 0)
+	ctx := context.Background()
+	a := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 1<<20)
+	require.NoError(t, a.Enqueue(ctx, newMessages("t", 0, 0, 1), 2))
+	// Blocked on the full queue while the stream drops a's chunk.
+	var r releases
+	blocked := async(func() result { return result{err: a.EnqueueFrom(ctx, 2, newMessages("t", 0, 2, 3), 4, r.fn())} })
+	waitFor(t, time.Second, func() bool { return a.FetchedOffset() == 2 })
+	a.Pause()
+	assert.ErrorIs(t, await(t, blocked).err, ErrPaused)
+	_, err := s.Next(ctx)
+	require.ErrorIs(t, err, ErrConsumerTimeout)
+	assert.Equal(t, int64(0), a.FetchedOffset())
+	a.Resume()
+	assert.ErrorIs(t, a.EnqueueFrom(ctx, 2, newMessages("t", 0, 2, 3), 4, r.fn()), ErrMoved)
+	assert.Equal(t, []int32{1, 1}, r.counts(), "refused chunks are released")
+	assert.False(t, a.ResetFetchOffsetFrom(2, 100), "an offset reset resolved from the old offset")
+	assert.Equal(t, int64(0), a.FetchedOffset())
+
+	// Queued in the old epoch after the check (the fetcher was past
+	// admit when the stream moved the offset back): dropped, the fetched
+	// offset stays.
+	require.NoError(t, a.Enqueue(ctx, newMessages("t", 0, 0, 1), 2))
+	a.Pause()
+	_, err = s.Next(ctx)
+	require.ErrorIs(t, err, ErrConsumerTimeout)
+	stale := &FetchedDataChunk{TopicInfo: a, Messages: newMessages("t", 0, 2, 3), FetchOffset: 2, NextOffset: 4, epoch: a.epoch.Load() - 1}
+	require.NoError(t, QueueOf(s).put(ctx, stale, nil, nil))
+	a.Resume()
+	_, err = s.Next(ctx)
+	require.ErrorIs(t, err, ErrConsumerTimeout)
+	require.NoError(t, a.Enqueue(ctx, newMessages("t", 0, 0, 1), 2))
+	assert.Equal(t, []int64{0, 1}, nextOffsets(t, s, 2))
+	_, err = s.Next(ctx)
+	assert.ErrorIs(t, err, ErrConsumerTimeout)
+}
+
+// An error chunk of a paused partition is kept aside, and comes after
+// Resume; Resume wakes a Next that waits.
 func TestResumeWakesBlockedNext(t *testing.T) {
 	s := newTestStream(t, 2, -1)
 	ctx := context.Background()
 	a := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 1<<20)
-	require.NoError(t, a.Enqueue(ctx, newMessages("t", 0, 0), 1))
+	require.NoError(t, a.EnqueueStop(ctx, 0, ErrMessageTooLarge))
+	assert.True(t, a.Stopped())
 	a.Pause()
 	next := async(func() result { m, err := s.Next(ctx); return result{msg: m, err: err} })
 	waitFor(t, time.Second, func() bool { return s.iter.waiting.Load() && QueueOf(s).Len() == 0 })
+	require.Len(t, s.iter.parked, 1)
 	a.Resume()
 	r := await(t, next)
-	require.NoError(t, r.err)
-	assert.Equal(t, int64(0), r.msg.Offset)
+	assert.ErrorIs(t, r.err, ErrMessageTooLarge)
+	assert.True(t, a.Stopped(), "nothing was dropped: the fetcher stays stopped")
+}
+
+// A partition a fetcher stopped at an error is to be fetched again when a
+// pause drops the chunks before the error: the error comes again after
+// them.
+func TestStoppedPartitionMovedBackIsFetchedAgain(t *testing.T) {
+	s := newTestStream(t, 4, 0)
+	ctx := context.Background()
+	a := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 1<<20)
+	require.NoError(t, a.Enqueue(ctx, newMessages("t", 0, 0, 1), 2))
+	require.NoError(t, a.EnqueueStop(ctx, 2, ErrMessageTooLarge))
+	assert.True(t, a.Stopped())
+	a.Pause()
+	_, err := s.Next(ctx)
+	require.ErrorIs(t, err, ErrConsumerTimeout)
+	assert.False(t, a.Stopped())
+	assert.Equal(t, int64(0), a.FetchedOffset())
+	a.Resume()
+	_, err = s.Next(ctx)
+	require.ErrorIs(t, err, ErrConsumerTimeout, "the error went with the chunk before it")
+	require.NoError(t, a.Enqueue(ctx, newMessages("t", 0, 0, 1), 2))
+	require.NoError(t, a.EnqueueStop(ctx, 2, ErrMessageTooLarge))
+	assert.Equal(t, []int64{0, 1}, nextOffsets(t, s, 2))
+	_, err = s.Next(ctx)
+	assert.ErrorIs(t, err, ErrMessageTooLarge)
 }
 
 // A rebalance's Clear, or the revocation of the partition, drops what was
@@ -127,7 +204,7 @@ func TestClearAndRevokeDropParkedChunks(t *testing.T) {
 			s := newTestStream(t, 4, 0)
 			ctx := context.Background()
 			a := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 1<<20)
-			require.NoError(t, a.Enqueue(ctx, newMessages("t", 0, 0, 1), 2))
+			require.NoError(t, a.EnqueueError(ctx, ErrMessageTooLarge))
 			a.Pause()
 			_, err := s.Next(ctx)
 			require.ErrorIs(t, err, ErrConsumerTimeout)
@@ -141,9 +218,73 @@ func TestClearAndRevokeDropParkedChunks(t *testing.T) {
 			_, err = s.Next(ctx)
 			assert.ErrorIs(t, err, ErrConsumerTimeout)
 			assert.Empty(t, s.iter.parked)
-			assert.Equal(t, int64(0), a.ConsumedOffset())
 		})
 	}
+}
+
+// Pause/Resume backpressure, many cycles, against a fetcher that fills the
+// queue whenever the partition may be fetched: the chunks alive (queued,
+// being read, or being queued) never exceed what the queue and the reader
+// hold, queued.max.message.chunks + 2. Setting the chunks of a paused
+// partition aside let them grow by the queue's capacity every cycle.
+func TestPauseCyclesKeepChunksBounded(t *testing.T) {
+	const queued, cycles, per = 2, 50, 4
+	s := newTestStream(t, queued, 0)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	a := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 1<<20)
+	var live, maxLive atomic.Int64
+	note := func() {
+		for n := live.Load(); n > maxLive.Load(); {
+			if maxLive.CompareAndSwap(maxLive.Load(), n) {
+				break
+			}
+		}
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	defer func() {
+		close(stop)
+		cancel()
+		wg.Wait()
+	}()
+	wg.Go(func() { // the fetcher
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			from := a.FetchedOffset()
+			offs := make([]int64, per)
+			for i := range offs {
+				offs[i] = from + int64(i)
+			}
+			live.Add(1)
+			note()
+			err := a.EnqueueFrom(ctx, from, newMessages("t", 0, offs...), from+per, func() { live.Add(-1) })
+			if err != nil {
+				time.Sleep(100 * time.Microsecond)
+			}
+		}
+	})
+	var want int64
+	for range cycles {
+		waitFor(t, time.Second, func() bool { return QueueOf(s).Len() == queued })
+		for range per / 2 {
+			m, err := s.Next(ctx)
+			require.NoError(t, err)
+			require.Equal(t, want, m.Offset)
+			want++
+		}
+		a.Pause()
+		_, err := s.Next(ctx) // sees the paused partition's chunks
+		require.ErrorIs(t, err, ErrConsumerTimeout)
+		note()
+		a.Resume()
+	}
+	t.Logf("%d cycles: at most %d chunks alive", cycles, maxLive.Load())
+	assert.LessOrEqual(t, maxLive.Load(), int64(queued+2), "queued, being read, being queued")
 }
 
 // A reader waiting for a partition's fence lets go of the partition when it
@@ -165,13 +306,15 @@ func TestPauseWhileFenced(t *testing.T) {
 	assert.Equal(t, int64(5), r.msg.Offset, "b flows while a is paused behind its fence")
 	f.set(true)
 	a.Resume()
+	assert.Equal(t, int64(0), a.FetchedOffset(), "a's chunk was dropped")
+	require.NoError(t, a.Enqueue(ctx, newMessages("t", 0, 0), 1))
 	assert.Equal(t, []int64{0}, nextOffsets(t, s, 1))
 }
 
 // Pause, Resume, Enqueue and Next from different goroutines: every message
-// comes out once, in order per partition. Repeated: the interleavings that
-// once reordered a partition (a chunk set aside again behind its newer
-// chunks) are rare.
+// comes out once, in order per partition, though paused partitions' chunks
+// are dropped and fetched again. Repeated: the interleavings that race a
+// fetch with a drop are rare.
 func TestPauseResumeConcurrent(t *testing.T) {
 	for range 150 {
 		pauseResumeConcurrently(t)
@@ -192,14 +335,19 @@ func pauseResumeConcurrently(t *testing.T) {
 	}
 	var wg sync.WaitGroup
 	for _, p := range parts {
-		wg.Go(func() { // a fetcher: refused chunks are fetched again
-			for off := p.FetchedOffset(); off < n; off = p.FetchedOffset() {
-				err := p.Enqueue(ctx, newMessages("t", p.Partition, off, off+1), off+2)
-				if err == ErrPaused {
+		wg.Go(func() { // a fetcher: refused chunks are fetched again, from where the partition is
+			for ctx.Err() == nil {
+				off := p.FetchedOffset()
+				if off >= n {
+					time.Sleep(10 * time.Microsecond) // a pause may move it back
+					continue
+				}
+				err := p.EnqueueFrom(ctx, off, newMessages("t", p.Partition, off, off+1), off+2, nil)
+				if err == ErrPaused || err == ErrMoved {
 					time.Sleep(10 * time.Microsecond)
 					continue
 				}
-				if !assert.NoError(t, err) {
+				if ctx.Err() == nil && !assert.NoError(t, err) {
 					return
 				}
 			}
@@ -229,5 +377,6 @@ func pauseResumeConcurrently(t *testing.T) {
 		next[m.Partition]++
 	}
 	close(stop)
+	cancel()
 	wg.Wait()
 }

@@ -49,7 +49,7 @@ func TestRecycledMessageKeptPastNextMarksNothing(t *testing.T) {
 			var pool slabPool
 
 			msgs, release := pool.chunk(p0, 0, 1, 2, 3)
-			require.NoError(t, p0.EnqueueRecycled(ctx, msgs, 4, release))
+			require.NoError(t, p0.EnqueueFrom(ctx, p0.FetchedOffset(), msgs, 4, release))
 			var kept *Message
 			for range 4 {
 				m, err := s.Next(ctx)
@@ -72,7 +72,7 @@ func TestRecycledMessageKeptPastNextMarksNothing(t *testing.T) {
 			}
 			msgs, release = pool.chunk(target, from, from+1, from+2, from+3)
 			require.Same(t, msgs[3], kept, "the kept pointer now aliases an undelivered message")
-			require.NoError(t, target.EnqueueRecycled(ctx, msgs, from+4, release))
+			require.NoError(t, target.EnqueueFrom(ctx, target.FetchedOffset(), msgs, from+4, release))
 			kept.MarkConsumed()
 			s.MarkConsumed(kept)
 			assert.Equal(t, from, target.ConsumedOffset(), "nothing of it read: its consumed offset must not move")

@@ -36,8 +36,8 @@ func TestReleaseWhenTheIteratorMovesOn(t *testing.T) {
 	s := newTestStream(t, 4, 50*time.Millisecond)
 	p := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 1<<20)
 	var r releases
-	require.NoError(t, p.EnqueueRecycled(ctx, newMessages("t", 0, 0, 1), 2, r.fn()))
-	require.NoError(t, p.EnqueueRecycled(ctx, newMessages("t", 0, 2), 3, r.fn()))
+	require.NoError(t, p.EnqueueFrom(ctx, p.FetchedOffset(), newMessages("t", 0, 0, 1), 2, r.fn()))
+	require.NoError(t, p.EnqueueFrom(ctx, p.FetchedOffset(), newMessages("t", 0, 2), 3, r.fn()))
 	require.Equal(t, []int64{0, 1}, nextOffsets(t, s, 2))
 	require.Equal(t, []int32{0, 0}, r.counts(), "the last message of the first chunk is in use")
 	require.Equal(t, []int64{2}, nextOffsets(t, s, 1))
@@ -49,10 +49,9 @@ func TestReleaseWhenTheIteratorMovesOn(t *testing.T) {
 
 // TestReleaseOnEveryDropPath: chunks dropped instead of consumed are
 // released once each: queued ones when the stream is cleared or shut down,
-// the one being read and those set aside (paused partition) in the next
-// call to Next, those of a revoked partition when the iterator reaches
-// them, and a chunk that is not queued (Enqueue fails, or has no message)
-// before Enqueue returns.
+// the one being read in the next call to Next, those of a revoked or
+// paused partition when the iterator reaches them, and a chunk that is not
+// queued (Enqueue fails, or has no message) before Enqueue returns.
 func TestReleaseOnEveryDropPath(t *testing.T) {
 	ctx := context.Background()
 	t.Run("clear", func(t *testing.T) {
@@ -61,8 +60,8 @@ func TestReleaseOnEveryDropPath(t *testing.T) {
 		defer ctl.Shutdown()
 		p := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 1<<20)
 		var r releases
-		require.NoError(t, p.EnqueueRecycled(ctx, newMessages("t", 0, 0, 1), 2, r.fn()))
-		require.NoError(t, p.EnqueueRecycled(ctx, newMessages("t", 0, 2), 3, r.fn()))
+		require.NoError(t, p.EnqueueFrom(ctx, p.FetchedOffset(), newMessages("t", 0, 0, 1), 2, r.fn()))
+		require.NoError(t, p.EnqueueFrom(ctx, p.FetchedOffset(), newMessages("t", 0, 2), 3, r.fn()))
 		require.Equal(t, []int64{0}, nextOffsets(t, s, 1))
 		ctl.Clear()
 		require.Equal(t, []int32{0, 1}, r.counts(), "the queued chunk is released by Clear")
@@ -76,78 +75,63 @@ func TestReleaseOnEveryDropPath(t *testing.T) {
 		p := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 1<<20)
 		q := NewPartitionTopicInfo("t", 1, QueueOf(s), 0, 0, 1<<20)
 		var r releases
-		require.NoError(t, p.EnqueueRecycled(ctx, newMessages("t", 0, 0, 1), 2, r.fn()))
-		require.NoError(t, q.EnqueueRecycled(ctx, newMessages("t", 1, 0), 1, r.fn()))
-		require.NoError(t, p.EnqueueRecycled(ctx, newMessages("t", 0, 2, 3), 4, r.fn()))
-		require.NoError(t, p.EnqueueRecycled(ctx, newMessages("t", 0, 4), 5, r.fn()))
+		require.NoError(t, p.EnqueueFrom(ctx, p.FetchedOffset(), newMessages("t", 0, 0, 1), 2, r.fn()))
+		require.NoError(t, q.EnqueueFrom(ctx, q.FetchedOffset(), newMessages("t", 1, 0), 1, r.fn()))
+		require.NoError(t, p.EnqueueFrom(ctx, p.FetchedOffset(), newMessages("t", 0, 2, 3), 4, r.fn()))
+		require.NoError(t, p.EnqueueFrom(ctx, p.FetchedOffset(), newMessages("t", 0, 4), 5, r.fn()))
 		require.Equal(t, []int64{0}, nextOffsets(t, s, 1))
 		q.Pause()
 		// The first chunk is done with on the way to offset 2; q's chunk
-		// is set aside.
+		// is dropped.
 		require.Equal(t, []int64{1, 2}, nextOffsets(t, s, 2))
-		require.Equal(t, []int32{1, 0, 0, 0}, r.counts())
+		require.Equal(t, []int32{1, 1, 0, 0}, r.counts())
 		ctl.Shutdown()
-		require.Equal(t, []int32{1, 0, 0, 1}, r.counts(), "the queued chunk is released by Shutdown")
+		require.Equal(t, []int32{1, 1, 0, 1}, r.counts(), "the queued chunk is released by Shutdown")
 		_, err = s.Next(ctx)
 		require.ErrorIs(t, err, ErrShutdown)
-		require.Equal(t, []int32{1, 1, 1, 1}, r.counts(), "the chunk being read and the one set aside, by the next Next")
+		require.Equal(t, []int32{1, 1, 1, 1}, r.counts(), "the chunk being read, by the next Next")
 	})
 	t.Run("revoke", func(t *testing.T) {
 		s := newTestStream(t, 4, 50*time.Millisecond)
 		p := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 1<<20)
 		var r releases
-		require.NoError(t, p.EnqueueRecycled(ctx, newMessages("t", 0, 0, 1), 2, r.fn()))
-		require.NoError(t, p.EnqueueRecycled(ctx, newMessages("t", 0, 2), 3, r.fn()))
+		require.NoError(t, p.EnqueueFrom(ctx, p.FetchedOffset(), newMessages("t", 0, 0, 1), 2, r.fn()))
+		require.NoError(t, p.EnqueueFrom(ctx, p.FetchedOffset(), newMessages("t", 0, 2), 3, r.fn()))
 		require.Equal(t, []int64{0}, nextOffsets(t, s, 1))
 		p.Revoke()
 		_, err := s.Next(ctx)
 		require.ErrorIs(t, err, ErrConsumerTimeout)
 		require.Equal(t, []int32{1, 1}, r.counts())
 	})
-	t.Run("set aside, then revoked", func(t *testing.T) {
+	t.Run("paused", func(t *testing.T) {
 		s := newTestStream(t, 4, 50*time.Millisecond)
 		p := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 1<<20)
 		var r releases
-		require.NoError(t, p.EnqueueRecycled(ctx, newMessages("t", 0, 0, 1), 2, r.fn()))
-		require.NoError(t, p.EnqueueRecycled(ctx, newMessages("t", 0, 2), 3, r.fn()))
+		require.NoError(t, p.EnqueueFrom(ctx, p.FetchedOffset(), newMessages("t", 0, 0, 1), 2, r.fn()))
+		require.NoError(t, p.EnqueueFrom(ctx, p.FetchedOffset(), newMessages("t", 0, 2), 3, r.fn()))
 		require.Equal(t, []int64{0}, nextOffsets(t, s, 1))
 		p.Pause()
 		_, err := s.Next(ctx)
 		require.ErrorIs(t, err, ErrConsumerTimeout)
-		require.Equal(t, []int32{0, 0}, r.counts(), "chunks set aside are kept")
-		p.Revoke()
+		require.Equal(t, []int32{1, 1}, r.counts(), "nothing of a paused partition is kept")
 		p.Resume()
+		require.NoError(t, p.EnqueueFrom(ctx, p.FetchedOffset(), newMessages("t", 0, 1, 2), 3, r.fn()))
+		require.Equal(t, []int64{1, 2}, nextOffsets(t, s, 2))
 		_, err = s.Next(ctx)
 		require.ErrorIs(t, err, ErrConsumerTimeout)
-		require.Equal(t, []int32{1, 1}, r.counts())
-	})
-	t.Run("set aside, then resumed", func(t *testing.T) {
-		s := newTestStream(t, 4, 50*time.Millisecond)
-		p := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 1<<20)
-		var r releases
-		require.NoError(t, p.EnqueueRecycled(ctx, newMessages("t", 0, 0, 1), 2, r.fn()))
-		require.Equal(t, []int64{0}, nextOffsets(t, s, 1))
-		p.Pause()
-		_, err := s.Next(ctx)
-		require.ErrorIs(t, err, ErrConsumerTimeout)
-		p.Resume()
-		require.Equal(t, []int64{1}, nextOffsets(t, s, 1))
-		require.Equal(t, []int32{0}, r.counts())
-		_, err = s.Next(ctx)
-		require.ErrorIs(t, err, ErrConsumerTimeout)
-		require.Equal(t, []int32{1}, r.counts())
+		require.Equal(t, []int32{1, 1, 1}, r.counts())
 	})
 	t.Run("not queued", func(t *testing.T) {
 		s := newTestStream(t, 1, time.Second)
 		p := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 1<<20)
 		var r releases
-		require.NoError(t, p.EnqueueRecycled(ctx, nil, 5, r.fn()))                          // nothing to queue
-		require.NoError(t, p.EnqueueRecycled(ctx, newMessages("t", 0, 5), 6, r.fn()))       // queued
-		require.Error(t, p.EnqueueRecycled(shortCtx(t), newMessages("t", 0, 6), 7, r.fn())) // full: the context ends
+		require.NoError(t, p.EnqueueFrom(ctx, p.FetchedOffset(), nil, 5, r.fn()))                          // nothing to queue
+		require.NoError(t, p.EnqueueFrom(ctx, p.FetchedOffset(), newMessages("t", 0, 5), 6, r.fn()))       // queued
+		require.Error(t, p.EnqueueFrom(shortCtx(t), p.FetchedOffset(), newMessages("t", 0, 6), 7, r.fn())) // full: the context ends
 		p.Pause()
-		require.ErrorIs(t, p.EnqueueRecycled(ctx, newMessages("t", 0, 6), 7, r.fn()), ErrPaused)
+		require.ErrorIs(t, p.EnqueueFrom(ctx, p.FetchedOffset(), newMessages("t", 0, 6), 7, r.fn()), ErrPaused)
 		p.Revoke()
-		require.ErrorIs(t, p.EnqueueRecycled(ctx, newMessages("t", 0, 6), 7, r.fn()), ErrClosed)
+		require.ErrorIs(t, p.EnqueueFrom(ctx, p.FetchedOffset(), newMessages("t", 0, 6), 7, r.fn()), ErrClosed)
 		require.Equal(t, []int32{1, 0, 1, 1, 1}, r.counts())
 	})
 }
