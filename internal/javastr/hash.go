@@ -1,5 +1,8 @@
-// Package javastr reproduces Java string semantics that Kafka's Scala
-// consumer bakes into its decisions, so that Go members decide alike.
+// Package javastr reproduces Java string semantics that Kafka's consumers
+// bake into their decisions (String.hashCode, String.compareTo), so that
+// Go members decide alike: the Scala consumer's assignors and fetcher ids
+// (rebalance, fetcher) and the Java consumer's assignors
+// (internal/kafkagroup). It imports only the standard library.
 package javastr
 
 import "unicode/utf16"

@@ -52,6 +52,9 @@ func TestDependenciesFlowOneWay(t *testing.T) {
 		// The lease core both leases share (zkutil's, internal/grouplease's):
 		// nothing of ours, the standard library only.
 		{pkg: "internal/lease", forbidden: []string{"zkutil", "internal/grouplease", "stream", "rebalance", "internal/kafkagroup", "fetcher", "connector", "internal/testrig/testcluster"}, stdOnly: true},
+		// Java's string order and hash, which the assignors of both
+		// coordination modes share: the standard library only.
+		{pkg: "internal/javastr", forbidden: []string{"zkutil", "stream", "internal/streamcore", "rebalance", "internal/kafkagroup", "fetcher", "connector", "internal/testrig/testcluster"}, stdOnly: true},
 		{pkg: "internal/abortdial", forbidden: []string{"zkutil", "stream", "rebalance", "fetcher", "connector", "internal/testrig/testcluster"}, stdOnly: true},
 	}
 	for _, r := range rules {
