@@ -21,6 +21,12 @@ const (
 	StrategySticky = "sticky"
 )
 
+// StrategyCooperativeSticky is the protocol name of Kafka's Java
+// CooperativeStickyAssignor, the assignor of the cooperative rebalance
+// protocol (KIP-429) in a group coordinated by Kafka's broker (package
+// internal/kafkagroup holds the assignor); NewAssignor refuses it.
+const StrategyCooperativeSticky = "cooperative-sticky"
+
 // ErrUnknownStrategy is returned by NewAssignor for a strategy other than
 // StrategyRange, StrategyRoundRobin or StrategySticky. Scala silently falls
 // back to range for unknown names; this package refuses them instead,

@@ -37,16 +37,16 @@
 // of a group whose strategies it cannot share (StrategyError, admission
 // rules in its documentation).
 //
-// For groups coordinated by Kafka's broker instead (package
-// internal/kafkagroup), it also holds the assignors of Kafka's Java
-// consumer, JavaRangeAssignor, JavaRoundRobinAssignor and
-// JavaCooperativeStickyAssignor (GroupAssignor, NewGroupAssignor), which
-// compute per member id, not per thread; the last one, from the partitions
-// each member owns, for Kafka's cooperative protocol.
+// Groups coordinated by Kafka's broker instead are joined by package
+// internal/kafkagroup, which holds the assignors of Kafka's Java consumer
+// (per member id, not per thread) that its classic protocol uses. Of them
+// this package keeps only their names, values of
+// partition.assignment.strategy like those of its own assignors:
+// StrategyRange, StrategyRoundRobin and StrategyCooperativeSticky.
 //
-// What is exported is deliberate: the assignors (Assignor, GroupAssignor
-// and their implementations, pure functions of a group's state, usable and
-// testable on their own), the Member and its Handler, through which the
+// What is exported is deliberate: the assignors (Assignor and its
+// implementations, pure functions of a group's state, usable and testable
+// on their own), the Member and its Handler, through which the
 // connector drives ZooKeeper-coordinated rebalances, and TopicFilter,
 // Kafka's whitelist and blacklist. An application does not need this
 // package: connector configures the strategy by name and re-exports the

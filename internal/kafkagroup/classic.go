@@ -15,7 +15,6 @@ import (
 	"github.com/zkconsumer/zkconsumer/internal/grouperr"
 	"github.com/zkconsumer/zkconsumer/internal/grouplease"
 	"github.com/zkconsumer/zkconsumer/internal/kip848"
-	"github.com/zkconsumer/zkconsumer/rebalance"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -24,7 +23,7 @@ import (
 // protocol (KIP-429) and JoinGroup v9 (KIP-814).
 type classic struct {
 	m         *Member
-	assignors map[string]rebalance.GroupAssignor
+	assignors map[string]groupAssignor
 	// cooperative: every assignor listed supports the cooperative
 	// protocol (Generation.Cooperative).
 	cooperative bool
@@ -45,10 +44,10 @@ type classic struct {
 }
 
 func newClassic(m *Member) (*classic, error) {
-	p := &classic{m: m, assignors: map[string]rebalance.GroupAssignor{}, cooperative: true, assignedGen: -1, joinedGen: -1}
+	p := &classic{m: m, assignors: map[string]groupAssignor{}, cooperative: true, assignedGen: -1, joinedGen: -1}
 	for _, name := range m.cfg.Assignors {
-		p.cooperative = p.cooperative && rebalance.SupportsCooperative(name)
-		a, err := rebalance.NewGroupAssignor(name)
+		p.cooperative = p.cooperative && supportsCooperative(name)
+		a, err := newGroupAssignor(name)
 		if err != nil {
 			return nil, err
 		}

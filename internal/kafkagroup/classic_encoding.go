@@ -23,7 +23,7 @@ const subscriptionVersion = 3
 // id of its current membership (-1 when it has none); no rack. Java's
 // CooperativeStickyAssignor adds its user data: the generation of the
 // member's last assignment, assignedGen (see
-// rebalance.CooperativeStickyUserData); the other assignors add none.
+// cooperativeStickyUserData); the other assignors add none.
 func subscriptionMetadata(protocol string, topics []string, owned map[string][]int32, generation, assignedGen int32) *sarama.ConsumerGroupMemberMetadata {
 	meta := &sarama.ConsumerGroupMemberMetadata{Version: subscriptionVersion, Topics: slices.Clone(topics), GenerationID: generation}
 	for _, topic := range slices.Sorted(maps.Keys(owned)) {
@@ -32,7 +32,7 @@ func subscriptionMetadata(protocol string, topics []string, owned map[string][]i
 		}
 	}
 	if protocol == rebalance.StrategyCooperativeSticky {
-		meta.UserData = rebalance.CooperativeStickyUserData(assignedGen)
+		meta.UserData = cooperativeStickyUserData(assignedGen)
 	}
 	return meta
 }
@@ -42,16 +42,16 @@ func subscriptionMetadata(protocol string, topics []string, owned map[string][]i
 // generation the cooperative-sticky assignor attributes to it. Java's
 // decoder reads versions it does not know as its highest; so does
 // sarama's.
-func decodeMembers(resp *sarama.JoinGroupResponse) (map[string]rebalance.MemberSubscription, error) {
+func decodeMembers(resp *sarama.JoinGroupResponse) (map[string]memberSubscription, error) {
 	metas, err := resp.GetMembers()
 	if err != nil {
 		return nil, fmt.Errorf("kafkagroup: undecodable member metadata: %w", err)
 	}
-	out := make(map[string]rebalance.MemberSubscription, len(resp.Members))
+	out := make(map[string]memberSubscription, len(resp.Members))
 	for _, gm := range resp.Members {
 		meta := metas[gm.MemberId]
-		s := rebalance.MemberSubscription{Topics: meta.Topics,
-			Generation: rebalance.CooperativeStickyGeneration(meta.Version, meta.GenerationID, meta.UserData)}
+		s := memberSubscription{Topics: meta.Topics,
+			Generation: cooperativeStickyGeneration(meta.Version, meta.GenerationID, meta.UserData)}
 		for _, op := range meta.OwnedPartitions {
 			if s.Owned == nil {
 				s.Owned = map[string][]int32{}

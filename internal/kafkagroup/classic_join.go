@@ -13,7 +13,6 @@ import (
 	gc "github.com/zkconsumer/zkconsumer/internal/coordinator"
 	"github.com/zkconsumer/zkconsumer/internal/grouperr"
 	"github.com/zkconsumer/zkconsumer/internal/kip848"
-	"github.com/zkconsumer/zkconsumer/rebalance"
 )
 
 // protocolType is the protocol type of consumer groups.
@@ -218,7 +217,7 @@ func (p *classic) joinOnce(ctx context.Context, c *coordinator) (*Generation, er
 	p.mu.Unlock()
 	gen := newGeneration(resp.GenerationId, resp.MemberId, resp.GroupProtocol, leader, mine,
 		p.leaseTerm(), syncSent, hold, st.prev)
-	gen.GroupAssignment = groupAssignment(group)
+	gen.GroupAssignment = cloneGroupAssignment(group)
 	gen.SkippedAssignment = leader && skip
 	gen.Cooperative = p.cooperative
 	p.mu.Lock()
@@ -303,7 +302,7 @@ func (p *classic) joinGroup(ctx context.Context, c *coordinator, req *sarama.Joi
 // groupTopics decodes the members' subscriptions of the leader's JoinGroup
 // answer and reads the partition counts of every topic they subscribe to:
 // what the leader assigns from and watches.
-func (p *classic) groupTopics(resp *sarama.JoinGroupResponse) (map[string]rebalance.MemberSubscription, watch, error) {
+func (p *classic) groupTopics(resp *sarama.JoinGroupResponse) (map[string]memberSubscription, watch, error) {
 	members, err := decodeMembers(resp)
 	if err != nil {
 		return nil, watch{}, fmt.Errorf("%w: %w", ErrFatal, err)
@@ -348,10 +347,10 @@ func (p *classic) assignGroup(resp *sarama.JoinGroupResponse) (map[string]map[st
 	return a, watch{topics: topics, counts: counts}, nil
 }
 
-// groupAssignment copies the leader's assignment of the group (member id
+// cloneGroupAssignment copies the leader's assignment of the group (member id
 // to topic to partitions) for Generation.GroupAssignment, partitions
 // sorted and topics without partitions left out; nil for nil.
-func groupAssignment(a map[string]map[string][]int32) map[string]map[string][]int32 {
+func cloneGroupAssignment(a map[string]map[string][]int32) map[string]map[string][]int32 {
 	if a == nil {
 		return nil
 	}

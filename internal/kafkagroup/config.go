@@ -223,7 +223,7 @@ func (cfg Config) Validate() error {
 	}
 	seen := map[string]bool{}
 	for _, name := range cfg.Assignors {
-		if _, err := rebalance.NewGroupAssignor(name); err != nil {
+		if _, err := newGroupAssignor(name); err != nil {
 			errs = append(errs, fmt.Errorf("kafkagroup: %w", err))
 		}
 		if seen[name] {

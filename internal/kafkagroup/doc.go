@@ -15,7 +15,9 @@
 // member.go), and ends Generations with the same causes. What differs is
 // a protocol part that encodes and decodes its requests and keeps its
 // state, and owns no goroutine: classic (classic*.go) and consumer
-// (consumer*.go).
+// (consumer*.go). The classic leader assigns with the Java consumer's
+// assignors (assign_java.go, assign_cooperative_sticky.go), pure functions
+// of the group's subscriptions, checked against Kafka 3.9's own.
 //
 // Under the consumer protocol the member heartbeats
 // (ConsumerGroupHeartbeat) at the interval the coordinator gives, telling
@@ -37,9 +39,10 @@
 // member id the coordinator assigns since KIP-394, and a group.instance.id
 // for static membership when the broker speaks JoinGroup v5), and, when
 // the coordinator elects it leader, computes every member's assignment
-// with the Java-compatible assignor the group agreed on
-// (rebalance.NewGroupAssignor: "range", "roundrobin" or
-// "cooperative-sticky"), reading partition counts from a Metadata request.
+// with the Java-compatible assignor the group agreed on ("range",
+// "roundrobin" or "cooperative-sticky": rangeAssignor, roundRobinAssignor,
+// cooperativeStickyAssignor), reading partition counts from a Metadata
+// request.
 // SyncGroup hands out the assignment; subscriptions and assignments are
 // encoded as Java's ConsumerProtocol encodes them (subscription v3, as
 // Kafka 3.9 sends it). Only the leader learns the whole group's assignment

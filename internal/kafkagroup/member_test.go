@@ -110,7 +110,7 @@ func TestDecodeJavaSubscriptionV3(t *testing.T) {
 	}}
 	got, err := decodeMembers(resp)
 	require.NoError(t, err)
-	require.Equal(t, map[string]rebalance.MemberSubscription{
+	require.Equal(t, map[string]memberSubscription{
 		"java-1": {Topics: []string{"t"}, InstanceID: "i-1", Owned: map[string][]int32{"t": {0}}, Generation: 5},
 		"zk-1":   {Topics: []string{"t"}, Generation: -1},
 		"old-1":  {Topics: []string{"t"}, Owned: map[string][]int32{"t": {1}}, Generation: 3},

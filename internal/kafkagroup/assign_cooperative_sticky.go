@@ -1,57 +1,57 @@
-package rebalance
+package kafkagroup
 
 import (
 	"encoding/binary"
 	"fmt"
 	"maps"
 	"slices"
+
+	"github.com/zkconsumer/zkconsumer/internal/javastr"
+	"github.com/zkconsumer/zkconsumer/rebalance"
 )
 
-// StrategyCooperativeSticky is the protocol name of Kafka's Java
-// CooperativeStickyAssignor, the assignor of the cooperative rebalance
-// protocol (KIP-429) in a group coordinated by Kafka's broker.
-const StrategyCooperativeSticky = "cooperative-sticky"
-
-// NoGeneration is the generation of a member whose subscription carries
+// noGeneration is the generation of a member whose subscription carries
 // none (Java's AbstractStickyAssignor.DEFAULT_GENERATION): its owned
 // partitions count only while no member claims a known generation.
-const NoGeneration int32 = -1
+const noGeneration int32 = -1
 
-// CooperativeStickyUserData encodes what Java's CooperativeStickyAssignor
+// cooperativeStickyUserData encodes what Java's CooperativeStickyAssignor
 // puts in the user data of a member's subscription: the generation id of
-// the last assignment the member received (NoGeneration before the first),
+// the last assignment the member received (noGeneration before the first),
 // a big-endian int32. The leader reads it only when the subscription itself
 // carries no generation (ConsumerProtocol subscription versions 0 and 1,
 // or a generation of -1).
-func CooperativeStickyUserData(generation int32) []byte {
+func cooperativeStickyUserData(generation int32) []byte {
 	return binary.BigEndian.AppendUint32(nil, uint32(generation))
 }
 
-// CooperativeStickyGeneration returns the generation a cooperative-sticky
+// cooperativeStickyGeneration returns the generation a cooperative-sticky
 // leader attributes to a subscription, as Java's CooperativeStickyAssignor
 // does: the subscription's own generation id when it carries one that is
 // not negative (subscription version 2 and later), else the one in its
-// user data; NoGeneration when there is none, or when the user data is too
+// user data; noGeneration when there is none, or when the user data is too
 // short to hold one.
-func CooperativeStickyGeneration(version int16, generationID int32, userData []byte) int32 {
+func cooperativeStickyGeneration(version int16, generationID int32, userData []byte) int32 {
 	switch {
 	case version >= 2 && generationID >= 0:
 		return generationID
 	case len(userData) < 4:
-		return NoGeneration
+		return noGeneration
 	}
 	return int32(binary.BigEndian.Uint32(userData))
 }
 
-// SupportsCooperative reports whether the group assignor named strategy
+// supportsCooperative reports whether the group assignor named strategy
 // supports Kafka's cooperative rebalance protocol (Java's
 // ConsumerPartitionAssignor.supportedProtocols contains COOPERATIVE): only
-// StrategyCooperativeSticky does. A member runs the cooperative protocol
-// when every assignor it lists supports it, as Java's ConsumerCoordinator
-// decides.
-func SupportsCooperative(strategy string) bool { return strategy == StrategyCooperativeSticky }
+// rebalance.StrategyCooperativeSticky does. A member runs the cooperative
+// protocol when every assignor it lists supports it, as Java's
+// ConsumerCoordinator decides.
+func supportsCooperative(strategy string) bool {
+	return strategy == rebalance.StrategyCooperativeSticky
+}
 
-// JavaCooperativeStickyAssignor computes what Kafka's Java
+// cooperativeStickyAssignor computes what Kafka's Java
 // CooperativeStickyAssignor (3.x, no rack information in play) assigns:
 // balanced (member partition counts differ by at most one where every
 // member subscribes to the same topics; otherwise no partition can move to
@@ -61,7 +61,7 @@ func SupportsCooperative(strategy string) bool { return strategy == StrategyCoop
 // its owner revokes it first and it is handed out in the rebalance that
 // follows (KIP-429's two phases).
 //
-// Owned partitions count as Java counts them (MemberSubscription.Owned
+// Owned partitions count as Java counts them (memberSubscription.Owned
 // and Generation): of two claims of one partition, that of the member of
 // the higher generation counts. Where every member subscribes to the same
 // topics, a partition claimed by two members of one generation belongs to
@@ -74,20 +74,20 @@ func SupportsCooperative(strategy string) bool { return strategy == StrategyCoop
 // balance of the same kind as Java's but not necessarily the same
 // assignment. Members of one group need not agree on it: only the leader
 // assigns.
-type JavaCooperativeStickyAssignor struct{}
+type cooperativeStickyAssignor struct{}
 
-var _ GroupAssignor = JavaCooperativeStickyAssignor{}
+var _ groupAssignor = cooperativeStickyAssignor{}
 
-// Name returns StrategyCooperativeSticky.
-func (JavaCooperativeStickyAssignor) Name() string { return StrategyCooperativeSticky }
+// Name returns rebalance.StrategyCooperativeSticky.
+func (cooperativeStickyAssignor) Name() string { return rebalance.StrategyCooperativeSticky }
 
-// Assign implements GroupAssignor.
-func (JavaCooperativeStickyAssignor) Assign(partitionCounts map[string]int32, members map[string]MemberSubscription) (GroupAssignment, error) {
+// Assign implements groupAssignor.
+func (cooperativeStickyAssignor) Assign(partitionCounts map[string]int32, members map[string]memberSubscription) (groupAssignment, error) {
 	order, subscribed, err := normalizeGroup(partitionCounts, members)
 	if err != nil {
 		return nil, err
 	}
-	slices.SortFunc(order, javaStringCompare)
+	slices.SortFunc(order, javastr.Compare)
 	topics := map[string]int32{} // the group's topics that have partitions
 	for topic := range subscribed {
 		if n := partitionCounts[topic]; n > 0 {
@@ -96,10 +96,10 @@ func (JavaCooperativeStickyAssignor) Assign(partitionCounts map[string]int32, me
 	}
 	owned, doubly := validOwnership(order, members, topics)
 	if len(order) == 0 {
-		return GroupAssignment{}, nil
+		return groupAssignment{}, nil
 	}
-	var assigned map[string][]tp
-	var moving map[tp]string
+	var assigned map[string][]topicPartition
+	var moving map[topicPartition]string
 	if sameSubscriptions(order, members) {
 		if assigned, moving, err = constrainedSticky(order, topics, owned, doubly); err != nil {
 			return nil, err
@@ -123,22 +123,22 @@ func (JavaCooperativeStickyAssignor) Assign(partitionCounts map[string]int32, me
 	return out, nil
 }
 
-// tp is a partition inside the assignor.
-type tp struct {
+// topicPartition is a partition inside the assignor.
+type topicPartition struct {
 	topic     string
 	partition int32
 }
 
-func compareTP(a, b tp) int {
-	if c := javaStringCompare(a.topic, b.topic); c != 0 {
+func compareTopicPartitions(a, b topicPartition) int {
+	if c := javastr.Compare(a.topic, b.topic); c != 0 {
 		return c
 	}
 	return int(a.partition) - int(b.partition)
 }
 
 // ownedList returns the partitions m claims in topics, sorted.
-func ownedList(m MemberSubscription, topics map[string]int32) []tp {
-	var out []tp
+func ownedList(m memberSubscription, topics map[string]int32) []topicPartition {
+	var out []topicPartition
 	for topic, ps := range m.Owned {
 		n, ok := topics[topic]
 		if !ok {
@@ -146,28 +146,28 @@ func ownedList(m MemberSubscription, topics map[string]int32) []tp {
 		}
 		for _, p := range ps {
 			if p >= 0 && p < n {
-				out = append(out, tp{topic, p})
+				out = append(out, topicPartition{topic, p})
 			}
 		}
 	}
-	slices.SortFunc(out, compareTP)
+	slices.SortFunc(out, compareTopicPartitions)
 	return slices.Compact(out)
 }
 
 // validOwnership returns the claims the constrained algorithm honours,
 // partition by partition as Java's does: of two members claiming one
 // partition, the one of the higher generation (members without one count
-// as NoGeneration) keeps it; two of the same generation both lose it, and
+// as noGeneration) keeps it; two of the same generation both lose it, and
 // it is returned as doubly claimed.
-func validOwnership(order []string, members map[string]MemberSubscription, topics map[string]int32) (map[string][]tp, map[tp]bool) {
-	owned := make(map[string][]tp, len(order))
-	owner := map[tp]string{}
-	doubly := map[tp]bool{}
-	drop := func(id string, p tp) {
-		owned[id] = slices.DeleteFunc(owned[id], func(q tp) bool { return q == p })
+func validOwnership(order []string, members map[string]memberSubscription, topics map[string]int32) (map[string][]topicPartition, map[topicPartition]bool) {
+	owned := make(map[string][]topicPartition, len(order))
+	owner := map[topicPartition]string{}
+	doubly := map[topicPartition]bool{}
+	drop := func(id string, p topicPartition) {
+		owned[id] = slices.DeleteFunc(owned[id], func(q topicPartition) bool { return q == p })
 	}
 	for _, id := range order {
-		g := max(members[id].Generation, NoGeneration)
+		g := max(members[id].Generation, noGeneration)
 		for _, p := range ownedList(members[id], topics) {
 			other, claimed := owner[p]
 			if !claimed {
@@ -175,7 +175,7 @@ func validOwnership(order []string, members map[string]MemberSubscription, topic
 				owner[p] = id
 				continue
 			}
-			switch og := max(members[other].Generation, NoGeneration); {
+			switch og := max(members[other].Generation, noGeneration); {
 			case g == og:
 				doubly[p] = true
 				drop(other, p)
@@ -188,7 +188,7 @@ func validOwnership(order []string, members map[string]MemberSubscription, topic
 		}
 	}
 	for id, ps := range owned {
-		owned[id] = slices.DeleteFunc(ps, func(p tp) bool { return doubly[p] })
+		owned[id] = slices.DeleteFunc(ps, func(p topicPartition) bool { return doubly[p] })
 	}
 	return owned, doubly
 }
@@ -196,24 +196,24 @@ func validOwnership(order []string, members map[string]MemberSubscription, topic
 // latestClaims returns, for the general case, the claim that counts for
 // each partition, as Java's general sticky algorithm takes it: that of the
 // member of the highest generation claiming it (members without a
-// generation count as NoGeneration); of two claims in one generation the
+// generation count as noGeneration); of two claims in one generation the
 // first member's (by id) counts.
-func latestClaims(order []string, members map[string]MemberSubscription, topics map[string]int32) map[string][]tp {
+func latestClaims(order []string, members map[string]memberSubscription, topics map[string]int32) map[string][]topicPartition {
 	type claim struct {
 		id  string
 		gen int32
 	}
-	best := map[tp]claim{}
+	best := map[topicPartition]claim{}
 	for _, id := range order {
-		g := max(members[id].Generation, NoGeneration)
+		g := max(members[id].Generation, noGeneration)
 		for _, p := range ownedList(members[id], topics) {
 			if c, ok := best[p]; !ok || g > c.gen {
 				best[p] = claim{id, g}
 			}
 		}
 	}
-	owned := make(map[string][]tp, len(order))
-	for _, p := range slices.SortedFunc(maps.Keys(best), compareTP) {
+	owned := make(map[string][]topicPartition, len(order))
+	for _, p := range slices.SortedFunc(maps.Keys(best), compareTopicPartitions) {
 		owned[best[p].id] = append(owned[best[p].id], p)
 	}
 	return owned
@@ -221,7 +221,7 @@ func latestClaims(order []string, members map[string]MemberSubscription, topics 
 
 // sameSubscriptions reports whether every member subscribes to the same
 // set of topics.
-func sameSubscriptions(order []string, members map[string]MemberSubscription) bool {
+func sameSubscriptions(order []string, members map[string]memberSubscription) bool {
 	set := func(ts []string) []string {
 		s := slices.Clone(ts)
 		slices.Sort(s)
@@ -238,13 +238,13 @@ func sameSubscriptions(order []string, members map[string]MemberSubscription) bo
 
 // allPartitions lists every partition of topics, topics in Java string
 // order, partitions ascending.
-func allPartitions(topics map[string]int32) []tp {
+func allPartitions(topics map[string]int32) []topicPartition {
 	names := slices.Collect(maps.Keys(topics))
-	slices.SortFunc(names, javaStringCompare)
-	var out []tp
+	slices.SortFunc(names, javastr.Compare)
+	var out []topicPartition
 	for _, t := range names {
 		for p := range topics[t] {
-			out = append(out, tp{t, p})
+			out = append(out, topicPartition{t, p})
 		}
 	}
 	return out
@@ -262,16 +262,16 @@ func allPartitions(topics map[string]int32) []tp {
 // while members with the larger share are still wanted. It also returns
 // the partitions that change owner: given up by a member, or doubly
 // claimed, and now assigned to another one.
-func constrainedSticky(order []string, topics map[string]int32, owned map[string][]tp, doubly map[tp]bool) (map[string][]tp, map[tp]string, error) {
+func constrainedSticky(order []string, topics map[string]int32, owned map[string][]topicPartition, doubly map[topicPartition]bool) (map[string][]topicPartition, map[topicPartition]string, error) {
 	all := allPartitions(topics)
 	n := len(order)
 	minQuota, maxQuota := len(all)/n, (len(all)+n-1)/n
 	wantOver, over := len(all)%n, 0
-	assigned := make(map[string][]tp, n)
-	taken := map[tp]bool{}
-	revoked := map[tp]bool{}
+	assigned := make(map[string][]topicPartition, n)
+	taken := map[topicPartition]bool{}
+	revoked := map[topicPartition]bool{}
 	var under, atMin []string
-	keep := func(id string, ps []tp, quota int) {
+	keep := func(id string, ps []topicPartition, quota int) {
 		assigned[id] = append(assigned[id], ps[:quota]...)
 		for _, p := range ps[:quota] {
 			taken[p] = true
@@ -284,11 +284,11 @@ func constrainedSticky(order []string, topics map[string]int32, owned map[string
 		// Java keeps, of what a member owns, the first by partition
 		// number, then topic.
 		ps := slices.Clone(owned[id])
-		slices.SortFunc(ps, func(a, b tp) int {
+		slices.SortFunc(ps, func(a, b topicPartition) int {
 			if a.partition != b.partition {
 				return int(a.partition) - int(b.partition)
 			}
-			return javaStringCompare(a.topic, b.topic)
+			return javastr.Compare(a.topic, b.topic)
 		})
 		switch {
 		case len(ps) < minQuota:
@@ -307,7 +307,7 @@ func constrainedSticky(order []string, topics map[string]int32, owned map[string
 			}
 		}
 	}
-	moving := map[tp]string{}
+	moving := map[topicPartition]string{}
 	i, j := 0, 0 // round-robin cursors over under and atMin
 	for _, p := range all {
 		if taken[p] {
@@ -324,7 +324,7 @@ func constrainedSticky(order []string, topics map[string]int32, owned map[string
 			id = atMin[j]
 		default:
 			// The quotas account for every partition: a bug if reached.
-			return nil, nil, fmt.Errorf("rebalance: cooperative-sticky: partition %s-%d left over with every member at its quota", p.topic, p.partition)
+			return nil, nil, fmt.Errorf("kafkagroup: cooperative-sticky: partition %s-%d left over with every member at its quota", p.topic, p.partition)
 		}
 		assigned[id] = append(assigned[id], p)
 		if revoked[p] || doubly[p] {
@@ -356,10 +356,10 @@ func constrainedSticky(order []string, topics map[string]int32, owned map[string
 // fewest partitions (ties by member id); then, while a partition can move
 // from a member to a subscribed one with at least two fewer, it moves
 // (partitions the donor did not own before move first).
-func generalSticky(order []string, topics map[string]int32, subscribed map[string]map[string]bool, owned map[string][]tp) map[string][]tp {
-	assigned := make(map[string][]tp, len(order))
-	taken := map[tp]bool{}
-	prior := map[tp]string{}
+func generalSticky(order []string, topics map[string]int32, subscribed map[string]map[string]bool, owned map[string][]topicPartition) map[string][]topicPartition {
+	assigned := make(map[string][]topicPartition, len(order))
+	taken := map[topicPartition]bool{}
+	prior := map[topicPartition]string{}
 	for _, id := range order {
 		for _, p := range owned[id] {
 			if subscribed[p.topic][id] {
@@ -369,13 +369,13 @@ func generalSticky(order []string, topics map[string]int32, subscribed map[strin
 			}
 		}
 	}
-	var free []tp
+	var free []topicPartition
 	for _, p := range allPartitions(topics) {
 		if !taken[p] {
 			free = append(free, p)
 		}
 	}
-	slices.SortStableFunc(free, func(a, b tp) int { return len(subscribed[a.topic]) - len(subscribed[b.topic]) })
+	slices.SortStableFunc(free, func(a, b topicPartition) int { return len(subscribed[a.topic]) - len(subscribed[b.topic]) })
 	least := func(eligible func(string) bool, skip string) string {
 		best := ""
 		for _, id := range order {
@@ -400,7 +400,7 @@ func generalSticky(order []string, topics map[string]int32, subscribed map[strin
 		for _, from := range donors {
 			ps := slices.Clone(assigned[from])
 			// Partitions the donor did not own before move first.
-			slices.SortStableFunc(ps, func(a, b tp) int {
+			slices.SortStableFunc(ps, func(a, b topicPartition) int {
 				ao, bo := prior[a] == from, prior[b] == from
 				switch {
 				case ao == bo:
@@ -415,7 +415,7 @@ func generalSticky(order []string, topics map[string]int32, subscribed map[strin
 				if to == "" || len(assigned[from])-len(assigned[to]) < 2 {
 					continue
 				}
-				assigned[from] = slices.DeleteFunc(assigned[from], func(q tp) bool { return q == p })
+				assigned[from] = slices.DeleteFunc(assigned[from], func(q topicPartition) bool { return q == p })
 				assigned[to] = append(assigned[to], p)
 				moved = true
 				break
@@ -432,17 +432,17 @@ func generalSticky(order []string, topics map[string]int32, subscribed map[strin
 // that did not own them while another member that claimed them (validly
 // or not) loses them: as Java's CooperativeStickyAssignor does, they are
 // left out of this assignment.
-func transferring(order []string, members map[string]MemberSubscription, assigned map[string][]tp) map[tp]string {
-	added := map[tp]string{}
-	revoked := map[tp]bool{}
+func transferring(order []string, members map[string]memberSubscription, assigned map[string][]topicPartition) map[topicPartition]string {
+	added := map[topicPartition]string{}
+	revoked := map[topicPartition]bool{}
 	for _, id := range order {
-		claimed := map[tp]bool{}
+		claimed := map[topicPartition]bool{}
 		for topic, ps := range members[id].Owned {
 			for _, p := range ps {
-				claimed[tp{topic, p}] = true
+				claimed[topicPartition{topic, p}] = true
 			}
 		}
-		now := map[tp]bool{}
+		now := map[topicPartition]bool{}
 		for _, p := range assigned[id] {
 			now[p] = true
 			if !claimed[p] {

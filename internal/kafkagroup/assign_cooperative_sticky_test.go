@@ -1,4 +1,4 @@
-package rebalance
+package kafkagroup
 
 import (
 	"encoding/hex"
@@ -14,13 +14,14 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkconsumer/zkconsumer/internal/javastr"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 )
 
 // owning is a member that subscribes to topics and owns partitions as a
 // member of generation gen.
-func owning(gen int32, owned map[string][]int32, topics ...string) MemberSubscription {
-	return MemberSubscription{Topics: topics, Owned: owned, Generation: gen}
+func owning(gen int32, owned map[string][]int32, topics ...string) memberSubscription {
+	return memberSubscription{Topics: topics, Owned: owned, Generation: gen}
 }
 
 // TestCooperativeStickyGolden checks cases worked out by hand from the
@@ -29,18 +30,18 @@ func TestCooperativeStickyGolden(t *testing.T) {
 	cases := []struct {
 		name    string
 		counts  map[string]int32
-		members map[string]MemberSubscription
-		want    GroupAssignment
+		members map[string]memberSubscription
+		want    groupAssignment
 	}{
 		{
 			// A new group: nothing owned, partitions round-robin in
 			// partition order over the members sorted by id.
 			name:   "fresh group",
 			counts: map[string]int32{"t": 5},
-			members: map[string]MemberSubscription{
-				"b": owning(NoGeneration, nil, "t"), "a": owning(NoGeneration, nil, "t"),
+			members: map[string]memberSubscription{
+				"b": owning(noGeneration, nil, "t"), "a": owning(noGeneration, nil, "t"),
 			},
-			want: GroupAssignment{"a": {"t": {0, 2, 4}}, "b": {"t": {1, 3}}},
+			want: groupAssignment{"a": {"t": {0, 2, 4}}, "b": {"t": {1, 3}}},
 		},
 		{
 			// c joins a and b, which own three each: each keeps two (the
@@ -49,47 +50,47 @@ func TestCooperativeStickyGolden(t *testing.T) {
 			// phase of the cooperative protocol).
 			name:   "join: first phase withholds what moves",
 			counts: map[string]int32{"t": 6},
-			members: map[string]MemberSubscription{
+			members: map[string]memberSubscription{
 				"a": owning(4, map[string][]int32{"t": {0, 1, 2}}, "t"),
 				"b": owning(4, map[string][]int32{"t": {3, 4, 5}}, "t"),
-				"c": owning(NoGeneration, nil, "t"),
+				"c": owning(noGeneration, nil, "t"),
 			},
-			want: GroupAssignment{"a": {"t": {0, 1}}, "b": {"t": {3, 4}}, "c": {}},
+			want: groupAssignment{"a": {"t": {0, 1}}, "b": {"t": {3, 4}}, "c": {}},
 		},
 		{
 			// The follow-up rebalance: a and b own what they kept, so the
 			// partitions they gave up go to c.
 			name:   "join: second phase assigns what was revoked",
 			counts: map[string]int32{"t": 6},
-			members: map[string]MemberSubscription{
+			members: map[string]memberSubscription{
 				"a": owning(5, map[string][]int32{"t": {0, 1}}, "t"),
 				"b": owning(5, map[string][]int32{"t": {3, 4}}, "t"),
 				"c": owning(5, nil, "t"),
 			},
-			want: GroupAssignment{"a": {"t": {0, 1}}, "b": {"t": {3, 4}}, "c": {"t": {2, 5}}},
+			want: groupAssignment{"a": {"t": {0, 1}}, "b": {"t": {3, 4}}, "c": {"t": {2, 5}}},
 		},
 		{
 			// b left: its partitions are nobody's, so a and c take them at
 			// once; nobody gives anything up.
 			name:   "leave: orphans assigned at once",
 			counts: map[string]int32{"t": 6},
-			members: map[string]MemberSubscription{
+			members: map[string]memberSubscription{
 				"a": owning(6, map[string][]int32{"t": {0, 1}}, "t"),
 				"c": owning(6, map[string][]int32{"t": {2, 5}}, "t"),
 			},
-			want: GroupAssignment{"a": {"t": {0, 1, 3}}, "c": {"t": {2, 4, 5}}},
+			want: groupAssignment{"a": {"t": {0, 1, 3}}, "c": {"t": {2, 4, 5}}},
 		},
 		{
 			// Uneven: 7 partitions, 3 members; one member may keep 3. a is
 			// visited first and keeps its 3; b must drop to 2.
 			name:   "uneven quotas",
 			counts: map[string]int32{"t": 7},
-			members: map[string]MemberSubscription{
+			members: map[string]memberSubscription{
 				"a": owning(2, map[string][]int32{"t": {0, 1, 2}}, "t"),
 				"b": owning(2, map[string][]int32{"t": {3, 4, 5, 6}}, "t"),
-				"c": owning(NoGeneration, nil, "t"),
+				"c": owning(noGeneration, nil, "t"),
 			},
-			want: GroupAssignment{"a": {"t": {0, 1, 2}}, "b": {"t": {3, 4}}, "c": {}},
+			want: groupAssignment{"a": {"t": {0, 1, 2}}, "b": {"t": {3, 4}}, "c": {}},
 		},
 		{
 			// A member of an older generation claims partition 0 too: the
@@ -98,22 +99,22 @@ func TestCooperativeStickyGolden(t *testing.T) {
 			// it, so nothing is withheld.
 			name:   "stale generation",
 			counts: map[string]int32{"t": 4},
-			members: map[string]MemberSubscription{
+			members: map[string]memberSubscription{
 				"a": owning(7, map[string][]int32{"t": {0, 1}}, "t"),
 				"z": owning(3, map[string][]int32{"t": {0, 2, 3}}, "t"),
 			},
-			want: GroupAssignment{"a": {"t": {0, 1}}, "z": {"t": {2, 3}}},
+			want: groupAssignment{"a": {"t": {0, 1}}, "z": {"t": {2, 3}}},
 		},
 		{
 			// Two members of the same generation claim partition 1: it
 			// belongs to neither, and is withheld this time.
 			name:   "doubly claimed",
 			counts: map[string]int32{"t": 4},
-			members: map[string]MemberSubscription{
+			members: map[string]memberSubscription{
 				"a": owning(7, map[string][]int32{"t": {0, 1}}, "t"),
 				"b": owning(7, map[string][]int32{"t": {1, 2, 3}}, "t"),
 			},
-			want: GroupAssignment{"a": {"t": {0}}, "b": {"t": {2, 3}}},
+			want: groupAssignment{"a": {"t": {0}}, "b": {"t": {2, 3}}},
 		},
 		{
 			// Different subscriptions (general case): b alone reads u and
@@ -122,16 +123,16 @@ func TestCooperativeStickyGolden(t *testing.T) {
 			// this time.
 			name:   "general case",
 			counts: map[string]int32{"t": 4, "u": 2},
-			members: map[string]MemberSubscription{
+			members: map[string]memberSubscription{
 				"a": owning(3, map[string][]int32{"t": {0, 1, 2, 3}}, "t"),
 				"b": owning(3, map[string][]int32{"u": {0, 1}}, "t", "u"),
 			},
-			want: GroupAssignment{"a": {"t": {1, 2, 3}}, "b": {"u": {0, 1}}},
+			want: groupAssignment{"a": {"t": {1, 2, 3}}, "b": {"u": {0, 1}}},
 		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := JavaCooperativeStickyAssignor{}.Assign(tc.counts, tc.members)
+			got, err := cooperativeStickyAssignor{}.Assign(tc.counts, tc.members)
 			require.NoError(t, err)
 			require.Equal(t, tc.want, got)
 		})
@@ -179,11 +180,11 @@ func TestCooperativeStickyProperties(t *testing.T) {
 			}
 			for phase := 0; ; phase++ {
 				require.Less(t, phase, 3, "round %d step %d: more than one follow-up rebalance", round, step)
-				members := map[string]MemberSubscription{}
+				members := map[string]memberSubscription{}
 				for id, o := range owned {
 					members[id] = owning(gen, o, topicsOf[id]...)
 				}
-				got, err := JavaCooperativeStickyAssignor{}.Assign(counts, members)
+				got, err := cooperativeStickyAssignor{}.Assign(counts, members)
 				require.NoError(t, err)
 				revoked := checkCooperative(t, counts, members, got, same)
 				gen++
@@ -201,17 +202,17 @@ func TestCooperativeStickyProperties(t *testing.T) {
 
 // checkCooperative checks one assignment and reports whether any member
 // gives partitions up.
-func checkCooperative(t *testing.T, counts map[string]int32, members map[string]MemberSubscription, got GroupAssignment, same bool) bool {
+func checkCooperative(t *testing.T, counts map[string]int32, members map[string]memberSubscription, got groupAssignment, same bool) bool {
 	t.Helper()
-	owner := map[tp]string{}
+	owner := map[topicPartition]string{}
 	for id, m := range members {
 		for topic, ps := range m.Owned {
 			for _, p := range ps {
-				owner[tp{topic, p}] = id
+				owner[topicPartition{topic, p}] = id
 			}
 		}
 	}
-	seen := map[tp]string{}
+	seen := map[topicPartition]string{}
 	revoked := false
 	total := 0
 	for _, n := range counts {
@@ -221,7 +222,7 @@ func checkCooperative(t *testing.T, counts map[string]int32, members map[string]
 		for topic, ps := range topics {
 			require.True(t, slices.Contains(members[id].Topics, topic), "%s got %s, not subscribed", id, topic)
 			for _, p := range ps {
-				k := tp{topic, p}
+				k := topicPartition{topic, p}
 				require.Less(t, p, counts[topic])
 				other, dup := seen[k]
 				require.False(t, dup, "%s-%d given to %s and %s", topic, p, id, other)
@@ -255,15 +256,15 @@ func checkCooperative(t *testing.T, counts map[string]int32, members map[string]
 
 // checkComplete checks an assignment after which nobody gives anything up:
 // every subscribed partition is assigned, and the loads are balanced.
-func checkComplete(t *testing.T, counts map[string]int32, members map[string]MemberSubscription, got GroupAssignment, same bool) {
+func checkComplete(t *testing.T, counts map[string]int32, members map[string]memberSubscription, got groupAssignment, same bool) {
 	t.Helper()
 	load := map[string]int{}
-	assigned := map[tp]bool{}
+	assigned := map[topicPartition]bool{}
 	for id, topics := range got {
 		for topic, ps := range topics {
 			load[id] += len(ps)
 			for _, p := range ps {
-				assigned[tp{topic, p}] = true
+				assigned[topicPartition{topic, p}] = true
 			}
 		}
 	}
@@ -273,7 +274,7 @@ func checkComplete(t *testing.T, counts map[string]int32, members map[string]Mem
 			subscribed = subscribed || slices.Contains(m.Topics, topic)
 		}
 		for p := range n {
-			require.Equal(t, subscribed, assigned[tp{topic, p}], "%s-%d", topic, p)
+			require.Equal(t, subscribed, assigned[topicPartition{topic, p}], "%s-%d", topic, p)
 		}
 	}
 	for a, ma := range members {
@@ -312,7 +313,7 @@ func TestCooperativeStickyAgainstKafka(t *testing.T) {
 	java := askCooperativeSticky(t, inputs)
 	exact := 0
 	for i, in := range inputs {
-		got, err := JavaCooperativeStickyAssignor{}.Assign(in.counts, in.members)
+		got, err := cooperativeStickyAssignor{}.Assign(in.counts, in.members)
 		require.NoError(t, err)
 		for id, topics := range got {
 			if len(topics) == 0 {
@@ -322,7 +323,7 @@ func TestCooperativeStickyAgainstKafka(t *testing.T) {
 		switch {
 		case in.racks != nil:
 			// Different subscriptions: Java's general algorithm is not
-			// ported move for move (see JavaCooperativeStickyAssignor);
+			// ported move for move (see cooperativeStickyAssignor);
 			// TestCooperativeStickyProperties checks what it promises.
 		case javaSortedOrder(slices.Collect(maps.Keys(in.members))):
 			exact++
@@ -336,7 +337,7 @@ func TestCooperativeStickyAgainstKafka(t *testing.T) {
 }
 
 // loads returns the sorted partition counts of an assignment's members.
-func loads(a GroupAssignment) []int {
+func loads(a groupAssignment) []int {
 	var out []int
 	for _, topics := range a {
 		n := 0
@@ -361,10 +362,10 @@ func javaSortedOrder(ids []string) bool {
 		capacity *= 2
 	}
 	bucket := func(s string) int {
-		h := uint32(javaStringHash(s))
+		h := uint32(javastr.Hash(s))
 		return int((h ^ h>>16) & uint32(capacity-1))
 	}
-	slices.SortFunc(ids, javaStringCompare)
+	slices.SortFunc(ids, javastr.Compare)
 	for i := 1; i < len(ids); i++ {
 		if bucket(ids[i-1]) >= bucket(ids[i]) {
 			return false
@@ -379,7 +380,7 @@ func javaSortedOrder(ids []string) bool {
 // subscribes to the same topics; racks is set (to non-nil) otherwise, to
 // mark the case as one of different subscriptions.
 func randomStickyGroup(rng *rand.Rand, same bool) groupInput {
-	in := groupInput{counts: map[string]int32{}, members: map[string]MemberSubscription{}}
+	in := groupInput{counts: map[string]int32{}, members: map[string]memberSubscription{}}
 	if !same {
 		in.racks = map[string]string{}
 	}
@@ -387,23 +388,23 @@ func randomStickyGroup(rng *rand.Rand, same bool) groupInput {
 	for _, topic := range topics {
 		in.counts[topic] = int32(1 + rng.IntN(9))
 	}
-	var all []tp
+	var all []topicPartition
 	for _, topic := range topics {
 		for p := range in.counts[topic] {
-			all = append(all, tp{topic, p})
+			all = append(all, topicPartition{topic, p})
 		}
 	}
 	n := 1 + rng.IntN(5)
 	gen := int32(1 + rng.IntN(9))
 	for i := 0; i < n; i++ {
 		id := fmt.Sprintf("consumer-%d-%04x", i, rng.IntN(1<<16))
-		m := MemberSubscription{Topics: slices.Clone(topics), Generation: gen, Owned: map[string][]int32{}}
+		m := memberSubscription{Topics: slices.Clone(topics), Generation: gen, Owned: map[string][]int32{}}
 		if !same && rng.IntN(2) == 0 {
 			m.Topics = m.Topics[:1+rng.IntN(len(m.Topics))]
 		}
 		switch rng.IntN(6) {
 		case 0:
-			m.Generation = NoGeneration
+			m.Generation = noGeneration
 		case 1:
 			m.Generation = gen - 1
 		}
@@ -431,7 +432,7 @@ func randomStickyGroup(rng *rand.Rand, same bool) groupInput {
 
 // askCooperativeSticky runs every case through
 // testdata/CooperativeStickyOracle.java in one JVM.
-func askCooperativeSticky(t *testing.T, inputs []groupInput) []GroupAssignment {
+func askCooperativeSticky(t *testing.T, inputs []groupInput) []groupAssignment {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("starts a JVM: skipped by -short")
@@ -454,13 +455,13 @@ func askCooperativeSticky(t *testing.T, inputs []groupInput) []GroupAssignment {
 			for _, topic := range m.Topics {
 				topics = append(topics, enc(topic))
 			}
-			var ps []tp
+			var ps []topicPartition
 			for topic, list := range m.Owned {
 				for _, p := range list {
-					ps = append(ps, tp{topic, p})
+					ps = append(ps, topicPartition{topic, p})
 				}
 			}
-			slices.SortFunc(ps, compareTP)
+			slices.SortFunc(ps, compareTopicPartitions)
 			for _, p := range ps {
 				owned = append(owned, enc(p.topic)+"/"+strconv.Itoa(int(p.partition)))
 			}
@@ -493,9 +494,9 @@ func FuzzCooperativeSticky(f *testing.F) {
 		for _, topic := range topics {
 			counts[topic] = int32(next() % 7)
 		}
-		members := map[string]MemberSubscription{}
+		members := map[string]memberSubscription{}
 		for i := range 1 + next()%5 {
-			m := MemberSubscription{Generation: int32(next()%5) - 2, Owned: map[string][]int32{}}
+			m := memberSubscription{Generation: int32(next()%5) - 2, Owned: map[string][]int32{}}
 			for _, topic := range topics {
 				if next()%2 == 0 {
 					m.Topics = append(m.Topics, topic)
@@ -506,16 +507,16 @@ func FuzzCooperativeSticky(f *testing.F) {
 			}
 			members[fmt.Sprintf("m%d", i)] = m
 		}
-		got, err := JavaCooperativeStickyAssignor{}.Assign(counts, members)
+		got, err := cooperativeStickyAssignor{}.Assign(counts, members)
 		require.NoError(t, err)
-		seen := map[tp]bool{}
+		seen := map[topicPartition]bool{}
 		for id, ts := range got {
 			for topic, ps := range ts {
 				require.Contains(t, members[id].Topics, topic)
 				for _, p := range ps {
 					require.True(t, p >= 0 && p < counts[topic])
-					require.False(t, seen[tp{topic, p}])
-					seen[tp{topic, p}] = true
+					require.False(t, seen[topicPartition{topic, p}])
+					seen[topicPartition{topic, p}] = true
 				}
 			}
 		}

@@ -1,22 +1,25 @@
-package rebalance
+package kafkagroup
 
 import (
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
+
+	"github.com/zkconsumer/zkconsumer/internal/javastr"
+	"github.com/zkconsumer/zkconsumer/rebalance"
 )
 
-// ErrInvalidSubscriptions is wrapped by the errors a GroupAssignor returns
+// errInvalidSubscriptions is wrapped by the errors a groupAssignor returns
 // for input no coordinator can produce: an empty member id or topic name, a
 // negative partition count, or two members with one group.instance.id.
-var ErrInvalidSubscriptions = errors.New("rebalance: invalid group subscriptions")
+var errInvalidSubscriptions = errors.New("kafkagroup: invalid group subscriptions")
 
-// MemberSubscription is one member of a group coordinated by Kafka's broker,
+// memberSubscription is one member of a group coordinated by Kafka's broker,
 // as the leader sees it in the JoinGroup response: the topics its
 // subscription metadata lists and its static group.instance.id, "" for a
 // dynamic member.
-type MemberSubscription struct {
+type memberSubscription struct {
 	// Topics are the topics the member subscribes to; order and
 	// duplicates do not matter.
 	Topics []string
@@ -25,25 +28,25 @@ type MemberSubscription struct {
 	// Owned are the partitions the member says it owns (topic to
 	// partition ids; ConsumerProtocol subscription version 1 and later):
 	// under the cooperative protocol, those it kept delivering while it
-	// rejoined. Only JavaCooperativeStickyAssignor reads them.
+	// rejoined. Only cooperativeStickyAssignor reads them.
 	Owned map[string][]int32
 	// Generation is the generation of the member's last assignment, as
 	// the cooperative-sticky assignor reads it (see
-	// CooperativeStickyGeneration), NoGeneration if unknown. Only
-	// JavaCooperativeStickyAssignor reads it, and only with Owned.
+	// cooperativeStickyGeneration), noGeneration if unknown. Only
+	// cooperativeStickyAssignor reads it, and only with Owned.
 	Generation int32
 }
 
-// GroupAssignment maps each member id to its partitions: topic to
+// groupAssignment maps each member id to its partitions: topic to
 // partition ids in ascending order. Every member of the input has an entry,
 // an empty map when it gets nothing.
-type GroupAssignment map[string]map[string][]int32
+type groupAssignment map[string]map[string][]int32
 
-// GroupAssignor is an assignor of Kafka's Java consumer
+// groupAssignor is an assignor of Kafka's Java consumer
 // (ConsumerPartitionAssignor), computed by the group leader from every
 // member's subscription and the partition count of each topic.
 // Implementations are pure and safe for concurrent use.
-type GroupAssignor interface {
+type groupAssignor interface {
 	// Name is the protocol name members list in JoinGroup, Java's
 	// ConsumerPartitionAssignor.name().
 	Name() string
@@ -51,46 +54,47 @@ type GroupAssignor interface {
 	// partitions of each topic known to the metadata; subscribed topics
 	// that are missing or have no partitions are left unassigned, as the
 	// Java leader does.
-	Assign(partitionCounts map[string]int32, members map[string]MemberSubscription) (GroupAssignment, error)
+	Assign(partitionCounts map[string]int32, members map[string]memberSubscription) (groupAssignment, error)
 }
 
-// NewGroupAssignor returns the Java-compatible assignor named strategy:
-// StrategyRange ("range", Java's RangeAssignor), StrategyRoundRobin
-// ("roundrobin", Java's RoundRobinAssignor) or StrategyCooperativeSticky
-// ("cooperative-sticky", Java's CooperativeStickyAssignor). Other names
-// give an error wrapping ErrUnknownStrategy.
-func NewGroupAssignor(strategy string) (GroupAssignor, error) {
+// newGroupAssignor returns the Java-compatible assignor named strategy:
+// rebalance.StrategyRange ("range", Java's RangeAssignor),
+// rebalance.StrategyRoundRobin ("roundrobin", Java's RoundRobinAssignor)
+// or rebalance.StrategyCooperativeSticky ("cooperative-sticky", Java's
+// CooperativeStickyAssignor). Other names give an error wrapping
+// rebalance.ErrUnknownStrategy.
+func newGroupAssignor(strategy string) (groupAssignor, error) {
 	switch strategy {
-	case StrategyRange:
-		return JavaRangeAssignor{}, nil
-	case StrategyRoundRobin:
-		return JavaRoundRobinAssignor{}, nil
-	case StrategyCooperativeSticky:
-		return JavaCooperativeStickyAssignor{}, nil
+	case rebalance.StrategyRange:
+		return rangeAssignor{}, nil
+	case rebalance.StrategyRoundRobin:
+		return roundRobinAssignor{}, nil
+	case rebalance.StrategyCooperativeSticky:
+		return cooperativeStickyAssignor{}, nil
 	}
 	return nil, fmt.Errorf("%w %q for a Kafka-coordinated group: allowed values are %q, %q and %q",
-		ErrUnknownStrategy, strategy, StrategyRange, StrategyRoundRobin, StrategyCooperativeSticky)
+		rebalance.ErrUnknownStrategy, strategy, rebalance.StrategyRange, rebalance.StrategyRoundRobin, rebalance.StrategyCooperativeSticky)
 }
 
-// JavaRangeAssignor computes what Kafka's Java RangeAssignor (3.x) assigns
+// rangeAssignor computes what Kafka's Java RangeAssignor (3.x) assigns
 // when no rack information is in play: for each topic, its partitions in
 // ascending order are cut into contiguous ranges, one per subscribed member
-// in member order (see memberOrder); the first count % members members get
+// in member order (see normalizeGroup); the first count % members members get
 // one partition more.
 //
 // Java 3.5 and later switch to a rack-aware variant when members send a
 // client.rack and partition replicas have racks; this assignor never does:
 // its members advertise no rack, so the Java leader of a mixed group takes
 // the same non-rack path as long as no Java member sets client.rack.
-type JavaRangeAssignor struct{}
+type rangeAssignor struct{}
 
-var _ GroupAssignor = JavaRangeAssignor{}
+var _ groupAssignor = rangeAssignor{}
 
-// Name returns StrategyRange.
-func (JavaRangeAssignor) Name() string { return StrategyRange }
+// Name returns rebalance.StrategyRange.
+func (rangeAssignor) Name() string { return rebalance.StrategyRange }
 
-// Assign implements GroupAssignor.
-func (JavaRangeAssignor) Assign(partitionCounts map[string]int32, members map[string]MemberSubscription) (GroupAssignment, error) {
+// Assign implements groupAssignor.
+func (rangeAssignor) Assign(partitionCounts map[string]int32, members map[string]memberSubscription) (groupAssignment, error) {
 	order, subscribed, err := normalizeGroup(partitionCounts, members)
 	if err != nil {
 		return nil, err
@@ -107,30 +111,38 @@ func (JavaRangeAssignor) Assign(partitionCounts map[string]int32, members map[st
 				consumers = append(consumers, id)
 			}
 		}
+		// Java's split, the one rebalance's RangeAssignor makes too:
+		// each gets n/len(consumers), the first n%len(consumers) one more.
+		per, extra := n/int32(len(consumers)), n%int32(len(consumers))
+		var next int32
 		for i, id := range consumers {
-			start, length := rangeShare(i, len(consumers), int(n))
-			for p := start; p < start+length; p++ {
-				out[id][topic] = append(out[id][topic], int32(p))
+			share := per
+			if int32(i) < extra {
+				share++
+			}
+			for range share {
+				out[id][topic] = append(out[id][topic], next)
+				next++
 			}
 		}
 	}
 	return out, nil
 }
 
-// JavaRoundRobinAssignor computes what Kafka's Java RoundRobinAssignor
+// roundRobinAssignor computes what Kafka's Java RoundRobinAssignor
 // assigns: every partition of every subscribed topic, topics in Java string
 // order and partitions ascending, goes to the next member in a circle over
-// all members in member order (see memberOrder), skipping members that do
+// all members in member order (see normalizeGroup), skipping members that do
 // not subscribe to the partition's topic.
-type JavaRoundRobinAssignor struct{}
+type roundRobinAssignor struct{}
 
-var _ GroupAssignor = JavaRoundRobinAssignor{}
+var _ groupAssignor = roundRobinAssignor{}
 
-// Name returns StrategyRoundRobin.
-func (JavaRoundRobinAssignor) Name() string { return StrategyRoundRobin }
+// Name returns rebalance.StrategyRoundRobin.
+func (roundRobinAssignor) Name() string { return rebalance.StrategyRoundRobin }
 
-// Assign implements GroupAssignor.
-func (JavaRoundRobinAssignor) Assign(partitionCounts map[string]int32, members map[string]MemberSubscription) (GroupAssignment, error) {
+// Assign implements groupAssignor.
+func (roundRobinAssignor) Assign(partitionCounts map[string]int32, members map[string]memberSubscription) (groupAssignment, error) {
 	order, subscribed, err := normalizeGroup(partitionCounts, members)
 	if err != nil {
 		return nil, err
@@ -156,28 +168,28 @@ func (JavaRoundRobinAssignor) Assign(partitionCounts map[string]int32, members m
 // group.instance.id first, by instance id, then the others by member id,
 // both in Java String.compareTo order; and, per topic, the set of members
 // subscribing to it.
-func normalizeGroup(partitionCounts map[string]int32, members map[string]MemberSubscription) ([]string, map[string]map[string]bool, error) {
+func normalizeGroup(partitionCounts map[string]int32, members map[string]memberSubscription) ([]string, map[string]map[string]bool, error) {
 	for topic, n := range partitionCounts {
 		if topic == "" || n < 0 {
-			return nil, nil, fmt.Errorf("%w: topic %q with %d partitions", ErrInvalidSubscriptions, topic, n)
+			return nil, nil, fmt.Errorf("%w: topic %q with %d partitions", errInvalidSubscriptions, topic, n)
 		}
 	}
 	instances := map[string]string{}
 	subscribed := map[string]map[string]bool{}
 	for id, m := range members {
 		if id == "" {
-			return nil, nil, fmt.Errorf("%w: empty member id", ErrInvalidSubscriptions)
+			return nil, nil, fmt.Errorf("%w: empty member id", errInvalidSubscriptions)
 		}
 		if m.InstanceID != "" {
 			if other, dup := instances[m.InstanceID]; dup {
 				return nil, nil, fmt.Errorf("%w: members %q and %q share group.instance.id %q",
-					ErrInvalidSubscriptions, min(id, other), max(id, other), m.InstanceID)
+					errInvalidSubscriptions, min(id, other), max(id, other), m.InstanceID)
 			}
 			instances[m.InstanceID] = id
 		}
 		for _, topic := range m.Topics {
 			if topic == "" {
-				return nil, nil, fmt.Errorf("%w: member %q subscribes to an empty topic name", ErrInvalidSubscriptions, id)
+				return nil, nil, fmt.Errorf("%w: member %q subscribes to an empty topic name", errInvalidSubscriptions, id)
 			}
 			if subscribed[topic] == nil {
 				subscribed[topic] = map[string]bool{}
@@ -190,13 +202,13 @@ func normalizeGroup(partitionCounts map[string]int32, members map[string]MemberS
 		ia, ib := members[a].InstanceID, members[b].InstanceID
 		switch {
 		case ia != "" && ib != "":
-			return javaStringCompare(ia, ib)
+			return javastr.Compare(ia, ib)
 		case ia != "":
 			return -1
 		case ib != "":
 			return 1
 		}
-		return javaStringCompare(a, b)
+		return javastr.Compare(a, b)
 	})
 	return order, subscribed, nil
 }
@@ -205,14 +217,14 @@ func normalizeGroup(partitionCounts map[string]int32, members map[string]MemberS
 // order.
 func sortedTopics(subscribed map[string]map[string]bool) []string {
 	topics := slices.Collect(maps.Keys(subscribed))
-	slices.SortFunc(topics, javaStringCompare)
+	slices.SortFunc(topics, javastr.Compare)
 	return topics
 }
 
-// emptyGroupAssignment returns a GroupAssignment with an empty entry for
+// emptyGroupAssignment returns a groupAssignment with an empty entry for
 // every member.
-func emptyGroupAssignment(members map[string]MemberSubscription) GroupAssignment {
-	out := make(GroupAssignment, len(members))
+func emptyGroupAssignment(members map[string]memberSubscription) groupAssignment {
+	out := make(groupAssignment, len(members))
 	for id := range members {
 		out[id] = map[string][]int32{}
 	}

@@ -1,5 +1,5 @@
 // CooperativeStickyOracle answers, for the tests of
-// JavaCooperativeStickyAssignor, what Kafka's own CooperativeStickyAssignor
+// cooperativeStickyAssignor (internal/kafkagroup), what Kafka's own CooperativeStickyAssignor
 // assigns. Run it with `java -cp 'kafka-clients-3.9.x.jar:...' CooperativeStickyOracle.java`.
 //
 // Each input line is one case, fields separated by single spaces:

@@ -1,4 +1,4 @@
-package rebalance
+package kafkagroup
 
 import (
 	"bufio"
@@ -18,12 +18,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/rebalance"
 )
 
-func subs(topics ...string) MemberSubscription { return MemberSubscription{Topics: topics} }
+func subs(topics ...string) memberSubscription { return memberSubscription{Topics: topics} }
 
-func static(instance string, topics ...string) MemberSubscription {
-	return MemberSubscription{Topics: topics, InstanceID: instance}
+func static(instance string, topics ...string) memberSubscription {
+	return memberSubscription{Topics: topics, InstanceID: instance}
 }
 
 // TestJavaAssignorsTable checks hand-worked cases, among them the examples
@@ -33,14 +34,14 @@ func TestJavaAssignorsTable(t *testing.T) {
 		name     string
 		strategy string
 		counts   map[string]int32
-		members  map[string]MemberSubscription
-		want     GroupAssignment
+		members  map[string]memberSubscription
+		want     groupAssignment
 	}{
 		{
 			name: "range javadoc", strategy: "range",
 			counts:  map[string]int32{"t0": 3, "t1": 3},
-			members: map[string]MemberSubscription{"C0": subs("t0", "t1"), "C1": subs("t0", "t1")},
-			want: GroupAssignment{
+			members: map[string]memberSubscription{"C0": subs("t0", "t1"), "C1": subs("t0", "t1")},
+			want: groupAssignment{
 				"C0": {"t0": {0, 1}, "t1": {0, 1}},
 				"C1": {"t0": {2}, "t1": {2}},
 			},
@@ -48,8 +49,8 @@ func TestJavaAssignorsTable(t *testing.T) {
 		{
 			name: "roundrobin javadoc, same subscriptions", strategy: "roundrobin",
 			counts:  map[string]int32{"t0": 3, "t1": 3},
-			members: map[string]MemberSubscription{"C0": subs("t0", "t1"), "C1": subs("t0", "t1")},
-			want: GroupAssignment{
+			members: map[string]memberSubscription{"C0": subs("t0", "t1"), "C1": subs("t0", "t1")},
+			want: groupAssignment{
 				"C0": {"t0": {0, 2}, "t1": {1}},
 				"C1": {"t0": {1}, "t1": {0, 2}},
 			},
@@ -57,10 +58,10 @@ func TestJavaAssignorsTable(t *testing.T) {
 		{
 			name: "roundrobin javadoc, different subscriptions", strategy: "roundrobin",
 			counts: map[string]int32{"t0": 1, "t1": 2, "t2": 3},
-			members: map[string]MemberSubscription{
+			members: map[string]memberSubscription{
 				"C0": subs("t0"), "C1": subs("t0", "t1"), "C2": subs("t0", "t1", "t2"),
 			},
-			want: GroupAssignment{
+			want: groupAssignment{
 				"C0": {"t0": {0}},
 				"C1": {"t1": {0}},
 				"C2": {"t1": {1}, "t2": {0, 1, 2}},
@@ -69,40 +70,40 @@ func TestJavaAssignorsTable(t *testing.T) {
 		{
 			name: "range: member ids sort as strings", strategy: "range",
 			counts:  map[string]int32{"t": 5},
-			members: map[string]MemberSubscription{"c-10": subs("t"), "c-2": subs("t"), "c-1": subs("t")},
-			want:    GroupAssignment{"c-1": {"t": {0, 1}}, "c-10": {"t": {2, 3}}, "c-2": {"t": {4}}},
+			members: map[string]memberSubscription{"c-10": subs("t"), "c-2": subs("t"), "c-1": subs("t")},
+			want:    groupAssignment{"c-1": {"t": {0, 1}}, "c-10": {"t": {2, 3}}, "c-2": {"t": {4}}},
 		},
 		{
 			name: "range: static members first, by instance id", strategy: "range",
 			counts: map[string]int32{"t": 3},
-			members: map[string]MemberSubscription{
+			members: map[string]memberSubscription{
 				"a": subs("t"), "z": static("i2", "t"), "y": static("i1", "t"),
 			},
-			want: GroupAssignment{"y": {"t": {0}}, "z": {"t": {1}}, "a": {"t": {2}}},
+			want: groupAssignment{"y": {"t": {0}}, "z": {"t": {1}}, "a": {"t": {2}}},
 		},
 		{
 			name: "range: more members than partitions, missing and empty topics", strategy: "range",
 			counts:  map[string]int32{"t": 1, "empty": 0},
-			members: map[string]MemberSubscription{"a": subs("t", "gone", "empty"), "b": subs("t", "t")},
-			want:    GroupAssignment{"a": {"t": {0}}, "b": {}},
+			members: map[string]memberSubscription{"a": subs("t", "gone", "empty"), "b": subs("t", "t")},
+			want:    groupAssignment{"a": {"t": {0}}, "b": {}},
 		},
 		{
 			name: "roundrobin: topics in Java string order", strategy: "roundrobin",
 			// In UTF-8 "t\uff21" sorts first; in UTF-16, Java's order, the
 			// emoji's surrogate 0xD83D comes before 0xFF21.
 			counts:  map[string]int32{"t\uff21": 1, "t\U0001F600": 1},
-			members: map[string]MemberSubscription{"a": subs("t\uff21", "t\U0001F600"), "b": subs("t\uff21", "t\U0001F600")},
-			want:    GroupAssignment{"a": {"t\U0001F600": {0}}, "b": {"t\uff21": {0}}},
+			members: map[string]memberSubscription{"a": subs("t\uff21", "t\U0001F600"), "b": subs("t\uff21", "t\U0001F600")},
+			want:    groupAssignment{"a": {"t\U0001F600": {0}}, "b": {"t\uff21": {0}}},
 		},
 		{
 			name: "no members", strategy: "roundrobin",
-			counts: map[string]int32{"t": 3}, members: map[string]MemberSubscription{},
-			want: GroupAssignment{},
+			counts: map[string]int32{"t": 3}, members: map[string]memberSubscription{},
+			want: groupAssignment{},
 		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			a, err := NewGroupAssignor(tc.strategy)
+			a, err := newGroupAssignor(tc.strategy)
 			require.NoError(t, err)
 			got, err := a.Assign(tc.counts, tc.members)
 			require.NoError(t, err)
@@ -113,23 +114,23 @@ func TestJavaAssignorsTable(t *testing.T) {
 
 func TestJavaAssignorsRefuseInvalidInput(t *testing.T) {
 	for _, strategy := range []string{"range", "roundrobin"} {
-		a, err := NewGroupAssignor(strategy)
+		a, err := newGroupAssignor(strategy)
 		require.NoError(t, err)
 		for name, in := range map[string]struct {
 			counts  map[string]int32
-			members map[string]MemberSubscription
+			members map[string]memberSubscription
 		}{
-			"empty member":       {members: map[string]MemberSubscription{"": subs("t")}},
-			"empty topic":        {members: map[string]MemberSubscription{"a": subs("")}},
+			"empty member":       {members: map[string]memberSubscription{"": subs("t")}},
+			"empty topic":        {members: map[string]memberSubscription{"a": subs("")}},
 			"negative count":     {counts: map[string]int32{"t": -1}},
-			"duplicate instance": {members: map[string]MemberSubscription{"a": static("i", "t"), "b": static("i", "t")}},
+			"duplicate instance": {members: map[string]memberSubscription{"a": static("i", "t"), "b": static("i", "t")}},
 		} {
 			_, err := a.Assign(in.counts, in.members)
-			require.ErrorIs(t, err, ErrInvalidSubscriptions, "%s %s", strategy, name)
+			require.ErrorIs(t, err, errInvalidSubscriptions, "%s %s", strategy, name)
 		}
 	}
-	_, err := NewGroupAssignor("sticky")
-	require.ErrorIs(t, err, ErrUnknownStrategy)
+	_, err := newGroupAssignor("sticky")
+	require.ErrorIs(t, err, rebalance.ErrUnknownStrategy)
 }
 
 // TestJavaAssignorsCoverEveryPartitionOnce: whatever the input, each
@@ -138,7 +139,7 @@ func TestJavaAssignorsCoverEveryPartitionOnce(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := 0; i < 500; i++ {
 		in := randomJavaGroup(rng)
-		for _, a := range []GroupAssignor{JavaRangeAssignor{}, JavaRoundRobinAssignor{}} {
+		for _, a := range []groupAssignor{rangeAssignor{}, roundRobinAssignor{}} {
 			got, err := a.Assign(in.counts, in.members)
 			require.NoError(t, err)
 			owners := map[string]int{}
@@ -170,7 +171,7 @@ func TestJavaAssignorsCoverEveryPartitionOnce(t *testing.T) {
 
 type groupInput struct {
 	counts  map[string]int32
-	members map[string]MemberSubscription
+	members map[string]memberSubscription
 	racks   map[string]string // client.rack of a member, for the Java side only
 }
 
@@ -180,7 +181,7 @@ type groupInput struct {
 // shaped like the coordinator's, subscriptions that overlap partly.
 func randomJavaGroup(rng *rand.Rand) groupInput {
 	pool := []string{"a", "b", "orders", "orders-eu", "t\uff21", "t\U0001F600", "T", "z.z", "_x", "payments"}
-	in := groupInput{counts: map[string]int32{}, members: map[string]MemberSubscription{}, racks: map[string]string{}}
+	in := groupInput{counts: map[string]int32{}, members: map[string]memberSubscription{}, racks: map[string]string{}}
 	for _, topic := range pool {
 		switch rng.IntN(6) {
 		case 0: // missing from the metadata
@@ -196,7 +197,7 @@ func randomJavaGroup(rng *rand.Rand) groupInput {
 		if rng.IntN(5) == 0 {
 			id = fmt.Sprintf("zk\u00e9-%d", i)
 		}
-		var m MemberSubscription
+		var m memberSubscription
 		if rng.IntN(3) == 0 {
 			m.InstanceID = fmt.Sprintf("inst-%d", rng.IntN(100)*10+i) // unique per member
 		}
@@ -219,7 +220,7 @@ func randomJavaGroup(rng *rand.Rand) groupInput {
 // TestJavaAssignorsAgainstKafka runs Kafka 3.9's own RangeAssignor and
 // RoundRobinAssignor (kafka-clients from .cache/kafka39, through
 // testdata/JavaAssignorOracle.java) on random groups and requires the same
-// assignment from JavaRangeAssignor and JavaRoundRobinAssignor. Some Java
+// assignment from rangeAssignor and roundRobinAssignor. Some Java
 // members carry a client.rack while partitions have no replica racks: the
 // Java range assignor then stays on its non-rack path, the one this package
 // implements.
@@ -233,7 +234,7 @@ func TestJavaAssignorsAgainstKafka(t *testing.T) {
 	}
 	java := askJavaAssignors(t, strategies, inputs)
 	for i, in := range inputs {
-		a, err := NewGroupAssignor(strategies[i])
+		a, err := newGroupAssignor(strategies[i])
 		require.NoError(t, err)
 		got, err := a.Assign(in.counts, in.members)
 		require.NoError(t, err)
@@ -249,7 +250,7 @@ func TestJavaAssignorsAgainstKafka(t *testing.T) {
 
 // askJavaAssignors runs every case through testdata/JavaAssignorOracle.java
 // in one JVM.
-func askJavaAssignors(t *testing.T, strategies []string, inputs []groupInput) []GroupAssignment {
+func askJavaAssignors(t *testing.T, strategies []string, inputs []groupInput) []groupAssignment {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("starts a JVM: skipped by -short")
@@ -296,7 +297,7 @@ func orDash(s string) string {
 // input, and reads the groups' assignments it prints: one line per
 // member, "<hex member id> <hex topic>:<partitions>...", each group ended
 // by "END".
-func runOracle(t *testing.T, java, lib, program, input string, groups int) []GroupAssignment {
+func runOracle(t *testing.T, java, lib, program, input string, groups int) []groupAssignment {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -308,15 +309,15 @@ func runOracle(t *testing.T, java, lib, program, input string, groups int) []Gro
 	out, err := cmd.Output()
 	require.NoError(t, err, "java: %s", stderr.String())
 
-	var results []GroupAssignment
-	cur := GroupAssignment{}
+	var results []groupAssignment
+	cur := groupAssignment{}
 	sc := bufio.NewScanner(strings.NewReader(string(out)))
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
 	for sc.Scan() {
 		line := sc.Text()
 		if line == "END" {
 			results = append(results, cur)
-			cur = GroupAssignment{}
+			cur = groupAssignment{}
 			continue
 		}
 		fields := strings.Fields(line)
