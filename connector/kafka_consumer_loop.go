@@ -47,7 +47,7 @@ func (r *kafkaRun) consumerLoop() {
 		cg := kgen
 		gen := r.generation(kgen, nil)
 		actx, cancel := context.WithTimeout(r.ctx, c.cfg.MaxPollInterval)
-		err = k.inLoop(func() error { return c.assign(actx, gen) })
+		err = c.assign(actx, gen)
 		cancel()
 		if err != nil {
 			if r.ctx.Err() == nil {
@@ -112,7 +112,7 @@ func (r *kafkaRun) follow(cg *kafkagroup.Generation, gen *generation) (cur *gene
 			target := r.member.Target()
 			next := r.nextGeneration(cur, cg, r.member.Epoch(), target)
 			ctx, cancel := context.WithTimeout(r.ctx, interval)
-			err := k.inLoop(func() error { return c.continueKafka(ctx, cur, next) })
+			err := c.continueKafka(ctx, cur, next)
 			cancel()
 			if err != nil {
 				if r.ctx.Err() == nil {
