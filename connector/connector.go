@@ -413,21 +413,30 @@ func (c *ConsumerConnector) report(err error) {
 // returns even while ZooKeeper is unreachable; the shutdown completes
 // either way.
 //
-// Called from a RebalanceListener, Shutdown cannot wait for the rebalance
-// that runs the listener: it starts the shutdown and returns nil at once;
-// the shutdown completes in the background after the listener returns.
+// Shutdown waits for the rebalance in progress, and a RebalanceListener
+// runs inside one, so the listener must not call Shutdown the ordinary
+// way. Given the ctx of a listener call instead (or a context derived from
+// it), Shutdown, from whichever goroutine, starts the shutdown and returns
+// nil at once; the shutdown completes in the background once the listener
+// has returned, with the bounds above but without ctx's. It is seen to
+// complete as any other: every stream's iteration ends, Errors is closed,
+// and a Shutdown called meanwhile with another context waits for it and
+// returns its result.
 func (c *ConsumerConnector) Shutdown(ctx context.Context) error {
-	c.mu.Lock()
-	member := c.member
-	c.mu.Unlock()
-	if member != nil && member.InHandler() {
-		go func() { _ = c.Shutdown(context.WithoutCancel(ctx)) }()
-		_ = member.Close(ctx) // stops the member without waiting
-		return nil
-	}
-	if c.kafka != nil && c.kafka.inListener() {
-		go func() { _ = c.Shutdown(context.WithoutCancel(ctx)) }()
-		c.kafka.cancel() // the loop ends once the listener returns
+	if c.calledFromListener(ctx) {
+		go func() { _ = c.Shutdown(context.Background()) }()
+		c.mu.Lock()
+		member := c.member
+		c.mu.Unlock()
+		if member != nil {
+			// In ZooKeeper mode the listener runs in a Handler call of
+			// the member, whose context ctx derives from: Close stops
+			// the member without waiting for that call.
+			_ = member.Close(ctx)
+		}
+		if c.kafka != nil {
+			c.kafka.cancel() // the loop ends once the listener returns
+		}
 		return nil
 	}
 	c.stopOnce.Do(func() {

@@ -2,6 +2,7 @@ package connector
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"syscall"
 	"testing"
@@ -222,38 +223,103 @@ func TestShutdownReturnsWhileZooKeeperIsUnreachable(t *testing.T) {
 	col.wg.Wait()
 }
 
-// shutdownListener shuts its connector down from inside the listener.
+// shutdownListener shuts its connector down from the listener's
+// BeforeReleasingPartitions, passing Shutdown the call's context on the
+// listener's goroutine or (elsewhere) a context derived from it on
+// another goroutine that the listener waits for, and sends what the first
+// Shutdown returned.
 type shutdownListener struct {
-	conn     *ConsumerConnector
-	returned chan error
+	conn      *ConsumerConnector
+	elsewhere bool
+	returned  chan error // buffered, one
 }
 
 func (l *shutdownListener) BeforeReleasingPartitions(ctx context.Context, c *ConsumerConnector, _ map[string][]int32, _ bool) {
-	if l.conn != nil {
-		l.returned <- c.Shutdown(ctx)
+	if l.conn == nil {
+		return
+	}
+	var err error
+	if l.elsewhere {
+		sctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		done := make(chan error, 1)
+		go func() { done <- c.Shutdown(sctx) }()
+		select {
+		case err = <-done:
+		case <-time.After(10 * time.Second):
+			err = errors.New("Shutdown given the listener's context waited for the listener")
+		}
+	} else {
+		err = c.Shutdown(ctx)
+	}
+	select {
+	case l.returned <- err:
+	default: // a later call, from the shutdown itself
 	}
 }
 
 func (l *shutdownListener) BeforeStartingFetchers(context.Context, *ConsumerConnector, map[string]map[int32]ConsumerThreadID) {
 }
 
+// awaitShutdownFromListener waits for what Shutdown, called from l, returned,
+// then for the shutdown to complete in the background: col's streams end,
+// Errors is closed, and a Shutdown called now returns its result.
+func awaitShutdownFromListener(t *testing.T, ctx context.Context, l *shutdownListener, col *collector) {
+	t.Helper()
+	select {
+	case err := <-l.returned:
+		require.NoError(t, err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("Shutdown called from the listener did not return")
+	}
+	done := make(chan struct{})
+	go func() { col.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the streams did not end after Shutdown from the listener")
+	}
+	require.Eventually(t, func() bool {
+		for {
+			select {
+			case _, ok := <-l.conn.Errors():
+				if !ok {
+					return true
+				}
+			default:
+				return false
+			}
+		}
+	}, 30*time.Second, 10*time.Millisecond, "Errors was not closed after Shutdown from the listener")
+	require.NoError(t, l.conn.Shutdown(ctx))
+}
+
 // TestShutdownFromListener calls Shutdown from a rebalance listener, as an
-// application that decides to stop on a rebalance would; it used to
-// deadlock, Shutdown waiting for the rebalance that runs the listener. With
-// the eager protocol every rebalance calls the listener; with the
-// cooperative one it is called when partitions move away, here to a
-// second member that joins.
+// application that decides to stop on a rebalance would, with the
+// listener's context: it returns at once, instead of waiting for the
+// rebalance that runs the listener, also when another goroutine calls it
+// with a context derived from the listener's while the listener waits, and
+// the shutdown completes once the listener has returned. With the eager protocol every rebalance calls the
+// listener; with the cooperative one it is called when partitions move
+// away, here to a second member that joins.
 func TestShutdownFromListener(t *testing.T) {
-	for _, protocol := range []string{RebalanceEager, RebalanceCooperative} {
-		t.Run(protocol, func(t *testing.T) { testShutdownFromListener(t, protocol) })
+	for _, tc := range []struct {
+		protocol  string
+		elsewhere bool
+	}{{RebalanceEager, false}, {RebalanceCooperative, false}, {RebalanceEager, true}} {
+		name := tc.protocol
+		if tc.elsewhere {
+			name += "/another goroutine"
+		}
+		t.Run(name, func(t *testing.T) { testShutdownFromListener(t, tc.protocol, tc.elsewhere) })
 	}
 }
 
-func testShutdownFromListener(t *testing.T, protocol string) {
+func testShutdownFromListener(t *testing.T, protocol string, elsewhere bool) {
 	c := testcluster.Shared(t)
 	topic := newTopic(t, c, 2, 20)
 	group := testcluster.UniqueName("g-shut-listener")
-	l := &shutdownListener{returned: make(chan error, 1)}
+	l := &shutdownListener{elsewhere: elsewhere, returned: make(chan error, 1)}
 	cfg := testConfig(c, group)
 	cfg.RebalanceProtocol = protocol
 	conn, err := New(cfg, WithRebalanceListener(l))
@@ -268,22 +334,7 @@ func testShutdownFromListener(t *testing.T, protocol string) {
 		_, err := second.CreateMessageStreams(ctx, map[string]int{topic: 1})
 		require.NoError(t, err)
 	}
-	select {
-	case err := <-l.returned:
-		require.NoError(t, err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("Shutdown called from the listener did not return")
-	}
-	// The shutdown completes in the background: the streams end and the
-	// member leaves the group.
-	done := make(chan struct{})
-	go func() { col.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the streams did not end after Shutdown from the listener")
-	}
-	require.NoError(t, conn.Shutdown(ctx))
+	awaitShutdownFromListener(t, ctx, l, col)
 	if second != nil {
 		require.NoError(t, second.Shutdown(ctx))
 	}

@@ -97,7 +97,7 @@ func (c *ConsumerConnector) revoke(ctx context.Context, gen *generation, lost bo
 		lost = membershipRefused(err)
 	}
 	if c.listener != nil {
-		c.listener.BeforeReleasingPartitions(ctx, c, gen.ownedTopics(), lost)
+		c.listener.BeforeReleasingPartitions(c.listenerContext(ctx), c, gen.ownedTopics(), lost)
 	}
 	c.endCommits(gen.owned)
 	c.mu.Lock()
@@ -144,7 +144,7 @@ func (c *ConsumerConnector) revokeSome(ctx context.Context, prev, next *generati
 	}
 	lost := membershipRefused(err)
 	if c.listener != nil {
-		c.listener.BeforeReleasingPartitions(ctx, c, topicsOf(removed), lost)
+		c.listener.BeforeReleasingPartitions(c.listenerContext(ctx), c, topicsOf(removed), lost)
 	}
 	c.endCommits(removed)
 	c.mu.Lock()
@@ -189,7 +189,7 @@ func (c *ConsumerConnector) assign(ctx context.Context, gen *generation) error {
 			// only this member's own partitions, which all start here.
 			assignment = rebalance.Assignment{c.id: gen.owned}
 		}
-		c.listener.BeforeStartingFetchers(ctx, c, globalAssignment(assignment))
+		c.listener.BeforeStartingFetchers(c.listenerContext(ctx), c, globalAssignment(assignment))
 	}
 	c.mu.Lock()
 	c.infos, c.gen, c.ownErr = infos, gen, nil
@@ -215,7 +215,7 @@ func (c *ConsumerConnector) assignSome(ctx context.Context, prev, next *generati
 		return err
 	}
 	if c.listener != nil {
-		c.listener.BeforeStartingFetchers(ctx, c, globalAssignment(rebalance.Assignment{c.id: added}))
+		c.listener.BeforeStartingFetchers(c.listenerContext(ctx), c, globalAssignment(rebalance.Assignment{c.id: added}))
 	}
 	c.mu.Lock()
 	all := maps.Clone(c.infos)

@@ -121,7 +121,7 @@ func (r *kafkaRun) handOverKafka(kept, next *generation) (gaveUp bool, err error
 	}
 	ctx, cancel := context.WithTimeout(r.ctx, c.cfg.MaxPollInterval)
 	defer cancel()
-	if err := r.k.inLoop(func() error { return c.handOver(ctx, bridge, next) }); err != nil {
+	if err := c.handOver(ctx, bridge, next); err != nil {
 		return gaveUp, fmt.Errorf("hand over to generation %d: %w", next.id, err)
 	}
 	if gaveUp {

@@ -36,7 +36,7 @@ func (r *kafkaRun) follow(cg *kafkagroup.Generation, gen *generation) (cur *gene
 			target := r.member.Target()
 			next := r.nextGeneration(cur, cg, r.member.Epoch(), target)
 			ctx, cancel := context.WithTimeout(r.ctx, interval)
-			err := k.inLoop(func() error { return c.continueKafka(ctx, cur, next) })
+			err := c.continueKafka(ctx, cur, next)
 			cancel()
 			if err != nil {
 				if r.ctx.Err() == nil {

@@ -7,11 +7,9 @@ import (
 	"maps"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/zkconsumer/zkconsumer/internal/backoff"
-	"github.com/zkconsumer/zkconsumer/internal/goid"
 	"github.com/zkconsumer/zkconsumer/internal/kafkagroup"
 	"github.com/zkconsumer/zkconsumer/internal/secure"
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
@@ -39,11 +37,6 @@ type kafkaGroup struct {
 	mu     sync.Mutex
 	run    *kafkaRun // the current one; nil before the first join and after a failed one
 	closed bool      // Shutdown
-
-	// loopGoroutine is the loop's goroutine while it calls into the
-	// application (the listener), 0 otherwise: Shutdown called from the
-	// listener must not wait for the loop.
-	loopGoroutine atomic.Uint64
 }
 
 // kafkaRun is one member of the group and its generation loop.
@@ -260,7 +253,7 @@ func (r *kafkaRun) loop() {
 		} else {
 			gen = r.generation(kgen, nil)
 			actx, cancel := context.WithTimeout(r.ctx, c.cfg.MaxPollInterval)
-			startErr = k.inLoop(func() error { return c.assign(actx, gen) })
+			startErr = c.assign(actx, gen)
 			cancel()
 			if startErr != nil {
 				if r.ctx.Err() == nil {
@@ -353,7 +346,7 @@ func (r *kafkaRun) end(gen *generation, lost bool) {
 	}
 	ctx, cancel := context.WithTimeout(parent, r.k.c.cfg.MaxPollInterval)
 	defer cancel()
-	if err := r.k.inLoop(func() error { return r.k.c.revoke(ctx, gen, lost) }); err != nil {
+	if err := r.k.c.revoke(ctx, gen, lost); err != nil {
 		r.k.c.report(fmt.Errorf("connector: revoke generation %d: %w", gen.id, err))
 	}
 }
@@ -363,20 +356,6 @@ func (k *kafkaGroup) rebalanced(outcome rebalance.RebalanceOutcome, attempts int
 	if k.c.metrics != nil {
 		k.c.metrics.Rebalance(RebalanceEvent{Outcome: outcome, Attempts: attempts, Duration: time.Since(started)})
 	}
-}
-
-// inLoop runs f, marking this goroutine as the loop's.
-func (k *kafkaGroup) inLoop(f func() error) error {
-	k.loopGoroutine.Store(goid.Current())
-	defer k.loopGoroutine.Store(0)
-	return f()
-}
-
-// inListener reports whether the caller runs inside the loop's call of
-// the application's listener.
-func (k *kafkaGroup) inListener() bool {
-	id := k.loopGoroutine.Load()
-	return id != 0 && id == goid.Current()
 }
 
 // generation maps kgen's partitions onto this member's streams: each

@@ -1,7 +1,6 @@
 package connector
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -178,49 +177,36 @@ func TestKafkaModeFencedInstanceIsFatal(t *testing.T) {
 	col.waitAll(t, 0, 20, time.Minute)
 }
 
-// shutdownInListener shuts its connector down from the listener's
-// BeforeReleasingPartitions.
-type shutdownInListener struct {
-	conn     *ConsumerConnector
-	returned chan error
-}
-
-func (l *shutdownInListener) BeforeReleasingPartitions(ctx context.Context, c *ConsumerConnector, _ map[string][]int32, _ bool) {
-	if l.conn != nil {
-		l.returned <- c.Shutdown(ctx)
-	}
-}
-
-func (l *shutdownInListener) BeforeStartingFetchers(context.Context, *ConsumerConnector, map[string]map[int32]ConsumerThreadID) {
-}
-
 // TestKafkaModeShutdownFromListener: Shutdown called from the rebalance
-// listener returns at once and completes once the listener returns.
+// listener with its context returns at once, also from another goroutine
+// the listener waits for with a context derived from it, and completes
+// once the listener returns.
 func TestKafkaModeShutdownFromListener(t *testing.T) {
-	c := testcluster.Shared(t)
-	topic := newTopic(t, c, 2, 20)
-	group := testcluster.UniqueName("g-kshut")
-	cfg := kafkaConfig(c, group)
-	l := &shutdownInListener{returned: make(chan error, 1)}
-	conn, err := New(cfg, WithRebalanceListener(l))
-	require.NoError(t, err)
-	ctx := testCtx(t, 3*time.Minute)
-	streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
-	require.NoError(t, err)
-	col := newCollector()
-	col.read(ctx, "a", streams[topic][0])
-	col.waitAll(t, 0, 20, time.Minute)
-	l.conn = conn
-	other := newConnector(t, cfg) // its join starts a rebalance
-	_, err = other.CreateMessageStreams(ctx, map[string]int{topic: 1})
-	require.NoError(t, err)
-	select {
-	case err := <-l.returned:
-		require.NoError(t, err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("Shutdown called from the listener did not return")
+	for _, elsewhere := range []bool{false, true} {
+		name := "listener goroutine"
+		if elsewhere {
+			name = "another goroutine"
+		}
+		t.Run(name, func(t *testing.T) {
+			c := testcluster.Shared(t)
+			topic := newTopic(t, c, 2, 20)
+			group := testcluster.UniqueName("g-kshut")
+			cfg := kafkaConfig(c, group)
+			l := &shutdownListener{elsewhere: elsewhere, returned: make(chan error, 1)}
+			conn, err := New(cfg, WithRebalanceListener(l))
+			require.NoError(t, err)
+			ctx := testCtx(t, 3*time.Minute)
+			streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
+			require.NoError(t, err)
+			col := newCollector()
+			col.read(ctx, "a", streams[topic][0])
+			col.waitAll(t, 0, 20, time.Minute)
+			l.conn = conn
+			other := newConnector(t, cfg) // its join starts a rebalance
+			_, err = other.CreateMessageStreams(ctx, map[string]int{topic: 1})
+			require.NoError(t, err)
+			awaitShutdownFromListener(t, ctx, l, col)
+			waitGroup(t, c, group, topic, 2, 1)
+		})
 	}
-	col.wg.Wait() // the stream ends: the shutdown completed
-	require.NoError(t, conn.Shutdown(ctx))
-	waitGroup(t, c, group, topic, 2, 1)
 }

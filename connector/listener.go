@@ -16,6 +16,13 @@ import (
 // WithRebalanceListener, before New has returned the connector, can commit
 // (CommitOffsets, CommitOffsetsMap), read Assignment, Pause or Shutdown.
 // RebalanceListenerFuncs makes a listener of plain functions.
+//
+// The rebalance waits for each call, so a listener must not wait for
+// anything that waits for the rebalance. Shutdown does, unless it is given
+// the ctx of the call (or a context derived from it): then it returns at
+// once and the shutdown completes after the listener has returned (see
+// Shutdown). Shutdown with any other context would wait for the listener
+// that calls it.
 type RebalanceListener interface {
 	// BeforeReleasingPartitions is called after fetching has stopped and
 	// before ownership of owned is released. Messages handed out before
@@ -63,6 +70,24 @@ type RebalanceListenerFuncs struct {
 }
 
 var _ RebalanceListener = RebalanceListenerFuncs{}
+
+// listenerKey is the key of the value that marks the contexts the
+// connector gives its RebalanceListener: the *ConsumerConnector calling.
+type listenerKey struct{}
+
+// listenerContext returns ctx marked as the context of a listener call of
+// c, so that Shutdown given it (or a context derived from it) knows not to
+// wait for the rebalance that makes the call.
+func (c *ConsumerConnector) listenerContext(ctx context.Context) context.Context {
+	return context.WithValue(ctx, listenerKey{}, c)
+}
+
+// calledFromListener reports whether ctx is, or derives from, the context
+// of a listener call of c.
+func (c *ConsumerConnector) calledFromListener(ctx context.Context) bool {
+	caller, _ := ctx.Value(listenerKey{}).(*ConsumerConnector)
+	return caller == c
+}
 
 // BeforeReleasingPartitions calls f.Releasing, if set.
 func (f RebalanceListenerFuncs) BeforeReleasingPartitions(ctx context.Context, c *ConsumerConnector, owned map[string][]int32, lost bool) {

@@ -45,7 +45,10 @@ func (g *Generation) Context() context.Context { return g.ctx }
 
 // Handler is what a Member calls around each generation, so that the
 // connector can stop fetchers, commit and start fetchers. Calls come from
-// the member's own goroutine, one at a time.
+// the member's own goroutine, one at a time, and the member waits for
+// each, so a handler must not wait for the member: to close it from a
+// handler, pass Close the ctx of the call (see Member.Close), which then
+// returns without waiting.
 type Handler interface {
 	// Revoke ends gen. The handler stops fetching and delivering its
 	// partitions and waits until that is done. When lost is false the

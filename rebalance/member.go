@@ -7,10 +7,8 @@ import (
 	"log/slog"
 	"maps"
 	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/zkconsumer/zkconsumer/internal/goid"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -86,10 +84,6 @@ type Member struct {
 	active  sync.WaitGroup     // Start and the loop
 	done    chan struct{}      // closed when the loop has ended
 	once    sync.Once
-
-	// handlerGoroutine is the goroutine calling the Handler, 0 when none:
-	// Close called from a handler must not wait for that handler.
-	handlerGoroutine atomic.Uint64
 
 	mu      sync.Mutex
 	gen     *Generation // guarded by mu for Generation(); written by the loop
@@ -240,14 +234,18 @@ func (m *Member) Generation() *Generation {
 // when ZooKeeper is unreachable; the session's ephemeral nodes then go
 // when the caller closes the session. It is idempotent.
 //
-// Called from the Handler (for example from a rebalance listener the
-// handler runs), Close cannot wait for the rebalance it is part of: it
-// stops the member and returns at once, and the rest happens in the
-// background once the handler returns.
+// Close waits for the member's loop, which waits for every Handler call,
+// so a Handler (or a rebalance listener it runs) must not call it the
+// ordinary way. Given the context of a Handler call instead (the ctx that
+// Revoke, Assign or Continue received, or one derived from it), Close
+// stops the member and returns nil at once, from whichever goroutine it
+// is called; the rest of the work happens in the background once the
+// Handler has returned, and a Close called afterwards with another
+// context waits until it is done.
 func (m *Member) Close(ctx context.Context) error {
-	if m.InHandler() {
+	if m.calledFromHandler(ctx) {
 		m.cancel()
-		go func() { _ = m.Close(context.WithoutCancel(ctx)) }()
+		go func() { _ = m.Close(context.Background()) }()
 		return nil
 	}
 	var err error
@@ -284,13 +282,6 @@ func (m *Member) deregister(ctx context.Context) error {
 		return fmt.Errorf("rebalance: delete registration %s: %w", path, err)
 	}
 	return nil
-}
-
-// InHandler reports whether the calling goroutine is the one running the
-// Handler at this moment.
-func (m *Member) InHandler() bool {
-	id := m.handlerGoroutine.Load()
-	return id != 0 && id == goid.Current()
 }
 
 func (m *Member) run(ctx context.Context, events <-chan zkutil.SessionEvent, unsubscribe func(), retry bool) {
@@ -569,10 +560,10 @@ func (m *Member) rebalanceOnce(ctx context.Context) error {
 	m.genCount++
 	gctx, cancel := context.WithCancelCause(context.Background())
 	gen := &Generation{ID: m.genCount, SessionID: session, Owned: mine, Assignment: assignment, ctx: gctx, cancel: cancel}
-	err = m.inHandler(func() error { return m.cfg.Handler.Assign(ctx, gen) })
+	err = m.cfg.Handler.Assign(m.handlerContext(ctx), gen)
 	if err != nil {
 		cancel(ErrGenerationEnded)
-		_ = m.inHandler(func() error { return m.cfg.Handler.Revoke(ctx, gen, false) })
+		_ = m.cfg.Handler.Revoke(m.handlerContext(ctx), gen, false)
 		left, rerr := release(ctx, m.zk, session, m.cfg.Group, mine, m.known)
 		if len(left) > 0 {
 			maps.Copy(m.stale, left)
@@ -638,7 +629,7 @@ func (m *Member) handOver(ctx context.Context, cur *Generation, session int64, v
 		// As in endGeneration, the orderly part (the commit) finishes even
 		// if the member is being closed meanwhile; it stays bounded.
 		hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.handOverTimeout())
-		err := m.inHandler(func() error { return h.Continue(hctx, cur, shrunk) })
+		err := h.Continue(m.handlerContext(hctx), cur, shrunk)
 		cancel()
 		if err != nil {
 			m.report(fmt.Errorf("rebalance: give up %d partitions of generation %d: %w", len(moved), cur.ID, err))
@@ -671,7 +662,7 @@ func (m *Member) handOver(ctx context.Context, cur *Generation, session int64, v
 	}
 	next := m.nextGeneration(cur, mine, assignment)
 	m.setGeneration(next)
-	if err := m.inHandler(func() error { return h.Continue(ctx, cur, next) }); err != nil {
+	if err := h.Continue(m.handlerContext(ctx), cur, next); err != nil {
 		m.setGeneration(cur)
 		left, rerr := release(ctx, m.zk, session, m.cfg.Group, gained, m.known)
 		if len(left) > 0 {
@@ -741,12 +732,22 @@ func (m *Member) topicsToWatch(ctx AssignmentContext) map[string][]zkutil.Consum
 	return ctx.MyTopicThreadIDs
 }
 
-// inHandler runs f, a call of the Handler, marking this goroutine as the
-// handler's so that Close called from it does not wait for itself.
-func (m *Member) inHandler(f func() error) error {
-	m.handlerGoroutine.Store(goid.Current())
-	defer m.handlerGoroutine.Store(0)
-	return f()
+// handlerKey is the key of the value that marks the contexts of a
+// member's Handler calls: the *Member making the call.
+type handlerKey struct{}
+
+// handlerContext returns ctx marked as the context of a Handler call of m,
+// so that Close given it (or a context derived from it) knows not to wait
+// for that call.
+func (m *Member) handlerContext(ctx context.Context) context.Context {
+	return context.WithValue(ctx, handlerKey{}, m)
+}
+
+// calledFromHandler reports whether ctx is, or derives from, the context of
+// a Handler call of m.
+func (m *Member) calledFromHandler(ctx context.Context) bool {
+	caller, _ := ctx.Value(handlerKey{}).(*Member)
+	return caller == m
 }
 
 // endGeneration ends the current generation, if any. When the session that
@@ -782,7 +783,7 @@ func (m *Member) endGeneration(ctx context.Context, cause error, release bool) e
 		}
 	}
 	gen.cancel(cause)
-	err := m.inHandler(func() error { return m.cfg.Handler.Revoke(ctx, gen, lost) })
+	err := m.cfg.Handler.Revoke(m.handlerContext(ctx), gen, lost)
 	if err != nil {
 		err = fmt.Errorf("rebalance: revoke generation %d: %w", gen.ID, err)
 	}
