@@ -169,3 +169,34 @@ func Entries(help string) map[string]string {
 	}
 	return out
 }
+
+// Problems checks help, as a tool printed it for fs, against Print's
+// rules and returns what breaks them: the table's header is missing, an
+// option of fs is missing or one is listed that fs lacks, a default
+// appears more than once, or a default worth printing appears nowhere.
+// It returns the entries too, for a tool's own checks.
+func Problems(help string, fs *flag.FlagSet) (entries map[string]string, problems []string) {
+	if !strings.Contains(help, "\nOption"+strings.Repeat(" ", nameWidth-len("Option"))+"Description\n------") {
+		problems = append(problems, "no Option/Description table header")
+	}
+	entries = Entries(help)
+	n := 0
+	fs.VisitAll(func(f *flag.Flag) {
+		n++
+		name, _ := Entry(f)
+		text, ok := entries[name]
+		_, usage := flag.UnquoteUsage(f)
+		switch {
+		case !ok:
+			problems = append(problems, "help does not list "+name)
+		case strings.Count(text, "(default") > 1:
+			problems = append(problems, fmt.Sprintf("%s: a default twice: %q", name, text))
+		case showDefault(f.DefValue) && !strings.Contains(usage, "(default") && !strings.Contains(text, "(default: "+f.DefValue+")"):
+			problems = append(problems, fmt.Sprintf("%s: no default %q in %q", name, f.DefValue, text))
+		}
+	})
+	if len(entries) != n {
+		problems = append(problems, fmt.Sprintf("help lists %d options, the flag set has %d", len(entries), n))
+	}
+	return entries, problems
+}

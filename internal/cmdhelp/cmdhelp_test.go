@@ -45,9 +45,18 @@ func TestPrintShowsEachDefaultOnce(t *testing.T) {
 	require.NotContains(t, entries["--name <name>"], "(default")
 	require.Contains(t, entries, "--state [<states>]")
 	require.Contains(t, entries, "--a-very-long-option-name-that-fills-the-column <value-with-a-long-name>")
-	for name, text := range entries {
-		require.LessOrEqual(t, strings.Count(text, "(default"), 1, "%s: %q", name, text)
-	}
+	_, problems := Problems(help, fs)
+	require.Empty(t, problems)
+	// What Problems catches: a default twice, as Go's flag layout printed
+	// one the usage words itself, and an option left out.
+	doubled := strings.Replace(help, "(default: csv)", "(default: csv) (default \"csv\")", 1)
+	require.NotEqual(t, help, doubled)
+	_, problems = Problems(doubled, fs)
+	require.Len(t, problems, 1)
+	require.Contains(t, problems[0], "a default twice")
+	fs.String("new", "x", "A `thing`.")
+	_, problems = Problems(help, fs)
+	require.Len(t, problems, 2, "the new option is missing, and the counts differ: %v", problems)
 	for _, line := range strings.Split(help, "\n") {
 		if strings.HasPrefix(line, " ") {
 			require.LessOrEqual(t, len(line), lineWidth, "description lines wrap at %d: %q", lineWidth, line)
