@@ -220,7 +220,7 @@ type Config struct {
 	// partitions back without a rebalance, and Shutdown does not leave the
 	// group (the coordinator removes the member after SessionTimeout), as
 	// in Java. Two live members with the same id fence each other: the
-	// older gets a fatal error (kafkagroup.ErrFatal) on Errors, and hands
+	// older gets a fatal error (ErrGroupFatal) on Errors, and hands
 	// out nothing more from the moment it learns it (its next heartbeat or
 	// commit). The coordinator gives the partitions to the newer one at
 	// once, without waiting for the older's session to time out, so a
@@ -245,7 +245,7 @@ type Config struct {
 	// computed by the group's leader) or GroupProtocolConsumer (KIP-848's
 	// ConsumerGroupHeartbeat, Kafka 4.0 or later: the broker computes the
 	// assignment and moves partitions one by one, and a member keeps the
-	// partitions that stay its own). See config_group_protocol.go for what
+	// partitions that stay its own). See GroupProtocolConsumer for what
 	// each setting means with "consumer".
 	GroupProtocol string
 	// GroupRemoteAssignor is group.remote.assignor, with GroupProtocol

@@ -37,8 +37,8 @@
 // of a group whose strategies it cannot share (StrategyError, admission
 // rules in its documentation).
 //
-// For groups coordinated by Kafka's broker instead (package
-// internal/kafkagroup), it also holds the assignors of Kafka's Java
+// For groups coordinated by Kafka's broker instead, it also holds the
+// assignors of Kafka's Java
 // consumer, JavaRangeAssignor, JavaRoundRobinAssignor and
 // JavaCooperativeStickyAssignor (GroupAssignor, NewGroupAssignor), which
 // compute per member id, not per thread; the last one, from the partitions
@@ -51,9 +51,8 @@
 // Kafka's whitelist and blacklist. An application does not need this
 // package: connector configures the strategy by name and re-exports the
 // types its API uses (RebalanceEvent, RebalanceOutcome, RegexError).
-// The exported names are listed in
-// internal/layering/testdata/api/rebalance.txt, which a test keeps equal
-// to them, so that none is added or removed by accident. Before 1.0 the
+// A test of the module keeps a list of the exported names, so that none
+// is added or removed by accident. Before 1.0 the
 // exported surface may shrink in a minor version.
 //
 // The package never imports the fetcher; the connector wires them together
