@@ -7,6 +7,8 @@ import (
 	"go/types"
 	"io/fs"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -125,4 +127,203 @@ func TestZooKeeperIsSpelledOneWay(t *testing.T) {
 	if checked < 100 {
 		t.Fatalf("checked only %d files: the walk missed the module", checked)
 	}
+}
+
+// TestGodocNamesNoFileOrInternalPackage: the godoc of the top-level
+// packages (each package comment, and the doc comments of every exported
+// name, field and interface method) names no Go file ("kafka_group.go")
+// and no package a user cannot import (anything under internal/, such as
+// kafkagroup.ErrFatal or streamcore): a user reads go doc without the
+// source tree, and cannot follow either.
+func TestGodocNamesNoFileOrInternalPackage(t *testing.T) {
+	root := filepath.Join("..", "..")
+	unimportable := unimportableNames(t, root)
+	fset := token.NewFileSet()
+	checked := 0
+	for _, p := range surfacePackages {
+		files, err := filepath.Glob(filepath.Join(root, p, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, path := range files {
+			if strings.HasSuffix(path, "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(fset, path, nil, parser.ParseComments|parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, doc := range exportedDocs(f) {
+				checked++
+				for _, bad := range unreadableNames(doc.Text(), unimportable) {
+					t.Errorf("%s: godoc names %q, which a user of go doc cannot open or import", fset.Position(doc.Pos()), bad)
+				}
+			}
+		}
+	}
+	if checked < 500 {
+		t.Fatalf("checked only %d doc comments: the walk missed the packages", checked)
+	}
+}
+
+// TestUnreadableNamesCatches pins what TestGodocNamesNoFileOrInternalPackage
+// looks for, so that a change of its patterns cannot quietly make it pass.
+func TestUnreadableNamesCatches(t *testing.T) {
+	unimportable := unimportableNames(t, filepath.Join("..", ".."))
+	for doc, want := range map[string][]string{
+		"see kafka_group.go for the loop":                 {"kafka_group.go"},
+		"(config_group_protocol.go).":                     {"config_group_protocol.go"},
+		"It wraps kafkagroup.ErrFatal.":                   {"kafkagroup."},
+		"a *streamcore.Message":                           {"streamcore."},
+		"as internal/coordinator does":                    {"internal/coordinator"},
+		"they live under internal/, out of reach":         nil,
+		"the grouplease package":                          {"grouplease"},
+		"the consumergroup member":                        {"consumergroup"},
+		"a lease.Lease":                                   {"lease."},
+		"the lease expires; the coordinator moves":        nil,
+		"see https://pkg.go.dev/github.com/x and go.mod.": nil,
+		"Go 1.23 and KIP-848":                             nil,
+		"retry.backoff.ms, Kafka's property":              nil,
+	} {
+		if got := unreadableNames(doc, unimportable); !slices.Equal(got, want) {
+			t.Errorf("unreadableNames(%q) = %q, want %q", doc, got, want)
+		}
+	}
+}
+
+// unimportableNames returns the names of the packages under internal/ and
+// of the former ones a godoc may still mention (consumergroup, the Kafka
+// member's package before internal/kafkagroup).
+func unimportableNames(t *testing.T, root string) []string {
+	t.Helper()
+	names := []string{"consumergroup"}
+	err := filepath.WalkDir(filepath.Join(root, "internal"), func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == "testdata" {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go") {
+			if name := filepath.Base(filepath.Dir(path)); !slices.Contains(names, name) {
+				names = append(names, name)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(names) < 10 {
+		t.Fatalf("found only %d packages under internal/: %q", len(names), names)
+	}
+	return names
+}
+
+// englishWords are internal packages' names that are also words of the
+// project's prose ("the lease expires"): only their qualified use
+// (lease.Lease) names the package.
+var englishWords = []string{"backoff", "chaos", "cmd", "coordinator", "fanout", "groups", "layering", "lease", "secure", "zkcluster"}
+
+// unreadableNames returns what doc names that a reader of go doc cannot
+// follow: Go files, paths under internal/, and the packages in unimportable
+// (by a qualified exported identifier, or by name where the name is no
+// word; retry.backoff.ms is Kafka's property, not the backoff package).
+func unreadableNames(doc string, unimportable []string) []string {
+	var out []string
+	for _, m := range goFile.FindAllStringSubmatchIndex(doc, -1) {
+		if rest := doc[m[1]:]; len(rest) > 1 && rest[0] == '.' && (rest[1] >= 'a' && rest[1] <= 'z') {
+			continue // a host name (pkg.go.dev)
+		}
+		out = append(out, doc[m[2]:m[3]])
+	}
+	if m := internalPath.FindString(doc); m != "" {
+		out = append(out, m)
+	}
+	for _, name := range unimportable {
+		qualified := regexp.MustCompile(`\b` + regexp.QuoteMeta(name) + `\.[A-Z]`)
+		if qualified.MatchString(doc) {
+			out = append(out, name+".")
+			continue
+		}
+		if !slices.Contains(englishWords, name) && regexp.MustCompile(`\b`+regexp.QuoteMeta(name)+`\b`).MatchString(doc) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// internalPath matches the path of a package under internal/ (saying
+// that something lives under internal/, out of an application's reach,
+// names no package).
+var internalPath = regexp.MustCompile(`\binternal/\w+`)
+
+// goFile matches a Go file's name.
+var goFile = regexp.MustCompile(`\b(\w+\.go)\b`)
+
+// exportedDocs returns the doc comments go doc shows for f: the package
+// comment, and the comments of its exported declarations (those of an
+// exported type's fields and interface methods included).
+func exportedDocs(f *ast.File) []*ast.CommentGroup {
+	var out []*ast.CommentGroup
+	add := func(groups ...*ast.CommentGroup) {
+		for _, g := range groups {
+			if g != nil {
+				out = append(out, g)
+			}
+		}
+	}
+	fields := func(list *ast.FieldList) {
+		if list == nil {
+			return
+		}
+		for _, fl := range list.List {
+			exported := len(fl.Names) == 0 // an embedded type
+			for _, n := range fl.Names {
+				exported = exported || n.IsExported()
+			}
+			if exported {
+				add(fl.Doc, fl.Comment)
+			}
+		}
+	}
+	add(f.Doc)
+	for _, decl := range f.Decls {
+		switch d := decl.(type) {
+		case *ast.FuncDecl:
+			if d.Name.IsExported() && (d.Recv == nil || exportedReceiver(d.Recv)) {
+				add(d.Doc)
+			}
+		case *ast.GenDecl:
+			docShown := false
+			for _, spec := range d.Specs {
+				switch s := spec.(type) {
+				case *ast.TypeSpec:
+					if !s.Name.IsExported() {
+						continue
+					}
+					docShown = true
+					add(s.Doc, s.Comment)
+					switch tt := s.Type.(type) {
+					case *ast.StructType:
+						fields(tt.Fields)
+					case *ast.InterfaceType:
+						fields(tt.Methods)
+					}
+				case *ast.ValueSpec:
+					for _, n := range s.Names {
+						if n.IsExported() {
+							docShown = true
+							add(s.Doc, s.Comment)
+							break
+						}
+					}
+				}
+			}
+			if docShown {
+				add(d.Doc)
+			}
+		}
+	}
+	return out
 }
