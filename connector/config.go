@@ -165,9 +165,9 @@ type Config struct {
 	// session.timeout.ms, heartbeat.interval.ms, max.poll.interval.ms,
 	// group.instance.id and metadata.max.age.ms with "kafka". Given in the
 	// other mode they are ignored with a warning (ModeWarnings;
-	// ConfigFromProperties returns it, New logs it, to slog.Default() when
-	// Logger is nil), not an error, so that one file serves both modes
-	// while a group moves off ZooKeeper.
+	// ConfigFromProperties returns it, New logs it on Logger), not an
+	// error, so that one file serves both modes while a group moves off
+	// ZooKeeper.
 	GroupCoordination string
 
 	// BootstrapServers lists some of the cluster's brokers,
@@ -491,9 +491,8 @@ type Config struct {
 	RecycleMessages bool
 
 	// Logger receives the connector's log records. It has no Kafka key.
-	// Nil discards them, except the warnings New logs about keys the
-	// coordination mode ignores (ModeWarnings), which then go to
-	// slog.Default(), so that a mistaken configuration is never silent.
+	// Nil logs through slog.Default(), as it is when New is called; to
+	// discard the records, set slog.New(slog.DiscardHandler).
 	Logger *slog.Logger
 
 	// Metrics, if set, receives the connector's measurements (see
