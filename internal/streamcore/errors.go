@@ -10,7 +10,7 @@ var (
 	// once the stream has been shut down or the partition revoked: the
 	// chunk was not queued and never will be, so the fetcher should stop
 	// serving the partition.
-	ErrClosed = errors.New("stream: closed")
+	ErrClosed = errors.New("stream closed")
 
 	// ErrPaused is returned by PartitionTopicInfo.Enqueue and EnqueueError
 	// while the partition is paused (PartitionTopicInfo.Pause), also to a
@@ -18,20 +18,20 @@ var (
 	// was not queued and the fetched offset did not move, so the fetcher
 	// should leave the partition alone and fetch it again, from the same
 	// offset, once it is resumed.
-	ErrPaused = errors.New("stream: partition paused")
+	ErrPaused = errors.New("partition paused")
 
 	// ErrShutdown is returned by ConsumerIterator.Next once the stream has
 	// been shut down. It is final, like io.EOF: every later call returns it
 	// too. KafkaStream.Messages ends quietly instead of yielding it. The
 	// connector's ErrShutdown is this same value, so one errors.Is check
 	// covers the streams and the connector.
-	ErrShutdown = errors.New("stream: shut down")
+	ErrShutdown = errors.New("consumer shut down")
 
 	// ErrConsumerTimeout is returned by ConsumerIterator.Next when no chunk
 	// arrived within the stream's consumer timeout (Kafka's
 	// consumer.timeout.ms and ConsumerTimeoutException). The iterator stays
 	// usable: call Next again to keep waiting.
-	ErrConsumerTimeout = errors.New("stream: consumer timeout")
+	ErrConsumerTimeout = errors.New("consumer timeout")
 
 	// ErrMessageTooLarge reports a message that does not fit in the
 	// partition's fetch size (Kafka's fetch.message.max.bytes), so the
@@ -42,7 +42,7 @@ var (
 	//		stream.ErrMessageTooLarge, offset, fetchSize)
 	//
 	// and deliver it with PartitionTopicInfo.EnqueueError.
-	ErrMessageTooLarge = errors.New("stream: message larger than fetch size")
+	ErrMessageTooLarge = errors.New("message larger than fetch size")
 
 	// ErrCorruptMessage reports fetched records that cannot be decoded: a
 	// batch whose checksum does not match its contents, a compressed
@@ -50,7 +50,7 @@ var (
 	// and CorruptRecordException). The fetcher cannot make progress on
 	// the partition past them; it delivers the messages before them, then
 	// this error, wrapped with the offset and the decoder's complaint.
-	ErrCorruptMessage = errors.New("stream: corrupt message")
+	ErrCorruptMessage = errors.New("corrupt message")
 )
 
 // PartitionError is the error ConsumerIterator.Next returns for an error
@@ -70,9 +70,9 @@ type PartitionError struct {
 	Err error
 }
 
-// Error formats the error as "stream: topic-partition: err".
+// Error formats the error as "partition topic-partition: err".
 func (e *PartitionError) Error() string {
-	return "stream: " + e.Topic + "-" + strconv.FormatInt(int64(e.Partition), 10) + ": " + errString(e.Err)
+	return "partition " + e.Topic + "-" + strconv.FormatInt(int64(e.Partition), 10) + ": " + errString(e.Err)
 }
 
 // Unwrap returns Err, so errors.Is and errors.As see through the partition.
