@@ -36,14 +36,14 @@ const (
 	// (Kafka mode only): balanced and sticky, and the assignor of Kafka's
 	// cooperative rebalance protocol (KIP-429), under which a member keeps
 	// delivering the partitions it keeps during a rebalance (see
-	// PartitionAssignmentStrategy and README "Kafka mode: rebalance
-	// protocols").
+	// PartitionAssignmentStrategy and docs/rebalancing.md, "Kafka mode,
+	// classic protocol").
 	StrategyCooperativeSticky = "cooperative-sticky"
 	// StrategySticky is zkconsumer's sticky assignor (ZooKeeper mode only):
 	// balanced, and moving as few partitions as balance allows when
 	// members join or leave, for groups whose members are all zkconsumers
-	// running it (see rebalance.StickyAssignor and README "Choosing a
-	// partition.assignment.strategy").
+	// running it (see rebalance.StickyAssignor and docs/rebalancing.md,
+	// "ZooKeeper mode: choosing partition.assignment.strategy").
 	StrategySticky = "sticky"
 )
 
@@ -381,7 +381,7 @@ type Config struct {
 	// step of Kafka's rolling upgrade to the cooperative protocol. In ZooKeeper mode a member
 	// records its strategy in its registration (a field Kafka's Scala
 	// consumer ignores) and stays out of a group whose members run one it
-	// cannot share the group with, reporting a rebalance.StrategyError
+	// cannot share the group with, reporting a *StrategyError
 	// (wrapped in ErrRebalanceFailed) on Errors and in Assignment().Err:
 	// sticky members share a group with sticky members only, and step out
 	// for Scala members; otherwise the member that registered first wins.

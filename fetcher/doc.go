@@ -49,7 +49,7 @@
 //     structure (128 and its topic's name), and with read_committed the
 //     aborted transactions its partitions can list (28 % of P × S and
 //     1.1 KiB per partition at most); 100 MiB at most. That is the R of
-//     the README's memory bound. A larger response is read past, keeping
+//     the memory bound of docs/tuning.md. A larger response is read past, keeping
 //     nothing, and refused: each partition is then fetched alone, and one
 //     whose lone response is still too large has a first batch larger than
 //     its fetch size allows, and stops there with stream.ErrMessageTooLarge
