@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"go/types"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -326,4 +327,144 @@ func exportedDocs(f *ast.File) []*ast.CommentGroup {
 		}
 	}
 	return out
+}
+
+// TestConnectorGodocUsesItsOwnNames: connector's godoc names what it
+// re-exports by its own name (*RegexError, ErrGroupFatal), not by the
+// name in the package that declares it (*rebalance.RegexError), which
+// would send an application to import that package to match it. The doc
+// of a re-export itself may say what it is ("RegexError is
+// rebalance.RegexError: ...").
+func TestConnectorGodocUsesItsOwnNames(t *testing.T) {
+	fset := token.NewFileSet()
+	var files []*ast.File
+	paths, err := filepath.Glob(filepath.Join("..", "..", "connector", "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range paths {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ParseComments|parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	// What connector re-exports: "rebalance.RegexError" -> "RegexError".
+	reexports := map[string]string{}
+	for _, f := range files {
+		for _, decl := range f.Decls {
+			d, ok := decl.(*ast.GenDecl)
+			if !ok {
+				continue
+			}
+			for _, spec := range d.Specs {
+				switch s := spec.(type) {
+				case *ast.TypeSpec:
+					if sel := selector(s.Type); s.Assign.IsValid() && s.Name.IsExported() && sel != "" {
+						reexports[sel] = s.Name.Name
+					}
+				case *ast.ValueSpec:
+					for i, n := range s.Names {
+						if i < len(s.Values) && n.IsExported() {
+							if sel := selector(s.Values[i]); sel != "" {
+								reexports[sel] = n.Name
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	if len(reexports) < 20 {
+		t.Fatalf("found only %d re-exports in connector: %v", len(reexports), reexports)
+	}
+	qualified := regexp.MustCompile(`\b(?:stream|rebalance|fetcher|zkutil)\.[A-Z]\w*`)
+	for _, f := range files {
+		for _, doc := range exportedDocs(f) {
+			text := doc.Text()
+			first, _, _ := strings.Cut(text, " ")
+			for _, q := range qualified.FindAllString(text, -1) {
+				own, ok := reexports[q]
+				if ok && strings.TrimSuffix(first, ":") != own {
+					t.Errorf("%s: godoc names %s, which connector re-exports as %s: name that", fset.Position(doc.Pos()), q, own)
+				}
+			}
+		}
+	}
+}
+
+// selector returns "pkg.Name" for an expression pkg.Name, else "".
+func selector(e ast.Expr) string {
+	sel, ok := e.(*ast.SelectorExpr)
+	if !ok {
+		return ""
+	}
+	pkg, ok := sel.X.(*ast.Ident)
+	if !ok {
+		return ""
+	}
+	return pkg.Name + "." + sel.Sel.Name
+}
+
+// TestGodocPointsToPagesThatExist: where the godoc of the top-level
+// packages sends the reader to a page of docs/ (and a section of it:
+// `docs/rebalancing.md, "Kafka mode, classic protocol"`), the page exists
+// and has a heading that begins so; none sends the reader to a section of
+// the README, a user's page that keeps no manual.
+func TestGodocPointsToPagesThatExist(t *testing.T) {
+	root := filepath.Join("..", "..")
+	fset := token.NewFileSet()
+	page := regexp.MustCompile(`\bdocs/([\w-]+\.md)(?:,\s+"([^"]+)")?`)
+	readme := regexp.MustCompile(`\bREADME(?:'s)?\s+"`)
+	found := 0
+	for _, p := range surfacePackages {
+		files, err := filepath.Glob(filepath.Join(root, p, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, path := range files {
+			if strings.HasSuffix(path, "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(fset, path, nil, parser.ParseComments|parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, doc := range exportedDocs(f) {
+				text := strings.Join(strings.Fields(doc.Text()), " ")
+				if readme.MatchString(text) {
+					t.Errorf("%s: godoc sends the reader to a section of the README: name the page of docs/", fset.Position(doc.Pos()))
+				}
+				for _, m := range page.FindAllStringSubmatch(text, -1) {
+					found++
+					data, err := os.ReadFile(filepath.Join(root, "docs", m[1]))
+					if err != nil {
+						t.Errorf("%s: godoc names docs/%s: %v", fset.Position(doc.Pos()), m[1], err)
+						continue
+					}
+					if m[2] != "" && !hasHeading(string(data), m[2]) {
+						t.Errorf("%s: docs/%s has no heading beginning %q", fset.Position(doc.Pos()), m[1], m[2])
+					}
+				}
+			}
+		}
+	}
+	if found == 0 {
+		t.Fatal("no godoc names a page of docs/: the pattern no longer matches")
+	}
+}
+
+// hasHeading reports whether the Markdown text md has a heading that
+// begins with title, Markdown's code marks aside.
+func hasHeading(md, title string) bool {
+	for line := range strings.SplitSeq(md, "\n") {
+		if h, ok := strings.CutPrefix(strings.TrimLeft(line, "#"), " "); ok && strings.HasPrefix(line, "#") &&
+			strings.HasPrefix(strings.ReplaceAll(h, "`", ""), title) {
+			return true
+		}
+	}
+	return false
 }
