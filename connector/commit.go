@@ -85,8 +85,8 @@ func (c *ConsumerConnector) CommitOffsetsMap(ctx context.Context, offsets map[To
 // before the one last handed out), processed or not; a pool that hands
 // messages to workers commits only what they finished when it sets
 // auto.commit.enable=false and commits with CommitMessages, also from the
-// RebalanceListener before its partitions move (see the README's "Worker
-// pools").
+// RebalanceListener before its partitions move (see docs/consuming.md,
+// "Worker pools and ordered parallel processing").
 //
 // A partition's commit never moves back: messages at or below the offset
 // this member last committed for it, or read when it was assigned, are

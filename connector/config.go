@@ -36,14 +36,14 @@ const (
 	// (Kafka mode only): balanced and sticky, and the assignor of Kafka's
 	// cooperative rebalance protocol (KIP-429), under which a member keeps
 	// delivering the partitions it keeps during a rebalance (see
-	// PartitionAssignmentStrategy and README "Kafka mode: rebalance
-	// protocols").
+	// PartitionAssignmentStrategy and docs/rebalancing.md, "Kafka mode,
+	// classic protocol").
 	StrategyCooperativeSticky = "cooperative-sticky"
 	// StrategySticky is zkconsumer's sticky assignor (ZooKeeper mode only):
 	// balanced, and moving as few partitions as balance allows when
 	// members join or leave, for groups whose members are all zkconsumers
-	// running it (see rebalance.StickyAssignor and README "Choosing a
-	// partition.assignment.strategy").
+	// running it (see rebalance.StickyAssignor and docs/rebalancing.md,
+	// "ZooKeeper mode: choosing partition.assignment.strategy").
 	StrategySticky = "sticky"
 )
 
@@ -165,9 +165,9 @@ type Config struct {
 	// session.timeout.ms, heartbeat.interval.ms, max.poll.interval.ms,
 	// group.instance.id and metadata.max.age.ms with "kafka". Given in the
 	// other mode they are ignored with a warning (ModeWarnings;
-	// ConfigFromProperties returns it, New logs it, to slog.Default() when
-	// Logger is nil), not an error, so that one file serves both modes
-	// while a group moves off ZooKeeper.
+	// ConfigFromProperties returns it, New logs it on Logger), not an
+	// error, so that one file serves both modes while a group moves off
+	// ZooKeeper.
 	GroupCoordination string
 
 	// BootstrapServers lists some of the cluster's brokers,
@@ -220,7 +220,7 @@ type Config struct {
 	// partitions back without a rebalance, and Shutdown does not leave the
 	// group (the coordinator removes the member after SessionTimeout), as
 	// in Java. Two live members with the same id fence each other: the
-	// older gets a fatal error (kafkagroup.ErrFatal) on Errors, and hands
+	// older gets a fatal error (ErrGroupFatal) on Errors, and hands
 	// out nothing more from the moment it learns it (its next heartbeat or
 	// commit). The coordinator gives the partitions to the newer one at
 	// once, without waiting for the older's session to time out, so a
@@ -245,7 +245,7 @@ type Config struct {
 	// computed by the group's leader) or GroupProtocolConsumer (KIP-848's
 	// ConsumerGroupHeartbeat, Kafka 4.0 or later: the broker computes the
 	// assignment and moves partitions one by one, and a member keeps the
-	// partitions that stay its own). See config_group_protocol.go for what
+	// partitions that stay its own). See GroupProtocolConsumer for what
 	// each setting means with "consumer".
 	GroupProtocol string
 	// GroupRemoteAssignor is group.remote.assignor, with GroupProtocol
@@ -381,7 +381,7 @@ type Config struct {
 	// step of Kafka's rolling upgrade to the cooperative protocol. In ZooKeeper mode a member
 	// records its strategy in its registration (a field Kafka's Scala
 	// consumer ignores) and stays out of a group whose members run one it
-	// cannot share the group with, reporting a rebalance.StrategyError
+	// cannot share the group with, reporting a *StrategyError
 	// (wrapped in ErrRebalanceFailed) on Errors and in Assignment().Err:
 	// sticky members share a group with sticky members only, and step out
 	// for Scala members; otherwise the member that registered first wins.
@@ -491,9 +491,8 @@ type Config struct {
 	RecycleMessages bool
 
 	// Logger receives the connector's log records. It has no Kafka key.
-	// Nil discards them, except the warnings New logs about keys the
-	// coordination mode ignores (ModeWarnings), which then go to
-	// slog.Default(), so that a mistaken configuration is never silent.
+	// Nil logs through slog.Default(), as it is when New is called; to
+	// discard the records, set slog.New(slog.DiscardHandler).
 	Logger *slog.Logger
 
 	// Metrics, if set, receives the connector's measurements (see

@@ -179,10 +179,11 @@ func (w *lockedWriter) String() string {
 	return w.buf.String()
 }
 
-// TestModeWarningsWithoutLogger: the warnings about keys the mode ignores
-// go to slog.Default() when Config.Logger is nil, and to the Logger when
-// there is one; nothing else of the connector reaches slog.Default().
-func TestModeWarningsWithoutLogger(t *testing.T) {
+// TestNilLoggerLogsThroughSlogDefault: with Config.Logger nil, every
+// record of the connector goes to slog.Default() (the warnings about keys
+// the mode ignores and the rest alike, with the group and consumer id);
+// with a Logger, they go to it and nothing reaches slog.Default().
+func TestNilLoggerLogsThroughSlogDefault(t *testing.T) {
 	var global lockedWriter
 	prev := slog.Default()
 	slog.SetDefault(slog.New(slog.NewTextHandler(&global, nil)))
@@ -201,13 +202,15 @@ func TestModeWarningsWithoutLogger(t *testing.T) {
 	out := global.String()
 	assert.Contains(t, out, "level=WARN")
 	assert.Contains(t, out, "zookeeper.session.timeout.ms is ignored")
-	assert.NotContains(t, out, "using Kafka's group coordinator", "only the warnings")
+	assert.Contains(t, out, "level=INFO msg=\"using Kafka's group coordinator\"", "not only the warnings")
+	assert.Contains(t, out, "group="+cfg.GroupID)
 
 	var own lockedWriter
 	cfg.Logger = slog.New(slog.NewTextHandler(&own, nil))
 	before := global.String()
 	open(cfg)
 	assert.Contains(t, own.String(), "zookeeper.session.timeout.ms is ignored")
+	assert.Contains(t, own.String(), "using Kafka's group coordinator")
 	assert.Equal(t, before, global.String(), "nothing to slog.Default() with a Logger")
 }
 

@@ -137,8 +137,7 @@ func New(cfg Config, opts ...Option) (*ConsumerConnector, error) {
 // wraps ctx.Err()) and returns a connector that has not
 // joined its group yet: that happens in CreateMessageStreams. In Kafka
 // mode it connects to nothing yet. The keys of the other mode are logged
-// as warnings (Config.ModeWarnings), to slog.Default() when Config.Logger
-// is nil.
+// as warnings (Config.ModeWarnings) on Config.Logger.
 func NewContext(ctx context.Context, cfg Config, opts ...Option) (*ConsumerConnector, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -160,7 +159,7 @@ func NewContext(ctx context.Context, cfg Config, opts ...Option) (*ConsumerConne
 	}
 	logger := cfg.Logger
 	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
+		logger = slog.Default()
 	}
 	hostname, err := os.Hostname()
 	if err != nil || hostname == "" {
@@ -186,14 +185,8 @@ func NewContext(ctx context.Context, cfg Config, opts ...Option) (*ConsumerConne
 		metrics:     cfg.Metrics,
 		counters:    map[string]*streamcore.Counters{},
 	}
-	warnings := c.log
-	if cfg.Logger == nil {
-		// Keys the mode ignores are a configuration mistake more often
-		// than not: say so even when the connector's logs are discarded.
-		warnings = slog.Default().With("group", cfg.GroupID, "consumer", id)
-	}
 	for _, w := range cfg.ModeWarnings() {
-		warnings.Warn(w)
+		c.log.Warn(w)
 	}
 	var brokers fetcher.BrokerSource
 	if cfg.kafkaMode() {

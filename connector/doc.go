@@ -6,8 +6,8 @@
 // /consumers/<group>/ids, the listeners for session expiry, topic partition
 // changes and membership, the rebalance loop, offset commits and Shutdown.
 // The application gets streams to read and nothing that could break what
-// the connector guarantees: the streams' producer and owner sides live in
-// internal/streamcore, which code outside this module cannot import.
+// the connector guarantees: nothing an application can reach puts a
+// message of its own on a stream.
 // Everything an application names is reachable from this package alone
 // (KafkaStream, Message, the errors, the listener and config types,
 // ZooKeeperDialer, TokenProvider): the types declared in the module's
@@ -31,16 +31,15 @@
 //
 // With zkconsumer.group.coordination=kafka the connector is instead a
 // member of a group coordinated by Kafka's brokers, as Kafka's Java
-// consumer is (package internal/kafkagroup), so that it needs no
-// ZooKeeper (Kafka 4.x, KRaft) and can share a group with Java consumers.
-// The streams, the fetchers and the rest of the data path are the same;
-// a generation loop (kafka_group.go) takes the ZooKeeper rebalance's place,
-// commits carry the generation, and each message is handed out only while
-// the generation's heartbeat lease holds. With
-// partition.assignment.strategy=cooperative-sticky it runs Kafka's
-// cooperative protocol (KIP-429): the partitions a member keeps are
+// consumer is, so that it needs no ZooKeeper (Kafka 4.x, KRaft) and can
+// share a group with Java consumers. The streams, the fetchers and the rest
+// of the data path are the same; each generation the coordinator announces
+// takes the ZooKeeper rebalance's place, commits carry the generation, and
+// each message is handed out only while the generation's heartbeat lease
+// holds. With partition.assignment.strategy=cooperative-sticky it runs
+// Kafka's cooperative protocol (KIP-429): the partitions a member keeps are
 // delivered throughout a rebalance, and only those that move are stopped,
-// committed and handed over (kafka_cooperative.go).
+// committed and handed over.
 //
 // Metrics are optional and cost nothing when off: Config.Metrics receives
 // the low-rate events (fetch requests, rebalances, commits) and reads the

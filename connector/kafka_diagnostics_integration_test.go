@@ -179,6 +179,7 @@ func TestKafkaModeTLSToPlainListenerIsReported(t *testing.T) {
 	})
 	require.ErrorContains(t, reported, "is this a TLS listener? check security.protocol")
 	require.NotErrorIs(t, reported, ErrGroupFatal)
+	requireConnectorText(t, reported)
 }
 
 // TestKafkaModeUnreachableBootstrapIsReported: with no broker at
@@ -206,6 +207,8 @@ func TestKafkaModeUnreachableBootstrapIsReported(t *testing.T) {
 	refused := func(err error) bool { return errors.Is(err, syscall.ECONNREFUSED) }
 	reported := errs.await(t, time.Second, "the unreachable bootstrap server", refused)
 	require.ErrorContains(t, reported, "bootstrap.servers "+addr)
+	requireConnectorText(t, err)
+	requireConnectorText(t, reported)
 	require.NotErrorIs(t, reported, ErrGroupFatal, "retried, not fatal")
 	// The join was retried throughout the 15 s; the failure is reported
 	// once it has lasted 3 s, then at most every 30 s, not at each retry.
@@ -233,6 +236,23 @@ func TestKafkaModeCoordinatorNotAvailableIsReported(t *testing.T) {
 		return errors.Is(err, sarama.ErrConsumerCoordinatorNotAvailable)
 	})
 	require.ErrorContains(t, reported, "offsets.topic.replication.factor")
+	requireConnectorText(t, err)
+	requireConnectorText(t, reported)
+}
+
+// requireConnectorText: err, returned or reported by the connector, reads
+// as the connector's own (issue #28): it begins with "connector: ", once,
+// and names no package an application cannot import.
+func requireConnectorText(t *testing.T, err error) {
+	t.Helper()
+	text := err.Error()
+	require.True(t, strings.HasPrefix(text, "connector: "), "%q does not begin with \"connector: \"", text)
+	for _, name := range []string{"connector", "kafkagroup", "coordinator", "secure", "kip848", "streamcore"} {
+		if name != "connector" {
+			require.False(t, strings.HasPrefix(text, name+": "), "%q begins with %s", text, name)
+		}
+		require.NotContains(t, text, ": "+name+": ", "a chain of packages")
+	}
 }
 
 // TestKafkaModeFailedFirstJoinLeavesNothing: a first join that is still

@@ -102,7 +102,7 @@ func (k *kafkaGroup) join(ctx context.Context, sub rebalance.Subscription) error
 		Sarama:                brokerSaramaConfig(nil, cfg.SocketTimeout, k.c.dialer),
 		Secure:                k.sec.Apply,
 		Logger:                k.c.baseLog.With("consumer", k.c.id),
-		OnError:               k.c.report,
+		OnError:               func(err error) { k.c.report(fmt.Errorf("connector: %w", err)) },
 	}
 	r.threads = map[string]int{}
 	if sub.Filter != nil {

@@ -18,7 +18,7 @@ import (
 // member owns cannot be read: its /consumers/<group>/offsets node holds
 // garbage, or Kafka (offsets.storage=kafka) reports an error for it alone.
 // The error wrapping it names the node and the value (errors.As finds a
-// *zkutil.DecodeError) or Kafka's error.
+// *DecodeError) or Kafka's error.
 //
 // Such a partition is held: it is not consumed from a guessed position
 // (auto.offset.reset could skip messages), nothing is committed for it, and

@@ -95,7 +95,7 @@ func (c *ConsumerConnector) CreateMessageStreams(ctx context.Context, topicCount
 // are never admitted. A pattern that Java's Pattern would refuse, or whose
 // meaning Go's regexp cannot reproduce (class intersection, possessive
 // quantifiers, look-around, back-references, Unicode properties, ...), is
-// refused with a *rebalance.RegexError that names the construct.
+// refused with a *RegexError that names the construct.
 //
 // With group.protocol=consumer (KIP-848) the broker evaluates the filter
 // itself, with RE2/J, which reads regexes as Go's regexp does: the member

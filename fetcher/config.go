@@ -124,8 +124,8 @@ type Config struct {
 	// windows are a few MiB at most), or a raw snappy block larger than
 	// it. Brokers limit only compressed sizes, and a few kilobytes of zstd
 	// can inflate to gigabytes: this is what bounds the memory of a
-	// fetched chunk beyond the response it came in (see the README's
-	// memory bound).
+	// fetched chunk beyond the response it came in (see the memory bound
+	// of docs/tuning.md).
 	MaxDecodedBytes int64
 
 	// RecycleMessages lets the data path reuse the memory of messages:

@@ -9,7 +9,7 @@
 // their responses itself, on the connection sarama opened: the next
 // request goes out once the batch headers of a response have been read,
 // and each partition's records are decoded only when they are enqueued
-// (decode.go, wire.go). The fetch loop follows Kafka 1.1.1's
+// The fetch loop follows Kafka 1.1.1's
 // ConsumerFetcherManager and ConsumerFetcherThread:
 //
 //   - StartConnections puts every partition in the leaderless set. The
@@ -22,7 +22,7 @@
 //     range. Both its fetched and its consumed offset are reset.
 //   - A fetcher blocks while a partition's queue is full, which holds back
 //     every partition of that fetcher (Kafka's backpressure), until the
-//     partition is paused (streamcore.PartitionTopicInfo.Pause): a paused
+//     partition is paused (its PartitionTopicInfo's Pause): a paused
 //     partition is left out of the fetcher's requests, and a fetcher
 //     blocked on its queue gives the chunk up and serves the others. Its
 //     fetched offset advances only once the chunk is queued, so the fetched offsets
@@ -30,8 +30,8 @@
 //     streams, nothing at or above did. The stream of a paused partition
 //     drops its chunks and moves its fetched offset back to where it
 //     stands; chunks queued before that, and a fetch made from the old
-//     offset, are refused or dropped (streamcore.ErrMoved), and the
-//     partition is fetched from the new offset once resumed.
+//     offset, are refused or dropped, and the partition is fetched from
+//     the new offset once resumed.
 //   - A partition stopped at an error (a message larger than the fetch
 //     size, records that cannot be decoded) stays the fetcher's but is not
 //     fetched, unless a pause drops the error with the chunks before it:
@@ -57,7 +57,7 @@
 //     structure (128 and its topic's name), and with read_committed the
 //     aborted transactions its partitions can list (28 % of P × S and
 //     1.1 KiB per partition at most); 100 MiB at most. That is the R of
-//     the README's memory bound. A larger response is read past, keeping
+//     the memory bound of docs/tuning.md. A larger response is read past, keeping
 //     nothing, and refused: each partition is then fetched alone, and one
 //     whose lone response is still too large has a first batch larger than
 //     its fetch size allows, and stops there with stream.ErrMessageTooLarge
@@ -148,12 +148,11 @@
 //
 // The package is exported for the connector, which wires it to the
 // rebalance layer, and its exported names are the manager's contract with
-// it: the partitions it fetches are internal/streamcore PartitionTopicInfos,
-// which code outside this module can neither create nor reach, so an
-// application cannot drive a fetcher on its own. Applications need nothing
+// it: the partitions it fetches are PartitionTopicInfos, declared under
+// internal/, which code outside this module can neither create nor reach,
+// so an application cannot drive a fetcher on its own. Applications need nothing
 // here: connector re-exports FetchEvent (the metrics of one fetch) and
-// ErrNoLeader. The exported names are listed in
-// internal/layering/testdata/api/fetcher.txt, which a test keeps equal to
-// them, so that none is added or removed by accident. Before 1.0 the
+// ErrNoLeader. A test of the module keeps a list of the exported names,
+// so that none is added or removed by accident. Before 1.0 the
 // exported surface may shrink in a minor version.
 package fetcher

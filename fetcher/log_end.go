@@ -13,7 +13,7 @@ import (
 // LogEnds reads the log-end offsets (high watermarks) of the partitions a
 // ConsumerFetcherManager is fetching from their leaders, with ListOffsets,
 // on connections of its own. The high watermark the fetch responses carry
-// (streamcore.PartitionTopicInfo.HighWatermark) stops with the fetcher: one
+// (the partition's HighWatermark) stops with the fetcher: one
 // blocked on a full queue, or serving only paused partitions, sends no
 // request, while the log goes on growing. LogEnds is how the connector
 // keeps its lag true then.

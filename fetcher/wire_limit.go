@@ -7,7 +7,7 @@ import (
 
 // The size of a fetch response is bounded by its request, and the fetcher
 // reads no larger one into memory: see responseLimit. This is the R of the
-// README's memory bound.
+// memory bound of docs/tuning.md.
 
 // kafkaMessageMaxBytes is the default of a broker's message.max.bytes
 // (Kafka 2.0 and later): 1 MiB and the 12 bytes of a batch's offset and

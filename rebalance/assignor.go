@@ -23,8 +23,8 @@ const (
 
 // StrategyCooperativeSticky is the protocol name of Kafka's Java
 // CooperativeStickyAssignor, the assignor of the cooperative rebalance
-// protocol (KIP-429) in a group coordinated by Kafka's broker (package
-// internal/kafkagroup holds the assignor); NewAssignor refuses it.
+// protocol (KIP-429) in a group coordinated by Kafka's broker, which
+// connector's Kafka mode offers; NewAssignor refuses it.
 const StrategyCooperativeSticky = "cooperative-sticky"
 
 // ErrUnknownStrategy is returned by NewAssignor for a strategy other than

@@ -37,12 +37,13 @@
 // of a group whose strategies it cannot share (StrategyError, admission
 // rules in its documentation).
 //
-// Groups coordinated by Kafka's broker instead are joined by package
-// internal/kafkagroup, which holds the assignors of Kafka's Java consumer
-// (per member id, not per thread) that its classic protocol uses. Of them
-// this package keeps only their names, values of
-// partition.assignment.strategy like those of its own assignors:
-// StrategyRange, StrategyRoundRobin and StrategyCooperativeSticky.
+// Groups coordinated by Kafka's broker instead are joined through package
+// connector (zkconsumer.group.coordination=kafka), whose member holds the
+// assignors of Kafka's Java consumer (per member id, not per thread) that
+// its classic protocol uses. Of them this package keeps only their names,
+// values of partition.assignment.strategy like those of its own
+// assignors: StrategyRange, StrategyRoundRobin and
+// StrategyCooperativeSticky.
 //
 // What is exported is deliberate: the assignors (Assignor and its
 // implementations, pure functions of a group's state, usable and testable
@@ -51,9 +52,8 @@
 // Kafka's whitelist and blacklist. An application does not need this
 // package: connector configures the strategy by name and re-exports the
 // types its API uses (RebalanceEvent, RebalanceOutcome, RegexError).
-// The exported names are listed in
-// internal/layering/testdata/api/rebalance.txt, which a test keeps equal
-// to them, so that none is added or removed by accident. Before 1.0 the
+// A test of the module keeps a list of the exported names, so that none
+// is added or removed by accident. Before 1.0 the
 // exported surface may shrink in a minor version.
 //
 // The package never imports the fetcher; the connector wires them together

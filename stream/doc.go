@@ -1,6 +1,6 @@
 // Package stream is what an application reads: the messages of a
-// consumer's streams. It declares nothing of its own; its names are those
-// of the module's data path (internal/streamcore), re-exported here, and
+// consumer's streams. It declares nothing of its own; its names are
+// aliases of the types of the module's data path, re-exported here, and
 // again by package connector, from which an application needs nothing
 // else.
 //
@@ -24,7 +24,7 @@
 // *PartitionError and the stream carries on; ErrShutdown is final.
 //
 // Next is called from one goroutine at a time per stream; MarkConsumed is
-// safe from any goroutine. Being aliases, the types' methods are
-// documented where they are declared, on internal/streamcore's
-// KafkaStream, ConsumerIterator and Message (go doc shows them there).
+// safe from any goroutine. The types being aliases, go doc of this package
+// names them but lists neither their fields nor their methods: those are
+// documented with the types' declarations, in the module's source.
 package stream

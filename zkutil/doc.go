@@ -12,10 +12,9 @@
 // change a group's state in ZooKeeper as Kafka's own tools do (the group
 // tool, the console consumer). An application that consumes messages
 // needs none of it: connector re-exports the few types its API uses
-// (TopicPartition, ConsumerThreadID, DecodeError, SessionStats). The
-// exported names are listed in internal/layering/testdata/api/zkutil.txt,
-// which a test keeps equal to them, so that none is added or removed by
-// accident. Before 1.0 the exported surface may shrink in a minor
+// (TopicPartition, ConsumerThreadID, DecodeError, SessionStats). A test
+// of the module keeps a list of the exported names, so that none is added
+// or removed by accident. Before 1.0 the exported surface may shrink in a minor
 // version; CHANGELOG.md says so when it does.
 //
 // The package imports nothing else of this module.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -82,12 +83,21 @@ func TestTimeoutExitsWhenIdle(t *testing.T) {
 	_, err := c.Produce(ctx, topic, 5, testcluster.ProduceOptions{Partition: 0})
 	require.NoError(t, err)
 
+	// The connector's log records go neither to stderr nor, as they would
+	// with no Logger, to slog.Default(): the tool prints what it reports.
+	var global testcluster.LockedBuffer
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&global, nil)))
+	t.Cleanup(func() { slog.SetDefault(prev) })
+
 	start := time.Now()
 	r := runOurs(ctx, "--zookeeper", c.ZKConnect(), "--topic", topic, "--from-beginning", "--timeout-ms", "2000")
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Len(t, r.lines(), 5)
 	require.Contains(t, r.stderr, "Processed a total of 5 messages")
 	require.Less(t, time.Since(start), 40*time.Second)
+	require.Empty(t, global.String(), "records through slog.Default()")
+	require.NotContains(t, r.stderr, "level=")
 
 	// Like Kafka, it stops when standard output is gone, and exits 0 as
 	// Kafka does; nothing that was not written out is committed.

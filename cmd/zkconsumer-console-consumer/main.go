@@ -7,7 +7,8 @@
 // (--key-deserializer, --value-deserializer), --skip-message-on-error,
 // --enable-systest-events, --isolation-level and --csv-reporter-enabled;
 // --partition, --offset, --new-consumer and --bootstrap-server get Kafka's
-// refusals (see bootstrap.go for the Kafka-coordinated mode):
+// refusals (without --zookeeper, --bootstrap-server runs the group in the
+// Kafka-coordinated mode, as Kafka 1.1.1's new consumer):
 //
 //	go install github.com/zkconsumer/zkconsumer/cmd/zkconsumer-console-consumer@latest
 //	zkconsumer-console-consumer --zookeeper 127.0.0.1:2181/kafka --topic orders --from-beginning
@@ -30,7 +31,7 @@
 // --version the tool's name and module version.
 //
 // When standard output is not a terminal, output is buffered; offsets are
-// committed only for messages written out (see output.go).
+// committed only for messages written out.
 package main
 
 import (
@@ -39,6 +40,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"sync"
@@ -120,6 +122,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	out := newOutput(stdout, !isTerminal(stdout))
 	commits := newCommitter(out, cfg, stderr)
 	cfg.AutoCommitEnable = false // commits follows what is written out instead
+	// It prints what the connector reports (Errors, the mode warnings)
+	// itself, as Kafka's tools show only warnings: the connector's log
+	// records, which would otherwise go to slog.Default(), are dropped.
+	cfg.Logger = slog.New(slog.DiscardHandler)
 	c, err := connector.NewContext(ctx, cfg, connector.WithRebalanceListener(commits))
 	if err != nil {
 		_ = out.close()

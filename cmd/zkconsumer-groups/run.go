@@ -102,11 +102,8 @@ func (c *command) warnf(format string, args ...any) {
 	fmt.Fprintf(c.stderr, "Warning: %s\n", tidy(fmt.Sprintf(format, args...)))
 }
 
-// tidy drops the package prefixes ("groups: ", "zkutil: ") that wrapped
-// errors repeat, which mean nothing to an operator.
+// tidy drops the package prefix ("zkutil: ") that wrapped errors repeat,
+// which means nothing to an operator.
 func tidy(msg string) string {
-	for _, p := range []string{"groups: ", "zkutil: "} {
-		msg = strings.ReplaceAll(msg, p, "")
-	}
-	return msg
+	return strings.ReplaceAll(msg, "zkutil: ", "")
 }

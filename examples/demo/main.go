@@ -250,6 +250,7 @@ func (d *demo) startMember(ctx context.Context, group, name, topic string, strea
 	cfg.AutoCommitInterval = time.Second
 	cfg.RebalanceBackoff = 500 * time.Millisecond
 	cfg.RebalanceProtocol = d.protocol
+	cfg.Logger = slog.New(slog.DiscardHandler) // the demo prints what happens itself
 	if os.Getenv("DEMO_DEBUG") != "" {
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})).With("member", name)
 	}

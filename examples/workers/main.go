@@ -45,7 +45,7 @@ func run(ctx context.Context, zkConnect, topic, group string, streams int) (err 
 	cfg.GroupID = group
 	cfg.AutoOffsetReset = connector.AutoOffsetResetSmallest
 	cfg.AutoCommitInterval = 5 * time.Second
-	cfg.Logger = nil // set a *slog.Logger here to see rebalances
+	cfg.Logger = nil // logs through slog.Default(), rebalances included
 	c, err := connector.NewContext(ctx, cfg)
 	if err != nil {
 		return err

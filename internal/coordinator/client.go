@@ -18,7 +18,7 @@ import (
 
 // ErrGroupActive is returned when the group has members in Kafka: its
 // offsets belong to them, and the coordinator refuses commits from outside.
-var ErrGroupActive = errors.New("coordinator: the group has members in Kafka")
+var ErrGroupActive = errors.New("the group has members in Kafka")
 
 // Client speaks to the coordinator of one group. It finds the coordinator
 // (Locator), keeps one connection to it, negotiates the versions it sends
@@ -112,7 +112,7 @@ func (c *Client) coordinator() (*conn, error) {
 	}
 	cfg := c.loc.Config()
 	if cfg == nil {
-		return nil, errors.New("coordinator: disconnected")
+		return nil, errors.New("disconnected from the coordinator")
 	}
 	co := &conn{name: BrokerName(found.ID(), found.Addr()), id: found.ID(), addr: found.Addr(), b: sarama.NewBroker(found.Addr())}
 	if err := co.b.Open(cfg); err != nil && !errors.Is(err, sarama.ErrAlreadyConnected) {
@@ -213,7 +213,7 @@ func (c *Client) Fetch(ctx context.Context, tps []zkutil.TopicPartition) (offset
 		return got, err
 	}, c.recheck)
 	if err != nil {
-		return nil, nil, fmt.Errorf("coordinator: fetch offsets of group %s from Kafka: %w", c.group, err)
+		return nil, nil, fmt.Errorf("fetch offsets of group %s from Kafka: %w", c.group, err)
 	}
 	return offsets, failed, nil
 }
@@ -240,7 +240,7 @@ func (c *Client) fetch(ctx context.Context, tps []zkutil.TopicPartition) (offset
 			if failed == nil {
 				failed = map[zkutil.TopicPartition]error{}
 			}
-			failed[tp] = fmt.Errorf("coordinator: committed offset of %s in Kafka (group %s): %w", tp, c.group, kerr)
+			failed[tp] = fmt.Errorf("committed offset of %s in Kafka (group %s): %w", tp, c.group, kerr)
 		}
 		return nil
 	})
@@ -294,7 +294,7 @@ func (c *Client) Commit(ctx context.Context, offsets map[zkutil.TopicPartition]i
 		return Permanent(errors.Join(errs...))
 	})
 	if err != nil {
-		return fmt.Errorf("coordinator: commit offsets of group %s to Kafka: %w", c.group, err)
+		return fmt.Errorf("commit offsets of group %s to Kafka: %w", c.group, err)
 	}
 	return nil
 }
@@ -338,7 +338,7 @@ func (c *Client) Describe(ctx context.Context) (GroupState, error) {
 		return nil
 	})
 	if err != nil {
-		return GroupState{}, fmt.Errorf("coordinator: describe group %s: %w", c.group, err)
+		return GroupState{}, fmt.Errorf("describe group %s: %w", c.group, err)
 	}
 	return st, nil
 }

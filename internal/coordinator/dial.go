@@ -111,7 +111,7 @@ func saslMechanism(conf *sarama.Config) (kip848.SASLMechanism, error) {
 		return mechanism{sarama.SASLTypePlaintext, func() (kip848.SASLExchange, error) { return &oneShot{msg: []byte(msg)}, nil }}, nil
 	case sarama.SASLTypeSCRAMSHA256, sarama.SASLTypeSCRAMSHA512:
 		if sc.SCRAMClientGeneratorFunc == nil {
-			return nil, fmt.Errorf("coordinator: SASL %s: no SCRAM client configured", name)
+			return nil, fmt.Errorf("SASL %s: no SCRAM client configured", name)
 		}
 		return mechanism{name, func() (kip848.SASLExchange, error) {
 			c := sc.SCRAMClientGeneratorFunc()
@@ -122,7 +122,7 @@ func saslMechanism(conf *sarama.Config) (kip848.SASLMechanism, error) {
 		}}, nil
 	case sarama.SASLTypeOAuth:
 		if sc.TokenProvider == nil {
-			return nil, fmt.Errorf("coordinator: SASL %s: no token provider configured", name)
+			return nil, fmt.Errorf("SASL %s: no token provider configured", name)
 		}
 		return mechanism{name, func() (kip848.SASLExchange, error) {
 			tok, err := sc.TokenProvider.Token()
@@ -135,7 +135,7 @@ func saslMechanism(conf *sarama.Config) (kip848.SASLMechanism, error) {
 			return &oneShot{msg: oauthBearerMessage(tok), oauth: true}, nil
 		}}, nil
 	}
-	return nil, fmt.Errorf("coordinator: SASL mechanism %s is not supported on this connection", name)
+	return nil, fmt.Errorf("SASL mechanism %s is not supported on this connection", name)
 }
 
 // mechanism is a kip848.SASLMechanism of a name and a constructor.

@@ -23,7 +23,7 @@ type Fence interface {
 // attempt (nothing was sent), or before the coordinator answered (the
 // connection was reset, so what the kernel had not yet delivered of the
 // request never reaches the broker).
-var ErrFenced = errors.New("coordinator: the committer's ownership is not confirmed")
+var ErrFenced = errors.New("the committer's ownership is not confirmed")
 
 type fenceKey struct{}
 

@@ -14,14 +14,14 @@ import (
 )
 
 // ErrClosed is returned by a closed Locator.
-var ErrClosed = errors.New("coordinator: closed")
+var ErrClosed = errors.New("coordinator client closed")
 
 // ErrFindRefused is wrapped by the error of Locator.Find when the broker
 // refuses to name the group's coordinator for good
 // (GROUP_AUTHORIZATION_FAILED, INVALID_REQUEST, ...): retrying cannot
 // mend it. Retriable answers (the coordinator is not available yet, is
 // loading) and lost connections are not wrapped in it.
-var ErrFindRefused = errors.New("coordinator: FindCoordinator refused")
+var ErrFindRefused = errors.New("FindCoordinator refused")
 
 // Locator finds the coordinator of one group: it asks the brokers of the
 // cluster (FindCoordinator), one at a time, the same one while it
@@ -88,7 +88,7 @@ func (l *Locator) bootstrap() (sarama.Client, error) {
 // bootstrapError is the error of a metadata request that no broker of the
 // cluster answered, naming bootstrap.servers.
 func (l *Locator) bootstrapError(err error) error {
-	return fmt.Errorf("coordinator: no broker of %s answered: %w", l.what, l.explain(err))
+	return fmt.Errorf("no broker of %s answered: %w", l.what, l.explain(err))
 }
 
 // AnyBroker returns a broker of the cluster for Metadata and
@@ -108,7 +108,7 @@ func (l *Locator) AnyBroker() (*sarama.Broker, error) {
 			return nil, l.bootstrapError(err)
 		}
 		if brokers = c.Brokers(); len(brokers) == 0 {
-			return nil, errors.New("coordinator: no broker available")
+			return nil, errors.New("no broker available")
 		}
 	}
 	slices.SortFunc(brokers, func(a, b *sarama.Broker) int { return cmp.Compare(a.ID(), b.ID()) })
@@ -146,17 +146,17 @@ func (l *Locator) Find() (*sarama.Broker, error) {
 		if !l.isClosed() {
 			l.BrokerFailed(b)
 		}
-		return nil, fmt.Errorf("coordinator: find the coordinator of group %s through %s: %w", l.group, BrokerName(b.ID(), b.Addr()), l.explain(err))
+		return nil, fmt.Errorf("find the coordinator of group %s through %s: %w", l.group, BrokerName(b.ID(), b.Addr()), l.explain(err))
 	}
 	switch {
 	case resp.Err == sarama.ErrNoError:
 	case grouperr.Retriable(resp.Err):
 		if resp.Err == sarama.ErrConsumerCoordinatorNotAvailable {
-			return nil, fmt.Errorf("coordinator: find the coordinator of group %s: %w (%s)", l.group, resp.Err,
+			return nil, fmt.Errorf("find the coordinator of group %s: %w (%s)", l.group, resp.Err,
 				"the group's partition of __consumer_offsets has no leader: the topic is being created or moved, "+
 					"or it cannot be created, as when the brokers' offsets.topic.replication.factor exceeds the number of live brokers")
 		}
-		return nil, fmt.Errorf("coordinator: find the coordinator of group %s: %w", l.group, resp.Err)
+		return nil, fmt.Errorf("find the coordinator of group %s: %w", l.group, resp.Err)
 	default: // GROUP_AUTHORIZATION_FAILED, INVALID_REQUEST, ...
 		return nil, fmt.Errorf("%w: group %s: %w", ErrFindRefused, l.group, resp.Err)
 	}

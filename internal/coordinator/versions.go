@@ -44,7 +44,7 @@ type Need struct {
 }
 
 // ErrUnsupportedVersion is wrapped by an *UnsupportedError.
-var ErrUnsupportedVersion = errors.New("coordinator: the broker does not speak a version of an API this client needs")
+var ErrUnsupportedVersion = errors.New("the broker does not speak a version of an API this client needs")
 
 // UnsupportedError is the error of Negotiate for a broker that speaks no
 // version of an API that the client needs: too old (its newest version is
@@ -62,14 +62,14 @@ type UnsupportedError struct {
 
 func (e *UnsupportedError) Error() string {
 	if e.Have == nil {
-		return fmt.Sprintf("coordinator: %s does not speak %s (API key %d) at all; this client needs version %s",
+		return fmt.Sprintf("%s does not speak %s (API key %d) at all; this client needs version %s",
 			e.Broker, e.API.Name, e.API.Key, e.Need)
 	}
 	hint := "upgrade the broker"
 	if e.Have.Min > e.Need.Max {
 		hint = "the broker dropped the versions this client speaks"
 	}
-	return fmt.Sprintf("coordinator: %s speaks %s versions %s, this client needs %s (%s)",
+	return fmt.Sprintf("%s speaks %s versions %s, this client needs %s (%s)",
 		e.Broker, e.API.Name, e.Have, e.Need, hint)
 }
 

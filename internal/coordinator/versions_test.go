@@ -37,7 +37,7 @@ func TestNegotiate(t *testing.T) {
 	var ue *UnsupportedError
 	require.True(t, errors.As(err, &ue))
 	require.Equal(t, APIOffsetFetch, ue.API)
-	require.EqualError(t, err, "coordinator: broker 1 at h:9092 speaks OffsetFetch versions 1-4, this client needs 5 (upgrade the broker)\n"+
-		"coordinator: broker 1 at h:9092 speaks OffsetCommit versions 2-9, this client needs 0-1 (the broker dropped the versions this client speaks)\n"+
-		"coordinator: broker 1 at h:9092 does not speak ConsumerGroupHeartbeat (API key 68) at all; this client needs version 0-1")
+	require.EqualError(t, err, "broker 1 at h:9092 speaks OffsetFetch versions 1-4, this client needs 5 (upgrade the broker)\n"+
+		"broker 1 at h:9092 speaks OffsetCommit versions 2-9, this client needs 0-1 (the broker dropped the versions this client speaks)\n"+
+		"broker 1 at h:9092 does not speak ConsumerGroupHeartbeat (API key 68) at all; this client needs version 0-1")
 }

@@ -15,7 +15,7 @@ import (
 func checkInactive(ctx context.Context, zk *zkutil.Session, group string) error {
 	ids, err := childrenMaybe(ctx, zk, zkutil.ConsumerIDsPath(group))
 	if err != nil {
-		return fmt.Errorf("groups: list members of group %q: %w", group, err)
+		return fmt.Errorf("list members of group %q: %w", group, err)
 	}
 	if len(ids) > 0 {
 		slices.Sort(ids)
@@ -51,10 +51,10 @@ func DeleteGroup(ctx context.Context, zk *zkutil.Session, group string) error {
 		if errors.Is(err, zkutil.ErrNotEmpty) {
 			return fmt.Errorf("%w: a member of group %q registered during the delete", ErrGroupActive, group)
 		}
-		return fmt.Errorf("groups: delete group %q: %w", group, err)
+		return fmt.Errorf("delete group %q: %w", group, err)
 	}
 	if err := deleteRecursive(ctx, zk, zkutil.GroupPath(group)); err != nil {
-		return fmt.Errorf("groups: delete group %q: %w", group, err)
+		return fmt.Errorf("delete group %q: %w", group, err)
 	}
 	return nil
 }
@@ -80,7 +80,7 @@ func DeleteGroupTopic(ctx context.Context, zk *zkutil.Session, group, topic stri
 	}
 	for _, p := range []string{zkutil.OwnersTopicPath(group, topic), zkutil.OffsetsTopicPath(group, topic)} {
 		if err := deleteRecursive(ctx, zk, p); err != nil {
-			return false, fmt.Errorf("groups: delete topic %q of group %q: %w", topic, group, err)
+			return false, fmt.Errorf("delete topic %q of group %q: %w", topic, group, err)
 		}
 	}
 	return false, nil
@@ -98,7 +98,7 @@ func DeleteTopicFromGroups(ctx context.Context, zk *zkutil.Session, topic string
 	for _, g := range all {
 		topics, err := childrenMaybe(ctx, zk, zkutil.OffsetsPath(g))
 		if err != nil {
-			return deleted, active, fmt.Errorf("groups: read offsets of group %q: %w", g, err)
+			return deleted, active, fmt.Errorf("read offsets of group %q: %w", g, err)
 		}
 		if !slices.Contains(topics, topic) {
 			continue
@@ -123,7 +123,7 @@ func groupTopics(ctx context.Context, zk *zkutil.Session, group string) ([]strin
 	for _, p := range []string{zkutil.OwnersPath(group), zkutil.OffsetsPath(group)} {
 		c, err := childrenMaybe(ctx, zk, p)
 		if err != nil {
-			return nil, fmt.Errorf("groups: read topics of group %q: %w", group, err)
+			return nil, fmt.Errorf("read topics of group %q: %w", group, err)
 		}
 		out = append(out, c...)
 	}

@@ -79,7 +79,7 @@ func DeleteOffsets(ctx context.Context, zk *zkutil.Session, group string, topics
 				err = nil
 			}
 			if err != nil {
-				err = fmt.Errorf("groups: delete offset: %w", err)
+				err = fmt.Errorf("delete offset: %w", err)
 			}
 			out = append(out, OffsetDeletion{TopicPartition{Topic: topic, Partition: p}, err})
 		}
@@ -88,7 +88,7 @@ func DeleteOffsets(ctx context.Context, zk *zkutil.Session, group string, topics
 		// recreating it meanwhile keeps it.
 		if err := zk.Delete(ctx, zkutil.OffsetsTopicPath(group, topic), -1); err != nil &&
 			!errors.Is(err, zkutil.ErrNoNode) && !errors.Is(err, zkutil.ErrNotEmpty) {
-			return out, fmt.Errorf("groups: delete offsets of topic %q: %w", topic, err)
+			return out, fmt.Errorf("delete offsets of topic %q: %w", topic, err)
 		}
 	}
 	slices.SortFunc(out, func(a, b OffsetDeletion) int { return compareTP(a.TopicPartition, b.TopicPartition) })
@@ -149,7 +149,7 @@ func offsetPartitions(ctx context.Context, zk *zkutil.Session, group, topic stri
 	unknownTopic := err != nil
 	names, err := childrenMaybe(ctx, zk, zkutil.OffsetsTopicPath(group, topic))
 	if err != nil {
-		return nil, nil, fmt.Errorf("groups: read offsets of group %q: %w", group, err)
+		return nil, nil, fmt.Errorf("read offsets of group %q: %w", group, err)
 	}
 	committed := map[int32]bool{}
 	for _, n := range names {
@@ -189,7 +189,7 @@ func lateMembers(ctx context.Context, zk *zkutil.Session, group string, before [
 	}
 	after, err := ListMembers(ctx, zk, group)
 	if err != nil {
-		return fmt.Errorf("groups: check members after the delete: %w", err)
+		return fmt.Errorf("check members after the delete: %w", err)
 	}
 	var late []Member
 	for _, m := range after {
@@ -222,7 +222,7 @@ func PrintOffsetDeletions(w io.Writer, rows []OffsetDeletion) error {
 		}
 		status := "Deleted"
 		if r.Err != nil {
-			status = "Error: " + strings.ReplaceAll(r.Err.Error(), "groups: ", "")
+			status = "Error: " + r.Err.Error()
 		}
 		ew.printf(format, r.Topic, p, status)
 	}

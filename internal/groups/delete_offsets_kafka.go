@@ -31,7 +31,7 @@ const deleteOffsetsAttempts = 5
 // the error of the cluster.
 func DeleteKafkaOffsets(ctx context.Context, bootstrap []string, group string, topics map[string][]int32, timeout time.Duration, sec *secure.Client) ([]OffsetDeletion, error) {
 	if len(bootstrap) == 0 {
-		return nil, errors.New("groups: no bootstrap server")
+		return nil, errors.New("no bootstrap server")
 	}
 	cfg := sarama.NewConfig()
 	cfg.ClientID = "zkconsumer-groups"
@@ -48,7 +48,7 @@ func DeleteKafkaOffsets(ctx context.Context, bootstrap []string, group string, t
 	}
 	cl, err := sarama.NewClient(bootstrap, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("groups: connect to %v: %w", bootstrap, sec.Explain(err))
+		return nil, fmt.Errorf("connect to %v: %w", bootstrap, sec.Explain(err))
 	}
 	defer func() { _ = cl.Close() }()
 
@@ -64,7 +64,7 @@ func DeleteKafkaOffsets(ctx context.Context, bootstrap []string, group string, t
 				continue
 			}
 			if err != nil {
-				return nil, fmt.Errorf("groups: partitions of topic %q: %w", topic, err)
+				return nil, fmt.Errorf("partitions of topic %q: %w", topic, err)
 			}
 		}
 		for _, p := range slices.Compact(slices.Sorted(slices.Values(parts))) {
@@ -86,14 +86,14 @@ func DeleteKafkaOffsets(ctx context.Context, bootstrap []string, group string, t
 	case sarama.ErrNonEmptyGroup:
 		return nil, fmt.Errorf("%w: Kafka's coordinator refuses to delete offsets of group %q while it has members (%w)", ErrGroupActive, group, resp.ErrorCode)
 	default:
-		return nil, fmt.Errorf("groups: delete offsets of group %q: %w", group, resp.ErrorCode)
+		return nil, fmt.Errorf("delete offsets of group %q: %w", group, resp.ErrorCode)
 	}
 	for _, tp := range asked {
 		kerr, ok := resp.Errors[tp.Topic][tp.Partition]
 		var err error
 		switch {
 		case !ok:
-			err = fmt.Errorf("groups: the coordinator did not answer for %s-%d", tp.Topic, tp.Partition)
+			err = fmt.Errorf("the coordinator did not answer for %s-%d", tp.Topic, tp.Partition)
 		case kerr == sarama.ErrNoError:
 		case kerr == sarama.ErrGroupSubscribedToTopic:
 			err = fmt.Errorf("%w %q (%w)", ErrSubscribed, tp.Topic, kerr)
@@ -117,7 +117,7 @@ func sendDeleteOffsets(ctx context.Context, cl sarama.Client, group string, req 
 		if attempt > 0 {
 			select {
 			case <-ctx.Done():
-				return nil, fmt.Errorf("groups: delete offsets of group %q: %w (last error: %w)", group, ctx.Err(), last)
+				return nil, fmt.Errorf("delete offsets of group %q: %w (last error: %w)", group, ctx.Err(), last)
 			case <-time.After(time.Duration(attempt) * 300 * time.Millisecond):
 			}
 			_ = cl.RefreshCoordinator(group)
@@ -139,5 +139,5 @@ func sendDeleteOffsets(ctx context.Context, cl sarama.Client, group string, req 
 		}
 		return resp, nil
 	}
-	return nil, fmt.Errorf("groups: delete offsets of group %q: %w", group, last)
+	return nil, fmt.Errorf("delete offsets of group %q: %w", group, last)
 }

@@ -100,7 +100,7 @@ func DescribeGroup(ctx context.Context, zk *zkutil.Session, lo *LogOffsets, grou
 	}
 	for _, m := range d.Members {
 		if m.Err != nil {
-			d.Problems = append(d.Problems, fmt.Errorf("groups: member %s: %w", m.ID, m.Err))
+			d.Problems = append(d.Problems, fmt.Errorf("member %s: %w", m.ID, m.Err))
 		}
 	}
 
@@ -118,7 +118,7 @@ func DescribeGroup(ctx context.Context, zk *zkutil.Session, lo *LogOffsets, grou
 	for t := range topicSet {
 		parts, err := TopicPartitions(ctx, zk, t)
 		if errors.Is(err, ErrUnknownTopic) {
-			d.Problems = append(d.Problems, fmt.Errorf("groups: group %q has offsets or owners for topic %q, which does not exist", group, t))
+			d.Problems = append(d.Problems, fmt.Errorf("group %q has offsets or owners for topic %q, which does not exist", group, t))
 			continue
 		}
 		if err != nil {

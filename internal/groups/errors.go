@@ -9,24 +9,24 @@ import (
 // partition they concern; compare with errors.Is.
 var (
 	// ErrUnknownGroup: /consumers/<group> does not exist.
-	ErrUnknownGroup = errors.New("groups: unknown group")
+	ErrUnknownGroup = errors.New("unknown group")
 	// ErrUnknownTopic: /brokers/topics/<topic> does not exist.
-	ErrUnknownTopic = errors.New("groups: unknown topic")
+	ErrUnknownTopic = errors.New("unknown topic")
 	// ErrUnknownPartition: the topic exists but has no such partition.
-	ErrUnknownPartition = errors.New("groups: unknown partition")
+	ErrUnknownPartition = errors.New("unknown partition")
 	// ErrGroupActive: the group has members registered under
 	// /consumers/<group>/ids, so its offsets and owners belong to them.
-	ErrGroupActive = errors.New("groups: the group has registered members")
+	ErrGroupActive = errors.New("the group has registered members")
 	// ErrSubscribed: --delete-offsets refused a topic that a registered
 	// member of the group subscribes to, as Kafka's coordinator refuses it
 	// with GROUP_SUBSCRIBED_TO_TOPIC: its offsets are that member's.
-	ErrSubscribed = errors.New("groups: a member of the group subscribes to the topic")
+	ErrSubscribed = errors.New("a member of the group subscribes to the topic")
 	// ErrNoLeader: a partition has no leader, or its leader is not a
 	// registered broker, so its log offsets cannot be asked for.
-	ErrNoLeader = errors.New("groups: partition has no available leader")
+	ErrNoLeader = errors.New("partition has no available leader")
 	// ErrNoChroot: the chroot of the ZooKeeper connect string does not
 	// exist, which usually means a mistyped or forgotten chroot.
-	ErrNoChroot = errors.New("groups: chroot does not exist")
+	ErrNoChroot = errors.New("chroot does not exist")
 )
 
 // BadNodesError reports znodes whose names or data are not what Kafka
@@ -43,7 +43,7 @@ func (e *BadNodesError) Error() string {
 	for i, err := range e.Errs {
 		msgs[i] = err.Error()
 	}
-	return "groups: unreadable znodes: " + strings.Join(msgs, "; ")
+	return "unreadable znodes: " + strings.Join(msgs, "; ")
 }
 
 // Unwrap returns the errors of the bad nodes.

@@ -20,7 +20,7 @@ func ListGroups(ctx context.Context, zk *zkutil.Session) ([]string, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("groups: list groups: %w", err)
+		return nil, fmt.Errorf("list groups: %w", err)
 	}
 	slices.Sort(groups)
 	return groups, nil
@@ -31,11 +31,11 @@ func ListGroups(ctx context.Context, zk *zkutil.Session) ([]string, error) {
 // is not a valid group id.
 func CheckGroup(ctx context.Context, zk *zkutil.Session, group string) error {
 	if err := zkutil.ValidateGroupID(group); err != nil {
-		return fmt.Errorf("groups: %w", err)
+		return err
 	}
 	ok, _, err := zk.Exists(ctx, zkutil.GroupPath(group))
 	if err != nil {
-		return fmt.Errorf("groups: read group %q: %w", group, err)
+		return fmt.Errorf("read group %q: %w", group, err)
 	}
 	if !ok {
 		return fmt.Errorf("%w %q (no %s)", ErrUnknownGroup, group, zkutil.GroupPath(group))
@@ -57,13 +57,13 @@ func ReadCommittedOffsets(ctx context.Context, zk *zkutil.Session, group string)
 	out := map[TopicPartition]int64{}
 	topics, err := childrenMaybe(ctx, zk, zkutil.OffsetsPath(group))
 	if err != nil {
-		return nil, fmt.Errorf("groups: read offsets of group %q: %w", group, err)
+		return nil, fmt.Errorf("read offsets of group %q: %w", group, err)
 	}
 	var bad []error
 	for _, topic := range topics {
 		parts, err := childrenMaybe(ctx, zk, zkutil.OffsetsTopicPath(group, topic))
 		if err != nil {
-			return nil, fmt.Errorf("groups: read offsets of group %q: %w", group, err)
+			return nil, fmt.Errorf("read offsets of group %q: %w", group, err)
 		}
 		for _, name := range parts {
 			p, ok := parsePartitionNode(name)
@@ -77,7 +77,7 @@ func ReadCommittedOffsets(ctx context.Context, zk *zkutil.Session, group string)
 				continue
 			}
 			if err != nil {
-				return nil, fmt.Errorf("groups: read offsets of group %q: %w", group, err)
+				return nil, fmt.Errorf("read offsets of group %q: %w", group, err)
 			}
 			off, err := zkutil.DecodeOffset(path, data)
 			if err != nil {
@@ -100,14 +100,14 @@ func ReadOwners(ctx context.Context, zk *zkutil.Session, group string) (owners m
 	owners = map[TopicPartition]string{}
 	topics, err = childrenMaybe(ctx, zk, zkutil.OwnersPath(group))
 	if err != nil {
-		return nil, nil, fmt.Errorf("groups: read owners of group %q: %w", group, err)
+		return nil, nil, fmt.Errorf("read owners of group %q: %w", group, err)
 	}
 	slices.Sort(topics)
 	var bad []error
 	for _, topic := range topics {
 		parts, err := childrenMaybe(ctx, zk, zkutil.OwnersTopicPath(group, topic))
 		if err != nil {
-			return nil, nil, fmt.Errorf("groups: read owners of group %q: %w", group, err)
+			return nil, nil, fmt.Errorf("read owners of group %q: %w", group, err)
 		}
 		for _, name := range parts {
 			path := zkutil.OwnersTopicPath(group, topic) + "/" + name
@@ -121,7 +121,7 @@ func ReadOwners(ctx context.Context, zk *zkutil.Session, group string) (owners m
 				continue // released meanwhile
 			}
 			if err != nil {
-				return nil, nil, fmt.Errorf("groups: read owners of group %q: %w", group, err)
+				return nil, nil, fmt.Errorf("read owners of group %q: %w", group, err)
 			}
 			owners[TopicPartition{Topic: topic, Partition: p}] = string(data)
 		}

@@ -16,7 +16,7 @@ import (
 // on first use.
 func KafkaCoordinator(bootstrap []string, group string, timeout time.Duration, sec *secure.Client) (*coordinator.Client, error) {
 	if len(bootstrap) == 0 {
-		return nil, errors.New("groups: no bootstrap server")
+		return nil, errors.New("no bootstrap server")
 	}
 	return coordinator.New(group, func() (sarama.Client, error) {
 		cfg := sarama.NewConfig()

@@ -76,9 +76,9 @@ type PartitionOffsetError struct {
 	Err error
 }
 
-// Error returns "groups: log offsets of <topic>-<partition>: <cause>".
+// Error returns "log offsets of <topic>-<partition>: <cause>".
 func (e *PartitionOffsetError) Error() string {
-	return fmt.Sprintf("groups: log offsets of %s-%d: %v", e.Topic, e.Partition, e.Err)
+	return fmt.Sprintf("log offsets of %s-%d: %v", e.Topic, e.Partition, e.Err)
 }
 
 // Unwrap returns the cause.
@@ -103,7 +103,7 @@ func (l *LogOffsets) Latest(ctx context.Context, tps []TopicPartition) (map[Topi
 // does). It has the signature of OffsetForTime.
 func (l *LogOffsets) ForTime(ctx context.Context, tp TopicPartition, ms int64) (int64, error) {
 	if ms < 0 {
-		return 0, fmt.Errorf("groups: time %d is before the epoch", ms)
+		return 0, fmt.Errorf("time %d is before the epoch", ms)
 	}
 	m, err := l.list(ctx, []TopicPartition{tp}, func(TopicPartition) int64 { return ms })
 	if err != nil {

@@ -54,7 +54,7 @@ func hostOf(group, id string) string {
 func ListMembers(ctx context.Context, zk *zkutil.Session, group string) ([]Member, error) {
 	ids, err := childrenMaybe(ctx, zk, zkutil.ConsumerIDsPath(group))
 	if err != nil {
-		return nil, fmt.Errorf("groups: list members of group %q: %w", group, err)
+		return nil, fmt.Errorf("list members of group %q: %w", group, err)
 	}
 	slices.Sort(ids)
 	members := make([]Member, 0, len(ids))
@@ -65,7 +65,7 @@ func ListMembers(ctx context.Context, zk *zkutil.Session, group string) ([]Membe
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("groups: list members of group %q: %w", group, err)
+			return nil, fmt.Errorf("list members of group %q: %w", group, err)
 		}
 		m := Member{ID: id, Host: hostOf(group, id), Registered: st.Ctime}
 		m.Registration, m.Err = zkutil.DecodeRegistration(path, data)

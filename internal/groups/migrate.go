@@ -111,7 +111,7 @@ func MigrationWrites(rows []MigrateRow) map[TopicPartition]int64 {
 
 // ErrMigrationMismatch is returned when the offsets read back from Kafka
 // after a migration are not the planned ones.
-var ErrMigrationMismatch = errors.New("groups: Kafka's offsets after the migration differ from the plan")
+var ErrMigrationMismatch = errors.New("Kafka's offsets after the migration differ from the plan")
 
 // VerifyMigration records the offsets read back from Kafka in rows and
 // reports every partition whose offset is not the planned target.

@@ -22,28 +22,28 @@ import (
 var (
 	// ErrFieldCount: a CSV line has neither 3 nor 4 fields, or not as many as
 	// the first line of the file.
-	ErrFieldCount = errors.New("groups: wrong number of fields")
+	ErrFieldCount = errors.New("wrong number of fields")
 	// ErrSyntax: a line that is not valid CSV (for example an unbalanced
 	// double quote).
-	ErrSyntax = errors.New("groups: malformed CSV")
+	ErrSyntax = errors.New("malformed CSV")
 	// ErrInvalidTopic: a topic name Kafka would not accept (empty, longer
 	// than 249 characters, "." or "..", or characters outside [a-zA-Z0-9._-]).
-	ErrInvalidTopic = errors.New("groups: invalid topic name")
+	ErrInvalidTopic = errors.New("invalid topic name")
 	// ErrInvalidGroup: an empty group id, or one holding control characters,
 	// invalid UTF-8 or (in ZooKeeper paths) a '/'.
-	ErrInvalidGroup = errors.New("groups: invalid group id")
+	ErrInvalidGroup = errors.New("invalid group id")
 	// ErrInvalidPartition: a partition that is not a decimal int32 >= 0.
-	ErrInvalidPartition = errors.New("groups: invalid partition")
+	ErrInvalidPartition = errors.New("invalid partition")
 	// ErrInvalidOffset: an offset that is not a decimal int64.
-	ErrInvalidOffset = errors.New("groups: invalid offset")
+	ErrInvalidOffset = errors.New("invalid offset")
 	// ErrNegativeOffset: an offset below zero, in a file or a reset spec.
-	ErrNegativeOffset = errors.New("groups: negative offset")
+	ErrNegativeOffset = errors.New("negative offset")
 	// ErrDuplicate: the same group, topic and partition given twice.
-	ErrDuplicate = errors.New("groups: duplicate partition")
+	ErrDuplicate = errors.New("duplicate partition")
 	// ErrLineTooLong: a line longer than [MaxLineLength].
-	ErrLineTooLong = errors.New("groups: line too long")
+	ErrLineTooLong = errors.New("line too long")
 	// ErrMixedGroups: WriteCSV was given entries with and without a group.
-	ErrMixedGroups = errors.New("groups: entries with and without a group")
+	ErrMixedGroups = errors.New("entries with and without a group")
 )
 
 // MaxLineLength is the longest line the readers accept, in bytes.
@@ -157,7 +157,7 @@ func readOffsetLines(r io.Reader, parse func(line string) (PartitionOffset, erro
 		errs = append(errs, err)
 	}
 	if bad > maxReportedLines {
-		errs = append(errs, fmt.Errorf("groups: %d more malformed lines", bad-maxReportedLines))
+		errs = append(errs, fmt.Errorf("%d more malformed lines", bad-maxReportedLines))
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
@@ -231,7 +231,7 @@ func eachLine(r io.Reader, fn func(n int, line string)) error {
 		if errors.Is(err, bufio.ErrTooLong) {
 			return &LineError{Line: n + 1, Err: ErrLineTooLong}
 		}
-		return fmt.Errorf("groups: reading offsets: %w", err)
+		return fmt.Errorf("reading offsets: %w", err)
 	}
 	return nil
 }
@@ -344,15 +344,15 @@ func WriteCSV(w io.Writer, offs []PartitionOffset) error {
 			rec = append([]string{po.Group}, rec...)
 		}
 		if err := cw.Write(rec); err != nil {
-			return fmt.Errorf("groups: writing CSV: %w", err)
+			return fmt.Errorf("writing CSV: %w", err)
 		}
 	}
 	cw.Flush()
 	if err := cw.Error(); err != nil {
-		return fmt.Errorf("groups: writing CSV: %w", err)
+		return fmt.Errorf("writing CSV: %w", err)
 	}
 	if _, err := w.Write(buf.Bytes()); err != nil {
-		return fmt.Errorf("groups: writing CSV: %w", err)
+		return fmt.Errorf("writing CSV: %w", err)
 	}
 	return nil
 }

@@ -113,7 +113,7 @@ func TestReadCSVCollectsErrors(t *testing.T) {
 
 func TestLineErrorMessage(t *testing.T) {
 	err := error(&LineError{Line: 7, Text: "t,x,1", Err: ErrInvalidPartition})
-	require.Equal(t, `line 7: groups: invalid partition: "t,x,1"`, err.Error())
+	require.Equal(t, `line 7: invalid partition: "t,x,1"`, err.Error())
 	require.ErrorIs(t, err, ErrInvalidPartition)
 }
 

@@ -13,9 +13,9 @@ import (
 // Errors of the ExportZkOffsets format and of format detection.
 var (
 	// ErrBadPath: a line that is not /consumers/<group>/offsets/<topic>/<partition>:<offset>.
-	ErrBadPath = errors.New("groups: not an offsets line /consumers/<group>/offsets/<topic>/<partition>:<offset>")
+	ErrBadPath = errors.New("not an offsets line /consumers/<group>/offsets/<topic>/<partition>:<offset>")
 	// ErrUnknownFormat: DetectFormat recognised neither format.
-	ErrUnknownFormat = errors.New("groups: unknown offsets file format")
+	ErrUnknownFormat = errors.New("unknown offsets file format")
 )
 
 // Format is the format of an offsets file.
@@ -115,7 +115,7 @@ func WriteZkOffsets(w io.Writer, offs []PartitionOffset) error {
 		fmt.Fprintf(&buf, "%s%s/offsets/%s/%d:%d\n", zkConsumersPrefix, po.Group, po.Topic, po.Partition, po.Offset)
 	}
 	if _, err := w.Write(buf.Bytes()); err != nil {
-		return fmt.Errorf("groups: writing offsets: %w", err)
+		return fmt.Errorf("writing offsets: %w", err)
 	}
 	return nil
 }

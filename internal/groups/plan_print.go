@@ -66,7 +66,7 @@ func writeTable(buf *bytes.Buffer, group string, plan []PlannedOffset) {
 
 func write(w io.Writer, b []byte) error {
 	if _, err := w.Write(b); err != nil {
-		return fmt.Errorf("groups: printing plan: %w", err)
+		return fmt.Errorf("printing plan: %w", err)
 	}
 	return nil
 }

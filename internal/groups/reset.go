@@ -58,15 +58,15 @@ func PlanGroupReset(ctx context.Context, zk *zkutil.Session, lo *LogOffsets, gro
 		return nil, err
 	}
 	if bad != nil && (spec.Mode == ResetToCurrent || spec.Mode == ResetShiftBy) {
-		return nil, fmt.Errorf("groups: --%s needs the committed offsets, and some cannot be read: %w", spec.Mode, err)
+		return nil, fmt.Errorf("--%s needs the committed offsets, and some cannot be read: %w", spec.Mode, err)
 	}
 	earliest, err := lo.Earliest(ctx, tps)
 	if err != nil {
-		return nil, fmt.Errorf("groups: cannot plan the reset without the log start offsets: %w", err)
+		return nil, fmt.Errorf("cannot plan the reset without the log start offsets: %w", err)
 	}
 	latest, err := lo.Latest(ctx, tps)
 	if err != nil {
-		return nil, fmt.Errorf("groups: cannot plan the reset without the log end offsets: %w", err)
+		return nil, fmt.Errorf("cannot plan the reset without the log end offsets: %w", err)
 	}
 	states := make([]PartitionState, 0, len(tps))
 	for _, tp := range tps {
@@ -89,7 +89,7 @@ func resetPartitions(ctx context.Context, zk *zkutil.Session, group string, scop
 			want[tp.Topic] = append(want[tp.Topic], tp.Partition)
 		}
 		if len(want) == 0 {
-			return nil, fmt.Errorf("groups: the file has no offsets for group %q", group)
+			return nil, fmt.Errorf("the file has no offsets for group %q", group)
 		}
 	case scope.AllTopics:
 		topics, err := groupTopics(ctx, zk, group)
@@ -97,7 +97,7 @@ func resetPartitions(ctx context.Context, zk *zkutil.Session, group string, scop
 			return nil, err
 		}
 		if len(topics) == 0 {
-			return nil, fmt.Errorf("groups: group %q has no topics (no offsets or owners); name them with --topic", group)
+			return nil, fmt.Errorf("group %q has no topics (no offsets or owners); name them with --topic", group)
 		}
 		for _, t := range topics {
 			want[t] = nil
@@ -135,7 +135,7 @@ func CommitPlan(ctx context.Context, zk *zkutil.Session, group string, plan []Pl
 	}
 	for i, p := range plan {
 		if err := zk.SetOrCreate(ctx, zkutil.OffsetPath(group, p.Topic, p.Partition), zkutil.EncodeOffset(p.Target)); err != nil {
-			return fmt.Errorf("groups: wrote %d of %d offsets of group %q, then failed at %s: %w", i, len(plan), group, p.TopicPartition, err)
+			return fmt.Errorf("wrote %d of %d offsets of group %q, then failed at %s: %w", i, len(plan), group, p.TopicPartition, err)
 		}
 	}
 	return nil

@@ -14,15 +14,15 @@ import (
 var (
 	// ErrNoCommittedOffset: --shift-by for partitions without a committed
 	// offset (Kafka refuses these too).
-	ErrNoCommittedOffset = errors.New("groups: no committed offset to shift")
+	ErrNoCommittedOffset = errors.New("no committed offset to shift")
 	// ErrNotInScope: --from-file names partitions the tool knows nothing
 	// about (not in the parts given to PlanReset).
-	ErrNotInScope = errors.New("groups: partitions not found")
+	ErrNotInScope = errors.New("partitions not found")
 	// ErrInvalidState: a PartitionState that cannot be, e.g. a log-start
 	// offset above the log-end offset, or a partition listed twice.
-	ErrInvalidState = errors.New("groups: invalid partition state")
+	ErrInvalidState = errors.New("invalid partition state")
 	// ErrNoOffsetForTime: a time-based reset without an OffsetForTime.
-	ErrNoOffsetForTime = errors.New("groups: time-based reset needs an OffsetForTime")
+	ErrNoOffsetForTime = errors.New("time-based reset needs an OffsetForTime")
 )
 
 // PartitionsError reports partitions for which a reset cannot be planned.
@@ -163,7 +163,7 @@ func PlanReset(ctx context.Context, spec ResetSpec, now time.Time, parts []Parti
 		case ResetToDatetime, ResetByDuration:
 			off, err := byTime(ctx, st.TopicPartition, ms)
 			if err != nil {
-				return nil, fmt.Errorf("groups: offset for time %s of %s: %w",
+				return nil, fmt.Errorf("offset for time %s of %s: %w",
 					time.UnixMilli(ms).UTC().Format(time.RFC3339Nano), st.TopicPartition, err)
 			}
 			if off < 0 {

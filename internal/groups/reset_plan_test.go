@@ -157,7 +157,7 @@ func TestPlanResetErrors(t *testing.T) {
 	var pe *PartitionsError
 	require.ErrorAs(t, err, &pe)
 	require.Equal(t, []TopicPartition{tp("a", 1), tp("a", 2)}, pe.Partitions)
-	require.Equal(t, "groups: no committed offset to shift: a-1, a-2", err.Error())
+	require.Equal(t, "no committed offset to shift: a-1, a-2", err.Error())
 
 	_, err = PlanReset(ctx, ResetSpec{Mode: ResetFromFile, File: map[TopicPartition]int64{
 		tp("zz", 0): 1, tp("b", 0): 1, tp("b", 7): 1}}, now, testParts, nil)

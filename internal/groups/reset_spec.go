@@ -14,13 +14,13 @@ import (
 // Errors of reset specs and their arguments.
 var (
 	// ErrDatetime: a --to-datetime argument in none of Kafka's formats.
-	ErrDatetime = errors.New("groups: invalid datetime (want YYYY-MM-DDTHH:mm:SS.sss, optionally followed by Z, ±hh, ±hhmm or ±hh:mm)")
+	ErrDatetime = errors.New("invalid datetime (want YYYY-MM-DDTHH:mm:SS.sss, optionally followed by Z, ±hh, ±hhmm or ±hh:mm)")
 	// ErrDuration: a --by-duration argument that is not an ISO-8601 duration
 	// PnDTnHnMn.nS, or is out of range.
-	ErrDuration = errors.New("groups: invalid ISO-8601 duration (want PnDTnHnMn.nS)")
+	ErrDuration = errors.New("invalid ISO-8601 duration (want PnDTnHnMn.nS)")
 	// ErrUnknownMode: a ResetSpec with a Mode that is not one of the Reset*
 	// constants.
-	ErrUnknownMode = errors.New("groups: unknown reset mode")
+	ErrUnknownMode = errors.New("unknown reset mode")
 )
 
 // ResetMode is the scenario of --reset-offsets.

@@ -18,11 +18,11 @@ func TopicPartitions(ctx context.Context, zk *zkutil.Session, topic string) ([]i
 		return nil, fmt.Errorf("%w %q", ErrUnknownTopic, topic)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("groups: read topic %q: %w", topic, err)
+		return nil, fmt.Errorf("read topic %q: %w", topic, err)
 	}
 	m, err := zkutil.DecodeTopicPartitions(topic, path, data)
 	if err != nil {
-		return nil, fmt.Errorf("groups: %w", err)
+		return nil, err
 	}
 	return zkutil.SortedPartitions(m), nil
 }

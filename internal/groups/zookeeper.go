@@ -31,11 +31,11 @@ const sessionTimeout = 10 * time.Second
 func OpenZooKeeper(ctx context.Context, connect string, timeout time.Duration, sec secure.Settings) (*zkutil.Session, error) {
 	dial, err := secure.ZooKeeperDialer(sec, nil)
 	if err != nil {
-		return nil, fmt.Errorf("groups: %w", err)
+		return nil, err
 	}
 	if hosts, _, err := zkutil.ParseConnectString(connect); err == nil {
 		if err := refusedByAll(ctx, hosts, timeout); err != nil {
-			return nil, fmt.Errorf("groups: cannot reach ZooKeeper: %w", err)
+			return nil, fmt.Errorf("cannot reach ZooKeeper: %w", err)
 		}
 	}
 	s, err := zkutil.Dial(ctx, zkutil.SessionConfig{
@@ -48,7 +48,7 @@ func OpenZooKeeper(ctx context.Context, connect string, timeout time.Duration, s
 		OpenACLPaths:      []string{zkutil.ConsumersPath},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("groups: cannot reach ZooKeeper: %w", err)
+		return nil, fmt.Errorf("cannot reach ZooKeeper: %w", err)
 	}
 	if s.Chroot() != "" {
 		ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -56,7 +56,7 @@ func OpenZooKeeper(ctx context.Context, connect string, timeout time.Duration, s
 		ok, _, err := s.Exists(ctx, "/")
 		if err != nil {
 			_ = s.Close()
-			return nil, fmt.Errorf("groups: check chroot %s: %w", s.Chroot(), err)
+			return nil, fmt.Errorf("check chroot %s: %w", s.Chroot(), err)
 		}
 		if !ok {
 			_ = s.Close()

@@ -324,7 +324,7 @@ func constrainedSticky(order []string, topics map[string]int32, owned map[string
 			id = atMin[j]
 		default:
 			// The quotas account for every partition: a bug if reached.
-			return nil, nil, fmt.Errorf("kafkagroup: cooperative-sticky: partition %s-%d left over with every member at its quota", p.topic, p.partition)
+			return nil, nil, fmt.Errorf("cooperative-sticky: partition %s-%d left over with every member at its quota", p.topic, p.partition)
 		}
 		assigned[id] = append(assigned[id], p)
 		if revoked[p] || doubly[p] {

@@ -13,7 +13,7 @@ import (
 // errInvalidSubscriptions is wrapped by the errors a groupAssignor returns
 // for input no coordinator can produce: an empty member id or topic name, a
 // negative partition count, or two members with one group.instance.id.
-var errInvalidSubscriptions = errors.New("kafkagroup: invalid group subscriptions")
+var errInvalidSubscriptions = errors.New("invalid group subscriptions")
 
 // memberSubscription is one member of a group coordinated by Kafka's broker,
 // as the leader sees it in the JoinGroup response: the topics its

@@ -45,7 +45,7 @@ func subscriptionMetadata(protocol string, topics []string, owned map[string][]i
 func decodeMembers(resp *sarama.JoinGroupResponse) (map[string]memberSubscription, error) {
 	metas, err := resp.GetMembers()
 	if err != nil {
-		return nil, fmt.Errorf("kafkagroup: undecodable member metadata: %w", err)
+		return nil, fmt.Errorf("undecodable member metadata: %w", err)
 	}
 	out := make(map[string]memberSubscription, len(resp.Members))
 	for _, gm := range resp.Members {

@@ -32,7 +32,7 @@ func (p *classic) partitionCounts(topics []string) (map[string]int32, error) {
 		if m.ctx.Err() == nil {
 			m.brokerFailed(b, err)
 		}
-		return nil, fmt.Errorf("kafkagroup: metadata from broker %d at %s: %w", b.ID(), b.Addr(), m.explain(err))
+		return nil, fmt.Errorf("metadata from broker %d at %s: %w", b.ID(), b.Addr(), m.explain(err))
 	}
 	counts := map[string]int32{}
 	var refused []string
@@ -154,7 +154,7 @@ func (p *classic) check(ctx context.Context, gen *Generation) bool {
 	}
 	if err != nil {
 		if ctx.Err() == nil {
-			m.report("metadata", fmt.Errorf("kafkagroup: check the partitions of group %s's topics (retried every metadata.max.age.ms %v): %w", m.cfg.Group, m.cfg.MetadataMaxAge, err))
+			m.report("metadata", fmt.Errorf("check the partitions of group %s's topics (retried every metadata.max.age.ms %v): %w", m.cfg.Group, m.cfg.MetadataMaxAge, err))
 		}
 		return false
 	}

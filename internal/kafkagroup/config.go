@@ -185,10 +185,10 @@ func (cfg Config) Validate() error {
 	cfg = cfg.withDefaults()
 	var errs []error
 	if len(cfg.Brokers) == 0 {
-		errs = append(errs, errors.New("kafkagroup: no brokers (bootstrap.servers)"))
+		errs = append(errs, errors.New("no brokers (bootstrap.servers)"))
 	}
 	if cfg.Group == "" {
-		errs = append(errs, errors.New("kafkagroup: empty group.id"))
+		errs = append(errs, errors.New("empty group.id"))
 	}
 	subscriptions := 0
 	for _, set := range []bool{len(cfg.Topics) > 0, cfg.Filter != nil, cfg.TopicRegex != ""} {
@@ -198,36 +198,36 @@ func (cfg Config) Validate() error {
 	}
 	switch {
 	case cfg.Protocol != ProtocolClassic && cfg.Protocol != ProtocolConsumer:
-		errs = append(errs, fmt.Errorf("kafkagroup: group.protocol %q: %q or %q", cfg.Protocol, ProtocolClassic, ProtocolConsumer))
+		errs = append(errs, fmt.Errorf("group.protocol %q: %q or %q", cfg.Protocol, ProtocolClassic, ProtocolConsumer))
 	case subscriptions > 1:
-		errs = append(errs, errors.New("kafkagroup: a subscription is one of Topics, a Filter or a TopicRegex"))
+		errs = append(errs, errors.New("a subscription is one of Topics, a Filter or a TopicRegex"))
 	case subscriptions == 0:
-		errs = append(errs, errors.New("kafkagroup: subscription without topics"))
+		errs = append(errs, errors.New("subscription without topics"))
 	case slices.Contains(cfg.Topics, ""):
-		errs = append(errs, errors.New("kafkagroup: subscription with an empty topic name"))
+		errs = append(errs, errors.New("subscription with an empty topic name"))
 	case cfg.Protocol == ProtocolClassic && cfg.TopicRegex != "":
-		errs = append(errs, errors.New("kafkagroup: a TopicRegex subscription needs group.protocol=consumer; use a Filter"))
+		errs = append(errs, errors.New("a TopicRegex subscription needs group.protocol=consumer; use a Filter"))
 	case cfg.Protocol == ProtocolConsumer && cfg.Filter != nil:
-		errs = append(errs, errors.New("kafkagroup: a Filter subscription needs group.protocol=classic; use a TopicRegex"))
+		errs = append(errs, errors.New("a Filter subscription needs group.protocol=classic; use a TopicRegex"))
 	}
 	switch {
 	case cfg.Protocol == ProtocolClassic && (cfg.RemoteAssignor != "" || cfg.RackID != ""):
-		errs = append(errs, errors.New("kafkagroup: group.remote.assignor and client.rack need group.protocol=consumer"))
+		errs = append(errs, errors.New("group.remote.assignor and client.rack need group.protocol=consumer"))
 	case cfg.Protocol == ProtocolConsumer && len(cfg.Assignors) > 0:
-		errs = append(errs, errors.New("kafkagroup: under group.protocol=consumer the broker assigns: set group.remote.assignor, not partition.assignment.strategy"))
+		errs = append(errs, errors.New("under group.protocol=consumer the broker assigns: set group.remote.assignor, not partition.assignment.strategy"))
 	}
 	switch cfg.RemoteAssignor {
 	case "", RemoteAssignorUniform, RemoteAssignorRange:
 	default:
-		errs = append(errs, fmt.Errorf("kafkagroup: group.remote.assignor %q: Kafka's brokers offer %q and %q", cfg.RemoteAssignor, RemoteAssignorUniform, RemoteAssignorRange))
+		errs = append(errs, fmt.Errorf("group.remote.assignor %q: Kafka's brokers offer %q and %q", cfg.RemoteAssignor, RemoteAssignorUniform, RemoteAssignorRange))
 	}
 	seen := map[string]bool{}
 	for _, name := range cfg.Assignors {
 		if _, err := newGroupAssignor(name); err != nil {
-			errs = append(errs, fmt.Errorf("kafkagroup: %w", err))
+			errs = append(errs, err)
 		}
 		if seen[name] {
-			errs = append(errs, fmt.Errorf("kafkagroup: assignor %q listed twice", name))
+			errs = append(errs, fmt.Errorf("assignor %q listed twice", name))
 		}
 		seen[name] = true
 	}
@@ -237,15 +237,15 @@ func (cfg Config) Validate() error {
 		"retry.backoff.ms": cfg.RetryBackoff, "request.timeout.ms": cfg.RequestTimeout,
 	} {
 		if d < time.Millisecond || d.Milliseconds() > 1<<31-1 {
-			errs = append(errs, fmt.Errorf("kafkagroup: %s %v: must be between 1 ms and 2^31-1 ms", name, d))
+			errs = append(errs, fmt.Errorf("%s %v: must be between 1 ms and 2^31-1 ms", name, d))
 		}
 	}
 	if cfg.Protocol == ProtocolClassic && cfg.HeartbeatInterval >= cfg.SessionTimeout {
-		errs = append(errs, fmt.Errorf("kafkagroup: heartbeat.interval.ms %v must be lower than session.timeout.ms %v",
+		errs = append(errs, fmt.Errorf("heartbeat.interval.ms %v must be lower than session.timeout.ms %v",
 			cfg.HeartbeatInterval, cfg.SessionTimeout))
 	}
 	if cfg.Sarama != nil && !cfg.Sarama.Version.IsAtLeast(sarama.V2_4_0_0) {
-		errs = append(errs, fmt.Errorf("kafkagroup: sarama Version %s: need at least 2.4.0 (the versions are negotiated with the broker)", cfg.Sarama.Version))
+		errs = append(errs, fmt.Errorf("sarama Version %s: need at least 2.4.0 (the versions are negotiated with the broker)", cfg.Sarama.Version))
 	}
 	return errors.Join(errs...)
 }

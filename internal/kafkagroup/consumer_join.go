@@ -25,7 +25,7 @@ func (p *consumer) joinOnce(ctx context.Context, c *coordinator) (*Generation, e
 	m := p.m
 	for round := 0; ; round++ {
 		if round > 100 {
-			return nil, errors.New("kafkagroup: the assignment does not settle")
+			return nil, errors.New("the assignment does not settle")
 		}
 		if round > 0 {
 			var err error
@@ -124,7 +124,7 @@ func (p *consumer) send(ctx context.Context, c *coordinator) (*kip848.HeartbeatR
 	resp, err := cc.hb.Heartbeat(ctx, req, cc.hbVersion)
 	if err != nil {
 		m.connectionFailed(c, err)
-		return nil, sent, fmt.Errorf("kafkagroup: heartbeat to the coordinator, broker %d at %s: %w", c.id, c.addr, err)
+		return nil, sent, fmt.Errorf("heartbeat to the coordinator, broker %d at %s: %w", c.id, c.addr, err)
 	}
 	return resp, sent, nil
 }

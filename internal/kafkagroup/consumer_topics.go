@@ -24,7 +24,7 @@ func (p *consumer) refreshTopicIDs() error {
 	resp, err := b.GetMetadata(req)
 	if err != nil {
 		m.brokerFailed(b, err)
-		return fmt.Errorf("kafkagroup: metadata from broker %d at %s: %w", b.ID(), b.Addr(), err)
+		return fmt.Errorf("metadata from broker %d at %s: %w", b.ID(), b.Addr(), err)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -16,14 +16,14 @@ var (
 	// Under group.protocol=consumer, where assignment changes do not end
 	// generations (Generation.Updates), it ends only a generation that
 	// was still running when Join was called: the caller gave it up.
-	ErrRebalanceStarted = errors.New("kafkagroup: the group is rebalancing")
+	ErrRebalanceStarted = errors.New("the group is rebalancing")
 	// ErrMembershipLost: the coordinator no longer counts this member in
 	// the generation (or, under group.protocol=consumer, fenced its
 	// epoch), or no heartbeat succeeded for the session timeout; its
 	// partitions may be owned by others already.
-	ErrMembershipLost = errors.New("kafkagroup: group membership lost")
+	ErrMembershipLost = errors.New("group membership lost")
 	// ErrMemberClosed: Close was called.
-	ErrMemberClosed = errors.New("kafkagroup: member closed")
+	ErrMemberClosed = errors.New("group member closed")
 	// ErrFatal wraps errors after which the member cannot rejoin:
 	// FENCED_INSTANCE_ID (another instance with the same group.instance.id
 	// joined), GROUP_AUTHORIZATION_FAILED, an inconsistent protocol, an
@@ -32,7 +32,7 @@ var (
 	// failed on the certificates (wrong SASL credentials, an untrusted or
 	// mismatched certificate: see secure.ErrAuthentication), whose error
 	// names the setting to fix.
-	ErrFatal = errors.New("kafkagroup: fatal group error")
+	ErrFatal = errors.New("fatal group error")
 	// ErrCommitFenced: the coordinator refused a commit because the
 	// committing generation is no longer current (ILLEGAL_GENERATION,
 	// UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID, REBALANCE_IN_PROGRESS). The
@@ -40,24 +40,24 @@ var (
 	// with an ErrFatal error for FENCED_INSTANCE_ID, ErrMembershipLost for
 	// UNKNOWN_MEMBER_ID and ILLEGAL_GENERATION, ErrRebalanceStarted for
 	// REBALANCE_IN_PROGRESS.
-	ErrCommitFenced = errors.New("kafkagroup: commit refused: the generation is no longer current")
+	ErrCommitFenced = errors.New("commit refused: the generation is no longer current")
 	// ErrJoinInProgress: Join was called while another Join is running.
-	ErrJoinInProgress = errors.New("kafkagroup: Join already in progress")
+	ErrJoinInProgress = errors.New("join already in progress")
 	// ErrTopicAuthorizationFailed is wrapped, with sarama's
 	// ErrTopicAuthorizationFailed, by the errors reported
 	// (Config.OnError) for subscribed topics whose metadata the brokers
 	// refuse to this member (TOPIC_AUTHORIZATION_FAILED): the errors name
 	// them, and they are left out of the assignment until access is
 	// granted.
-	ErrTopicAuthorizationFailed = errors.New("kafkagroup: not authorized to describe topics")
+	ErrTopicAuthorizationFailed = errors.New("not authorized to describe topics")
 	// ErrStaticMembershipUnsupported: group.instance.id is set but the
 	// coordinator does not speak JoinGroup v5 (Kafka 2.3 or later).
-	ErrStaticMembershipUnsupported = errors.New("kafkagroup: the coordinator does not support static membership (group.instance.id)")
+	ErrStaticMembershipUnsupported = errors.New("the coordinator does not support static membership (group.instance.id)")
 )
 
 // ErrUnsupported is wrapped (with ErrFatal) by the error of Join when the
 // coordinator does not speak the consumer group protocol.
-var ErrUnsupported = errors.New("kafkagroup: the broker does not support group.protocol=consumer (KIP-848 needs Kafka 4.0 or later with the consumer rebalance protocol enabled); set group.protocol=classic")
+var ErrUnsupported = errors.New("the broker does not support group.protocol=consumer (KIP-848 needs Kafka 4.0 or later with the consumer rebalance protocol enabled); set group.protocol=classic")
 
 // Kafka error codes of KIP-848 that sarama does not name (grouperr's).
 const (

@@ -151,7 +151,7 @@ func (m *Member) heartbeatOnce(ctx context.Context, gen *Generation, st *beatSta
 		return 0, false
 	}
 	if since >= reportAfter {
-		m.report("heartbeat", fmt.Errorf("kafkagroup: heartbeats of generation %d failing for %v (no message is handed out once the lease lapses; the membership is lost after the session timeout %v): %w",
+		m.report("heartbeat", fmt.Errorf("heartbeats of generation %d failing for %v (no message is handed out once the lease lapses; the membership is lost after the session timeout %v): %w",
 			gen.ID, since.Round(time.Second), st.session, b.err))
 	} else {
 		m.log.Debug("heartbeat failed", "generation", gen.ID, "err", b.err)

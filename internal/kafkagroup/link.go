@@ -15,7 +15,7 @@ import (
 )
 
 // errAborted is the error of dials after a tracker was aborted.
-var errAborted = errors.New("kafkagroup: connection aborted")
+var errAborted = errors.New("connection aborted")
 
 // newTracker returns the dialer of a set of connections that can be torn
 // down at once (see abortdial): JoinGroup may wait minutes, and Close and
@@ -149,10 +149,10 @@ func (m *Member) connectLocked(ctx context.Context) (*coordinator, error) {
 		case authFailed(err):
 			return nil, fmt.Errorf("%w: connect to the coordinator, broker %d at %s: %w", ErrFatal, found.ID(), found.Addr(), err)
 		case dialFailed(err):
-			return nil, fmt.Errorf("kafkagroup: connect to the coordinator, broker %d at %s (the address it advertises: check its advertised.listeners if this lasts): %w",
+			return nil, fmt.Errorf("connect to the coordinator, broker %d at %s (the address it advertises: check its advertised.listeners if this lasts): %w",
 				found.ID(), found.Addr(), err)
 		}
-		return nil, fmt.Errorf("kafkagroup: connect to the coordinator, broker %d at %s: %w", found.ID(), found.Addr(), err)
+		return nil, fmt.Errorf("connect to the coordinator, broker %d at %s: %w", found.ID(), found.Addr(), err)
 	}
 	m.log.Debug("found coordinator", "broker", c.id, "addr", c.addr)
 	m.coord = c

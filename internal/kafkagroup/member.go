@@ -245,7 +245,7 @@ func (m *Member) Join(ctx context.Context) (*Generation, error) {
 			failing = time.Now()
 		}
 		if d := time.Since(failing); d >= reportAfter {
-			m.report("join", fmt.Errorf("kafkagroup: join group %s: failing for %v, retrying: %w", m.cfg.Group, d.Round(time.Second), re.err))
+			m.report("join", fmt.Errorf("join group %s: failing for %v, retrying: %w", m.cfg.Group, d.Round(time.Second), re.err))
 		} else {
 			m.log.Debug("join attempt failed", "attempt", attempt, "err", err)
 		}
@@ -274,9 +274,9 @@ func (m *Member) joinEnded(ctx context.Context, last error) error {
 	}
 	cause := context.Cause(ctx)
 	if last == nil || errors.Is(last, cause) {
-		return fmt.Errorf("kafkagroup: join group %s: %w", m.cfg.Group, cause)
+		return fmt.Errorf("join group %s: %w", m.cfg.Group, cause)
 	}
-	return fmt.Errorf("kafkagroup: join group %s: %w (last error: %w)", m.cfg.Group, cause, last)
+	return fmt.Errorf("join group %s: %w (last error: %w)", m.cfg.Group, cause, last)
 }
 
 // retryError marks a failed join attempt that Join repeats: at once when
@@ -417,7 +417,7 @@ func (m *Member) leave(closing bool) error {
 	}
 	if err != nil && !errors.Is(err, sarama.ErrUnknownMemberId) {
 		m.log.Warn("leave group failed", append(attrs, "err", err)...)
-		return fmt.Errorf("kafkagroup: leave group %s: %w", m.cfg.Group, err)
+		return fmt.Errorf("leave group %s: %w", m.cfg.Group, err)
 	}
 	m.log.Info("left group", attrs...)
 	return nil

@@ -62,7 +62,7 @@ func (m *Member) commit(ctx context.Context, gen *Generation, offsets map[zkutil
 		return gc.Permanent(err)
 	})
 	if err != nil {
-		return fmt.Errorf("kafkagroup: commit offsets of group %s: %w", m.cfg.Group, err)
+		return fmt.Errorf("commit offsets of group %s: %w", m.cfg.Group, err)
 	}
 	return nil
 }
@@ -81,7 +81,7 @@ func (m *Member) Fetch(ctx context.Context, tps []zkutil.TopicPartition) (map[zk
 		func(tps []zkutil.TopicPartition) (map[zkutil.TopicPartition]int64, error) { return m.fetch(ctx, tps) },
 		m.recheckCoordinator)
 	if err != nil {
-		return nil, fmt.Errorf("kafkagroup: fetch offsets of group %s: %w", m.cfg.Group, err)
+		return nil, fmt.Errorf("fetch offsets of group %s: %w", m.cfg.Group, err)
 	}
 	return out, nil
 }

@@ -19,7 +19,7 @@ const MaxResponseSize = 16 << 20
 // ErrConnClosed is returned by the requests of a closed Conn, and of one
 // whose connection failed (I/O error, timeout, cancelled request): a Conn
 // is not reused after a failure, the caller dials again.
-var ErrConnClosed = errors.New("kip848: connection closed")
+var ErrConnClosed = errors.New("connection closed")
 
 // Dialer opens connections; golang.org/x/net/proxy.Dialer has this shape,
 // as has *net.Dialer.
@@ -56,7 +56,7 @@ func Dial(ctx context.Context, d Dialer, addr, clientID string, timeout time.Dur
 	body, err := c.roundTrip(ctx, APIKeyApiVersions, 0, nil, false)
 	if err != nil {
 		c.Close()
-		return nil, fmt.Errorf("kip848: ApiVersions to %s: %w", addr, err)
+		return nil, fmt.Errorf("ApiVersions to %s: %w", addr, err)
 	}
 	code, versions, err := DecodeApiVersionsResponse(body)
 	if err == nil && code != 0 {
@@ -64,7 +64,7 @@ func Dial(ctx context.Context, d Dialer, addr, clientID string, timeout time.Dur
 	}
 	if err != nil {
 		c.Close()
-		return nil, fmt.Errorf("kip848: ApiVersions to %s: %w", addr, err)
+		return nil, fmt.Errorf("ApiVersions to %s: %w", addr, err)
 	}
 	c.versions = versions
 	return c, nil

@@ -1,5 +1,10 @@
 package kip848
 
+import (
+	"errors"
+	"fmt"
+)
+
 // APIKeyConsumerGroupHeartbeat is ConsumerGroupHeartbeat's API key.
 const APIKeyConsumerGroupHeartbeat = 68
 
@@ -45,10 +50,10 @@ type HeartbeatRequest struct {
 // Encode returns the request's body at version (0 or 1).
 func (r *HeartbeatRequest) Encode(version int16) ([]byte, error) {
 	if version < 0 || version > 1 {
-		return nil, errorf("ConsumerGroupHeartbeat version %d: only 0 and 1 are known", version)
+		return nil, fmt.Errorf("ConsumerGroupHeartbeat version %d: only 0 and 1 are known", version)
 	}
 	if version == 0 && r.SubscribedTopicRegex != nil {
-		return nil, errorf("ConsumerGroupHeartbeat version 0 has no SubscribedTopicRegex")
+		return nil, errors.New("ConsumerGroupHeartbeat version 0 has no SubscribedTopicRegex")
 	}
 	var e encoder
 	e.compactString(r.GroupID)

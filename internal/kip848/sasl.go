@@ -33,10 +33,10 @@ const maxSASLRounds = 8
 var (
 	// ErrSASLAuthenticationFailed: the broker refused the credentials
 	// (SASL_AUTHENTICATION_FAILED) or the exchange (ILLEGAL_SASL_STATE).
-	ErrSASLAuthenticationFailed = errors.New("kip848: SASL authentication failed")
+	ErrSASLAuthenticationFailed = errors.New("SASL authentication failed")
 	// ErrUnsupportedSASLMechanism: the listener does not enable the
 	// mechanism (UNSUPPORTED_SASL_MECHANISM).
-	ErrUnsupportedSASLMechanism = errors.New("kip848: SASL mechanism not enabled")
+	ErrUnsupportedSASLMechanism = errors.New("SASL mechanism not enabled")
 )
 
 // SASLMechanism is the client side of one SASL mechanism.
@@ -77,7 +77,7 @@ var saslErrorNames = map[int16]string{33: "UNSUPPORTED_SASL_MECHANISM", 34: "ILL
 
 // Error describes the refusal; it never contains what was sent.
 func (e *SASLError) Error() string {
-	msg := fmt.Sprintf("kip848: SASL %s authentication with %s failed: error code %d", e.Mechanism, e.Addr, e.Code)
+	msg := fmt.Sprintf("SASL %s authentication with %s failed: error code %d", e.Mechanism, e.Addr, e.Code)
 	if name, ok := saslErrorNames[e.Code]; ok {
 		msg += " " + name
 	}
@@ -111,24 +111,24 @@ func Authenticate(ctx context.Context, nc net.Conn, clientID string, timeout tim
 	e.string(m.Name())
 	body, err := c.roundTrip(ctx, APIKeySaslHandshake, SaslHandshakeVersion, e.b, false)
 	if err != nil {
-		return fmt.Errorf("kip848: SaslHandshake to %s: %w", c.addr, err)
+		return fmt.Errorf("SaslHandshake to %s: %w", c.addr, err)
 	}
 	code, enabled, err := DecodeSaslHandshakeResponse(body)
 	if err != nil {
-		return fmt.Errorf("kip848: SaslHandshake to %s: %w", c.addr, err)
+		return fmt.Errorf("SaslHandshake to %s: %w", c.addr, err)
 	}
 	if code != 0 {
 		return &SASLError{Addr: c.addr, Mechanism: m.Name(), Code: code, Enabled: enabled}
 	}
 	x, err := m.Start()
 	if err != nil {
-		return fmt.Errorf("kip848: SASL %s with %s: %w", m.Name(), c.addr, err)
+		return fmt.Errorf("SASL %s with %s: %w", m.Name(), c.addr, err)
 	}
 	var challenge []byte
 	for range maxSASLRounds {
 		msg, done, err := x.Next(challenge)
 		if err != nil {
-			return fmt.Errorf("kip848: SASL %s with %s: %w", m.Name(), c.addr, err)
+			return fmt.Errorf("SASL %s with %s: %w", m.Name(), c.addr, err)
 		}
 		if done {
 			return nil
@@ -138,11 +138,11 @@ func Authenticate(ctx context.Context, nc net.Conn, clientID string, timeout tim
 		e.b = append(e.b, msg...)
 		body, err := c.roundTrip(ctx, APIKeySaslAuthenticate, SaslAuthenticateVersion, e.b, false)
 		if err != nil {
-			return fmt.Errorf("kip848: SaslAuthenticate to %s: %w", c.addr, err)
+			return fmt.Errorf("SaslAuthenticate to %s: %w", c.addr, err)
 		}
 		code, message, auth, err := DecodeSaslAuthenticateResponse(body)
 		if err != nil {
-			return fmt.Errorf("kip848: SaslAuthenticate to %s: %w", c.addr, err)
+			return fmt.Errorf("SaslAuthenticate to %s: %w", c.addr, err)
 		}
 		if code != 0 {
 			return &SASLError{Addr: c.addr, Mechanism: m.Name(), Code: code, Message: message}
@@ -152,7 +152,7 @@ func Authenticate(ctx context.Context, nc net.Conn, clientID string, timeout tim
 			challenge = []byte{}
 		}
 	}
-	return fmt.Errorf("kip848: SASL %s with %s: no end after %d rounds", m.Name(), c.addr, maxSASLRounds)
+	return fmt.Errorf("SASL %s with %s: no end after %d rounds", m.Name(), c.addr, maxSASLRounds)
 }
 
 // DecodeSaslHandshakeResponse decodes a SaslHandshake version 1 answer:

@@ -10,7 +10,7 @@ import (
 // ErrMalformed is wrapped by the errors of decoders given bytes that are
 // not a valid encoding: truncated, with a negative or oversized length, or
 // with bytes left over.
-var ErrMalformed = errors.New("kip848: malformed message")
+var ErrMalformed = errors.New("malformed protocol message")
 
 // encoder appends Kafka's primitive types to a byte slice.
 type encoder struct{ b []byte }

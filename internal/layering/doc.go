@@ -6,6 +6,12 @@
 // out of an application's reach (TestApplicationCannotForgeMessages),
 // the top-level packages exporting what testdata/api lists and nothing
 // else (TestExportedSurfaceIsDeliberate), no exported variable but
-// sentinel errors (TestNoMutableGlobals), and a doc comment on every
-// exported name (TestEveryExportedNameHasGodoc).
+// sentinel errors (TestNoMutableGlobals), a doc comment on every
+// exported name (TestEveryExportedNameHasGodoc) that names no Go file and
+// no package under internal/ (TestGodocNamesNoFileOrInternalPackage),
+// connector's re-exports by connector's names
+// (TestConnectorGodocUsesItsOwnNames) and only pages of docs/ that exist
+// (TestGodocPointsToPagesThatExist), and error texts that no package
+// under internal/ prefixes with a package's name
+// (TestErrorTextsNameNoInternalPackage).
 package layering

@@ -44,9 +44,9 @@ type HandshakeError struct {
 	auth bool // matches ErrAuthentication
 }
 
-// Error returns "secure: TLS handshake with <addr> failed: <cause> (<hint>)".
+// Error returns "TLS handshake with <addr> failed: <cause> (<hint>)".
 func (e *HandshakeError) Error() string {
-	return fmt.Sprintf("secure: TLS handshake with %s failed: %v (%s)", e.Addr, e.Err, e.Hint)
+	return fmt.Sprintf("TLS handshake with %s failed: %v (%s)", e.Addr, e.Err, e.Hint)
 }
 
 // Unwrap returns the cause.

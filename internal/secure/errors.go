@@ -6,7 +6,7 @@ import (
 )
 
 // ErrInvalid is matched by every *KeyError.
-var ErrInvalid = errors.New("secure: invalid security setting")
+var ErrInvalid = errors.New("invalid security setting")
 
 // Hidden replaces secret values in errors and in String output.
 const Hidden = "[hidden]"
@@ -22,9 +22,9 @@ type KeyError struct {
 	Reason string
 }
 
-// Error formats the error as `secure: invalid <key> "<value>": <reason>`.
+// Error formats the error as `invalid <key> "<value>": <reason>`.
 func (e *KeyError) Error() string {
-	return fmt.Sprintf("secure: invalid %s %q: %s", e.Key, e.Value, e.Reason)
+	return fmt.Sprintf("invalid %s %q: %s", e.Key, e.Value, e.Reason)
 }
 
 // Unwrap returns ErrInvalid.

@@ -25,7 +25,7 @@ import (
 // connection, a timeout, a connection closed during the handshake, which
 // is how a Kafka listener that does not speak TLS answers) do not match
 // it: they are retried, with their hint.
-var ErrAuthentication = errors.New("secure: authentication failed")
+var ErrAuthentication = errors.New("authentication failed")
 
 // ConnectError is a failed connection to a broker with a hint at the
 // setting to fix. It never contains a secret.

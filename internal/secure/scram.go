@@ -68,7 +68,7 @@ func (c *scramClient) Step(challenge string) (string, error) {
 	case 3:
 		return "", c.verifyServer(challenge)
 	}
-	return "", errors.New("secure: SCRAM: unexpected extra challenge")
+	return "", errors.New("SCRAM: unexpected extra challenge")
 }
 
 // Done reports whether the exchange is complete.
@@ -87,19 +87,19 @@ func scramAttrs(msg string) map[byte]string {
 func (c *scramClient) clientFinal(serverFirst string) (string, error) {
 	a := scramAttrs(serverFirst)
 	if e, ok := a['e']; ok {
-		return "", fmt.Errorf("secure: SCRAM: the broker refused: %s", e)
+		return "", fmt.Errorf("SCRAM: the broker refused: %s", e)
 	}
 	nonce, salt64, iter64 := a['r'], a['s'], a['i']
 	if !strings.HasPrefix(nonce, c.nonce) || len(nonce) == len(c.nonce) {
-		return "", errors.New("secure: SCRAM: the broker's nonce does not extend ours")
+		return "", errors.New("SCRAM: the broker's nonce does not extend ours")
 	}
 	salt, err := base64.StdEncoding.DecodeString(salt64)
 	if err != nil {
-		return "", errors.New("secure: SCRAM: bad salt from the broker")
+		return "", errors.New("SCRAM: bad salt from the broker")
 	}
 	iter, err := strconv.Atoi(iter64)
 	if err != nil || iter < 1 {
-		return "", errors.New("secure: SCRAM: bad iteration count from the broker")
+		return "", errors.New("SCRAM: bad iteration count from the broker")
 	}
 	if iter < minSCRAMIterations {
 		// A proof computed with few iterations makes a dictionary attack
@@ -107,12 +107,12 @@ func (c *scramClient) clientFinal(serverFirst string) (string, error) {
 		// credentials downgraded on the brokers. Connecting again cannot
 		// mend it (ErrAuthentication).
 		return "", &ConnectError{auth: true,
-			Err:  fmt.Errorf("secure: SCRAM: the broker asks for %d iterations, fewer than the minimum of %d (RFC 7677); no proof sent", iter, minSCRAMIterations),
+			Err:  fmt.Errorf("SCRAM: the broker asks for %d iterations, fewer than the minimum of %d (RFC 7677); no proof sent", iter, minSCRAMIterations),
 			Hint: fmt.Sprintf("is it the broker we think? the user's SCRAM credentials must have iterations=%d or more", minSCRAMIterations)}
 	}
 	salted, err := pbkdf2.Key(c.hash, c.password, salt, iter, c.hash().Size())
 	if err != nil {
-		return "", fmt.Errorf("secure: SCRAM: %w", err)
+		return "", fmt.Errorf("SCRAM: %w", err)
 	}
 	clientKey := c.hmac(salted, "Client Key")
 	h := c.hash()
@@ -132,11 +132,11 @@ func (c *scramClient) clientFinal(serverFirst string) (string, error) {
 func (c *scramClient) verifyServer(serverFinal string) error {
 	a := scramAttrs(serverFinal)
 	if e, ok := a['e']; ok {
-		return fmt.Errorf("secure: SCRAM: the broker refused: %s", e)
+		return fmt.Errorf("SCRAM: the broker refused: %s", e)
 	}
 	v, err := base64.StdEncoding.DecodeString(a['v'])
 	if err != nil || subtle.ConstantTimeCompare(v, c.serverSignature) != 1 {
-		return errors.New("secure: SCRAM: the broker's signature is wrong (is it the broker we think?)")
+		return errors.New("SCRAM: the broker's signature is wrong (is it the broker we think?)")
 	}
 	c.done = true
 	return nil

@@ -34,7 +34,7 @@ func (t saramaTokens) Token() (*sarama.AccessToken, error) {
 		return nil, err
 	}
 	if tok == nil {
-		return nil, errors.New("secure: the OAUTHBEARER token provider returned no token")
+		return nil, errors.New("the OAUTHBEARER token provider returned no token")
 	}
 	return &sarama.AccessToken{Token: tok.Token, Extensions: tok.Extensions}, nil
 }

@@ -36,7 +36,7 @@ type ChunkQueue struct {
 // must be at least 1.
 func newChunkQueue(capacity int) (*ChunkQueue, error) {
 	if capacity < 1 {
-		return nil, fmt.Errorf("stream: queue capacity must be at least 1, got %d", capacity)
+		return nil, fmt.Errorf("queue capacity must be at least 1, got %d", capacity)
 	}
 	return &ChunkQueue{
 		ch:     make(chan *FetchedDataChunk, capacity),

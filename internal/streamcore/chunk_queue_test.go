@@ -14,7 +14,7 @@ func TestChunkQueueRejectsZeroCapacity(t *testing.T) {
 	for _, c := range []int{0, -1} {
 		q, err := newChunkQueue(c)
 		assert.Nil(t, q)
-		assert.ErrorContains(t, err, "stream: queue capacity")
+		assert.ErrorContains(t, err, "queue capacity")
 	}
 	_, _, err := NewKafkaStream(0, -1)
 	assert.Error(t, err)

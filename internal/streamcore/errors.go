@@ -10,7 +10,7 @@ var (
 	// once the stream has been shut down or the partition revoked: the
 	// chunk was not queued and never will be, so the fetcher should stop
 	// serving the partition.
-	ErrClosed = errors.New("stream: closed")
+	ErrClosed = errors.New("stream closed")
 
 	// ErrPaused is returned by PartitionTopicInfo.Enqueue and EnqueueError
 	// while the partition is paused (PartitionTopicInfo.Pause), also to a
@@ -18,7 +18,7 @@ var (
 	// was not queued and the fetched offset did not move, so the fetcher
 	// should leave the partition alone and fetch it again, from the same
 	// offset, once it is resumed.
-	ErrPaused = errors.New("stream: partition paused")
+	ErrPaused = errors.New("partition paused")
 
 	// ErrMoved is returned by PartitionTopicInfo.EnqueueFrom and
 	// EnqueueStop when the partition's fetched offset is no longer the
@@ -27,20 +27,20 @@ var (
 	// also while the call was blocked on a full queue. Nothing of the chunk
 	// reaches the application; the fetcher should fetch the partition
 	// again from its fetched offset.
-	ErrMoved = errors.New("stream: fetched offset moved")
+	ErrMoved = errors.New("fetched offset moved")
 
 	// ErrShutdown is returned by ConsumerIterator.Next once the stream has
 	// been shut down. It is final, like io.EOF: every later call returns it
 	// too. KafkaStream.Messages ends quietly instead of yielding it. The
 	// connector's ErrShutdown is this same value, so one errors.Is check
 	// covers the streams and the connector.
-	ErrShutdown = errors.New("stream: shut down")
+	ErrShutdown = errors.New("consumer shut down")
 
 	// ErrConsumerTimeout is returned by ConsumerIterator.Next when no chunk
 	// arrived within the stream's consumer timeout (Kafka's
 	// consumer.timeout.ms and ConsumerTimeoutException). The iterator stays
 	// usable: call Next again to keep waiting.
-	ErrConsumerTimeout = errors.New("stream: consumer timeout")
+	ErrConsumerTimeout = errors.New("consumer timeout")
 
 	// ErrMessageTooLarge reports a message that does not fit in the
 	// partition's fetch size (Kafka's fetch.message.max.bytes), so the
@@ -51,7 +51,7 @@ var (
 	//		stream.ErrMessageTooLarge, offset, fetchSize)
 	//
 	// and deliver it with PartitionTopicInfo.EnqueueError.
-	ErrMessageTooLarge = errors.New("stream: message larger than fetch size")
+	ErrMessageTooLarge = errors.New("message larger than fetch size")
 
 	// ErrCorruptMessage reports fetched records that cannot be decoded: a
 	// batch whose checksum does not match its contents, a compressed
@@ -59,7 +59,7 @@ var (
 	// and CorruptRecordException). The fetcher cannot make progress on
 	// the partition past them; it delivers the messages before them, then
 	// this error, wrapped with the offset and the decoder's complaint.
-	ErrCorruptMessage = errors.New("stream: corrupt message")
+	ErrCorruptMessage = errors.New("corrupt message")
 )
 
 // PartitionError is the error ConsumerIterator.Next returns for an error
@@ -79,9 +79,9 @@ type PartitionError struct {
 	Err error
 }
 
-// Error formats the error as "stream: topic-partition: err".
+// Error formats the error as "partition topic-partition: err".
 func (e *PartitionError) Error() string {
-	return "stream: " + e.Topic + "-" + strconv.FormatInt(int64(e.Partition), 10) + ": " + errString(e.Err)
+	return "partition " + e.Topic + "-" + strconv.FormatInt(int64(e.Partition), 10) + ": " + errString(e.Err)
 }
 
 // Unwrap returns Err, so errors.Is and errors.As see through the partition.

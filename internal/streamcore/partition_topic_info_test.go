@@ -110,10 +110,10 @@ func TestEnqueueErrorQueuesErrorChunk(t *testing.T) {
 func TestPartitionError(t *testing.T) {
 	inner := errors.New("offset 7 out of range")
 	err := error(&PartitionError{Topic: "t", Partition: 2, Err: inner})
-	assert.Equal(t, "stream: t-2: offset 7 out of range", err.Error())
+	assert.Equal(t, "partition t-2: offset 7 out of range", err.Error())
 	assert.ErrorIs(t, err, inner)
 	var pe *PartitionError
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, int32(2), pe.Partition)
-	assert.Equal(t, "stream: t-0: <nil>", (&PartitionError{Topic: "t"}).Error())
+	assert.Equal(t, "partition t-0: <nil>", (&PartitionError{Topic: "t"}).Error())
 }
