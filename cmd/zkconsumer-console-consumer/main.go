@@ -106,7 +106,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if o.bootstrapServer == "" { // Kafka's new consumer makes no ZooKeeper checks
 		if err := checkZK(ctx, cfg, o, stderr); err != nil {
 			if ctx.Err() != nil {
-				return 1 // interrupted while connecting; main reports the signal
+				return 0 // interrupted while connecting, as while joining; main reports the signal
 			}
 			return fail(fs, stderr, err)
 		}
@@ -130,7 +130,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		_ = out.close()
 		if ctx.Err() != nil {
-			return 1 // interrupted while connecting; main reports the signal
+			return 0 // interrupted while connecting, as while joining; main reports the signal
 		}
 		return fail(fs, stderr, err)
 	}
