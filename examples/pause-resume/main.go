@@ -6,8 +6,9 @@
 //	go run ./examples/pause-resume -zookeeper 127.0.0.1:2181/kafka -topic orders -listen 127.0.0.1:8080
 //	curl -i http://127.0.0.1:8080/ready
 //
-// /ready answers 200 while the member owns partitions and has not paused
-// them all, and 503 with the reason otherwise. The worker prints every
+// /ready answers 200 while the member holds its generation's partitions
+// and has not paused them all, and 503 with the reason otherwise (see
+// Assignment's Err). The worker prints every
 // message; pauses and resumes are logged. It exits cleanly on SIGINT or
 // SIGTERM, committing what the worker printed.
 package main
@@ -184,8 +185,11 @@ func (g *gate) resume() {
 }
 
 // notReady says why the member is not consuming, or returns "" when it
-// is: it owns partitions and has not paused them all. A member of a group
-// with more members than partitions owns none and is not ready.
+// is: Assignment().Err is nil and it has not paused every partition it
+// owns. A member that owns no partitions in its generation (a group with
+// more members than partitions) counts as ready, as in
+// docs/production.md: it is doing its part, and a rolling update must not
+// wait for it.
 func notReady(c *connector.ConsumerConnector) string {
 	a := c.Assignment()
 	if a.Err != nil {
@@ -196,10 +200,7 @@ func notReady(c *connector.ConsumerConnector) string {
 		owned += len(parts)
 		paused += len(a.Paused[topic])
 	}
-	switch {
-	case owned == 0:
-		return "owns no partitions"
-	case paused == owned:
+	if owned > 0 && paused == owned {
 		return fmt.Sprintf("all %d partitions paused: the work queue is full", owned)
 	}
 	return ""
