@@ -4,7 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -38,9 +38,10 @@ func TestKafkaMode(t *testing.T) {
 	require.Equal(t, endOffsets(produced), kafkaCommitted(t, c, group, topic, 2), "offsets committed to Kafka")
 }
 
-// TestProperties: the properties example runs on its sample file (with
-// the test cluster's zookeeper.connect), prints the warning of a key the
-// connector does not know, and reads what the topic holds on a first run.
+// TestProperties: the properties example runs on its sample file as the
+// README says (-set zookeeper.connect=... for the test cluster), prints the
+// warning of a key the connector does not know, reads what the topic holds
+// on a first run, and stops on a value the connector refuses.
 func TestProperties(t *testing.T) {
 	c := testcluster.Shared(t)
 	ctx := testContext(t, 3*time.Minute)
@@ -49,31 +50,21 @@ func TestProperties(t *testing.T) {
 	require.NoError(t, c.CreateTopic(ctx, topic, 2, 1))
 	produced, err := c.Produce(ctx, topic, 20, testcluster.ProduceOptions{Partition: -1})
 	require.NoError(t, err)
+	sample := filepath.Join(repoRoot(t), "examples", "properties", "consumer.properties")
 
-	sample := readPage(t, "examples/properties/consumer.properties")
-	var lines []string
-	for line := range strings.SplitSeq(sample, "\n") {
-		switch {
-		case strings.HasPrefix(line, "zookeeper.connect="):
-			line = "zookeeper.connect=" + c.ZKConnect()
-		case strings.HasPrefix(line, "group.id="):
-			line = "group.id=" + group
-		}
-		lines = append(lines, line)
-	}
-	require.Contains(t, lines, "group.id="+group, "the sample file sets group.id")
-	require.Contains(t, lines, "zookeeper.connect="+c.ZKConnect(), "the sample file sets zookeeper.connect")
-	lines = append(lines, "enable.auto.commit=true")
-	file := filepath.Join(t.TempDir(), "consumer.properties")
-	require.NoError(t, os.WriteFile(file, []byte(strings.Join(lines, "\n")), 0o644))
-
-	p := start(t, ctx, bin, "-config", file, "-topic", topic)
+	p := start(t, ctx, bin, "-config", sample, "-set", "zookeeper.connect="+c.ZKConnect(),
+		"-set", "group.id="+group, "-set", "enable.auto.commit=true", "-topic", topic)
 	p.waitLines(t, 20)
 	p.interrupt(t)
 	requireSeqs(t, p.lines(), topic, 0, 20)
 	require.Contains(t, p.stderr.String(), "warning: ")
 	require.Contains(t, p.stderr.String(), "auto.commit.enable", "the warning about enable.auto.commit")
 	requireCommitted(t, ctx, c, group, map[string]testcluster.Produced{topic: produced})
+
+	out, err := exec.CommandContext(ctx, bin, "-config", sample, "-set", "auto.offset.reset=earlist").CombinedOutput()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit, "a refused value stops it; output:\n%s", out)
+	require.Contains(t, string(out), "auto.offset.reset")
 }
 
 // readyRE matches the line where pause-resume names its readiness check.

@@ -1,10 +1,12 @@
 // Command properties takes its configuration from a Java properties file,
-// such as the consumer.properties an old Kafka consumer already has, and
-// prints every message of a topic:
+// such as the consumer.properties an old Kafka consumer already has, with
+// -set overriding keys of the file as kafka-console-consumer.sh's
+// --consumer-property does, and prints every message of a topic:
 //
-//	go run ./examples/properties -config examples/properties/consumer.properties -topic orders
+//	go run ./examples/properties -config examples/properties/consumer.properties \
+//		-set zookeeper.connect="$ZOOKEEPER_CONNECT" -topic orders
 //
-// Warnings about the file (a key the connector does not know, a key the
+// Warnings about the keys (one the connector does not know, one the
 // coordination mode ignores) are printed; errors stop it. It exits
 // cleanly on SIGINT or SIGTERM, committing what it printed.
 package main
@@ -15,8 +17,10 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"maps"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -26,20 +30,34 @@ import (
 
 func main() {
 	config := flag.String("config", "consumer.properties", "properties file")
+	set := map[string]string{}
+	flag.Func("set", "key=value overriding the file (repeatable)", func(kv string) error {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return fmt.Errorf("want key=value, got %q", kv)
+		}
+		set[k] = v
+		return nil
+	})
 	topic := flag.String("topic", "orders", "topic to consume")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, *config, *topic)
+	err := run(ctx, *config, set, *topic)
 	stop()
 	if err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(ctx context.Context, config, topic string) (err error) {
-	// Every key the file does not set keeps DefaultConfig's value.
-	cfg, warnings, err := connector.ConfigFromPropertiesFile(config)
+func run(ctx context.Context, config string, set map[string]string, topic string) (err error) {
+	props, err := connector.LoadPropertiesFile(config)
+	if err != nil {
+		return err
+	}
+	maps.Copy(props, set)
+	// Every key the properties do not set keeps DefaultConfig's value.
+	cfg, warnings, err := connector.ConfigFromProperties(props)
 	for _, w := range warnings {
 		log.Print("warning: ", w)
 	}
