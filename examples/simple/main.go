@@ -16,6 +16,7 @@ import (
 	"log"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -45,11 +46,20 @@ func run(ctx context.Context, zkConnect, topic, group string) (err error) {
 	if err != nil {
 		return err
 	}
+	// Errors reports what the application should know about, such as a
+	// topic that does not exist: print it. The channel is closed by Shutdown.
+	var errorsDone sync.WaitGroup
+	errorsDone.Go(func() {
+		for err := range c.Errors() {
+			log.Print("consumer: ", err)
+		}
+	})
 	defer func() {
 		// Leaving the group commits what was printed.
 		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		err = errors.Join(err, c.Shutdown(sctx))
+		errorsDone.Wait()
 	}()
 
 	streams, err := c.CreateMessageStreams(ctx, map[string]int{topic: 1})

@@ -14,6 +14,7 @@ import (
 	"log"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -43,10 +44,20 @@ func run(ctx context.Context, zkConnect, whitelist, group string) (err error) {
 	if err != nil {
 		return err
 	}
+	// Errors reports what the application should know about, such as
+	// unreadable group data in ZooKeeper: print it. The channel is closed
+	// by Shutdown.
+	var errorsDone sync.WaitGroup
+	errorsDone.Go(func() {
+		for err := range c.Errors() {
+			log.Print("consumer: ", err)
+		}
+	})
 	defer func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		err = errors.Join(err, c.Shutdown(sctx))
+		errorsDone.Wait()
 	}()
 	streams, err := c.CreateMessageStreamsByFilter(ctx, connector.Whitelist(whitelist), 1)
 	if err != nil {

@@ -1,0 +1,63 @@
+package examples_test
+
+import (
+	pathpkg "path"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/zkconsumer/zkconsumer/connector"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/zkutil"
+)
+
+// TestExamplesReportErrors: simple and manual-commit print what Errors()
+// reports, here a topic that does not exist, and so does wildcard, here
+// an unreadable registration in its group; each still exits cleanly on
+// SIGINT.
+func TestExamplesReportErrors(t *testing.T) {
+	c := testcluster.Shared(t)
+	for _, name := range []string{"simple", "manual-commit"} {
+		t.Run(name, func(t *testing.T) {
+			ctx := testContext(t, 2*time.Minute)
+			bin := build(t, name)
+			topic, group := testcluster.UniqueName("smoke-missing"), testcluster.UniqueName("smoke-missing")
+			p := start(t, ctx, bin, "-zookeeper", c.ZKConnect(), "-topic", topic, "-group", group)
+			want := "consumer: " + connector.ErrTopicMissing.Error() + ": " + topic
+			waitFor(t, time.Minute, func() bool { return hasLogLine(p, want) },
+				"%q on stderr; stderr:\n%s", want, &p.stderr)
+			p.interrupt(t)
+		})
+	}
+	t.Run("wildcard", func(t *testing.T) {
+		ctx := testContext(t, 2*time.Minute)
+		bin := build(t, "wildcard")
+		base, group := testcluster.UniqueName("smoke-broken"), testcluster.UniqueName("smoke-broken")
+		require.NoError(t, c.CreateTopic(ctx, base+".a", 1, 1))
+		s, err := zkutil.Dial(ctx, zkutil.SessionConfig{Connect: c.ZKConnect()})
+		require.NoError(t, err)
+		defer s.Close()
+		path := zkutil.ConsumerIDPath(group, "broken")
+		require.NoError(t, s.EnsurePath(ctx, pathpkg.Dir(path)))
+		require.NoError(t, s.CreatePersistent(ctx, path, []byte("not a registration")))
+
+		p := start(t, ctx, bin, "-zookeeper", c.ZKConnect(), "-whitelist", regexp.QuoteMeta(base)+`\..*`, "-group", group)
+		waitFor(t, time.Minute, func() bool { return hasLogLine(p, "consumer: ") && strings.Contains(p.stderr.String(), path) },
+			"the unreadable registration reported on stderr; stderr:\n%s", &p.stderr)
+		p.interrupt(t)
+	})
+}
+
+// hasLogLine reports whether the example logged a line starting with
+// prefix (after the log's time stamp).
+func hasLogLine(p *proc, prefix string) bool {
+	for line := range strings.SplitSeq(p.stderr.String(), "\n") {
+		if strings.HasPrefix(logPrefix.ReplaceAllString(line, ""), prefix) {
+			return true
+		}
+	}
+	return false
+}
