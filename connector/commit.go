@@ -221,11 +221,48 @@ func (c *ConsumerConnector) commit(ctx context.Context, gen *generation, offsets
 // a refusal of the generation ends it (see kafkagroup.Member.CommitFinal).
 func (c *ConsumerConnector) commitLast(ctx context.Context, gen *generation, infos map[zkutil.TopicPartition]*streamcore.PartitionTopicInfo) error {
 	if gen.kafka == nil {
-		return c.commitInfos(ctx, gen, infos, 1)
+		// A commit to Kafka is cut off when the ZooKeeper lease lapses
+		// while it is in flight (coordinator.ErrFenced), but a lease
+		// lapses while its session may live on: a member cut off from
+		// ZooKeeper for less than the session timeout, or one whose
+		// reconnection was granted from a connect request held back by
+		// the network, so that the lease runs out again shortly after,
+		// until a ping renews it. The last commit waits for the lease to
+		// hold again and is made again, for up to the session timeout,
+		// after which the session has either come back or expired (an
+		// expired one's partitions are no longer this member's:
+		// ErrNotOwner, nothing to commit).
+		err := c.commitInfos(ctx, gen, infos, 1)
+		until := time.Now().Add(c.cfg.ZooKeeperSessionTimeout)
+		for errors.Is(err, coordinator.ErrFenced) && c.awaitLease(ctx, gen, until) {
+			c.log.Info("the last commit was cut off by a lapsed lease; committing again", "generation", gen.id)
+			err = c.commitInfos(ctx, gen, infos, 1)
+		}
+		return err
 	}
 	return c.commitChanged(consumedOffsetsOf(infos), func(changed map[zkutil.TopicPartition]int64) error {
 		return c.kafka.commit(ctx, gen.kafka, changed, true)
 	})
+}
+
+// awaitLease waits, within ctx and until until, for gen's lease to hold
+// again; it reports whether it does.
+func (c *ConsumerConnector) awaitLease(ctx context.Context, gen *generation, until time.Time) bool {
+	timeout := time.NewTimer(time.Until(until))
+	defer timeout.Stop()
+	for {
+		changed := gen.fence.Changed()
+		if gen.fence.Held() {
+			return true
+		}
+		select {
+		case <-changed:
+		case <-timeout.C:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
 }
 
 // commitChanged writes, with write, the offsets that changed since the last
