@@ -29,7 +29,7 @@ func TestLastCommitCutByALapsedLeaseIsMadeAgain(t *testing.T) {
 	base.ZooKeeperSessionTimeout = 8 * time.Second // a lease of 6 s, 2 s before the session expires
 	base.OffsetsStorage = OffsetsStorageKafka
 	base.DualCommitEnabled = &dual
-	base.AutoCommitInterval = time.Hour // only revoke's last commit
+	base.AutoCommitInterval = time.Hour            // only revoke's last commit
 	base.OffsetsChannelSocketTimeout = time.Minute // the lease, not the socket timeout, ends the wait
 	cfg, zk := throughProxy(t, c, base)
 	brokers := newBrokerProxies(t, c)
