@@ -36,16 +36,11 @@ import (
 // New takes a start (notBefore).
 const Fraction = 0.75
 
-// Lease is the lease of a generation (see internal/lease): renewed
+// New returns the lease of a generation: Fraction of term, renewed
 // (Renew) from the send times of the SyncGroup that started the
 // generation and of every heartbeat answered without error, revoked when
-// the generation ends. It is the core's type under the name the group
-// members have used, so that they need not change with it.
-type Lease = lease.Lease
-
-// New returns a lease of Fraction of term that does not hold before
-// notBefore (the zero time: no such bound). It holds nothing until the
-// first renew.
-func New(term time.Duration, notBefore time.Time) *Lease {
+// the generation ends. It does not hold before notBefore (the zero time:
+// no such bound), and holds nothing until the first renew.
+func New(term time.Duration, notBefore time.Time) *lease.Lease {
 	return lease.New(time.Duration(float64(term)*Fraction), notBefore, nil)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/zkconsumer/zkconsumer/internal/grouplease"
+	"github.com/zkconsumer/zkconsumer/internal/lease"
 )
 
 // Generation is one successful join of a member: the coordinator's
@@ -94,7 +95,7 @@ type Generation struct {
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc
-	lease  *grouplease.Lease
+	lease  *lease.Lease
 	// handedOn is set once a generation that Continues this one shares its
 	// lease: this one's end no longer touches it.
 	handedOn atomic.Bool
