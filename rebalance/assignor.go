@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/zkconsumer/zkconsumer/internal/javastr"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -172,7 +173,7 @@ func normalize(ctx AssignmentContext) (normalizedContext, error) {
 		}
 		nc.myTopics = append(nc.myTopics, topic)
 	}
-	slices.SortFunc(nc.myTopics, javaStringCompare)
+	slices.SortFunc(nc.myTopics, javastr.Compare)
 
 	for topic, threads := range ctx.ConsumersForTopic {
 		if topic == "" {
@@ -231,7 +232,7 @@ func sortThreads(threads []zkutil.ConsumerThreadID) []zkutil.ConsumerThreadID {
 	for _, th := range threads {
 		keyed = append(keyed, keyedThread{key: th.String(), id: th})
 	}
-	slices.SortStableFunc(keyed, func(a, b keyedThread) int { return javaStringCompare(a.key, b.key) })
+	slices.SortStableFunc(keyed, func(a, b keyedThread) int { return javastr.Compare(a.key, b.key) })
 	keyed = slices.CompactFunc(keyed, func(a, b keyedThread) bool { return a.id == b.id })
 	out := make([]zkutil.ConsumerThreadID, len(keyed))
 	for i, k := range keyed {

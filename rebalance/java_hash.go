@@ -7,8 +7,3 @@ import "github.com/zkconsumer/zkconsumer/internal/javastr"
 // code units of s with 32-bit wrap-around. Invalid UTF-8 bytes count as
 // U+FFFD; Kafka topic names are ASCII, where Go and Java agree exactly.
 func javaStringHash(s string) int32 { return javastr.Hash(s) }
-
-// javaStringCompare orders strings like Java's String.compareTo
-// (javastr.Compare), the order in which Kafka's assignors sort topics and
-// consumer threads.
-func javaStringCompare(a, b string) int { return javastr.Compare(a, b) }

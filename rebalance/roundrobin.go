@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 
+	"github.com/zkconsumer/zkconsumer/internal/javastr"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -73,7 +74,7 @@ func (r RoundRobinAssignor) Assign(ctx AssignmentContext) (Assignment, error) {
 			topics = append(topics, topic)
 		}
 	}
-	slices.SortFunc(topics, javaStringCompare)
+	slices.SortFunc(topics, javastr.Compare)
 
 	type hashedPartition struct {
 		tp   zkutil.TopicPartition

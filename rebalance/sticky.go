@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 
+	"github.com/zkconsumer/zkconsumer/internal/javastr"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -101,7 +102,7 @@ func newStickyState(nc normalizedContext, previous map[zkutil.TopicPartition]zku
 			s.topics = append(s.topics, t)
 		}
 	}
-	slices.SortFunc(s.topics, javaStringCompare)
+	slices.SortFunc(s.topics, javastr.Compare)
 
 	n := len(s.threads)
 	s.eligible = make([][]int, len(s.topics))
