@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
@@ -164,22 +163,7 @@ func endOffsets(pr testcluster.Produced) map[int32]int64 {
 // coordinator.
 func kafkaCommitted(t *testing.T, c *testcluster.Cluster, group, topic string, partitions int32) map[int32]int64 {
 	t.Helper()
-	client, err := sarama.NewClient(c.BrokerAddrs(), c.ClientConfig())
+	out, err := c.KafkaCommitted(group, topic, partitions)
 	require.NoError(t, err)
-	defer client.Close()
-	coord, err := client.Coordinator(group)
-	require.NoError(t, err)
-	req := &sarama.OffsetFetchRequest{Version: 5, ConsumerGroup: group}
-	for p := range partitions {
-		req.AddPartition(topic, p)
-	}
-	resp, err := coord.FetchOffset(req)
-	require.NoError(t, err)
-	out := map[int32]int64{}
-	for p := range partitions {
-		if b := resp.GetBlock(topic, p); b != nil && b.Offset >= 0 {
-			out[p] = b.Offset
-		}
-	}
 	return out
 }
