@@ -142,18 +142,7 @@ func TestGodocNamesNoFileOrInternalPackage(t *testing.T) {
 	fset := token.NewFileSet()
 	checked := 0
 	for _, p := range surfacePackages {
-		files, err := filepath.Glob(filepath.Join(root, p, "*.go"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, path := range files {
-			if strings.HasSuffix(path, "_test.go") {
-				continue
-			}
-			f, err := parser.ParseFile(fset, path, nil, parser.ParseComments|parser.SkipObjectResolution)
-			if err != nil {
-				t.Fatal(err)
-			}
+		for _, f := range parseDir(t, fset, filepath.Join(root, p)) {
 			for _, doc := range exportedDocs(f) {
 				checked++
 				for _, bad := range unreadableNames(doc.Text(), unimportable) {
@@ -337,21 +326,7 @@ func exportedDocs(f *ast.File) []*ast.CommentGroup {
 // rebalance.RegexError: ...").
 func TestConnectorGodocUsesItsOwnNames(t *testing.T) {
 	fset := token.NewFileSet()
-	var files []*ast.File
-	paths, err := filepath.Glob(filepath.Join("..", "..", "connector", "*.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, path := range paths {
-		if strings.HasSuffix(path, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.ParseComments|parser.SkipObjectResolution)
-		if err != nil {
-			t.Fatal(err)
-		}
-		files = append(files, f)
-	}
+	files := parseDir(t, fset, filepath.Join("..", "..", "connector"))
 	// What connector re-exports: "rebalance.RegexError" -> "RegexError".
 	reexports := map[string]string{}
 	for _, f := range files {
@@ -396,6 +371,27 @@ func TestConnectorGodocUsesItsOwnNames(t *testing.T) {
 	}
 }
 
+// parseDir parses the Go files of dir but its tests, with their comments.
+func parseDir(t *testing.T, fset *token.FileSet, dir string) []*ast.File {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []*ast.File
+	for _, path := range paths {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ParseComments|parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	return files
+}
+
 // selector returns "pkg.Name" for an expression pkg.Name, else "".
 func selector(e ast.Expr) string {
 	sel, ok := e.(*ast.SelectorExpr)
@@ -421,18 +417,7 @@ func TestGodocPointsToPagesThatExist(t *testing.T) {
 	readme := regexp.MustCompile(`\bREADME(?:'s)?\s+"`)
 	found := 0
 	for _, p := range surfacePackages {
-		files, err := filepath.Glob(filepath.Join(root, p, "*.go"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, path := range files {
-			if strings.HasSuffix(path, "_test.go") {
-				continue
-			}
-			f, err := parser.ParseFile(fset, path, nil, parser.ParseComments|parser.SkipObjectResolution)
-			if err != nil {
-				t.Fatal(err)
-			}
+		for _, f := range parseDir(t, fset, filepath.Join(root, p)) {
 			for _, doc := range exportedDocs(f) {
 				text := strings.Join(strings.Fields(doc.Text()), " ")
 				if readme.MatchString(text) {
