@@ -147,10 +147,51 @@ var (
 
 // PartitionError is stream.PartitionError: an error that belongs to one
 // partition, delivered by the stream that owns it and on Errors.
+//
+//	// PartitionError is the error ConsumerIterator.Next returns for an error
+//	// chunk, one that a fetcher queued with PartitionTopicInfo.EnqueueError. It
+//	// names the partition the error belongs to; Err is what the fetcher reported
+//	// (for example an error wrapping ErrMessageTooLarge).
+//	//
+//	// Unlike Kafka's iterator, which fails for good on such an error, the
+//	// iterator carries on: the next call to Next moves to the next chunk, so the
+//	// other partitions of the stream keep flowing.
+//	type PartitionError struct {
+//		// Topic is the topic of the partition that failed.
+//		Topic string
+//		// Partition is the partition id.
+//		Partition int32
+//		// Err is the underlying error.
+//		Err error
+//	}
+//
+//	func (e *PartitionError) Error() string
+//	    Error formats the error as "partition topic-partition: err".
+//
+//	func (e *PartitionError) Unwrap() error
+//	    Unwrap returns Err, so errors.Is and errors.As see through the partition.
 type PartitionError = stream.PartitionError
 
 // RegexError is rebalance.RegexError: a topic filter's regex that Java's
 // Pattern would refuse or that Go cannot reproduce.
+//
+//	// RegexError reports a whitelist or blacklist regex that cannot be used:
+//	// java.util.regex.Pattern would reject it, or Go's regexp cannot give it
+//	// Java's meaning.
+//	type RegexError struct {
+//		// Regex is the regex after Kafka's munging.
+//		Regex string
+//		// Index is where the construct starts, in characters (code points)
+//		// from 0, as in Java's "near index".
+//		Index int
+//		// Construct names what was found, for example `class intersection "&&"`.
+//		Construct string
+//		// Reason tells why it cannot be used.
+//		Reason string
+//	}
+//
+//	func (e *RegexError) Error() string
+//	    Error returns "rebalance: topic filter <regex>: <construct> at index <i>: <reason>".
 type RegexError = rebalance.RegexError
 
 // ConflictError is rebalance.ConflictError, a cause of ErrRebalanceFailed
@@ -158,25 +199,122 @@ type RegexError = rebalance.RegexError
 // by another member's thread, which did not release it within the
 // rebalance's backoff. The error names the partition, its owner and the
 // owner node.
+//
+//	// ConflictError reports that a partition this member was assigned is still
+//	// owned by another thread: its previous owner has not released it yet.
+//	type ConflictError struct {
+//		// Partition is the partition still owned, Owner the value of its
+//		// owner node ("" if unreadable) and Path that node's path.
+//		Partition TopicPartition
+//		Owner string
+//		Path string
+//		// Has unexported fields.
+//	}
+//
+//	func (e *ConflictError) Error() string
+//	    Error names the partition, its owner and the owner node.
 type ConflictError = rebalance.ConflictError
 
 // StrategyError says why a member stays out of its group (ZooKeeper mode):
 // the members it names run partition.assignment.strategy values it cannot
 // share the group with. It wraps ErrInconsistentStrategy.
+//
+//	// StrategyError says why a member stays out of its group (or, reported by
+//	// a member that stays in, why another one is left out): members it cannot
+//	// share the group with run other strategies.
+//	//
+//	// Every zkconsumer member records its strategy in its registration; Kafka's
+//	// Scala consumer records none. Range and roundrobin members share a group
+//	// with Scala members exactly as before; the sticky strategy shares a group
+//	// with sticky members only. Who stays in is decided from the registrations
+//	// alone, the same way by every member: a member that records no strategy
+//	// cannot be told to leave, so it is always in and sticky members step out
+//	// for it; otherwise the older registration wins (a sticky member that
+//	// joins a range group stays out, and so does a range or roundrobin member
+//	// that joins a sticky group, or a range member that joins a roundrobin
+//	// one). A member that stays out owns nothing, deletes its registration (so
+//	// that Scala members, which count every registration, do not assign it
+//	// partitions), reports this error (wrapped in ErrRebalanceFailed), and
+//	// watches the group: it joins once the members it conflicts with are gone.
+//	type StrategyError struct {
+//		// Group is the group; Member the member left out and Strategy its
+//		// strategy.
+//		Group, Member, Strategy string
+//		// Conflicts are the members that keep it out, with their strategies.
+//		Conflicts []MemberStrategy
+//	}
+//
+//	func (e *StrategyError) Error() string
+//	    Error names the members, their strategies and what to do.
+//
+//	func (e *StrategyError) Unwrap() error
+//	    Unwrap returns ErrInconsistentStrategy.
 type StrategyError = rebalance.StrategyError
 
 // MemberStrategy is a member of a group and the strategy its registration
 // records ("" for none: Kafka's Scala consumer), in a StrategyError.
+//
+//	// MemberStrategy is a member of a group and the strategy its registration
+//	// records ("" for none).
+//	type MemberStrategy struct {
+//		// ID is the member's consumer id, Strategy the
+//		// partition.assignment.strategy its registration records.
+//		ID, Strategy string
+//	}
 type MemberStrategy = rebalance.MemberStrategy
 
 // DecodeError is zkutil.DecodeError: a value read from ZooKeeper that
 // does not decode, naming the znode.
+//
+//	// DecodeError reports a znode whose data could not be decoded. Every decoder
+//	// in this package returns one, wrapping the cause, so that callers can log
+//	// which node holds the garbage and decide whether to skip it.
+//	type DecodeError struct {
+//		// Path is the znode the data was read from.
+//		Path string
+//		// Err is the cause; it may be a sentinel such as ErrNoPlaintextEndpoint.
+//		Err error
+//	}
+//
+//	func (e *DecodeError) Error() string
+//	    Error returns "zkutil: bad data in znode <path>: <cause>". A "zkutil: "
+//	    prefix on the cause is dropped so that it is not repeated.
+//
+//	func (e *DecodeError) Unwrap() error
+//	    Unwrap returns the cause.
 type DecodeError = zkutil.DecodeError
 
 // TopicPartition is zkutil.TopicPartition: one partition of one topic,
 // the key of CommitOffsetsMap, Pause and Resume.
+//
+//	// TopicPartition names one partition of one topic.
+//	type TopicPartition struct {
+//		// Topic and Partition name the partition.
+//		Topic string
+//		Partition int32
+//	}
+//
+//	func (tp TopicPartition) String() string
+//	    String formats the partition as Kafka 1.x does ("topic-3").
 type TopicPartition = zkutil.TopicPartition
 
 // ConsumerThreadID is zkutil.ConsumerThreadID: one stream (thread) of one
 // member, as the rebalance listener's assignment names them.
+//
+//	// ConsumerThreadID identifies one stream ("thread" in Kafka's words) of one
+//	// group member. Its string form, "<consumerId>-<thread>", is the value of the
+//	// owner znodes and the key by which assignors order threads.
+//	type ConsumerThreadID struct {
+//		// ConsumerID is the member's consumer id, Thread the stream's number
+//		// within it, from 0.
+//		ConsumerID string
+//		Thread int
+//	}
+//
+//	func (id ConsumerThreadID) String() string
+//	    String returns "<consumerId>-<thread>", as Scala's ConsumerThreadId does.
+//
+//	func (id ConsumerThreadID) Less(other ConsumerThreadID) bool
+//	    Less orders thread ids by their string form, which is Java's
+//	    String.compareTo for the ASCII ids Kafka allows ("c-10" < "c-2").
 type ConsumerThreadID = zkutil.ConsumerThreadID

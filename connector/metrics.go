@@ -42,10 +42,38 @@ type Metrics interface {
 // FetchEvent describes one fetch request: the broker, its duration, the
 // size of its response and its error (Kafka's
 // FetchRequestAndResponseMetrics).
+//
+//	// FetchEvent describes one fetch request of a fetcher, for metrics
+//	// (Kafka's FetchRequestAndResponseMetrics and FetcherStats).
+//	type FetchEvent struct {
+//		// Broker is the id of the broker fetched from; Addr its address.
+//		Broker int32
+//		Addr string
+//		// Duration is the time from sending the request to having its
+//		// response decoded, including the broker's wait for fetch.min.bytes
+//		// (up to fetch.wait.max.ms).
+//		Duration time.Duration
+//		// Bytes is the size of the response as read from the connection.
+//		Bytes int64
+//		// Err is why the request failed, nil if it did not. Errors of single
+//		// partitions in a response do not count.
+//		Err error
+//	}
 type FetchEvent = fetcher.FetchEvent
 
 // RebalanceEvent describes one rebalance: its outcome, attempts and
 // duration (Kafka's RebalanceRateAndTime).
+//
+//	// RebalanceResult describes one rebalance (Kafka's syncedRebalance, timed
+//	// by its RebalanceRateAndTime metric), for MemberConfig.OnRebalance.
+//	type RebalanceResult struct {
+//		// Outcome is how it ended.
+//		Outcome RebalanceOutcome
+//		// Attempts is the number of attempts it made.
+//		Attempts int
+//		// Duration is the time from its start to its end, backoffs included.
+//		Duration time.Duration
+//	}
 type RebalanceEvent = rebalance.RebalanceResult
 
 // Offset stores named in CommitEvent.Store.
