@@ -9,6 +9,7 @@ import (
 
 	"github.com/zkconsumer/zkconsumer/fetcher"
 	"github.com/zkconsumer/zkconsumer/internal/secure"
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -21,7 +22,7 @@ import (
 type zkBrokers struct {
 	zk interface {
 		Children(ctx context.Context, path string) ([]string, error)
-		Get(ctx context.Context, path string) ([]byte, zkutil.Stat, error)
+		Get(ctx context.Context, path string) ([]byte, zksession.Stat, error)
 	}
 	report func(error)
 	// sec picks each broker's listener (security.protocol,
@@ -63,7 +64,7 @@ func (b *zkBrokers) Brokers(ctx context.Context) ([]fetcher.BrokerInfo, error) {
 		}
 		path := zkutil.BrokerIDPath(int32(id))
 		data, _, err := b.zk.Get(ctx, path)
-		if errors.Is(err, zkutil.ErrNoNode) {
+		if errors.Is(err, zksession.ErrNoNode) {
 			continue
 		}
 		if err != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/zkconsumer/zkconsumer/internal/coordinator"
 	"github.com/zkconsumer/zkconsumer/internal/secure"
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/rebalance"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
@@ -36,8 +37,8 @@ type ConsumerConnector struct {
 	id       string
 	log      *slog.Logger // baseLog with the group and consumer id
 	baseLog  *slog.Logger
-	session  *zkutil.Session // nil in Kafka mode
-	kafka    *kafkaGroup     // nil in ZooKeeper mode
+	session  *zksession.Session // nil in Kafka mode
+	kafka    *kafkaGroup        // nil in ZooKeeper mode
 	offsets  offsetStore
 	fetcher  *fetcher.ConsumerFetcherManager
 	errs     chan error
@@ -195,8 +196,8 @@ func NewContext(ctx context.Context, cfg Config, opts ...Option) (*ConsumerConne
 		brokers = kb
 	} else {
 		// Dial itself gives up after ZooKeeperConnectionTimeout, with an
-		// error that wraps zkutil.ErrConnectionTimeout.
-		c.session, err = zkutil.Dial(ctx, zkutil.SessionConfig{
+		// error that wraps zksession.ErrConnectionTimeout.
+		c.session, err = zksession.Dial(ctx, zksession.SessionConfig{
 			Connect:           cfg.ZooKeeperConnect,
 			SessionTimeout:    cfg.ZooKeeperSessionTimeout,
 			ConnectionTimeout: cfg.ZooKeeperConnectionTimeout,

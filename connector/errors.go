@@ -6,6 +6,7 @@ import (
 	"github.com/zkconsumer/zkconsumer/fetcher"
 	"github.com/zkconsumer/zkconsumer/internal/kafkagroup"
 	"github.com/zkconsumer/zkconsumer/internal/secure"
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/rebalance"
 	"github.com/zkconsumer/zkconsumer/stream"
 	"github.com/zkconsumer/zkconsumer/zkutil"
@@ -84,10 +85,10 @@ var (
 
 	// ErrConnectionTimeout: New could not connect to ZooKeeper within
 	// zookeeper.connection.timeout.ms.
-	ErrConnectionTimeout = zkutil.ErrConnectionTimeout
+	ErrConnectionTimeout = zksession.ErrConnectionTimeout
 
 	// ErrSessionExpired: ZooKeeper expired the member's session.
-	ErrSessionExpired = zkutil.ErrSessionExpired
+	ErrSessionExpired = zksession.ErrSessionExpired
 
 	// ErrMembershipLost: in Kafka mode, the coordinator removed this
 	// member (no heartbeat within session.timeout.ms) or does not know its

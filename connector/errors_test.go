@@ -12,6 +12,7 @@ import (
 	"github.com/zkconsumer/zkconsumer/fetcher"
 	"github.com/zkconsumer/zkconsumer/internal/kafkagroup"
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/rebalance"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
@@ -25,8 +26,8 @@ func TestErrorsAreReexported(t *testing.T) {
 		"ErrRebalanceFailed":   {connector.ErrRebalanceFailed, rebalance.ErrRebalanceFailed},
 		"ErrOwnershipLost":     {connector.ErrOwnershipLost, rebalance.ErrOwnershipLost},
 		"ErrTopicMissing":      {connector.ErrTopicMissing, rebalance.ErrTopicMissing},
-		"ErrConnectionTimeout": {connector.ErrConnectionTimeout, zkutil.ErrConnectionTimeout},
-		"ErrSessionExpired":    {connector.ErrSessionExpired, zkutil.ErrSessionExpired},
+		"ErrConnectionTimeout": {connector.ErrConnectionTimeout, zksession.ErrConnectionTimeout},
+		"ErrSessionExpired":    {connector.ErrSessionExpired, zksession.ErrSessionExpired},
 		"ErrMembershipLost":    {connector.ErrMembershipLost, kafkagroup.ErrMembershipLost},
 		"ErrGroupFatal":        {connector.ErrGroupFatal, kafkagroup.ErrFatal},
 		"ErrCommitFenced":      {connector.ErrCommitFenced, kafkagroup.ErrCommitFenced},

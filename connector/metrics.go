@@ -107,7 +107,7 @@ type Stats struct {
 	FencedTime time.Duration
 	// Session is the ZooKeeper session's state and event counts (zero in
 	// Kafka mode).
-	Session zkutil.SessionStats
+	Session SessionStats
 }
 
 // PartitionStats is one owned partition.
@@ -205,7 +205,7 @@ func (c *ConsumerConnector) Stats() Stats {
 		st.LagRefresh = c.lag.refresh
 	}
 	if c.session != nil {
-		st.Session = c.session.Stats()
+		st.Session = sessionStatsOf(c.session.Stats())
 	}
 	infos := c.ownedInfos()
 	c.mu.Lock()

@@ -3,7 +3,6 @@ package connector
 import (
 	"github.com/zkconsumer/zkconsumer/rebalance"
 	"github.com/zkconsumer/zkconsumer/stream"
-	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
 // The types below are declared in the packages that implement them and
@@ -55,24 +54,4 @@ const (
 	// RebalanceAborted: the member was closing, or its ZooKeeper session
 	// expired and the next one is not there yet.
 	RebalanceAborted = rebalance.RebalanceAborted
-)
-
-// SessionStats is zkutil.SessionStats: the state and event counts of the
-// connector's ZooKeeper session (Stats.Session).
-type SessionStats = zkutil.SessionStats
-
-// SessionState is zkutil.SessionState: the state of the ZooKeeper session.
-type SessionState = zkutil.SessionState
-
-// The values of SessionState.
-const (
-	// SessionConnected: connected, with a session.
-	SessionConnected = zkutil.StateConnected
-	// SessionDisconnected: the connection is lost; the session may still
-	// be alive on the server for the session timeout.
-	SessionDisconnected = zkutil.StateDisconnected
-	// SessionExpired: the server dropped the session; a new one follows.
-	SessionExpired = zkutil.StateExpired
-	// SessionClosed: the connector closed the session.
-	SessionClosed = zkutil.StateClosed
 )

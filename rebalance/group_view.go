@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -29,7 +30,7 @@ type groupView struct {
 
 // groupReader is what readGroup needs of ZooKeeper.
 type groupReader interface {
-	Get(ctx context.Context, path string) ([]byte, zkutil.Stat, error)
+	Get(ctx context.Context, path string) ([]byte, zksession.Stat, error)
 	Children(ctx context.Context, path string) ([]string, error)
 }
 
@@ -56,14 +57,14 @@ func readGroup(ctx context.Context, zk groupReader, group, consumerID string, mi
 	reads := make([]read, len(ids))
 	ages := make([]int64, len(ids))
 	forEach(len(ids), nil, func(i int) {
-		var st zkutil.Stat
+		var st zksession.Stat
 		reads[i].data, st, reads[i].err = zk.Get(ctx, zkutil.ConsumerIDPath(group, ids[i]))
 		ages[i] = st.Czxid
 	})
 	var members []groupMember
 	for i, id := range ids {
 		if id == consumerID {
-			if err := reads[i].err; err != nil && !errors.Is(err, zkutil.ErrNoNode) {
+			if err := reads[i].err; err != nil && !errors.Is(err, zksession.ErrNoNode) {
 				return v, fmt.Errorf("rebalance: read our own registration %s: %w", zkutil.ConsumerIDPath(group, id), err)
 			}
 			if reads[i].err == nil {
@@ -75,7 +76,7 @@ func readGroup(ctx context.Context, zk groupReader, group, consumerID string, mi
 		path := zkutil.ConsumerIDPath(group, id)
 		data, err := reads[i].data, reads[i].err
 		reads[i].data = nil
-		if errors.Is(err, zkutil.ErrNoNode) {
+		if errors.Is(err, zksession.ErrNoNode) {
 			continue // left while we were reading
 		}
 		if err != nil {
@@ -109,7 +110,7 @@ func readGroup(ctx context.Context, zk groupReader, group, consumerID string, mi
 
 	var allTopics []string
 	if wildcard {
-		if allTopics, err = zk.Children(ctx, zkutil.BrokerTopicsPath); err != nil && !errors.Is(err, zkutil.ErrNoNode) {
+		if allTopics, err = zk.Children(ctx, zkutil.BrokerTopicsPath); err != nil && !errors.Is(err, zksession.ErrNoNode) {
 			return v, fmt.Errorf("rebalance: list topics: %w", err)
 		}
 		slices.Sort(allTopics)
@@ -148,7 +149,7 @@ func readGroup(ctx context.Context, zk groupReader, group, consumerID string, mi
 	for i, t := range topics {
 		path := zkutil.TopicPath(t)
 		data, err := topicReads[i].data, topicReads[i].err
-		if errors.Is(err, zkutil.ErrNoNode) {
+		if errors.Is(err, zksession.ErrNoNode) {
 			continue // Kafka: a missing topic has no partitions
 		}
 		if err != nil {

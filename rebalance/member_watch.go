@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -78,9 +79,9 @@ func (m *Member) armChildren(ctx context.Context, path string) {
 	if m.armed[path] {
 		return
 	}
-	ctx = zkutil.InSession(ctx, m.armedIn)
+	ctx = zksession.InSession(ctx, m.armedIn)
 	_, ch, err := m.zk.ChildrenW(ctx, path)
-	if errors.Is(err, zkutil.ErrNoNode) {
+	if errors.Is(err, zksession.ErrNoNode) {
 		_, _, ch, err = m.zk.ExistsW(ctx, path)
 	}
 	m.forward(path, ch, err)
@@ -90,9 +91,9 @@ func (m *Member) armData(ctx context.Context, path string) {
 	if m.armed[path] {
 		return
 	}
-	ctx = zkutil.InSession(ctx, m.armedIn)
+	ctx = zksession.InSession(ctx, m.armedIn)
 	_, _, ch, err := m.zk.GetW(ctx, path)
-	if errors.Is(err, zkutil.ErrNoNode) {
+	if errors.Is(err, zksession.ErrNoNode) {
 		if m.cfg.Subscription.Filter != nil {
 			// A wildcard member learns of new topics from the children
 			// of /brokers/topics; a watch per vanished topic would only
@@ -108,7 +109,7 @@ func (m *Member) armData(ctx context.Context, path string) {
 // forward hands the watch's one event to the loop. A watch that could not
 // be set (connection trouble) is retried at the next rebalance, which a
 // failed attempt schedules.
-func (m *Member) forward(path string, ch <-chan zkutil.WatchEvent, err error) {
+func (m *Member) forward(path string, ch <-chan zksession.WatchEvent, err error) {
 	if err != nil {
 		m.log.Debug("cannot set watch", "path", path, "err", err)
 		return

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"strings"
 	"testing"
-
-	"github.com/go-zookeeper/zk"
 )
 
 func TestEndpointFor(t *testing.T) {
@@ -38,19 +36,6 @@ func TestEndpointFor(t *testing.T) {
 	// Corrupt registrations are still errors.
 	if _, _, err := decodeBrokerEndpoint(3, "/brokers/ids/3", []byte(`{`), "SSL", ""); !errors.As(err, new(*DecodeError)) {
 		t.Errorf("corrupt: %v", err)
-	}
-}
-
-func TestOpenACLPaths(t *testing.T) {
-	secured := append(zk.AuthACL(zk.PermAll), zk.WorldACL(zk.PermRead)...)
-	s := newSession(SessionConfig{ACL: secured, OpenACLPaths: []string{ConsumersPath}}, nil, "/kafka")
-	if got := s.aclFor("/kafka/consumers"); len(got) != 1 || got[0].Perms != zk.PermAll || got[0].Scheme != "world" {
-		t.Errorf("/consumers: %+v", got)
-	}
-	for _, p := range []string{"/kafka/consumers/g", "/kafka/consumers/g/ids", "/consumers"} {
-		if got := s.aclFor(p); len(got) != 2 {
-			t.Errorf("%s: %+v", p, got)
-		}
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -17,7 +18,7 @@ import (
 // given topics' znodes, so that groups written there describe real
 // partitions while nothing else in the cluster shows up. It returns the
 // connect string and a session on the chroot.
-func mirrorChroot(t *testing.T, c *testcluster.Cluster, topics ...string) (string, *zkutil.Session) {
+func mirrorChroot(t *testing.T, c *testcluster.Cluster, topics ...string) (string, *zksession.Session) {
 	t.Helper()
 	ctx := testCtx(t, time.Minute)
 	src := session(t, c)
@@ -44,7 +45,7 @@ func mirrorChroot(t *testing.T, c *testcluster.Cluster, topics ...string) (strin
 		}
 	}
 	connect := c.ZKServer() + chroot
-	s, err := zkutil.Dial(context.Background(), zkutil.SessionConfig{Connect: connect, SessionTimeout: 10 * time.Second, ConnectionTimeout: 20 * time.Second})
+	s, err := zksession.Dial(context.Background(), zksession.SessionConfig{Connect: connect, SessionTimeout: 10 * time.Second, ConnectionTimeout: 20 * time.Second})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
 	return connect, s

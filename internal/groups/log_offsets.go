@@ -10,6 +10,7 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/zkconsumer/zkconsumer/internal/secure"
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -31,7 +32,7 @@ const (
 // ListOffsets (sarama's protocol layer, no sarama client). It is not safe
 // for concurrent use; Close closes its broker connections.
 type LogOffsets struct {
-	zk      *zkutil.Session
+	zk      *zksession.Session
 	timeout time.Duration
 	conf    *sarama.Config
 	sec     *secure.Client
@@ -43,7 +44,7 @@ type LogOffsets struct {
 // NewLogOffsets returns a LogOffsets that reads leaders and brokers through
 // zk and bounds every connection and request by timeout. sec, if not nil,
 // secures the broker connections (--command-config).
-func NewLogOffsets(zk *zkutil.Session, timeout time.Duration, sec *secure.Client) *LogOffsets {
+func NewLogOffsets(zk *zksession.Session, timeout time.Duration, sec *secure.Client) *LogOffsets {
 	conf := sarama.NewConfig()
 	conf.ClientID = "zkconsumer-groups"
 	// ListOffsets v1: one offset per partition, by time too (0.10.1+).
@@ -162,7 +163,7 @@ func (l *LogOffsets) leader(ctx context.Context, tp TopicPartition) (int32, erro
 	defer cancel()
 	path := zkutil.PartitionStatePath(tp.Topic, tp.Partition)
 	data, _, err := l.zk.Get(ctx, path)
-	if errors.Is(err, zkutil.ErrNoNode) {
+	if errors.Is(err, zksession.ErrNoNode) {
 		if _, terr := TopicPartitions(ctx, l.zk, tp.Topic); errors.Is(terr, ErrUnknownTopic) {
 			return 0, terr
 		}
@@ -233,7 +234,7 @@ func (l *LogOffsets) broker(ctx context.Context, id int32) (*sarama.Broker, erro
 	defer cancel()
 	path := zkutil.BrokerIDPath(id)
 	data, _, err := l.zk.Get(ctx, path)
-	if errors.Is(err, zkutil.ErrNoNode) {
+	if errors.Is(err, zksession.ErrNoNode) {
 		return nil, fmt.Errorf("%w: leader %d is not registered under %s", ErrNoLeader, id, zkutil.BrokerIDsPath)
 	}
 	if err != nil {

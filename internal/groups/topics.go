@@ -5,16 +5,17 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
 // TopicPartitions returns the partitions of topic, sorted, from its replica
 // assignment /brokers/topics/<topic>. It fails with an error wrapping
 // ErrUnknownTopic when the topic does not exist.
-func TopicPartitions(ctx context.Context, zk *zkutil.Session, topic string) ([]int32, error) {
+func TopicPartitions(ctx context.Context, zk *zksession.Session, topic string) ([]int32, error) {
 	path := zkutil.TopicPath(topic)
 	data, _, err := zk.Get(ctx, path)
-	if errors.Is(err, zkutil.ErrNoNode) || errors.Is(err, zkutil.ErrInvalidPath) {
+	if errors.Is(err, zksession.ErrNoNode) || errors.Is(err, zksession.ErrInvalidPath) {
 		return nil, fmt.Errorf("%w %q", ErrUnknownTopic, topic)
 	}
 	if err != nil {

@@ -37,7 +37,12 @@ func TestDependenciesFlowOneWay(t *testing.T) {
 	}{
 		{pkg: "stream", forbidden: []string{"zkutil", "rebalance", "fetcher", "connector", "internal/testrig/testcluster"}, stdOnly: true},
 		{pkg: "internal/streamcore", forbidden: []string{"stream", "zkutil", "rebalance", "fetcher", "connector", "internal/testrig/testcluster"}, stdOnly: true},
-		{pkg: "zkutil", forbidden: []string{"stream", "internal/streamcore", "rebalance", "fetcher", "connector", "internal/testrig/testcluster"}},
+		// Kafka's ZooKeeper layout of a group, for programs outside the
+		// module: the standard library only, and none of the session.
+		{pkg: "zkutil", forbidden: []string{"internal/zksession", "stream", "internal/streamcore", "rebalance", "fetcher", "connector", "internal/testrig/testcluster"}, stdOnly: true},
+		// The ZooKeeper session (go-zookeeper beneath): no Kafka layout,
+		// nothing above it.
+		{pkg: "internal/zksession", forbidden: []string{"zkutil", "stream", "internal/streamcore", "rebalance", "internal/kafkagroup", "fetcher", "connector", "internal/testrig/testcluster"}},
 		{pkg: "rebalance", forbidden: []string{"fetcher", "stream", "internal/streamcore", "connector", "internal/testrig/testcluster"}},
 		{pkg: "internal/kafkagroup", forbidden: []string{"fetcher", "stream", "internal/streamcore", "connector", "internal/testrig/testcluster"}},
 		// Our own encoding of KIP-848's requests: the standard library only.

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/rebalance"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
@@ -37,7 +38,7 @@ type OwnersCheck struct {
 // groupReader reads what the owner check needs from ZooKeeper.
 type groupReader interface {
 	Children(ctx context.Context, path string) ([]string, error)
-	Get(ctx context.Context, path string) ([]byte, zkutil.Stat, error)
+	Get(ctx context.Context, path string) ([]byte, zksession.Stat, error)
 }
 
 // readOwners makes one reading and comparison.
@@ -57,7 +58,7 @@ func readOwners(ctx context.Context, zk groupReader, group, strategy string, liv
 	actual := map[zkutil.TopicPartition]string{}
 	for _, t := range view.topics {
 		parts, err := zk.Children(ctx, zkutil.OwnersTopicPath(group, t))
-		if errors.Is(err, zkutil.ErrNoNode) {
+		if errors.Is(err, zksession.ErrNoNode) {
 			continue
 		}
 		if err != nil {
@@ -67,7 +68,7 @@ func readOwners(ctx context.Context, zk groupReader, group, strategy string, liv
 		}
 		for _, p := range parts {
 			data, _, err := zk.Get(ctx, zkutil.OwnersTopicPath(group, t)+"/"+p)
-			if errors.Is(err, zkutil.ErrNoNode) {
+			if errors.Is(err, zksession.ErrNoNode) {
 				continue
 			}
 			if err != nil {

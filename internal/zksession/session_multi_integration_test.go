@@ -1,4 +1,4 @@
-package zkutil
+package zksession
 
 import (
 	"testing"
@@ -17,7 +17,7 @@ func TestMultiAgainstZooKeeper(t *testing.T) {
 	c := testcluster.Shared(t)
 	ctx := testContext(t, time.Minute)
 	s := dialSession(t, ctx, SessionConfig{Connect: c.ZKConnect()})
-	base := "/" + testcluster.UniqueName("zkutil-multi")
+	base := "/" + testcluster.UniqueName("zksession-multi")
 	require.NoError(t, s.EnsurePath(ctx, base))
 
 	require.NoError(t, s.Multi(ctx, CreateEphemeralOp(base+"/a", []byte("a")), CreateEphemeralOp(base+"/b", []byte("b"))))

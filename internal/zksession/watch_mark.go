@@ -1,4 +1,4 @@
-package zkutil
+package zksession
 
 import "sync"
 

@@ -1,4 +1,4 @@
-package zkutil
+package zksession
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 
 // ErrOutcomeUnknown is the error of a Multi whose connection was lost
 // before its answer came: it may or may not have been applied.
-var ErrOutcomeUnknown = errors.New("zkutil: the connection was lost before the answer; the transaction may or may not have been applied")
+var ErrOutcomeUnknown = errors.New("the connection was lost before the answer; the transaction may or may not have been applied")
 
 // OpKind is what an Op does.
 type OpKind int
@@ -74,7 +74,7 @@ func (s *Session) Multi(ctx context.Context, ops ...Op) error {
 		case OpDelete:
 			reqs[i] = &zk.DeleteRequest{Path: full, Version: op.Version}
 		default:
-			return s.opError("multi", op.Path, fmt.Errorf("zkutil: unknown operation kind %d", op.Kind))
+			return s.opError("multi", op.Path, fmt.Errorf("unknown operation kind %d", op.Kind))
 		}
 	}
 	failed := ops[0].Path

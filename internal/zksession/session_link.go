@@ -1,4 +1,4 @@
-package zkutil
+package zksession
 
 import (
 	"context"
@@ -58,7 +58,7 @@ func (l *link) allowConnect(asked int64) bool {
 }
 
 // errLinkRetired fails dials and connect requests of a retired link.
-var errLinkRetired = errors.New("zkutil: this connection's ZooKeeper session is gone; it may not open another")
+var errLinkRetired = errors.New("this connection's ZooKeeper session is gone; it may not open another")
 
 // startLinkLocked opens a new link and makes it the current one. s.mu is
 // held.
@@ -123,7 +123,7 @@ func (s *Session) handleEvent(l *link, ev zk.Event) {
 		} else if id != est {
 			// The wire guard makes this impossible; should go-zookeeper
 			// change, treat it as the loss of the link's session.
-			s.logger.Error("zkutil: a ZooKeeper connection changed sessions; dropping it",
+			s.logger.Error("a ZooKeeper connection changed sessions; dropping it",
 				"had", sessionString(est), "got", sessionString(id))
 			s.retireLocked(l, now)
 			return
@@ -140,13 +140,13 @@ func (s *Session) handleEvent(l *link, ev zk.Event) {
 		s.disconnectedSince = now
 		s.disconnects++
 		ev := SessionEvent{State: StateDisconnected, SessionID: s.sessionID, At: now}
-		s.logger.Info("zkutil: ZooKeeper connection lost", "event", ev.String())
+		s.logger.Info("ZooKeeper connection lost", "event", ev.String())
 		s.publishLocked(ev)
 		s.notifyLocked()
 	case zk.StateExpired:
 		s.retireLocked(l, now)
 	case zk.StateAuthFailed:
-		s.logger.Warn("zkutil: ZooKeeper authentication failed", "server", ev.Server)
+		s.logger.Warn("ZooKeeper authentication failed", "server", ev.Server)
 	}
 }
 
@@ -162,7 +162,7 @@ func (s *Session) connectedLocked(id int64, server string, now time.Time) {
 	s.disconnectedSince = time.Time{}
 	ev := SessionEvent{State: StateConnected, SessionID: id, ExpiredSessionID: s.pendingExpired, At: now}
 	s.pendingExpired = 0
-	s.logger.Info("zkutil: ZooKeeper session connected", "event", ev.String(), "server", server)
+	s.logger.Info("ZooKeeper session connected", "event", ev.String(), "server", server)
 	s.publishLocked(ev)
 	s.notifyLocked()
 }
@@ -177,14 +177,14 @@ func (s *Session) authenticate(l *link, id int64, server string) {
 			s.mu.Lock()
 			first := l.seq == 1
 			if first && s.authErr == nil {
-				s.authErr = fmt.Errorf("zkutil: add %s credentials to the ZooKeeper connection: %w", a.Scheme, s.mapCause(err))
+				s.authErr = fmt.Errorf("add %s credentials to the ZooKeeper connection: %w", a.Scheme, s.mapCause(err))
 				s.notifyLocked()
 			}
 			s.mu.Unlock()
 			if first {
 				return
 			}
-			s.logger.Error("zkutil: could not add credentials to the new ZooKeeper session", "scheme", a.Scheme, "error", err)
+			s.logger.Error("could not add credentials to the new ZooKeeper session", "scheme", a.Scheme, "error", err)
 		}
 	}
 	s.mu.Lock()
@@ -211,7 +211,7 @@ func (s *Session) retireLocked(l *link, now time.Time) {
 	s.goTrackedLocked(func() { s.shutdownLink(l) })
 	if _, err := s.startLinkLocked(); err != nil && !errors.Is(err, ErrClosed) {
 		// Only reachable if go-zookeeper refuses a host list it took once.
-		s.logger.Error("zkutil: cannot open a new ZooKeeper connection", "error", err)
+		s.logger.Error("cannot open a new ZooKeeper connection", "error", err)
 	}
 }
 
@@ -227,7 +227,7 @@ func (s *Session) expireLocked(now time.Time) {
 		s.disconnectedSince = now
 	}
 	ev := SessionEvent{State: StateExpired, SessionID: old, At: now}
-	s.logger.Warn("zkutil: ZooKeeper session expired; ephemeral nodes and watches are lost", "event", ev.String())
+	s.logger.Warn("ZooKeeper session expired; ephemeral nodes and watches are lost", "event", ev.String())
 	s.publishLocked(ev)
 }
 
@@ -407,7 +407,7 @@ func (d *trackingDialer) Dial(network, address string, timeout time.Duration) (n
 	return tc, nil
 }
 
-var errDialerClosed = errors.New("zkutil: session closed")
+var errDialerClosed = errors.New("session closed")
 
 func (d *trackingDialer) lastError() error {
 	d.mu.Lock()
@@ -490,7 +490,7 @@ func (c *trackedConn) Write(p []byte) (int, error) {
 			c.guard.Unlock()
 			c.Conn.Close()
 			if !ok {
-				return 0, errors.New("zkutil: the connect request was not written whole; refusing to send it")
+				return 0, errors.New("the connect request was not written whole; refusing to send it")
 			}
 			return 0, errLinkRetired
 		}

@@ -1,4 +1,4 @@
-package zkutil
+package zksession
 
 import (
 	"context"
@@ -107,14 +107,14 @@ func (c SessionConfig) Validate() error {
 		return err
 	}
 	if c.SessionTimeout < 0 {
-		return fmt.Errorf("zkutil: zookeeper.session.timeout.ms must not be negative, got %v", c.SessionTimeout)
+		return fmt.Errorf("zookeeper.session.timeout.ms must not be negative, got %v", c.SessionTimeout)
 	}
 	if c.ConnectionTimeout < 0 {
-		return fmt.Errorf("zkutil: zookeeper.connection.timeout.ms must not be negative, got %v", c.ConnectionTimeout)
+		return fmt.Errorf("zookeeper.connection.timeout.ms must not be negative, got %v", c.ConnectionTimeout)
 	}
 	for i, a := range c.Auth {
 		if a.Scheme == "" {
-			return fmt.Errorf("zkutil: Auth[%d] has no scheme", i)
+			return fmt.Errorf("Auth[%d] has no scheme", i)
 		}
 	}
 	return nil
@@ -141,7 +141,7 @@ func (c SessionConfig) withDefaults() SessionConfig {
 }
 
 // ErrBadConnectString is wrapped by the errors ParseConnectString returns.
-var ErrBadConnectString = errors.New("zkutil: bad zookeeper.connect")
+var ErrBadConnectString = errors.New("bad zookeeper.connect")
 
 // ParseConnectString splits a zookeeper.connect value into "host:port"
 // server addresses and a chroot, the way ZooKeeper's ConnectStringParser
@@ -321,14 +321,14 @@ func Dial(ctx context.Context, cfg SessionConfig) (*Session, error) {
 	_, err := s.startLinkLocked()
 	s.mu.Unlock()
 	if err != nil {
-		return nil, fmt.Errorf("zkutil: connect to ZooKeeper at %s: %w", strings.Join(hosts, ","), err)
+		return nil, fmt.Errorf("connect to ZooKeeper at %s: %w", strings.Join(hosts, ","), err)
 	}
 	if err := s.awaitFirstSession(ctx); err != nil {
 		_ = s.Close()
 		return nil, err
 	}
 	s.goTracked(s.heartbeat)
-	s.logger.Info("zkutil: ZooKeeper session established",
+	s.logger.Info("ZooKeeper session established",
 		"session", sessionString(s.ID()), "hosts", strings.Join(hosts, ","), "chroot", chroot)
 	return s, nil
 }
@@ -364,10 +364,10 @@ func (s *Session) awaitFirstSession(ctx context.Context) error {
 		return authErr
 	}
 	if ctx.Err() != nil {
-		return fmt.Errorf("zkutil: dial ZooKeeper at %s: %w", hosts, ctx.Err())
+		return fmt.Errorf("dial ZooKeeper at %s: %w", hosts, ctx.Err())
 	}
 	if !errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("zkutil: dial ZooKeeper at %s: %w", hosts, err)
+		return fmt.Errorf("dial ZooKeeper at %s: %w", hosts, err)
 	}
 	msg := fmt.Sprintf("no ZooKeeper session with %s within %v", hosts, s.cfg.ConnectionTimeout)
 	if last != nil {
@@ -430,11 +430,11 @@ func (s *Session) close() {
 	select {
 	case <-delivered:
 	case <-time.After(closeDeliveryTimeout):
-		s.logger.Warn("zkutil: a session subscriber did not take its last events; dropping them")
+		s.logger.Warn("a session subscriber did not take its last events; dropping them")
 		close(s.abandon)
 		<-delivered
 	}
-	s.logger.Info("zkutil: ZooKeeper session closed", "session", sessionString(ev.SessionID))
+	s.logger.Info("ZooKeeper session closed", "session", sessionString(ev.SessionID))
 	close(s.done)
 }
 

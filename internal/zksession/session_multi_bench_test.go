@@ -1,4 +1,4 @@
-package zkutil
+package zksession
 
 import (
 	"fmt"
@@ -16,7 +16,7 @@ import (
 // reached directly. Reports the milliseconds of the creates and of the
 // deletes per op.
 //
-//	go test -run '^$' -bench BenchmarkOwnerWrites -benchtime 20x ./zkutil/
+//	go test -run '^$' -bench BenchmarkOwnerWrites -benchtime 20x ./internal/zksession/
 func BenchmarkOwnerWrites(b *testing.B) {
 	const n = 200
 	c := testcluster.Shared(b)
@@ -26,7 +26,7 @@ func BenchmarkOwnerWrites(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = s.Close() })
-	base := "/" + testcluster.UniqueName("zkutil-owner-writes")
+	base := "/" + testcluster.UniqueName("zksession-owner-writes")
 	if err := s.EnsurePath(ctx, base); err != nil {
 		b.Fatal(err)
 	}

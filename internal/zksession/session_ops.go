@@ -1,4 +1,4 @@
-package zkutil
+package zksession
 
 import (
 	"bytes"
@@ -543,7 +543,7 @@ func (s *Session) do(ctx context.Context, fn attempt) error {
 		if s.isClosing() {
 			return &causeError{ours: ErrClosed, theirs: err}
 		}
-		s.logger.Debug("zkutil: ZooKeeper request lost with the connection; retrying on the next session", "error", err)
+		s.logger.Debug("ZooKeeper request lost with the connection; retrying on the next session", "error", err)
 		retried = true
 		if werr := s.waitSession(ctx, gen); werr != nil {
 			if errors.Is(werr, ErrClosed) {
@@ -624,7 +624,7 @@ func (s *Session) watchEvent(ev zk.Event, ok bool) WatchEvent {
 		we.Type = WatchLost
 		err := ev.Err
 		if err == nil {
-			err = fmt.Errorf("zkutil: unexpected watch event %v", ev.Type)
+			err = fmt.Errorf("unexpected watch event %v", ev.Type)
 		}
 		we.Err = s.mapCause(err)
 	}
@@ -743,7 +743,7 @@ func (s *Session) awaitLease(ctx context.Context, id int64) error {
 		case <-ch:
 		case <-ctx.Done():
 			return &causeError{ours: ErrConnectionLoss, theirs: ctx.Err(),
-				msg: "zkutil: session " + sessionString(id) + " not known to be alive: " + ctx.Err().Error()}
+				msg: "session " + sessionString(id) + " not known to be alive: " + ctx.Err().Error()}
 		case <-s.done:
 			return ErrClosed
 		}

@@ -1,4 +1,4 @@
-package zkutil
+package zksession
 
 import (
 	"fmt"
@@ -20,7 +20,7 @@ func TestWatchMarkChangesBeforeTheNextAnswer(t *testing.T) {
 	ctx := testContext(t, time.Minute)
 	s := dialSession(t, ctx, SessionConfig{Connect: c.ZKConnect()})
 	writer := dialSession(t, ctx, SessionConfig{Connect: c.ZKConnect()})
-	path := "/" + testcluster.UniqueName("zkutil-mark")
+	path := "/" + testcluster.UniqueName("zksession-mark")
 	require.NoError(t, writer.CreatePersistent(ctx, path, []byte("0")))
 
 	for i := 1; i <= 20; i++ {

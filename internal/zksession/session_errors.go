@@ -1,4 +1,4 @@
-package zkutil
+package zksession
 
 import (
 	"context"
@@ -16,31 +16,31 @@ import (
 // hold).
 var (
 	// ErrNoNode: the node, or for a create the parent, does not exist.
-	ErrNoNode = errors.New("zkutil: node does not exist")
+	ErrNoNode = errors.New("node does not exist")
 	// ErrNodeExists: the node to create exists and is not the one this
 	// Session would have created.
-	ErrNodeExists = errors.New("zkutil: node already exists")
+	ErrNodeExists = errors.New("node already exists")
 	// ErrBadVersion: the node's version is not the expected one.
-	ErrBadVersion = errors.New("zkutil: version conflict")
+	ErrBadVersion = errors.New("version conflict")
 	// ErrNotEmpty: the node to delete has children.
-	ErrNotEmpty = errors.New("zkutil: node has children")
+	ErrNotEmpty = errors.New("node has children")
 	// ErrNoAuth: the node's ACL denies the operation to this connection's
 	// credentials.
-	ErrNoAuth = errors.New("zkutil: not authorized by the node's ACL")
+	ErrNoAuth = errors.New("not authorized by the node's ACL")
 	// ErrInvalidPath: the path is not a valid ZooKeeper path.
-	ErrInvalidPath = errors.New("zkutil: invalid path")
+	ErrInvalidPath = errors.New("invalid path")
 	// ErrConnectionTimeout: Dial got no session within
 	// SessionConfig.ConnectionTimeout.
-	ErrConnectionTimeout = errors.New("zkutil: timed out connecting to ZooKeeper")
+	ErrConnectionTimeout = errors.New("timed out connecting to ZooKeeper")
 	// ErrConnectionLoss: the connection was lost and the context ended
 	// before a session was re-established; the operation may or may not
 	// have been applied. The context's error is in the chain too.
-	ErrConnectionLoss = errors.New("zkutil: connection to ZooKeeper lost")
+	ErrConnectionLoss = errors.New("connection to ZooKeeper lost")
 	// ErrSessionExpired: ZooKeeper expired the session the operation or
 	// watch belonged to.
-	ErrSessionExpired = errors.New("zkutil: session expired")
+	ErrSessionExpired = errors.New("session expired")
 	// ErrClosed: the Session is closed.
-	ErrClosed = errors.New("zkutil: session closed")
+	ErrClosed = errors.New("session closed")
 )
 
 // OpError reports a failed Session operation.
@@ -55,13 +55,13 @@ type OpError struct {
 	Err error
 }
 
-// Error returns "zkutil: <op> <path>: <cause>".
+// Error returns "<op> <path>: <cause>".
 func (e *OpError) Error() string {
 	cause := "<nil>"
 	if e.Err != nil {
-		cause = strings.TrimPrefix(strings.TrimPrefix(e.Err.Error(), "zkutil: "), "zk: ")
+		cause = strings.TrimPrefix(e.Err.Error(), "zk: ")
 	}
-	return "zkutil: " + e.Op + " " + e.Path + ": " + cause
+	return e.Op + " " + e.Path + ": " + cause
 }
 
 // Unwrap returns the cause.

@@ -1,4 +1,4 @@
-package zkutil
+package zksession
 
 import (
 	"cmp"
@@ -64,8 +64,7 @@ func TestParseConnectString(t *testing.T) {
 		require.Error(t, err, tc.in)
 		require.ErrorIs(t, err, ErrBadConnectString, tc.in)
 		require.Contains(t, err.Error(), tc.want, tc.in)
-		require.True(t, strings.HasPrefix(err.Error(), "zkutil: bad zookeeper.connect"), err.Error())
-		require.NotContains(t, err.Error(), "zkutil: zkutil:")
+		require.True(t, strings.HasPrefix(err.Error(), "bad zookeeper.connect"), err.Error())
 	}
 }
 
@@ -128,11 +127,10 @@ func TestOpErrorWrapsBothSentinels(t *testing.T) {
 		require.ErrorAs(t, err, &oe)
 		require.Equal(t, "get", oe.Op)
 		require.Equal(t, "/x", oe.Path)
-		require.True(t, strings.HasPrefix(err.Error(), "zkutil: get /x: "), err.Error())
-		require.NotContains(t, err.Error(), "zkutil: zkutil:")
+		require.True(t, strings.HasPrefix(err.Error(), "get /x: "), err.Error())
 		require.NotContains(t, err.Error(), ": zk: ")
 	}
-	require.Equal(t, "zkutil: get /x: node does not exist", s.opError("get", "/x", zk.ErrNoNode).Error())
+	require.Equal(t, "get /x: node does not exist", s.opError("get", "/x", zk.ErrNoNode).Error())
 	err := s.opError("get", "/x", context.DeadlineExceeded)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.NotErrorIs(t, err, ErrConnectionLoss, "a context error is not a connection loss, though it is a net.Error")
@@ -384,7 +382,7 @@ func TestDialUnreachable(t *testing.T) {
 	require.ErrorIs(t, err, ErrConnectionTimeout)
 	require.Contains(t, err.Error(), "127.0.0.1:1")
 	require.Contains(t, err.Error(), "last dial error")
-	require.True(t, strings.HasPrefix(err.Error(), "zkutil: "), err.Error())
+	require.True(t, strings.HasPrefix(err.Error(), "timed out connecting to ZooKeeper: "), err.Error())
 	require.GreaterOrEqual(t, elapsed, timeout)
 	require.Less(t, elapsed, timeout+3*time.Second, "Dial must not hang")
 	t.Logf("Dial error after %v: %v", elapsed.Round(time.Millisecond), err)
@@ -569,7 +567,7 @@ func TestOperationsHonourContext(t *testing.T) {
 	err = s.CreatePersistent(ctx2, "/y", nil)
 	require.ErrorIs(t, err, ErrConnectionLoss)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
-	require.Contains(t, err.Error(), "zkutil: create /y: connection to ZooKeeper lost")
+	require.Contains(t, err.Error(), "create /y: connection to ZooKeeper lost")
 
 	// Close ends the abandoned Get (the fake fails it as go-zookeeper
 	// does); later operations fail with ErrClosed.
@@ -816,4 +814,17 @@ func ExampleSessionEvent_NewSession() {
 	}
 	// Output:
 	// re-register ephemeral nodes and re-arm watches: connected 0x2a (replaces expired 0x29)
+}
+
+func TestOpenACLPaths(t *testing.T) {
+	secured := append(zk.AuthACL(zk.PermAll), zk.WorldACL(zk.PermRead)...)
+	s := newSession(SessionConfig{ACL: secured, OpenACLPaths: []string{"/consumers"}}, nil, "/kafka")
+	if got := s.aclFor("/kafka/consumers"); len(got) != 1 || got[0].Perms != zk.PermAll || got[0].Scheme != "world" {
+		t.Errorf("/consumers: %+v", got)
+	}
+	for _, p := range []string{"/kafka/consumers/g", "/kafka/consumers/g/ids", "/consumers"} {
+		if got := s.aclFor(p); len(got) != 2 {
+			t.Errorf("%s: %+v", p, got)
+		}
+	}
 }

@@ -1,4 +1,4 @@
-package zkutil
+package zksession
 
 import (
 	"bytes"
@@ -118,9 +118,9 @@ func TestSessionChrootAndCreates(t *testing.T) {
 	require.Equal(t, StateConnected, s.State())
 	require.True(t, s.DisconnectedSince().IsZero())
 
-	base := "/" + testcluster.UniqueName("zkutil-session")
+	base := "/" + testcluster.UniqueName("zksession-session")
 	// The brokers registered under the chroot are visible at "/brokers".
-	ids, err := s.Children(ctx, BrokerIDsPath)
+	ids, err := s.Children(ctx, "/brokers/ids")
 	require.NoError(t, err)
 	require.NotEmpty(t, ids)
 
@@ -140,7 +140,7 @@ func TestSessionChrootAndCreates(t *testing.T) {
 	err = s.CreatePersistent(ctx, base+"/a/b", []byte("x"))
 	require.ErrorIs(t, err, ErrNodeExists)
 	require.ErrorIs(t, err, zk.ErrNodeExists)
-	require.EqualError(t, err, "zkutil: create "+base+"/a/b: node already exists")
+	require.EqualError(t, err, "create "+base+"/a/b: node already exists")
 
 	// Ephemeral node with parents, owned by the session.
 	eph := base + "/ids/member-1"
@@ -193,7 +193,7 @@ func TestSessionChrootAndCreates(t *testing.T) {
 	_, _, err = s.Get(ctx, base+"/missing")
 	require.ErrorIs(t, err, ErrNoNode)
 	require.ErrorIs(t, err, zk.ErrNoNode)
-	require.EqualError(t, err, "zkutil: get "+base+"/missing: node does not exist")
+	require.EqualError(t, err, "get "+base+"/missing: node does not exist")
 	ok, st3, err := s.Exists(ctx, base+"/missing")
 	require.NoError(t, err)
 	require.False(t, ok)
@@ -219,7 +219,7 @@ func TestSessionChrootAndCreates(t *testing.T) {
 	require.False(t, ok, "the ephemeral node is gone as soon as the session is closed")
 	_, _, err = s.Get(ctx, off)
 	require.ErrorIs(t, err, ErrClosed)
-	require.EqualError(t, err, "zkutil: get "+off+": session closed")
+	require.EqualError(t, err, "get "+off+": session closed")
 }
 
 // TestSessionWatches checks that data, children and exists watches fire
@@ -229,7 +229,7 @@ func TestSessionWatches(t *testing.T) {
 	ctx := testContext(t, time.Minute)
 	s := dialSession(t, ctx, SessionConfig{Connect: c.ZKConnect()})
 	raw := observer(t, ctx, c.ZKServers())
-	base := "/" + testcluster.UniqueName("zkutil-watch")
+	base := "/" + testcluster.UniqueName("zksession-watch")
 	node := base + "/node"
 	require.NoError(t, s.CreatePersistent(ctx, node, []byte("v1")))
 
@@ -316,7 +316,7 @@ func TestSessionExpiry(t *testing.T) {
 	events, cancel := s.Subscribe()
 	defer cancel()
 	raw := observer(t, ctx, c.ZKServers())
-	base := "/" + testcluster.UniqueName("zkutil-expiry")
+	base := "/" + testcluster.UniqueName("zksession-expiry")
 	eph := base + "/ids/member"
 	require.NoError(t, s.CreateEphemeral(ctx, eph, []byte("reg")))
 	require.NoError(t, s.CreatePersistent(ctx, base+"/data", []byte("d")))
@@ -385,7 +385,7 @@ func TestSessionDisconnectKeepsSession(t *testing.T) {
 	s := dialSession(t, ctx, SessionConfig{Connect: proxy.Connect(), SessionTimeout: 12 * time.Second})
 	events, cancel := s.Subscribe()
 	defer cancel()
-	base := "/" + testcluster.UniqueName("zkutil-disconnect")
+	base := "/" + testcluster.UniqueName("zksession-disconnect")
 	eph := base + "/ids/member"
 	require.NoError(t, s.CreateEphemeral(ctx, eph, []byte("reg")))
 	id := s.ID()
@@ -501,7 +501,7 @@ func TestSessionDigestAuth(t *testing.T) {
 	})
 	events, cancel := s.Subscribe()
 	defer cancel()
-	path := "/" + testcluster.UniqueName("zkutil-acl") + "/secret"
+	path := "/" + testcluster.UniqueName("zksession-acl") + "/secret"
 	require.NoError(t, s.CreatePersistent(ctx, path, []byte("s3cr3t")))
 
 	raw := observer(t, ctx, c.ZKServers())
@@ -546,7 +546,7 @@ func TestSessionLogging(t *testing.T) {
 	out := buf.String()
 	mu.Unlock()
 	require.Contains(t, out, "level=DEBUG msg=\"go-zookeeper: connected to ")
-	require.Contains(t, out, "level=INFO msg=\"zkutil: ZooKeeper session established\"")
+	require.Contains(t, out, "level=INFO msg=\"ZooKeeper session established\"")
 	require.Empty(t, global.String(), "nothing goes to the global logger")
 	require.False(t, strings.Contains(out, "secret"))
 }
