@@ -9,8 +9,8 @@ import (
 
 	"github.com/zkconsumer/zkconsumer/fetcher"
 	"github.com/zkconsumer/zkconsumer/internal/secure"
+	"github.com/zkconsumer/zkconsumer/internal/zkbrokers"
 	"github.com/zkconsumer/zkconsumer/internal/zksession"
-	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
 // zkBrokers lists the brokers registered under /brokers/ids, using each
@@ -51,7 +51,7 @@ func (b *zkBrokers) reportOnce(err error) {
 var _ fetcher.BrokerSource = (*zkBrokers)(nil)
 
 func (b *zkBrokers) Brokers(ctx context.Context) ([]fetcher.BrokerInfo, error) {
-	ids, err := b.zk.Children(ctx, zkutil.BrokerIDsPath)
+	ids, err := b.zk.Children(ctx, zkbrokers.BrokerIDsPath)
 	if err != nil {
 		return nil, fmt.Errorf("connector: list brokers: %w", err)
 	}
@@ -59,10 +59,10 @@ func (b *zkBrokers) Brokers(ctx context.Context) ([]fetcher.BrokerInfo, error) {
 	for _, s := range ids {
 		id, err := strconv.ParseInt(s, 10, 32)
 		if err != nil {
-			b.reportOnce(fmt.Errorf("connector: broker id %q under %s is not a number", s, zkutil.BrokerIDsPath))
+			b.reportOnce(fmt.Errorf("connector: broker id %q under %s is not a number", s, zkbrokers.BrokerIDsPath))
 			continue
 		}
-		path := zkutil.BrokerIDPath(int32(id))
+		path := zkbrokers.BrokerIDPath(int32(id))
 		data, _, err := b.zk.Get(ctx, path)
 		if errors.Is(err, zksession.ErrNoNode) {
 			continue
@@ -70,8 +70,8 @@ func (b *zkBrokers) Brokers(ctx context.Context) ([]fetcher.BrokerInfo, error) {
 		if err != nil {
 			return nil, fmt.Errorf("connector: read broker %s: %w", path, err)
 		}
-		br, err := zkutil.DecodeBroker(int32(id), path, data)
-		if err != nil && !errors.Is(err, zkutil.ErrNoPlaintextEndpoint) {
+		br, err := zkbrokers.DecodeBroker(int32(id), path, data)
+		if err != nil && !errors.Is(err, zkbrokers.ErrNoPlaintextEndpoint) {
 			b.reportOnce(err)
 			continue
 		}

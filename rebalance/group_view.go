@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/zkconsumer/zkconsumer/internal/zkbrokers"
 	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
@@ -110,7 +111,7 @@ func readGroup(ctx context.Context, zk groupReader, group, consumerID string, mi
 
 	var allTopics []string
 	if wildcard {
-		if allTopics, err = zk.Children(ctx, zkutil.BrokerTopicsPath); err != nil && !errors.Is(err, zksession.ErrNoNode) {
+		if allTopics, err = zk.Children(ctx, zkbrokers.BrokerTopicsPath); err != nil && !errors.Is(err, zksession.ErrNoNode) {
 			return v, fmt.Errorf("rebalance: list topics: %w", err)
 		}
 		slices.Sort(allTopics)
@@ -144,10 +145,10 @@ func readGroup(ctx context.Context, zk groupReader, group, consumerID string, mi
 	topics := slices.Sorted(maps.Keys(v.ctx.ConsumersForTopic))
 	topicReads := make([]read, len(topics))
 	forEach(len(topics), nil, func(i int) {
-		topicReads[i].data, _, topicReads[i].err = zk.Get(ctx, zkutil.TopicPath(topics[i]))
+		topicReads[i].data, _, topicReads[i].err = zk.Get(ctx, zkbrokers.TopicPath(topics[i]))
 	})
 	for i, t := range topics {
-		path := zkutil.TopicPath(t)
+		path := zkbrokers.TopicPath(t)
 		data, err := topicReads[i].data, topicReads[i].err
 		if errors.Is(err, zksession.ErrNoNode) {
 			continue // Kafka: a missing topic has no partitions
@@ -155,12 +156,12 @@ func readGroup(ctx context.Context, zk groupReader, group, consumerID string, mi
 		if err != nil {
 			return v, fmt.Errorf("rebalance: read topic %s: %w", path, err)
 		}
-		parts, err := zkutil.DecodeTopicPartitions(t, path, data)
+		parts, err := zkbrokers.DecodeTopicPartitions(t, path, data)
 		if err != nil {
 			v.broken = append(v.broken, err) // consumed by nobody until fixed
 			continue
 		}
-		v.ctx.PartitionsForTopic[t] = zkutil.SortedPartitions(parts)
+		v.ctx.PartitionsForTopic[t] = zkbrokers.SortedPartitions(parts)
 	}
 	return v, nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkconsumer/zkconsumer/internal/zkbrokers"
 	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
@@ -52,7 +53,7 @@ func (z memZK) addTopic(topic string, n int) {
 		parts[strconv.Itoa(p)] = []int{1}
 	}
 	data, _ := json.Marshal(map[string]any{"version": 1, "partitions": parts})
-	z[zkutil.TopicPath(topic)] = data
+	z[zkbrokers.TopicPath(topic)] = data
 }
 
 // register stores a member's registration as given.

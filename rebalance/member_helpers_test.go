@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/zkbrokers"
 	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
@@ -308,12 +309,12 @@ func waitConverged(t *testing.T, observer *zksession.Session, group string, topi
 		}
 		total := 0
 		for topic := range topics {
-			data, _, err := observer.Get(ctx, zkutil.TopicPath(topic))
+			data, _, err := observer.Get(ctx, zkbrokers.TopicPath(topic))
 			if err != nil {
 				last = err.Error()
 				return false
 			}
-			parts, _ := zkutil.DecodeTopicPartitions(topic, "", data)
+			parts, _ := zkbrokers.DecodeTopicPartitions(topic, "", data)
 			total += len(parts)
 		}
 		if len(owners) != total || !maps.Equal(owners, want) {

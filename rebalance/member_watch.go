@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/zkconsumer/zkconsumer/internal/zkbrokers"
 	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
@@ -26,14 +27,14 @@ func (m *Member) armWatches(ctx context.Context) {
 	}
 	m.armChildren(ctx, zkutil.ConsumerIDsPath(m.cfg.Group))
 	if m.cfg.Subscription.Filter != nil {
-		m.armChildren(ctx, zkutil.BrokerTopicsPath)
+		m.armChildren(ctx, zkbrokers.BrokerTopicsPath)
 	} else {
 		for t := range m.cfg.Subscription.Topics {
 			m.watchedTopic[t] = true
 		}
 	}
 	for t := range m.watchedTopic {
-		m.armData(ctx, zkutil.TopicPath(t))
+		m.armData(ctx, zkbrokers.TopicPath(t))
 	}
 	if m.cfg.Assignor.Name() == StrategySticky && m.registered != 0 {
 		m.armSticky(ctx)
@@ -56,7 +57,7 @@ func (m *Member) watchTopics(ctx context.Context, topics map[string][]zkutil.Con
 	for t := range topics {
 		if !m.watchedTopic[t] {
 			m.watchedTopic[t] = true
-			m.armData(ctx, zkutil.TopicPath(t))
+			m.armData(ctx, zkbrokers.TopicPath(t))
 		}
 	}
 }
@@ -98,7 +99,7 @@ func (m *Member) armData(ctx context.Context, path string) {
 			// A wildcard member learns of new topics from the children
 			// of /brokers/topics; a watch per vanished topic would only
 			// pile up.
-			delete(m.watchedTopic, strings.TrimPrefix(path, zkutil.BrokerTopicsPath+"/"))
+			delete(m.watchedTopic, strings.TrimPrefix(path, zkbrokers.BrokerTopicsPath+"/"))
 			return
 		}
 		_, _, ch, err = m.zk.ExistsW(ctx, path) // fires when the topic is created

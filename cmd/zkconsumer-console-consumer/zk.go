@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/zkconsumer/zkconsumer/connector"
+	"github.com/zkconsumer/zkconsumer/internal/zkbrokers"
 	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
@@ -39,7 +40,7 @@ func checkZK(ctx context.Context, cfg connector.Config, o *options, stderr io.Wr
 		return err
 	}
 	defer s.Close()
-	ok, _, err := s.Exists(ctx, zkutil.BrokerIDsPath)
+	ok, _, err := s.Exists(ctx, zkbrokers.BrokerIDsPath)
 	if err != nil {
 		return err
 	}
@@ -72,7 +73,7 @@ func noteNoTopic(ctx context.Context, s *zksession.Session, cfg connector.Config
 	if o.matcher == nil {
 		return nil
 	}
-	topics, err := s.Children(ctx, zkutil.BrokerTopicsPath)
+	topics, err := s.Children(ctx, zkbrokers.BrokerTopicsPath)
 	if err != nil && !errors.Is(err, zksession.ErrNoNode) {
 		return err
 	}

@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/zkbrokers"
 	"github.com/zkconsumer/zkconsumer/internal/zksession"
-	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
 // mirrorChroot creates a chroot of its own on the cluster's ZooKeeper
@@ -31,17 +31,17 @@ func mirrorChroot(t *testing.T, c *testcluster.Cluster, topics ...string) (strin
 		require.NoError(t, err)
 		writeNode(t, raw, chroot+path, string(data))
 	}
-	ids, err := src.Children(ctx, zkutil.BrokerIDsPath)
+	ids, err := src.Children(ctx, zkbrokers.BrokerIDsPath)
 	require.NoError(t, err)
 	for _, id := range ids {
-		copyNode(zkutil.BrokerIDsPath + "/" + id)
+		copyNode(zkbrokers.BrokerIDsPath + "/" + id)
 	}
 	for _, topic := range topics {
-		copyNode(zkutil.TopicPath(topic))
-		parts, err := src.Children(ctx, zkutil.TopicPath(topic)+"/partitions")
+		copyNode(zkbrokers.TopicPath(topic))
+		parts, err := src.Children(ctx, zkbrokers.TopicPath(topic)+"/partitions")
 		require.NoError(t, err)
 		for _, p := range parts {
-			copyNode(zkutil.TopicPath(topic) + "/partitions/" + p + "/state")
+			copyNode(zkbrokers.TopicPath(topic) + "/partitions/" + p + "/state")
 		}
 	}
 	connect := c.ZKServer() + chroot

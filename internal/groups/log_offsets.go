@@ -10,8 +10,8 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/zkconsumer/zkconsumer/internal/secure"
+	"github.com/zkconsumer/zkconsumer/internal/zkbrokers"
 	"github.com/zkconsumer/zkconsumer/internal/zksession"
-	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
 // Timestamps of a ListOffsets request that ask for the ends of the log
@@ -161,7 +161,7 @@ func (l *LogOffsets) list(ctx context.Context, tps []TopicPartition, when func(T
 func (l *LogOffsets) leader(ctx context.Context, tp TopicPartition) (int32, error) {
 	ctx, cancel := context.WithTimeout(ctx, l.timeout)
 	defer cancel()
-	path := zkutil.PartitionStatePath(tp.Topic, tp.Partition)
+	path := zkbrokers.PartitionStatePath(tp.Topic, tp.Partition)
 	data, _, err := l.zk.Get(ctx, path)
 	if errors.Is(err, zksession.ErrNoNode) {
 		if _, terr := TopicPartitions(ctx, l.zk, tp.Topic); errors.Is(terr, ErrUnknownTopic) {
@@ -172,11 +172,11 @@ func (l *LogOffsets) leader(ctx context.Context, tp TopicPartition) (int32, erro
 	if err != nil {
 		return 0, err
 	}
-	st, err := zkutil.DecodePartitionState(path, data)
+	st, err := zkbrokers.DecodePartitionState(path, data)
 	if err != nil {
 		return 0, err
 	}
-	if st.Leader == zkutil.NoLeader {
+	if st.Leader == zkbrokers.NoLeader {
 		return 0, fmt.Errorf("%w (leader -1)", ErrNoLeader)
 	}
 	return st.Leader, nil
@@ -232,16 +232,16 @@ func (l *LogOffsets) broker(ctx context.Context, id int32) (*sarama.Broker, erro
 	}
 	ctx, cancel := context.WithTimeout(ctx, l.timeout)
 	defer cancel()
-	path := zkutil.BrokerIDPath(id)
+	path := zkbrokers.BrokerIDPath(id)
 	data, _, err := l.zk.Get(ctx, path)
 	if errors.Is(err, zksession.ErrNoNode) {
-		return nil, fmt.Errorf("%w: leader %d is not registered under %s", ErrNoLeader, id, zkutil.BrokerIDsPath)
+		return nil, fmt.Errorf("%w: leader %d is not registered under %s", ErrNoLeader, id, zkbrokers.BrokerIDsPath)
 	}
 	if err != nil {
 		return nil, err
 	}
-	info, err := zkutil.DecodeBroker(id, path, data)
-	if err != nil && !errors.Is(err, zkutil.ErrNoPlaintextEndpoint) {
+	info, err := zkbrokers.DecodeBroker(id, path, data)
+	if err != nil && !errors.Is(err, zkbrokers.ErrNoPlaintextEndpoint) {
 		return nil, err
 	}
 	ep, err := l.sec.Endpoint(info)

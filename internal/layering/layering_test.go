@@ -39,10 +39,16 @@ func TestDependenciesFlowOneWay(t *testing.T) {
 		{pkg: "internal/streamcore", forbidden: []string{"stream", "zkutil", "rebalance", "fetcher", "connector", "internal/testrig/testcluster"}, stdOnly: true},
 		// Kafka's ZooKeeper layout of a group, for programs outside the
 		// module: the standard library only, and none of the session.
-		{pkg: "zkutil", forbidden: []string{"internal/zksession", "stream", "internal/streamcore", "rebalance", "fetcher", "connector", "internal/testrig/testcluster"}, stdOnly: true},
+		{pkg: "zkutil", forbidden: []string{"internal/zksession", "internal/zkbrokers", "stream", "internal/streamcore", "rebalance", "fetcher", "connector", "internal/testrig/testcluster"}, stdOnly: true},
+		// JSON as Kafka writes it in ZooKeeper, under zkutil's codecs and
+		// internal/zkbrokers': the standard library only.
+		{pkg: "internal/zkjson", forbidden: []string{"zkutil", "internal/zksession", "internal/zkbrokers", "stream", "internal/streamcore", "rebalance", "fetcher", "connector", "internal/testrig/testcluster"}, stdOnly: true},
+		// The brokers' part of the layout (/brokers), whose decoders return
+		// zkutil's DecodeError: nothing above zkutil, and no session.
+		{pkg: "internal/zkbrokers", forbidden: []string{"internal/zksession", "stream", "internal/streamcore", "rebalance", "internal/kafkagroup", "fetcher", "connector", "internal/testrig/testcluster"}, stdOnly: true},
 		// The ZooKeeper session (go-zookeeper beneath): no Kafka layout,
 		// nothing above it.
-		{pkg: "internal/zksession", forbidden: []string{"zkutil", "stream", "internal/streamcore", "rebalance", "internal/kafkagroup", "fetcher", "connector", "internal/testrig/testcluster"}},
+		{pkg: "internal/zksession", forbidden: []string{"zkutil", "internal/zkbrokers", "stream", "internal/streamcore", "rebalance", "internal/kafkagroup", "fetcher", "connector", "internal/testrig/testcluster"}},
 		{pkg: "rebalance", forbidden: []string{"fetcher", "stream", "internal/streamcore", "connector", "internal/testrig/testcluster"}},
 		{pkg: "internal/kafkagroup", forbidden: []string{"fetcher", "stream", "internal/streamcore", "connector", "internal/testrig/testcluster"}},
 		// Our own encoding of KIP-848's requests: the standard library only.

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/zkconsumer/zkconsumer/internal/zkbrokers"
 	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/rebalance"
 	"github.com/zkconsumer/zkconsumer/zkutil"
@@ -161,7 +162,7 @@ func expectedOwners(ctx context.Context, zk groupReader, group, strategy string)
 		return groupView{}, fmt.Errorf("list members: %w", err)
 	}
 	slices.Sort(ids)
-	allTopics, err := zk.Children(ctx, zkutil.BrokerTopicsPath)
+	allTopics, err := zk.Children(ctx, zkbrokers.BrokerTopicsPath)
 	if err != nil {
 		return groupView{}, fmt.Errorf("list topics: %w", err)
 	}
@@ -199,15 +200,15 @@ func expectedOwners(ctx context.Context, zk groupReader, group, strategy string)
 	}
 	topics := slices.Sorted(maps.Keys(actx.ConsumersForTopic))
 	for _, t := range topics {
-		data, _, err := zk.Get(ctx, zkutil.TopicPath(t))
+		data, _, err := zk.Get(ctx, zkbrokers.TopicPath(t))
 		if err != nil {
 			return groupView{}, fmt.Errorf("read topic %s: %w", t, err)
 		}
-		parts, err := zkutil.DecodeTopicPartitions(t, zkutil.TopicPath(t), data)
+		parts, err := zkbrokers.DecodeTopicPartitions(t, zkbrokers.TopicPath(t), data)
 		if err != nil {
 			return groupView{}, err
 		}
-		actx.PartitionsForTopic[t] = zkutil.SortedPartitions(parts)
+		actx.PartitionsForTopic[t] = zkbrokers.SortedPartitions(parts)
 	}
 	out := map[zkutil.TopicPartition]zkutil.ConsumerThreadID{}
 	for _, id := range ids {

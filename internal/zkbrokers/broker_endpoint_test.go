@@ -1,7 +1,8 @@
-package zkutil
+package zkbrokers
 
 import (
 	"errors"
+	"github.com/zkconsumer/zkconsumer/zkutil"
 	"strings"
 	"testing"
 )
@@ -34,7 +35,7 @@ func TestEndpointFor(t *testing.T) {
 		}
 	}
 	// Corrupt registrations are still errors.
-	if _, _, err := decodeBrokerEndpoint(3, "/brokers/ids/3", []byte(`{`), "SSL", ""); !errors.As(err, new(*DecodeError)) {
+	if _, _, err := decodeBrokerEndpoint(3, "/brokers/ids/3", []byte(`{`), "SSL", ""); !errors.As(err, new(*zkutil.DecodeError)) {
 		t.Errorf("corrupt: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package zkutil
+package zkbrokers
 
 import (
 	"encoding/json"

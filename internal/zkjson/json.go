@@ -1,4 +1,4 @@
-package zkutil
+package zkjson
 
 import (
 	"bytes"
@@ -9,21 +9,15 @@ import (
 	"unicode/utf8"
 )
 
-// This file holds the small JSON helpers shared by the codecs. Reading goes
-// through encoding/json into json.RawMessage maps, so key order never
-// matters and key matching is exact (struct decoding would match keys
-// case-insensitively). Numbers are checked the way Jackson's IntNode is:
-// an integer literal without fraction or exponent that fits 32 bits.
-
-// parseObject decodes data as one JSON object. JSON null, arrays and
+// ParseObject decodes data as one JSON object. JSON null, arrays and
 // scalars are errors (json.Unmarshal would turn null into a nil map).
-func parseObject(data []byte) (map[string]json.RawMessage, error) {
+func ParseObject(data []byte) (map[string]json.RawMessage, error) {
 	trimmed := bytes.TrimSpace(data)
 	if len(trimmed) == 0 {
 		return nil, errors.New("empty data, want a JSON object")
 	}
 	if trimmed[0] != '{' {
-		return nil, fmt.Errorf("not a JSON object: %s", quoteData(trimmed))
+		return nil, fmt.Errorf("not a JSON object: %s", Quote(trimmed))
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(trimmed, &m); err != nil {
@@ -32,17 +26,17 @@ func parseObject(data []byte) (map[string]json.RawMessage, error) {
 	return m, nil
 }
 
-// jsonInt32 decodes raw as a JSON integer literal in the int32 range.
-func jsonInt32(raw json.RawMessage) (int32, error) {
-	n, err := jsonInt(raw, 32)
+// Int32 decodes raw as a JSON integer literal in the int32 range.
+func Int32(raw json.RawMessage) (int32, error) {
+	n, err := Int(raw, 32)
 	return int32(n), err
 }
 
-// jsonInt decodes raw as a JSON integer literal of at most bitSize bits.
-func jsonInt(raw json.RawMessage, bitSize int) (int64, error) {
+// Int decodes raw as a JSON integer literal of at most bitSize bits.
+func Int(raw json.RawMessage, bitSize int) (int64, error) {
 	s := string(bytes.TrimSpace(raw))
-	if !isJSONIntegerLiteral(s) {
-		return 0, fmt.Errorf("%s is not an integer", quoteData([]byte(s)))
+	if !IsIntegerLiteral(s) {
+		return 0, fmt.Errorf("%s is not an integer", Quote([]byte(s)))
 	}
 	n, err := strconv.ParseInt(s, 10, bitSize)
 	if err != nil {
@@ -51,10 +45,10 @@ func jsonInt(raw json.RawMessage, bitSize int) (int64, error) {
 	return n, nil
 }
 
-// isJSONIntegerLiteral reports whether s is "-?[0-9]+", the only number
+// IsIntegerLiteral reports whether s is "-?[0-9]+", the only number
 // literals that Jackson reads as integers (fractions and exponents are
 // floating point, even "1.0" and "1e2").
-func isJSONIntegerLiteral(s string) bool {
+func IsIntegerLiteral(s string) bool {
 	if len(s) > 0 && s[0] == '-' {
 		s = s[1:]
 	}
@@ -69,11 +63,11 @@ func isJSONIntegerLiteral(s string) bool {
 	return true
 }
 
-// jsonString decodes raw as a JSON string (not null).
-func jsonString(raw json.RawMessage) (string, error) {
+// String decodes raw as a JSON string (not null).
+func String(raw json.RawMessage) (string, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || raw[0] != '"' {
-		return "", fmt.Errorf("%s is not a string", quoteData(raw))
+		return "", fmt.Errorf("%s is not a string", Quote(raw))
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
@@ -82,11 +76,11 @@ func jsonString(raw json.RawMessage) (string, error) {
 	return s, nil
 }
 
-// jsonArray decodes raw as a JSON array (not null).
-func jsonArray(raw json.RawMessage) ([]json.RawMessage, error) {
+// Array decodes raw as a JSON array (not null).
+func Array(raw json.RawMessage) ([]json.RawMessage, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || raw[0] != '[' {
-		return nil, fmt.Errorf("%s is not an array", quoteData(raw))
+		return nil, fmt.Errorf("%s is not an array", Quote(raw))
 	}
 	var elems []json.RawMessage
 	if err := json.Unmarshal(raw, &elems); err != nil {
@@ -95,15 +89,15 @@ func jsonArray(raw json.RawMessage) ([]json.RawMessage, error) {
 	return elems, nil
 }
 
-// jsonInt32Array decodes raw as a JSON array of int32 integers (not null).
-func jsonInt32Array(raw json.RawMessage) ([]int32, error) {
-	elems, err := jsonArray(raw)
+// Int32Array decodes raw as a JSON array of int32 integers (not null).
+func Int32Array(raw json.RawMessage) ([]int32, error) {
+	elems, err := Array(raw)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]int32, 0, len(elems))
 	for _, e := range elems {
-		n, err := jsonInt32(e)
+		n, err := Int32(e)
 		if err != nil {
 			return nil, err
 		}
@@ -112,11 +106,11 @@ func jsonInt32Array(raw json.RawMessage) ([]int32, error) {
 	return out, nil
 }
 
-// jsonObject decodes raw as a JSON object (not null).
-func jsonObject(raw json.RawMessage) (map[string]json.RawMessage, error) {
+// Object decodes raw as a JSON object (not null).
+func Object(raw json.RawMessage) (map[string]json.RawMessage, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || raw[0] != '{' {
-		return nil, fmt.Errorf("%s is not an object", quoteData(raw))
+		return nil, fmt.Errorf("%s is not an object", Quote(raw))
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil {
@@ -125,14 +119,14 @@ func jsonObject(raw json.RawMessage) (map[string]json.RawMessage, error) {
 	return m, nil
 }
 
-// isJSONNull reports whether raw is the literal null.
-func isJSONNull(raw json.RawMessage) bool {
+// IsNull reports whether raw is the literal null.
+func IsNull(raw json.RawMessage) bool {
 	return string(bytes.TrimSpace(raw)) == "null"
 }
 
-// quoteData renders a value for an error message, shortened so that a
+// Quote renders a value for an error message, shortened so that a
 // megabyte of garbage does not end up in a log line.
-func quoteData(b []byte) string {
+func Quote(b []byte) string {
 	const maxLen = 64
 	if len(b) > maxLen {
 		return strconv.Quote(string(b[:maxLen])) + "..."
@@ -140,14 +134,14 @@ func quoteData(b []byte) string {
 	return strconv.Quote(string(b))
 }
 
-// appendJSONString appends s as a quoted JSON string, escaped the way
+// AppendString appends s as a quoted JSON string, escaped the way
 // Kafka's CoreUtils.JSONEscapeString does: '"', '\\' and '/' get a
 // backslash, \b \f \n \r \t their short escapes, and the C0 controls, DEL
 // and the C1 controls (U+0000-U+001F, U+007F-U+009F) become \u00xx with
 // lowercase hex. Everything else, including non-ASCII, is written as UTF-8.
 // Any standard JSON decoder reads the result back as s. s must be valid
 // UTF-8.
-func appendJSONString(dst []byte, s string) []byte {
+func AppendString(dst []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	dst = append(dst, '"')
 	for _, r := range s {

@@ -1,4 +1,4 @@
-package zkutil
+package zkbrokers
 
 import (
 	"encoding/json"
@@ -7,16 +7,18 @@ import (
 	"net"
 	"strconv"
 	"strings"
+
+	"github.com/zkconsumer/zkconsumer/internal/zkjson"
 )
 
 // SecurityProtocolPlaintext is the security protocol of the listeners the
 // old consumer can use: no TLS, no SASL.
 const SecurityProtocolPlaintext = "PLAINTEXT"
 
-// ErrNoPlaintextEndpoint is the cause of the DecodeError that DecodeBroker
+// ErrNoPlaintextEndpoint is the cause of the *zkutil.DecodeError that DecodeBroker
 // returns for a broker without a PLAINTEXT listener (Kafka's
 // BrokerEndPointNotAvailableException).
-var ErrNoPlaintextEndpoint = errors.New("zkutil: broker has no PLAINTEXT endpoint")
+var ErrNoPlaintextEndpoint = errors.New("broker has no PLAINTEXT endpoint")
 
 // Endpoint is one listener of a broker, parsed from an entry such as
 // "EXTERNAL://host:9092" of the broker registration.
@@ -74,7 +76,7 @@ func (b Broker) Addr() string {
 // Top-level "host" and "port" of versions 2 and later are ignored, as Kafka
 // does: they are null and -1 when the broker has no PLAINTEXT listener.
 //
-// When no endpoint uses PLAINTEXT, DecodeBroker returns a DecodeError
+// When no endpoint uses PLAINTEXT, DecodeBroker returns a *zkutil.DecodeError
 // wrapping ErrNoPlaintextEndpoint together with a Broker that has ID, Rack
 // and Endpoints filled in, so that callers may still use other listeners.
 func DecodeBroker(id int32, path string, data []byte) (Broker, error) {
@@ -86,7 +88,7 @@ func DecodeBroker(id int32, path string, data []byte) (Broker, error) {
 }
 
 func decodeBroker(id int32, data []byte) (Broker, error) {
-	obj, err := parseObject(data)
+	obj, err := zkjson.ParseObject(data)
 	if err != nil {
 		return Broker{}, err
 	}
@@ -94,7 +96,7 @@ func decodeBroker(id int32, data []byte) (Broker, error) {
 	if !ok {
 		return Broker{}, errors.New(`broker registration has no "version"`)
 	}
-	version, err := jsonInt32(rawVersion)
+	version, err := zkjson.Int32(rawVersion)
 	if err != nil {
 		return Broker{}, fmt.Errorf("broker version: %w", err)
 	}
@@ -103,8 +105,8 @@ func decodeBroker(id int32, data []byte) (Broker, error) {
 	}
 
 	b := Broker{ID: id}
-	if raw, ok := obj["rack"]; ok && !isJSONNull(raw) {
-		if b.Rack, err = jsonString(raw); err != nil {
+	if raw, ok := obj["rack"]; ok && !zkjson.IsNull(raw) {
+		if b.Rack, err = zkjson.String(raw); err != nil {
 			return Broker{}, fmt.Errorf("broker rack: %w", err)
 		}
 	}
@@ -134,7 +136,7 @@ func decodeV1Endpoint(obj map[string]json.RawMessage) (Endpoint, error) {
 	if !ok {
 		return Endpoint{}, errors.New(`version 1 broker registration has no "host"`)
 	}
-	host, err := jsonString(rawHost)
+	host, err := zkjson.String(rawHost)
 	if err != nil {
 		return Endpoint{}, fmt.Errorf("broker host: %w", err)
 	}
@@ -142,7 +144,7 @@ func decodeV1Endpoint(obj map[string]json.RawMessage) (Endpoint, error) {
 	if !ok {
 		return Endpoint{}, errors.New(`version 1 broker registration has no "port"`)
 	}
-	port, err := jsonInt32(rawPort)
+	port, err := zkjson.Int32(rawPort)
 	if err != nil {
 		return Endpoint{}, fmt.Errorf("broker port: %w", err)
 	}
@@ -158,14 +160,14 @@ func decodeV1Endpoint(obj map[string]json.RawMessage) (Endpoint, error) {
 // a version 2+ registration.
 func decodeEndpoints(obj map[string]json.RawMessage) ([]Endpoint, error) {
 	var protocols map[string]string // nil: a listener's name is its protocol
-	if raw, ok := obj["listener_security_protocol_map"]; ok && !isJSONNull(raw) {
-		m, err := jsonObject(raw)
+	if raw, ok := obj["listener_security_protocol_map"]; ok && !zkjson.IsNull(raw) {
+		m, err := zkjson.Object(raw)
 		if err != nil {
 			return nil, fmt.Errorf("listener_security_protocol_map: %w", err)
 		}
 		protocols = make(map[string]string, len(m))
 		for name, rawProto := range m {
-			proto, err := jsonString(rawProto)
+			proto, err := zkjson.String(rawProto)
 			if err != nil {
 				return nil, fmt.Errorf("protocol of listener %q: %w", name, err)
 			}
@@ -181,13 +183,13 @@ func decodeEndpoints(obj map[string]json.RawMessage) ([]Endpoint, error) {
 	if !ok {
 		return nil, errors.New(`broker registration has no "endpoints"`)
 	}
-	list, err := jsonArray(raw)
+	list, err := zkjson.Array(raw)
 	if err != nil {
 		return nil, fmt.Errorf("endpoints: %w", err)
 	}
 	eps := make([]Endpoint, 0, len(list))
 	for _, rawEP := range list {
-		s, err := jsonString(rawEP)
+		s, err := zkjson.String(rawEP)
 		if err != nil {
 			return nil, fmt.Errorf("endpoint: %w", err)
 		}
@@ -214,7 +216,7 @@ func decodeEndpoints(obj map[string]json.RawMessage) ([]Endpoint, error) {
 // The listener name is returned in upper case.
 func parseEndpoint(s string) (Endpoint, error) {
 	bad := func(why string) error {
-		return fmt.Errorf("endpoint %s: %s", quoteData([]byte(s)), why)
+		return fmt.Errorf("endpoint %s: %s", zkjson.Quote([]byte(s)), why)
 	}
 	i := strings.LastIndex(s, "://")
 	if i < 0 {
@@ -229,7 +231,7 @@ func parseEndpoint(s string) (Endpoint, error) {
 		return Endpoint{}, bad("no port")
 	}
 	host, portStr := rest[:j], rest[j+1:]
-	if !isJSONIntegerLiteral(portStr) {
+	if !zkjson.IsIntegerLiteral(portStr) {
 		return Endpoint{}, bad("port is not a number")
 	}
 	port, err := strconv.ParseInt(portStr, 10, 32)

@@ -1,4 +1,4 @@
-package zkutil
+package zkbrokers
 
 import (
 	"errors"
@@ -6,6 +6,8 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+
+	"github.com/zkconsumer/zkconsumer/internal/zkjson"
 )
 
 // NoLeader is the leader of a partition that has none (Kafka's
@@ -32,7 +34,7 @@ func DecodeTopicPartitions(topic, path string, data []byte) (map[int32][]int32, 
 }
 
 func decodeTopicPartitions(data []byte) (map[int32][]int32, error) {
-	obj, err := parseObject(data)
+	obj, err := zkjson.ParseObject(data)
 	if err != nil {
 		return nil, err
 	}
@@ -40,7 +42,7 @@ func decodeTopicPartitions(data []byte) (map[int32][]int32, error) {
 	if !ok {
 		return nil, errors.New(`no "partitions"`)
 	}
-	parts, err := jsonObject(raw)
+	parts, err := zkjson.Object(raw)
 	if err != nil {
 		return nil, fmt.Errorf("partitions: %w", err)
 	}
@@ -53,7 +55,7 @@ func decodeTopicPartitions(data []byte) (map[int32][]int32, error) {
 		if _, dup := out[int32(p)]; dup {
 			return nil, fmt.Errorf("partition %d is listed twice", p)
 		}
-		replicas, err := jsonInt32Array(rawReplicas)
+		replicas, err := zkjson.Int32Array(rawReplicas)
 		if err != nil {
 			return nil, fmt.Errorf("replicas of partition %d: %w", p, err)
 		}
@@ -98,7 +100,7 @@ func DecodePartitionState(path string, data []byte) (PartitionState, error) {
 }
 
 func decodePartitionState(data []byte) (PartitionState, error) {
-	obj, err := parseObject(data)
+	obj, err := zkjson.ParseObject(data)
 	if err != nil {
 		return PartitionState{}, err
 	}
@@ -115,7 +117,7 @@ func decodePartitionState(data []byte) (PartitionState, error) {
 		if !ok {
 			return PartitionState{}, fmt.Errorf("partition state has no %q", f.key)
 		}
-		if *f.dst, err = jsonInt32(raw); err != nil {
+		if *f.dst, err = zkjson.Int32(raw); err != nil {
 			return PartitionState{}, fmt.Errorf("%s: %w", f.key, err)
 		}
 	}
@@ -126,7 +128,7 @@ func decodePartitionState(data []byte) (PartitionState, error) {
 	if !ok {
 		return PartitionState{}, errors.New(`partition state has no "isr"`)
 	}
-	if s.ISR, err = jsonInt32Array(raw); err != nil {
+	if s.ISR, err = zkjson.Int32Array(raw); err != nil {
 		return PartitionState{}, fmt.Errorf("isr: %w", err)
 	}
 	return s, nil

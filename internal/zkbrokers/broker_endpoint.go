@@ -1,4 +1,4 @@
-package zkutil
+package zkbrokers
 
 import (
 	"errors"
@@ -8,7 +8,7 @@ import (
 
 // ErrNoEndpoint is wrapped by the *NoEndpointError that Broker.EndpointFor
 // returns.
-var ErrNoEndpoint = errors.New("zkutil: broker has no matching endpoint")
+var ErrNoEndpoint = errors.New("broker has no matching endpoint")
 
 // NoEndpointError reports a broker without a listener of the wanted
 // security protocol or name.
@@ -32,7 +32,7 @@ func (e *NoEndpointError) Error() string {
 	if e.Listener != "" {
 		want = "listener " + e.Listener + " with protocol " + e.Protocol + " (zkconsumer.listener.name, security.protocol)"
 	}
-	return fmt.Sprintf("zkutil: broker %d has no %s; it registered %s", e.Broker, want, strings.Join(have, ", "))
+	return fmt.Sprintf("broker %d has no %s; it registered %s", e.Broker, want, strings.Join(have, ", "))
 }
 
 // Unwrap returns ErrNoEndpoint.
