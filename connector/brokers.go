@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/zkconsumer/zkconsumer/fetcher"
+	"github.com/zkconsumer/zkconsumer/internal/fetch"
 	"github.com/zkconsumer/zkconsumer/internal/secure"
 	"github.com/zkconsumer/zkconsumer/internal/zkbrokers"
 	"github.com/zkconsumer/zkconsumer/internal/zksession"
@@ -48,14 +48,14 @@ func (b *zkBrokers) reportOnce(err error) {
 	}
 }
 
-var _ fetcher.BrokerSource = (*zkBrokers)(nil)
+var _ fetch.BrokerSource = (*zkBrokers)(nil)
 
-func (b *zkBrokers) Brokers(ctx context.Context) ([]fetcher.BrokerInfo, error) {
+func (b *zkBrokers) Brokers(ctx context.Context) ([]fetch.BrokerInfo, error) {
 	ids, err := b.zk.Children(ctx, zkbrokers.BrokerIDsPath)
 	if err != nil {
 		return nil, fmt.Errorf("connector: list brokers: %w", err)
 	}
-	out := make([]fetcher.BrokerInfo, 0, len(ids))
+	out := make([]fetch.BrokerInfo, 0, len(ids))
 	for _, s := range ids {
 		id, err := strconv.ParseInt(s, 10, 32)
 		if err != nil {
@@ -80,7 +80,7 @@ func (b *zkBrokers) Brokers(ctx context.Context) ([]fetcher.BrokerInfo, error) {
 			b.reportOnce(fmt.Errorf("connector: %w", err))
 			continue
 		}
-		out = append(out, fetcher.BrokerInfo{ID: br.ID, Addr: ep.Addr()})
+		out = append(out, fetch.BrokerInfo{ID: br.ID, Addr: ep.Addr()})
 	}
 	return out, nil
 }

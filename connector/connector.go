@@ -17,8 +17,8 @@ import (
 	"github.com/IBM/sarama"
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zkconsumer/zkconsumer/fetcher"
 	"github.com/zkconsumer/zkconsumer/internal/coordinator"
+	"github.com/zkconsumer/zkconsumer/internal/fetch"
 	"github.com/zkconsumer/zkconsumer/internal/secure"
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 	"github.com/zkconsumer/zkconsumer/internal/zksession"
@@ -40,7 +40,7 @@ type ConsumerConnector struct {
 	session  *zksession.Session // nil in Kafka mode
 	kafka    *kafkaGroup        // nil in ZooKeeper mode
 	offsets  offsetStore
-	fetcher  *fetcher.ConsumerFetcherManager
+	fetcher  *fetch.ConsumerFetcherManager
 	errs     chan error
 	closing  chan struct{}
 	listener RebalanceListener
@@ -189,7 +189,7 @@ func NewContext(ctx context.Context, cfg Config, opts ...Option) (*ConsumerConne
 	for _, w := range cfg.ModeWarnings() {
 		c.log.Warn(w)
 	}
-	var brokers fetcher.BrokerSource
+	var brokers fetch.BrokerSource
 	if cfg.kafkaMode() {
 		kb := newKafkaBrokers(cfg, sec, o.netDialer)
 		c.kafka = newKafkaGroup(c, kb, sec)
@@ -214,11 +214,11 @@ func NewContext(ctx context.Context, cfg Config, opts ...Option) (*ConsumerConne
 		c.offsets = c.newOffsetStore(zb, sec)
 		brokers = zb
 	}
-	var onFetch func(fetcher.FetchEvent)
+	var onFetch func(fetch.FetchEvent)
 	if c.metrics != nil {
 		onFetch = c.onFetch
 	}
-	c.fetcher, err = fetcher.NewConsumerFetcherManager(fetcher.Config{
+	c.fetcher, err = fetch.NewConsumerFetcherManager(fetch.Config{
 		ClientID:                 cfg.ClientID,
 		FetchMinBytes:            cfg.FetchMinBytes,
 		FetchWaitMax:             cfg.FetchWaitMax,
@@ -245,7 +245,7 @@ func NewContext(ctx context.Context, cfg Config, opts ...Option) (*ConsumerConne
 	if o.lagRefreshSet {
 		lagRefresh = o.lagRefresh
 	}
-	c.lag = newLagTracker(lagRefresh, cfg.SocketTimeout, fetcher.NewLogEnds(c.fetcher), c.ownedInfos, c.log)
+	c.lag = newLagTracker(lagRefresh, cfg.SocketTimeout, fetch.NewLogEnds(c.fetcher), c.ownedInfos, c.log)
 	if c.metrics != nil {
 		if err := c.metrics.Attach(c); err != nil {
 			_ = c.fetcher.Close()

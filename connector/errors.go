@@ -3,7 +3,7 @@ package connector
 import (
 	"errors"
 
-	"github.com/zkconsumer/zkconsumer/fetcher"
+	"github.com/zkconsumer/zkconsumer/internal/fetch"
 	"github.com/zkconsumer/zkconsumer/internal/kafkagroup"
 	"github.com/zkconsumer/zkconsumer/internal/secure"
 	"github.com/zkconsumer/zkconsumer/internal/zksession"
@@ -130,7 +130,7 @@ var (
 	// ErrNoLeader: a partition has no leader (a deleted or unauthorised
 	// topic, or a cluster without a live replica); reported, inside a
 	// *PartitionError, on Errors.
-	ErrNoLeader = fetcher.ErrNoLeader
+	ErrNoLeader = fetch.ErrNoLeader
 
 	// ErrMessageTooLarge: a message does not fit in
 	// fetch.message.max.bytes, which stops its partition; delivered

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/zkconsumer/zkconsumer/connector"
-	"github.com/zkconsumer/zkconsumer/fetcher"
+	"github.com/zkconsumer/zkconsumer/internal/fetch"
 	"github.com/zkconsumer/zkconsumer/internal/kafkagroup"
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 	"github.com/zkconsumer/zkconsumer/internal/zksession"
@@ -31,7 +31,7 @@ func TestErrorsAreReexported(t *testing.T) {
 		"ErrMembershipLost":    {connector.ErrMembershipLost, kafkagroup.ErrMembershipLost},
 		"ErrGroupFatal":        {connector.ErrGroupFatal, kafkagroup.ErrFatal},
 		"ErrCommitFenced":      {connector.ErrCommitFenced, kafkagroup.ErrCommitFenced},
-		"ErrNoLeader":          {connector.ErrNoLeader, fetcher.ErrNoLeader},
+		"ErrNoLeader":          {connector.ErrNoLeader, fetch.ErrNoLeader},
 		"ErrMessageTooLarge":   {connector.ErrMessageTooLarge, streamcore.ErrMessageTooLarge},
 		"ErrCorruptMessage":    {connector.ErrCorruptMessage, streamcore.ErrCorruptMessage},
 		"ErrConsumerTimeout":   {connector.ErrConsumerTimeout, streamcore.ErrConsumerTimeout},

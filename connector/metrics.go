@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/zkconsumer/zkconsumer/fetcher"
+	"github.com/zkconsumer/zkconsumer/internal/fetch"
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 	"github.com/zkconsumer/zkconsumer/rebalance"
 	"github.com/zkconsumer/zkconsumer/zkutil"
@@ -41,8 +41,21 @@ type Metrics interface {
 
 // FetchEvent describes one fetch request: the broker, its duration, the
 // size of its response and its error (Kafka's
-// FetchRequestAndResponseMetrics).
-type FetchEvent = fetcher.FetchEvent
+// FetchRequestAndResponseMetrics and FetcherStats).
+type FetchEvent struct {
+	// Broker is the id of the broker fetched from; Addr its address.
+	Broker int32
+	Addr   string
+	// Duration is the time from sending the request to having its
+	// response decoded, including the broker's wait for
+	// Config.FetchMinBytes (up to Config.FetchWaitMax).
+	Duration time.Duration
+	// Bytes is the size of the response as read from the connection.
+	Bytes int64
+	// Err is why the request failed, nil if it did not. Errors of single
+	// partitions in a response do not count.
+	Err error
+}
 
 // RebalanceEvent describes one rebalance: its outcome, attempts and
 // duration (Kafka's RebalanceRateAndTime).
@@ -286,9 +299,9 @@ func (c *ConsumerConnector) countersFor(topic string) *streamcore.Counters {
 }
 
 // onFetch is the fetcher's OnFetch hook when metrics are on.
-func (c *ConsumerConnector) onFetch(e fetcher.FetchEvent) {
+func (c *ConsumerConnector) onFetch(e fetch.FetchEvent) {
 	c.fetchRates.mark(e.Broker, time.Now())
-	c.metrics.Fetch(e)
+	c.metrics.Fetch(FetchEvent(e))
 }
 
 // meteredStore is an offset store whose commits are reported to Metrics.
