@@ -41,8 +41,8 @@ test-short:
 	@cd plugin/prometheus/monitoring/check && GOWORK=off $(GO) test -short ./...
 	@cd scripts/exporters && GOWORK=off $(GO) test -race -short ./...
 
-## fuzz: run each fuzz target of FUZZ_PKGS (default ./fetcher/; ./... for all) for FUZZTIME (default 30s), one after the other; make test runs only their seed corpora. FUZZFLAGS=-race works too, about ten times slower
-FUZZ_PKGS ?= ./fetcher/
+## fuzz: run each fuzz target of FUZZ_PKGS (default ./internal/fetch/; ./... for all) for FUZZTIME (default 30s), one after the other; make test runs only their seed corpora. FUZZFLAGS=-race works too, about ten times slower
+FUZZ_PKGS ?= ./internal/fetch/
 FUZZTIME  ?= 30s
 FUZZFLAGS ?=
 fuzz:
@@ -57,9 +57,9 @@ fuzz:
 MATRIX_BROKERS ?=
 test-matrix:
 	@testinfra/fetch-jars.sh --matrix
-	@$(GO) vet -tags matrix ./internal/testrig/testcluster/ ./fetcher/ ./connector/
+	@$(GO) vet -tags matrix ./internal/testrig/testcluster/ ./internal/fetch/ ./connector/
 	@ZKCONSUMER_MATRIX_BROKERS=$(MATRIX_BROKERS) $(GO) test -race -count=1 -p 1 -tags matrix -timeout 30m \
-		-run '^(TestNegotiatedVersions|TestBrokerMatrix)$$' ./fetcher/ ./connector/
+		-run '^(TestNegotiatedVersions|TestBrokerMatrix)$$' ./internal/fetch/ ./connector/
 
 ## bench: consume throughput and CPU/GB vs sarama, franz-go, kcat and Kafka 1.1.1, and the console consumer vs kcat, on six shapes (BENCH_ROUNDS, BENCH_SHAPES; PACKAGES="clients connector rebalance fetcher" for all; see BENCHMARKS.md)
 bench: jars

@@ -13,6 +13,7 @@ import (
 
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -115,7 +116,7 @@ func TestFirstRebalanceFailureIsVisible(t *testing.T) {
 	topic := newTopic(t, c, 2, 10)
 	group := testcluster.UniqueName("g-firstfail")
 	ctx := testCtx(t, 2*time.Minute)
-	observer, err := zkutil.Dial(ctx, zkutil.SessionConfig{Connect: c.ZKConnect(), SessionTimeout: 10 * time.Second, ConnectionTimeout: 20 * time.Second})
+	observer, err := zksession.Dial(ctx, zksession.SessionConfig{Connect: c.ZKConnect(), SessionTimeout: 10 * time.Second, ConnectionTimeout: 20 * time.Second})
 	require.NoError(t, err)
 	defer observer.Close()
 	squatter := zkutil.OwnerPath(group, topic, 0)

@@ -7,9 +7,10 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/zkconsumer/zkconsumer/fetcher"
+	"github.com/zkconsumer/zkconsumer/internal/fetch"
 	"github.com/zkconsumer/zkconsumer/internal/secure"
-	"github.com/zkconsumer/zkconsumer/zkutil"
+	"github.com/zkconsumer/zkconsumer/internal/zkbrokers"
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 )
 
 // zkBrokers lists the brokers registered under /brokers/ids, using each
@@ -21,7 +22,7 @@ import (
 type zkBrokers struct {
 	zk interface {
 		Children(ctx context.Context, path string) ([]string, error)
-		Get(ctx context.Context, path string) ([]byte, zkutil.Stat, error)
+		Get(ctx context.Context, path string) ([]byte, zksession.Stat, error)
 	}
 	report func(error)
 	// sec picks each broker's listener (security.protocol,
@@ -47,30 +48,30 @@ func (b *zkBrokers) reportOnce(err error) {
 	}
 }
 
-var _ fetcher.BrokerSource = (*zkBrokers)(nil)
+var _ fetch.BrokerSource = (*zkBrokers)(nil)
 
-func (b *zkBrokers) Brokers(ctx context.Context) ([]fetcher.BrokerInfo, error) {
-	ids, err := b.zk.Children(ctx, zkutil.BrokerIDsPath)
+func (b *zkBrokers) Brokers(ctx context.Context) ([]fetch.BrokerInfo, error) {
+	ids, err := b.zk.Children(ctx, zkbrokers.BrokerIDsPath)
 	if err != nil {
 		return nil, fmt.Errorf("connector: list brokers: %w", err)
 	}
-	out := make([]fetcher.BrokerInfo, 0, len(ids))
+	out := make([]fetch.BrokerInfo, 0, len(ids))
 	for _, s := range ids {
 		id, err := strconv.ParseInt(s, 10, 32)
 		if err != nil {
-			b.reportOnce(fmt.Errorf("connector: broker id %q under %s is not a number", s, zkutil.BrokerIDsPath))
+			b.reportOnce(fmt.Errorf("connector: broker id %q under %s is not a number", s, zkbrokers.BrokerIDsPath))
 			continue
 		}
-		path := zkutil.BrokerIDPath(int32(id))
+		path := zkbrokers.BrokerIDPath(int32(id))
 		data, _, err := b.zk.Get(ctx, path)
-		if errors.Is(err, zkutil.ErrNoNode) {
+		if errors.Is(err, zksession.ErrNoNode) {
 			continue
 		}
 		if err != nil {
 			return nil, fmt.Errorf("connector: read broker %s: %w", path, err)
 		}
-		br, err := zkutil.DecodeBroker(int32(id), path, data)
-		if err != nil && !errors.Is(err, zkutil.ErrNoPlaintextEndpoint) {
+		br, err := zkbrokers.DecodeBroker(int32(id), path, data)
+		if err != nil && !errors.Is(err, zkbrokers.ErrNoPlaintextEndpoint) {
 			b.reportOnce(err)
 			continue
 		}
@@ -79,7 +80,7 @@ func (b *zkBrokers) Brokers(ctx context.Context) ([]fetcher.BrokerInfo, error) {
 			b.reportOnce(fmt.Errorf("connector: %w", err))
 			continue
 		}
-		out = append(out, fetcher.BrokerInfo{ID: br.ID, Addr: ep.Addr()})
+		out = append(out, fetch.BrokerInfo{ID: br.ID, Addr: ep.Addr()})
 	}
 	return out, nil
 }

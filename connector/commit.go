@@ -11,6 +11,7 @@ import (
 	"github.com/zkconsumer/zkconsumer/internal/coordinator"
 	"github.com/zkconsumer/zkconsumer/internal/kafkagroup"
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -178,7 +179,7 @@ func (c *ConsumerConnector) commitInfos(ctx context.Context, gen *generation, in
 // commit writes the offsets that changed since the last commit as a member
 // of gen. In ZooKeeper mode that is while the lease of the session that
 // owns the partitions holds: each write is bound to the session
-// (zkutil.InSession), so none is applied after the session is gone, and a
+// (zksession.InSession), so none is applied after the session is gone, and a
 // commit to Kafka is made only while the lease holds. In Kafka mode the
 // coordinator checks gen's generation and member id itself. offsets is
 // called under commitMu (see commitChanged).
@@ -307,9 +308,9 @@ func (c *ConsumerConnector) commitChanged(offsets func() map[zkutil.TopicPartiti
 // commitZK writes offsets to the offset store once the lease of session
 // holds.
 func (c *ConsumerConnector) commitZK(ctx context.Context, session int64, offsets map[zkutil.TopicPartition]int64) error {
-	ctx = zkutil.InSession(ctx, session)
+	ctx = zksession.InSession(ctx, session)
 	if err := c.session.AwaitLease(ctx, session); err != nil {
-		if errors.Is(err, zkutil.ErrSessionExpired) {
+		if errors.Is(err, zksession.ErrSessionExpired) {
 			return fmt.Errorf("%w (%w): the ZooKeeper session that owned the partitions is gone", ErrOwnershipLost, ErrNotOwner)
 		}
 		return fmt.Errorf("connector: commit: ownership not confirmed: %w", err)

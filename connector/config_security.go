@@ -10,7 +10,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkconsumer/zkconsumer/internal/secure"
-	"github.com/zkconsumer/zkconsumer/zkutil"
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 )
 
 // SecurityConfig holds the security settings of a connector
@@ -292,7 +292,7 @@ func brokerSaramaConfig(sec *secure.Client, socketTimeout time.Duration, dial Di
 
 // zooKeeperSecurity returns the dialer (TLS to ZooKeeper around dial, or
 // dial itself), credentials and ACL of the ZooKeeper session.
-func (c *Config) zooKeeperSecurity(dial zk.Dialer) (zk.Dialer, []zkutil.Auth, []zk.ACL, error) {
+func (c *Config) zooKeeperSecurity(dial zk.Dialer) (zk.Dialer, []zksession.Auth, []zk.ACL, error) {
 	sec := c.Security.settings()
 	tlsDial, err := secure.ZooKeeperDialer(sec, dial)
 	if err != nil {

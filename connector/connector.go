@@ -17,10 +17,11 @@ import (
 	"github.com/IBM/sarama"
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zkconsumer/zkconsumer/fetcher"
 	"github.com/zkconsumer/zkconsumer/internal/coordinator"
+	"github.com/zkconsumer/zkconsumer/internal/fetch"
 	"github.com/zkconsumer/zkconsumer/internal/secure"
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/rebalance"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
@@ -36,10 +37,10 @@ type ConsumerConnector struct {
 	id       string
 	log      *slog.Logger // baseLog with the group and consumer id
 	baseLog  *slog.Logger
-	session  *zkutil.Session // nil in Kafka mode
-	kafka    *kafkaGroup     // nil in ZooKeeper mode
+	session  *zksession.Session // nil in Kafka mode
+	kafka    *kafkaGroup        // nil in ZooKeeper mode
 	offsets  offsetStore
-	fetcher  *fetcher.ConsumerFetcherManager
+	fetcher  *fetch.ConsumerFetcherManager
 	errs     chan error
 	closing  chan struct{}
 	listener RebalanceListener
@@ -188,15 +189,15 @@ func NewContext(ctx context.Context, cfg Config, opts ...Option) (*ConsumerConne
 	for _, w := range cfg.ModeWarnings() {
 		c.log.Warn(w)
 	}
-	var brokers fetcher.BrokerSource
+	var brokers fetch.BrokerSource
 	if cfg.kafkaMode() {
 		kb := newKafkaBrokers(cfg, sec, o.netDialer)
 		c.kafka = newKafkaGroup(c, kb, sec)
 		brokers = kb
 	} else {
 		// Dial itself gives up after ZooKeeperConnectionTimeout, with an
-		// error that wraps zkutil.ErrConnectionTimeout.
-		c.session, err = zkutil.Dial(ctx, zkutil.SessionConfig{
+		// error that wraps zksession.ErrConnectionTimeout.
+		c.session, err = zksession.Dial(ctx, zksession.SessionConfig{
 			Connect:           cfg.ZooKeeperConnect,
 			SessionTimeout:    cfg.ZooKeeperSessionTimeout,
 			ConnectionTimeout: cfg.ZooKeeperConnectionTimeout,
@@ -213,11 +214,11 @@ func NewContext(ctx context.Context, cfg Config, opts ...Option) (*ConsumerConne
 		c.offsets = c.newOffsetStore(zb, sec)
 		brokers = zb
 	}
-	var onFetch func(fetcher.FetchEvent)
+	var onFetch func(fetch.FetchEvent)
 	if c.metrics != nil {
 		onFetch = c.onFetch
 	}
-	c.fetcher, err = fetcher.NewConsumerFetcherManager(fetcher.Config{
+	c.fetcher, err = fetch.NewConsumerFetcherManager(fetch.Config{
 		ClientID:                 cfg.ClientID,
 		FetchMinBytes:            cfg.FetchMinBytes,
 		FetchWaitMax:             cfg.FetchWaitMax,
@@ -244,7 +245,7 @@ func NewContext(ctx context.Context, cfg Config, opts ...Option) (*ConsumerConne
 	if o.lagRefreshSet {
 		lagRefresh = o.lagRefresh
 	}
-	c.lag = newLagTracker(lagRefresh, cfg.SocketTimeout, fetcher.NewLogEnds(c.fetcher), c.ownedInfos, c.log)
+	c.lag = newLagTracker(lagRefresh, cfg.SocketTimeout, fetch.NewLogEnds(c.fetcher), c.ownedInfos, c.log)
 	if c.metrics != nil {
 		if err := c.metrics.Attach(c); err != nil {
 			_ = c.fetcher.Close()

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/rebalance"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
@@ -144,7 +145,7 @@ func TestThreeProcessesSplitPartitions(t *testing.T) {
 // group has the given number of members.
 func waitOwners(t *testing.T, c *testcluster.Cluster, group, topic string, partitions, members int) {
 	t.Helper()
-	s, err := zkutil.Dial(context.Background(), zkutil.SessionConfig{Connect: c.ZKConnect(), SessionTimeout: 10 * time.Second, ConnectionTimeout: 20 * time.Second})
+	s, err := zksession.Dial(context.Background(), zksession.SessionConfig{Connect: c.ZKConnect(), SessionTimeout: 10 * time.Second, ConnectionTimeout: 20 * time.Second})
 	require.NoError(t, err)
 	defer s.Close()
 	require.Eventually(t, func() bool {
@@ -269,7 +270,7 @@ func TestNewFailsFastWithoutZooKeeper(t *testing.T) {
 	start := time.Now()
 	_, err := New(cfg)
 	require.Error(t, err)
-	require.True(t, errors.Is(err, zkutil.ErrConnectionTimeout), "got %v", err)
+	require.True(t, errors.Is(err, zksession.ErrConnectionTimeout), "got %v", err)
 	require.Less(t, time.Since(start), 10*time.Second)
 }
 
@@ -289,12 +290,12 @@ func TestFailedFirstJoinLeavesNothing(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	require.ErrorIs(t, conn.Assignment().Err, ErrNotJoined)
 
-	s, err := zkutil.Dial(context.Background(), zkutil.SessionConfig{Connect: c.ZKConnect(), SessionTimeout: 10 * time.Second, ConnectionTimeout: 20 * time.Second})
+	s, err := zksession.Dial(context.Background(), zksession.SessionConfig{Connect: c.ZKConnect(), SessionTimeout: 10 * time.Second, ConnectionTimeout: 20 * time.Second})
 	require.NoError(t, err)
 	defer s.Close()
 	require.NoError(t, s.Sync(context.Background(), zkutil.ConsumersPath))
 	ids, err := s.Children(context.Background(), zkutil.ConsumerIDsPath(group))
-	if !errors.Is(err, zkutil.ErrNoNode) {
+	if !errors.Is(err, zksession.ErrNoNode) {
 		require.NoError(t, err)
 	}
 	require.Empty(t, ids, "no registration stays")
@@ -321,7 +322,7 @@ func TestNewContextEndsWithItsContext(t *testing.T) {
 	c, err := NewContext(ctx, cfg)
 	require.Nil(t, c)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
-	require.NotErrorIs(t, err, zkutil.ErrConnectionTimeout)
+	require.NotErrorIs(t, err, zksession.ErrConnectionTimeout)
 	require.Less(t, time.Since(start), 30*time.Second, "NewContext waited for the connection timeout")
 }
 

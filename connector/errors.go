@@ -3,9 +3,10 @@ package connector
 import (
 	"errors"
 
-	"github.com/zkconsumer/zkconsumer/fetcher"
+	"github.com/zkconsumer/zkconsumer/internal/fetch"
 	"github.com/zkconsumer/zkconsumer/internal/kafkagroup"
 	"github.com/zkconsumer/zkconsumer/internal/secure"
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/rebalance"
 	"github.com/zkconsumer/zkconsumer/stream"
 	"github.com/zkconsumer/zkconsumer/zkutil"
@@ -84,10 +85,10 @@ var (
 
 	// ErrConnectionTimeout: New could not connect to ZooKeeper within
 	// zookeeper.connection.timeout.ms.
-	ErrConnectionTimeout = zkutil.ErrConnectionTimeout
+	ErrConnectionTimeout = zksession.ErrConnectionTimeout
 
 	// ErrSessionExpired: ZooKeeper expired the member's session.
-	ErrSessionExpired = zkutil.ErrSessionExpired
+	ErrSessionExpired = zksession.ErrSessionExpired
 
 	// ErrMembershipLost: in Kafka mode, the coordinator removed this
 	// member (no heartbeat within session.timeout.ms) or does not know its
@@ -129,7 +130,7 @@ var (
 	// ErrNoLeader: a partition has no leader (a deleted or unauthorised
 	// topic, or a cluster without a live replica); reported, inside a
 	// *PartitionError, on Errors.
-	ErrNoLeader = fetcher.ErrNoLeader
+	ErrNoLeader = fetch.ErrNoLeader
 
 	// ErrMessageTooLarge: a message does not fit in
 	// fetch.message.max.bytes, which stops its partition; delivered
@@ -272,13 +273,12 @@ type MemberStrategy = rebalance.MemberStrategy
 //	type DecodeError struct {
 //		// Path is the znode the data was read from.
 //		Path string
-//		// Err is the cause; it may be a sentinel such as ErrNoPlaintextEndpoint.
+//		// Err is the cause.
 //		Err error
 //	}
 //
 //	func (e *DecodeError) Error() string
-//	    Error returns "zkutil: bad data in znode <path>: <cause>". A "zkutil: "
-//	    prefix on the cause is dropped so that it is not repeated.
+//	    Error returns "bad data in znode <path>: <cause>".
 //
 //	func (e *DecodeError) Unwrap() error
 //	    Unwrap returns the cause.

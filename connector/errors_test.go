@@ -9,9 +9,10 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/zkconsumer/zkconsumer/connector"
-	"github.com/zkconsumer/zkconsumer/fetcher"
+	"github.com/zkconsumer/zkconsumer/internal/fetch"
 	"github.com/zkconsumer/zkconsumer/internal/kafkagroup"
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/rebalance"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
@@ -25,12 +26,12 @@ func TestErrorsAreReexported(t *testing.T) {
 		"ErrRebalanceFailed":   {connector.ErrRebalanceFailed, rebalance.ErrRebalanceFailed},
 		"ErrOwnershipLost":     {connector.ErrOwnershipLost, rebalance.ErrOwnershipLost},
 		"ErrTopicMissing":      {connector.ErrTopicMissing, rebalance.ErrTopicMissing},
-		"ErrConnectionTimeout": {connector.ErrConnectionTimeout, zkutil.ErrConnectionTimeout},
-		"ErrSessionExpired":    {connector.ErrSessionExpired, zkutil.ErrSessionExpired},
+		"ErrConnectionTimeout": {connector.ErrConnectionTimeout, zksession.ErrConnectionTimeout},
+		"ErrSessionExpired":    {connector.ErrSessionExpired, zksession.ErrSessionExpired},
 		"ErrMembershipLost":    {connector.ErrMembershipLost, kafkagroup.ErrMembershipLost},
 		"ErrGroupFatal":        {connector.ErrGroupFatal, kafkagroup.ErrFatal},
 		"ErrCommitFenced":      {connector.ErrCommitFenced, kafkagroup.ErrCommitFenced},
-		"ErrNoLeader":          {connector.ErrNoLeader, fetcher.ErrNoLeader},
+		"ErrNoLeader":          {connector.ErrNoLeader, fetch.ErrNoLeader},
 		"ErrMessageTooLarge":   {connector.ErrMessageTooLarge, streamcore.ErrMessageTooLarge},
 		"ErrCorruptMessage":    {connector.ErrCorruptMessage, streamcore.ErrCorruptMessage},
 		"ErrConsumerTimeout":   {connector.ErrConsumerTimeout, streamcore.ErrConsumerTimeout},

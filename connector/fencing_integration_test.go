@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/rebalance"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
@@ -344,7 +345,7 @@ func testShutdownFromListener(t *testing.T, protocol string, elsewhere bool) {
 // waitNoMembers waits until no member is registered in group.
 func waitNoMembers(t *testing.T, c *testcluster.Cluster, group string) {
 	t.Helper()
-	s, err := zkutil.Dial(context.Background(), zkutil.SessionConfig{Connect: c.ZKConnect(), SessionTimeout: 10 * time.Second, ConnectionTimeout: 20 * time.Second})
+	s, err := zksession.Dial(context.Background(), zksession.SessionConfig{Connect: c.ZKConnect(), SessionTimeout: 10 * time.Second, ConnectionTimeout: 20 * time.Second})
 	require.NoError(t, err)
 	defer s.Close()
 	require.Eventually(t, func() bool {

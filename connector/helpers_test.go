@@ -17,6 +17,7 @@ import (
 
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -174,7 +175,7 @@ func newTopic(t *testing.T, c *testcluster.Cluster, partitions int32, n int) str
 // readOffsets reads the group's committed ZooKeeper offsets of topic.
 func readOffsets(t *testing.T, c *testcluster.Cluster, group, topic string, partitions int32) map[int32]int64 {
 	t.Helper()
-	s, err := zkutil.Dial(context.Background(), zkutil.SessionConfig{Connect: c.ZKConnect(), SessionTimeout: 10 * time.Second, ConnectionTimeout: 20 * time.Second})
+	s, err := zksession.Dial(context.Background(), zksession.SessionConfig{Connect: c.ZKConnect(), SessionTimeout: 10 * time.Second, ConnectionTimeout: 20 * time.Second})
 	require.NoError(t, err)
 	defer s.Close()
 	// The members wrote through whichever server they are connected to.

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -88,7 +89,7 @@ func TestMixedGroupWithScalaConsumer(t *testing.T) {
 				owners = map[string]int{}
 				for p := int32(0); p < 7; p++ {
 					data, _, err := observer.Get(ctx, zkutil.OwnerPath(group, topic, p))
-					if errors.Is(err, zkutil.ErrNoNode) {
+					if errors.Is(err, zksession.ErrNoNode) {
 						return false
 					}
 					require.NoError(t, err)
@@ -195,9 +196,9 @@ func TestScalaGroupCommandDescribesUs(t *testing.T) {
 	require.Equal(t, 2, rows, "a row per partition in:\n%s", out)
 }
 
-func observerSession(t *testing.T, c *testcluster.Cluster) *zkutil.Session {
+func observerSession(t *testing.T, c *testcluster.Cluster) *zksession.Session {
 	t.Helper()
-	s, err := zkutil.Dial(context.Background(), zkutil.SessionConfig{Connect: c.ZKConnect(), SessionTimeout: 10 * time.Second, ConnectionTimeout: 20 * time.Second})
+	s, err := zksession.Dial(context.Background(), zksession.SessionConfig{Connect: c.ZKConnect(), SessionTimeout: 10 * time.Second, ConnectionTimeout: 20 * time.Second})
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
 	return s

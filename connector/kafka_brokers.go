@@ -11,8 +11,8 @@ import (
 
 	"github.com/IBM/sarama"
 
-	"github.com/zkconsumer/zkconsumer/fetcher"
 	"github.com/zkconsumer/zkconsumer/internal/abortdial"
+	"github.com/zkconsumer/zkconsumer/internal/fetch"
 	"github.com/zkconsumer/zkconsumer/internal/secure"
 )
 
@@ -32,11 +32,11 @@ type kafkaBrokers struct {
 	dial    Dialer // WithDialer, nil for direct connections
 
 	mu   sync.Mutex
-	last []fetcher.BrokerInfo
+	last []fetch.BrokerInfo
 	at   time.Time
 }
 
-var _ fetcher.BrokerSource = (*kafkaBrokers)(nil)
+var _ fetch.BrokerSource = (*kafkaBrokers)(nil)
 
 func newKafkaBrokers(cfg Config, sec *secure.Client, dial Dialer) *kafkaBrokers {
 	sc := brokerSaramaConfig(nil, cfg.SocketTimeout, nil) // its version is lowered per connection to what the broker speaks
@@ -46,7 +46,7 @@ func newKafkaBrokers(cfg Config, sec *secure.Client, dial Dialer) *kafkaBrokers 
 
 // Brokers returns the live brokers, reading them again when the list is
 // older than brokersMaxAge.
-func (b *kafkaBrokers) Brokers(ctx context.Context) ([]fetcher.BrokerInfo, error) {
+func (b *kafkaBrokers) Brokers(ctx context.Context) ([]fetch.BrokerInfo, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if len(b.last) > 0 && time.Since(b.at) < brokersMaxAge {
@@ -84,7 +84,7 @@ func (b *kafkaBrokers) Brokers(ctx context.Context) ([]fetcher.BrokerInfo, error
 // ask reads the broker list from the broker at addr, giving up when ctx
 // ends. It asks for the metadata of one small internal topic only, which
 // every answer lists the brokers with, rather than of every topic.
-func (b *kafkaBrokers) ask(ctx context.Context, addr string) ([]fetcher.BrokerInfo, error) {
+func (b *kafkaBrokers) ask(ctx context.Context, addr string) ([]fetch.BrokerInfo, error) {
 	conf := *b.base
 	conf.Net.DialTimeout, conf.Net.ReadTimeout, conf.Net.WriteTimeout = b.timeout, b.timeout, b.timeout
 	// Closing the connection is the only way to end a request sarama is
@@ -111,10 +111,10 @@ func (b *kafkaBrokers) ask(ctx context.Context, addr string) ([]fetcher.BrokerIn
 		}
 		return nil, err
 	}
-	out := make([]fetcher.BrokerInfo, 0, len(resp.Brokers))
+	out := make([]fetch.BrokerInfo, 0, len(resp.Brokers))
 	for _, mb := range resp.Brokers {
-		out = append(out, fetcher.BrokerInfo{ID: mb.ID(), Addr: mb.Addr()})
+		out = append(out, fetch.BrokerInfo{ID: mb.ID(), Addr: mb.Addr()})
 	}
-	slices.SortFunc(out, func(x, y fetcher.BrokerInfo) int { return int(x.ID) - int(y.ID) })
+	slices.SortFunc(out, func(x, y fetch.BrokerInfo) int { return int(x.ID) - int(y.ID) })
 	return out, nil
 }

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/zkconsumer/zkconsumer/fetcher"
+	"github.com/zkconsumer/zkconsumer/internal/fetch"
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
@@ -44,7 +44,7 @@ type lagTracker struct {
 	// timeout bounds one round of requests.
 	timeout time.Duration
 	// read reads the log-end offsets of the partitions being fetched
-	// (fetcher.LogEnds.Read); nil without refresh. closeRead closes its
+	// (fetch.LogEnds.Read); nil without refresh. closeRead closes its
 	// connections.
 	read      func(context.Context) (map[zkutil.TopicPartition]int64, error)
 	closeRead func() error
@@ -61,7 +61,7 @@ type lagTracker struct {
 }
 
 // newLagTracker returns a tracker that is not running yet (start).
-func newLagTracker(refresh, timeout time.Duration, logEnds *fetcher.LogEnds, owned func() []*streamcore.PartitionTopicInfo, log *slog.Logger) *lagTracker {
+func newLagTracker(refresh, timeout time.Duration, logEnds *fetch.LogEnds, owned func() []*streamcore.PartitionTopicInfo, log *slog.Logger) *lagTracker {
 	t := &lagTracker{
 		refresh: refresh,
 		tick:    refresh,

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/zkconsumer/zkconsumer/fetcher"
+	"github.com/zkconsumer/zkconsumer/internal/fetch"
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 	"github.com/zkconsumer/zkconsumer/rebalance"
 	"github.com/zkconsumer/zkconsumer/zkutil"
@@ -41,25 +41,21 @@ type Metrics interface {
 
 // FetchEvent describes one fetch request: the broker, its duration, the
 // size of its response and its error (Kafka's
-// FetchRequestAndResponseMetrics).
-//
-//	// FetchEvent describes one fetch request of a fetcher, for metrics
-//	// (Kafka's FetchRequestAndResponseMetrics and FetcherStats).
-//	type FetchEvent struct {
-//		// Broker is the id of the broker fetched from; Addr its address.
-//		Broker int32
-//		Addr string
-//		// Duration is the time from sending the request to having its
-//		// response decoded, including the broker's wait for fetch.min.bytes
-//		// (up to fetch.wait.max.ms).
-//		Duration time.Duration
-//		// Bytes is the size of the response as read from the connection.
-//		Bytes int64
-//		// Err is why the request failed, nil if it did not. Errors of single
-//		// partitions in a response do not count.
-//		Err error
-//	}
-type FetchEvent = fetcher.FetchEvent
+// FetchRequestAndResponseMetrics and FetcherStats).
+type FetchEvent struct {
+	// Broker is the id of the broker fetched from; Addr its address.
+	Broker int32
+	Addr   string
+	// Duration is the time from sending the request to having its
+	// response decoded, including the broker's wait for
+	// Config.FetchMinBytes (up to Config.FetchWaitMax).
+	Duration time.Duration
+	// Bytes is the size of the response as read from the connection.
+	Bytes int64
+	// Err is why the request failed, nil if it did not. Errors of single
+	// partitions in a response do not count.
+	Err error
+}
 
 // RebalanceEvent describes one rebalance: its outcome, attempts and
 // duration (Kafka's RebalanceRateAndTime).
@@ -135,7 +131,7 @@ type Stats struct {
 	FencedTime time.Duration
 	// Session is the ZooKeeper session's state and event counts (zero in
 	// Kafka mode).
-	Session zkutil.SessionStats
+	Session SessionStats
 }
 
 // PartitionStats is one owned partition.
@@ -233,7 +229,7 @@ func (c *ConsumerConnector) Stats() Stats {
 		st.LagRefresh = c.lag.refresh
 	}
 	if c.session != nil {
-		st.Session = c.session.Stats()
+		st.Session = sessionStatsOf(c.session.Stats())
 	}
 	infos := c.ownedInfos()
 	c.mu.Lock()
@@ -314,9 +310,9 @@ func (c *ConsumerConnector) countersFor(topic string) *streamcore.Counters {
 }
 
 // onFetch is the fetcher's OnFetch hook when metrics are on.
-func (c *ConsumerConnector) onFetch(e fetcher.FetchEvent) {
+func (c *ConsumerConnector) onFetch(e fetch.FetchEvent) {
 	c.fetchRates.mark(e.Broker, time.Now())
-	c.metrics.Fetch(e)
+	c.metrics.Fetch(FetchEvent(e))
 }
 
 // meteredStore is an offset store whose commits are reported to Metrics.

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/zkconsumer/zkconsumer/internal/fanout"
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -25,10 +26,10 @@ type offsetStore interface {
 	Close() error
 }
 
-// zkSession is the part of *zkutil.Session the connector's offset store
+// zkSession is the part of *zksession.Session the connector's offset store
 // uses.
 type zkSession interface {
-	Get(ctx context.Context, path string) ([]byte, zkutil.Stat, error)
+	Get(ctx context.Context, path string) ([]byte, zksession.Stat, error)
 	SetOrCreate(ctx context.Context, path string, data []byte) error
 }
 
@@ -55,7 +56,7 @@ func (s *zkOffsetStore) Fetch(ctx context.Context, tps []zkutil.TopicPartition) 
 		path := zkutil.OffsetPath(s.group, tp.Topic, tp.Partition)
 		data, err := reads[i].data, reads[i].err
 		switch {
-		case errors.Is(err, zkutil.ErrNoNode):
+		case errors.Is(err, zksession.ErrNoNode):
 			out[tp] = zkutil.NoOffset
 		case err != nil:
 			return nil, nil, fmt.Errorf("connector: read offset %s: %w", path, err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -36,18 +37,18 @@ func (m *memOffsets) call() func() {
 	}
 }
 
-func (m *memOffsets) Get(_ context.Context, path string) ([]byte, zkutil.Stat, error) {
+func (m *memOffsets) Get(_ context.Context, path string) ([]byte, zksession.Stat, error) {
 	defer m.call()()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.err != nil {
-		return nil, zkutil.Stat{}, m.err
+		return nil, zksession.Stat{}, m.err
 	}
 	v, ok := m.nodes[path]
 	if !ok {
-		return nil, zkutil.Stat{}, zkutil.ErrNoNode
+		return nil, zksession.Stat{}, zksession.ErrNoNode
 	}
-	return []byte(v), zkutil.Stat{}, nil
+	return []byte(v), zksession.Stat{}, nil
 }
 
 func (m *memOffsets) SetOrCreate(_ context.Context, path string, data []byte) error {
@@ -108,9 +109,9 @@ func TestZKOffsetStoreUnreadablePartition(t *testing.T) {
 		require.ErrorContains(t, err, value)
 	}
 
-	zk.err = zkutil.ErrConnectionLoss
+	zk.err = zksession.ErrConnectionLoss
 	_, _, err = s.Fetch(context.Background(), tps("t", 5))
-	require.ErrorIs(t, err, zkutil.ErrConnectionLoss)
+	require.ErrorIs(t, err, zksession.ErrConnectionLoss)
 }
 
 // TestDualOffsetStoreUnreadablePartition: with dual commit, a partition

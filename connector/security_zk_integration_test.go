@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -85,7 +86,7 @@ func TestZooKeeperACLs(t *testing.T) {
 		_, err := bob.CreateMessageStreams(ctx, map[string]int{topic: 1})
 		t.Logf("identity %q after %v: %v", other, time.Since(start), err)
 		require.Error(t, err)
-		require.True(t, errors.Is(err, zkutil.ErrNoAuth), "%v", err)
+		require.True(t, errors.Is(err, zksession.ErrNoAuth), "%v", err)
 		require.Contains(t, err.Error(), "/consumers/"+group+"/ids/")
 		require.NotContains(t, err.Error(), "secret")
 		require.Less(t, time.Since(start), 5*time.Second, "no retry loop")

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -156,7 +157,7 @@ func produce(t *testing.T, c *testcluster.Cluster, topic string, first, n int) {
 // which checks the registrations before it registers); once the first member leaves, the newcomer joins and takes everything.
 func TestStickyAndRangeRefuseToMix(t *testing.T) {
 	c := testcluster.Shared(t)
-	observer, err := zkutil.Dial(context.Background(), zkutil.SessionConfig{Connect: c.ZKConnect(), SessionTimeout: 10 * time.Second, ConnectionTimeout: 20 * time.Second})
+	observer, err := zksession.Dial(context.Background(), zksession.SessionConfig{Connect: c.ZKConnect(), SessionTimeout: 10 * time.Second, ConnectionTimeout: 20 * time.Second})
 	require.NoError(t, err)
 	defer observer.Close()
 	for _, order := range [][2]string{{StrategySticky, StrategyRange}, {StrategyRange, StrategySticky}} {

@@ -3,7 +3,6 @@ package connector
 import (
 	"github.com/zkconsumer/zkconsumer/rebalance"
 	"github.com/zkconsumer/zkconsumer/stream"
-	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
 // The types below are declared in the packages that implement them and
@@ -105,7 +104,7 @@ type ConsumerIterator = stream.ConsumerIterator
 //	// once the chunk is queued. The application may keep a Message after asking
 //	// for the next one; the iterator does not reuse it. The exception is a
 //	// consumer that opted into recycled messages (the connector's
-//	// zkconsumer.recycle.messages, fetcher.Config.RecycleMessages): then a
+//	// zkconsumer.recycle.messages): then a
 //	// Message, its Key, Value and Headers are valid only until the next call
 //	// to Next (or the next round of a Messages loop) on its stream, and Clone
 //	// makes a copy to keep. A recycled message kept past that belongs to no
@@ -200,41 +199,4 @@ const (
 	// RebalanceAborted: the member was closing, or its ZooKeeper session
 	// expired and the next one is not there yet.
 	RebalanceAborted = rebalance.RebalanceAborted
-)
-
-// SessionStats is zkutil.SessionStats: the state and event counts of the
-// connector's ZooKeeper session (Stats.Session).
-//
-//	// SessionStats counts the events of a Session since Dial, for metrics.
-//	type SessionStats struct {
-//		// State is the current state; 0 before the first session.
-//		State SessionState
-//		// Disconnects counts StateDisconnected events: connections lost while
-//		// the session was established.
-//		Disconnects int64
-//		// Expirations counts StateExpired events: sessions the server dropped.
-//		Expirations int64
-//	}
-type SessionStats = zkutil.SessionStats
-
-// SessionState is zkutil.SessionState: the state of the ZooKeeper session.
-//
-//	// SessionState is the state of a Session as its subscribers see it.
-//	type SessionState int
-//
-//	func (s SessionState) String() string
-//	    String returns "connected", "disconnected", "expired" or "closed".
-type SessionState = zkutil.SessionState
-
-// The values of SessionState.
-const (
-	// SessionConnected: connected, with a session.
-	SessionConnected = zkutil.StateConnected
-	// SessionDisconnected: the connection is lost; the session may still
-	// be alive on the server for the session timeout.
-	SessionDisconnected = zkutil.StateDisconnected
-	// SessionExpired: the server dropped the session; a new one follows.
-	SessionExpired = zkutil.StateExpired
-	// SessionClosed: the connector closed the session.
-	SessionClosed = zkutil.StateClosed
 )

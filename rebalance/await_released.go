@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -13,7 +14,7 @@ import (
 // watch). owner is the node's value when the watch was set.
 type conflictWatch struct {
 	owner string
-	ch    <-chan zkutil.WatchEvent
+	ch    <-chan zksession.WatchEvent
 }
 
 // awaitReleased waits, for at most the member's backoff, until no other
@@ -72,9 +73,9 @@ func (m *Member) awaitReleased(ctx context.Context, session int64, mine, held ma
 		case ev := <-w.ch:
 			delete(m.conflicts, path)
 			switch ev.Type {
-			case zkutil.NodeDeleted:
+			case zksession.NodeDeleted:
 				i++
-			case zkutil.WatchLost:
+			case zksession.WatchLost:
 				return nil
 			default: // changed (owner nodes never are): look again
 				again, ok := m.watchOwners(ctx, session, mine, pending[i:i+1])
@@ -120,7 +121,7 @@ func (m *Member) watchOwners(ctx context.Context, session int64, mine map[zkutil
 		tp := parts[toRead[k]]
 		data, stat, ch, err := m.zk.GetW(ctx, zkutil.OwnerPath(m.cfg.Group, tp.Topic, tp.Partition))
 		switch {
-		case errors.Is(err, zkutil.ErrNoNode):
+		case errors.Is(err, zksession.ErrNoNode):
 		case err != nil:
 			errs[k] = err
 		case !heldBy(data, stat, mine[tp], session):

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -45,7 +46,7 @@ func benchScalaGroup(b *testing.B, n, parts int) {
 	c := testcluster.Shared(b)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	observer, err := zkutil.Dial(ctx, zkutil.SessionConfig{Connect: c.ZKConnect(), SessionTimeout: 10 * time.Second, ConnectionTimeout: 20 * time.Second})
+	observer, err := zksession.Dial(ctx, zksession.SessionConfig{Connect: c.ZKConnect(), SessionTimeout: 10 * time.Second, ConnectionTimeout: 20 * time.Second})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -116,7 +117,7 @@ func benchScalaGroup(b *testing.B, n, parts int) {
 
 // waitScalaOwners polls the owner nodes until they hold the range
 // assignment of members (one stream each).
-func waitScalaOwners(ctx context.Context, observer *zkutil.Session, group, topic string, parts int, members []string, timeout time.Duration) error {
+func waitScalaOwners(ctx context.Context, observer *zksession.Session, group, topic string, parts int, members []string, timeout time.Duration) error {
 	sorted := slices.Sorted(slices.Values(members))
 	ps := make([]int32, parts)
 	for i := range ps {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -92,12 +93,12 @@ type countingZK struct {
 	n *opCounter
 }
 
-func (z countingZK) Get(ctx context.Context, p string) ([]byte, zkutil.Stat, error) {
+func (z countingZK) Get(ctx context.Context, p string) ([]byte, zksession.Stat, error) {
 	z.n.gets.Add(1)
 	return z.ZooKeeper.Get(ctx, p)
 }
 
-func (z countingZK) GetW(ctx context.Context, p string) ([]byte, zkutil.Stat, <-chan zkutil.WatchEvent, error) {
+func (z countingZK) GetW(ctx context.Context, p string) ([]byte, zksession.Stat, <-chan zksession.WatchEvent, error) {
 	z.n.gets.Add(1)
 	return z.ZooKeeper.GetW(ctx, p)
 }
@@ -107,17 +108,17 @@ func (z countingZK) Children(ctx context.Context, p string) ([]string, error) {
 	return z.ZooKeeper.Children(ctx, p)
 }
 
-func (z countingZK) ChildrenW(ctx context.Context, p string) ([]string, <-chan zkutil.WatchEvent, error) {
+func (z countingZK) ChildrenW(ctx context.Context, p string) ([]string, <-chan zksession.WatchEvent, error) {
 	z.n.children.Add(1)
 	return z.ZooKeeper.ChildrenW(ctx, p)
 }
 
-func (z countingZK) Exists(ctx context.Context, p string) (bool, zkutil.Stat, error) {
+func (z countingZK) Exists(ctx context.Context, p string) (bool, zksession.Stat, error) {
 	z.n.exists.Add(1)
 	return z.ZooKeeper.Exists(ctx, p)
 }
 
-func (z countingZK) ExistsW(ctx context.Context, p string) (bool, zkutil.Stat, <-chan zkutil.WatchEvent, error) {
+func (z countingZK) ExistsW(ctx context.Context, p string) (bool, zksession.Stat, <-chan zksession.WatchEvent, error) {
 	z.n.exists.Add(1)
 	return z.ZooKeeper.ExistsW(ctx, p)
 }
@@ -142,9 +143,9 @@ func (z countingZK) DeleteEphemeral(ctx context.Context, p string, version int32
 	return z.ZooKeeper.DeleteEphemeral(ctx, p, version)
 }
 
-func (z countingZK) Multi(ctx context.Context, ops ...zkutil.Op) error {
+func (z countingZK) Multi(ctx context.Context, ops ...zksession.Op) error {
 	for _, op := range ops {
-		if op.Kind == zkutil.OpDelete {
+		if op.Kind == zksession.OpDelete {
 			z.n.deletes.Add(1)
 		} else {
 			z.n.creates.Add(1)
@@ -162,7 +163,7 @@ type scaleMember struct {
 // scaleGroup is a group of members on one topic.
 type scaleGroup struct {
 	c        *testcluster.Cluster
-	observer *zkutil.Session
+	observer *zksession.Session
 	topic    string
 	group    string
 	parts    int
@@ -174,7 +175,7 @@ type scaleGroup struct {
 
 func newScaleGroup(b *testing.B, n, parts int) *scaleGroup {
 	c := testcluster.Shared(b)
-	observer, err := zkutil.Dial(context.Background(), zkutil.SessionConfig{Connect: c.ZKConnect(), SessionTimeout: 10 * time.Second, ConnectionTimeout: 20 * time.Second})
+	observer, err := zksession.Dial(context.Background(), zksession.SessionConfig{Connect: c.ZKConnect(), SessionTimeout: 10 * time.Second, ConnectionTimeout: 20 * time.Second})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -218,7 +219,7 @@ func (g *scaleGroup) nextID() string {
 func (g *scaleGroup) start(b *testing.B, id string) *scaleMember {
 	b.Helper()
 	ctx := context.Background()
-	s, err := zkutil.Dial(ctx, zkutil.SessionConfig{Connect: g.c.ZKConnect(), SessionTimeout: benchSessionTime, ConnectionTimeout: 20 * time.Second})
+	s, err := zksession.Dial(ctx, zksession.SessionConfig{Connect: g.c.ZKConnect(), SessionTimeout: benchSessionTime, ConnectionTimeout: 20 * time.Second})
 	if err != nil {
 		b.Error(err)
 		return nil

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -46,7 +47,7 @@ func BenchmarkGracefulLeaveRebalance(b *testing.B) {
 
 func benchGracefulLeave(b *testing.B, strategy string) {
 	c := testcluster.Shared(b)
-	observer, err := zkutil.Dial(context.Background(), zkutil.SessionConfig{Connect: c.ZKConnect(), SessionTimeout: 10 * time.Second, ConnectionTimeout: 20 * time.Second})
+	observer, err := zksession.Dial(context.Background(), zksession.SessionConfig{Connect: c.ZKConnect(), SessionTimeout: 10 * time.Second, ConnectionTimeout: 20 * time.Second})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -136,7 +137,7 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 type benchMember struct {
 	*Member
 	id      string
-	session *zkutil.Session
+	session *zksession.Session
 	rec     *recorder
 }
 
@@ -159,7 +160,7 @@ func (r signalingRecorder) Assign(ctx context.Context, gen *Generation) error {
 func startBenchMember(b *testing.B, c *testcluster.Cluster, group, id, strategy string, topics map[string]int, assigned chan struct{}) *benchMember {
 	b.Helper()
 	ctx := context.Background()
-	s, err := zkutil.Dial(ctx, zkutil.SessionConfig{Connect: c.ZKConnect(), SessionTimeout: benchSessionTime, ConnectionTimeout: 20 * time.Second})
+	s, err := zksession.Dial(ctx, zksession.SessionConfig{Connect: c.ZKConnect(), SessionTimeout: benchSessionTime, ConnectionTimeout: 20 * time.Second})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -264,7 +265,7 @@ func waitShares(members []*benchMember, want map[string]map[zkutil.TopicPartitio
 }
 
 // checkOwners compares the owner nodes of the group with want.
-func checkOwners(observer *zkutil.Session, group, topic string, want map[string]map[zkutil.TopicPartition]zkutil.ConsumerThreadID) error {
+func checkOwners(observer *zksession.Session, group, topic string, want map[string]map[zkutil.TopicPartition]zkutil.ConsumerThreadID) error {
 	owners, err := ownersOf(context.Background(), observer, group, []string{topic})
 	if err != nil {
 		return err
@@ -284,7 +285,7 @@ func checkOwners(observer *zkutil.Session, group, topic string, want map[string]
 // settle waits until the group of members has converged on its
 // assignment, its owner nodes agree, and no member starts another
 // generation for 300ms.
-func settle(b *testing.B, observer *zkutil.Session, group, topic string, a Assignor, members []*benchMember, assigned <-chan struct{}) {
+func settle(b *testing.B, observer *zksession.Session, group, topic string, a Assignor, members []*benchMember, assigned <-chan struct{}) {
 	b.Helper()
 	want := expectedShares(b, a, topic, members)
 	for attempt := 0; ; attempt++ {

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -57,14 +58,14 @@ func sortedPartitions(owned map[zkutil.TopicPartition]zkutil.ConsumerThreadID) [
 // On the first conflict, or when ctx ends or opTimeout passes, no further
 // create starts; those already sent are waited for (a bound operation
 // returns only once go-zookeeper has answered or failed it, see
-// zkutil.InSession), and then every node created or kept by this call is
+// zksession.InSession), and then every node created or kept by this call is
 // deleted again, under a deadline of its own, and the error returned (a
 // *ConflictError for the first conflicting partition in order). What the
 // rollback could not delete (ZooKeeper unreachable) is returned in
 // unreleased: those nodes may still be ours, and the caller must release
 // them later.
 func claim(ctx context.Context, zk ZooKeeper, session int64, group string, mine, held map[zkutil.TopicPartition]zkutil.ConsumerThreadID, known ownedNodes, opTimeout time.Duration) (unreleased map[zkutil.TopicPartition]zkutil.ConsumerThreadID, err error) {
-	opCtx, cancel := context.WithTimeout(zkutil.InSession(context.WithoutCancel(ctx), session), opTimeout)
+	opCtx, cancel := context.WithTimeout(zksession.InSession(context.WithoutCancel(ctx), session), opTimeout)
 	defer cancel()
 	parts := sortedPartitions(mine)
 	// errs[i] is what stopped the claim of parts[i]; created marks the
@@ -92,10 +93,10 @@ func claim(ctx context.Context, zk ZooKeeper, session int64, group string, mine,
 	batches := batchesOf(len(fresh))
 	forEach(len(batches), stop, func(k int) {
 		idx := fresh[batches[k][0]:batches[k][1]]
-		ops := make([]zkutil.Op, len(idx))
+		ops := make([]zksession.Op, len(idx))
 		for j, i := range idx {
 			tp := parts[i]
-			ops[j] = zkutil.CreateEphemeralOp(zkutil.OwnerPath(group, tp.Topic, tp.Partition), []byte(mine[tp].String()))
+			ops[j] = zksession.CreateEphemeralOp(zkutil.OwnerPath(group, tp.Topic, tp.Partition), []byte(mine[tp].String()))
 		}
 		if zk.Multi(opCtx, ops...) == nil {
 			for _, i := range idx {
@@ -128,7 +129,7 @@ func claim(ctx context.Context, zk ZooKeeper, session int64, group string, mine,
 			created[i], versions[i] = true, 0
 			return
 		}
-		if !errors.Is(err, zkutil.ErrNodeExists) {
+		if !errors.Is(err, zksession.ErrNodeExists) {
 			created[i] = true
 			errs[i] = fmt.Errorf("rebalance: claim %s: %w", path, err)
 		} else if yes, owner := ours(); yes {
@@ -177,7 +178,7 @@ func claim(ctx context.Context, zk ZooKeeper, session int64, group string, mine,
 // heldBy reports whether an owner node with data and stat holds thread th
 // in session: a node of another thread, or of an earlier session of ours
 // (not yet removed by ZooKeeper), is not ours.
-func heldBy(data []byte, stat zkutil.Stat, th zkutil.ConsumerThreadID, session int64) bool {
+func heldBy(data []byte, stat zksession.Stat, th zkutil.ConsumerThreadID, session int64) bool {
 	return string(data) == th.String() && stat.EphemeralOwner == session
 }
 
@@ -207,7 +208,7 @@ func release(ctx context.Context, zk ZooKeeper, session int64, group string, own
 	if session == 0 || len(owned) == 0 {
 		return nil, nil // no session: its ephemeral nodes are gone with it
 	}
-	ctx = zkutil.InSession(ctx, session)
+	ctx = zksession.InSession(ctx, session)
 	parts := sortedPartitions(owned)
 	errs := make([]error, len(parts))
 	var expired atomic.Bool
@@ -228,18 +229,18 @@ func release(ctx context.Context, zk ZooKeeper, session int64, group string, own
 	batches := batchesOf(len(sure))
 	forEach(len(batches), expired.Load, func(k int) {
 		idx := sure[batches[k][0]:batches[k][1]]
-		ops := make([]zkutil.Op, len(idx))
+		ops := make([]zksession.Op, len(idx))
 		for j, i := range idx {
 			tp := parts[i]
 			v, _ := known.version(tp, owned[tp], session)
-			ops[j] = zkutil.DeleteOp(zkutil.OwnerPath(group, tp.Topic, tp.Partition), v)
+			ops[j] = zksession.DeleteOp(zkutil.OwnerPath(group, tp.Topic, tp.Partition), v)
 		}
 		err := zk.Multi(ctx, ops...)
 		for _, i := range idx {
 			deleted[i] = err == nil
-			unsure[i] = errors.Is(err, zkutil.ErrOutcomeUnknown)
+			unsure[i] = errors.Is(err, zksession.ErrOutcomeUnknown)
 		}
-		if errors.Is(err, zkutil.ErrSessionExpired) {
+		if errors.Is(err, zksession.ErrSessionExpired) {
 			expired.Store(true) // the session's nodes went with it
 		}
 	})
@@ -252,22 +253,22 @@ func release(ctx context.Context, zk ZooKeeper, session int64, group string, own
 		if version, ok := known.version(tp, owned[tp], session); ok && !unsure[i] {
 			err := zk.DeleteEphemeral(ctx, path, version)
 			switch {
-			case err == nil, errors.Is(err, zkutil.ErrNoNode):
+			case err == nil, errors.Is(err, zksession.ErrNoNode):
 				return
-			case errors.Is(err, zkutil.ErrSessionExpired):
+			case errors.Is(err, zksession.ErrSessionExpired):
 				expired.Store(true) // the session's nodes went with it
 				return
-			case !errors.Is(err, zkutil.ErrBadVersion):
+			case !errors.Is(err, zksession.ErrBadVersion):
 				errs[i] = fmt.Errorf("rebalance: release %s: %w", path, err)
 				return
 			}
 			// Not the node recorded: look at what is there.
 		}
 		data, stat, err := zk.Get(ctx, path)
-		if errors.Is(err, zkutil.ErrNoNode) {
+		if errors.Is(err, zksession.ErrNoNode) {
 			return
 		}
-		if errors.Is(err, zkutil.ErrSessionExpired) {
+		if errors.Is(err, zksession.ErrSessionExpired) {
 			expired.Store(true) // the session's nodes went with it
 			return
 		}
@@ -279,7 +280,7 @@ func release(ctx context.Context, zk ZooKeeper, session int64, group string, own
 			return
 		}
 		err = zk.DeleteEphemeral(ctx, path, stat.Version)
-		if err != nil && !errors.Is(err, zkutil.ErrNoNode) && !errors.Is(err, zkutil.ErrSessionExpired) {
+		if err != nil && !errors.Is(err, zksession.ErrNoNode) && !errors.Is(err, zksession.ErrSessionExpired) {
 			errs[i] = fmt.Errorf("rebalance: release %s: %w", path, err)
 		}
 	})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -18,7 +19,7 @@ import (
 // after each create, with z.mu held (it may change z.nodes), so a test can
 // let a peer act in between. It is safe for concurrent use.
 //
-// Like zkutil.Session, an operation whose context has ended does nothing
+// Like zksession.Session, an operation whose context has ended does nothing
 // and returns the context's error, and one that has started is carried out
 // even if the context ends meanwhile (createDelay models its round trip).
 // failDeletes makes deletes fail, as with ZooKeeper unreachable. expired
@@ -31,10 +32,10 @@ type ownerZK struct {
 	session     int64
 	nodes       map[string]ownerNode
 	onCreate    func(path string)
-	creates     int                                 // creates attempted
-	gets        int                                 // reads, with and without a watch
-	deletes     int                                 // DeleteEphemeral calls and deletes in transactions
-	watches     map[string][]chan zkutil.WatchEvent // ExistsW, fired by Delete
+	creates     int                                    // creates attempted
+	gets        int                                    // reads, with and without a watch
+	deletes     int                                    // DeleteEphemeral calls and deletes in transactions
+	watches     map[string][]chan zksession.WatchEvent // ExistsW, fired by Delete
 	createDelay time.Duration
 	// createWait, if set, replaces createDelay for single creates: it is
 	// called with the operation's context before the create is carried
@@ -48,12 +49,12 @@ type ownerZK struct {
 
 // Multi applies creates and deletes all or none, in one round trip
 // (createDelay when it creates).
-func (z *ownerZK) Multi(ctx context.Context, ops ...zkutil.Op) error {
+func (z *ownerZK) Multi(ctx context.Context, ops ...zksession.Op) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	for _, op := range ops {
-		if op.Kind == zkutil.OpCreateEphemeral {
+		if op.Kind == zksession.OpCreateEphemeral {
 			time.Sleep(z.createDelay)
 			break
 		}
@@ -65,23 +66,23 @@ func (z *ownerZK) Multi(ctx context.Context, ops ...zkutil.Op) error {
 	defer z.mu.Unlock()
 	z.multis++
 	if z.multiLost {
-		return zkutil.ErrOutcomeUnknown
+		return zksession.ErrOutcomeUnknown
 	}
 	for _, op := range ops {
 		n, ok := z.nodes[op.Path]
 		switch {
-		case op.Kind == zkutil.OpCreateEphemeral && ok:
-			return zkutil.ErrNodeExists
-		case op.Kind == zkutil.OpDelete && z.failDeletes:
-			return zkutil.ErrOutcomeUnknown
-		case op.Kind == zkutil.OpDelete && !ok:
-			return zkutil.ErrNoNode
-		case op.Kind == zkutil.OpDelete && op.Version >= 0 && op.Version != n.version:
-			return zkutil.ErrBadVersion
+		case op.Kind == zksession.OpCreateEphemeral && ok:
+			return zksession.ErrNodeExists
+		case op.Kind == zksession.OpDelete && z.failDeletes:
+			return zksession.ErrOutcomeUnknown
+		case op.Kind == zksession.OpDelete && !ok:
+			return zksession.ErrNoNode
+		case op.Kind == zksession.OpDelete && op.Version >= 0 && op.Version != n.version:
+			return zksession.ErrBadVersion
 		}
 	}
 	for _, op := range ops {
-		if op.Kind == zkutil.OpDelete {
+		if op.Kind == zksession.OpDelete {
 			z.deletes++
 			z.deleteLocked(op.Path)
 			continue
@@ -99,7 +100,7 @@ func (z *ownerZK) Multi(ctx context.Context, ops ...zkutil.Op) error {
 func (z *ownerZK) deleteLocked(path string) {
 	delete(z.nodes, path)
 	for _, ch := range z.watches[path] {
-		ch <- zkutil.WatchEvent{Type: zkutil.NodeDeleted, Path: path}
+		ch <- zksession.WatchEvent{Type: zksession.NodeDeleted, Path: path}
 		close(ch)
 	}
 	delete(z.watches, path)
@@ -110,7 +111,7 @@ func (z *ownerZK) gone() error {
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	if z.expired {
-		return zkutil.ErrSessionExpired
+		return zksession.ErrSessionExpired
 	}
 	return nil
 }
@@ -137,7 +138,7 @@ func (z *ownerZK) CreateEphemeral(ctx context.Context, path string, data []byte)
 	z.creates++
 	if _, ok := z.nodes[path]; ok {
 		z.mu.Unlock()
-		return zkutil.ErrNodeExists
+		return zksession.ErrNodeExists
 	}
 	z.nodes[path] = ownerNode{data: string(data), owner: z.session}
 	if z.onCreate != nil {
@@ -147,21 +148,21 @@ func (z *ownerZK) CreateEphemeral(ctx context.Context, path string, data []byte)
 	return nil
 }
 
-func (z *ownerZK) Get(ctx context.Context, path string) ([]byte, zkutil.Stat, error) {
+func (z *ownerZK) Get(ctx context.Context, path string) ([]byte, zksession.Stat, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, zkutil.Stat{}, err
+		return nil, zksession.Stat{}, err
 	}
 	if err := z.gone(); err != nil {
-		return nil, zkutil.Stat{}, err
+		return nil, zksession.Stat{}, err
 	}
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	z.gets++
 	n, ok := z.nodes[path]
 	if !ok {
-		return nil, zkutil.Stat{}, zkutil.ErrNoNode
+		return nil, zksession.Stat{}, zksession.ErrNoNode
 	}
-	return []byte(n.data), zkutil.Stat{EphemeralOwner: n.owner, Version: n.version}, nil
+	return []byte(n.data), zksession.Stat{EphemeralOwner: n.owner, Version: n.version}, nil
 }
 
 func (z *ownerZK) Delete(ctx context.Context, path string, version int32) error {
@@ -173,11 +174,11 @@ func (z *ownerZK) Delete(ctx context.Context, path string, version int32) error 
 	n, ok := z.nodes[path]
 	switch {
 	case z.failDeletes:
-		return zkutil.ErrConnectionLoss
+		return zksession.ErrConnectionLoss
 	case !ok:
-		return zkutil.ErrNoNode
+		return zksession.ErrNoNode
 	case version >= 0 && version != n.version:
-		return zkutil.ErrBadVersion
+		return zksession.ErrBadVersion
 	}
 	z.deleteLocked(path)
 	return nil
@@ -195,34 +196,34 @@ func (z *ownerZK) DeleteEphemeral(ctx context.Context, path string, version int3
 	return z.Delete(ctx, path, version)
 }
 
-func (z *ownerZK) GetW(ctx context.Context, path string) ([]byte, zkutil.Stat, <-chan zkutil.WatchEvent, error) {
+func (z *ownerZK) GetW(ctx context.Context, path string) ([]byte, zksession.Stat, <-chan zksession.WatchEvent, error) {
 	data, stat, err := z.Get(ctx, path)
 	if err != nil {
-		return nil, zkutil.Stat{}, nil, err
+		return nil, zksession.Stat{}, nil, err
 	}
 	z.mu.Lock()
 	defer z.mu.Unlock()
-	ch := make(chan zkutil.WatchEvent, 1)
+	ch := make(chan zksession.WatchEvent, 1)
 	if z.watches == nil {
-		z.watches = map[string][]chan zkutil.WatchEvent{}
+		z.watches = map[string][]chan zksession.WatchEvent{}
 	}
 	z.watches[path] = append(z.watches[path], ch)
 	return data, stat, ch, nil
 }
 
-func (z *ownerZK) ExistsW(_ context.Context, path string) (bool, zkutil.Stat, <-chan zkutil.WatchEvent, error) {
+func (z *ownerZK) ExistsW(_ context.Context, path string) (bool, zksession.Stat, <-chan zksession.WatchEvent, error) {
 	z.mu.Lock()
 	defer z.mu.Unlock()
-	ch := make(chan zkutil.WatchEvent, 1)
+	ch := make(chan zksession.WatchEvent, 1)
 	n, ok := z.nodes[path]
 	if !ok {
-		return false, zkutil.Stat{}, nil, nil
+		return false, zksession.Stat{}, nil, nil
 	}
 	if z.watches == nil {
-		z.watches = map[string][]chan zkutil.WatchEvent{}
+		z.watches = map[string][]chan zksession.WatchEvent{}
 	}
 	z.watches[path] = append(z.watches[path], ch)
-	return true, zkutil.Stat{EphemeralOwner: n.owner, Version: n.version}, ch, nil
+	return true, zksession.Stat{EphemeralOwner: n.owner, Version: n.version}, ch, nil
 }
 
 // watching returns how many watches are pending on path.
@@ -234,19 +235,19 @@ func (z *ownerZK) watching(path string) int {
 
 // The parts of ZooKeeper claim and release do not use.
 func (z *ownerZK) Children(context.Context, string) ([]string, error) { panic("not used") }
-func (z *ownerZK) ChildrenW(context.Context, string) ([]string, <-chan zkutil.WatchEvent, error) {
+func (z *ownerZK) ChildrenW(context.Context, string) ([]string, <-chan zksession.WatchEvent, error) {
 	panic("not used")
 }
-func (z *ownerZK) Exists(context.Context, string) (bool, zkutil.Stat, error) { panic("not used") }
-func (z *ownerZK) EnsurePath(context.Context, string) error                  { panic("not used") }
-func (z *ownerZK) CreatePersistent(context.Context, string, []byte) error    { panic("not used") }
-func (z *ownerZK) Set(context.Context, string, []byte, int32) (zkutil.Stat, error) {
+func (z *ownerZK) Exists(context.Context, string) (bool, zksession.Stat, error) { panic("not used") }
+func (z *ownerZK) EnsurePath(context.Context, string) error                     { panic("not used") }
+func (z *ownerZK) CreatePersistent(context.Context, string, []byte) error       { panic("not used") }
+func (z *ownerZK) Set(context.Context, string, []byte, int32) (zksession.Stat, error) {
 	panic("not used")
 }
-func (z *ownerZK) WatchMark(string) zkutil.WatchMark               { return zkutil.WatchMark{} }
-func (z *ownerZK) ID() int64                                       { return z.session }
-func (z *ownerZK) AwaitLease(context.Context, int64) error         { return nil }
-func (z *ownerZK) Subscribe() (<-chan zkutil.SessionEvent, func()) { panic("not used") }
+func (z *ownerZK) WatchMark(string) zksession.WatchMark               { return zksession.WatchMark{} }
+func (z *ownerZK) ID() int64                                          { return z.session }
+func (z *ownerZK) AwaitLease(context.Context, int64) error            { return nil }
+func (z *ownerZK) Subscribe() (<-chan zksession.SessionEvent, func()) { panic("not used") }
 
 var _ ZooKeeper = (*ownerZK)(nil)
 
@@ -406,7 +407,7 @@ func TestClaimRollbackReportsWhatItCouldNotDelete(t *testing.T) {
 	left, err := claim(context.Background(), z, 1, group, mine, nil, nil, time.Second)
 	var conflict *ConflictError
 	require.ErrorAs(t, err, &conflict)
-	require.ErrorIs(t, err, zkutil.ErrConnectionLoss)
+	require.ErrorIs(t, err, zksession.ErrConnectionLoss)
 	require.Len(t, z.ours(1), 3)
 	require.Len(t, left, 3, "every node the rollback could not delete is reported")
 

@@ -8,6 +8,8 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/zkconsumer/zkconsumer/internal/zkbrokers"
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -29,7 +31,7 @@ type groupView struct {
 
 // groupReader is what readGroup needs of ZooKeeper.
 type groupReader interface {
-	Get(ctx context.Context, path string) ([]byte, zkutil.Stat, error)
+	Get(ctx context.Context, path string) ([]byte, zksession.Stat, error)
 	Children(ctx context.Context, path string) ([]string, error)
 }
 
@@ -56,14 +58,14 @@ func readGroup(ctx context.Context, zk groupReader, group, consumerID string, mi
 	reads := make([]read, len(ids))
 	ages := make([]int64, len(ids))
 	forEach(len(ids), nil, func(i int) {
-		var st zkutil.Stat
+		var st zksession.Stat
 		reads[i].data, st, reads[i].err = zk.Get(ctx, zkutil.ConsumerIDPath(group, ids[i]))
 		ages[i] = st.Czxid
 	})
 	var members []groupMember
 	for i, id := range ids {
 		if id == consumerID {
-			if err := reads[i].err; err != nil && !errors.Is(err, zkutil.ErrNoNode) {
+			if err := reads[i].err; err != nil && !errors.Is(err, zksession.ErrNoNode) {
 				return v, fmt.Errorf("rebalance: read our own registration %s: %w", zkutil.ConsumerIDPath(group, id), err)
 			}
 			if reads[i].err == nil {
@@ -75,7 +77,7 @@ func readGroup(ctx context.Context, zk groupReader, group, consumerID string, mi
 		path := zkutil.ConsumerIDPath(group, id)
 		data, err := reads[i].data, reads[i].err
 		reads[i].data = nil
-		if errors.Is(err, zkutil.ErrNoNode) {
+		if errors.Is(err, zksession.ErrNoNode) {
 			continue // left while we were reading
 		}
 		if err != nil {
@@ -109,7 +111,7 @@ func readGroup(ctx context.Context, zk groupReader, group, consumerID string, mi
 
 	var allTopics []string
 	if wildcard {
-		if allTopics, err = zk.Children(ctx, zkutil.BrokerTopicsPath); err != nil && !errors.Is(err, zkutil.ErrNoNode) {
+		if allTopics, err = zk.Children(ctx, zkbrokers.BrokerTopicsPath); err != nil && !errors.Is(err, zksession.ErrNoNode) {
 			return v, fmt.Errorf("rebalance: list topics: %w", err)
 		}
 		slices.Sort(allTopics)
@@ -143,23 +145,23 @@ func readGroup(ctx context.Context, zk groupReader, group, consumerID string, mi
 	topics := slices.Sorted(maps.Keys(v.ctx.ConsumersForTopic))
 	topicReads := make([]read, len(topics))
 	forEach(len(topics), nil, func(i int) {
-		topicReads[i].data, _, topicReads[i].err = zk.Get(ctx, zkutil.TopicPath(topics[i]))
+		topicReads[i].data, _, topicReads[i].err = zk.Get(ctx, zkbrokers.TopicPath(topics[i]))
 	})
 	for i, t := range topics {
-		path := zkutil.TopicPath(t)
+		path := zkbrokers.TopicPath(t)
 		data, err := topicReads[i].data, topicReads[i].err
-		if errors.Is(err, zkutil.ErrNoNode) {
+		if errors.Is(err, zksession.ErrNoNode) {
 			continue // Kafka: a missing topic has no partitions
 		}
 		if err != nil {
 			return v, fmt.Errorf("rebalance: read topic %s: %w", path, err)
 		}
-		parts, err := zkutil.DecodeTopicPartitions(t, path, data)
+		parts, err := zkbrokers.DecodeTopicPartitions(t, path, data)
 		if err != nil {
 			v.broken = append(v.broken, err) // consumed by nobody until fixed
 			continue
 		}
-		v.ctx.PartitionsForTopic[t] = zkutil.SortedPartitions(parts)
+		v.ctx.PartitionsForTopic[t] = zkbrokers.SortedPartitions(parts)
 	}
 	return v, nil
 }

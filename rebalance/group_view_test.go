@@ -14,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkconsumer/zkconsumer/internal/zkbrokers"
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -23,12 +25,12 @@ type memZK map[string][]byte
 
 var _ groupReader = memZK(nil)
 
-func (z memZK) Get(_ context.Context, path string) ([]byte, zkutil.Stat, error) {
+func (z memZK) Get(_ context.Context, path string) ([]byte, zksession.Stat, error) {
 	data, ok := z[path]
 	if !ok {
-		return nil, zkutil.Stat{}, zkutil.ErrNoNode
+		return nil, zksession.Stat{}, zksession.ErrNoNode
 	}
-	return data, zkutil.Stat{}, nil
+	return data, zksession.Stat{}, nil
 }
 
 func (z memZK) Children(_ context.Context, path string) ([]string, error) {
@@ -39,7 +41,7 @@ func (z memZK) Children(_ context.Context, path string) ([]string, error) {
 		}
 	}
 	if out == nil {
-		return nil, zkutil.ErrNoNode
+		return nil, zksession.ErrNoNode
 	}
 	return out, nil
 }
@@ -51,7 +53,7 @@ func (z memZK) addTopic(topic string, n int) {
 		parts[strconv.Itoa(p)] = []int{1}
 	}
 	data, _ := json.Marshal(map[string]any{"version": 1, "partitions": parts})
-	z[zkutil.TopicPath(topic)] = data
+	z[zkbrokers.TopicPath(topic)] = data
 }
 
 // register stores a member's registration as given.

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -272,19 +273,19 @@ func (m *Member) deregister(ctx context.Context) error {
 	if session == 0 {
 		return nil // no session: its ephemeral nodes are gone with it
 	}
-	ctx = zkutil.InSession(ctx, session)
+	ctx = zksession.InSession(ctx, session)
 	path := zkutil.ConsumerIDPath(m.cfg.Group, m.cfg.ConsumerID)
 	ok, stat, err := m.zk.Exists(ctx, path)
 	if err == nil && ok && stat.EphemeralOwner == session {
 		err = m.zk.Delete(ctx, path, stat.Version)
 	}
-	if err != nil && !errors.Is(err, zkutil.ErrNoNode) && !errors.Is(err, zkutil.ErrSessionExpired) {
+	if err != nil && !errors.Is(err, zksession.ErrNoNode) && !errors.Is(err, zksession.ErrSessionExpired) {
 		return fmt.Errorf("rebalance: delete registration %s: %w", path, err)
 	}
 	return nil
 }
 
-func (m *Member) run(ctx context.Context, events <-chan zkutil.SessionEvent, unsubscribe func(), retry bool) {
+func (m *Member) run(ctx context.Context, events <-chan zksession.SessionEvent, unsubscribe func(), retry bool) {
 	defer close(m.done)
 	defer unsubscribe()
 	var (
@@ -335,15 +336,15 @@ func (m *Member) run(ctx context.Context, events <-chan zkutil.SessionEvent, uns
 				return
 			}
 			switch ev.State {
-			case zkutil.StateConnected:
+			case zksession.StateConnected:
 				if m.Generation() == nil {
 					pending = true // nothing owned: try again now
 				}
-			case zkutil.StateExpired:
+			case zksession.StateExpired:
 				if m.sessionExpired(ctx, ev.SessionID) {
 					pending = true
 				}
-			case zkutil.StateClosed:
+			case zksession.StateClosed:
 				return
 			}
 		}

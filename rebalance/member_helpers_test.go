@@ -19,6 +19,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/zkbrokers"
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -42,7 +44,7 @@ func runChildMember() int {
 		return 2
 	}
 	ctx := context.Background()
-	s, err := zkutil.Dial(ctx, zkutil.SessionConfig{Connect: spec.ZKConnect, SessionTimeout: 4 * time.Second, ConnectionTimeout: 20 * time.Second})
+	s, err := zksession.Dial(ctx, zksession.SessionConfig{Connect: spec.ZKConnect, SessionTimeout: 4 * time.Second, ConnectionTimeout: 20 * time.Second})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
@@ -167,7 +169,7 @@ func (r *recorder) snapshot() map[zkutil.TopicPartition]zkutil.ConsumerThreadID 
 type testMember struct {
 	*Member
 	id      string
-	session *zkutil.Session
+	session *zksession.Session
 	rec     *recorder
 	tap     *testcluster.SessionTap
 	errs    chan error
@@ -188,7 +190,7 @@ func startMember(t *testing.T, c *testcluster.Cluster, group, id string, o membe
 	if o.connect == "" {
 		o.connect = c.ZKConnect()
 	}
-	s, err := zkutil.Dial(ctx, zkutil.SessionConfig{Connect: o.connect, SessionTimeout: 4 * time.Second,
+	s, err := zksession.Dial(ctx, zksession.SessionConfig{Connect: o.connect, SessionTimeout: 4 * time.Second,
 		ConnectionTimeout: 20 * time.Second, Dialer: tap.Dial})
 	require.NoError(t, err)
 	if o.strategy == "" {
@@ -228,11 +230,11 @@ func (tm *testMember) stop(t *testing.T) {
 }
 
 // ownersOf reads every owner node of the group: partition -> owner value.
-func ownersOf(ctx context.Context, s *zkutil.Session, group string, topics []string) (map[zkutil.TopicPartition]string, error) {
+func ownersOf(ctx context.Context, s *zksession.Session, group string, topics []string) (map[zkutil.TopicPartition]string, error) {
 	out := map[zkutil.TopicPartition]string{}
 	for _, topic := range topics {
 		parts, err := s.Children(ctx, zkutil.OwnersTopicPath(group, topic))
-		if errors.Is(err, zkutil.ErrNoNode) {
+		if errors.Is(err, zksession.ErrNoNode) {
 			continue
 		}
 		if err != nil {
@@ -244,7 +246,7 @@ func ownersOf(ctx context.Context, s *zkutil.Session, group string, topics []str
 				return nil, err
 			}
 			data, _, err := s.Get(ctx, zkutil.OwnerPath(group, topic, n))
-			if errors.Is(err, zkutil.ErrNoNode) {
+			if errors.Is(err, zksession.ErrNoNode) {
 				continue
 			}
 			if err != nil {
@@ -258,7 +260,7 @@ func ownersOf(ctx context.Context, s *zkutil.Session, group string, topics []str
 
 // expectedOwners computes the assignment the assignor predicts for the
 // group as registered now, as owner values.
-func expectedOwners(ctx context.Context, s *zkutil.Session, group, anyMember string, sub Subscription, a Assignor) (map[zkutil.TopicPartition]string, []string, error) {
+func expectedOwners(ctx context.Context, s *zksession.Session, group, anyMember string, sub Subscription, a Assignor) (map[zkutil.TopicPartition]string, []string, error) {
 	view, err := readGroup(ctx, s, group, anyMember, sub, true, a.Name())
 	if err != nil {
 		return nil, nil, err
@@ -280,7 +282,7 @@ func expectedOwners(ctx context.Context, s *zkutil.Session, group, anyMember str
 // assignor predicts for its current members, every partition of topics is
 // owned, and each in-process member's handler owns exactly its share.
 // members[0] must be subscribed to exactly topics.
-func waitConverged(t *testing.T, observer *zkutil.Session, group string, topics map[string]int, strategy string, wantMembers int, members ...*testMember) map[zkutil.TopicPartition]string {
+func waitConverged(t *testing.T, observer *zksession.Session, group string, topics map[string]int, strategy string, wantMembers int, members ...*testMember) map[zkutil.TopicPartition]string {
 	t.Helper()
 	a, err := NewAssignor(strategy)
 	require.NoError(t, err)
@@ -307,12 +309,12 @@ func waitConverged(t *testing.T, observer *zkutil.Session, group string, topics 
 		}
 		total := 0
 		for topic := range topics {
-			data, _, err := observer.Get(ctx, zkutil.TopicPath(topic))
+			data, _, err := observer.Get(ctx, zkbrokers.TopicPath(topic))
 			if err != nil {
 				last = err.Error()
 				return false
 			}
-			parts, _ := zkutil.DecodeTopicPartitions(topic, "", data)
+			parts, _ := zkbrokers.DecodeTopicPartitions(topic, "", data)
 			total += len(parts)
 		}
 		if len(owners) != total || !maps.Equal(owners, want) {
@@ -355,9 +357,9 @@ func waitUntil(timeout time.Duration, cond func() bool) bool {
 	}
 }
 
-func dialObserver(t *testing.T, c *testcluster.Cluster) *zkutil.Session {
+func dialObserver(t *testing.T, c *testcluster.Cluster) *zksession.Session {
 	t.Helper()
-	s, err := zkutil.Dial(context.Background(), zkutil.SessionConfig{Connect: c.ZKConnect(), SessionTimeout: 10 * time.Second, ConnectionTimeout: 20 * time.Second})
+	s, err := zksession.Dial(context.Background(), zksession.SessionConfig{Connect: c.ZKConnect(), SessionTimeout: 10 * time.Second, ConnectionTimeout: 20 * time.Second})
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
 	return s

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -28,7 +29,7 @@ func (m *Member) register(ctx context.Context) error {
 	}
 	path := zkutil.ConsumerIDPath(m.cfg.Group, m.cfg.ConsumerID)
 	if m.registered == session {
-		ok, stat, err := m.zk.Exists(zkutil.InSession(ctx, session), path)
+		ok, stat, err := m.zk.Exists(zksession.InSession(ctx, session), path)
 		if err != nil {
 			return fmt.Errorf("rebalance: check registration %s: %w", path, err)
 		}
@@ -38,7 +39,7 @@ func (m *Member) register(ctx context.Context) error {
 		m.log.Warn("our registration node is gone although our session lives; registering again", "path", path)
 		m.registered = 0
 	}
-	ctx = zkutil.InSession(ctx, session)
+	ctx = zksession.InSession(ctx, session)
 	data, err := zkutil.EncodeRegistration(m.cfg.Subscription.registration(m.cfg.Now(), m.cfg.Assignor.Name()))
 	if err != nil {
 		return fmt.Errorf("rebalance: %w", err)
@@ -64,7 +65,7 @@ func (m *Member) register(ctx context.Context) error {
 			m.log.Info("registered", "path", path, "registration", string(data))
 			return nil
 		}
-		if !errors.Is(err, zkutil.ErrNodeExists) {
+		if !errors.Is(err, zksession.ErrNodeExists) {
 			return fmt.Errorf("rebalance: register %s: %w", path, err)
 		}
 		exists, stat, gone, err := m.zk.ExistsW(ctx, path)

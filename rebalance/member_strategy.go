@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -42,7 +43,7 @@ func (m *Member) join(ctx context.Context) error {
 // keeps this member out, or nil if it may join.
 func (m *Member) admissible(ctx context.Context) (*StrategyError, error) {
 	ids, err := m.zk.Children(ctx, zkutil.ConsumerIDsPath(m.cfg.Group))
-	if errors.Is(err, zkutil.ErrNoNode) {
+	if errors.Is(err, zksession.ErrNoNode) {
 		return nil, nil
 	}
 	if err != nil {
@@ -74,7 +75,7 @@ func (m *Member) admissible(ctx context.Context) (*StrategyError, error) {
 		switch err := errs[i]; {
 		case g.id == m.cfg.ConsumerID:
 			// A node of ours from an earlier session: register waits it out.
-		case errors.Is(err, zkutil.ErrNoNode), errors.As(err, new(*zkutil.DecodeError)):
+		case errors.Is(err, zksession.ErrNoNode), errors.As(err, new(*zkutil.DecodeError)):
 			// Gone, or unreadable: readGroup reports those.
 		case err != nil:
 			return nil, fmt.Errorf("rebalance: read member %s: %w", zkutil.ConsumerIDPath(m.cfg.Group, g.id), err)

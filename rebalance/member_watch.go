@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/zkconsumer/zkconsumer/internal/zkbrokers"
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -25,14 +27,14 @@ func (m *Member) armWatches(ctx context.Context) {
 	}
 	m.armChildren(ctx, zkutil.ConsumerIDsPath(m.cfg.Group))
 	if m.cfg.Subscription.Filter != nil {
-		m.armChildren(ctx, zkutil.BrokerTopicsPath)
+		m.armChildren(ctx, zkbrokers.BrokerTopicsPath)
 	} else {
 		for t := range m.cfg.Subscription.Topics {
 			m.watchedTopic[t] = true
 		}
 	}
 	for t := range m.watchedTopic {
-		m.armData(ctx, zkutil.TopicPath(t))
+		m.armData(ctx, zkbrokers.TopicPath(t))
 	}
 	if m.cfg.Assignor.Name() == StrategySticky && m.registered != 0 {
 		m.armSticky(ctx)
@@ -55,7 +57,7 @@ func (m *Member) watchTopics(ctx context.Context, topics map[string][]zkutil.Con
 	for t := range topics {
 		if !m.watchedTopic[t] {
 			m.watchedTopic[t] = true
-			m.armData(ctx, zkutil.TopicPath(t))
+			m.armData(ctx, zkbrokers.TopicPath(t))
 		}
 	}
 }
@@ -78,9 +80,9 @@ func (m *Member) armChildren(ctx context.Context, path string) {
 	if m.armed[path] {
 		return
 	}
-	ctx = zkutil.InSession(ctx, m.armedIn)
+	ctx = zksession.InSession(ctx, m.armedIn)
 	_, ch, err := m.zk.ChildrenW(ctx, path)
-	if errors.Is(err, zkutil.ErrNoNode) {
+	if errors.Is(err, zksession.ErrNoNode) {
 		_, _, ch, err = m.zk.ExistsW(ctx, path)
 	}
 	m.forward(path, ch, err)
@@ -90,14 +92,14 @@ func (m *Member) armData(ctx context.Context, path string) {
 	if m.armed[path] {
 		return
 	}
-	ctx = zkutil.InSession(ctx, m.armedIn)
+	ctx = zksession.InSession(ctx, m.armedIn)
 	_, _, ch, err := m.zk.GetW(ctx, path)
-	if errors.Is(err, zkutil.ErrNoNode) {
+	if errors.Is(err, zksession.ErrNoNode) {
 		if m.cfg.Subscription.Filter != nil {
 			// A wildcard member learns of new topics from the children
 			// of /brokers/topics; a watch per vanished topic would only
 			// pile up.
-			delete(m.watchedTopic, strings.TrimPrefix(path, zkutil.BrokerTopicsPath+"/"))
+			delete(m.watchedTopic, strings.TrimPrefix(path, zkbrokers.BrokerTopicsPath+"/"))
 			return
 		}
 		_, _, ch, err = m.zk.ExistsW(ctx, path) // fires when the topic is created
@@ -108,7 +110,7 @@ func (m *Member) armData(ctx context.Context, path string) {
 // forward hands the watch's one event to the loop. A watch that could not
 // be set (connection trouble) is retried at the next rebalance, which a
 // failed attempt schedules.
-func (m *Member) forward(path string, ch <-chan zkutil.WatchEvent, err error) {
+func (m *Member) forward(path string, ch <-chan zksession.WatchEvent, err error) {
 	if err != nil {
 		m.log.Debug("cannot set watch", "path", path, "err", err)
 		return

@@ -9,14 +9,14 @@ import "github.com/zkconsumer/zkconsumer/zkutil"
 // knows, bound to the session that holds the node.
 //
 // Why that is as safe as reading first: the delete is sent only on the
-// connection of the session recorded (zkutil.InSession), so it is never
+// connection of the session recorded (zksession.InSession), so it is never
 // applied once that session is gone, and so never to a node another
 // session created after ours expired. While the session lives, its
 // ephemeral node stays until someone deletes it, and the only deletes of
 // owner nodes are their owners' own releases: every member deletes only
 // nodes of its own session (read back, or recorded here), and a delete
 // retried after a lost connection re-checks the node's session first
-// (zkutil.Session.DeleteEphemeral). So a node recorded here is still ours
+// (zksession.Session.DeleteEphemeral). So a node recorded here is still ours
 // when the release runs. A read-then-delete relies on the same property
 // between its read and its delete. What breaks the property (an operator
 // deleting owner nodes of a live group by hand; Kafka's Scala consumer,

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -34,8 +35,8 @@ type registrationCache struct {
 // cachedRegistration is one registration as read.
 type cachedRegistration struct {
 	data []byte
-	stat zkutil.Stat
-	mark zkutil.WatchMark
+	stat zksession.Stat
+	mark zksession.WatchMark
 }
 
 func newRegistrationCache(group string) *registrationCache {
@@ -70,7 +71,7 @@ func (r cachingReader) Children(ctx context.Context, path string) ([]string, err
 
 // Get reads the node at path; a registration comes from the cache when
 // its mark is unchanged, and is otherwise read with a watch and cached.
-func (r cachingReader) Get(ctx context.Context, path string) ([]byte, zkutil.Stat, error) {
+func (r cachingReader) Get(ctx context.Context, path string) ([]byte, zksession.Stat, error) {
 	if !strings.HasPrefix(path, r.c.ids+"/") {
 		return r.zk.Get(ctx, path)
 	}
@@ -78,7 +79,7 @@ func (r cachingReader) Get(ctx context.Context, path string) ([]byte, zkutil.Sta
 	r.c.mu.Lock()
 	e, ok := r.c.entries[path]
 	r.c.mu.Unlock()
-	if ok && e.mark == mark && mark != (zkutil.WatchMark{}) {
+	if ok && e.mark == mark && mark != (zksession.WatchMark{}) {
 		return e.data, e.stat, nil
 	}
 	// The watch's event is noted by the session (WatchMark); its channel

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -27,7 +28,7 @@ func TestRegistrationCacheReadsOnlyWhatChanged(t *testing.T) {
 	t1, t2 := testcluster.UniqueName("t1"), testcluster.UniqueName("t2")
 	ids := zkutil.ConsumerIDsPath(group)
 	require.NoError(t, s.EnsurePath(ctx, ids))
-	register := func(z *zkutil.Session, id string, sub map[string]int) {
+	register := func(z *zksession.Session, id string, sub map[string]int) {
 		t.Helper()
 		data, err := zkutil.EncodeRegistration(StaticSubscription(sub).registration(time.Now(), StrategyRange))
 		require.NoError(t, err)

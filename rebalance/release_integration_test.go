@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -23,7 +24,7 @@ func TestReleaseOfAnExpiredSessionDeletesNothing(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	tap := &testcluster.SessionTap{}
-	s, err := zkutil.Dial(ctx, zkutil.SessionConfig{Connect: c.ZKConnect(), SessionTimeout: 4 * time.Second,
+	s, err := zksession.Dial(ctx, zksession.SessionConfig{Connect: c.ZKConnect(), SessionTimeout: 4 * time.Second,
 		ConnectionTimeout: 20 * time.Second, Dialer: tap.Dial})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
@@ -72,7 +73,7 @@ func ownedNodesCopy(o ownedNodes) ownedNodes {
 }
 
 // requirePeerOwnsAll checks that every owner node of mine is peer's.
-func requirePeerOwnsAll(t *testing.T, ctx context.Context, peer *zkutil.Session, group string, mine map[zkutil.TopicPartition]zkutil.ConsumerThreadID) {
+func requirePeerOwnsAll(t *testing.T, ctx context.Context, peer *zksession.Session, group string, mine map[zkutil.TopicPartition]zkutil.ConsumerThreadID) {
 	t.Helper()
 	require.NoError(t, peer.Sync(ctx, zkutil.OwnersPath(group)))
 	for tp := range mine {

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -125,7 +126,7 @@ func TestConflictingClaimsDoNotPileUpWatches(t *testing.T) {
 	squatter := zkutil.OwnerPath(group, topic, 0)
 	require.NoError(t, observer.CreateEphemeral(ctx, squatter, []byte("stranger-0")))
 
-	s, err := zkutil.Dial(ctx, zkutil.SessionConfig{Connect: c.ZKConnect(), SessionTimeout: 4 * time.Second, ConnectionTimeout: 20 * time.Second})
+	s, err := zksession.Dial(ctx, zksession.SessionConfig{Connect: c.ZKConnect(), SessionTimeout: 4 * time.Second, ConnectionTimeout: 20 * time.Second})
 	require.NoError(t, err)
 	defer s.Close()
 	a, err := NewAssignor(StrategyRange)
@@ -177,7 +178,7 @@ func TestCloseRacingStart(t *testing.T) {
 	topic := newTopic(t, c, 2)
 	group := testcluster.UniqueName("g-race")
 	ctx := context.Background()
-	s, err := zkutil.Dial(ctx, zkutil.SessionConfig{Connect: c.ZKConnect(), SessionTimeout: 4 * time.Second, ConnectionTimeout: 20 * time.Second})
+	s, err := zksession.Dial(ctx, zksession.SessionConfig{Connect: c.ZKConnect(), SessionTimeout: 4 * time.Second, ConnectionTimeout: 20 * time.Second})
 	require.NoError(t, err)
 	defer s.Close()
 	a, err := NewAssignor(StrategyRange)
@@ -332,7 +333,7 @@ func TestExpiryBetweenAttemptsKeepsWatching(t *testing.T) {
 	require.NoError(t, observer.CreateEphemeral(ctx, squatter, []byte("stranger-0")))
 
 	tap := &testcluster.SessionTap{}
-	s, err := zkutil.Dial(ctx, zkutil.SessionConfig{Connect: c.ZKConnect(), SessionTimeout: 4 * time.Second,
+	s, err := zksession.Dial(ctx, zksession.SessionConfig{Connect: c.ZKConnect(), SessionTimeout: 4 * time.Second,
 		ConnectionTimeout: 20 * time.Second, Dialer: tap.Dial})
 	require.NoError(t, err)
 	a, err := NewAssignor(StrategyRange)

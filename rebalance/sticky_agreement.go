@@ -10,6 +10,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -174,11 +175,11 @@ func (m *Member) agreeSticky(ctx context.Context, view AssignmentContext, cversi
 		return nil, err
 	}
 	path := stickyPath(m.cfg.Group)
-	wctx := zkutil.InSession(ctx, m.registered)
+	wctx := zksession.InSession(ctx, m.registered)
 	for range 8 {
 		data, stat, err := m.zk.Get(wctx, path)
 		exists := err == nil
-		if errors.Is(err, zkutil.ErrNoNode) {
+		if errors.Is(err, zksession.ErrNoNode) {
 			err = nil
 		}
 		if err != nil {
@@ -220,7 +221,7 @@ func (m *Member) agreeSticky(ctx context.Context, view AssignmentContext, cversi
 		}
 		var version int32
 		if exists {
-			var st zkutil.Stat
+			var st zksession.Stat
 			st, err = m.zk.Set(wctx, path, value, stat.Version)
 			version = st.Version
 		} else {
@@ -231,7 +232,7 @@ func (m *Member) agreeSticky(ctx context.Context, view AssignmentContext, cversi
 			m.sticky = stickyFollow{version: version, wrote: fp}
 			m.log.Info("wrote the group's sticky assignment", "path", path, "version", version, "members", len(view.Consumers), "ids_cversion", cversion)
 			return a, nil
-		case errors.Is(err, zkutil.ErrBadVersion), errors.Is(err, zkutil.ErrNodeExists), errors.Is(err, zkutil.ErrNoNode):
+		case errors.Is(err, zksession.ErrBadVersion), errors.Is(err, zksession.ErrNodeExists), errors.Is(err, zksession.ErrNoNode):
 			continue // another member wrote first (or deleted it): read it again
 		default:
 			return nil, fmt.Errorf("rebalance: write the group's sticky assignment %s: %w", path, err)
@@ -249,10 +250,10 @@ func (m *Member) armSticky(ctx context.Context) (unchanged bool) {
 	if m.armed[path] {
 		return true
 	}
-	ctx = zkutil.InSession(ctx, m.armedIn)
+	ctx = zksession.InSession(ctx, m.armedIn)
 	version := int32(-1)
 	_, stat, ch, err := m.zk.GetW(ctx, path)
-	if errors.Is(err, zkutil.ErrNoNode) {
+	if errors.Is(err, zksession.ErrNoNode) {
 		_, _, ch, err = m.zk.ExistsW(ctx, path)
 	} else if err == nil {
 		version = stat.Version

@@ -13,11 +13,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
 // stickyNode reads the group's sticky_assignment node as owner values.
-func stickyNode(ctx context.Context, s *zkutil.Session, group string) (*stickyRecord, map[zkutil.TopicPartition]string, error) {
+func stickyNode(ctx context.Context, s *zksession.Session, group string) (*stickyRecord, map[zkutil.TopicPartition]string, error) {
 	data, _, err := s.Get(ctx, stickyPath(group))
 	if err != nil {
 		return nil, nil, err

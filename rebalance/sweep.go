@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync/atomic"
 
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -27,7 +28,7 @@ func (m *Member) sweepOwners(ctx context.Context, session int64, view Assignment
 			}
 		}
 	}
-	bctx := zkutil.InSession(ctx, session)
+	bctx := zksession.InSession(ctx, session)
 	var failed, swept atomic.Int64
 	deleted := make([]bool, len(others))
 	forEach(len(others), nil, func(i int) {
@@ -35,7 +36,7 @@ func (m *Member) sweepOwners(ctx context.Context, session int64, view Assignment
 		path := zkutil.OwnerPath(m.cfg.Group, tp.Topic, tp.Partition)
 		data, stat, err := m.zk.Get(bctx, path)
 		switch {
-		case errors.Is(err, zkutil.ErrNoNode):
+		case errors.Is(err, zksession.ErrNoNode):
 			return
 		case err != nil:
 			failed.Add(1)
@@ -52,7 +53,7 @@ func (m *Member) sweepOwners(ctx context.Context, session int64, view Assignment
 		switch {
 		case err == nil:
 			swept.Add(1)
-		case !errors.Is(err, zkutil.ErrNoNode):
+		case !errors.Is(err, zksession.ErrNoNode):
 			failed.Add(1)
 		}
 	})

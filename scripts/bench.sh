@@ -140,7 +140,7 @@ for round in $(seq 1 $((others ? ROUNDS : 0))); do
       tee -a "$OUT/rebalance.txt" | grep '^Benchmark' || true
   fi
   if has fetcher; then
-    go test -run='^$' -bench='^BenchmarkThroughput' -benchtime=3x -count=1 -timeout=30m ./fetcher |
+    go test -run='^$' -bench='^BenchmarkThroughput' -benchtime=3x -count=1 -timeout=30m ./internal/fetch |
       tee -a "$OUT/fetcher.txt" | grep '^Benchmark' || true
   fi
   if [[ "$BENCH_REBALANCE" == 1 ]]; then
@@ -177,9 +177,9 @@ if [[ "${PROFILE:-0}" == 1 ]] && has connector; then
     done
     {
       echo "## fetcher goroutine, blocked (sync)"
-      go tool pprof -top -cum -focus='fetcher\.\(\*fetcher\)\.loop' -nodecount=12 "$OUT/connector-100B-p$parts.sync.prof" 2>/dev/null
+      go tool pprof -top -cum -focus='fetch\.\(\*fetcher\)\.loop' -nodecount=12 "$OUT/connector-100B-p$parts.sync.prof" 2>/dev/null
       echo "## fetcher goroutine, runnable but not running (sched)"
-      go tool pprof -top -cum -focus='fetcher\.\(\*fetcher\)\.loop' -nodecount=12 "$OUT/connector-100B-p$parts.sched.prof" 2>/dev/null
+      go tool pprof -top -cum -focus='fetch\.\(\*fetcher\)\.loop' -nodecount=12 "$OUT/connector-100B-p$parts.sched.prof" 2>/dev/null
       echo "## stream readers, blocked (sync)"
       go tool pprof -top -cum -focus='readConnector' -nodecount=12 "$OUT/connector-100B-p$parts.sync.prof" 2>/dev/null
     } >"$OUT/profile-p$parts-blocking.txt"

@@ -39,7 +39,7 @@ func NewConsumerID(group, configuredID, hostname string, now time.Time, random i
 		return group + "_" + configuredID, nil
 	}
 	if hostname == "" {
-		return "", errors.New("zkutil: consumer id needs a host name when consumer.id is not set")
+		return "", errors.New("consumer id needs a host name when consumer.id is not set")
 	}
 	hex, err := uuidPrefix(random)
 	if err != nil {
@@ -52,12 +52,12 @@ func NewConsumerID(group, configuredID, hostname string, now time.Time, random i
 // .substring(0, 8) of a random version 4 UUID.
 func uuidPrefix(random io.Reader) (string, error) {
 	if random == nil {
-		return "", errors.New("zkutil: consumer id needs a random source")
+		return "", errors.New("consumer id needs a random source")
 	}
 	var msb [8]byte
 	for range maxUUIDDraws {
 		if _, err := io.ReadFull(random, msb[:]); err != nil {
-			return "", fmt.Errorf("zkutil: reading random bytes for the consumer id: %w", err)
+			return "", fmt.Errorf("reading random bytes for the consumer id: %w", err)
 		}
 		msb[6] = msb[6]&0x0f | 0x40 // version 4
 		// Java's toHexString treats the long as unsigned and drops
@@ -67,7 +67,7 @@ func uuidPrefix(random io.Reader) (string, error) {
 			return hex[:8], nil
 		}
 	}
-	return "", errors.New("zkutil: random source keeps producing UUIDs with leading zeros")
+	return "", errors.New("random source keeps producing UUIDs with leading zeros")
 }
 
 // ValidateGroupID checks group.id the way Kafka's Config.validateChars does:
@@ -79,12 +79,12 @@ func ValidateGroupID(group string) error {
 
 func validateChars(prop, value string) error {
 	if value == "" {
-		return fmt.Errorf("zkutil: %s is empty", prop)
+		return fmt.Errorf("%s is empty", prop)
 	}
 	for i := 0; i < len(value); i++ {
 		c := value[i]
 		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
-			return fmt.Errorf("zkutil: %s %q is illegal: it contains a character other than ASCII alphanumerics, '.', '_' and '-'", prop, value)
+			return fmt.Errorf("%s %q is illegal: it contains a character other than ASCII alphanumerics, '.', '_' and '-'", prop, value)
 		}
 	}
 	return nil

@@ -109,7 +109,7 @@ func TestNewConsumerIDErrors(t *testing.T) {
 			id, err := NewConsumerID(tt.group, "", tt.hostname, idTime, tt.random)
 			require.Error(t, err)
 			assert.Empty(t, id)
-			assert.Regexp(t, `^zkutil: `, err.Error())
+			assert.NotRegexp(t, `^zkutil: `, err.Error())
 		})
 	}
 	_, err := NewConsumerID("g", "", "h", idTime, bytes.NewReader(nil))
@@ -123,6 +123,6 @@ func TestValidateIDs(t *testing.T) {
 	for _, bad := range []string{"", "my group", "g/1", "g:1", "grüppe", "g\n", "g*", "g,h"} {
 		err := ValidateGroupID(bad)
 		require.Error(t, err, bad)
-		assert.Regexp(t, `^zkutil: group\.id `, err.Error())
+		assert.Regexp(t, `^group\.id `, err.Error())
 	}
 }

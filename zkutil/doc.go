@@ -1,21 +1,21 @@
-// Package zkutil speaks Kafka's ZooKeeper layout: the ZooKeeper session, the
-// paths under /consumers and /brokers, and the JSON and string codecs for the
-// values Kafka's Scala consumer (1.1.1) reads and writes there.
+// Package zkutil is for Go programs that read or write a consumer group of
+// Kafka's ZooKeeper-based consumer as Kafka's own tools do: the group's
+// paths under /consumers, and the codecs of the values found there (member
+// registrations, partition owners, committed offsets), as Kafka's Scala
+// consumer (1.1.1) writes and reads them.
 //
-// Writers produce exactly the bytes Scala writes; readers are tolerant of key
-// order and value types, and every decoder reports garbage as an error that
-// names the znode instead of panicking.
+// An application that consumes messages needs none of it: the connector
+// package is the consumer, and re-exports the few types of this package
+// its API uses (TopicPartition, ConsumerThreadID, DecodeError).
 //
-// What is exported is deliberate: Kafka's ZooKeeper layout (paths,
-// codecs, the consumer and thread ids) and the Session, for the module's
-// layers above (rebalance, connector) and for programs that read or
-// change a group's state in ZooKeeper as Kafka's own tools do (the group
-// tool, the console consumer). An application that consumes messages
-// needs none of it: connector re-exports the few types its API uses
-// (TopicPartition, ConsumerThreadID, DecodeError, SessionStats). A test
-// of the module keeps a list of the exported names, so that none is added
-// or removed by accident. Before 1.0 the exported surface may shrink in a minor
-// version; CHANGELOG.md says so when it does.
+// The package holds no ZooKeeper client: its functions build paths and
+// bytes, and read bytes, so a program reads and writes the nodes with the
+// ZooKeeper client it already has. Writers produce exactly the bytes Scala
+// writes; readers are tolerant of key order and value types, and every
+// decoder reports garbage as a *DecodeError naming the znode instead of
+// panicking.
 //
-// The package imports nothing else of this module.
+// Every path is relative to the chroot of the ZooKeeper connection string
+// (zookeeper.connect "zk1:2181/kafka" puts /consumers at /kafka/consumers).
+// The package depends on nothing outside the Go standard library.
 package zkutil

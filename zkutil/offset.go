@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/zkconsumer/zkconsumer/internal/zkjson"
 )
 
 // NoOffset is the offset that means "nothing committed" (Kafka's
@@ -33,10 +35,10 @@ func DecodeOffset(path string, data []byte) (int64, error) {
 	// With base 10, ParseInt accepts exactly [+-]?[0-9]+, like parseLong.
 	n, err := strconv.ParseInt(s, 10, 64)
 	if errors.Is(err, strconv.ErrRange) {
-		return 0, decodeError(path, fmt.Errorf("offset %s is out of range", quoteData([]byte(s))))
+		return 0, decodeError(path, fmt.Errorf("offset %s is out of range", zkjson.Quote([]byte(s))))
 	}
 	if err != nil {
-		return 0, decodeError(path, fmt.Errorf("offset %s is not a decimal number", quoteData([]byte(s))))
+		return 0, decodeError(path, fmt.Errorf("offset %s is not a decimal number", zkjson.Quote([]byte(s))))
 	}
 	if n < NoOffset {
 		return 0, decodeError(path, fmt.Errorf("offset %d is negative", n))

@@ -2,17 +2,10 @@ package zkutil
 
 import "strconv"
 
-// Roots of Kafka's ZooKeeper layout. Every path in this package is relative
-// to the chroot of the ZooKeeper connection string; the session adds the
-// chroot.
-const (
-	// ConsumersPath holds one child per consumer group (ZkUtils.ConsumersPath).
-	ConsumersPath = "/consumers"
-	// BrokerIDsPath holds one ephemeral child per live broker, named by its id.
-	BrokerIDsPath = "/brokers/ids"
-	// BrokerTopicsPath holds one child per topic with its replica assignment.
-	BrokerTopicsPath = "/brokers/topics"
-)
+// ConsumersPath holds one child per consumer group (ZkUtils.ConsumersPath).
+// Like every path of this package, it is relative to the chroot of the
+// ZooKeeper connection string.
+const ConsumersPath = "/consumers"
 
 // GroupPath returns /consumers/<group>.
 func GroupPath(group string) string {
@@ -63,24 +56,6 @@ func OffsetsTopicPath(group, topic string) string {
 // persistent node holding the next offset to consume (see EncodeOffset).
 func OffsetPath(group, topic string, partition int32) string {
 	return OffsetsTopicPath(group, topic) + "/" + formatInt32(partition)
-}
-
-// BrokerIDPath returns /brokers/ids/<id>, the registration of one broker
-// (see DecodeBroker).
-func BrokerIDPath(id int32) string {
-	return BrokerIDsPath + "/" + formatInt32(id)
-}
-
-// TopicPath returns /brokers/topics/<topic>, the replica assignment of a
-// topic (see DecodeTopicPartitions).
-func TopicPath(topic string) string {
-	return BrokerTopicsPath + "/" + topic
-}
-
-// PartitionStatePath returns /brokers/topics/<topic>/partitions/<partition>/state,
-// the leader and ISR of a partition (see DecodePartitionState).
-func PartitionStatePath(topic string, partition int32) string {
-	return TopicPath(topic) + "/partitions/" + formatInt32(partition) + "/state"
 }
 
 func formatInt32(n int32) string {

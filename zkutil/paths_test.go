@@ -10,8 +10,6 @@ import (
 func TestPaths(t *testing.T) {
 	tests := []struct{ got, want string }{
 		{ConsumersPath, "/consumers"},
-		{BrokerIDsPath, "/brokers/ids"},
-		{BrokerTopicsPath, "/brokers/topics"},
 		{GroupPath("g1"), "/consumers/g1"},
 		{ConsumerIDsPath("g1"), "/consumers/g1/ids"},
 		{ConsumerIDPath("g1", "g1_host-1531000000000-5f3a9c2e"), "/consumers/g1/ids/g1_host-1531000000000-5f3a9c2e"},
@@ -22,9 +20,6 @@ func TestPaths(t *testing.T) {
 		{OffsetsTopicPath("g1", "orders"), "/consumers/g1/offsets/orders"},
 		{OffsetPath("g1", "orders", 0), "/consumers/g1/offsets/orders/0"},
 		{OffsetPath("g1", "orders", math.MaxInt32), "/consumers/g1/offsets/orders/2147483647"},
-		{BrokerIDPath(1001), "/brokers/ids/1001"},
-		{TopicPath("orders"), "/brokers/topics/orders"},
-		{PartitionStatePath("orders", 3), "/brokers/topics/orders/partitions/3/state"},
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, tt.got)

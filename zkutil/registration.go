@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/zkconsumer/zkconsumer/internal/zkjson"
 )
 
 // Values of the "pattern" field of a consumer registration (Scala's
@@ -98,33 +100,33 @@ type Registration struct {
 // as 1).
 func EncodeRegistration(r Registration) ([]byte, error) {
 	if r.Version != 0 && r.Version != registrationVersion {
-		return nil, fmt.Errorf("zkutil: registration version %d is not supported, Kafka writes %d", r.Version, registrationVersion)
+		return nil, fmt.Errorf("registration version %d is not supported, Kafka writes %d", r.Version, registrationVersion)
 	}
 	switch r.Pattern {
 	case PatternStatic:
 	case PatternWhitelist, PatternBlacklist:
 		if len(r.Subscription) != 1 {
-			return nil, fmt.Errorf("zkutil: %s registration needs exactly one regex, got %d", r.Pattern, len(r.Subscription))
+			return nil, fmt.Errorf("%s registration needs exactly one regex, got %d", r.Pattern, len(r.Subscription))
 		}
 	default:
-		return nil, fmt.Errorf("zkutil: unknown registration pattern %q", r.Pattern)
+		return nil, fmt.Errorf("unknown registration pattern %q", r.Pattern)
 	}
 	if len(r.Subscription) == 0 {
-		return nil, errors.New("zkutil: registration has an empty subscription")
+		return nil, errors.New("registration has an empty subscription")
 	}
 	if !utf8.ValidString(r.AssignmentStrategy) {
-		return nil, fmt.Errorf("zkutil: registration assignment strategy %q is not valid UTF-8", r.AssignmentStrategy)
+		return nil, fmt.Errorf("registration assignment strategy %q is not valid UTF-8", r.AssignmentStrategy)
 	}
 	if err := checkStreamCounts(r.Subscription); err != nil {
-		return nil, fmt.Errorf("zkutil: %w", err)
+		return nil, err
 	}
 	keys := make([]string, 0, len(r.Subscription))
 	for k := range r.Subscription {
 		if k == "" {
-			return nil, errors.New("zkutil: registration subscribes to an empty topic or regex")
+			return nil, errors.New("registration subscribes to an empty topic or regex")
 		}
 		if !utf8.ValidString(k) {
-			return nil, fmt.Errorf("zkutil: registration key %q is not valid UTF-8", k)
+			return nil, fmt.Errorf("registration key %q is not valid UTF-8", k)
 		}
 		keys = append(keys, k)
 	}
@@ -136,18 +138,18 @@ func EncodeRegistration(r Registration) ([]byte, error) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, k)
+		b = zkjson.AppendString(b, k)
 		b = append(b, ':')
 		b = strconv.AppendInt(b, int64(r.Subscription[k]), 10)
 	}
 	b = append(b, `},"pattern":`...)
-	b = appendJSONString(b, r.Pattern)
+	b = zkjson.AppendString(b, r.Pattern)
 	b = append(b, `,"timestamp":"`...)
 	b = strconv.AppendInt(b, r.Timestamp, 10)
 	b = append(b, '"')
 	if r.AssignmentStrategy != "" {
 		b = append(b, `,"assignment_strategy":`...)
-		b = appendJSONString(b, r.AssignmentStrategy)
+		b = zkjson.AppendString(b, r.AssignmentStrategy)
 	}
 	b = append(b, '}')
 	return b, nil
@@ -181,13 +183,13 @@ func DecodeRegistration(path string, data []byte) (Registration, error) {
 }
 
 func decodeRegistration(data []byte) (Registration, error) {
-	obj, err := parseObject(data)
+	obj, err := zkjson.ParseObject(data)
 	if err != nil {
 		return Registration{}, err
 	}
 	var r Registration
 	if raw, ok := obj["version"]; ok {
-		if v, err := jsonInt32(raw); err == nil {
+		if v, err := zkjson.Int32(raw); err == nil {
 			r.Version = int(v)
 		}
 	}
@@ -195,7 +197,7 @@ func decodeRegistration(data []byte) (Registration, error) {
 		r.Timestamp = lenientTimestamp(raw)
 	}
 	if raw, ok := obj["assignment_strategy"]; ok {
-		s, err := jsonString(raw)
+		s, err := zkjson.String(raw)
 		if err != nil {
 			return Registration{}, fmt.Errorf("registration assignment_strategy: %w", err)
 		}
@@ -206,7 +208,7 @@ func decodeRegistration(data []byte) (Registration, error) {
 	if !ok {
 		return Registration{}, errors.New(`registration has no "pattern"`)
 	}
-	pattern, err := jsonString(rawPattern)
+	pattern, err := zkjson.String(rawPattern)
 	if err != nil {
 		return Registration{}, fmt.Errorf("registration pattern: %w", err)
 	}
@@ -215,13 +217,13 @@ func decodeRegistration(data []byte) (Registration, error) {
 	if !ok {
 		return Registration{}, errors.New(`registration has no "subscription"`)
 	}
-	sub, err := jsonObject(rawSub)
+	sub, err := zkjson.Object(rawSub)
 	if err != nil {
 		return Registration{}, fmt.Errorf("registration subscription: %w", err)
 	}
 	r.Subscription = make(map[string]int, len(sub))
 	for k, raw := range sub {
-		n, err := jsonInt32(raw)
+		n, err := zkjson.Int32(raw)
 		if err != nil {
 			return Registration{}, fmt.Errorf("stream count of %q: %w", k, err)
 		}
@@ -244,7 +246,7 @@ func decodeRegistration(data []byte) (Registration, error) {
 // checkStreamCounts enforces 1..MaxStreams streams per entry, at most
 // MaxTopics entries and at most MaxThreads streams in all. The errors name
 // the offending entry (the first in key order, so that the same data always
-// gives the same error) and carry no "zkutil: " prefix.
+// gives the same error) and carry no "" prefix.
 func checkStreamCounts(sub map[string]int) error {
 	if len(sub) > MaxTopics {
 		return fmt.Errorf("registration lists %d topics, more than the limit of %d", len(sub), MaxTopics)
@@ -270,14 +272,14 @@ func checkStreamCounts(sub map[string]int) error {
 // or a number. Since no reader acts on it, anything else reads as 0 instead
 // of failing the registration.
 func lenientTimestamp(raw json.RawMessage) int64 {
-	if s, err := jsonString(raw); err == nil {
+	if s, err := zkjson.String(raw); err == nil {
 		n, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
 			return 0
 		}
 		return n
 	}
-	n, err := jsonInt(raw, 64)
+	n, err := zkjson.Int(raw, 64)
 	if err != nil {
 		return 0
 	}

@@ -32,11 +32,11 @@ func (id ConsumerThreadID) Less(other ConsumerThreadID) bool {
 func ParseConsumerThreadID(s string) (ConsumerThreadID, error) {
 	i := strings.LastIndexByte(s, '-')
 	if i <= 0 || i == len(s)-1 {
-		return ConsumerThreadID{}, fmt.Errorf("zkutil: owner value %q is not <consumerId>-<thread>", s)
+		return ConsumerThreadID{}, fmt.Errorf("owner value %q is not <consumerId>-<thread>", s)
 	}
 	n, err := strconv.Atoi(s[i+1:])
 	if err != nil || n < 0 || strconv.Itoa(n) != s[i+1:] {
-		return ConsumerThreadID{}, fmt.Errorf("zkutil: owner value %q has no thread number", s)
+		return ConsumerThreadID{}, fmt.Errorf("owner value %q has no thread number", s)
 	}
 	return ConsumerThreadID{ConsumerID: s[:i], Thread: n}, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -275,7 +276,7 @@ func TestWrittenOutputIsCommittedBeforeARebalanceReleasesIt(t *testing.T) {
 	// partition and releases only the one that moves.
 	owner := func(p int32) string {
 		data, _, err := zk.Get(ctx, zkutil.OwnerPath(group, topic, p))
-		if errors.Is(err, zkutil.ErrNoNode) {
+		if errors.Is(err, zksession.ErrNoNode) {
 			return ""
 		}
 		require.NoError(t, err)

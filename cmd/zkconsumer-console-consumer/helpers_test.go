@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -147,9 +148,9 @@ func waitFor(t *testing.T, timeout time.Duration, cond func() bool, format strin
 }
 
 // zkSession opens a ZooKeeper session under the cluster's chroot.
-func zkSession(t *testing.T, ctx context.Context, c *testcluster.Cluster) *zkutil.Session {
+func zkSession(t *testing.T, ctx context.Context, c *testcluster.Cluster) *zksession.Session {
 	t.Helper()
-	s, err := zkutil.Dial(ctx, zkutil.SessionConfig{Connect: c.ZKConnect()})
+	s, err := zksession.Dial(ctx, zksession.SessionConfig{Connect: c.ZKConnect()})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
 	return s
@@ -157,13 +158,13 @@ func zkSession(t *testing.T, ctx context.Context, c *testcluster.Cluster) *zkuti
 
 // committed reads a group's committed offset of one partition from
 // ZooKeeper; ok is false when there is none.
-func committed(t *testing.T, ctx context.Context, s *zkutil.Session, group, topic string, partition int32) (offset int64, ok bool) {
+func committed(t *testing.T, ctx context.Context, s *zksession.Session, group, topic string, partition int32) (offset int64, ok bool) {
 	t.Helper()
 	path := zkutil.OffsetPath(group, topic, partition)
 	// The members wrote through whichever server they are connected to.
 	require.NoError(t, s.Sync(ctx, path))
 	data, _, err := s.Get(ctx, path)
-	if errors.Is(err, zkutil.ErrNoNode) {
+	if errors.Is(err, zksession.ErrNoNode) {
 		return 0, false
 	}
 	require.NoError(t, err)

@@ -7,6 +7,8 @@ import (
 	"io"
 
 	"github.com/zkconsumer/zkconsumer/connector"
+	"github.com/zkconsumer/zkconsumer/internal/zkbrokers"
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -17,8 +19,8 @@ import (
 
 // dialZK opens a short-lived session with the consumer's ZooKeeper
 // settings.
-func dialZK(ctx context.Context, cfg connector.Config) (*zkutil.Session, error) {
-	return zkutil.Dial(ctx, zkutil.SessionConfig{
+func dialZK(ctx context.Context, cfg connector.Config) (*zksession.Session, error) {
+	return zksession.Dial(ctx, zksession.SessionConfig{
 		Connect:           cfg.ZooKeeperConnect,
 		SessionTimeout:    cfg.ZooKeeperSessionTimeout,
 		ConnectionTimeout: cfg.ZooKeeperConnectionTimeout,
@@ -38,7 +40,7 @@ func checkZK(ctx context.Context, cfg connector.Config, o *options, stderr io.Wr
 		return err
 	}
 	defer s.Close()
-	ok, _, err := s.Exists(ctx, zkutil.BrokerIDsPath)
+	ok, _, err := s.Exists(ctx, zkbrokers.BrokerIDsPath)
 	if err != nil {
 		return err
 	}
@@ -67,12 +69,12 @@ func checkZK(ctx context.Context, cfg connector.Config, o *options, stderr io.Wr
 
 // noteNoTopic prints a note on stderr when no topic in ZooKeeper matches
 // the filter.
-func noteNoTopic(ctx context.Context, s *zkutil.Session, cfg connector.Config, o *options, stderr io.Writer) error {
+func noteNoTopic(ctx context.Context, s *zksession.Session, cfg connector.Config, o *options, stderr io.Writer) error {
 	if o.matcher == nil {
 		return nil
 	}
-	topics, err := s.Children(ctx, zkutil.BrokerTopicsPath)
-	if err != nil && !errors.Is(err, zkutil.ErrNoNode) {
+	topics, err := s.Children(ctx, zkbrokers.BrokerTopicsPath)
+	if err != nil && !errors.Is(err, zksession.ErrNoNode) {
 		return err
 	}
 	for _, t := range topics {
@@ -98,9 +100,9 @@ func deleteGroup(ctx context.Context, cfg connector.Config) error {
 
 // deleteRecursive deletes path and its descendants; a missing node is not
 // an error (ZkUtils.maybeDeletePath).
-func deleteRecursive(ctx context.Context, s *zkutil.Session, path string) error {
+func deleteRecursive(ctx context.Context, s *zksession.Session, path string) error {
 	children, err := s.Children(ctx, path)
-	if errors.Is(err, zkutil.ErrNoNode) {
+	if errors.Is(err, zksession.ErrNoNode) {
 		return nil
 	}
 	if err != nil {
@@ -112,7 +114,7 @@ func deleteRecursive(ctx context.Context, s *zkutil.Session, path string) error 
 		}
 	}
 	err = s.Delete(ctx, path, -1)
-	if err != nil && !errors.Is(err, zkutil.ErrNoNode) {
+	if err != nil && !errors.Is(err, zksession.ErrNoNode) {
 		return fmt.Errorf("delete %s: %w", path, err)
 	}
 	return nil

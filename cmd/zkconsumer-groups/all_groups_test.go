@@ -9,7 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
-	"github.com/zkconsumer/zkconsumer/zkutil"
+	"github.com/zkconsumer/zkconsumer/internal/zkbrokers"
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 )
 
 // mirrorChroot creates a chroot of its own on the cluster's ZooKeeper
@@ -17,7 +18,7 @@ import (
 // given topics' znodes, so that groups written there describe real
 // partitions while nothing else in the cluster shows up. It returns the
 // connect string and a session on the chroot.
-func mirrorChroot(t *testing.T, c *testcluster.Cluster, topics ...string) (string, *zkutil.Session) {
+func mirrorChroot(t *testing.T, c *testcluster.Cluster, topics ...string) (string, *zksession.Session) {
 	t.Helper()
 	ctx := testCtx(t, time.Minute)
 	src := session(t, c)
@@ -30,21 +31,21 @@ func mirrorChroot(t *testing.T, c *testcluster.Cluster, topics ...string) (strin
 		require.NoError(t, err)
 		writeNode(t, raw, chroot+path, string(data))
 	}
-	ids, err := src.Children(ctx, zkutil.BrokerIDsPath)
+	ids, err := src.Children(ctx, zkbrokers.BrokerIDsPath)
 	require.NoError(t, err)
 	for _, id := range ids {
-		copyNode(zkutil.BrokerIDsPath + "/" + id)
+		copyNode(zkbrokers.BrokerIDsPath + "/" + id)
 	}
 	for _, topic := range topics {
-		copyNode(zkutil.TopicPath(topic))
-		parts, err := src.Children(ctx, zkutil.TopicPath(topic)+"/partitions")
+		copyNode(zkbrokers.TopicPath(topic))
+		parts, err := src.Children(ctx, zkbrokers.TopicPath(topic)+"/partitions")
 		require.NoError(t, err)
 		for _, p := range parts {
-			copyNode(zkutil.TopicPath(topic) + "/partitions/" + p + "/state")
+			copyNode(zkbrokers.TopicPath(topic) + "/partitions/" + p + "/state")
 		}
 	}
 	connect := c.ZKServer() + chroot
-	s, err := zkutil.Dial(context.Background(), zkutil.SessionConfig{Connect: connect, SessionTimeout: 10 * time.Second, ConnectionTimeout: 20 * time.Second})
+	s, err := zksession.Dial(context.Background(), zksession.SessionConfig{Connect: connect, SessionTimeout: 10 * time.Second, ConnectionTimeout: 20 * time.Second})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
 	return connect, s

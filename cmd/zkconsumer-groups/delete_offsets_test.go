@@ -12,6 +12,7 @@ import (
 	"github.com/zkconsumer/zkconsumer/connector"
 	"github.com/zkconsumer/zkconsumer/internal/groups"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -38,7 +39,7 @@ func deletionRows(t *testing.T, out string) map[string]string {
 }
 
 // offsetExists reports whether group has an offset node for tp.
-func offsetExists(t *testing.T, zk *zkutil.Session, group, topic string, p int32) bool {
+func offsetExists(t *testing.T, zk *zksession.Session, group, topic string, p int32) bool {
 	t.Helper()
 	ok, _, err := zk.Exists(context.Background(), zkutil.OffsetPath(group, topic, p))
 	require.NoError(t, err)

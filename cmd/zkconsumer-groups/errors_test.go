@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
-	"github.com/zkconsumer/zkconsumer/zkutil"
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 )
 
 // TestUsageErrors: bad combinations of options exit 2 with a message.
@@ -179,6 +179,6 @@ func TestRefusedZooKeeperFailsFast(t *testing.T) {
 }
 
 // openRaw opens a session without chroot.
-func openRaw(server string) (*zkutil.Session, error) {
-	return zkutil.Dial(testCtxBackground(), zkutil.SessionConfig{Connect: server, SessionTimeout: 10 * time.Second, ConnectionTimeout: 20 * time.Second})
+func openRaw(server string) (*zksession.Session, error) {
+	return zksession.Dial(testCtxBackground(), zksession.SessionConfig{Connect: server, SessionTimeout: 10 * time.Second, ConnectionTimeout: 20 * time.Second})
 }

@@ -10,18 +10,19 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
 // writeNode creates or overwrites a persistent znode, parents included.
-func writeNode(t *testing.T, zk *zkutil.Session, path, data string) {
+func writeNode(t *testing.T, zk *zksession.Session, path, data string) {
 	t.Helper()
 	require.NoError(t, zk.SetOrCreate(context.Background(), path, []byte(data)))
 }
 
 // fakeGroup writes a group with committed offsets for topic's partitions
 // 0..len(offsets)-1 and an owners directory, as a stopped group leaves it.
-func fakeGroup(t *testing.T, zk *zkutil.Session, group, topic string, offsets ...int64) {
+func fakeGroup(t *testing.T, zk *zksession.Session, group, topic string, offsets ...int64) {
 	t.Helper()
 	for p, off := range offsets {
 		writeNode(t, zk, zkutil.OffsetPath(group, topic, int32(p)), string(zkutil.EncodeOffset(off)))
@@ -32,14 +33,14 @@ func fakeGroup(t *testing.T, zk *zkutil.Session, group, topic string, offsets ..
 
 // fakeMember registers a member (a persistent node, so that it outlives
 // the session; the test deletes it).
-func fakeMember(t *testing.T, zk *zkutil.Session, group, id, topic string) {
+func fakeMember(t *testing.T, zk *zksession.Session, group, id, topic string) {
 	t.Helper()
 	reg, err := zkutil.EncodeRegistration(zkutil.Registration{Subscription: map[string]int{topic: 1}, Pattern: zkutil.PatternStatic, Timestamp: time.Now().UnixMilli()})
 	require.NoError(t, err)
 	writeNode(t, zk, zkutil.ConsumerIDPath(group, id), string(reg))
 }
 
-func groupExists(t *testing.T, zk *zkutil.Session, group string) bool {
+func groupExists(t *testing.T, zk *zksession.Session, group string) bool {
 	t.Helper()
 	ok, _, err := zk.Exists(context.Background(), zkutil.GroupPath(group))
 	require.NoError(t, err)

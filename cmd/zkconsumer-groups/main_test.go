@@ -12,6 +12,7 @@ import (
 
 	"github.com/zkconsumer/zkconsumer/connector"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/stream"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
@@ -64,9 +65,9 @@ func newTopic(t *testing.T, c *testcluster.Cluster, partitions int32, n int) str
 }
 
 // session opens a ZooKeeper session on the cluster's chroot for the test.
-func session(t *testing.T, c *testcluster.Cluster) *zkutil.Session {
+func session(t *testing.T, c *testcluster.Cluster) *zksession.Session {
 	t.Helper()
-	s, err := zkutil.Dial(context.Background(), zkutil.SessionConfig{Connect: c.ZKConnect(), SessionTimeout: 10 * time.Second, ConnectionTimeout: 20 * time.Second})
+	s, err := zksession.Dial(context.Background(), zksession.SessionConfig{Connect: c.ZKConnect(), SessionTimeout: 10 * time.Second, ConnectionTimeout: 20 * time.Second})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
 	return s
@@ -132,7 +133,7 @@ func (m *member) stop(t *testing.T) {
 }
 
 // waitOwned waits until every partition of topic in group is owned.
-func waitOwned(t *testing.T, zk *zkutil.Session, group, topic string, partitions int32) {
+func waitOwned(t *testing.T, zk *zksession.Session, group, topic string, partitions int32) {
 	t.Helper()
 	require.Eventually(t, func() bool {
 		for p := int32(0); p < partitions; p++ {

@@ -11,12 +11,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
 // committed reads group's committed offsets of topic's partitions
 // 0..partitions-1; a missing node reads as -2.
-func committed(t *testing.T, zk *zkutil.Session, group, topic string, partitions int32) []int64 {
+func committed(t *testing.T, zk *zksession.Session, group, topic string, partitions int32) []int64 {
 	t.Helper()
 	out := make([]int64, partitions)
 	// The members commit through whichever server they are connected to:

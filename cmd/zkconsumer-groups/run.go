@@ -11,7 +11,7 @@ import (
 	"github.com/zkconsumer/zkconsumer/internal/cmdhelp"
 	"github.com/zkconsumer/zkconsumer/internal/groups"
 	"github.com/zkconsumer/zkconsumer/internal/secure"
-	"github.com/zkconsumer/zkconsumer/zkutil"
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 )
 
 // Exit codes.
@@ -87,8 +87,8 @@ func dispatch(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 // command carries what every action needs.
 type command struct {
 	o              *options
-	zk             *zkutil.Session // nil for a group coordinated by Kafka
-	sec            *secure.Client  // --command-config
+	zk             *zksession.Session // nil for a group coordinated by Kafka
+	sec            *secure.Client     // --command-config
 	stdout, stderr io.Writer
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/zkconsumer/zkconsumer/connector"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -80,7 +81,7 @@ func zooKeeperOwnership(t *testing.T, cluster *testcluster.Cluster, group, topic
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	s, err := zkutil.Dial(ctx, zkutil.SessionConfig{Connect: cluster.ZKConnect(), SessionTimeout: 10 * time.Second})
+	s, err := zksession.Dial(ctx, zksession.SessionConfig{Connect: cluster.ZKConnect(), SessionTimeout: 10 * time.Second})
 	require.NoError(t, err)
 	defer s.Close()
 	names := map[string]string{}

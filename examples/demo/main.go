@@ -32,6 +32,7 @@ import (
 
 	"github.com/zkconsumer/zkconsumer/connector"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -398,7 +399,7 @@ func (p *progress) print() {
 }
 
 func (d *demo) printLag(ctx context.Context, group, topic string) error {
-	s, err := zkutil.Dial(ctx, zkutil.SessionConfig{Connect: d.cluster.ZKConnect(), SessionTimeout: 10 * time.Second})
+	s, err := zksession.Dial(ctx, zksession.SessionConfig{Connect: d.cluster.ZKConnect(), SessionTimeout: 10 * time.Second})
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/zkconsumer/zkconsumer/connector"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -37,7 +38,7 @@ func TestExamplesReportErrors(t *testing.T) {
 		bin := build(t, "wildcard")
 		base, group := testcluster.UniqueName("smoke-broken"), testcluster.UniqueName("smoke-broken")
 		require.NoError(t, c.CreateTopic(ctx, base+".a", 1, 1))
-		s, err := zkutil.Dial(ctx, zkutil.SessionConfig{Connect: c.ZKConnect()})
+		s, err := zksession.Dial(ctx, zksession.SessionConfig{Connect: c.ZKConnect()})
 		require.NoError(t, err)
 		defer s.Close()
 		path := zkutil.ConsumerIDPath(group, "broken")

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -243,7 +244,7 @@ func requireSeqs(t *testing.T, lines []string, topic string, first, n int) {
 // written to, the offset after the last message produced.
 func requireCommitted(t *testing.T, ctx context.Context, c *testcluster.Cluster, group string, produced map[string]testcluster.Produced) {
 	t.Helper()
-	s, err := zkutil.Dial(ctx, zkutil.SessionConfig{Connect: c.ZKConnect()})
+	s, err := zksession.Dial(ctx, zksession.SessionConfig{Connect: c.ZKConnect()})
 	require.NoError(t, err)
 	defer s.Close()
 	for topic, pr := range produced {

@@ -7,12 +7,13 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
 // checkInactive fails with ErrGroupActive when group has registered
 // members (Kafka's AdminUtils.isConsumerGroupActive).
-func checkInactive(ctx context.Context, zk *zkutil.Session, group string) error {
+func checkInactive(ctx context.Context, zk *zksession.Session, group string) error {
 	ids, err := childrenMaybe(ctx, zk, zkutil.ConsumerIDsPath(group))
 	if err != nil {
 		return fmt.Errorf("list members of group %q: %w", group, err)
@@ -27,7 +28,7 @@ func checkInactive(ctx context.Context, zk *zkutil.Session, group string) error 
 // CheckInactive returns nil when group exists and has no registered
 // member, an error wrapping ErrUnknownGroup when it does not exist and one
 // wrapping ErrGroupActive, naming the members, when it has members.
-func CheckInactive(ctx context.Context, zk *zkutil.Session, group string) error {
+func CheckInactive(ctx context.Context, zk *zksession.Session, group string) error {
 	if err := CheckGroup(ctx, zk, group); err != nil {
 		return err
 	}
@@ -42,13 +43,13 @@ func CheckInactive(ctx context.Context, zk *zkutil.Session, group string) error 
 // The registry of members (/ids) is deleted first, and only while empty, so
 // that a member registering after the check makes the delete fail instead
 // of losing its group's offsets from under it.
-func DeleteGroup(ctx context.Context, zk *zkutil.Session, group string) error {
+func DeleteGroup(ctx context.Context, zk *zksession.Session, group string) error {
 	if err := CheckInactive(ctx, zk, group); err != nil {
 		return err
 	}
 	ids := zkutil.ConsumerIDsPath(group)
-	if err := zk.Delete(ctx, ids, -1); err != nil && !errors.Is(err, zkutil.ErrNoNode) {
-		if errors.Is(err, zkutil.ErrNotEmpty) {
+	if err := zk.Delete(ctx, ids, -1); err != nil && !errors.Is(err, zksession.ErrNoNode) {
+		if errors.Is(err, zksession.ErrNotEmpty) {
 			return fmt.Errorf("%w: a member of group %q registered during the delete", ErrGroupActive, group)
 		}
 		return fmt.Errorf("delete group %q: %w", group, err)
@@ -64,7 +65,7 @@ func DeleteGroup(ctx context.Context, zk *zkutil.Session, group string) error {
 // DeleteGroup. As in Kafka 1.1.1, when that topic is the group's only one
 // the whole group is deleted; wholeGroup then reports true. It fails with
 // ErrUnknownTopic when the group has neither offsets nor owners for topic.
-func DeleteGroupTopic(ctx context.Context, zk *zkutil.Session, group, topic string) (wholeGroup bool, err error) {
+func DeleteGroupTopic(ctx context.Context, zk *zksession.Session, group, topic string) (wholeGroup bool, err error) {
 	if err := CheckInactive(ctx, zk, group); err != nil {
 		return false, err
 	}
@@ -90,7 +91,7 @@ func DeleteGroupTopic(ctx context.Context, zk *zkutil.Session, group, topic stri
 // group that has offsets for it and no registered member (Kafka 1.1.1's
 // --delete --topic without --group). It returns the groups it cleaned and
 // those it skipped because they have members.
-func DeleteTopicFromGroups(ctx context.Context, zk *zkutil.Session, topic string) (deleted, active []string, err error) {
+func DeleteTopicFromGroups(ctx context.Context, zk *zksession.Session, topic string) (deleted, active []string, err error) {
 	all, err := ListGroups(ctx, zk)
 	if err != nil {
 		return nil, nil, err
@@ -118,7 +119,7 @@ func DeleteTopicFromGroups(ctx context.Context, zk *zkutil.Session, topic string
 
 // groupTopics returns the topics under a group's /owners and /offsets,
 // sorted and without duplicates.
-func groupTopics(ctx context.Context, zk *zkutil.Session, group string) ([]string, error) {
+func groupTopics(ctx context.Context, zk *zksession.Session, group string) ([]string, error) {
 	var out []string
 	for _, p := range []string{zkutil.OwnersPath(group), zkutil.OffsetsPath(group)} {
 		c, err := childrenMaybe(ctx, zk, p)
@@ -133,7 +134,7 @@ func groupTopics(ctx context.Context, zk *zkutil.Session, group string) ([]strin
 
 // deleteRecursive deletes path and everything below it, children first.
 // A node already gone is not an error.
-func deleteRecursive(ctx context.Context, zk *zkutil.Session, path string) error {
+func deleteRecursive(ctx context.Context, zk *zksession.Session, path string) error {
 	children, err := childrenMaybe(ctx, zk, path)
 	if err != nil {
 		return err
@@ -143,7 +144,7 @@ func deleteRecursive(ctx context.Context, zk *zkutil.Session, path string) error
 			return err
 		}
 	}
-	if err := zk.Delete(ctx, path, -1); err != nil && !errors.Is(err, zkutil.ErrNoNode) {
+	if err := zk.Delete(ctx, path, -1); err != nil && !errors.Is(err, zksession.ErrNoNode) {
 		return err
 	}
 	return nil

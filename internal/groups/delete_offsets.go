@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/rebalance"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
@@ -46,7 +47,7 @@ type OffsetDeletion struct {
 // stopped by ZooKeeper; when one did and subscribes to a topic whose
 // offsets went, the returned error wraps ErrGroupActive and names it, with
 // the outcomes.
-func DeleteOffsets(ctx context.Context, zk *zkutil.Session, group string, topics map[string][]int32) ([]OffsetDeletion, error) {
+func DeleteOffsets(ctx context.Context, zk *zksession.Session, group string, topics map[string][]int32) ([]OffsetDeletion, error) {
 	if err := CheckGroup(ctx, zk, group); err != nil {
 		return nil, err
 	}
@@ -75,7 +76,7 @@ func DeleteOffsets(ctx context.Context, zk *zkutil.Session, group string, topics
 		}
 		for _, p := range parts {
 			err := zk.Delete(ctx, zkutil.OffsetPath(group, topic, p), -1)
-			if errors.Is(err, zkutil.ErrNoNode) {
+			if errors.Is(err, zksession.ErrNoNode) {
 				err = nil
 			}
 			if err != nil {
@@ -87,7 +88,7 @@ func DeleteOffsets(ctx context.Context, zk *zkutil.Session, group string, topics
 		// The topic's node goes when its last offset went; a commit
 		// recreating it meanwhile keeps it.
 		if err := zk.Delete(ctx, zkutil.OffsetsTopicPath(group, topic), -1); err != nil &&
-			!errors.Is(err, zkutil.ErrNoNode) && !errors.Is(err, zkutil.ErrNotEmpty) {
+			!errors.Is(err, zksession.ErrNoNode) && !errors.Is(err, zksession.ErrNotEmpty) {
 			return out, fmt.Errorf("delete offsets of topic %q: %w", topic, err)
 		}
 	}
@@ -141,7 +142,7 @@ func subscriptions(members []Member) func(topic string) []string {
 // offsetPartitions resolves the partitions of topic to delete offsets of:
 // asked (all when empty). It returns them, and an outcome with an error
 // for each that does not exist.
-func offsetPartitions(ctx context.Context, zk *zkutil.Session, group, topic string, asked []int32) ([]int32, []OffsetDeletion, error) {
+func offsetPartitions(ctx context.Context, zk *zksession.Session, group, topic string, asked []int32) ([]int32, []OffsetDeletion, error) {
 	inLog, err := TopicPartitions(ctx, zk, topic)
 	if err != nil && !errors.Is(err, ErrUnknownTopic) {
 		return nil, nil, err
@@ -183,7 +184,7 @@ func offsetPartitions(ctx context.Context, zk *zkutil.Session, group, topic stri
 
 // lateMembers returns an error wrapping ErrGroupActive when a member that
 // was not in before registered and subscribes to one of topics.
-func lateMembers(ctx context.Context, zk *zkutil.Session, group string, before []Member, topics []string) error {
+func lateMembers(ctx context.Context, zk *zksession.Session, group string, before []Member, topics []string) error {
 	if len(topics) == 0 {
 		return nil
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -80,7 +81,7 @@ type Description struct {
 // (where Kafka 1.1.1's tool looks) or /consumers/<group>/offsets (so that
 // offsets imported without owners show too); their partitions come from
 // /brokers/topics, plus any partition with a committed offset.
-func DescribeGroup(ctx context.Context, zk *zkutil.Session, lo *LogOffsets, group string) (*Description, error) {
+func DescribeGroup(ctx context.Context, zk *zksession.Session, lo *LogOffsets, group string) (*Description, error) {
 	if err := CheckGroup(ctx, zk, group); err != nil {
 		return nil, err
 	}

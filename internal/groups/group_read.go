@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -14,9 +15,9 @@ import (
 // groups of ZooKeeper-based consumers, as Kafka 1.1.1's
 // kafka-consumer-groups.sh --zookeeper --list shows them. A cluster without
 // /consumers has none.
-func ListGroups(ctx context.Context, zk *zkutil.Session) ([]string, error) {
+func ListGroups(ctx context.Context, zk *zksession.Session) ([]string, error) {
 	groups, err := zk.Children(ctx, zkutil.ConsumersPath)
-	if errors.Is(err, zkutil.ErrNoNode) {
+	if errors.Is(err, zksession.ErrNoNode) {
 		return nil, nil
 	}
 	if err != nil {
@@ -29,7 +30,7 @@ func ListGroups(ctx context.Context, zk *zkutil.Session) ([]string, error) {
 // CheckGroup returns an error wrapping ErrUnknownGroup when
 // /consumers/<group> does not exist, and one naming the problem when group
 // is not a valid group id.
-func CheckGroup(ctx context.Context, zk *zkutil.Session, group string) error {
+func CheckGroup(ctx context.Context, zk *zksession.Session, group string) error {
 	if err := zkutil.ValidateGroupID(group); err != nil {
 		return err
 	}
@@ -53,7 +54,7 @@ func CheckGroup(ctx context.Context, zk *zkutil.Session, group string) error {
 // partition named "x", are left out of the map and reported together in a
 // *BadNodesError; the map holds everything else. Other errors (ZooKeeper
 // unreachable) return a nil map.
-func ReadCommittedOffsets(ctx context.Context, zk *zkutil.Session, group string) (map[TopicPartition]int64, error) {
+func ReadCommittedOffsets(ctx context.Context, zk *zksession.Session, group string) (map[TopicPartition]int64, error) {
 	out := map[TopicPartition]int64{}
 	topics, err := childrenMaybe(ctx, zk, zkutil.OffsetsPath(group))
 	if err != nil {
@@ -73,7 +74,7 @@ func ReadCommittedOffsets(ctx context.Context, zk *zkutil.Session, group string)
 				continue
 			}
 			data, _, err := zk.Get(ctx, path)
-			if errors.Is(err, zkutil.ErrNoNode) {
+			if errors.Is(err, zksession.ErrNoNode) {
 				continue
 			}
 			if err != nil {
@@ -96,7 +97,7 @@ func ReadCommittedOffsets(ctx context.Context, zk *zkutil.Session, group string)
 // /owners, sorted (Kafka 1.1.1's tools take a group's topics from there).
 // Owner nodes whose names are not partition numbers are reported in a
 // *BadNodesError, the rest is still returned.
-func ReadOwners(ctx context.Context, zk *zkutil.Session, group string) (owners map[TopicPartition]string, topics []string, err error) {
+func ReadOwners(ctx context.Context, zk *zksession.Session, group string) (owners map[TopicPartition]string, topics []string, err error) {
 	owners = map[TopicPartition]string{}
 	topics, err = childrenMaybe(ctx, zk, zkutil.OwnersPath(group))
 	if err != nil {
@@ -117,7 +118,7 @@ func ReadOwners(ctx context.Context, zk *zkutil.Session, group string) (owners m
 				continue
 			}
 			data, _, err := zk.Get(ctx, path)
-			if errors.Is(err, zkutil.ErrNoNode) {
+			if errors.Is(err, zksession.ErrNoNode) {
 				continue // released meanwhile
 			}
 			if err != nil {
@@ -130,9 +131,9 @@ func ReadOwners(ctx context.Context, zk *zkutil.Session, group string) (owners m
 }
 
 // childrenMaybe lists the children of path; a missing path has none.
-func childrenMaybe(ctx context.Context, zk *zkutil.Session, path string) ([]string, error) {
+func childrenMaybe(ctx context.Context, zk *zksession.Session, path string) ([]string, error) {
 	c, err := zk.Children(ctx, path)
-	if errors.Is(err, zkutil.ErrNoNode) {
+	if errors.Is(err, zksession.ErrNoNode) {
 		return nil, nil
 	}
 	return c, err

@@ -10,7 +10,8 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/zkconsumer/zkconsumer/internal/secure"
-	"github.com/zkconsumer/zkconsumer/zkutil"
+	"github.com/zkconsumer/zkconsumer/internal/zkbrokers"
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 )
 
 // Timestamps of a ListOffsets request that ask for the ends of the log
@@ -31,7 +32,7 @@ const (
 // ListOffsets (sarama's protocol layer, no sarama client). It is not safe
 // for concurrent use; Close closes its broker connections.
 type LogOffsets struct {
-	zk      *zkutil.Session
+	zk      *zksession.Session
 	timeout time.Duration
 	conf    *sarama.Config
 	sec     *secure.Client
@@ -43,7 +44,7 @@ type LogOffsets struct {
 // NewLogOffsets returns a LogOffsets that reads leaders and brokers through
 // zk and bounds every connection and request by timeout. sec, if not nil,
 // secures the broker connections (--command-config).
-func NewLogOffsets(zk *zkutil.Session, timeout time.Duration, sec *secure.Client) *LogOffsets {
+func NewLogOffsets(zk *zksession.Session, timeout time.Duration, sec *secure.Client) *LogOffsets {
 	conf := sarama.NewConfig()
 	conf.ClientID = "zkconsumer-groups"
 	// ListOffsets v1: one offset per partition, by time too (0.10.1+).
@@ -160,9 +161,9 @@ func (l *LogOffsets) list(ctx context.Context, tps []TopicPartition, when func(T
 func (l *LogOffsets) leader(ctx context.Context, tp TopicPartition) (int32, error) {
 	ctx, cancel := context.WithTimeout(ctx, l.timeout)
 	defer cancel()
-	path := zkutil.PartitionStatePath(tp.Topic, tp.Partition)
+	path := zkbrokers.PartitionStatePath(tp.Topic, tp.Partition)
 	data, _, err := l.zk.Get(ctx, path)
-	if errors.Is(err, zkutil.ErrNoNode) {
+	if errors.Is(err, zksession.ErrNoNode) {
 		if _, terr := TopicPartitions(ctx, l.zk, tp.Topic); errors.Is(terr, ErrUnknownTopic) {
 			return 0, terr
 		}
@@ -171,11 +172,11 @@ func (l *LogOffsets) leader(ctx context.Context, tp TopicPartition) (int32, erro
 	if err != nil {
 		return 0, err
 	}
-	st, err := zkutil.DecodePartitionState(path, data)
+	st, err := zkbrokers.DecodePartitionState(path, data)
 	if err != nil {
 		return 0, err
 	}
-	if st.Leader == zkutil.NoLeader {
+	if st.Leader == zkbrokers.NoLeader {
 		return 0, fmt.Errorf("%w (leader -1)", ErrNoLeader)
 	}
 	return st.Leader, nil
@@ -231,16 +232,16 @@ func (l *LogOffsets) broker(ctx context.Context, id int32) (*sarama.Broker, erro
 	}
 	ctx, cancel := context.WithTimeout(ctx, l.timeout)
 	defer cancel()
-	path := zkutil.BrokerIDPath(id)
+	path := zkbrokers.BrokerIDPath(id)
 	data, _, err := l.zk.Get(ctx, path)
-	if errors.Is(err, zkutil.ErrNoNode) {
-		return nil, fmt.Errorf("%w: leader %d is not registered under %s", ErrNoLeader, id, zkutil.BrokerIDsPath)
+	if errors.Is(err, zksession.ErrNoNode) {
+		return nil, fmt.Errorf("%w: leader %d is not registered under %s", ErrNoLeader, id, zkbrokers.BrokerIDsPath)
 	}
 	if err != nil {
 		return nil, err
 	}
-	info, err := zkutil.DecodeBroker(id, path, data)
-	if err != nil && !errors.Is(err, zkutil.ErrNoPlaintextEndpoint) {
+	info, err := zkbrokers.DecodeBroker(id, path, data)
+	if err != nil && !errors.Is(err, zkbrokers.ErrNoPlaintextEndpoint) {
 		return nil, err
 	}
 	ep, err := l.sec.Endpoint(info)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -51,7 +52,7 @@ func hostOf(group, id string) string {
 // id; none when /consumers/<group>/ids does not exist. A member whose
 // registration cannot be decoded is returned with Err set; a member that
 // left while being read is left out.
-func ListMembers(ctx context.Context, zk *zkutil.Session, group string) ([]Member, error) {
+func ListMembers(ctx context.Context, zk *zksession.Session, group string) ([]Member, error) {
 	ids, err := childrenMaybe(ctx, zk, zkutil.ConsumerIDsPath(group))
 	if err != nil {
 		return nil, fmt.Errorf("list members of group %q: %w", group, err)
@@ -61,7 +62,7 @@ func ListMembers(ctx context.Context, zk *zkutil.Session, group string) ([]Membe
 	for _, id := range ids {
 		path := zkutil.ConsumerIDPath(group, id)
 		data, st, err := zk.Get(ctx, path)
-		if errors.Is(err, zkutil.ErrNoNode) {
+		if errors.Is(err, zksession.ErrNoNode) {
 			continue
 		}
 		if err != nil {

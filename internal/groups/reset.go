@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -33,7 +34,7 @@ type ResetScope struct {
 // scope fails ResetToCurrent and ResetShiftBy, which need it; the other
 // modes overwrite it. Any partition whose log offsets cannot be had fails
 // the whole plan.
-func PlanGroupReset(ctx context.Context, zk *zkutil.Session, lo *LogOffsets, group string, scope ResetScope, spec ResetSpec, now time.Time) ([]PlannedOffset, error) {
+func PlanGroupReset(ctx context.Context, zk *zksession.Session, lo *LogOffsets, group string, scope ResetScope, spec ResetSpec, now time.Time) ([]PlannedOffset, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
@@ -81,7 +82,7 @@ func PlanGroupReset(ctx context.Context, zk *zkutil.Session, lo *LogOffsets, gro
 
 // resetPartitions returns the partitions in scope, sorted, checking that
 // each exists.
-func resetPartitions(ctx context.Context, zk *zkutil.Session, group string, scope ResetScope, spec ResetSpec) ([]TopicPartition, error) {
+func resetPartitions(ctx context.Context, zk *zksession.Session, group string, scope ResetScope, spec ResetSpec) ([]TopicPartition, error) {
 	want := map[string][]int32{}
 	switch {
 	case spec.Mode == ResetFromFile:
@@ -129,7 +130,7 @@ func resetPartitions(ctx context.Context, zk *zkutil.Session, group string, scop
 // /consumers/<group>/offsets/<topic>/<partition>, creating nodes as needed.
 // It checks again, just before writing, that no member has registered
 // meanwhile (ErrGroupActive).
-func CommitPlan(ctx context.Context, zk *zkutil.Session, group string, plan []PlannedOffset) error {
+func CommitPlan(ctx context.Context, zk *zksession.Session, group string, plan []PlannedOffset) error {
 	if err := checkInactive(ctx, zk, group); err != nil {
 		return err
 	}
@@ -146,7 +147,7 @@ func CommitPlan(ctx context.Context, zk *zkutil.Session, group string, plan []Pl
 // WriteZkOffsets. It fails on unknown groups and on garbage offsets, so that
 // a backup is never silently incomplete; partitions whose offset is -1
 // (nothing committed) are left out and returned in skipped.
-func ExportOffsets(ctx context.Context, zk *zkutil.Session, group string) (offs []PartitionOffset, skipped []TopicPartition, err error) {
+func ExportOffsets(ctx context.Context, zk *zksession.Session, group string) (offs []PartitionOffset, skipped []TopicPartition, err error) {
 	if err := CheckGroup(ctx, zk, group); err != nil {
 		return nil, nil, err
 	}

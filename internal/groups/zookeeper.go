@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/zkconsumer/zkconsumer/internal/secure"
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -28,17 +29,17 @@ const sessionTimeout = 10 * time.Second
 // path used with the returned session is relative to the chroot; the
 // caller closes it. sec supplies the ZooKeeper credentials, ACL and TLS
 // settings (zookeeper.auth, zookeeper.set.acl, zookeeper.ssl.*).
-func OpenZooKeeper(ctx context.Context, connect string, timeout time.Duration, sec secure.Settings) (*zkutil.Session, error) {
+func OpenZooKeeper(ctx context.Context, connect string, timeout time.Duration, sec secure.Settings) (*zksession.Session, error) {
 	dial, err := secure.ZooKeeperDialer(sec, nil)
 	if err != nil {
 		return nil, err
 	}
-	if hosts, _, err := zkutil.ParseConnectString(connect); err == nil {
+	if hosts, _, err := zksession.ParseConnectString(connect); err == nil {
 		if err := refusedByAll(ctx, hosts, timeout); err != nil {
 			return nil, fmt.Errorf("cannot reach ZooKeeper: %w", err)
 		}
 	}
-	s, err := zkutil.Dial(ctx, zkutil.SessionConfig{
+	s, err := zksession.Dial(ctx, zksession.SessionConfig{
 		Connect:           connect,
 		SessionTimeout:    sessionTimeout,
 		ConnectionTimeout: timeout,

@@ -1,7 +1,7 @@
 // Package layering holds the tests that keep the module's shape: data
-// flowing one way (connector -> rebalance -> fetcher -> internal/streamcore,
-// with zkutil beneath; stream only re-exports the data path's consumer
-// side), an application needing no import but connector (TestOneImport,
+// flowing one way (connector -> rebalance -> internal/fetch ->
+// internal/streamcore, with internal/zksession and zkutil beneath; stream
+// only re-exports the data path's consumer side), an application needing no import but connector (TestOneImport,
 // TestREADMESnippetsUseConnectorAlone), and the producer side of streams
 // out of an application's reach (TestApplicationCannotForgeMessages),
 // the top-level packages exporting what testdata/api lists and nothing

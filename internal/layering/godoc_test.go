@@ -151,7 +151,9 @@ func TestGodocNamesNoFileOrInternalPackage(t *testing.T) {
 			}
 		}
 	}
-	if checked < 500 {
+	// About 470 since zkutil and fetcher kept only their surface (issue
+	// #28); fewer than 200 means the walk went wrong.
+	if checked < 200 {
 		t.Fatalf("checked only %d doc comments: the walk missed the packages", checked)
 	}
 }
@@ -213,7 +215,7 @@ func unimportableNames(t *testing.T, root string) []string {
 // englishWords are internal packages' names that are also words of the
 // project's prose ("the lease expires"): only their qualified use
 // (lease.Lease) names the package.
-var englishWords = []string{"backoff", "chaos", "cmd", "coordinator", "fanout", "groups", "layering", "lease", "secure", "zkcluster"}
+var englishWords = []string{"backoff", "chaos", "cmd", "coordinator", "fanout", "fetch", "groups", "layering", "lease", "secure", "zkcluster"}
 
 // unreadableNames returns what doc names that a reader of go doc cannot
 // follow: Go files, paths under internal/, and the packages in unimportable

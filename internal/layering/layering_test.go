@@ -35,27 +35,42 @@ func TestDependenciesFlowOneWay(t *testing.T) {
 		forbidden []string // packages of ours it must not depend on
 		stdOnly   bool
 	}{
-		{pkg: "stream", forbidden: []string{"zkutil", "rebalance", "fetcher", "connector", "internal/testrig/testcluster"}, stdOnly: true},
-		{pkg: "internal/streamcore", forbidden: []string{"stream", "zkutil", "rebalance", "fetcher", "connector", "internal/testrig/testcluster"}, stdOnly: true},
-		{pkg: "zkutil", forbidden: []string{"stream", "internal/streamcore", "rebalance", "fetcher", "connector", "internal/testrig/testcluster"}},
-		{pkg: "rebalance", forbidden: []string{"fetcher", "stream", "internal/streamcore", "connector", "internal/testrig/testcluster"}},
-		{pkg: "internal/kafkagroup", forbidden: []string{"fetcher", "stream", "internal/streamcore", "connector", "internal/testrig/testcluster"}},
+		{pkg: "stream", forbidden: []string{"zkutil", "rebalance", "fetcher", "internal/fetch", "connector", "internal/testrig/testcluster"}, stdOnly: true},
+		{pkg: "internal/streamcore", forbidden: []string{"stream", "zkutil", "rebalance", "fetcher", "internal/fetch", "connector", "internal/testrig/testcluster"}, stdOnly: true},
+		// Kafka's ZooKeeper layout of a group, for programs outside the
+		// module: the standard library only, and none of the session.
+		{pkg: "zkutil", forbidden: []string{"internal/zksession", "internal/zkbrokers", "stream", "internal/streamcore", "rebalance", "fetcher", "internal/fetch", "connector", "internal/testrig/testcluster"}, stdOnly: true},
+		// JSON as Kafka writes it in ZooKeeper, under zkutil's codecs and
+		// internal/zkbrokers': the standard library only.
+		{pkg: "internal/zkjson", forbidden: []string{"zkutil", "internal/zksession", "internal/zkbrokers", "stream", "internal/streamcore", "rebalance", "fetcher", "internal/fetch", "connector", "internal/testrig/testcluster"}, stdOnly: true},
+		// The brokers' part of the layout (/brokers), whose decoders return
+		// zkutil's DecodeError: nothing above zkutil, and no session.
+		{pkg: "internal/zkbrokers", forbidden: []string{"internal/zksession", "stream", "internal/streamcore", "rebalance", "internal/kafkagroup", "fetcher", "internal/fetch", "connector", "internal/testrig/testcluster"}, stdOnly: true},
+		// The ZooKeeper session (go-zookeeper beneath): no Kafka layout,
+		// nothing above it.
+		{pkg: "internal/zksession", forbidden: []string{"zkutil", "internal/zkbrokers", "stream", "internal/streamcore", "rebalance", "internal/kafkagroup", "fetcher", "internal/fetch", "connector", "internal/testrig/testcluster"}},
+		{pkg: "rebalance", forbidden: []string{"fetcher", "internal/fetch", "stream", "internal/streamcore", "connector", "internal/testrig/testcluster"}},
+		{pkg: "internal/kafkagroup", forbidden: []string{"fetcher", "internal/fetch", "stream", "internal/streamcore", "connector", "internal/testrig/testcluster"}},
 		// Our own encoding of KIP-848's requests: the standard library only.
-		{pkg: "internal/kip848", forbidden: []string{"zkutil", "stream", "rebalance", "internal/kafkagroup", "fetcher", "connector", "internal/testrig/testcluster"}, stdOnly: true},
-		{pkg: "fetcher", forbidden: []string{"rebalance", "connector", "stream", "internal/testrig/testcluster"}},
+		{pkg: "internal/kip848", forbidden: []string{"zkutil", "stream", "rebalance", "internal/kafkagroup", "fetcher", "internal/fetch", "connector", "internal/testrig/testcluster"}, stdOnly: true},
+		// The package doc of fetcher: it imports nothing.
+		{pkg: "fetcher", forbidden: []string{"internal/fetch", "zkutil", "rebalance", "connector", "stream", "internal/streamcore", "internal/testrig/testcluster"}, stdOnly: true},
+		// The fetching: below connector and rebalance, above the queues
+		// it fills and zkutil's TopicPartition.
+		{pkg: "internal/fetch", forbidden: []string{"fetcher", "rebalance", "internal/kafkagroup", "connector", "stream", "internal/zksession", "internal/testrig/testcluster"}},
 		{pkg: "connector", forbidden: []string{"internal/testrig/testcluster"}},
-		{pkg: "internal/coordinator", forbidden: []string{"stream", "rebalance", "fetcher", "connector", "internal/testrig/testcluster"}},
-		{pkg: "internal/secure", forbidden: []string{"stream", "rebalance", "fetcher", "connector", "internal/testrig/testcluster"}},
-		{pkg: "internal/grouperr", forbidden: []string{"zkutil", "stream", "rebalance", "fetcher", "connector", "internal/coordinator", "internal/testrig/testcluster"}},
-		{pkg: "internal/offsetfetch", forbidden: []string{"stream", "rebalance", "fetcher", "connector", "internal/coordinator", "internal/testrig/testcluster"}},
-		{pkg: "internal/grouplease", forbidden: []string{"zkutil", "stream", "rebalance", "fetcher", "connector", "internal/testrig/testcluster"}, stdOnly: true},
+		{pkg: "internal/coordinator", forbidden: []string{"stream", "rebalance", "fetcher", "internal/fetch", "connector", "internal/testrig/testcluster"}},
+		{pkg: "internal/secure", forbidden: []string{"stream", "rebalance", "fetcher", "internal/fetch", "connector", "internal/testrig/testcluster"}},
+		{pkg: "internal/grouperr", forbidden: []string{"zkutil", "stream", "rebalance", "fetcher", "internal/fetch", "connector", "internal/coordinator", "internal/testrig/testcluster"}},
+		{pkg: "internal/offsetfetch", forbidden: []string{"stream", "rebalance", "fetcher", "internal/fetch", "connector", "internal/coordinator", "internal/testrig/testcluster"}},
+		{pkg: "internal/grouplease", forbidden: []string{"zkutil", "stream", "rebalance", "fetcher", "internal/fetch", "connector", "internal/testrig/testcluster"}, stdOnly: true},
 		// The lease core both leases share (zkutil's, internal/grouplease's):
 		// nothing of ours, the standard library only.
-		{pkg: "internal/lease", forbidden: []string{"zkutil", "internal/grouplease", "stream", "rebalance", "internal/kafkagroup", "fetcher", "connector", "internal/testrig/testcluster"}, stdOnly: true},
+		{pkg: "internal/lease", forbidden: []string{"zkutil", "internal/grouplease", "stream", "rebalance", "internal/kafkagroup", "fetcher", "internal/fetch", "connector", "internal/testrig/testcluster"}, stdOnly: true},
 		// Java's string order and hash, which the assignors of both
 		// coordination modes share: the standard library only.
-		{pkg: "internal/javastr", forbidden: []string{"zkutil", "stream", "internal/streamcore", "rebalance", "internal/kafkagroup", "fetcher", "connector", "internal/testrig/testcluster"}, stdOnly: true},
-		{pkg: "internal/abortdial", forbidden: []string{"zkutil", "stream", "rebalance", "fetcher", "connector", "internal/testrig/testcluster"}, stdOnly: true},
+		{pkg: "internal/javastr", forbidden: []string{"zkutil", "stream", "internal/streamcore", "rebalance", "internal/kafkagroup", "fetcher", "internal/fetch", "connector", "internal/testrig/testcluster"}, stdOnly: true},
+		{pkg: "internal/abortdial", forbidden: []string{"zkutil", "stream", "rebalance", "fetcher", "internal/fetch", "connector", "internal/testrig/testcluster"}, stdOnly: true},
 	}
 	for _, r := range rules {
 		ours, nonStd := deps(t, r.pkg)

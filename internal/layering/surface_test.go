@@ -190,7 +190,9 @@ func TestEveryExportedNameHasGodoc(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if checked < 100 {
+	// About 75 files since zkutil and fetcher kept only their surface
+	// (issue #28); fewer than 30 means the walk went wrong.
+	if checked < 30 {
 		t.Fatalf("checked only %d files: the walk missed the module", checked)
 	}
 }

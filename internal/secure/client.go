@@ -10,7 +10,7 @@ import (
 
 	"github.com/IBM/sarama"
 
-	"github.com/zkconsumer/zkconsumer/zkutil"
+	"github.com/zkconsumer/zkconsumer/internal/zkbrokers"
 )
 
 // Validate checks the settings without reading any file and returns one
@@ -275,7 +275,7 @@ func skipHostCheck(t *tls.Config) {
 // Endpoint picks the listener of broker b to connect to: the one named by
 // zkconsumer.listener.name, or the first whose protocol is
 // security.protocol. A nil Client picks PLAINTEXT.
-func (c *Client) Endpoint(b zkutil.Broker) (zkutil.Endpoint, error) {
+func (c *Client) Endpoint(b zkbrokers.Broker) (zkbrokers.Endpoint, error) {
 	if c == nil {
 		return b.EndpointFor(ProtocolPlaintext, "")
 	}

@@ -16,11 +16,11 @@ import (
 	"github.com/zkconsumer/zkconsumer/internal/kip848"
 	"github.com/zkconsumer/zkconsumer/internal/secure"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
-	"github.com/zkconsumer/zkconsumer/zkutil"
+	"github.com/zkconsumer/zkconsumer/internal/zkbrokers"
 )
 
 // registration reads broker 0's registration from ZooKeeper.
-func registration(t *testing.T, c *testcluster.Cluster) zkutil.Broker {
+func registration(t *testing.T, c *testcluster.Cluster) zkbrokers.Broker {
 	t.Helper()
 	conn, events, err := zk.Connect(c.ZKServers(), 10*time.Second, zk.WithLogger(nopLogger{}))
 	if err != nil {
@@ -31,12 +31,12 @@ func registration(t *testing.T, c *testcluster.Cluster) zkutil.Broker {
 		for range events {
 		}
 	}()
-	path := c.Chroot() + zkutil.BrokerIDPath(0)
+	path := c.Chroot() + zkbrokers.BrokerIDPath(0)
 	data, _, err := conn.Get(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := zkutil.DecodeBroker(0, path, data)
+	b, err := zkbrokers.DecodeBroker(0, path, data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ var ways = []string{"sarama", "kip848"}
 // connect applies s to a sarama config and asks the broker's endpoint for
 // its metadata (way "sarama"), or opens a kip848.Conn, which asks for its
 // ApiVersions (way "kip848").
-func connect(t *testing.T, b zkutil.Broker, s secure.Settings, way string) error {
+func connect(t *testing.T, b zkbrokers.Broker, s secure.Settings, way string) error {
 	t.Helper()
 	cl, err := secure.New(s)
 	if err != nil {

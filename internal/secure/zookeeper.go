@@ -10,7 +10,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zkconsumer/zkconsumer/zkutil"
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 )
 
 // validateZooKeeper checks the ZooKeeper settings.
@@ -36,12 +36,12 @@ func (s Settings) validateZooKeeper() []error {
 
 // ZooKeeperCredentials returns the credentials of s to add to the ZooKeeper session:
 // zookeeper.auth (or ZooKeeperAuthEnv) with the digest scheme, or none.
-func ZooKeeperCredentials(s Settings) []zkutil.Auth {
+func ZooKeeperCredentials(s Settings) []zksession.Auth {
 	auth := s.zooKeeperAuth()
 	if auth == "" {
 		return nil
 	}
-	return []zkutil.Auth{{Scheme: "digest", Secret: []byte(auth)}}
+	return []zksession.Auth{{Scheme: "digest", Secret: []byte(auth)}}
 }
 
 // ZooKeeperACL returns the ACL of the nodes the consumer creates: with

@@ -17,7 +17,7 @@ type Header struct {
 // once the chunk is queued. The application may keep a Message after asking
 // for the next one; the iterator does not reuse it. The exception is a
 // consumer that opted into recycled messages (the connector's
-// zkconsumer.recycle.messages, fetcher.Config.RecycleMessages): then a
+// zkconsumer.recycle.messages): then a
 // Message, its Key, Value and Headers are valid only until the next call
 // to Next (or the next round of a Messages loop) on its stream, and Clone
 // makes a copy to keep. A recycled message kept past that belongs to no

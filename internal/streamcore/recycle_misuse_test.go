@@ -10,7 +10,7 @@ import (
 )
 
 // slabPool stands in for the fetcher's free lists of recycled messages
-// (fetcher.Config.RecycleMessages), without the poisoning the fetcher does
+// (fetch.Config.RecycleMessages), without the poisoning the fetcher does
 // in test binaries: a released slab is reused as it is in production, its
 // messages overwritten in place, as the decoder does.
 type slabPool struct{ free [][]Message }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/zkconsumer/zkconsumer/connector"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -227,10 +228,10 @@ func (d *driver) run(ctx context.Context) (err error) {
 		return err
 	}
 	defer nets.close()
-	var observer *zkutil.Session
+	var observer *zksession.Session
 	if !cfg.Topology.kafkaMode() {
 		dctx, cancel := context.WithTimeout(ctx, time.Minute)
-		observer, err = zkutil.Dial(dctx, zkutil.SessionConfig{Connect: cluster.ZKConnect(), SessionTimeout: 30 * time.Second})
+		observer, err = zksession.Dial(dctx, zksession.SessionConfig{Connect: cluster.ZKConnect(), SessionTimeout: 30 * time.Second})
 		cancel()
 		if err != nil {
 			return fmt.Errorf("chaos: the driver's ZooKeeper session: %w", err)
@@ -462,7 +463,7 @@ func (d *driver) checkBrokerOwners(ctx context.Context, in *injector, running []
 // every commit the store applied during the run (ZooKeeper: the servers'
 // transaction logs, read once the cluster is stopped; Kafka:
 // __consumer_offsets, read before), stops the cluster and saves both.
-func (d *driver) observeCommits(ctx context.Context, cluster *testcluster.Cluster, observer *zkutil.Session) error {
+func (d *driver) observeCommits(ctx context.Context, cluster *testcluster.Cluster, observer *zksession.Session) error {
 	octx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	var final map[string]int64
@@ -503,7 +504,7 @@ func (d *driver) observeCommits(ctx context.Context, cluster *testcluster.Cluste
 
 // finalOffsets reads the group's committed offsets at the end of the run,
 // with a Kafka client of its own.
-func (d *driver) finalOffsets(ctx context.Context, cluster *testcluster.Cluster, observer *zkutil.Session) (map[string]int64, error) {
+func (d *driver) finalOffsets(ctx context.Context, cluster *testcluster.Cluster, observer *zksession.Session) (map[string]int64, error) {
 	out := map[string]int64{}
 	if d.info.OffsetsStorage == storeZooKeeper {
 		topics, err := observer.Children(ctx, zkutil.OffsetsPath(d.info.Group))

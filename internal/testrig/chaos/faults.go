@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
-	"github.com/zkconsumer/zkconsumer/zkutil"
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 )
 
 // FaultRecord is a fault as it happened.
@@ -88,7 +88,7 @@ type injector struct {
 	tracker  *tracker
 	producer *producer
 	net      *memberNets
-	observer *zkutil.Session // the driver's own ZooKeeper session; nil in Kafka mode
+	observer *zksession.Session // the driver's own ZooKeeper session; nil in Kafka mode
 	group    string
 	log      *slog.Logger
 	prefix   string // topic name prefix

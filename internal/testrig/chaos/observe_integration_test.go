@@ -10,6 +10,7 @@ import (
 
 	"github.com/zkconsumer/zkconsumer/internal/coordinator"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -35,8 +36,8 @@ func TestObserveCommitsOfRealStores(t *testing.T) {
 	// ZooKeeper: an owner with its registration and owner node commits 1..n;
 	// a follower is killed half-way and restarted; another session, which
 	// owns nothing, commits 7 at the end.
-	dial := func() *zkutil.Session {
-		s, err := zkutil.Dial(ctx, zkutil.SessionConfig{Connect: c.ZKConnect(), SessionTimeout: 10 * time.Second, ConnectionTimeout: time.Minute})
+	dial := func() *zksession.Session {
+		s, err := zksession.Dial(ctx, zksession.SessionConfig{Connect: c.ZKConnect(), SessionTimeout: 10 * time.Second, ConnectionTimeout: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/zkconsumer/zkconsumer/internal/zkbrokers"
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/rebalance"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
@@ -37,7 +39,7 @@ type OwnersCheck struct {
 // groupReader reads what the owner check needs from ZooKeeper.
 type groupReader interface {
 	Children(ctx context.Context, path string) ([]string, error)
-	Get(ctx context.Context, path string) ([]byte, zkutil.Stat, error)
+	Get(ctx context.Context, path string) ([]byte, zksession.Stat, error)
 }
 
 // readOwners makes one reading and comparison.
@@ -57,7 +59,7 @@ func readOwners(ctx context.Context, zk groupReader, group, strategy string, liv
 	actual := map[zkutil.TopicPartition]string{}
 	for _, t := range view.topics {
 		parts, err := zk.Children(ctx, zkutil.OwnersTopicPath(group, t))
-		if errors.Is(err, zkutil.ErrNoNode) {
+		if errors.Is(err, zksession.ErrNoNode) {
 			continue
 		}
 		if err != nil {
@@ -67,7 +69,7 @@ func readOwners(ctx context.Context, zk groupReader, group, strategy string, liv
 		}
 		for _, p := range parts {
 			data, _, err := zk.Get(ctx, zkutil.OwnersTopicPath(group, t)+"/"+p)
-			if errors.Is(err, zkutil.ErrNoNode) {
+			if errors.Is(err, zksession.ErrNoNode) {
 				continue
 			}
 			if err != nil {
@@ -160,7 +162,7 @@ func expectedOwners(ctx context.Context, zk groupReader, group, strategy string)
 		return groupView{}, fmt.Errorf("list members: %w", err)
 	}
 	slices.Sort(ids)
-	allTopics, err := zk.Children(ctx, zkutil.BrokerTopicsPath)
+	allTopics, err := zk.Children(ctx, zkbrokers.BrokerTopicsPath)
 	if err != nil {
 		return groupView{}, fmt.Errorf("list topics: %w", err)
 	}
@@ -198,15 +200,15 @@ func expectedOwners(ctx context.Context, zk groupReader, group, strategy string)
 	}
 	topics := slices.Sorted(maps.Keys(actx.ConsumersForTopic))
 	for _, t := range topics {
-		data, _, err := zk.Get(ctx, zkutil.TopicPath(t))
+		data, _, err := zk.Get(ctx, zkbrokers.TopicPath(t))
 		if err != nil {
 			return groupView{}, fmt.Errorf("read topic %s: %w", t, err)
 		}
-		parts, err := zkutil.DecodeTopicPartitions(t, zkutil.TopicPath(t), data)
+		parts, err := zkbrokers.DecodeTopicPartitions(t, zkbrokers.TopicPath(t), data)
 		if err != nil {
 			return groupView{}, err
 		}
-		actx.PartitionsForTopic[t] = zkutil.SortedPartitions(parts)
+		actx.PartitionsForTopic[t] = zkbrokers.SortedPartitions(parts)
 	}
 	out := map[zkutil.TopicPartition]zkutil.ConsumerThreadID{}
 	for _, id := range ids {

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -56,7 +57,7 @@ type stickyRecord struct {
 func readStickyNode(ctx context.Context, zk groupReader, group string) (*stickyNode, error) {
 	n := &stickyNode{path: zkutil.GroupPath(group) + "/sticky_assignment"}
 	data, _, err := zk.Get(ctx, n.path)
-	if errors.Is(err, zkutil.ErrNoNode) {
+	if errors.Is(err, zksession.ErrNoNode) {
 		return n, nil
 	}
 	if err != nil {

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/rebalance"
-	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
 // fakeZK is a tree of nodes for readOwners.
@@ -28,17 +28,17 @@ func (z fakeZK) Children(_ context.Context, path string) ([]string, error) {
 		}
 	}
 	if !found {
-		return nil, zkutil.ErrNoNode
+		return nil, zksession.ErrNoNode
 	}
 	return out, nil
 }
 
-func (z fakeZK) Get(_ context.Context, path string) ([]byte, zkutil.Stat, error) {
+func (z fakeZK) Get(_ context.Context, path string) ([]byte, zksession.Stat, error) {
 	v, ok := z[path]
 	if !ok {
-		return nil, zkutil.Stat{}, zkutil.ErrNoNode
+		return nil, zksession.Stat{}, zksession.ErrNoNode
 	}
-	return []byte(v), zkutil.Stat{}, nil
+	return []byte(v), zksession.Stat{}, nil
 }
 
 // A static member "a" and a wildcard member "b", two streams each, share

@@ -1,7 +1,0 @@
-//go:build !unix
-
-package fetcher
-
-// setRcvBuf does nothing where the socket option is not available through
-// package syscall; the operating system's default stays.
-func setRcvBuf(uintptr, int) error { return nil }

@@ -1,0 +1,9 @@
+package fetch
+
+import (
+	"testing"
+
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+)
+
+func TestMain(m *testing.M) { testcluster.Main(m) }
