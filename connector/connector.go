@@ -313,9 +313,8 @@ func (c *ConsumerConnector) newOffsetStore(brokers *zkBrokers, sec *secure.Clien
 }
 
 // ConsumerID is this member's id in the group, as registered under
-// /consumers/<group>/ids. In Kafka mode it names the member's streams
-// (threads) in the rebalance listener's calls; the coordinator gives the
-// member an id of its own ("<client.id>-<uuid>"), which the logs show.
+// /consumers/<group>/ids. In Kafka mode the coordinator gives the member
+// an id of its own ("<client.id>-<uuid>"), which the logs show.
 func (c *ConsumerConnector) ConsumerID() string { return c.id }
 
 // Errors delivers errors the application should know about. Match them
@@ -405,6 +404,12 @@ func (c *ConsumerConnector) report(err error) {
 // bounded by the session timeout plus rebalance.backoff.ms, so Shutdown
 // returns even while ZooKeeper is unreachable; the shutdown completes
 // either way.
+//
+// The RebalanceListener gets one call from Shutdown, if the member owns
+// partitions: BeforeReleasingPartitions with all of them, lost false (see
+// RebalanceListener), never BeforeStartingFetchers. With
+// auto.commit.enable=false Shutdown commits nothing itself: commit in that
+// call, with its ctx, or before calling Shutdown.
 //
 // Shutdown waits for the rebalance in progress, and a RebalanceListener
 // runs inside one, so the listener must not call Shutdown the ordinary

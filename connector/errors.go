@@ -176,7 +176,3 @@ type DecodeError = zkutil.DecodeError
 // TopicPartition is zkutil.TopicPartition: one partition of one topic,
 // the key of CommitOffsetsMap, Pause and Resume.
 type TopicPartition = zkutil.TopicPartition
-
-// ConsumerThreadID is zkutil.ConsumerThreadID: one stream (thread) of one
-// member, as the rebalance listener's assignment names them.
-type ConsumerThreadID = zkutil.ConsumerThreadID
