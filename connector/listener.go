@@ -18,9 +18,11 @@ import (
 //     rebalance gives up only the partitions that move away and starts
 //     only those that move in: BeforeReleasingPartitions is told the
 //     first, BeforeStartingFetchers the second, and the partitions the
-//     member keeps are in neither (they keep flowing);
-//   - under an eager protocol (zkconsumer.rebalance.protocol=eager; the
-//     classic protocol with range or roundrobin in Kafka mode), every
+//     member keeps are in neither (they keep flowing; a partition that
+//     moves to another of this member's streams is released and gained);
+//   - under an eager protocol (zkconsumer.rebalance.protocol=eager; in
+//     Kafka mode the classic protocol with any
+//     partition.assignment.strategy but cooperative-sticky alone), every
 //     rebalance stops the member: BeforeReleasingPartitions is told every
 //     partition it owned, then BeforeStartingFetchers every partition of
 //     its new assignment, even those it owned before, because ownership
@@ -50,7 +52,7 @@ import (
 // Calls come from the connector's rebalance goroutine; a slow listener
 // delays the whole group's rebalance (in Kafka mode, a member whose
 // listener has not returned within max.poll.interval.ms is dropped from
-// the group's next generation). The maps are the listener's to keep.
+// the group's next generation).
 //
 // Each call gets the connector, so that a listener installed with
 // WithRebalanceListener, before New has returned the connector, can commit

@@ -105,8 +105,8 @@ type listenerMember struct {
 }
 
 // waitLedgersMatch waits until members own, between them, each of the
-// topic's partitions once, each some, with no rebalance in progress, and each
-// member's listener's ledger (gains less losses) equals its
+// topic's partitions once, each some, with no rebalance in progress, and
+// each member's listener's ledger (gains less losses) equals its
 // Assignment(). It returns each member's partitions.
 func waitLedgersMatch(t *testing.T, topic string, partitions int32, members ...listenerMember) map[string][]int32 {
 	t.Helper()
