@@ -57,8 +57,9 @@ const (
 	RebalanceCooperative = "cooperative"
 	// RebalanceEager stops the whole member on every rebalance, as Kafka's
 	// Scala consumer does: every partition is revoked (committed, and the
-	// listener told about all of them) before the new assignment is
-	// computed, and fetching starts again once every partition is claimed.
+	// listener told about all of this member's) before the new assignment
+	// is computed, and fetching starts again once every partition is
+	// claimed (the listener told about all of this member's new ones).
 	RebalanceEager = "eager"
 )
 
@@ -375,7 +376,8 @@ type Config struct {
 	// delivering the partitions it keeps, gives up (commits, tells the
 	// listener about) only those that move, and the listener's
 	// BeforeStartingFetchers is told only about the partitions it gains,
-	// as with RebalanceCooperative in ZooKeeper mode. A list with an eager
+	// as with RebalanceCooperative in ZooKeeper mode (see
+	// RebalanceListener). A list with an eager
 	// assignor too ("range,cooperative-sticky", Java 3.x's default) keeps
 	// the member eager whichever assignor is picked, as in Java: the first
 	// step of Kafka's rolling upgrade to the cooperative protocol. In ZooKeeper mode a member
@@ -394,12 +396,12 @@ type Config struct {
 	// RebalanceListener is told only about the partitions that move:
 	// BeforeReleasingPartitions about those it gives up (not called when
 	// it gives up none), BeforeStartingFetchers about those it gains (not
-	// called when it gains none), with this member's own partitions only.
-	// RebalanceEager is Kafka's Scala consumer's behaviour: every
-	// rebalance stops the member, the listener is told about every owned
-	// partition and given the whole group's assignment. Choose eager if
-	// your listener relies on that. Members of either protocol, and Scala
-	// members, share a group.
+	// called when it gains none). RebalanceEager is Kafka's Scala
+	// consumer's behaviour: every rebalance stops the member, which
+	// releases every partition it owns and then starts every partition of
+	// its new assignment (the listener is told both, this member's own
+	// partitions only, as under either protocol). Members of either
+	// protocol, and Scala members, share a group.
 	RebalanceProtocol string
 
 	// RoundRobinHashFormat selects how the roundrobin assignor renders a

@@ -314,9 +314,8 @@ func (c *ConsumerConnector) newOffsetStore(brokers *zkBrokers, sec *secure.Clien
 }
 
 // ConsumerID is this member's id in the group, as registered under
-// /consumers/<group>/ids. In Kafka mode it names the member's streams
-// (threads) in the rebalance listener's calls; the coordinator gives the
-// member an id of its own ("<client.id>-<uuid>"), which the logs show.
+// /consumers/<group>/ids. In Kafka mode the coordinator gives the member
+// an id of its own ("<client.id>-<uuid>"), which the logs show.
 func (c *ConsumerConnector) ConsumerID() string { return c.id }
 
 // Errors delivers errors the application should know about. Match them
@@ -362,30 +361,44 @@ func (c *ConsumerConnector) ConsumerID() string { return c.id }
 // and if not which of these is why.
 //
 // The channel is buffered; when the application does not read it, the
-// oldest errors are dropped (and logged). It is closed by Shutdown.
+// oldest errors are dropped. It is closed by Shutdown. Each error sent on
+// it is logged at DEBUG only, so that an application that prints what it
+// reads from Errors does not see it twice; an error dropped unread, or
+// one that comes after Shutdown closed the channel, is logged at WARN, so
+// that none goes unseen.
 func (c *ConsumerConnector) Errors() <-chan error { return c.errs }
 
+// report sends err on Errors (see there for what is logged). The log
+// records are written after c.mu is released.
 func (c *ConsumerConnector) report(err error) {
 	if err == nil {
 		return
 	}
-	c.log.Warn("consumer error", "err", err)
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.shutdown {
+		c.mu.Unlock()
+		c.log.Warn("consumer error after shutdown", "err", err)
 		return
 	}
 	c.noteOwnership(err)
-	for {
+	var dropped []error
+	for sent := false; !sent; {
 		select {
 		case c.errs <- err:
-			return
+			sent = true
+			continue
 		default:
 		}
 		select {
-		case <-c.errs: // drop the oldest
+		case old := <-c.errs: // drop the oldest
+			dropped = append(dropped, old)
 		default:
 		}
+	}
+	c.mu.Unlock()
+	c.log.Debug("consumer error reported on Errors", "err", err)
+	for _, old := range dropped {
+		c.log.Warn("consumer error dropped: Errors is not read", "err", old)
 	}
 }
 
@@ -406,6 +419,12 @@ func (c *ConsumerConnector) report(err error) {
 // bounded by the session timeout plus rebalance.backoff.ms, so Shutdown
 // returns even while ZooKeeper is unreachable; the shutdown completes
 // either way.
+//
+// The RebalanceListener gets one call from Shutdown, if the member owns
+// partitions: BeforeReleasingPartitions with all of them, lost false (see
+// RebalanceListener), never BeforeStartingFetchers. With
+// auto.commit.enable=false Shutdown commits nothing itself: commit in that
+// call, with its ctx, or before calling Shutdown.
 //
 // Shutdown waits for the rebalance in progress, and a RebalanceListener
 // runs inside one, so the listener must not call Shutdown the ordinary

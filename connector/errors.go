@@ -297,24 +297,3 @@ type DecodeError = zkutil.DecodeError
 //	func (tp TopicPartition) String() string
 //	    String formats the partition as Kafka 1.x does ("topic-3").
 type TopicPartition = zkutil.TopicPartition
-
-// ConsumerThreadID is zkutil.ConsumerThreadID: one stream (thread) of one
-// member, as the rebalance listener's assignment names them.
-//
-//	// ConsumerThreadID identifies one stream ("thread" in Kafka's words) of one
-//	// group member. Its string form, "<consumerId>-<thread>", is the value of the
-//	// owner znodes and the key by which assignors order threads.
-//	type ConsumerThreadID struct {
-//		// ConsumerID is the member's consumer id, Thread the stream's number
-//		// within it, from 0.
-//		ConsumerID string
-//		Thread int
-//	}
-//
-//	func (id ConsumerThreadID) String() string
-//	    String returns "<consumerId>-<thread>", as Scala's ConsumerThreadId does.
-//
-//	func (id ConsumerThreadID) Less(other ConsumerThreadID) bool
-//	    Less orders thread ids by their string form, which is Java's
-//	    String.compareTo for the ASCII ids Kafka allows ("c-10" < "c-2").
-type ConsumerThreadID = zkutil.ConsumerThreadID

@@ -53,16 +53,16 @@ func TestRebalanceListenerFuncs(t *testing.T) {
 
 	var released, started bool
 	l := connector.RebalanceListenerFuncs{
-		Releasing: func(_ context.Context, _ *connector.ConsumerConnector, owned map[string][]int32, lost bool) {
-			released = lost && owned["t"][0] == 3
+		Releasing: func(_ context.Context, _ *connector.ConsumerConnector, gone map[string][]int32, lost bool) {
+			released = lost && gone["t"][0] == 3
 		},
-		Starting: func(_ context.Context, _ *connector.ConsumerConnector, a map[string]map[int32]connector.ConsumerThreadID) {
-			started = a["t"][3].Thread == 1
+		Starting: func(_ context.Context, _ *connector.ConsumerConnector, gained map[string][]int32) {
+			started = gained["t"][0] == 4
 		},
 	}
 	var rl connector.RebalanceListener = l
 	rl.BeforeReleasingPartitions(context.Background(), nil, map[string][]int32{"t": {3}}, true)
-	rl.BeforeStartingFetchers(context.Background(), nil, map[string]map[int32]connector.ConsumerThreadID{"t": {3: {ConsumerID: "c", Thread: 1}}})
+	rl.BeforeStartingFetchers(context.Background(), nil, map[string][]int32{"t": {4}})
 	assert.True(t, released)
 	assert.True(t, started)
 }

@@ -134,7 +134,7 @@ func ExampleRebalanceListenerFuncs() {
 	cfg.GroupID = "orders-audit"
 	cfg.AutoCommitEnable = false
 	commitBeforeRelease := connector.RebalanceListenerFuncs{
-		Releasing: func(ctx context.Context, c *connector.ConsumerConnector, owned map[string][]int32, lost bool) {
+		Releasing: func(ctx context.Context, c *connector.ConsumerConnector, released map[string][]int32, lost bool) {
 			if lost {
 				return // others may own them already: nothing can be committed
 			}

@@ -259,7 +259,7 @@ func (l *shutdownListener) BeforeReleasingPartitions(ctx context.Context, c *Con
 	}
 }
 
-func (l *shutdownListener) BeforeStartingFetchers(context.Context, *ConsumerConnector, map[string]map[int32]ConsumerThreadID) {
+func (l *shutdownListener) BeforeStartingFetchers(context.Context, *ConsumerConnector, map[string][]int32) {
 }
 
 // awaitShutdownFromListener waits for what Shutdown, called from l, returned,

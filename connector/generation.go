@@ -21,17 +21,8 @@ type generation struct {
 	id int64
 	// owned maps each owned partition to the thread that consumes it.
 	owned map[zkutil.TopicPartition]zkutil.ConsumerThreadID
-	// assignment is what the rebalance listener is told: the whole
-	// group's assignment in ZooKeeper mode; in Kafka mode only the
-	// leader knows it, so it is the whole group's on the leader (other
-	// members by member id, thread 0) and this member's own elsewhere.
-	assignment rebalance.Assignment
-	ctx        context.Context
-	fence      streamcore.Fence
-	// incremental: the generation hands partitions over incrementally
-	// (ZooKeeper mode's cooperative hand-over, Kafka mode's cooperative
-	// protocols), so the listener is told only what moves.
-	incremental bool
+	ctx   context.Context
+	fence streamcore.Fence
 
 	// zk is set in ZooKeeper mode, kafka in Kafka mode.
 	zk    *rebalance.Generation
@@ -49,9 +40,8 @@ func (c *ConsumerConnector) zkGeneration(gen *rebalance.Generation) *generation 
 		}
 	}
 	return &generation{
-		id: int64(gen.ID), owned: gen.Owned, assignment: gen.Assignment,
+		id: int64(gen.ID), owned: gen.Owned,
 		ctx: gen.Context(), fence: sessionFence{c.session, gen.SessionID}, zk: gen,
-		incremental: c.cfg.RebalanceProtocol == RebalanceCooperative,
 	}
 }
 

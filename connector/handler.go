@@ -40,8 +40,8 @@ func (h *handler) Continue(ctx context.Context, from, to *rebalance.Generation) 
 	c := (*ConsumerConnector)(h)
 	prev := c.zkGeneration(from)
 	next := &generation{
-		id: int64(to.ID), owned: to.Owned, assignment: to.Assignment,
-		ctx: to.Context(), fence: prev.fence, zk: to, incremental: prev.incremental,
+		id: int64(to.ID), owned: to.Owned,
+		ctx: to.Context(), fence: prev.fence, zk: to,
 	}
 	return c.handOver(ctx, prev, next)
 }
@@ -74,7 +74,8 @@ func (c *ConsumerConnector) handOver(ctx context.Context, prev, next *generation
 
 // revoke stops fetching, fences every partition of gen so that no message
 // of it is handed out any more, drops what is buffered, commits (when
-// ownership is still ours and auto-commit is on) and tells the listener.
+// ownership is still ours and auto-commit is on) and tells the listener
+// (unless gen owns nothing).
 func (c *ConsumerConnector) revoke(ctx context.Context, gen *generation, lost bool) error {
 	c.fetcher.StopConnections()
 	c.mu.Lock()
@@ -96,7 +97,7 @@ func (c *ConsumerConnector) revoke(ctx context.Context, gen *generation, lost bo
 		err = c.commitLast(ctx, gen, infos)
 		lost = membershipRefused(err)
 	}
-	if c.listener != nil {
+	if c.listener != nil && len(gen.owned) > 0 {
 		c.listener.BeforeReleasingPartitions(c.listenerContext(ctx), c, gen.ownedTopics(), lost)
 	}
 	c.endCommits(gen.owned)
@@ -175,21 +176,16 @@ func (c *ConsumerConnector) endCommits(owned map[zkutil.TopicPartition]zkutil.Co
 }
 
 // assign reads the start offsets of gen's partitions, now that they are
-// owned, and starts fetching them into the streams of their threads.
+// owned, tells the listener (unless gen owns nothing) and starts fetching
+// them into the streams of their threads.
 func (c *ConsumerConnector) assign(ctx context.Context, gen *generation) error {
 	tps := slices.Collect(maps.Keys(gen.owned))
 	infos, list, unreadable, err := c.newInfos(ctx, gen, gen.owned, tps)
 	if err != nil {
 		return err
 	}
-	if c.listener != nil {
-		assignment := gen.assignment
-		if gen.incremental {
-			// Cooperative hand-over: the listener is told what moves, so
-			// only this member's own partitions, which all start here.
-			assignment = rebalance.Assignment{c.id: gen.owned}
-		}
-		c.listener.BeforeStartingFetchers(c.listenerContext(ctx), c, globalAssignment(assignment))
+	if c.listener != nil && len(gen.owned) > 0 {
+		c.listener.BeforeStartingFetchers(c.listenerContext(ctx), c, gen.ownedTopics())
 	}
 	c.mu.Lock()
 	c.infos, c.gen, c.ownErr = infos, gen, nil
@@ -215,7 +211,7 @@ func (c *ConsumerConnector) assignSome(ctx context.Context, prev, next *generati
 		return err
 	}
 	if c.listener != nil {
-		c.listener.BeforeStartingFetchers(c.listenerContext(ctx), c, globalAssignment(rebalance.Assignment{c.id: added}))
+		c.listener.BeforeStartingFetchers(c.listenerContext(ctx), c, topicsOf(added))
 	}
 	c.mu.Lock()
 	all := maps.Clone(c.infos)
@@ -286,21 +282,6 @@ func (c *ConsumerConnector) newInfos(ctx context.Context, gen *generation, owned
 	}
 	c.commitMu.Unlock()
 	return infos, list, unreadable, nil
-}
-
-// globalAssignment turns an assignment into what the listener is given:
-// topic -> partition -> owning thread.
-func globalAssignment(a rebalance.Assignment) map[string]map[int32]ConsumerThreadID {
-	global := map[string]map[int32]ConsumerThreadID{}
-	for _, owned := range a {
-		for tp, th := range owned {
-			if global[tp.Topic] == nil {
-				global[tp.Topic] = map[int32]ConsumerThreadID{}
-			}
-			global[tp.Topic][tp.Partition] = th
-		}
-	}
-	return global
 }
 
 // topicsOf lists owned's partitions by topic, each list sorted.

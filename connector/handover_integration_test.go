@@ -90,7 +90,7 @@ type pausingListener struct {
 	mu       sync.Mutex
 	armed    string // "release" or "start"
 	released []map[string][]int32
-	started  []map[string]map[int32]ConsumerThreadID
+	started  []map[string][]int32
 	pauses   chan [2]time.Time
 }
 
@@ -118,16 +118,16 @@ func (l *pausingListener) maybeHold(kind string) {
 	}
 }
 
-func (l *pausingListener) BeforeReleasingPartitions(_ context.Context, _ *ConsumerConnector, owned map[string][]int32, _ bool) {
+func (l *pausingListener) BeforeReleasingPartitions(_ context.Context, _ *ConsumerConnector, released map[string][]int32, _ bool) {
 	l.mu.Lock()
-	l.released = append(l.released, owned)
+	l.released = append(l.released, released)
 	l.mu.Unlock()
 	l.maybeHold("release")
 }
 
-func (l *pausingListener) BeforeStartingFetchers(_ context.Context, _ *ConsumerConnector, assignment map[string]map[int32]ConsumerThreadID) {
+func (l *pausingListener) BeforeStartingFetchers(_ context.Context, _ *ConsumerConnector, gained map[string][]int32) {
 	l.mu.Lock()
-	l.started = append(l.started, assignment)
+	l.started = append(l.started, gained)
 	l.mu.Unlock()
 	l.maybeHold("start")
 }

@@ -106,7 +106,7 @@ func (r *kafkaRun) handOverKafka(kept, next *generation) (gaveUp bool, err error
 	c := r.k.c
 	// The partitions kept owns are now owned as a member of next's
 	// generation: commits of them must carry its id.
-	bridge := &generation{id: next.id, owned: kept.owned, assignment: kept.assignment,
+	bridge := &generation{id: next.id, owned: kept.owned,
 		ctx: kept.ctx, fence: kept.fence, kafka: next.kafka}
 	c.mu.Lock()
 	if c.gen == kept {

@@ -386,23 +386,6 @@ func (r *kafkaRun) generation(kgen *kafkagroup.Generation, kept *generation) *ge
 			}
 		}
 	}
-	assignment := rebalance.Assignment{k.c.id: owned}
-	// The leader knows every member's share (the others only their own):
-	// the other members' partitions go under their member ids, thread 0,
-	// since the protocol does not say how a member spreads them over its
-	// streams.
-	for member, topics := range kgen.GroupAssignment {
-		if member == kgen.MemberID {
-			continue
-		}
-		theirs := map[zkutil.TopicPartition]zkutil.ConsumerThreadID{}
-		for topic, parts := range topics {
-			for _, p := range parts {
-				theirs[zkutil.TopicPartition{Topic: topic, Partition: p}] = zkutil.ConsumerThreadID{ConsumerID: member}
-			}
-		}
-		assignment[member] = theirs
-	}
 	ctx := kgen.Context()
 	switch {
 	case kept != nil:
@@ -411,8 +394,8 @@ func (r *kafkaRun) generation(kgen *kafkagroup.Generation, kept *generation) *ge
 		ctx = r.startChain()
 	}
 	return &generation{
-		id: int64(kgen.ID), owned: owned, assignment: assignment,
-		ctx: ctx, fence: kafkaFence{kgen}, kafka: kgen, incremental: kgen.Cooperative,
+		id: int64(kgen.ID), owned: owned,
+		ctx: ctx, fence: kafkaFence{kgen}, kafka: kgen,
 	}
 }
 

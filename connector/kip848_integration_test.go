@@ -211,7 +211,7 @@ type releaseLog struct {
 
 func (l *releaseLog) listener(topic string) RebalanceListener {
 	return RebalanceListenerFuncs{
-		Releasing: func(_ context.Context, _ *ConsumerConnector, owned map[string][]int32, lost bool) {
+		Releasing: func(_ context.Context, _ *ConsumerConnector, released map[string][]int32, lost bool) {
 			l.mu.Lock()
 			defer l.mu.Unlock()
 			if lost {
@@ -220,20 +220,18 @@ func (l *releaseLog) listener(topic string) RebalanceListener {
 			if l.released == nil {
 				l.released = map[int32]int{}
 			}
-			for _, p := range owned[topic] {
+			for _, p := range released[topic] {
 				l.released[p]++
 			}
 		},
-		Starting: func(_ context.Context, c *ConsumerConnector, assignment map[string]map[int32]ConsumerThreadID) {
+		Starting: func(_ context.Context, _ *ConsumerConnector, gained map[string][]int32) {
 			l.mu.Lock()
 			defer l.mu.Unlock()
 			if l.started == nil {
 				l.started = map[int32]int{}
 			}
-			for p, th := range assignment[topic] {
-				if th.ConsumerID == c.ConsumerID() {
-					l.started[p]++
-				}
+			for _, p := range gained[topic] {
+				l.started[p]++
 			}
 		},
 	}

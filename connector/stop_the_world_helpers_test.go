@@ -183,7 +183,7 @@ func (g *gapRecorder) waitSettled(ctx context.Context, live []int, since time.Ti
 
 // ownedLog is a RebalanceListener that records, each time a member's
 // partitions change, when and what it owns from then on: the partitions
-// it was told to start (BeforeStartingFetchers, its own thread's only)
+// it was told to start (BeforeStartingFetchers)
 // less those it was told to release (BeforeReleasingPartitions). With the
 // eager protocol every rebalance releases everything and starts the new
 // assignment; with the cooperative one only what moves.
@@ -202,25 +202,22 @@ type ownedStep struct {
 
 var _ RebalanceListener = (*ownedLog)(nil)
 
-// BeforeReleasingPartitions records that the member gives owned up.
-func (l *ownedLog) BeforeReleasingPartitions(_ context.Context, _ *ConsumerConnector, owned map[string][]int32, _ bool) {
+// BeforeReleasingPartitions records that the member gives released up.
+func (l *ownedLog) BeforeReleasingPartitions(_ context.Context, _ *ConsumerConnector, released map[string][]int32, _ bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for _, p := range owned[l.topic] {
+	for _, p := range released[l.topic] {
 		delete(l.ensure(), p)
 	}
 	l.step()
 }
 
-// BeforeStartingFetchers records that the member starts its own
-// partitions of assignment.
-func (l *ownedLog) BeforeStartingFetchers(_ context.Context, c *ConsumerConnector, assignment map[string]map[int32]ConsumerThreadID) {
+// BeforeStartingFetchers records that the member starts gained.
+func (l *ownedLog) BeforeStartingFetchers(_ context.Context, _ *ConsumerConnector, gained map[string][]int32) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for p, th := range assignment[l.topic] {
-		if th.ConsumerID == c.ConsumerID() {
-			l.ensure()[p] = true
-		}
+	for _, p := range gained[l.topic] {
+		l.ensure()[p] = true
 	}
 	l.step()
 }

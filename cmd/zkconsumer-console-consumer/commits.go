@@ -26,8 +26,8 @@ type committer struct {
 	stderr   io.Writer
 
 	mu       sync.Mutex
-	owned    map[connector.TopicPartition]bool // by the current generation
-	released map[connector.TopicPartition]bool // by the previous one
+	owned    map[connector.TopicPartition]bool // what the listener was told this member owns
+	released map[connector.TopicPartition]bool // by the listener's last call, if a release
 
 	stop chan struct{}
 	done chan struct{}
@@ -142,47 +142,42 @@ func withoutNotOwner(err error) error {
 // BeforeReleasingPartitions commits what was written out of the released
 // partitions, while the connector still allows it, as Kafka's auto-commit
 // does in a rebalance.
-func (cm *committer) BeforeReleasingPartitions(ctx context.Context, _ *connector.ConsumerConnector, owned map[string][]int32, lost bool) {
+func (cm *committer) BeforeReleasingPartitions(ctx context.Context, _ *connector.ConsumerConnector, released map[string][]int32, lost bool) {
 	tps := map[connector.TopicPartition]bool{}
-	for topic, ps := range owned {
+	for topic, ps := range released {
 		for _, p := range ps {
 			tps[connector.TopicPartition{Topic: topic, Partition: p}] = true
 		}
 	}
 	cm.mu.Lock()
-	cm.owned, cm.released = map[connector.TopicPartition]bool{}, tps
+	for tp := range tps {
+		delete(cm.owned, tp)
+	}
+	cm.released = tps
 	cm.mu.Unlock()
 	if cm.enabled && !lost {
 		cm.report(cm.commit(ctx, tps))
 	}
 }
 
-// BeforeStartingFetchers records the partitions of the new generation.
-// What was written out of a partition that comes back after another
-// member had it is forgotten: that member may have committed beyond it.
-// Partitions kept from the previous generation keep theirs.
-func (cm *committer) BeforeStartingFetchers(_ context.Context, c *connector.ConsumerConnector, assignment map[string]map[int32]connector.ConsumerThreadID) {
-	cm.starting(c.ConsumerID(), assignment)
-}
-
-// starting is BeforeStartingFetchers for the member consumerID.
-func (cm *committer) starting(consumerID string, assignment map[string]map[int32]connector.ConsumerThreadID) {
-	owned := map[connector.TopicPartition]bool{}
-	for topic, ps := range assignment {
-		for p, th := range ps {
-			if th.ConsumerID == consumerID {
-				owned[connector.TopicPartition{Topic: topic, Partition: p}] = true
-			}
-		}
-	}
+// BeforeStartingFetchers records the partitions the member gains. What
+// was written out of a partition that comes back after another member
+// had it is forgotten: that member may have committed beyond it. A
+// partition released just before and gained again at once (an eager
+// rebalance that leaves it with this member) keeps its own.
+func (cm *committer) BeforeStartingFetchers(_ context.Context, _ *connector.ConsumerConnector, gained map[string][]int32) {
 	cm.mu.Lock()
-	gained := map[connector.TopicPartition]bool{}
-	for tp := range owned {
-		if !cm.released[tp] {
-			gained[tp] = true
+	fresh := map[connector.TopicPartition]bool{}
+	for topic, ps := range gained {
+		for _, p := range ps {
+			tp := connector.TopicPartition{Topic: topic, Partition: p}
+			if !cm.released[tp] {
+				fresh[tp] = true
+			}
+			cm.owned[tp] = true
 		}
 	}
-	cm.owned = owned
+	cm.released = nil
 	cm.mu.Unlock()
-	cm.out.forget(gained)
+	cm.out.forget(fresh)
 }

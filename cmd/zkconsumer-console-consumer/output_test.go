@@ -138,29 +138,32 @@ func TestCommitterForgetsPartitionsThatComeBack(t *testing.T) {
 	cm := newCommitter(out, connector.DefaultConfig(), io.Discard)
 	p0, p1 := connector.TopicPartition{Topic: "a", Partition: 0}, connector.TopicPartition{Topic: "a", Partition: 1}
 	both := map[connector.TopicPartition]bool{p0: true, p1: true}
-	mine := func(ps ...int32) map[string]map[int32]zkutil.ConsumerThreadID {
-		a := map[string]map[int32]zkutil.ConsumerThreadID{"a": {}}
-		for p := range int32(2) {
-			a["a"][p] = zkutil.ConsumerThreadID{ConsumerID: "other"}
-		}
-		for _, p := range ps {
-			a["a"][p] = zkutil.ConsumerThreadID{ConsumerID: "me"}
-		}
-		return a
-	}
 	ctx := t.Context()
-	cm.starting("me", mine(0, 1))
+	cm.BeforeStartingFetchers(ctx, nil, map[string][]int32{"a": {0, 1}})
 	for _, m := range []*connector.Message{msg("a", 0, 10, "x"), msg("a", 1, 20, "y")} {
 		_, err := out.add(m, f, false)
 		require.NoError(t, err)
 	}
-	// Generation 2 keeps p0 and loses p1; generation 3 gets p1 back.
+	// Eager: generation 2 keeps p0 and loses p1; generation 3 gets p1 back.
 	cm.BeforeReleasingPartitions(ctx, nil, map[string][]int32{"a": {0, 1}}, false)
-	cm.starting("me", mine(0))
+	cm.BeforeStartingFetchers(ctx, nil, map[string][]int32{"a": {0}})
 	require.Equal(t, map[connector.TopicPartition]int64{p0: 11, p1: 21}, out.writtenOffsets(both))
+	require.Equal(t, map[connector.TopicPartition]bool{p0: true}, cm.owned)
 	cm.BeforeReleasingPartitions(ctx, nil, map[string][]int32{"a": {0}}, false)
-	cm.starting("me", mine(0, 1))
+	cm.BeforeStartingFetchers(ctx, nil, map[string][]int32{"a": {0, 1}})
 	require.Equal(t, map[connector.TopicPartition]int64{p0: 11}, out.writtenOffsets(both))
+	require.Equal(t, both, cm.owned)
+	// Cooperative: p1 moves away alone, p0 stays owned and keeps what was
+	// written out of it; p1 comes back later, after another member had it.
+	_, err = out.add(msg("a", 1, 30, "z"), f, false)
+	require.NoError(t, err)
+	cm.BeforeReleasingPartitions(ctx, nil, map[string][]int32{"a": {1}}, false)
+	require.Equal(t, map[connector.TopicPartition]bool{p0: true}, cm.owned, "a cooperative release keeps the rest owned")
+	require.Equal(t, map[connector.TopicPartition]int64{p0: 11, p1: 31}, out.writtenOffsets(both))
+	cm.BeforeStartingFetchers(ctx, nil, map[string][]int32{"b": {0}})
+	cm.BeforeStartingFetchers(ctx, nil, map[string][]int32{"a": {1}})
+	require.Equal(t, map[connector.TopicPartition]int64{p0: 11}, out.writtenOffsets(both))
+	require.Equal(t, map[connector.TopicPartition]bool{p0: true, p1: true, {Topic: "b", Partition: 0}: true}, cm.owned)
 }
 
 // shortWriter takes the first n bytes of a write and then fails, as a pipe

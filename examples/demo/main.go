@@ -198,10 +198,28 @@ func (m *member) quietSince() time.Time {
 // BeforeReleasingPartitions prints the partitions the member gives up:
 // under the cooperative protocol only those that move to another member
 // (or to another of its streams), under eager all it owned.
-func (m *member) BeforeReleasingPartitions(_ context.Context, _ *connector.ConsumerConnector, owned map[string][]int32, lost bool) {
+func (m *member) BeforeReleasingPartitions(_ context.Context, _ *connector.ConsumerConnector, released map[string][]int32, lost bool) {
 	m.moved()
+	note := ""
+	if lost {
+		note = " (its ZooKeeper session was lost)"
+	}
+	m.d.printf("    listener: member %s releases %s%s\n", m.name, partitionNames(released), note)
+}
+
+// BeforeStartingFetchers prints the partitions the member gains: under
+// the cooperative protocol those that move to it, under eager all it is
+// assigned.
+func (m *member) BeforeStartingFetchers(_ context.Context, _ *connector.ConsumerConnector, gained map[string][]int32) {
+	m.moved()
+	m.d.printf("    listener: member %s starts %s\n", m.name, partitionNames(gained))
+}
+
+// partitionNames renders partitions by topic as "p0, p1" (the demo has
+// one topic).
+func partitionNames(byTopic map[string][]int32) string {
 	var ps []int32
-	for _, parts := range owned {
+	for _, parts := range byTopic {
 		ps = append(ps, parts...)
 	}
 	slices.Sort(ps)
@@ -209,28 +227,7 @@ func (m *member) BeforeReleasingPartitions(_ context.Context, _ *connector.Consu
 	for i, p := range ps {
 		names[i] = fmt.Sprintf("p%d", p)
 	}
-	note := ""
-	if lost {
-		note = " (its ZooKeeper session was lost)"
-	}
-	m.d.printf("    listener: member %s releases %s%s\n", m.name, strings.Join(names, ", "), note)
-}
-
-// BeforeStartingFetchers prints the partitions the member starts
-// fetching: under the cooperative protocol only those it gains, under
-// eager all it owns (the listener is given the whole group's assignment;
-// the member's own partitions are those of its consumer id).
-func (m *member) BeforeStartingFetchers(_ context.Context, c *connector.ConsumerConnector, assignment map[string]map[int32]connector.ConsumerThreadID) {
-	m.moved()
-	streams := map[int32]int{}
-	for _, parts := range assignment {
-		for p, th := range parts {
-			if th.ConsumerID == c.ConsumerID() {
-				streams[p] = th.Thread
-			}
-		}
-	}
-	m.d.printf("    listener: member %s starts %s\n", m.name, partsAndStreams(streams))
+	return strings.Join(names, ", ")
 }
 
 // partsAndStreams renders partitions and their streams, by partition:

@@ -16,9 +16,10 @@ import (
 )
 
 // TestExamplesReportErrors: simple and manual-commit print what Errors()
-// reports, here a topic that does not exist, and so does wildcard, here
-// an unreadable registration in its group; each still exits cleanly on
-// SIGINT.
+// reports, here a topic that does not exist, once (the connector, logging
+// through slog.Default(), does not print it again), and so does wildcard,
+// here an unreadable registration in its group; each still exits cleanly
+// on SIGINT.
 func TestExamplesReportErrors(t *testing.T) {
 	c := testcluster.Shared(t)
 	for _, name := range []string{"simple", "manual-commit"} {
@@ -27,10 +28,19 @@ func TestExamplesReportErrors(t *testing.T) {
 			bin := build(t, name)
 			topic, group := testcluster.UniqueName("smoke-missing"), testcluster.UniqueName("smoke-missing")
 			p := start(t, ctx, bin, "-zookeeper", c.ZKConnect(), "-topic", topic, "-group", group)
-			want := "consumer: " + connector.ErrTopicMissing.Error() + ": " + topic
+			missing := connector.ErrTopicMissing.Error() + ": " + topic
+			want := "consumer: " + missing
 			waitFor(t, time.Minute, func() bool { return hasLogLine(p, want) },
 				"%q on stderr; stderr:\n%s", want, &p.stderr)
 			p.interrupt(t)
+			// Printed once: the connector logs (through slog.Default(),
+			// Logger being nil) what it sends on Errors at DEBUG only.
+			for line := range strings.SplitSeq(p.stderr.String(), "\n") {
+				if strings.Contains(line, missing) {
+					require.True(t, strings.HasPrefix(logPrefix.ReplaceAllString(line, ""), want),
+						"the error printed again, not by the example: %q; stderr:\n%s", line, &p.stderr)
+				}
+			}
 		})
 	}
 	t.Run("wildcard", func(t *testing.T) {

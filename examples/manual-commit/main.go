@@ -28,24 +28,16 @@ import (
 // committed any more: the next owner starts at the last commit and some
 // messages are delivered twice (at least once).
 var listener = connector.RebalanceListenerFuncs{
-	Releasing: func(ctx context.Context, c *connector.ConsumerConnector, owned map[string][]int32, lost bool) {
-		log.Printf("releasing %v (session lost: %v)", owned, lost)
+	Releasing: func(ctx context.Context, c *connector.ConsumerConnector, released map[string][]int32, lost bool) {
+		log.Printf("releasing %v (session lost: %v)", released, lost)
 		if !lost {
 			if err := c.CommitOffsets(ctx); err != nil {
 				log.Print("commit before release: ", err)
 			}
 		}
 	},
-	Starting: func(ctx context.Context, c *connector.ConsumerConnector, assignment map[string]map[int32]connector.ConsumerThreadID) {
-		n := 0
-		for _, parts := range assignment {
-			for _, th := range parts {
-				if th.ConsumerID == c.ConsumerID() {
-					n++
-				}
-			}
-		}
-		log.Printf("starting to fetch %d partitions", n)
+	Starting: func(ctx context.Context, c *connector.ConsumerConnector, gained map[string][]int32) {
+		log.Printf("starting to fetch %v", gained)
 	},
 }
 

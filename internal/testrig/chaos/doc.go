@@ -119,7 +119,7 @@
 // another.
 //
 // Ownership period: for member incarnation X and partition p, the time from
-// a BeforeStartingFetchers call whose assignment gives p to X up to the next
+// a BeforeStartingFetchers call that gives p to X up to the next
 // BeforeReleasingPartitions call of X that names p (or X's end). A delivery
 // belongs to the latest period of X for p that began before it; deliveries
 // after a release and before the next assignment stay with the period they

@@ -17,7 +17,7 @@ import (
 const (
 	// RecStart: the member connected; Slot, Inc, ConsumerID, PID, Wildcard.
 	RecStart = "start"
-	// RecAssign: BeforeStartingFetchers; Parts are this member's partitions.
+	// RecAssign: BeforeStartingFetchers; Parts are the partitions it gains.
 	RecAssign = "assign"
 	// RecRelease: BeforeReleasingPartitions; Parts and Lost.
 	RecRelease = "release"

@@ -11,7 +11,6 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/debug"
-	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -319,26 +318,14 @@ func (d routingDialer) DialContext(ctx context.Context, network, address string)
 // listener records ownership changes as the connector reports them.
 type listener struct{ m *member }
 
-func (l listener) BeforeReleasingPartitions(_ context.Context, _ *connector.ConsumerConnector, owned map[string][]int32, lost bool) {
+func (l listener) BeforeReleasingPartitions(_ context.Context, _ *connector.ConsumerConnector, released map[string][]int32, lost bool) {
 	defer l.m.recoverPanic("BeforeReleasingPartitions")
-	l.m.log.Write(Record{Kind: RecRelease, TS: l.m.now(), Parts: owned, Lost: lost})
+	l.m.log.Write(Record{Kind: RecRelease, TS: l.m.now(), Parts: released, Lost: lost})
 	_ = l.m.log.Flush()
 }
 
-func (l listener) BeforeStartingFetchers(_ context.Context, c *connector.ConsumerConnector, assignment map[string]map[int32]connector.ConsumerThreadID) {
-	consumerID := c.ConsumerID()
+func (l listener) BeforeStartingFetchers(_ context.Context, _ *connector.ConsumerConnector, gained map[string][]int32) {
 	defer l.m.recoverPanic("BeforeStartingFetchers")
-	mine := map[string][]int32{}
-	for topic, parts := range assignment {
-		for p, th := range parts {
-			if th.ConsumerID == consumerID {
-				mine[topic] = append(mine[topic], p)
-			}
-		}
-	}
-	for _, ps := range mine {
-		slices.Sort(ps)
-	}
-	l.m.log.Write(Record{Kind: RecAssign, TS: l.m.now(), Parts: mine})
+	l.m.log.Write(Record{Kind: RecAssign, TS: l.m.now(), Parts: gained})
 	_ = l.m.log.Flush()
 }
