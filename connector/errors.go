@@ -2,8 +2,10 @@ package connector
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/zkconsumer/zkconsumer/fetcher"
+	"github.com/zkconsumer/zkconsumer/internal/javaregex"
 	"github.com/zkconsumer/zkconsumer/internal/kafkagroup"
 	"github.com/zkconsumer/zkconsumer/internal/secure"
 	"github.com/zkconsumer/zkconsumer/rebalance"
@@ -149,9 +151,36 @@ var (
 // partition, delivered by the stream that owns it and on Errors.
 type PartitionError = stream.PartitionError
 
-// RegexError is rebalance.RegexError: a topic filter's regex that Java's
-// Pattern would refuse or that Go cannot reproduce.
-type RegexError = rebalance.RegexError
+// RegexError is a topic filter's regex that Java's Pattern would refuse
+// or that Go's regexp cannot give Java's meaning, returned by
+// TopicFilter.Validate and CreateMessageStreamsByFilter.
+type RegexError struct {
+	// Regex is the regex after Kafka's munging (',' becomes '|', spaces
+	// and surrounding quotes are removed).
+	Regex string
+	// Index is where the construct starts, in characters (code points)
+	// from 0, as in Java's "near index".
+	Index int
+	// Construct names what was found, for example `class intersection "&&"`.
+	Construct string
+	// Reason tells why it cannot be used.
+	Reason string
+}
+
+// Error returns "topic filter <regex>: <construct> at index <i>: <reason>".
+func (e *RegexError) Error() string {
+	return fmt.Sprintf("topic filter %q: %s at index %d: %s", e.Regex, e.Construct, e.Index, e.Reason)
+}
+
+// regexError turns the regex compiler's error into a *RegexError; other
+// errors are returned as they are.
+func regexError(err error) error {
+	var re *javaregex.Error
+	if !errors.As(err, &re) {
+		return err
+	}
+	return &RegexError{Regex: re.Regex, Index: re.Index, Construct: re.Construct, Reason: re.Reason}
+}
 
 // ConflictError is rebalance.ConflictError, a cause of ErrRebalanceFailed
 // in ZooKeeper mode: a partition this member was assigned is still owned

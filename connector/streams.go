@@ -7,6 +7,7 @@ import (
 	"maps"
 
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
+	"github.com/zkconsumer/zkconsumer/internal/topicfilter"
 	"github.com/zkconsumer/zkconsumer/rebalance"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
@@ -36,8 +37,8 @@ func Blacklist(regex string) TopicFilter {
 // Go's regexp cannot reproduce, is refused with a *RegexError naming the
 // construct (Kafka's TopicFilter refuses it up front too).
 func (f TopicFilter) Validate() error {
-	_, err := rebalance.NewTopicFilter(f.pattern, f.regex)
-	return err
+	_, err := topicfilter.New(f.pattern, f.regex)
+	return regexError(err)
 }
 
 // CreateMessageStreams joins the group with a static subscription: for
@@ -99,8 +100,8 @@ func (c *ConsumerConnector) CreateMessageStreams(ctx context.Context, topicCount
 //
 // With group.protocol=consumer (KIP-848) the broker evaluates the filter
 // itself, with RE2/J, which reads regexes as Go's regexp does: the member
-// sends the whitelist translated to RE2/J's syntax with Java's meaning
-// (rebalance.TopicFilter.BrokerRegex), and the broker assigns the
+// sends the whitelist translated to RE2/J's syntax with Java's meaning,
+// and the broker assigns the
 // partitions of every topic it matches, including topics created later.
 // Such a pattern is refused with a *ConfigError (key group.protocol)
 // instead, and so are a blacklist, which RE2/J cannot express (it has no
@@ -109,12 +110,12 @@ func (c *ConsumerConnector) CreateMessageStreams(ctx context.Context, topicCount
 // __transaction_state, __share_group_state), which the broker would
 // assign.
 func (c *ConsumerConnector) CreateMessageStreamsByFilter(ctx context.Context, filter TopicFilter, numStreams int) ([]*KafkaStream, error) {
-	f, err := rebalance.NewTopicFilter(filter.pattern, filter.regex)
+	f, err := topicfilter.New(filter.pattern, filter.regex)
 	if err != nil {
 		if c.cfg.consumerProtocol() {
 			return nil, brokerRegexRefused(&c.cfg, err, true)
 		}
-		return nil, fmt.Errorf("connector: %w", err)
+		return nil, fmt.Errorf("connector: %w", regexError(err))
 	}
 	if c.cfg.consumerProtocol() {
 		if _, err := brokerTopicRegex(&c.cfg, f); err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkconsumer/zkconsumer/internal/topicfilter"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -145,7 +146,7 @@ func TestReadGroupThreadBudget(t *testing.T) {
 		z.addTopic(fmt.Sprintf("t%02d", i), 2)
 	}
 	wild := func(streams int) Subscription {
-		f, err := NewTopicFilter(zkutil.PatternWhitelist, "t.*")
+		f, err := topicfilter.New(zkutil.PatternWhitelist, "t.*")
 		require.NoError(t, err)
 		return WildcardSubscription(f, streams)
 	}
@@ -223,7 +224,7 @@ func countedTopics(n, streams int) map[string]int {
 // TestSubscriptionLimits: Validate refuses what every member would refuse
 // to read, and ThreadIDs neither panics nor allocates on counts it refuses.
 func TestSubscriptionLimits(t *testing.T) {
-	f, err := NewTopicFilter(zkutil.PatternWhitelist, ".*")
+	f, err := topicfilter.New(zkutil.PatternWhitelist, ".*")
 	require.NoError(t, err)
 	for _, tt := range []struct {
 		sub  Subscription

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/topicfilter"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -177,7 +178,7 @@ type memberOpts struct {
 	connect  string // ZooKeeper connect string; the cluster's by default
 	strategy string
 	topics   map[string]int
-	filter   *TopicFilter
+	filter   *topicfilter.Filter
 	streams  int
 }
 

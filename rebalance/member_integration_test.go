@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/topicfilter"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -174,7 +175,7 @@ func TestBrokenRegistrationIsIgnored(t *testing.T) {
 func TestWildcardMemberFollowsNewTopics(t *testing.T) {
 	c := testcluster.Shared(t)
 	prefix := testcluster.UniqueName("wild")
-	filter, err := NewTopicFilter(zkutil.PatternWhitelist, prefix+`-.*`)
+	filter, err := topicfilter.New(zkutil.PatternWhitelist, prefix+`-.*`)
 	require.NoError(t, err)
 	group := testcluster.UniqueName("g-wild")
 	m := startMember(t, c, group, group+"_m1", memberOpts{filter: filter, streams: 2})

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/topicfilter"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -236,7 +237,7 @@ func TestDeletedTopicsAreReportedAndNotWatched(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	prefix := testcluster.UniqueName("gone")
-	filter, err := NewTopicFilter(zkutil.PatternWhitelist, prefix+"-.*")
+	filter, err := topicfilter.New(zkutil.PatternWhitelist, prefix+"-.*")
 	require.NoError(t, err)
 	group := testcluster.UniqueName("g-gone")
 	static := prefix + "-static"

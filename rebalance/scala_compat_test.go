@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/topicfilter"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -29,7 +30,7 @@ func TestRegistrationBytesMatchScala(t *testing.T) {
 			name: "whitelist (ConsoleConsumer)",
 			args: []string{"kafka.tools.ConsoleConsumer", "--whitelist", topic + "|other-.*", "--timeout-ms", "20000"},
 			sub: func() Subscription {
-				f, err := NewTopicFilter(zkutil.PatternWhitelist, topic+"|other-.*")
+				f, err := topicfilter.New(zkutil.PatternWhitelist, topic+"|other-.*")
 				require.NoError(t, err)
 				return WildcardSubscription(f, 1)
 			},

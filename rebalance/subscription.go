@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/zkconsumer/zkconsumer/internal/topicfilter"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -20,7 +21,7 @@ type Subscription struct {
 	Topics map[string]int
 	// Filter and Streams describe a wildcard subscription; Topics must
 	// then be empty.
-	Filter  *TopicFilter
+	Filter  *topicfilter.Filter
 	Streams int
 }
 
@@ -30,7 +31,7 @@ func StaticSubscription(topics map[string]int) Subscription {
 }
 
 // WildcardSubscription subscribes to every topic filter admits.
-func WildcardSubscription(filter *TopicFilter, streams int) Subscription {
+func WildcardSubscription(filter *topicfilter.Filter, streams int) Subscription {
 	return Subscription{Filter: filter, Streams: streams}
 }
 
@@ -102,7 +103,7 @@ func subscriptionFromRegistration(r zkutil.Registration) (Subscription, error) {
 			return Subscription{}, fmt.Errorf("rebalance: wildcard registration with %d entries", len(r.Subscription))
 		}
 		for regex, n := range r.Subscription {
-			f, err := NewTopicFilter(r.Pattern, regex)
+			f, err := topicfilter.New(r.Pattern, regex)
 			if err != nil {
 				return Subscription{}, err
 			}

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/zkconsumer/zkconsumer/rebalance"
+	"github.com/zkconsumer/zkconsumer/internal/topicfilter"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -102,7 +102,7 @@ func subscriptions(members []Member) func(topic string) []string {
 	type sub struct {
 		id      string
 		static  map[string]int
-		filters []*rebalance.TopicFilter
+		filters []*topicfilter.Filter
 		unknown bool
 	}
 	subs := make([]sub, 0, len(members))
@@ -115,7 +115,7 @@ func subscriptions(members []Member) func(topic string) []string {
 			s.static = m.Registration.Subscription
 		default:
 			for regex := range m.Registration.Subscription {
-				f, err := rebalance.NewTopicFilter(m.Registration.Pattern, regex)
+				f, err := topicfilter.New(m.Registration.Pattern, regex)
 				if err != nil {
 					s.unknown = true
 					continue
@@ -129,7 +129,7 @@ func subscriptions(members []Member) func(topic string) []string {
 		var ids []string
 		for _, s := range subs {
 			_, named := s.static[topic]
-			matched := slices.ContainsFunc(s.filters, func(f *rebalance.TopicFilter) bool { return f.Allows(topic, false) })
+			matched := slices.ContainsFunc(s.filters, func(f *topicfilter.Filter) bool { return f.Allows(topic, false) })
 			if s.unknown || named || matched {
 				ids = append(ids, s.id)
 			}

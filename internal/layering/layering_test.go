@@ -55,6 +55,10 @@ func TestDependenciesFlowOneWay(t *testing.T) {
 		// Java's string order and hash, which the assignors of both
 		// coordination modes share: the standard library only.
 		{pkg: "internal/javastr", forbidden: []string{"zkutil", "stream", "internal/streamcore", "rebalance", "internal/kafkagroup", "fetcher", "connector", "internal/testrig/testcluster"}, stdOnly: true},
+		// The Java regex compiler of topic filters: the standard library only.
+		{pkg: "internal/javaregex", forbidden: []string{"zkutil", "stream", "internal/streamcore", "rebalance", "internal/topicfilter", "internal/kafkagroup", "fetcher", "connector", "internal/testrig/testcluster"}, stdOnly: true},
+		// Kafka's whitelist and blacklist, below both coordination modes.
+		{pkg: "internal/topicfilter", forbidden: []string{"stream", "internal/streamcore", "rebalance", "internal/kafkagroup", "fetcher", "connector", "internal/testrig/testcluster"}},
 		{pkg: "internal/abortdial", forbidden: []string{"zkutil", "stream", "rebalance", "fetcher", "connector", "internal/testrig/testcluster"}, stdOnly: true},
 	}
 	for _, r := range rules {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/zkconsumer/zkconsumer/internal/topicfilter"
 	"github.com/zkconsumer/zkconsumer/rebalance"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
@@ -228,7 +229,7 @@ func subscriptionOf(reg zkutil.Registration) (rebalance.Subscription, error) {
 		return rebalance.StaticSubscription(reg.Subscription), nil
 	}
 	for regex, n := range reg.Subscription {
-		f, err := rebalance.NewTopicFilter(reg.Pattern, regex)
+		f, err := topicfilter.New(reg.Pattern, regex)
 		if err != nil {
 			return rebalance.Subscription{}, err
 		}

@@ -1,4 +1,4 @@
-package rebalance
+package javaregex
 
 import (
 	"path/filepath"
@@ -20,7 +20,8 @@ var topicCorpus = []string{
 	"__consumer_offsets", "__transaction_state", "__share_group_state", "_internal", "rx-new", "a-z", "Z", "z",
 }
 
-// brokerSyntax is the little of RE2/J's syntax BrokerRegex writes: ASCII
+// brokerSyntax is the little of RE2/J's syntax Translate writes, which a
+// KIP-848 member sends to the coordinator: ASCII
 // letters and digits, \x{...}, classes of ranges, (?:...) groups,
 // alternation, *, +, counts, \A and \z. A change of the translation that
 // writes more must be checked against RE2/J again.
@@ -35,85 +36,39 @@ func matchesLikeRE2J(t *testing.T, regex string) *regexp.Regexp {
 	return re
 }
 
-// TestBrokerRegexTranslation: every whitelist NewTopicFilter accepts gets
-// a broker regex written in the small syntax above that selects exactly
-// the topics the filter admits (read as Go's regexp reads it, which RE2/J
+// TestTranslationSyntax: every whitelist Compile accepts is translated
+// into the small syntax above, selecting exactly the topics the compiled
+// regex matches (read as Go's regexp reads it, which RE2/J
 // ports; TestBrokerRegexAgainstRE2J asks RE2/J itself).
-func TestBrokerRegexTranslation(t *testing.T) {
+func TestTranslationSyntax(t *testing.T) {
 	for _, tc := range filterCases {
 		if tc.refused != "" {
 			continue
 		}
 		t.Run(tc.raw, func(t *testing.T) {
-			f, err := NewTopicFilter(zkutil.PatternWhitelist, tc.raw)
+			f, err := compileRaw(tc.raw)
 			require.NoError(t, err)
-			regex, err := f.BrokerRegex(false)
+			regex, err := Translate(zkutil.NormalizeTopicFilter(tc.raw))
 			require.NoError(t, err)
 			require.Regexp(t, brokerSyntax, regex)
 			re := matchesLikeRE2J(t, regex)
 			for name := range tc.match {
-				require.Equal(t, f.Allows(name, false), re.MatchString(name), "%q on %q", regex, name)
+				require.Equal(t, f.MatchString(name), re.MatchString(name), "%q on %q", regex, name)
 			}
 			for _, name := range topicCorpus {
-				require.Equal(t, f.Allows(name, false), re.MatchString(name), "%q on %q", regex, name)
+				require.Equal(t, f.MatchString(name), re.MatchString(name), "%q on %q", regex, name)
 			}
 		})
 	}
-	f, err := NewTopicFilter(zkutil.PatternWhitelist, "orders.*, payments")
-	require.NoError(t, err)
-	regex, err := f.BrokerRegex(true)
-	require.NoError(t, err)
-	require.Equal(t, `(?:orders(?:[\x{0}-\x{9}\x{B}-\x{C}\x{E}-\x{84}\x{86}-\x{2027}\x{202A}-\x{10FFFF}])*|payments)`, regex)
 }
 
-// TestBrokerRegexRefusals: what the broker cannot be given is refused
-// with a *RegexError naming it: a blacklist (RE2/J has no look-ahead to
-// negate a regex), and, with exclude.internal.topics, a whitelist that
-// matches one of Kafka 4.4's internal topics (the coordinator assigns
-// them). Constructs RE2/J lacks or reads differently never reach
-// BrokerRegex: NewTopicFilter refuses them (re2jDiffers).
-func TestBrokerRegexRefusals(t *testing.T) {
-	b, err := NewTopicFilter(zkutil.PatternBlacklist, "internal-.*")
-	require.NoError(t, err)
-	_, err = b.BrokerRegex(false)
-	var rerr *RegexError
-	require.ErrorAs(t, err, &rerr)
-	require.Equal(t, "a blacklist", rerr.Construct)
-	require.Contains(t, rerr.Reason, "look-ahead")
-
-	for _, tc := range []struct {
-		raw, internal string // internal: the internal topic named, "" if accepted
-	}{
-		{".*", "__consumer_offsets"},
-		{"__.*", "__consumer_offsets"},
-		{"__transaction_state, orders", "__transaction_state"},
-		{"_+share_group_state", "__share_group_state"},
-		{"(?i)__CONSUMER_OFFSETS", "__consumer_offsets"},
-		{"[a-z].*", ""},
-		{"_[^_].*", ""},
-		{"__cluster_metadata", ""}, // not a topic the metadata lists
-	} {
-		f, err := NewTopicFilter(zkutil.PatternWhitelist, tc.raw)
-		require.NoError(t, err)
-		regex, err := f.BrokerRegex(true)
-		if tc.internal == "" {
-			require.NoError(t, err, tc.raw)
-			for _, name := range brokerInternalTopics {
-				require.False(t, matchesLikeRE2J(t, regex).MatchString(name), "%q matches %s", regex, name)
-			}
-			continue
-		}
-		require.ErrorAs(t, err, &rerr, tc.raw)
-		require.Contains(t, rerr.Construct, "internal topic "+tc.internal, tc.raw)
-		require.Contains(t, rerr.Reason, "exclude.internal.topics=false", tc.raw)
-		// Without exclude.internal.topics it is sent, and matches it.
-		regex, err = f.BrokerRegex(false)
-		require.NoError(t, err)
-		require.True(t, matchesLikeRE2J(t, regex).MatchString(tc.internal), "%q on %s", regex, tc.internal)
-	}
-
+// TestRE2JDiffersRefused: Compile refuses the constructs of re2jDiffers
+// that RE2/J, the coordinator's regex engine, lacks or reads otherwise,
+// naming them; the others it translates with Java's meaning.
+func TestRE2JDiffersRefused(t *testing.T) {
+	var rerr *Error
 	for _, tc := range re2jDiffers {
-		_, err := NewTopicFilter(zkutil.PatternWhitelist, tc.raw)
+		_, err := compileRaw(tc.raw)
 		if tc.construct == "" {
 			require.NoError(t, err, tc.raw)
 			continue
@@ -125,9 +80,9 @@ func TestBrokerRegexRefusals(t *testing.T) {
 
 // re2jDiffers is java.util.regex constructs that RE2/J, the coordinator's
 // regex engine, refuses (witness "") or reads differently: on witness the
-// two disagree. NewTopicFilter refuses each, naming construct, or, where
+// two disagree. Compile refuses each, naming construct, or, where
 // construct is "", translates it to RE2/J syntax with Java's meaning;
-// TestBrokerRegexAgainstRE2J shows RE2/J's reading of the regex as
+// TestTranslationAgainstRE2J shows RE2/J's reading of the regex as
 // written.
 var re2jDiffers = []struct{ raw, construct, witness string }{
 	{`(a)\1`, `back-reference "\1"`, ""},
@@ -152,15 +107,15 @@ var re2jDiffers = []struct{ raw, construct, witness string }{
 	{`\0101`, ``, "A"},
 }
 
-// TestBrokerRegexAgainstRE2J asks RE2/J itself (the re2j jar of Kafka
+// TestTranslationAgainstRE2J asks RE2/J itself (the re2j jar of Kafka
 // 4.4, which its coordinator compiles SubscribedTopicRegex with) and
-// java.util.regex: every whitelist NewTopicFilter accepts, from
-// filterCases and thousands of random ones, gets a broker regex that RE2/J
+// java.util.regex: every whitelist Compile accepts, from
+// filterCases and thousands of random ones, is translated into a regex that RE2/J
 // compiles and that matches, under Matcher.matches, exactly the strings
 // String.matches accepts for the whitelist (topic names and others); and
 // each construct of re2jDiffers is one RE2/J refuses or reads otherwise
 // than Java, so refusing it is needed.
-func TestBrokerRegexAgainstRE2J(t *testing.T) {
+func TestTranslationAgainstRE2J(t *testing.T) {
 	lib, err := testcluster.Kafka4Lib()
 	require.NoError(t, err)
 	jars, err := filepath.Glob(filepath.Join(lib, "re2j-*.jar"))
@@ -174,13 +129,13 @@ func TestBrokerRegexAgainstRE2J(t *testing.T) {
 	var javaPatterns, brokerPatterns []string
 	var inputs [][]string
 	add := func(raw string, names []string) bool {
-		f, err := NewTopicFilter(zkutil.PatternWhitelist, raw)
-		if err != nil {
+		munged := zkutil.NormalizeTopicFilter(raw)
+		if _, err := Compile(munged); err != nil || munged == "" {
 			return false
 		}
-		regex, err := f.BrokerRegex(false)
+		regex, err := Translate(munged)
 		require.NoError(t, err, raw)
-		javaPatterns = append(javaPatterns, f.Regex)
+		javaPatterns = append(javaPatterns, munged)
 		brokerPatterns = append(brokerPatterns, regex)
 		inputs = append(inputs, names)
 		return true

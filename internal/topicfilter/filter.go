@@ -1,9 +1,14 @@
-package rebalance
+// Package topicfilter is Kafka's wildcard subscription, a whitelist or a
+// blacklist of topics: which topics it admits (Allows, with Java's regex
+// semantics through package javaregex), and the regex a KIP-848 member
+// sends its coordinator for it (BrokerRegex).
+package topicfilter
 
 import (
 	"fmt"
 	"regexp"
 
+	"github.com/zkconsumer/zkconsumer/internal/javaregex"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -19,10 +24,10 @@ func isInternalTopic(topic string) bool {
 	return false
 }
 
-// TopicFilter is a wildcard subscription: Kafka's Whitelist or Blacklist. It
+// Filter is a wildcard subscription: Kafka's Whitelist or Blacklist. It
 // matches topic names with Java's String.matches semantics: the regex must
 // match the whole name.
-type TopicFilter struct {
+type Filter struct {
 	// Pattern is zkutil.PatternWhitelist or zkutil.PatternBlacklist.
 	Pattern string
 	// Regex is the filter after Kafka's munging (',' becomes '|', spaces
@@ -31,32 +36,32 @@ type TopicFilter struct {
 	re    *regexp.Regexp
 }
 
-// NewTopicFilter compiles a whitelist or blacklist. raw is munged as Kafka
+// New compiles a whitelist or blacklist. raw is munged as Kafka
 // munges it (',' becomes '|', spaces and surrounding quotes go; see
 // zkutil.NormalizeTopicFilter), then read as a java.util.regex.Pattern and
 // translated to Go's regexp with the same meaning. A pattern Java would
 // reject, or whose meaning Go cannot reproduce (class intersection, {,n},
 // possessive quantifiers, look-around, back-references, Unicode properties,
 // (?m), a '$' before more of the pattern, ...), is refused with a
-// *RegexError naming the construct, never approximated.
-func NewTopicFilter(pattern, raw string) (*TopicFilter, error) {
+// *javaregex.Error naming the construct, never approximated.
+func New(pattern, raw string) (*Filter, error) {
 	if pattern != zkutil.PatternWhitelist && pattern != zkutil.PatternBlacklist {
-		return nil, fmt.Errorf("rebalance: topic filter pattern %q: must be %s or %s", pattern, zkutil.PatternWhitelist, zkutil.PatternBlacklist)
+		return nil, fmt.Errorf("topic filter pattern %q: must be %s or %s", pattern, zkutil.PatternWhitelist, zkutil.PatternBlacklist)
 	}
 	regex := zkutil.NormalizeTopicFilter(raw)
 	if regex == "" {
-		return nil, fmt.Errorf("rebalance: empty topic filter")
+		return nil, fmt.Errorf("empty topic filter")
 	}
-	re, err := compileJavaRegex(regex)
+	re, err := javaregex.Compile(regex)
 	if err != nil {
 		return nil, err
 	}
-	return &TopicFilter{Pattern: pattern, Regex: regex, re: re}, nil
+	return &Filter{Pattern: pattern, Regex: regex, re: re}, nil
 }
 
 // Allows reports whether the filter admits topic, as Kafka's
 // TopicFilter.isTopicAllowed does.
-func (f *TopicFilter) Allows(topic string, excludeInternal bool) bool {
+func (f *Filter) Allows(topic string, excludeInternal bool) bool {
 	if excludeInternal && isInternalTopic(topic) {
 		return false
 	}

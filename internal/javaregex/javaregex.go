@@ -1,4 +1,10 @@
-package rebalance
+// Package javaregex translates a regex in the syntax of
+// java.util.regex.Pattern, which Kafka's Scala consumer compiles for its
+// whitelists and blacklists, into Go's regexp syntax with the same meaning
+// under String.matches, or refuses it with an *Error naming the construct.
+// Translate is the translation; Compile compiles it for whole-string
+// matching.
+package javaregex
 
 import (
 	"fmt"
@@ -7,7 +13,7 @@ import (
 	"unicode/utf8"
 )
 
-// This file translates the regex of a whitelist or blacklist from the
+// Translate turns the regex of a whitelist or blacklist from the
 // syntax of java.util.regex.Pattern, which Kafka's Scala consumer compiles,
 // into Go's regexp syntax with the same meaning under String.matches (the
 // whole topic name must match). The translation parses the Java syntax
@@ -16,7 +22,7 @@ import (
 // every group is non-capturing. A pattern Java would reject is refused, and
 // so is every construct whose meaning Go cannot reproduce or whose meaning
 // differs between the Java versions Kafka 1.1.1 runs on (7 to 17); the
-// *RegexError names the construct.
+// *Error names the construct.
 //
 // What differs, and what is done about it:
 //
@@ -57,10 +63,10 @@ import (
 //   - (?<name>...): both have it with different rules for names; Java's
 //     are checked. (?P<name>...) is RE2 only: refused.
 
-// RegexError reports a whitelist or blacklist regex that cannot be used:
+// Error reports a whitelist or blacklist regex that cannot be used:
 // java.util.regex.Pattern would reject it, or Go's regexp cannot give it
 // Java's meaning.
-type RegexError struct {
+type Error struct {
 	// Regex is the regex after Kafka's munging.
 	Regex string
 	// Index is where the construct starts, in characters (code points)
@@ -72,17 +78,17 @@ type RegexError struct {
 	Reason string
 }
 
-// Error returns "rebalance: topic filter <regex>: <construct> at index <i>: <reason>".
-func (e *RegexError) Error() string {
-	return fmt.Sprintf("rebalance: topic filter %q: %s at index %d: %s", e.Regex, e.Construct, e.Index, e.Reason)
+// Error returns "topic filter <regex>: <construct> at index <i>: <reason>".
+func (e *Error) Error() string {
+	return fmt.Sprintf("topic filter %q: %s at index %d: %s", e.Regex, e.Construct, e.Index, e.Reason)
 }
 
-// translateJavaRegex returns a Go regexp for regex (a Java regex) that
+// Translate returns a Go regexp for regex (a Java regex) that
 // matches a whole string exactly when Java's String.matches would, or a
-// *RegexError.
-func translateJavaRegex(regex string) (string, error) {
+// *Error.
+func Translate(regex string) (string, error) {
 	if !utf8.ValidString(regex) {
-		return "", &RegexError{Regex: regex, Construct: "invalid UTF-8", Reason: "a Java string cannot hold it"}
+		return "", &Error{Regex: regex, Construct: "invalid UTF-8", Reason: "a Java string cannot hold it"}
 	}
 	p := &javaParser{regex: regex, toks: lexJava(regex), names: map[string]bool{}}
 	n, err := p.parseRegex()
@@ -172,7 +178,7 @@ type javaParser struct {
 }
 
 func (p *javaParser) fail(pos int, construct, reason string) error {
-	return &RegexError{Regex: p.regex, Index: pos, Construct: construct, Reason: reason}
+	return &Error{Regex: p.regex, Index: pos, Construct: construct, Reason: reason}
 }
 
 // javaErr is a pattern Java itself refuses.
@@ -620,16 +626,16 @@ func onlyEndsAfter(ns []*jnode) bool {
 	return true
 }
 
-// compileJavaRegex translates regex and compiles it for whole-string
+// Compile translates regex and compiles it for whole-string
 // matching.
-func compileJavaRegex(regex string) (*regexp.Regexp, error) {
-	goRegex, err := translateJavaRegex(regex)
+func Compile(regex string) (*regexp.Regexp, error) {
+	goRegex, err := Translate(regex)
 	if err != nil {
 		return nil, err
 	}
 	re, err := regexp.Compile(`\A(?:` + goRegex + `)\z`)
 	if err != nil {
-		return nil, &RegexError{Regex: regex, Construct: "the whole pattern", Reason: "Go's regexp cannot compile its translation: " + err.Error()}
+		return nil, &Error{Regex: regex, Construct: "the whole pattern", Reason: "Go's regexp cannot compile its translation: " + err.Error()}
 	}
 	return re, nil
 }

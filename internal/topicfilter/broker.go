@@ -1,9 +1,10 @@
-package rebalance
+package topicfilter
 
 import (
 	"fmt"
 	"strings"
 
+	"github.com/zkconsumer/zkconsumer/internal/javaregex"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -22,7 +23,7 @@ import (
 // RE2/J is a Java port of Go's regexp: the same syntax (Perl flags: no
 // look-around, back-references, possessive quantifiers or atomic groups)
 // and the same meaning. So the regex sent is the Go translation that
-// NewTopicFilter made of the Java one (java_regex.go), which refuses every
+// New made of the Java one (package javaregex), which refuses every
 // java.util.regex construct Go, and so RE2/J, lacks or reads differently,
 // and writes what it keeps in a small subset of the syntax whose meaning
 // leaves nothing to either parser: literal ASCII letters and digits, every
@@ -46,7 +47,7 @@ import (
 //     lacks \x0B), (?i) (RE2/J folds K to U+212A KELVIN SIGN too), octal
 //     \0nnn (RE2/J reads \0101 as \010 then '1'), \Z and Java's POSIX
 //     classes \p{Lower}, \p{Alpha}, ... (RE2/J refuses them): translated
-//     to explicit characters (see java_regex.go, which also translates
+//     to explicit characters (see package javaregex, which also translates
 //     '$', \uXXXX, \e, \cX), or refused where no translation keeps the
 //     meaning.
 //   - (?<name>...): both, with other rules for names; the translation
@@ -73,28 +74,28 @@ var brokerInternalTopics = [...]string{"__consumer_offsets", "__transaction_stat
 // KIP-848 member (group.protocol=consumer) for this filter: a regex in
 // RE2/J's syntax that, under the coordinator's Matcher.matches, selects
 // exactly the topics Allows(topic, false) admits. excludeInternal is
-// exclude.internal.topics. It returns a *RegexError when the broker cannot
+// exclude.internal.topics. It returns a *javaregex.Error when the broker cannot
 // be given the filter's meaning: a blacklist, or, with excludeInternal, a
 // whitelist that matches one of Kafka's internal topics, which the broker
 // would assign. (Constructs that RE2/J lacks or reads differently were
-// refused by NewTopicFilter already.)
-func (f *TopicFilter) BrokerRegex(excludeInternal bool) (string, error) {
+// refused by New already.)
+func (f *Filter) BrokerRegex(excludeInternal bool) (string, error) {
 	if f.Pattern == zkutil.PatternBlacklist {
-		return "", &RegexError{Regex: f.Regex, Construct: "a blacklist",
+		return "", &javaregex.Error{Regex: f.Regex, Construct: "a blacklist",
 			Reason: "the broker assigns the topics a regex matches, and RE2/J has no look-ahead to match every topic but those; use a whitelist"}
 	}
 	if excludeInternal {
 		for _, t := range brokerInternalTopics {
 			if f.re.MatchString(t) {
-				return "", &RegexError{Regex: f.Regex, Construct: fmt.Sprintf("a whitelist that matches the internal topic %s", t),
+				return "", &javaregex.Error{Regex: f.Regex, Construct: fmt.Sprintf("a whitelist that matches the internal topic %s", t),
 					Reason: "the broker assigns every topic the regex matches, internal ones too, and exclude.internal.topics=true forbids consuming them; make the regex match none of " +
 						strings.Join(brokerInternalTopics[:], ", ") + " (for example, start it with a character other than '_'), or set exclude.internal.topics=false"}
 			}
 		}
 	}
-	re2, err := translateJavaRegex(f.Regex)
+	re2, err := javaregex.Translate(f.Regex)
 	if err != nil {
-		return "", err // NewTopicFilter translated it already
+		return "", err // New translated it already
 	}
 	return re2, nil
 }

@@ -1,4 +1,4 @@
-package rebalance
+package javaregex
 
 import (
 	"bufio"
@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -19,12 +20,12 @@ import (
 
 // filterCase is one whitelist as a user writes it, with what Kafka 1.1.1
 // (java.util.regex on Java 17, checked by TestFilterTableAgainstJava) and
-// NewTopicFilter make of it.
+// Compile make of it after Kafka's munging (compileRaw).
 type filterCase struct {
 	raw string
 	// javaOK: Pattern.compile accepts the munged regex.
 	javaOK bool
-	// refused: a substring of NewTopicFilter's error, "" if it accepts.
+	// refused: a substring of Compile's error, "" if it accepts.
 	refused string
 	// match: what String.matches says for these names (when Java accepts).
 	match map[string]bool
@@ -141,17 +142,23 @@ var filterCases = []filterCase{
 	{raw: `a\`, refused: `"\" at the end`},
 }
 
-// TestTopicFilterJavaSemantics: NewTopicFilter refuses, naming the
-// construct, every pattern that java.util.regex would refuse or read
-// differently from Go's regexp, and matches topic names exactly as
-// String.matches does for every pattern it accepts.
-func TestTopicFilterJavaSemantics(t *testing.T) {
+// compileRaw compiles a whitelist as a user writes it, munged as Kafka
+// munges it (',' becomes '|', spaces and surrounding quotes go).
+func compileRaw(raw string) (*regexp.Regexp, error) {
+	return Compile(zkutil.NormalizeTopicFilter(raw))
+}
+
+// TestJavaSemantics: Compile refuses, naming the construct, every pattern
+// that java.util.regex would refuse or read differently from Go's regexp,
+// and matches strings exactly as String.matches does for every pattern it
+// accepts.
+func TestJavaSemantics(t *testing.T) {
 	for _, tc := range filterCases {
 		t.Run(tc.raw, func(t *testing.T) {
-			f, err := NewTopicFilter(zkutil.PatternWhitelist, tc.raw)
+			re, err := compileRaw(tc.raw)
 			if tc.refused != "" {
 				require.Error(t, err)
-				var rerr *RegexError
+				var rerr *Error
 				require.True(t, errors.As(err, &rerr), "%T %v", err, err)
 				require.Contains(t, err.Error(), tc.refused)
 				require.Equal(t, zkutil.NormalizeTopicFilter(tc.raw), rerr.Regex)
@@ -160,12 +167,7 @@ func TestTopicFilterJavaSemantics(t *testing.T) {
 			require.NoError(t, err)
 			require.True(t, tc.javaOK)
 			for name, want := range tc.match {
-				require.Equal(t, want, f.Allows(name, false), "Allows(%q)", name)
-			}
-			b, err := NewTopicFilter(zkutil.PatternBlacklist, tc.raw)
-			require.NoError(t, err)
-			for name, want := range tc.match {
-				require.Equal(t, !want, b.Allows(name, false), "blacklist Allows(%q)", name)
+				require.Equal(t, want, re.MatchString(name), "MatchString(%q)", name)
 			}
 		})
 	}
@@ -257,7 +259,7 @@ func TestFilterTableAgainstJava(t *testing.T) {
 		r := results[i]
 		require.Equal(t, tc.javaOK, r.err == "", "%q: Java says %q", tc.raw, r.err)
 		if tc.javaOK {
-			_, err := NewTopicFilter(zkutil.PatternWhitelist, tc.raw)
+			_, err := compileRaw(tc.raw)
 			require.NotContains(t, fmt.Sprint(err), "java.util.regex.Pattern refuses it", "%q", tc.raw)
 		}
 		for j, name := range inputs[i] {
@@ -309,10 +311,10 @@ func TestJavaRegexDifferential(t *testing.T) {
 	results := askJava(t, patterns, inputs)
 	accepted, javaOnly, matched := 0, 0, 0
 	for i, p := range patterns {
-		re, err := compileJavaRegex(p)
+		re, err := Compile(p)
 		r := results[i]
 		if err != nil {
-			var rerr *RegexError
+			var rerr *Error
 			require.True(t, errors.As(err, &rerr), "%q: %v", p, err)
 			if r.err == "" {
 				javaOnly++
@@ -384,22 +386,22 @@ func FuzzTranslateJavaRegex(f *testing.F) {
 		f.Add(p)
 	}
 	f.Fuzz(func(t *testing.T, regex string) {
-		goRegex, err := translateJavaRegex(regex)
+		goRegex, err := Translate(regex)
 		if err != nil {
-			var rerr *RegexError
+			var rerr *Error
 			require.True(t, errors.As(err, &rerr))
 			require.NotEmpty(t, rerr.Construct)
 			return
 		}
-		_, err = compileJavaRegex(regex)
+		_, err = Compile(regex)
 		if err != nil && !strings.Contains(err.Error(), "Go's regexp cannot compile") {
 			t.Fatalf("%q translated to %q: %v", regex, goRegex, err)
 		}
 	})
 }
 
-func Example_regexError() {
-	_, err := NewTopicFilter(zkutil.PatternWhitelist, "[a-z&&[^aeiou]]")
+func ExampleCompile_refused() {
+	_, err := Compile("[a-z&&[^aeiou]]")
 	fmt.Println(err)
-	// Output: rebalance: topic filter "[a-z&&[^aeiou]]": class intersection "&&" at index 4: Java intersects the classes; Go's regexp has no intersection and would read literal characters
+	// Output: topic filter "[a-z&&[^aeiou]]": class intersection "&&" at index 4: Java intersects the classes; Go's regexp has no intersection and would read literal characters
 }
