@@ -8,7 +8,7 @@ import (
 	"github.com/zkconsumer/zkconsumer/internal/javaregex"
 	"github.com/zkconsumer/zkconsumer/internal/kafkagroup"
 	"github.com/zkconsumer/zkconsumer/internal/secure"
-	"github.com/zkconsumer/zkconsumer/rebalance"
+	"github.com/zkconsumer/zkconsumer/internal/zkgroup"
 	"github.com/zkconsumer/zkconsumer/stream"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
@@ -60,18 +60,18 @@ var (
 	// rebalance.max.retries attempts (ZooKeeper mode; Kafka's
 	// ConsumerRebalanceFailedException). The member owns nothing and keeps
 	// trying, after rebalance.backoff.ms and on every change in the group.
-	ErrRebalanceFailed = rebalance.ErrRebalanceFailed
+	ErrRebalanceFailed = zkgroup.ErrRebalanceFailed
 
 	// ErrOwnershipLost: the member lost its partitions without handing
 	// them over: its ZooKeeper session expired (ZooKeeper mode), or the
 	// coordinator no longer counts it in the group (Kafka mode; wrapping
 	// ErrMembershipLost). Others may own the partitions already; nothing
 	// more of them is delivered or committed, and the member rejoins.
-	ErrOwnershipLost = rebalance.ErrOwnershipLost
+	ErrOwnershipLost = zkgroup.ErrOwnershipLost
 
 	// ErrTopicMissing: a topic of a static subscription does not exist
 	// (reported on Errors; its streams stay empty until it is created).
-	ErrTopicMissing = rebalance.ErrTopicMissing
+	ErrTopicMissing = zkgroup.ErrTopicMissing
 
 	// ErrInconsistentStrategy: ZooKeeper mode, the group's members run
 	// partition.assignment.strategy values that cannot share a group
@@ -82,7 +82,7 @@ var (
 	// members that stay in, once, about a member they find registered and
 	// leave out (one that registered at the same time as a conflicting
 	// one; a member that finds the conflict first does not register).
-	ErrInconsistentStrategy = rebalance.ErrInconsistentStrategy
+	ErrInconsistentStrategy = zkgroup.ErrInconsistentStrategy
 
 	// ErrConnectionTimeout: New could not connect to ZooKeeper within
 	// zookeeper.connection.timeout.ms.
@@ -182,21 +182,20 @@ func regexError(err error) error {
 	return &RegexError{Regex: re.Regex, Index: re.Index, Construct: re.Construct, Reason: re.Reason}
 }
 
-// ConflictError is rebalance.ConflictError, a cause of ErrRebalanceFailed
-// in ZooKeeper mode: a partition this member was assigned is still owned
-// by another member's thread, which did not release it within the
-// rebalance's backoff. The error names the partition, its owner and the
-// owner node.
-type ConflictError = rebalance.ConflictError
+// ConflictError is a cause of ErrRebalanceFailed in ZooKeeper mode: a
+// partition this member was assigned is still owned by another member's
+// thread, which did not release it within the rebalance's backoff. The
+// error names the partition, its owner and the owner node.
+type ConflictError = zkgroup.ConflictError
 
 // StrategyError says why a member stays out of its group (ZooKeeper mode):
 // the members it names run partition.assignment.strategy values it cannot
 // share the group with. It wraps ErrInconsistentStrategy.
-type StrategyError = rebalance.StrategyError
+type StrategyError = zkgroup.StrategyError
 
 // MemberStrategy is a member of a group and the strategy its registration
 // records ("" for none: Kafka's Scala consumer), in a StrategyError.
-type MemberStrategy = rebalance.MemberStrategy
+type MemberStrategy = zkgroup.MemberStrategy
 
 // DecodeError is zkutil.DecodeError: a value read from ZooKeeper that
 // does not decode, naming the znode.

@@ -12,7 +12,7 @@ import (
 	"github.com/zkconsumer/zkconsumer/fetcher"
 	"github.com/zkconsumer/zkconsumer/internal/kafkagroup"
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
-	"github.com/zkconsumer/zkconsumer/rebalance"
+	"github.com/zkconsumer/zkconsumer/internal/zkgroup"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -22,9 +22,9 @@ import (
 func TestErrorsAreReexported(t *testing.T) {
 	pairs := map[string][2]error{
 		"ErrShutdown":          {connector.ErrShutdown, streamcore.ErrShutdown},
-		"ErrRebalanceFailed":   {connector.ErrRebalanceFailed, rebalance.ErrRebalanceFailed},
-		"ErrOwnershipLost":     {connector.ErrOwnershipLost, rebalance.ErrOwnershipLost},
-		"ErrTopicMissing":      {connector.ErrTopicMissing, rebalance.ErrTopicMissing},
+		"ErrRebalanceFailed":   {connector.ErrRebalanceFailed, zkgroup.ErrRebalanceFailed},
+		"ErrOwnershipLost":     {connector.ErrOwnershipLost, zkgroup.ErrOwnershipLost},
+		"ErrTopicMissing":      {connector.ErrTopicMissing, zkgroup.ErrTopicMissing},
 		"ErrConnectionTimeout": {connector.ErrConnectionTimeout, zkutil.ErrConnectionTimeout},
 		"ErrSessionExpired":    {connector.ErrSessionExpired, zkutil.ErrSessionExpired},
 		"ErrMembershipLost":    {connector.ErrMembershipLost, kafkagroup.ErrMembershipLost},

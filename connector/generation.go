@@ -5,7 +5,8 @@ import (
 
 	"github.com/zkconsumer/zkconsumer/internal/kafkagroup"
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
-	"github.com/zkconsumer/zkconsumer/rebalance"
+	"github.com/zkconsumer/zkconsumer/internal/zkassign"
+	"github.com/zkconsumer/zkconsumer/internal/zkgroup"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -25,7 +26,7 @@ type generation struct {
 	// group's assignment in ZooKeeper mode; in Kafka mode only the
 	// leader knows it, so it is the whole group's on the leader (other
 	// members by member id, thread 0) and this member's own elsewhere.
-	assignment rebalance.Assignment
+	assignment zkassign.Assignment
 	ctx        context.Context
 	fence      streamcore.Fence
 	// incremental: the generation hands partitions over incrementally
@@ -34,13 +35,13 @@ type generation struct {
 	incremental bool
 
 	// zk is set in ZooKeeper mode, kafka in Kafka mode.
-	zk    *rebalance.Generation
+	zk    *zkgroup.Generation
 	kafka *kafkagroup.Generation
 }
 
 // zkGeneration returns the generation of gen, a generation of the
 // ZooKeeper member: the current one if it is gen's.
-func (c *ConsumerConnector) zkGeneration(gen *rebalance.Generation) *generation {
+func (c *ConsumerConnector) zkGeneration(gen *zkgroup.Generation) *generation {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, g := range []*generation{c.gen, c.releasing} {

@@ -8,7 +8,8 @@ import (
 	"slices"
 
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
-	"github.com/zkconsumer/zkconsumer/rebalance"
+	"github.com/zkconsumer/zkconsumer/internal/zkassign"
+	"github.com/zkconsumer/zkconsumer/internal/zkgroup"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -17,16 +18,16 @@ import (
 // generation loop (kafka_group.go) calls the same revoke and assign.
 type handler ConsumerConnector
 
-var _ rebalance.IncrementalHandler = (*handler)(nil)
+var _ zkgroup.IncrementalHandler = (*handler)(nil)
 
 // Revoke ends gen: see revoke.
-func (h *handler) Revoke(ctx context.Context, gen *rebalance.Generation, lost bool) error {
+func (h *handler) Revoke(ctx context.Context, gen *zkgroup.Generation, lost bool) error {
 	c := (*ConsumerConnector)(h)
 	return c.revoke(ctx, c.zkGeneration(gen), lost)
 }
 
 // Assign starts gen: see assign.
-func (h *handler) Assign(ctx context.Context, gen *rebalance.Generation) error {
+func (h *handler) Assign(ctx context.Context, gen *zkgroup.Generation) error {
 	c := (*ConsumerConnector)(h)
 	return c.assign(ctx, c.zkGeneration(gen))
 }
@@ -36,7 +37,7 @@ func (h *handler) Assign(ctx context.Context, gen *rebalance.Generation) error {
 // the partitions both own with the same thread keep flowing; those only
 // from owns are revoked (revokeSome), those only to owns are started
 // (assignSome).
-func (h *handler) Continue(ctx context.Context, from, to *rebalance.Generation) error {
+func (h *handler) Continue(ctx context.Context, from, to *zkgroup.Generation) error {
 	c := (*ConsumerConnector)(h)
 	prev := c.zkGeneration(from)
 	next := &generation{
@@ -187,7 +188,7 @@ func (c *ConsumerConnector) assign(ctx context.Context, gen *generation) error {
 		if gen.incremental {
 			// Cooperative hand-over: the listener is told what moves, so
 			// only this member's own partitions, which all start here.
-			assignment = rebalance.Assignment{c.id: gen.owned}
+			assignment = zkassign.Assignment{c.id: gen.owned}
 		}
 		c.listener.BeforeStartingFetchers(c.listenerContext(ctx), c, globalAssignment(assignment))
 	}
@@ -215,7 +216,7 @@ func (c *ConsumerConnector) assignSome(ctx context.Context, prev, next *generati
 		return err
 	}
 	if c.listener != nil {
-		c.listener.BeforeStartingFetchers(c.listenerContext(ctx), c, globalAssignment(rebalance.Assignment{c.id: added}))
+		c.listener.BeforeStartingFetchers(c.listenerContext(ctx), c, globalAssignment(zkassign.Assignment{c.id: added}))
 	}
 	c.mu.Lock()
 	all := maps.Clone(c.infos)
@@ -290,7 +291,7 @@ func (c *ConsumerConnector) newInfos(ctx context.Context, gen *generation, owned
 
 // globalAssignment turns an assignment into what the listener is given:
 // topic -> partition -> owning thread.
-func globalAssignment(a rebalance.Assignment) map[string]map[int32]ConsumerThreadID {
+func globalAssignment(a zkassign.Assignment) map[string]map[int32]ConsumerThreadID {
 	global := map[string]map[int32]ConsumerThreadID{}
 	for _, owned := range a {
 		for tp, th := range owned {

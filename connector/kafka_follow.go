@@ -7,7 +7,7 @@ import (
 
 	"github.com/zkconsumer/zkconsumer/internal/kafkagroup"
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
-	"github.com/zkconsumer/zkconsumer/rebalance"
+	"github.com/zkconsumer/zkconsumer/internal/zkassign"
 )
 
 // follow waits for gen, started from kgen, to end, or Shutdown, or a
@@ -60,7 +60,7 @@ func (r *kafkaRun) follow(cg *kafkagroup.Generation, gen *generation) (cur *gene
 // partitions (the lowest first).
 func (r *kafkaRun) nextGeneration(cur *generation, cg *kafkagroup.Generation, epoch int32, target map[string][]int32) *generation {
 	owned := r.place(target, cur.owned)
-	return &generation{id: int64(epoch), owned: owned, assignment: rebalance.Assignment{r.k.c.id: owned},
+	return &generation{id: int64(epoch), owned: owned, assignment: zkassign.Assignment{r.k.c.id: owned},
 		ctx: cg.Context(), fence: cur.fence, kafka: cg}
 }
 

@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
-	"github.com/zkconsumer/zkconsumer/rebalance"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -142,7 +141,7 @@ func TestMetricsReportRealNumbers(t *testing.T) {
 		require.Contains(t, c.BrokerAddrs(), e.Addr)
 	}
 	require.NotEmpty(t, rec.rebalances)
-	require.Equal(t, rebalance.RebalanceSucceeded, rec.rebalances[0].Outcome)
+	require.Equal(t, RebalanceSucceeded, rec.rebalances[0].Outcome)
 	require.Positive(t, rec.rebalances[0].Duration)
 	rec.mu.Unlock()
 

@@ -8,7 +8,8 @@ import (
 
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 	"github.com/zkconsumer/zkconsumer/internal/topicfilter"
-	"github.com/zkconsumer/zkconsumer/rebalance"
+	"github.com/zkconsumer/zkconsumer/internal/zkassign"
+	"github.com/zkconsumer/zkconsumer/internal/zkgroup"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -68,7 +69,7 @@ func (f TopicFilter) Validate() error {
 // cannot register (ctx ends first, ZooKeeper refuses the node): its
 // registration, if made, is deleted.
 func (c *ConsumerConnector) CreateMessageStreams(ctx context.Context, topicCountMap map[string]int) (map[string][]*KafkaStream, error) {
-	sub := rebalance.StaticSubscription(topicCountMap)
+	sub := zkgroup.StaticSubscription(topicCountMap)
 	if err := sub.Validate(); err != nil {
 		return nil, fmt.Errorf("connector: %w", err)
 	}
@@ -122,7 +123,7 @@ func (c *ConsumerConnector) CreateMessageStreamsByFilter(ctx context.Context, fi
 			return nil, err
 		}
 	}
-	sub := rebalance.WildcardSubscription(f, numStreams)
+	sub := zkgroup.WildcardSubscription(f, numStreams)
 	if err := sub.Validate(); err != nil {
 		return nil, fmt.Errorf("connector: %w", err)
 	}
@@ -152,14 +153,14 @@ func (c *ConsumerConnector) newStream() (*streamcore.KafkaStream, *streamcore.Co
 }
 
 // join registers the member and runs its first rebalance.
-func (c *ConsumerConnector) join(ctx context.Context, sub rebalance.Subscription, streams map[streamKey]*streamcore.Control, wildcard bool) error {
-	format, err := rebalance.ParseRoundRobinHashFormat(c.cfg.RoundRobinHashFormat)
+func (c *ConsumerConnector) join(ctx context.Context, sub zkgroup.Subscription, streams map[streamKey]*streamcore.Control, wildcard bool) error {
+	format, err := zkassign.ParseRoundRobinHashFormat(c.cfg.RoundRobinHashFormat)
 	if err != nil {
 		return fmt.Errorf("connector: %w", err)
 	}
-	var assignor rebalance.Assignor
+	var assignor zkassign.Assignor
 	if c.kafka == nil { // Kafka mode's assignors are the group member's
-		if assignor, err = rebalance.NewAssignor(c.cfg.PartitionAssignmentStrategy, rebalance.WithRoundRobinHashFormat(format)); err != nil {
+		if assignor, err = zkassign.NewAssignor(c.cfg.PartitionAssignmentStrategy, zkassign.WithRoundRobinHashFormat(format)); err != nil {
 			return fmt.Errorf("connector: %w", err)
 		}
 	}
@@ -189,7 +190,7 @@ func (c *ConsumerConnector) join(ctx context.Context, sub rebalance.Subscription
 		return nil
 	}
 
-	member, err := rebalance.NewMember(c.session, rebalance.MemberConfig{
+	member, err := zkgroup.NewMember(c.session, zkgroup.MemberConfig{
 		Group:                 c.cfg.GroupID,
 		ConsumerID:            c.id,
 		Subscription:          sub,

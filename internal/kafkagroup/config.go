@@ -9,8 +9,8 @@ import (
 
 	"github.com/IBM/sarama"
 
+	"github.com/zkconsumer/zkconsumer/internal/strategyname"
 	"github.com/zkconsumer/zkconsumer/internal/topicfilter"
-	"github.com/zkconsumer/zkconsumer/rebalance"
 )
 
 // The group protocols (group.protocol).
@@ -159,7 +159,7 @@ func (cfg Config) withDefaults() Config {
 		cfg.Protocol = ProtocolClassic
 	}
 	if len(cfg.Assignors) == 0 && cfg.Protocol == ProtocolClassic {
-		cfg.Assignors = []string{rebalance.StrategyRange}
+		cfg.Assignors = []string{strategyname.Range}
 	}
 	def := func(d *time.Duration, v time.Duration) {
 		if *d == 0 {
