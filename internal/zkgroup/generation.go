@@ -31,7 +31,7 @@ type Generation struct {
 	// Owned maps each partition this member owns to the thread (stream)
 	// that consumes it.
 	Owned map[zkutil.TopicPartition]zkutil.ConsumerThreadID
-	// zkassign.Assignment is the whole group's assignment as this member computed it.
+	// Assignment is the whole group's assignment as this member computed it.
 	Assignment zkassign.Assignment
 
 	ctx    context.Context

@@ -28,7 +28,7 @@ type MemberConfig struct {
 	Subscription Subscription
 	// ExcludeInternalTopics is exclude.internal.topics (wildcards only).
 	ExcludeInternalTopics bool
-	// zkassign.Assignor is partition.assignment.strategy.
+	// Assignor is partition.assignment.strategy.
 	Assignor zkassign.Assignor
 	// MaxRetries is rebalance.max.retries: attempts per rebalance before
 	// ErrRebalanceFailed is reported.

@@ -70,7 +70,7 @@ type stickyRecord struct {
 	Version     int    `json:"version"`
 	IDsCversion int32  `json:"ids_cversion"`
 	Fingerprint string `json:"fingerprint"`
-	// zkassign.Assignment maps topic -> thread ("<consumerId>-<n>") -> partitions.
+	// Assignment maps topic -> thread ("<consumerId>-<n>") -> partitions.
 	Assignment map[string]map[string][]int32 `json:"assignment"`
 }
 
