@@ -42,8 +42,8 @@ const (
 	// StrategySticky is zkconsumer's sticky assignor (ZooKeeper mode only):
 	// balanced, and moving as few partitions as balance allows when
 	// members join or leave, for groups whose members are all zkconsumers
-	// running it (see rebalance.StickyAssignor and docs/rebalancing.md,
-	// "ZooKeeper mode: choosing partition.assignment.strategy").
+	// running it (see docs/rebalancing.md, "ZooKeeper mode: choosing
+	// partition.assignment.strategy").
 	StrategySticky = "sticky"
 )
 

@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/zkconsumer/zkconsumer/internal/javaregex"
 	"github.com/zkconsumer/zkconsumer/internal/kafkagroup"
-	"github.com/zkconsumer/zkconsumer/rebalance"
+	"github.com/zkconsumer/zkconsumer/internal/topicfilter"
 )
 
 // Values accepted by Config.GroupProtocol (group.protocol).
@@ -95,8 +96,8 @@ func (k *kafkaGroup) newMember(kc kafkagroup.Config) (*kafkagroup.Member, error)
 // brokerTopicRegex returns the regex a KIP-848 member sends for filter
 // (SubscribedTopicRegex), which the broker evaluates with RE2/J, or a
 // *ConfigError when the broker cannot be given the filter's meaning
-// (rebalance.TopicFilter.BrokerRegex).
-func brokerTopicRegex(cfg *Config, filter *rebalance.TopicFilter) (string, error) {
+// (topicfilter.Filter.BrokerRegex).
+func brokerTopicRegex(cfg *Config, filter *topicfilter.Filter) (string, error) {
 	regex, err := filter.BrokerRegex(cfg.ExcludeInternalTopics)
 	if err != nil {
 		return "", brokerRegexRefused(cfg, err, false)
@@ -105,13 +106,13 @@ func brokerTopicRegex(cfg *Config, filter *rebalance.TopicFilter) (string, error
 }
 
 // brokerRegexRefused turns a topic filter refused in KIP-848 mode (a
-// *rebalance.RegexError) into a *ConfigError that says why: the broker,
+// *javaregex.Error) into a *ConfigError that says why: the broker,
 // not the member, evaluates the regex, and with RE2/J, which reads regexes
 // as Go's regexp does. at tells whether the error names a place in the
 // regex (a construct of its syntax). Other errors are returned as they
 // are.
 func brokerRegexRefused(cfg *Config, err error, at bool) error {
-	var re *rebalance.RegexError
+	var re *javaregex.Error
 	if !errors.As(err, &re) {
 		return err
 	}

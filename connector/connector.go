@@ -21,8 +21,8 @@ import (
 	"github.com/zkconsumer/zkconsumer/internal/fetch"
 	"github.com/zkconsumer/zkconsumer/internal/secure"
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
+	"github.com/zkconsumer/zkconsumer/internal/zkgroup"
 	"github.com/zkconsumer/zkconsumer/internal/zksession"
-	"github.com/zkconsumer/zkconsumer/rebalance"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -49,7 +49,7 @@ type ConsumerConnector struct {
 	mu       sync.Mutex
 	created  bool
 	shutdown bool
-	member   *rebalance.Member
+	member   *zkgroup.Member
 	streams  map[streamKey]*streamcore.Control // the streams handed out, by the owner's handle
 	wildcard bool
 	infos    map[zkutil.TopicPartition]*streamcore.PartitionTopicInfo

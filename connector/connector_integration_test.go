@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/zkgroup"
 	"github.com/zkconsumer/zkconsumer/internal/zksession"
-	"github.com/zkconsumer/zkconsumer/rebalance"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -347,7 +347,7 @@ func TestSessionExpiryIsReportedAndConsumptionResumes(t *testing.T) {
 	require.NoError(t, tap.Expire())
 	select {
 	case err := <-conn.Errors():
-		require.ErrorIs(t, err, rebalance.ErrOwnershipLost)
+		require.ErrorIs(t, err, zkgroup.ErrOwnershipLost)
 	case <-time.After(time.Minute):
 		t.Fatal("the session loss was not reported")
 	}

@@ -2,12 +2,14 @@ package connector
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/zkconsumer/zkconsumer/internal/fetch"
+	"github.com/zkconsumer/zkconsumer/internal/javaregex"
 	"github.com/zkconsumer/zkconsumer/internal/kafkagroup"
 	"github.com/zkconsumer/zkconsumer/internal/secure"
+	"github.com/zkconsumer/zkconsumer/internal/zkgroup"
 	"github.com/zkconsumer/zkconsumer/internal/zksession"
-	"github.com/zkconsumer/zkconsumer/rebalance"
 	"github.com/zkconsumer/zkconsumer/stream"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
@@ -59,18 +61,18 @@ var (
 	// rebalance.max.retries attempts (ZooKeeper mode; Kafka's
 	// ConsumerRebalanceFailedException). The member owns nothing and keeps
 	// trying, after rebalance.backoff.ms and on every change in the group.
-	ErrRebalanceFailed = rebalance.ErrRebalanceFailed
+	ErrRebalanceFailed = zkgroup.ErrRebalanceFailed
 
 	// ErrOwnershipLost: the member lost its partitions without handing
 	// them over: its ZooKeeper session expired (ZooKeeper mode), or the
 	// coordinator no longer counts it in the group (Kafka mode; wrapping
 	// ErrMembershipLost). Others may own the partitions already; nothing
 	// more of them is delivered or committed, and the member rejoins.
-	ErrOwnershipLost = rebalance.ErrOwnershipLost
+	ErrOwnershipLost = zkgroup.ErrOwnershipLost
 
 	// ErrTopicMissing: a topic of a static subscription does not exist
 	// (reported on Errors; its streams stay empty until it is created).
-	ErrTopicMissing = rebalance.ErrTopicMissing
+	ErrTopicMissing = zkgroup.ErrTopicMissing
 
 	// ErrInconsistentStrategy: ZooKeeper mode, the group's members run
 	// partition.assignment.strategy values that cannot share a group
@@ -81,7 +83,7 @@ var (
 	// members that stay in, once, about a member they find registered and
 	// leave out (one that registered at the same time as a conflicting
 	// one; a member that finds the conflict first does not register).
-	ErrInconsistentStrategy = rebalance.ErrInconsistentStrategy
+	ErrInconsistentStrategy = zkgroup.ErrInconsistentStrategy
 
 	// ErrConnectionTimeout: New could not connect to ZooKeeper within
 	// zookeeper.connection.timeout.ms.
@@ -173,33 +175,41 @@ var (
 //	    Unwrap returns Err, so errors.Is and errors.As see through the partition.
 type PartitionError = stream.PartitionError
 
-// RegexError is rebalance.RegexError: a topic filter's regex that Java's
-// Pattern would refuse or that Go cannot reproduce.
-//
-//	// RegexError reports a whitelist or blacklist regex that cannot be used:
-//	// java.util.regex.Pattern would reject it, or Go's regexp cannot give it
-//	// Java's meaning.
-//	type RegexError struct {
-//		// Regex is the regex after Kafka's munging.
-//		Regex string
-//		// Index is where the construct starts, in characters (code points)
-//		// from 0, as in Java's "near index".
-//		Index int
-//		// Construct names what was found, for example `class intersection "&&"`.
-//		Construct string
-//		// Reason tells why it cannot be used.
-//		Reason string
-//	}
-//
-//	func (e *RegexError) Error() string
-//	    Error returns "rebalance: topic filter <regex>: <construct> at index <i>: <reason>".
-type RegexError = rebalance.RegexError
+// RegexError is a topic filter's regex that Java's Pattern would refuse
+// or that Go's regexp cannot give Java's meaning, returned by
+// TopicFilter.Validate and CreateMessageStreamsByFilter.
+type RegexError struct {
+	// Regex is the regex after Kafka's munging (',' becomes '|', spaces
+	// and surrounding quotes are removed).
+	Regex string
+	// Index is where the construct starts, in characters (code points)
+	// from 0, as in Java's "near index".
+	Index int
+	// Construct names what was found, for example `class intersection "&&"`.
+	Construct string
+	// Reason tells why it cannot be used.
+	Reason string
+}
 
-// ConflictError is rebalance.ConflictError, a cause of ErrRebalanceFailed
-// in ZooKeeper mode: a partition this member was assigned is still owned
-// by another member's thread, which did not release it within the
-// rebalance's backoff. The error names the partition, its owner and the
-// owner node.
+// Error returns "topic filter <regex>: <construct> at index <i>: <reason>".
+func (e *RegexError) Error() string {
+	return fmt.Sprintf("topic filter %q: %s at index %d: %s", e.Regex, e.Construct, e.Index, e.Reason)
+}
+
+// regexError turns the regex compiler's error into a *RegexError; other
+// errors are returned as they are.
+func regexError(err error) error {
+	var re *javaregex.Error
+	if !errors.As(err, &re) {
+		return err
+	}
+	return &RegexError{Regex: re.Regex, Index: re.Index, Construct: re.Construct, Reason: re.Reason}
+}
+
+// ConflictError is a cause of ErrRebalanceFailed in ZooKeeper mode: a
+// partition this member was assigned is still owned by another member's
+// thread, which did not release it within the rebalance's backoff. The
+// error names the partition, its owner and the owner node.
 //
 //	// ConflictError reports that a partition this member was assigned is still
 //	// owned by another thread: its previous owner has not released it yet.
@@ -214,7 +224,7 @@ type RegexError = rebalance.RegexError
 //
 //	func (e *ConflictError) Error() string
 //	    Error names the partition, its owner and the owner node.
-type ConflictError = rebalance.ConflictError
+type ConflictError = zkgroup.ConflictError
 
 // StrategyError says why a member stays out of its group (ZooKeeper mode):
 // the members it names run partition.assignment.strategy values it cannot
@@ -250,7 +260,7 @@ type ConflictError = rebalance.ConflictError
 //
 //	func (e *StrategyError) Unwrap() error
 //	    Unwrap returns ErrInconsistentStrategy.
-type StrategyError = rebalance.StrategyError
+type StrategyError = zkgroup.StrategyError
 
 // MemberStrategy is a member of a group and the strategy its registration
 // records ("" for none: Kafka's Scala consumer), in a StrategyError.
@@ -262,7 +272,7 @@ type StrategyError = rebalance.StrategyError
 //		// partition.assignment.strategy its registration records.
 //		ID, Strategy string
 //	}
-type MemberStrategy = rebalance.MemberStrategy
+type MemberStrategy = zkgroup.MemberStrategy
 
 // DecodeError is zkutil.DecodeError: a value read from ZooKeeper that
 // does not decode, naming the znode.

@@ -12,8 +12,8 @@ import (
 	"github.com/zkconsumer/zkconsumer/internal/fetch"
 	"github.com/zkconsumer/zkconsumer/internal/kafkagroup"
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
+	"github.com/zkconsumer/zkconsumer/internal/zkgroup"
 	"github.com/zkconsumer/zkconsumer/internal/zksession"
-	"github.com/zkconsumer/zkconsumer/rebalance"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -23,9 +23,9 @@ import (
 func TestErrorsAreReexported(t *testing.T) {
 	pairs := map[string][2]error{
 		"ErrShutdown":          {connector.ErrShutdown, streamcore.ErrShutdown},
-		"ErrRebalanceFailed":   {connector.ErrRebalanceFailed, rebalance.ErrRebalanceFailed},
-		"ErrOwnershipLost":     {connector.ErrOwnershipLost, rebalance.ErrOwnershipLost},
-		"ErrTopicMissing":      {connector.ErrTopicMissing, rebalance.ErrTopicMissing},
+		"ErrRebalanceFailed":   {connector.ErrRebalanceFailed, zkgroup.ErrRebalanceFailed},
+		"ErrOwnershipLost":     {connector.ErrOwnershipLost, zkgroup.ErrOwnershipLost},
+		"ErrTopicMissing":      {connector.ErrTopicMissing, zkgroup.ErrTopicMissing},
 		"ErrConnectionTimeout": {connector.ErrConnectionTimeout, zksession.ErrConnectionTimeout},
 		"ErrSessionExpired":    {connector.ErrSessionExpired, zksession.ErrSessionExpired},
 		"ErrMembershipLost":    {connector.ErrMembershipLost, kafkagroup.ErrMembershipLost},

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/zkgroup"
 	"github.com/zkconsumer/zkconsumer/internal/zksession"
-	"github.com/zkconsumer/zkconsumer/rebalance"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -167,7 +167,7 @@ func TestFrozenMemberDeliversNothingOfLostPartitions(t *testing.T) {
 	require.NotEmpty(t, checkFrozenMemberDeferred(t, rs, stopped, resumed))
 	select {
 	case err := <-peer.Errors():
-		require.NotErrorIs(t, err, rebalance.ErrOwnershipLost, "the peer lost nothing")
+		require.NotErrorIs(t, err, zkgroup.ErrOwnershipLost, "the peer lost nothing")
 	default:
 	}
 	frozen.leave(t)

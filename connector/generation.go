@@ -5,7 +5,7 @@ import (
 
 	"github.com/zkconsumer/zkconsumer/internal/kafkagroup"
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
-	"github.com/zkconsumer/zkconsumer/rebalance"
+	"github.com/zkconsumer/zkconsumer/internal/zkgroup"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -25,13 +25,13 @@ type generation struct {
 	fence streamcore.Fence
 
 	// zk is set in ZooKeeper mode, kafka in Kafka mode.
-	zk    *rebalance.Generation
+	zk    *zkgroup.Generation
 	kafka *kafkagroup.Generation
 }
 
 // zkGeneration returns the generation of gen, a generation of the
 // ZooKeeper member: the current one if it is gen's.
-func (c *ConsumerConnector) zkGeneration(gen *rebalance.Generation) *generation {
+func (c *ConsumerConnector) zkGeneration(gen *zkgroup.Generation) *generation {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, g := range []*generation{c.gen, c.releasing} {

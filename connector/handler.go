@@ -8,7 +8,7 @@ import (
 	"slices"
 
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
-	"github.com/zkconsumer/zkconsumer/rebalance"
+	"github.com/zkconsumer/zkconsumer/internal/zkgroup"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -17,16 +17,16 @@ import (
 // generation loop (kafka_group.go) calls the same revoke and assign.
 type handler ConsumerConnector
 
-var _ rebalance.IncrementalHandler = (*handler)(nil)
+var _ zkgroup.IncrementalHandler = (*handler)(nil)
 
 // Revoke ends gen: see revoke.
-func (h *handler) Revoke(ctx context.Context, gen *rebalance.Generation, lost bool) error {
+func (h *handler) Revoke(ctx context.Context, gen *zkgroup.Generation, lost bool) error {
 	c := (*ConsumerConnector)(h)
 	return c.revoke(ctx, c.zkGeneration(gen), lost)
 }
 
 // Assign starts gen: see assign.
-func (h *handler) Assign(ctx context.Context, gen *rebalance.Generation) error {
+func (h *handler) Assign(ctx context.Context, gen *zkgroup.Generation) error {
 	c := (*ConsumerConnector)(h)
 	return c.assign(ctx, c.zkGeneration(gen))
 }
@@ -36,7 +36,7 @@ func (h *handler) Assign(ctx context.Context, gen *rebalance.Generation) error {
 // the partitions both own with the same thread keep flowing; those only
 // from owns are revoked (revokeSome), those only to owns are started
 // (assignSome).
-func (h *handler) Continue(ctx context.Context, from, to *rebalance.Generation) error {
+func (h *handler) Continue(ctx context.Context, from, to *zkgroup.Generation) error {
 	c := (*ConsumerConnector)(h)
 	prev := c.zkGeneration(from)
 	next := &generation{

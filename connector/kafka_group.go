@@ -13,7 +13,7 @@ import (
 	"github.com/zkconsumer/zkconsumer/internal/kafkagroup"
 	"github.com/zkconsumer/zkconsumer/internal/secure"
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
-	"github.com/zkconsumer/zkconsumer/rebalance"
+	"github.com/zkconsumer/zkconsumer/internal/zkgroup"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -78,7 +78,7 @@ func (k *kafkaGroup) current() *kafkaRun {
 // member meets a fatal error (a wrong password, an untrusted certificate,
 // ...), the member leaves the group and is closed before join returns the
 // error, which wraps ctx's cause and the last failure.
-func (k *kafkaGroup) join(ctx context.Context, sub rebalance.Subscription) error {
+func (k *kafkaGroup) join(ctx context.Context, sub zkgroup.Subscription) error {
 	cfg := k.c.cfg
 	r := &kafkaRun{k: k, done: make(chan struct{}), first: make(chan error, 1)}
 	assignors, reason := kafkaAssignors(cfg.PartitionAssignmentStrategy)
@@ -216,12 +216,12 @@ func (r *kafkaRun) loop() {
 			switch {
 			case r.ctx.Err() != nil || errors.Is(err, kafkagroup.ErrMemberClosed):
 				r.endKept(kept, false)
-				k.rebalanced(rebalance.RebalanceAborted, attempts, started)
+				k.rebalanced(RebalanceAborted, attempts, started)
 				r.firstDone(err)
 				return
 			case errors.Is(err, kafkagroup.ErrFatal):
 				r.endKept(kept, true)
-				k.rebalanced(rebalance.RebalanceFailed, attempts, started)
+				k.rebalanced(RebalanceFailed, attempts, started)
 				c.report(fmt.Errorf("connector: %w", err))
 				r.firstDone(err)
 				return
@@ -266,7 +266,7 @@ func (r *kafkaRun) loop() {
 			}
 		}
 		kept = nil
-		k.rebalanced(rebalance.RebalanceSucceeded, attempts, started)
+		k.rebalanced(RebalanceSucceeded, attempts, started)
 		attempts = 0
 		r.firstDone(nil)
 
@@ -300,7 +300,7 @@ func (r *kafkaRun) loop() {
 			c.report(fmt.Errorf("connector: %w", cause))
 			return
 		case errors.Is(cause, kafkagroup.ErrMembershipLost):
-			c.report(fmt.Errorf("%w: %w", rebalance.ErrOwnershipLost, cause))
+			c.report(fmt.Errorf("%w: %w", zkgroup.ErrOwnershipLost, cause))
 		}
 		if r.ctx.Err() != nil {
 			return
@@ -352,7 +352,7 @@ func (r *kafkaRun) end(gen *generation, lost bool) {
 }
 
 // rebalanced reports a rebalance to the metrics.
-func (k *kafkaGroup) rebalanced(outcome rebalance.RebalanceOutcome, attempts int, started time.Time) {
+func (k *kafkaGroup) rebalanced(outcome RebalanceOutcome, attempts int, started time.Time) {
 	if k.c.metrics != nil {
 		k.c.metrics.Rebalance(RebalanceEvent{Outcome: outcome, Attempts: attempts, Duration: time.Since(started)})
 	}

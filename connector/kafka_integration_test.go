@@ -11,7 +11,7 @@ import (
 
 	"github.com/zkconsumer/zkconsumer/internal/kafkagroup"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
-	"github.com/zkconsumer/zkconsumer/rebalance"
+	"github.com/zkconsumer/zkconsumer/internal/zkgroup"
 )
 
 // TestKafkaModeConsumeCommitResume: a Kafka-coordinated member, without
@@ -52,7 +52,7 @@ func TestKafkaModeConsumeCommitResume(t *testing.T) {
 		require.Equal(t, int64(200), total, "the end offsets are committed to the coordinator: %v", got)
 		m.mu.Lock()
 		require.NotEmpty(t, m.rebalances)
-		require.Equal(t, rebalance.RebalanceSucceeded, m.rebalances[0].Outcome)
+		require.Equal(t, RebalanceSucceeded, m.rebalances[0].Outcome)
 		m.mu.Unlock()
 		require.NotEmpty(t, m.commitsTo(StoreKafka))
 		require.Empty(t, m.commitsTo(StoreZooKeeper))
@@ -113,7 +113,7 @@ func TestKafkaModeTwoMembersShare(t *testing.T) {
 		require.Zero(t, again, "an orderly hand-over (commit, then leave) redelivers nothing")
 		select {
 		case err := <-a.Errors():
-			require.False(t, errors.Is(err, rebalance.ErrOwnershipLost), "the staying member lost nothing: %v", err)
+			require.False(t, errors.Is(err, zkgroup.ErrOwnershipLost), "the staying member lost nothing: %v", err)
 		default:
 		}
 	})

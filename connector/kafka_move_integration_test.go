@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
-	"github.com/zkconsumer/zkconsumer/rebalance"
+	"github.com/zkconsumer/zkconsumer/internal/zkgroup"
 )
 
 // TestMoveOffZooKeeper is the end-to-end move: a group consuming through
@@ -116,7 +116,7 @@ func TestKafkaModeFrozenMemberDeliversNothingOfLostPartitions(t *testing.T) {
 	require.Len(t, checkFrozenMemberDeferred(t, rs, stopped, resumed), 4, "the peer took every partition over")
 	select {
 	case err := <-peer.Errors():
-		require.NotErrorIs(t, err, rebalance.ErrOwnershipLost, "the peer lost nothing")
+		require.NotErrorIs(t, err, zkgroup.ErrOwnershipLost, "the peer lost nothing")
 	default:
 	}
 	frozen.leave(t)

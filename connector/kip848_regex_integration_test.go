@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
-	"github.com/zkconsumer/zkconsumer/rebalance"
+	"github.com/zkconsumer/zkconsumer/internal/topicfilter"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -112,7 +112,7 @@ func TestConsumerProtocolTopicRegexWithJava(t *testing.T) {
 	produce(also, 20, 100)
 	produce(out, 20, 900)
 
-	f, err := rebalance.NewTopicFilter(zkutil.PatternWhitelist, whitelist)
+	f, err := topicfilter.New(zkutil.PatternWhitelist, whitelist)
 	require.NoError(t, err)
 	regex, err := f.BrokerRegex(true)
 	require.NoError(t, err)

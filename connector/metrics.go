@@ -8,7 +8,7 @@ import (
 
 	"github.com/zkconsumer/zkconsumer/internal/fetch"
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
-	"github.com/zkconsumer/zkconsumer/rebalance"
+	"github.com/zkconsumer/zkconsumer/internal/zkgroup"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -57,20 +57,16 @@ type FetchEvent struct {
 	Err error
 }
 
-// RebalanceEvent describes one rebalance: its outcome, attempts and
-// duration (Kafka's RebalanceRateAndTime).
-//
-//	// RebalanceResult describes one rebalance (Kafka's syncedRebalance, timed
-//	// by its RebalanceRateAndTime metric), for MemberConfig.OnRebalance.
-//	type RebalanceResult struct {
-//		// Outcome is how it ended.
-//		Outcome RebalanceOutcome
-//		// Attempts is the number of attempts it made.
-//		Attempts int
-//		// Duration is the time from its start to its end, backoffs included.
-//		Duration time.Duration
-//	}
-type RebalanceEvent = rebalance.RebalanceResult
+// RebalanceEvent describes one rebalance, in either coordination mode
+// (Kafka's RebalanceRateAndTime).
+type RebalanceEvent struct {
+	// Outcome is how it ended.
+	Outcome RebalanceOutcome
+	// Attempts is the number of attempts it made.
+	Attempts int
+	// Duration is the time from its start to its end, backoffs included.
+	Duration time.Duration
+}
 
 // Offset stores named in CommitEvent.Store.
 const (
@@ -338,9 +334,14 @@ func (c *ConsumerConnector) metered(store offsetStore, name string) offsetStore 
 }
 
 // onRebalance is the member's OnRebalance hook: nil when metrics are off.
-func (c *ConsumerConnector) onRebalance() func(rebalance.RebalanceResult) {
+func (c *ConsumerConnector) onRebalance() func(zkgroup.RebalanceResult) {
 	if c.metrics == nil {
 		return nil
 	}
-	return c.metrics.Rebalance
+	return func(r zkgroup.RebalanceResult) { c.metrics.Rebalance(rebalanceEvent(r)) }
+}
+
+// rebalanceEvent is r as the metrics see it.
+func rebalanceEvent(r zkgroup.RebalanceResult) RebalanceEvent {
+	return RebalanceEvent{Outcome: RebalanceOutcome(r.Outcome), Attempts: r.Attempts, Duration: r.Duration}
 }

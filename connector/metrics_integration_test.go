@@ -11,7 +11,6 @@ import (
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 	"github.com/zkconsumer/zkconsumer/internal/zksession"
-	"github.com/zkconsumer/zkconsumer/rebalance"
 )
 
 // recordingMetrics is a Metrics that keeps every event.
@@ -142,7 +141,7 @@ func TestMetricsReportRealNumbers(t *testing.T) {
 		require.Contains(t, c.BrokerAddrs(), e.Addr)
 	}
 	require.NotEmpty(t, rec.rebalances)
-	require.Equal(t, rebalance.RebalanceSucceeded, rec.rebalances[0].Outcome)
+	require.Equal(t, RebalanceSucceeded, rec.rebalances[0].Outcome)
 	require.Positive(t, rec.rebalances[0].Duration)
 	rec.mu.Unlock()
 

@@ -7,7 +7,9 @@ import (
 	"maps"
 
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
-	"github.com/zkconsumer/zkconsumer/rebalance"
+	"github.com/zkconsumer/zkconsumer/internal/topicfilter"
+	"github.com/zkconsumer/zkconsumer/internal/zkassign"
+	"github.com/zkconsumer/zkconsumer/internal/zkgroup"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -36,8 +38,8 @@ func Blacklist(regex string) TopicFilter {
 // Go's regexp cannot reproduce, is refused with a *RegexError naming the
 // construct (Kafka's TopicFilter refuses it up front too).
 func (f TopicFilter) Validate() error {
-	_, err := rebalance.NewTopicFilter(f.pattern, f.regex)
-	return err
+	_, err := topicfilter.New(f.pattern, f.regex)
+	return regexError(err)
 }
 
 // CreateMessageStreams joins the group with a static subscription: for
@@ -67,7 +69,7 @@ func (f TopicFilter) Validate() error {
 // cannot register (ctx ends first, ZooKeeper refuses the node): its
 // registration, if made, is deleted.
 func (c *ConsumerConnector) CreateMessageStreams(ctx context.Context, topicCountMap map[string]int) (map[string][]*KafkaStream, error) {
-	sub := rebalance.StaticSubscription(topicCountMap)
+	sub := zkgroup.StaticSubscription(topicCountMap)
 	if err := sub.Validate(); err != nil {
 		return nil, fmt.Errorf("connector: %w", err)
 	}
@@ -99,8 +101,8 @@ func (c *ConsumerConnector) CreateMessageStreams(ctx context.Context, topicCount
 //
 // With group.protocol=consumer (KIP-848) the broker evaluates the filter
 // itself, with RE2/J, which reads regexes as Go's regexp does: the member
-// sends the whitelist translated to RE2/J's syntax with Java's meaning
-// (rebalance.TopicFilter.BrokerRegex), and the broker assigns the
+// sends the whitelist translated to RE2/J's syntax with Java's meaning,
+// and the broker assigns the
 // partitions of every topic it matches, including topics created later.
 // Such a pattern is refused with a *ConfigError (key group.protocol)
 // instead, and so are a blacklist, which RE2/J cannot express (it has no
@@ -109,19 +111,19 @@ func (c *ConsumerConnector) CreateMessageStreams(ctx context.Context, topicCount
 // __transaction_state, __share_group_state), which the broker would
 // assign.
 func (c *ConsumerConnector) CreateMessageStreamsByFilter(ctx context.Context, filter TopicFilter, numStreams int) ([]*KafkaStream, error) {
-	f, err := rebalance.NewTopicFilter(filter.pattern, filter.regex)
+	f, err := topicfilter.New(filter.pattern, filter.regex)
 	if err != nil {
 		if c.cfg.consumerProtocol() {
 			return nil, brokerRegexRefused(&c.cfg, err, true)
 		}
-		return nil, fmt.Errorf("connector: %w", err)
+		return nil, fmt.Errorf("connector: %w", regexError(err))
 	}
 	if c.cfg.consumerProtocol() {
 		if _, err := brokerTopicRegex(&c.cfg, f); err != nil {
 			return nil, err
 		}
 	}
-	sub := rebalance.WildcardSubscription(f, numStreams)
+	sub := zkgroup.WildcardSubscription(f, numStreams)
 	if err := sub.Validate(); err != nil {
 		return nil, fmt.Errorf("connector: %w", err)
 	}
@@ -151,14 +153,14 @@ func (c *ConsumerConnector) newStream() (*streamcore.KafkaStream, *streamcore.Co
 }
 
 // join registers the member and runs its first rebalance.
-func (c *ConsumerConnector) join(ctx context.Context, sub rebalance.Subscription, streams map[streamKey]*streamcore.Control, wildcard bool) error {
-	format, err := rebalance.ParseRoundRobinHashFormat(c.cfg.RoundRobinHashFormat)
+func (c *ConsumerConnector) join(ctx context.Context, sub zkgroup.Subscription, streams map[streamKey]*streamcore.Control, wildcard bool) error {
+	format, err := zkassign.ParseRoundRobinHashFormat(c.cfg.RoundRobinHashFormat)
 	if err != nil {
 		return fmt.Errorf("connector: %w", err)
 	}
-	var assignor rebalance.Assignor
+	var assignor zkassign.Assignor
 	if c.kafka == nil { // Kafka mode's assignors are the group member's
-		if assignor, err = rebalance.NewAssignor(c.cfg.PartitionAssignmentStrategy, rebalance.WithRoundRobinHashFormat(format)); err != nil {
+		if assignor, err = zkassign.NewAssignor(c.cfg.PartitionAssignmentStrategy, zkassign.WithRoundRobinHashFormat(format)); err != nil {
 			return fmt.Errorf("connector: %w", err)
 		}
 	}
@@ -188,7 +190,7 @@ func (c *ConsumerConnector) join(ctx context.Context, sub rebalance.Subscription
 		return nil
 	}
 
-	member, err := rebalance.NewMember(c.session, rebalance.MemberConfig{
+	member, err := zkgroup.NewMember(c.session, zkgroup.MemberConfig{
 		Group:                 c.cfg.GroupID,
 		ConsumerID:            c.id,
 		Subscription:          sub,

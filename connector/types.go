@@ -1,7 +1,6 @@
 package connector
 
 import (
-	"github.com/zkconsumer/zkconsumer/rebalance"
 	"github.com/zkconsumer/zkconsumer/stream"
 )
 
@@ -182,21 +181,17 @@ const (
 	LogAppendTime = stream.LogAppendTime
 )
 
-// RebalanceOutcome is rebalance.RebalanceOutcome: how a rebalance ended
-// (RebalanceEvent.Outcome).
-//
-//	// RebalanceOutcome is how a rebalance ended.
-//	type RebalanceOutcome string
-type RebalanceOutcome = rebalance.RebalanceOutcome
+// RebalanceOutcome is how a rebalance ended (RebalanceEvent.Outcome).
+type RebalanceOutcome string
 
 // The values of RebalanceOutcome.
 const (
 	// RebalanceSucceeded: a new generation started.
-	RebalanceSucceeded = rebalance.RebalanceSucceeded
+	RebalanceSucceeded RebalanceOutcome = "success"
 	// RebalanceFailed: every attempt failed (ErrRebalanceFailed); the
 	// member owns nothing until the next rebalance.
-	RebalanceFailed = rebalance.RebalanceFailed
+	RebalanceFailed RebalanceOutcome = "failure"
 	// RebalanceAborted: the member was closing, or its ZooKeeper session
 	// expired and the next one is not there yet.
-	RebalanceAborted = rebalance.RebalanceAborted
+	RebalanceAborted RebalanceOutcome = "aborted"
 )

@@ -1,15 +1,9 @@
 package rebalance
 
 import (
-	"os"
 	"testing"
 
-	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) {
-	if os.Getenv(childMemberEnv) != "" {
-		os.Exit(runChildMember())
-	}
-	testcluster.Main(m)
-}
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/zkconsumer/zkconsumer/connector"
 	"github.com/zkconsumer/zkconsumer/internal/cmdhelp"
-	"github.com/zkconsumer/zkconsumer/rebalance"
+	"github.com/zkconsumer/zkconsumer/internal/topicfilter"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -30,7 +30,7 @@ type options struct {
 	// matcher is filter as ZooKeeper mode matches topic names, and
 	// filterFlag the flag that gave it (--topic, --whitelist, --blacklist),
 	// to say when no topic matches yet.
-	matcher    *rebalance.TopicFilter
+	matcher    *topicfilter.Filter
 	filterFlag string
 	// groupID is the group; groupPassed is false when it was generated,
 	// and then the group's znodes are deleted on exit.
@@ -216,7 +216,7 @@ func parseOptions(fs *flag.FlagSet, args []string, stderr io.Writer) (*options, 
 			pattern = zkutil.PatternBlacklist
 			o.filter = connector.Blacklist(regex)
 		}
-		matcher, err := rebalance.NewTopicFilter(pattern, regex)
+		matcher, err := topicfilter.New(pattern, regex)
 		if err != nil {
 			// Kafka's TopicFilter refuses it before connecting too.
 			return nil, &usageError{msg: fmt.Sprintf("%s is an invalid regex. (%v)", regex, err)}

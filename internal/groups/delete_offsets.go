@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/zkconsumer/zkconsumer/internal/topicfilter"
 	"github.com/zkconsumer/zkconsumer/internal/zksession"
-	"github.com/zkconsumer/zkconsumer/rebalance"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -103,7 +103,7 @@ func subscriptions(members []Member) func(topic string) []string {
 	type sub struct {
 		id      string
 		static  map[string]int
-		filters []*rebalance.TopicFilter
+		filters []*topicfilter.Filter
 		unknown bool
 	}
 	subs := make([]sub, 0, len(members))
@@ -116,7 +116,7 @@ func subscriptions(members []Member) func(topic string) []string {
 			s.static = m.Registration.Subscription
 		default:
 			for regex := range m.Registration.Subscription {
-				f, err := rebalance.NewTopicFilter(m.Registration.Pattern, regex)
+				f, err := topicfilter.New(m.Registration.Pattern, regex)
 				if err != nil {
 					s.unknown = true
 					continue
@@ -130,7 +130,7 @@ func subscriptions(members []Member) func(topic string) []string {
 		var ids []string
 		for _, s := range subs {
 			_, named := s.static[topic]
-			matched := slices.ContainsFunc(s.filters, func(f *rebalance.TopicFilter) bool { return f.Allows(topic, false) })
+			matched := slices.ContainsFunc(s.filters, func(f *topicfilter.Filter) bool { return f.Allows(topic, false) })
 			if s.unknown || named || matched {
 				ids = append(ids, s.id)
 			}

@@ -7,7 +7,7 @@ import (
 	"slices"
 
 	"github.com/zkconsumer/zkconsumer/internal/javastr"
-	"github.com/zkconsumer/zkconsumer/rebalance"
+	"github.com/zkconsumer/zkconsumer/internal/strategyname"
 )
 
 // noGeneration is the generation of a member whose subscription carries
@@ -44,11 +44,11 @@ func cooperativeStickyGeneration(version int16, generationID int32, userData []b
 // supportsCooperative reports whether the group assignor named strategy
 // supports Kafka's cooperative rebalance protocol (Java's
 // ConsumerPartitionAssignor.supportedProtocols contains COOPERATIVE): only
-// rebalance.StrategyCooperativeSticky does. A member runs the cooperative
+// strategyname.CooperativeSticky does. A member runs the cooperative
 // protocol when every assignor it lists supports it, as Java's
 // ConsumerCoordinator decides.
 func supportsCooperative(strategy string) bool {
-	return strategy == rebalance.StrategyCooperativeSticky
+	return strategy == strategyname.CooperativeSticky
 }
 
 // cooperativeStickyAssignor computes what Kafka's Java
@@ -78,8 +78,8 @@ type cooperativeStickyAssignor struct{}
 
 var _ groupAssignor = cooperativeStickyAssignor{}
 
-// Name returns rebalance.StrategyCooperativeSticky.
-func (cooperativeStickyAssignor) Name() string { return rebalance.StrategyCooperativeSticky }
+// Name returns strategyname.CooperativeSticky.
+func (cooperativeStickyAssignor) Name() string { return strategyname.CooperativeSticky }
 
 // Assign implements groupAssignor.
 func (cooperativeStickyAssignor) Assign(partitionCounts map[string]int32, members map[string]memberSubscription) (groupAssignment, error) {

@@ -7,7 +7,7 @@ import (
 	"slices"
 
 	"github.com/zkconsumer/zkconsumer/internal/javastr"
-	"github.com/zkconsumer/zkconsumer/rebalance"
+	"github.com/zkconsumer/zkconsumer/internal/strategyname"
 )
 
 // errInvalidSubscriptions is wrapped by the errors a groupAssignor returns
@@ -58,22 +58,22 @@ type groupAssignor interface {
 }
 
 // newGroupAssignor returns the Java-compatible assignor named strategy:
-// rebalance.StrategyRange ("range", Java's RangeAssignor),
-// rebalance.StrategyRoundRobin ("roundrobin", Java's RoundRobinAssignor)
-// or rebalance.StrategyCooperativeSticky ("cooperative-sticky", Java's
+// strategyname.Range ("range", Java's RangeAssignor),
+// strategyname.RoundRobin ("roundrobin", Java's RoundRobinAssignor)
+// or strategyname.CooperativeSticky ("cooperative-sticky", Java's
 // CooperativeStickyAssignor). Other names give an error wrapping
-// rebalance.ErrUnknownStrategy.
+// strategyname.ErrUnknown.
 func newGroupAssignor(strategy string) (groupAssignor, error) {
 	switch strategy {
-	case rebalance.StrategyRange:
+	case strategyname.Range:
 		return rangeAssignor{}, nil
-	case rebalance.StrategyRoundRobin:
+	case strategyname.RoundRobin:
 		return roundRobinAssignor{}, nil
-	case rebalance.StrategyCooperativeSticky:
+	case strategyname.CooperativeSticky:
 		return cooperativeStickyAssignor{}, nil
 	}
 	return nil, fmt.Errorf("%w %q for a Kafka-coordinated group: allowed values are %q, %q and %q",
-		rebalance.ErrUnknownStrategy, strategy, rebalance.StrategyRange, rebalance.StrategyRoundRobin, rebalance.StrategyCooperativeSticky)
+		strategyname.ErrUnknown, strategy, strategyname.Range, strategyname.RoundRobin, strategyname.CooperativeSticky)
 }
 
 // rangeAssignor computes what Kafka's Java RangeAssignor (3.x) assigns
@@ -90,8 +90,8 @@ type rangeAssignor struct{}
 
 var _ groupAssignor = rangeAssignor{}
 
-// Name returns rebalance.StrategyRange.
-func (rangeAssignor) Name() string { return rebalance.StrategyRange }
+// Name returns strategyname.Range.
+func (rangeAssignor) Name() string { return strategyname.Range }
 
 // Assign implements groupAssignor.
 func (rangeAssignor) Assign(partitionCounts map[string]int32, members map[string]memberSubscription) (groupAssignment, error) {
@@ -138,8 +138,8 @@ type roundRobinAssignor struct{}
 
 var _ groupAssignor = roundRobinAssignor{}
 
-// Name returns rebalance.StrategyRoundRobin.
-func (roundRobinAssignor) Name() string { return rebalance.StrategyRoundRobin }
+// Name returns strategyname.RoundRobin.
+func (roundRobinAssignor) Name() string { return strategyname.RoundRobin }
 
 // Assign implements groupAssignor.
 func (roundRobinAssignor) Assign(partitionCounts map[string]int32, members map[string]memberSubscription) (groupAssignment, error) {

@@ -17,8 +17,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/zkconsumer/zkconsumer/internal/strategyname"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
-	"github.com/zkconsumer/zkconsumer/rebalance"
 )
 
 func subs(topics ...string) memberSubscription { return memberSubscription{Topics: topics} }
@@ -130,7 +130,7 @@ func TestJavaAssignorsRefuseInvalidInput(t *testing.T) {
 		}
 	}
 	_, err := newGroupAssignor("sticky")
-	require.ErrorIs(t, err, rebalance.ErrUnknownStrategy)
+	require.ErrorIs(t, err, strategyname.ErrUnknown)
 }
 
 // TestJavaAssignorsCoverEveryPartitionOnce: whatever the input, each

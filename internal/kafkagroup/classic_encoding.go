@@ -7,7 +7,7 @@ import (
 
 	"github.com/IBM/sarama"
 
-	"github.com/zkconsumer/zkconsumer/rebalance"
+	"github.com/zkconsumer/zkconsumer/internal/strategyname"
 )
 
 // subscriptionVersion is the version of Java's ConsumerProtocol
@@ -31,7 +31,7 @@ func subscriptionMetadata(protocol string, topics []string, owned map[string][]i
 			meta.OwnedPartitions = append(meta.OwnedPartitions, &sarama.OwnedPartition{Topic: topic, Partitions: slices.Sorted(slices.Values(ps))})
 		}
 	}
-	if protocol == rebalance.StrategyCooperativeSticky {
+	if protocol == strategyname.CooperativeSticky {
 		meta.UserData = cooperativeStickyUserData(assignedGen)
 	}
 	return meta

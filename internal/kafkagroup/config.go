@@ -9,7 +9,8 @@ import (
 
 	"github.com/IBM/sarama"
 
-	"github.com/zkconsumer/zkconsumer/rebalance"
+	"github.com/zkconsumer/zkconsumer/internal/strategyname"
+	"github.com/zkconsumer/zkconsumer/internal/topicfilter"
 )
 
 // The group protocols (group.protocol).
@@ -58,13 +59,13 @@ type Config struct {
 	// Filter is a wildcard subscription instead of Topics (classic): every
 	// topic of the cluster it admits. New matches are noticed every
 	// MetadataMaxAge.
-	Filter *rebalance.TopicFilter
+	Filter *topicfilter.Filter
 	// TopicRegex is the subscription by regex instead of Topics
 	// (consumer): sent as ConsumerGroupHeartbeat's SubscribedTopicRegex
 	// (version 1, Kafka 4.0 and later), which the coordinator compiles
 	// with RE2/J and matches against the whole name of every topic of the
 	// cluster the member may describe, internal topics included, again
-	// when topics are created (rebalance.TopicFilter.BrokerRegex makes
+	// when topics are created (topicfilter.Filter.BrokerRegex makes
 	// one of a whitelist).
 	TopicRegex string
 	// RemoteAssignor is group.remote.assignor (consumer): the
@@ -158,7 +159,7 @@ func (cfg Config) withDefaults() Config {
 		cfg.Protocol = ProtocolClassic
 	}
 	if len(cfg.Assignors) == 0 && cfg.Protocol == ProtocolClassic {
-		cfg.Assignors = []string{rebalance.StrategyRange}
+		cfg.Assignors = []string{strategyname.Range}
 	}
 	def := func(d *time.Duration, v time.Duration) {
 		if *d == 0 {

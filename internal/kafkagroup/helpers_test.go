@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
-	"github.com/zkconsumer/zkconsumer/rebalance"
+	"github.com/zkconsumer/zkconsumer/internal/topicfilter"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -215,6 +215,6 @@ func createTopic(t testing.TB, c *testcluster.Cluster, prefix string, partitions
 	return topic
 }
 
-func rebalanceFilter(regex string) (*rebalance.TopicFilter, error) {
-	return rebalance.NewTopicFilter(zkutil.PatternWhitelist, regex)
+func rebalanceFilter(regex string) (*topicfilter.Filter, error) {
+	return topicfilter.New(zkutil.PatternWhitelist, regex)
 }

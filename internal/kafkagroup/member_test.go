@@ -12,12 +12,12 @@ import (
 	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/require"
 
-	"github.com/zkconsumer/zkconsumer/rebalance"
+	"github.com/zkconsumer/zkconsumer/internal/topicfilter"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
 func TestConfigValidate(t *testing.T) {
-	f, err := rebalance.NewTopicFilter(zkutil.PatternWhitelist, "a.*")
+	f, err := topicfilter.New(zkutil.PatternWhitelist, "a.*")
 	require.NoError(t, err)
 	ok := Config{Brokers: []string{"b:9092"}, Group: "g", Topics: []string{"t"}}
 	require.NoError(t, ok.Validate())

@@ -322,14 +322,14 @@ func exportedDocs(f *ast.File) []*ast.CommentGroup {
 
 // TestConnectorGodocUsesItsOwnNames: connector's godoc names what it
 // re-exports by its own name (*RegexError, ErrGroupFatal), not by the
-// name in the package that declares it (*rebalance.RegexError), which
+// name in the package that declares it (*javaregex.Error), which
 // would send an application to import that package to match it. The doc
 // of a re-export itself may say what it is ("RegexError is
-// rebalance.RegexError: ...").
+// javaregex.Error: ...").
 func TestConnectorGodocUsesItsOwnNames(t *testing.T) {
 	fset := token.NewFileSet()
 	files := parseDir(t, fset, filepath.Join("..", "..", "connector"))
-	// What connector re-exports: "rebalance.RegexError" -> "RegexError".
+	// What connector re-exports: "javaregex.Error" -> "RegexError".
 	reexports := map[string]string{}
 	for _, f := range files {
 		for _, decl := range f.Decls {

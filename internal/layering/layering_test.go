@@ -35,22 +35,19 @@ func TestDependenciesFlowOneWay(t *testing.T) {
 		forbidden []string // packages of ours it must not depend on
 		stdOnly   bool
 	}{
-		{pkg: "stream", forbidden: []string{"zkutil", "rebalance", "fetcher", "internal/fetch", "connector", "internal/testrig/testcluster"}, stdOnly: true},
-		{pkg: "internal/streamcore", forbidden: []string{"stream", "zkutil", "rebalance", "fetcher", "internal/fetch", "connector", "internal/testrig/testcluster"}, stdOnly: true},
-		// Kafka's ZooKeeper layout of a group, for programs outside the
-		// module: the standard library only, and none of the session.
-		{pkg: "zkutil", forbidden: []string{"internal/zksession", "internal/zkbrokers", "stream", "internal/streamcore", "rebalance", "fetcher", "internal/fetch", "connector", "internal/testrig/testcluster"}, stdOnly: true},
-		// JSON as Kafka writes it in ZooKeeper, under zkutil's codecs and
-		// internal/zkbrokers': the standard library only.
-		{pkg: "internal/zkjson", forbidden: []string{"zkutil", "internal/zksession", "internal/zkbrokers", "stream", "internal/streamcore", "rebalance", "fetcher", "internal/fetch", "connector", "internal/testrig/testcluster"}, stdOnly: true},
-		// The brokers' part of the layout (/brokers), whose decoders return
-		// zkutil's DecodeError: nothing above zkutil, and no session.
-		{pkg: "internal/zkbrokers", forbidden: []string{"internal/zksession", "stream", "internal/streamcore", "rebalance", "internal/kafkagroup", "fetcher", "internal/fetch", "connector", "internal/testrig/testcluster"}, stdOnly: true},
-		// The ZooKeeper session (go-zookeeper beneath): no Kafka layout,
-		// nothing above it.
-		{pkg: "internal/zksession", forbidden: []string{"zkutil", "internal/zkbrokers", "stream", "internal/streamcore", "rebalance", "internal/kafkagroup", "fetcher", "internal/fetch", "connector", "internal/testrig/testcluster"}},
-		{pkg: "rebalance", forbidden: []string{"fetcher", "internal/fetch", "stream", "internal/streamcore", "connector", "internal/testrig/testcluster"}},
-		{pkg: "internal/kafkagroup", forbidden: []string{"fetcher", "internal/fetch", "stream", "internal/streamcore", "connector", "internal/testrig/testcluster"}},
+		{pkg: "stream", forbidden: []string{"zkutil", "rebalance", "fetcher", "connector", "internal/testrig/testcluster"}, stdOnly: true},
+		{pkg: "internal/streamcore", forbidden: []string{"stream", "zkutil", "rebalance", "fetcher", "connector", "internal/testrig/testcluster"}, stdOnly: true},
+		{pkg: "zkutil", forbidden: []string{"stream", "internal/streamcore", "rebalance", "fetcher", "connector", "internal/testrig/testcluster"}},
+		// The public assignment functions: the assignors, never the member.
+		{pkg: "rebalance", forbidden: []string{"fetcher", "stream", "internal/streamcore", "connector", "internal/zkgroup", "internal/kafkagroup", "internal/topicfilter", "internal/testrig/testcluster"}},
+		// The names of the strategies both modes share: the standard library only.
+		{pkg: "internal/strategyname", forbidden: []string{"zkutil", "rebalance", "internal/zkassign", "internal/zkgroup", "internal/kafkagroup", "fetcher", "stream", "connector", "internal/testrig/testcluster"}, stdOnly: true},
+		// The ZooKeeper mode's assignors: pure functions, below the member
+		// that runs them and the public package that wraps them.
+		{pkg: "internal/zkassign", forbidden: []string{"rebalance", "internal/zkgroup", "internal/kafkagroup", "internal/topicfilter", "fetcher", "stream", "internal/streamcore", "connector", "internal/testrig/testcluster"}},
+		// The ZooKeeper mode's member and claim protocol.
+		{pkg: "internal/zkgroup", forbidden: []string{"rebalance", "internal/kafkagroup", "fetcher", "stream", "internal/streamcore", "connector", "internal/testrig/testcluster"}},
+		{pkg: "internal/kafkagroup", forbidden: []string{"rebalance", "internal/zkgroup", "internal/zkassign", "fetcher", "stream", "internal/streamcore", "connector", "internal/testrig/testcluster"}},
 		// Our own encoding of KIP-848's requests: the standard library only.
 		{pkg: "internal/kip848", forbidden: []string{"zkutil", "stream", "rebalance", "internal/kafkagroup", "fetcher", "internal/fetch", "connector", "internal/testrig/testcluster"}, stdOnly: true},
 		// The package doc of fetcher: it imports nothing.
@@ -69,8 +66,12 @@ func TestDependenciesFlowOneWay(t *testing.T) {
 		{pkg: "internal/lease", forbidden: []string{"zkutil", "internal/grouplease", "stream", "rebalance", "internal/kafkagroup", "fetcher", "internal/fetch", "connector", "internal/testrig/testcluster"}, stdOnly: true},
 		// Java's string order and hash, which the assignors of both
 		// coordination modes share: the standard library only.
-		{pkg: "internal/javastr", forbidden: []string{"zkutil", "stream", "internal/streamcore", "rebalance", "internal/kafkagroup", "fetcher", "internal/fetch", "connector", "internal/testrig/testcluster"}, stdOnly: true},
-		{pkg: "internal/abortdial", forbidden: []string{"zkutil", "stream", "rebalance", "fetcher", "internal/fetch", "connector", "internal/testrig/testcluster"}, stdOnly: true},
+		{pkg: "internal/javastr", forbidden: []string{"zkutil", "stream", "internal/streamcore", "rebalance", "internal/kafkagroup", "fetcher", "connector", "internal/testrig/testcluster"}, stdOnly: true},
+		// The Java regex compiler of topic filters: the standard library only.
+		{pkg: "internal/javaregex", forbidden: []string{"zkutil", "stream", "internal/streamcore", "rebalance", "internal/topicfilter", "internal/kafkagroup", "fetcher", "connector", "internal/testrig/testcluster"}, stdOnly: true},
+		// Kafka's whitelist and blacklist, below both coordination modes.
+		{pkg: "internal/topicfilter", forbidden: []string{"stream", "internal/streamcore", "rebalance", "internal/kafkagroup", "fetcher", "connector", "internal/testrig/testcluster"}},
+		{pkg: "internal/abortdial", forbidden: []string{"zkutil", "stream", "rebalance", "fetcher", "connector", "internal/testrig/testcluster"}, stdOnly: true},
 	}
 	for _, r := range rules {
 		ours, nonStd := deps(t, r.pkg)
@@ -84,6 +85,38 @@ func TestDependenciesFlowOneWay(t *testing.T) {
 		if r.stdOnly && len(nonStd) > 0 {
 			t.Errorf("%s must use only the standard library, but depends on %v", r.pkg, nonStd)
 		}
+	}
+}
+
+// TestInternalImportsNoLayerAbove: no runtime package under internal/
+// (the test rigs and these tests aside) depends on the top-level packages
+// that are built on it: connector, rebalance, fetcher and stream. What
+// such a package needs of them is declared below and re-exported above.
+// zkutil, the ZooKeeper layer at the bottom of the module, is allowed.
+func TestInternalImportsNoLayerAbove(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Deps \" \"}}", module+"internal/...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	above := map[string]bool{}
+	for _, p := range []string{"connector", "rebalance", "fetcher", "stream"} {
+		above[module+p] = true
+	}
+	checked := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		pkg, deps, _ := strings.Cut(line, " ")
+		if strings.HasPrefix(pkg, module+"internal/testrig/") || pkg == module+"internal/layering" {
+			continue
+		}
+		checked++
+		for _, dep := range strings.Fields(deps) {
+			if above[dep] {
+				t.Errorf("%s depends on %s, a layer above it", strings.TrimPrefix(pkg, module), strings.TrimPrefix(dep, module))
+			}
+		}
+	}
+	if checked < 10 {
+		t.Fatalf("only %d packages checked: go list printed\n%s", checked, out)
 	}
 }
 

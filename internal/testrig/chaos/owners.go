@@ -8,9 +8,12 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/zkconsumer/zkconsumer/internal/strategyname"
+	"github.com/zkconsumer/zkconsumer/internal/topicfilter"
+	"github.com/zkconsumer/zkconsumer/internal/zkassign"
 	"github.com/zkconsumer/zkconsumer/internal/zkbrokers"
+	"github.com/zkconsumer/zkconsumer/internal/zkgroup"
 	"github.com/zkconsumer/zkconsumer/internal/zksession"
-	"github.com/zkconsumer/zkconsumer/rebalance"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -147,12 +150,12 @@ type groupView struct {
 // check reads that node first, as a member does, and gives it as the
 // previous assignment (see stickyNode for what is checked besides).
 func expectedOwners(ctx context.Context, zk groupReader, group, strategy string) (groupView, error) {
-	assignor, err := rebalance.NewAssignor(strategy)
+	assignor, err := zkassign.NewAssignor(strategy)
 	if err != nil {
 		return groupView{}, err
 	}
 	var view groupView
-	if strategy == rebalance.StrategySticky {
+	if strategy == strategyname.Sticky {
 		if view.sticky, err = readStickyNode(ctx, zk, group); err != nil {
 			return groupView{}, err
 		}
@@ -168,7 +171,7 @@ func expectedOwners(ctx context.Context, zk groupReader, group, strategy string)
 	}
 	slices.Sort(allTopics)
 	threads := map[string]map[string][]zkutil.ConsumerThreadID{}
-	actx := rebalance.AssignmentContext{
+	actx := zkassign.AssignmentContext{
 		ConsumersForTopic:  map[string][]zkutil.ConsumerThreadID{},
 		PartitionsForTopic: map[string][]int32{},
 	}
@@ -225,18 +228,18 @@ func expectedOwners(ctx context.Context, zk groupReader, group, strategy string)
 }
 
 // subscriptionOf rebuilds a member's subscription from its registration.
-func subscriptionOf(reg zkutil.Registration) (rebalance.Subscription, error) {
+func subscriptionOf(reg zkutil.Registration) (zkgroup.Subscription, error) {
 	if reg.Pattern == zkutil.PatternStatic {
-		return rebalance.StaticSubscription(reg.Subscription), nil
+		return zkgroup.StaticSubscription(reg.Subscription), nil
 	}
 	for regex, n := range reg.Subscription {
-		f, err := rebalance.NewTopicFilter(reg.Pattern, regex)
+		f, err := topicfilter.New(reg.Pattern, regex)
 		if err != nil {
-			return rebalance.Subscription{}, err
+			return zkgroup.Subscription{}, err
 		}
-		return rebalance.WildcardSubscription(f, n), nil
+		return zkgroup.WildcardSubscription(f, n), nil
 	}
-	return rebalance.Subscription{}, errors.New("empty wildcard registration")
+	return zkgroup.Subscription{}, errors.New("empty wildcard registration")
 }
 
 // kafkaOwners is the owner check of Kafka mode, where no owner nodes

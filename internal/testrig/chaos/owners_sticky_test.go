@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zkconsumer/zkconsumer/rebalance"
+	"github.com/zkconsumer/zkconsumer/internal/strategyname"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -45,7 +45,7 @@ var stickyLive = map[string]string{"m0.1": "a", "m1.1": "b"}
 // sticky_assignment node: owners that follow the node agree, owners as the
 // assignor would place them without the node do not.
 func TestReadOwnersFollowsTheStickyNode(t *testing.T) {
-	check := readOwners(context.Background(), stickyTree(), "g", rebalance.StrategySticky, stickyLive)
+	check := readOwners(context.Background(), stickyTree(), "g", strategyname.Sticky, stickyLive)
 	if !check.Converged || len(check.Expected) != 6 {
 		t.Fatalf("expected %v, mismatches: %v", check.Expected, check.Mismatches)
 	}
@@ -54,7 +54,7 @@ func TestReadOwnersFollowsTheStickyNode(t *testing.T) {
 	for p, th := range []string{"a-0", "a-1", "b-0", "b-1"} {
 		z["/consumers/g/owners/t/"+strconv.Itoa(p)] = th
 	}
-	check = readOwners(context.Background(), z, "g", rebalance.StrategySticky, stickyLive)
+	check = readOwners(context.Background(), z, "g", strategyname.Sticky, stickyLive)
 	if check.Converged || !slices.Contains(check.Mismatches, "t-0 is owned by a-0; the assignor gives it to b-0") {
 		t.Fatalf("owners placed without the node: mismatches %v", check.Mismatches)
 	}
@@ -71,7 +71,7 @@ func TestReadOwnersNeedsTheStickyNode(t *testing.T) {
 			} else {
 				z[stickyNodePath] = value
 			}
-			check := readOwners(context.Background(), z, "g", rebalance.StrategySticky, stickyLive)
+			check := readOwners(context.Background(), z, "g", strategyname.Sticky, stickyLive)
 			if check.Converged || !slices.ContainsFunc(check.Mismatches, func(m string) bool { return strings.Contains(m, stickyNodePath) }) {
 				t.Fatalf("mismatches %v", check.Mismatches)
 			}
@@ -86,7 +86,7 @@ func TestReadOwnersRefusesAStaleStickyNode(t *testing.T) {
 	z := stickyTree()
 	z["/consumers/g/ids/c"] = `{"version":1,"subscription":{"t":1},"pattern":"static","timestamp":"1","assignment_strategy":"sticky"}`
 	live := map[string]string{"m0.1": "a", "m1.1": "b", "m2.1": "c"}
-	check := readOwners(context.Background(), z, "g", rebalance.StrategySticky, live)
+	check := readOwners(context.Background(), z, "g", strategyname.Sticky, live)
 	var want []string
 	node := map[string]string{}
 	for tp, th := range check.Expected {
@@ -104,7 +104,7 @@ func TestReadOwnersRefusesAStaleStickyNode(t *testing.T) {
 	if len(want) == 0 {
 		t.Fatalf("the assignor gives c nothing: %v", check.Expected)
 	}
-	check = readOwners(context.Background(), z, "g", rebalance.StrategySticky, live)
+	check = readOwners(context.Background(), z, "g", strategyname.Sticky, live)
 	if check.Converged || strings.Join(check.Mismatches, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("mismatches\n%s\nwant\n%s", strings.Join(check.Mismatches, "\n"), strings.Join(want, "\n"))
 	}
@@ -122,7 +122,7 @@ func TestReadOwnersRefusesAStaleStickyNode(t *testing.T) {
 		byTopic[topic][th] = append(byTopic[topic][th], int32(n))
 	}
 	z[stickyNodePath] = encodeTestStickyNode(t, byTopic)
-	check = readOwners(context.Background(), z, "g", rebalance.StrategySticky, live)
+	check = readOwners(context.Background(), z, "g", strategyname.Sticky, live)
 	if !check.Converged {
 		t.Fatalf("the node holds the new assignment: mismatches %v", check.Mismatches)
 	}

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zkconsumer/zkconsumer/internal/strategyname"
 	"github.com/zkconsumer/zkconsumer/internal/zksession"
-	"github.com/zkconsumer/zkconsumer/rebalance"
 )
 
 // fakeZK is a tree of nodes for readOwners.
@@ -60,7 +60,7 @@ func groupTree() fakeZK {
 }
 
 func TestReadOwnersAgreesWithTheAssignor(t *testing.T) {
-	check := readOwners(context.Background(), groupTree(), "g", rebalance.StrategyRange, map[string]string{"m0.1": "a", "m1.1": "b"})
+	check := readOwners(context.Background(), groupTree(), "g", strategyname.Range, map[string]string{"m0.1": "a", "m1.1": "b"})
 	if !check.Converged {
 		t.Fatalf("mismatches: %v", check.Mismatches)
 	}
@@ -74,7 +74,7 @@ func TestReadOwnersReportsMismatches(t *testing.T) {
 	z["/consumers/g/owners/t/3"] = "a-1"
 	delete(z, "/consumers/g/owners/u/1")
 	z["/consumers/g/owners/other/0"] = "b-0"
-	check := readOwners(context.Background(), z, "g", rebalance.StrategyRange, map[string]string{"m0.2": "a", "m1.1": "b", "m2.1": "c"})
+	check := readOwners(context.Background(), z, "g", strategyname.Range, map[string]string{"m0.2": "a", "m1.1": "b", "m2.1": "c"})
 	want := []string{
 		"t-3 is owned by a-1; the assignor gives it to b-1",
 		"u-1 has no owner; the assignor gives it to b-1",
@@ -88,7 +88,7 @@ func TestReadOwnersReportsMismatches(t *testing.T) {
 func TestReadOwnersReportsAnotherStrategy(t *testing.T) {
 	z := groupTree()
 	z["/consumers/g/ids/b"] = `{"version":1,"subscription":{"[tu]":2},"pattern":"white_list","timestamp":"1","assignment_strategy":"roundrobin"}`
-	check := readOwners(context.Background(), z, "g", rebalance.StrategyRange, map[string]string{"m0.1": "a", "m1.1": "b"})
+	check := readOwners(context.Background(), z, "g", strategyname.Range, map[string]string{"m0.1": "a", "m1.1": "b"})
 	want := []string{`member b registered with partition.assignment.strategy "roundrobin", not "range"`}
 	if check.Converged || strings.Join(check.Mismatches, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("mismatches\n%s\nwant\n%s", strings.Join(check.Mismatches, "\n"), strings.Join(want, "\n"))

@@ -5,7 +5,7 @@ import (
 	"slices"
 
 	"github.com/zkconsumer/zkconsumer/connector"
-	"github.com/zkconsumer/zkconsumer/rebalance"
+	"github.com/zkconsumer/zkconsumer/internal/strategyname"
 )
 
 // Topology is the shape of a run: how the members are coordinated, where
@@ -105,13 +105,13 @@ func (t Topology) offsetsStorage() string {
 func (t Topology) assignment() string {
 	switch t {
 	case TopologyRoundRobin:
-		return rebalance.StrategyRoundRobin
+		return strategyname.RoundRobin
 	case TopologySticky:
-		return rebalance.StrategySticky
+		return strategyname.Sticky
 	case TopologyKafkaCooperative:
-		return rebalance.StrategyCooperativeSticky
+		return strategyname.CooperativeSticky
 	}
-	return rebalance.StrategyRange
+	return strategyname.Range
 }
 
 // static reports whether the members are static (group.instance.id).
