@@ -202,7 +202,7 @@ func readConnector(ctx context.Context, env clusterEnv, variant, topic string, p
 	}(); err != nil {
 		return err
 	}
-	conn, err := connector.New(cfg)
+	conn, err := connector.New(ctx, cfg)
 	if err != nil {
 		return err
 	}

@@ -38,7 +38,7 @@ func TestCommitOffsetsAndAssignmentSayWhat(t *testing.T) {
 		group := testcluster.UniqueName("g-api")
 		cfg := config(group)
 		cfg.AutoCommitEnable = false
-		conn, err := New(cfg)
+		conn, err := New(t.Context(), cfg)
 		require.NoError(t, err)
 		ctx := testCtx(t, 3*time.Minute)
 
@@ -309,7 +309,7 @@ func TestListenerCommitsThroughTheConnectorItIsGiven(t *testing.T) {
 				}
 			},
 		}
-		conn, err := New(cfg, WithRebalanceListener(l))
+		conn, err := New(t.Context(), cfg, WithRebalanceListener(l))
 		require.NoError(t, err)
 		ctx := testCtx(t, 3*time.Minute)
 		streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})

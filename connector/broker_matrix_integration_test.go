@@ -192,7 +192,7 @@ func matrixOffsets(t *testing.T, c *testcluster.Cluster, storage string) {
 	dual := false // Kafka's default is true (see TestKafkaOffsetStorage)
 	cfg.DualCommitEnabled = &dual
 
-	conn, err := New(cfg)
+	conn, err := New(ctx, cfg)
 	require.NoError(t, err)
 	streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
 	require.NoError(t, err)

@@ -126,19 +126,14 @@ func WithZooKeeperDialer(dial ZooKeeperDialer) Option {
 // of partitions moves (Kafka's setConsumerRebalanceListener).
 func WithRebalanceListener(l RebalanceListener) Option { return func(o *options) { o.listener = l } }
 
-// New is NewContext with context.Background(): it waits for ZooKeeper up
-// to zookeeper.connection.timeout.ms, which no caller can cut short.
-func New(cfg Config, opts ...Option) (*ConsumerConnector, error) {
-	return NewContext(context.Background(), cfg, opts...)
-}
-
-// NewContext validates cfg, connects to ZooKeeper (bounded by
+// New validates cfg, connects to ZooKeeper (bounded by
 // zookeeper.connection.timeout.ms and by ctx: when ctx ends first the error
-// wraps ctx.Err()) and returns a connector that has not
-// joined its group yet: that happens in CreateMessageStreams. In Kafka
-// mode it connects to nothing yet. The keys of the other mode are logged
-// as warnings (Config.ModeWarnings) on Config.Logger.
-func NewContext(ctx context.Context, cfg Config, opts ...Option) (*ConsumerConnector, error) {
+// wraps ctx.Err()) and returns a connector that has not joined its group
+// yet: that happens in CreateMessageStreams. In Kafka mode it connects to
+// nothing yet. ctx bounds New only: the connector lives until Shutdown.
+// The keys of the other mode are logged as warnings (Config.ModeWarnings)
+// on Config.Logger.
+func New(ctx context.Context, cfg Config, opts ...Option) (*ConsumerConnector, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

@@ -29,7 +29,7 @@ func TestOneConnectorReadsEverything(t *testing.T) {
 	group := testcluster.UniqueName("g-one")
 	cfg := testConfig(c, group)
 	cfg.AutoCommitInterval = time.Hour // only the commit at shutdown
-	conn, err := New(cfg)
+	conn, err := New(t.Context(), cfg)
 	require.NoError(t, err)
 	ctx := testCtx(t, 3*time.Minute)
 	streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 3})
@@ -71,7 +71,7 @@ func TestRestartResumesAtCommittedOffsets(t *testing.T) {
 	ctx := testCtx(t, 3*time.Minute)
 
 	first := newCollector()
-	conn, err := New(testConfig(c, group))
+	conn, err := New(ctx, testConfig(c, group))
 	require.NoError(t, err)
 	streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 2})
 	require.NoError(t, err)
@@ -194,7 +194,7 @@ func TestKafkaOffsetStorage(t *testing.T) {
 			cfg.OffsetsStorage = OffsetsStorageKafka
 			cfg.DualCommitEnabled = &dual
 			ctx := testCtx(t, 3*time.Minute)
-			conn, err := New(cfg)
+			conn, err := New(ctx, cfg)
 			require.NoError(t, err)
 			streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
 			require.NoError(t, err)
@@ -239,7 +239,7 @@ func TestShutdownDuringRebalance(t *testing.T) {
 	ctx := testCtx(t, 3*time.Minute)
 	var conns []*ConsumerConnector
 	for range 4 {
-		conn, err := New(testConfig(c, group))
+		conn, err := New(ctx, testConfig(c, group))
 		require.NoError(t, err)
 		_, err = conn.CreateMessageStreams(ctx, map[string]int{topic: 2})
 		require.NoError(t, err)
@@ -267,7 +267,7 @@ func TestNewFailsFastWithoutZooKeeper(t *testing.T) {
 	cfg.ZooKeeperConnect = "127.0.0.1:1/kafka"
 	cfg.ZooKeeperConnectionTimeout = 2 * time.Second
 	start := time.Now()
-	_, err := New(cfg)
+	_, err := New(t.Context(), cfg)
 	require.Error(t, err)
 	require.True(t, errors.Is(err, zkutil.ErrConnectionTimeout), "got %v", err)
 	require.Less(t, time.Since(start), 10*time.Second)
@@ -307,10 +307,10 @@ func TestFailedFirstJoinLeavesNothing(t *testing.T) {
 	col.waitAll(t, 0, n, time.Minute)
 }
 
-// TestNewContextEndsWithItsContext: NewContext gives up when its context
-// ends, long before the connection timeout, with the context's error and
-// nothing left running (goleak); New cannot be cut short that way.
-func TestNewContextEndsWithItsContext(t *testing.T) {
+// TestNewEndsWithItsContext: New gives up when its context ends, long
+// before the connection timeout, with the context's error and nothing left
+// running (goleak).
+func TestNewEndsWithItsContext(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.GroupID = "g"
 	cfg.ZooKeeperConnect = "127.0.0.1:1/kafka"
@@ -318,11 +318,11 @@ func TestNewContextEndsWithItsContext(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	c, err := NewContext(ctx, cfg)
+	c, err := New(ctx, cfg)
 	require.Nil(t, c)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.NotErrorIs(t, err, zkutil.ErrConnectionTimeout)
-	require.Less(t, time.Since(start), 30*time.Second, "NewContext waited for the connection timeout")
+	require.Less(t, time.Since(start), 30*time.Second, "New waited for the connection timeout")
 }
 
 // TestSessionExpiryIsReportedAndConsumptionResumes: when the ZooKeeper

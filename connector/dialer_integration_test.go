@@ -191,7 +191,7 @@ func procAddr(s string) (string, int) {
 func consumeThrough(t *testing.T, cfg Config, d Dialer, topic string, n int) {
 	t.Helper()
 	ctx := testCtx(t, 3*time.Minute)
-	conn, err := New(cfg, WithDialer(d))
+	conn, err := New(ctx, cfg, WithDialer(d))
 	require.NoError(t, err)
 	go func() {
 		for err := range conn.Errors() {

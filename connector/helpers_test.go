@@ -148,7 +148,7 @@ func testConfig(c *testcluster.Cluster, group string) Config {
 
 func newConnector(t *testing.T, cfg Config, opts ...Option) *ConsumerConnector {
 	t.Helper()
-	c, err := New(cfg, opts...)
+	c, err := New(t.Context(), cfg, opts...)
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -214,7 +214,7 @@ func runChild() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	c, err := New(cfg)
+	c, err := New(context.Background(), cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2

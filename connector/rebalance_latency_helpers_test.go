@@ -212,7 +212,7 @@ type rbConnector struct {
 }
 
 func startRBConnector(env *rbEnv, cfg Config, seq int) (rbMember, error) {
-	conn, err := New(cfg)
+	conn, err := New(context.Background(), cfg)
 	if err != nil {
 		return nil, err
 	}

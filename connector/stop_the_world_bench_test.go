@@ -309,7 +309,7 @@ func stwConnectorRow(b *testing.B, c *testcluster.Cluster, configure func(cfg *C
 				cfg.Logger = logger.With("member", n, "bench", b.Name())
 			}
 			owned := &ownedLog{topic: topic}
-			conn, err := New(cfg, WithRebalanceListener(owned))
+			conn, err := New(b.Context(), cfg, WithRebalanceListener(owned))
 			if err != nil {
 				return nil, err
 			}
@@ -478,7 +478,7 @@ func benchStopTheWorld(b *testing.B, c *testcluster.Cluster, size, partitions in
 // stwControl starts the control connector, one stream read into rec as
 // member 0, and returns once it has joined; stop shuts it down.
 func stwControl(cfg Config, topic string, rec *gapRecorder) (stop func(), err error) {
-	conn, err := New(cfg)
+	conn, err := New(context.Background(), cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -255,7 +255,7 @@ func (d *demo) startMember(ctx context.Context, group, name, topic string, strea
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})).With("member", name)
 	}
 	m := &member{d: d, name: name}
-	conn, err := connector.New(cfg, connector.WithRebalanceListener(m))
+	conn, err := connector.New(ctx, cfg, connector.WithRebalanceListener(m))
 	if err != nil {
 		return nil, err
 	}

@@ -46,7 +46,7 @@ func run(ctx context.Context, bootstrap, topic, group string) (err error) {
 	cfg.BootstrapServers = bootstrap
 	cfg.GroupID = group
 	cfg.AutoOffsetReset = connector.AutoOffsetResetSmallest
-	c, err := connector.NewContext(ctx, cfg)
+	c, err := connector.New(ctx, cfg)
 	if err != nil {
 		return err
 	}

@@ -73,7 +73,7 @@ func run(ctx context.Context, zkConnect, topic, group string, batch int) (err er
 	cfg.GroupID = group
 	cfg.AutoCommitEnable = false
 	cfg.AutoOffsetReset = connector.AutoOffsetResetSmallest
-	c, err := connector.NewContext(ctx, cfg, connector.WithRebalanceListener(listener))
+	c, err := connector.New(ctx, cfg, connector.WithRebalanceListener(listener))
 	if err != nil {
 		return err
 	}

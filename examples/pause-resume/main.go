@@ -56,7 +56,7 @@ func run(ctx context.Context, zkConnect, topic, group string, queueLen int, work
 	cfg.GroupID = group
 	cfg.AutoOffsetReset = connector.AutoOffsetResetSmallest
 	cfg.AutoCommitEnable = false // commit what the worker finished, not what is queued
-	c, err := connector.NewContext(ctx, cfg)
+	c, err := connector.New(ctx, cfg)
 	if err != nil {
 		return err
 	}

@@ -59,7 +59,7 @@ func run(ctx context.Context, zkConnect, topic, group string, workers, batch int
 	cfg.GroupID = group
 	cfg.AutoOffsetReset = connector.AutoOffsetResetSmallest
 	cfg.AutoCommitEnable = false // the workers commit what they finished
-	c, err := connector.NewContext(ctx, cfg)
+	c, err := connector.New(ctx, cfg)
 	if err != nil {
 		return err
 	}

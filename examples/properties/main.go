@@ -64,7 +64,7 @@ func run(ctx context.Context, config string, set map[string]string, topic string
 	if err != nil {
 		return err // every bad value at once, each naming its key
 	}
-	c, err := connector.NewContext(ctx, cfg)
+	c, err := connector.New(ctx, cfg)
 	if err != nil {
 		return err
 	}

@@ -46,7 +46,7 @@ func run(ctx context.Context, zkConnect, topic, group string, streams int) (err 
 	cfg.AutoOffsetReset = connector.AutoOffsetResetSmallest
 	cfg.AutoCommitInterval = 5 * time.Second
 	cfg.Logger = nil // logs through slog.Default(), rebalances included
-	c, err := connector.NewContext(ctx, cfg)
+	c, err := connector.New(ctx, cfg)
 	if err != nil {
 		return err
 	}

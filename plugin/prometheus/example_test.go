@@ -20,7 +20,7 @@ func Example() {
 	cfg.ZooKeeperConnect = "localhost:2181/kafka"
 	cfg.GroupID = "orders-audit"
 	cfg.Metrics = zkprom.New(reg)
-	c, err := connector.New(cfg)
+	c, err := connector.New(context.Background(), cfg)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -74,7 +74,7 @@ func run(ctx context.Context, zkConnect, topic, group, listen string) (err error
 	cfg.GroupID = group
 	cfg.AutoOffsetReset = connector.AutoOffsetResetSmallest
 	cfg.Metrics = zkprom.New(reg)
-	c, err := connector.NewContext(ctx, cfg)
+	c, err := connector.New(ctx, cfg)
 	if err != nil {
 		return err
 	}
