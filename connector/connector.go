@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -15,7 +14,6 @@ import (
 	"github.com/zkconsumer/zkconsumer/internal/abortdial"
 
 	"github.com/IBM/sarama"
-	"github.com/go-zookeeper/zk"
 
 	"github.com/zkconsumer/zkconsumer/fetcher"
 	"github.com/zkconsumer/zkconsumer/internal/coordinator"
@@ -98,28 +96,11 @@ type streamKey struct {
 type Option func(*options)
 
 type options struct {
-	dialer    zk.Dialer
-	netDialer Dialer
-	listener  RebalanceListener
+	dialer   Dialer
+	listener RebalanceListener
 	// lagRefresh is WithLagRefresh's interval, if set.
 	lagRefresh    time.Duration
 	lagRefreshSet bool
-}
-
-// ZooKeeperDialer opens one TCP connection to a ZooKeeper server, within
-// timeout (the ZooKeeper client's own dial function, as a type of ours so
-// that no go-zookeeper type appears in the connector's API).
-type ZooKeeperDialer func(network, address string, timeout time.Duration) (net.Conn, error)
-
-// WithZooKeeperDialer makes the ZooKeeper session connect through dial
-// (for example through a proxy or with custom socket options). WithDialer
-// does the same for every connection of the connector.
-func WithZooKeeperDialer(dial ZooKeeperDialer) Option {
-	return func(o *options) {
-		if dial != nil {
-			o.dialer = zk.Dialer(dial)
-		}
-	}
 }
 
 // WithRebalanceListener installs a listener that is told before ownership
@@ -145,10 +126,7 @@ func New(ctx context.Context, cfg Config, opts ...Option) (*ConsumerConnector, e
 	if err != nil {
 		return nil, err
 	}
-	if o.dialer == nil && o.netDialer != nil {
-		o.dialer = zooKeeperDialer(o.netDialer)
-	}
-	zkDial, zkAuth, zkACL, err := cfg.zooKeeperSecurity(o.dialer)
+	zkDial, zkAuth, zkACL, err := cfg.zooKeeperSecurity(zooKeeperDialer(o.dialer))
 	if err != nil {
 		return nil, err
 	}
@@ -171,7 +149,7 @@ func New(ctx context.Context, cfg Config, opts ...Option) (*ConsumerConnector, e
 		errs:        make(chan error, 256),
 		closing:     make(chan struct{}),
 		listener:    o.listener,
-		dialer:      o.netDialer,
+		dialer:      o.dialer,
 		streams:     map[streamKey]*streamcore.Control{},
 		checkpoint:  map[zkutil.TopicPartition]int64{},
 		committable: map[zkutil.TopicPartition]bool{},
@@ -185,7 +163,7 @@ func New(ctx context.Context, cfg Config, opts ...Option) (*ConsumerConnector, e
 	}
 	var brokers fetcher.BrokerSource
 	if cfg.kafkaMode() {
-		kb := newKafkaBrokers(cfg, sec, o.netDialer)
+		kb := newKafkaBrokers(cfg, sec, o.dialer)
 		c.kafka = newKafkaGroup(c, kb, sec)
 		brokers = kb
 	} else {
@@ -227,7 +205,7 @@ func New(ctx context.Context, cfg Config, opts ...Option) (*ConsumerConnector, e
 		Logger:                   c.log,
 		OnError:                  c.report,
 		OnFetch:                  onFetch,
-		Sarama:                   brokerSaramaConfig(sec, cfg.SocketTimeout, o.netDialer),
+		Sarama:                   brokerSaramaConfig(sec, cfg.SocketTimeout, o.dialer),
 	}, brokers)
 	if err != nil {
 		_ = c.closeCoordination()

@@ -333,7 +333,7 @@ func TestSessionExpiryIsReportedAndConsumptionResumes(t *testing.T) {
 	topic := newTopic(t, c, 4, 400)
 	group := testcluster.UniqueName("g-expiry")
 	tap := &testcluster.SessionTap{}
-	conn := newConnector(t, testConfig(c, group), WithZooKeeperDialer(tap.Dial))
+	conn := newConnector(t, testConfig(c, group), WithDialer(tap.DialerFor(c.ZKServers())))
 	ctx := testCtx(t, 3*time.Minute)
 	streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 2})
 	require.NoError(t, err)

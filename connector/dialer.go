@@ -33,12 +33,20 @@ type Dialer interface {
 // SASL_SSL, zookeeper.ssl.client.enable), the handshake runs over d's
 // connections. Use it to reach the cluster through a proxy (SOCKS5, an
 // SSH tunnel), to set socket options, or in tests to cut or delay the
-// connector's traffic. WithZooKeeperDialer, when also given, takes
-// precedence for ZooKeeper.
-func WithDialer(d Dialer) Option { return func(o *options) { o.netDialer = d } }
+// connector's traffic. A nil d, the default, dials directly.
+//
+// A dialer that fails makes New fail in ZooKeeper mode once
+// zookeeper.connection.timeout.ms has passed, with an error that wraps
+// ErrConnectionTimeout and ends with the dialer's last error; in Kafka
+// mode New connects to nothing, and CreateMessageStreams reports it.
+func WithDialer(d Dialer) Option { return func(o *options) { o.dialer = d } }
 
-// zooKeeperDialer adapts d to the ZooKeeper client's dialer.
+// zooKeeperDialer adapts d to the ZooKeeper client's dialer, whose timeout
+// becomes the context's deadline (nil for d: nil, go-zookeeper's default).
 func zooKeeperDialer(d Dialer) zk.Dialer {
+	if d == nil {
+		return nil
+	}
 	return func(network, address string, timeout time.Duration) (net.Conn, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()

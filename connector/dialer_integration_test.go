@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 )
@@ -296,4 +298,56 @@ func TestWithDialerCarriesEveryConnection(t *testing.T) {
 		consumeThrough(t, cfg, d, topic, n)
 		checkEveryConnection(t, w, d, zk, sasl)
 	})
+}
+
+// errDialRefused is what refusingDialer's dials fail with.
+var errDialRefused = errors.New("test dialer refuses")
+
+// refusingDialer fails every dial, recording the addresses it was asked
+// for.
+type refusingDialer struct {
+	mu    sync.Mutex
+	addrs []string
+}
+
+func (d *refusingDialer) DialContext(_ context.Context, _, address string) (net.Conn, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.addrs = append(d.addrs, address)
+	return nil, fmt.Errorf("%w %s", errDialRefused, address)
+}
+
+func (d *refusingDialer) asked() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.Clone(d.addrs)
+}
+
+// TestFailingDialerFailsNew: with a dialer that fails every dial, New
+// against a live ZooKeeper ensemble fails once
+// zookeeper.connection.timeout.ms has passed, with an error that wraps
+// ErrConnectionTimeout and carries the dialer's own error, having dialed
+// only through the dialer (ZooKeeper's servers, as it came to them) and
+// left no goroutine behind.
+func TestFailingDialerFailsNew(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: skipped by -short")
+	}
+	c := testcluster.Shared(t)
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	cfg := testConfig(c, testcluster.UniqueName("g-dialfail"))
+	cfg.ZooKeeperConnectionTimeout = 2 * time.Second
+	d := &refusingDialer{}
+	start := time.Now()
+	conn, err := New(t.Context(), cfg, WithDialer(d))
+	t.Logf("after %v: %v", time.Since(start), err)
+	require.Nil(t, conn)
+	require.ErrorIs(t, err, ErrConnectionTimeout)
+	require.ErrorContains(t, err, errDialRefused.Error())
+	asked := d.asked()
+	require.NotEmpty(t, asked, "New did not dial through the dialer")
+	for _, a := range asked {
+		require.Contains(t, c.ZKServers(), a, "a dial to something else than ZooKeeper")
+	}
+	require.Less(t, time.Since(start), 20*time.Second)
 }

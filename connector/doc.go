@@ -10,7 +10,7 @@
 // message of its own on a stream.
 // Everything an application names is reachable from this package alone
 // (KafkaStream, Message, the errors, the listener and config types,
-// ZooKeeperDialer, TokenProvider): the types declared in the module's
+// Dialer, TokenProvider): the types declared in the module's
 // other packages are re-exported here as aliases.
 //
 // What the application can ask and control:

@@ -364,7 +364,7 @@ func TestSessionLossResumesFromOwnProgress(t *testing.T) {
 	cfg := testConfig(c, group)
 	cfg.AutoCommitInterval = time.Hour
 	tap := &testcluster.SessionTap{}
-	conn := newConnector(t, cfg, WithZooKeeperDialer(tap.Dial))
+	conn := newConnector(t, cfg, WithDialer(tap.DialerFor(c.ZKServers())))
 	ctx, col := readAll(t, conn, topic, 300)
 
 	old := conn.session.ID()

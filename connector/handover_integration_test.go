@@ -177,7 +177,7 @@ func testKeptPartitionsFlow(t *testing.T, c *testcluster.Cluster, event, protoco
 	log.read(ctx, "a", streams[topic][0])
 	startB := func() (*ConsumerConnector, *testcluster.SessionTap) {
 		tap := &testcluster.SessionTap{}
-		b := newConnector(t, cfgB, WithZooKeeperDialer(tap.Dial))
+		b := newConnector(t, cfgB, WithDialer(tap.DialerFor(c.ZKServers())))
 		streams, err := b.CreateMessageStreams(ctx, map[string]int{topic: 1})
 		require.NoError(t, err)
 		log.read(ctx, "b", streams[topic][0])
