@@ -201,7 +201,11 @@ func TestPauseResume(t *testing.T) {
 		slowCol.wg.Add(1)
 		go func() {
 			defer slowCol.wg.Done()
-			for msg, err := range slow.Messages(slowCtx) {
+			for {
+				msg, err := slow.Next(slowCtx)
+				if err != nil && (errors.Is(err, ErrShutdown) || slowCtx.Err() != nil) {
+					break
+				}
 				if err == nil {
 					seq, _ := testcluster.ParseSeq(msg.Value)
 					slowCol.add(record{Consumer: "slow", Partition: msg.Partition, Offset: msg.Offset, Seq: seq})

@@ -412,8 +412,12 @@ func readConnectorWith(ctx context.Context, cfg Config, t *benchTopic, streams i
 		wg.Go(func() {
 			r := p.newReader()
 			defer r.publish()
-			for msg, err := range s.Messages(rctx) {
+			for {
+				msg, err := s.Next(rctx)
 				if err != nil {
+					if errors.Is(err, ErrShutdown) || rctx.Err() != nil {
+						break
+					}
 					errMu.Lock()
 					readErr = errors.Join(readErr, err)
 					errMu.Unlock()

@@ -5,6 +5,7 @@ package connector
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -339,7 +340,11 @@ func (c *messageCollector) read(ctx context.Context, s *streamcore.KafkaStream) 
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		for msg, err := range s.Messages(ctx) {
+		for {
+			msg, err := s.Next(ctx)
+			if err != nil && (errors.Is(err, ErrShutdown) || ctx.Err() != nil) {
+				break
+			}
 			c.mu.Lock()
 			if err != nil {
 				c.errs = append(c.errs, err)

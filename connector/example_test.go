@@ -36,8 +36,12 @@ func ExampleConsumerConnector() {
 	}()
 	for _, s := range streams["orders"] {
 		go func() {
-			for msg, err := range s.Messages(ctx) {
+			for {
+				msg, err := s.Next(ctx)
 				if err != nil {
+					if errors.Is(err, connector.ErrShutdown) || ctx.Err() != nil {
+						return // the connector was shut down, or ctx ended
+					}
 					log.Print(err) // e.g. a message too large for one partition
 					continue
 				}

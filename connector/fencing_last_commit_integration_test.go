@@ -45,7 +45,7 @@ func TestLastCommitCutByALapsedLeaseIsMadeAgain(t *testing.T) {
 	for range n {
 		msg, err := s.Next(ctx)
 		require.NoError(t, err)
-		msg.MarkConsumed()
+		s.MarkConsumed(msg)
 	}
 
 	session := conn.session.ID()

@@ -2,6 +2,7 @@ package connector
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"slices"
 	"sync"
@@ -32,8 +33,12 @@ type deliveryLog struct {
 // read records what s delivers until ctx ends or the stream shuts down.
 func (l *deliveryLog) read(ctx context.Context, member string, s *streamcore.KafkaStream) {
 	l.wg.Go(func() {
-		for msg, err := range s.Messages(ctx) {
+		for {
+			msg, err := s.Next(ctx)
 			if err != nil {
+				if errors.Is(err, ErrShutdown) || ctx.Err() != nil {
+					break
+				}
 				continue
 			}
 			l.mu.Lock()

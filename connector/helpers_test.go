@@ -3,6 +3,7 @@ package connector
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -57,8 +58,12 @@ func (c *collector) read(ctx context.Context, name string, s *streamcore.KafkaSt
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		for msg, err := range s.Messages(ctx) {
+		for {
+			msg, err := s.Next(ctx)
 			if err != nil {
+				if errors.Is(err, ErrShutdown) || ctx.Err() != nil {
+					break
+				}
 				c.mu.Lock()
 				c.errs = append(c.errs, err)
 				c.mu.Unlock()
@@ -235,8 +240,12 @@ func runChild() int {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for msg, err := range s.Messages(ctx) {
+			for {
+				msg, err := s.Next(ctx)
 				if err != nil {
+					if errors.Is(err, ErrShutdown) || ctx.Err() != nil {
+						break
+					}
 					continue
 				}
 				at := time.Now()

@@ -2,6 +2,7 @@ package connector
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -327,7 +328,11 @@ func stwConnectorRow(b *testing.B, c *testcluster.Cluster, configure func(cfg *C
 			done := make(chan struct{})
 			go func() {
 				defer close(done)
-				for msg, err := range streams[topic][0].Messages(mctx) {
+				for {
+					msg, err := streams[topic][0].Next(mctx)
+					if err != nil && (errors.Is(err, ErrShutdown) || mctx.Err() != nil) {
+						break
+					}
 					if err == nil {
 						rec.see(n, msg.Partition)
 					}
@@ -490,7 +495,11 @@ func stwControl(cfg Config, topic string, rec *gapRecorder) (stop func(), err er
 	if err == nil {
 		go func() {
 			defer close(done)
-			for msg, err := range streams[topic][0].Messages(ctx) {
+			for {
+				msg, err := streams[topic][0].Next(ctx)
+				if err != nil && (errors.Is(err, ErrShutdown) || ctx.Err() != nil) {
+					break
+				}
 				if err == nil {
 					rec.see(0, msg.Partition)
 				}

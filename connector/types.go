@@ -14,12 +14,9 @@ import (
 
 // KafkaStream is stream.KafkaStream: one stream of messages handed to the
 // application by CreateMessageStreams (Kafka's KafkaStream). Read it with
-// Next, Messages or its Iterator from one goroutine at a time.
+// Next from one goroutine at a time; mark a message consumed before asking
+// for the next one with MarkConsumed, from any goroutine.
 type KafkaStream = stream.KafkaStream
-
-// ConsumerIterator is stream.ConsumerIterator: the iterator of one
-// KafkaStream (Kafka's ConsumerIterator), from KafkaStream.Iterator.
-type ConsumerIterator = stream.ConsumerIterator
 
 // Message is stream.Message: one record of one partition, as a stream
 // hands it out (Kafka's MessageAndMetadata).

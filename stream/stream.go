@@ -3,13 +3,10 @@ package stream
 import "github.com/zkconsumer/zkconsumer/internal/streamcore"
 
 // KafkaStream is one stream of messages handed to the application (Kafka's
-// KafkaStream): iterate it with Next, Messages or its Iterator from one
-// goroutine at a time; MarkConsumed is safe from any goroutine.
+// KafkaStream): read it with Next from one goroutine at a time, and mark a
+// message consumed before asking for the next one with MarkConsumed, which
+// is safe from any goroutine.
 type KafkaStream = streamcore.KafkaStream
-
-// ConsumerIterator hands out the messages of one stream in order (Kafka's
-// ConsumerIterator); KafkaStream.Iterator returns it.
-type ConsumerIterator = streamcore.ConsumerIterator
 
 // Message is one record of one partition, as a stream hands it out
 // (Kafka's MessageAndMetadata, already decoded to bytes).

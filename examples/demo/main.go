@@ -15,6 +15,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -272,8 +273,12 @@ func (d *demo) startMember(ctx context.Context, group, name, topic string, strea
 		m.wg.Add(1)
 		go func() {
 			defer m.wg.Done()
-			for msg, err := range s.Messages(ctx) {
+			for {
+				msg, err := s.Next(ctx)
 				if err != nil {
+					if errors.Is(err, connector.ErrShutdown) || ctx.Err() != nil {
+						break // the connector was shut down, or ctx ended
+					}
 					fmt.Fprintf(os.Stderr, "    member %s: %v\n", name, err)
 					continue
 				}

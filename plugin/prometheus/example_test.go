@@ -2,6 +2,7 @@ package zkprom_test
 
 import (
 	"context"
+	"errors"
 	"log"
 	"net/http"
 
@@ -33,8 +34,12 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	for msg, err := range streams["orders"][0].Messages(context.Background()) {
+	for {
+		msg, err := streams["orders"][0].Next(context.Background())
 		if err != nil {
+			if errors.Is(err, connector.ErrShutdown) {
+				break // the connector was shut down
+			}
 			log.Print(err)
 			continue
 		}

@@ -94,8 +94,12 @@ func run(ctx context.Context, zkConnect, topic, group, listen string) (err error
 		return err
 	}
 	var n int
-	for _, err := range streams[topic][0].Messages(ctx) {
+	for {
+		_, err := streams[topic][0].Next(ctx)
 		if err != nil {
+			if errors.Is(err, connector.ErrShutdown) || ctx.Err() != nil {
+				break // the connector was shut down, or ctx ended
+			}
 			log.Print(err) // e.g. a partition error; iteration goes on
 			continue
 		}
