@@ -202,7 +202,7 @@ func readConnector(ctx context.Context, env clusterEnv, variant, topic string, p
 	}(); err != nil {
 		return err
 	}
-	conn, err := connector.New(cfg)
+	conn, err := connector.New(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -226,8 +226,12 @@ func readConnector(ctx context.Context, env clusterEnv, variant, topic string, p
 		wg.Go(func() {
 			r := &reader{p: p}
 			defer r.publish()
-			for msg, err := range s.Messages(rctx) {
+			for {
+				msg, err := s.Next(rctx)
 				if err != nil {
+					if errors.Is(err, connector.ErrShutdown) || rctx.Err() != nil {
+						break
+					}
 					if rctx.Err() == nil {
 						errMu.Lock()
 						readErr = errors.Join(readErr, err)

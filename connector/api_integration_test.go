@@ -39,7 +39,7 @@ func TestCommitOffsetsAndAssignmentSayWhat(t *testing.T) {
 		group := testcluster.UniqueName("g-api")
 		cfg := config(group)
 		cfg.AutoCommitEnable = false
-		conn, err := New(cfg)
+		conn, err := New(t.Context(), cfg)
 		require.NoError(t, err)
 		ctx := testCtx(t, 3*time.Minute)
 
@@ -202,7 +202,11 @@ func TestPauseResume(t *testing.T) {
 		slowCol.wg.Add(1)
 		go func() {
 			defer slowCol.wg.Done()
-			for msg, err := range slow.Messages(slowCtx) {
+			for {
+				msg, err := slow.Next(slowCtx)
+				if err != nil && (errors.Is(err, ErrShutdown) || slowCtx.Err() != nil) {
+					break
+				}
 				if err == nil {
 					seq, _ := testcluster.ParseSeq(msg.Value)
 					slowCol.add(record{Consumer: "slow", Partition: msg.Partition, Offset: msg.Offset, Seq: seq})
@@ -307,7 +311,7 @@ func TestListenerCommitsThroughTheConnectorItIsGiven(t *testing.T) {
 				}
 			},
 		}
-		conn, err := New(cfg, WithRebalanceListener(l))
+		conn, err := New(t.Context(), cfg, WithRebalanceListener(l))
 		require.NoError(t, err)
 		ctx := testCtx(t, 3*time.Minute)
 		streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})

@@ -44,7 +44,7 @@ func removeTopicACLs(t *testing.T, c *testcluster.Cluster, topic string) {
 // (its last commit is refused).
 func newConnectorLax(t *testing.T, cfg Config) *ConsumerConnector {
 	t.Helper()
-	c, err := New(cfg)
+	c, err := New(t.Context(), cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -218,7 +218,7 @@ func BenchmarkStalledConsumerHeap(b *testing.B) {
 				stopMem := mem.sample()
 				cfg := benchConfig(c)
 				cfg.QueuedMaxMessageChunks = chunks
-				conn, err := New(cfg)
+				conn, err := New(b.Context(), cfg)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -390,7 +390,7 @@ func readConnector(ctx context.Context, c *testcluster.Cluster, t *benchTopic, s
 
 // readConnectorWith is readConnector with cfg.
 func readConnectorWith(ctx context.Context, cfg Config, t *benchTopic, streams int, p *progress) error {
-	conn, err := New(cfg)
+	conn, err := New(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -412,8 +412,12 @@ func readConnectorWith(ctx context.Context, cfg Config, t *benchTopic, streams i
 		wg.Go(func() {
 			r := p.newReader()
 			defer r.publish()
-			for msg, err := range s.Messages(rctx) {
+			for {
+				msg, err := s.Next(rctx)
 				if err != nil {
+					if errors.Is(err, ErrShutdown) || rctx.Err() != nil {
+						break
+					}
 					errMu.Lock()
 					readErr = errors.Join(readErr, err)
 					errMu.Unlock()

@@ -5,6 +5,7 @@ package connector
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -192,7 +193,7 @@ func matrixOffsets(t *testing.T, c *testcluster.Cluster, storage string) {
 	dual := false // Kafka's default is true (see TestKafkaOffsetStorage)
 	cfg.DualCommitEnabled = &dual
 
-	conn, err := New(cfg)
+	conn, err := New(ctx, cfg)
 	require.NoError(t, err)
 	streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
 	require.NoError(t, err)
@@ -339,7 +340,11 @@ func (c *messageCollector) read(ctx context.Context, s *streamcore.KafkaStream) 
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		for msg, err := range s.Messages(ctx) {
+		for {
+			msg, err := s.Next(ctx)
+			if err != nil && (errors.Is(err, ErrShutdown) || ctx.Err() != nil) {
+				break
+			}
 			c.mu.Lock()
 			if err != nil {
 				c.errs = append(c.errs, err)

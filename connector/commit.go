@@ -115,7 +115,7 @@ func (c *ConsumerConnector) CommitMessages(ctx context.Context, msgs ...*Message
 			refused[tp] = append(refused[tp], m.Offset)
 			continue
 		}
-		m.MarkConsumed()
+		streamcore.MarkConsumed(m)
 		next[tp] = max(next[tp], m.Offset+1)
 	}
 	var errs []error

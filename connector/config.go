@@ -484,9 +484,9 @@ type Config struct {
 	// librdkafka does once an application destroys a message:
 	// zkconsumer.recycle.messages, a zkconsumer extension, default false.
 	// A Message, its Key, Value and Headers are then valid only until the
-	// next call to Next on its stream (or the next round of a Messages
-	// loop): Clone one to keep it, and give CommitMessages and
-	// MarkConsumed clones, not messages already recycled. It suits a loop
+	// next call to Next on its stream: Clone one to keep it, and give
+	// CommitMessages and MarkConsumed clones, not messages already
+	// recycled. It suits a loop
 	// that is done with each message before asking for the next. False
 	// keeps every Kafka client's contract: a message stays valid for as
 	// long as the application keeps it.

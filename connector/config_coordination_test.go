@@ -191,7 +191,7 @@ func TestNilLoggerLogsThroughSlogDefault(t *testing.T) {
 	cfg := kafkaModeConfig()
 	cfg.ZooKeeperSessionTimeout = 30 * time.Second
 	open := func(cfg connector.Config) {
-		conn, err := connector.New(cfg)
+		conn, err := connector.New(t.Context(), cfg)
 		require.NoError(t, err)
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()

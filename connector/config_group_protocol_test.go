@@ -91,7 +91,7 @@ func TestConsumerProtocolTopicFilterRefusals(t *testing.T) {
 			cfg := kafkaModeConfig()
 			cfg.GroupProtocol = connector.GroupProtocolConsumer
 			cfg.ExcludeInternalTopics = tc.exclude
-			conn, err := connector.New(cfg)
+			conn, err := connector.New(t.Context(), cfg)
 			require.NoError(t, err)
 			defer func() { require.NoError(t, conn.Shutdown(context.Background())) }()
 			_, err = conn.CreateMessageStreamsByFilter(context.Background(), tc.filter, 1)

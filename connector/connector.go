@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -15,7 +14,6 @@ import (
 	"github.com/zkconsumer/zkconsumer/internal/abortdial"
 
 	"github.com/IBM/sarama"
-	"github.com/go-zookeeper/zk"
 
 	"github.com/zkconsumer/zkconsumer/internal/coordinator"
 	"github.com/zkconsumer/zkconsumer/internal/fetch"
@@ -99,47 +97,25 @@ type streamKey struct {
 type Option func(*options)
 
 type options struct {
-	dialer    zk.Dialer
-	netDialer Dialer
-	listener  RebalanceListener
+	dialer   Dialer
+	listener RebalanceListener
 	// lagRefresh is WithLagRefresh's interval, if set.
 	lagRefresh    time.Duration
 	lagRefreshSet bool
-}
-
-// ZooKeeperDialer opens one TCP connection to a ZooKeeper server, within
-// timeout (the ZooKeeper client's own dial function, as a type of ours so
-// that no go-zookeeper type appears in the connector's API).
-type ZooKeeperDialer func(network, address string, timeout time.Duration) (net.Conn, error)
-
-// WithZooKeeperDialer makes the ZooKeeper session connect through dial
-// (for example through a proxy or with custom socket options). WithDialer
-// does the same for every connection of the connector.
-func WithZooKeeperDialer(dial ZooKeeperDialer) Option {
-	return func(o *options) {
-		if dial != nil {
-			o.dialer = zk.Dialer(dial)
-		}
-	}
 }
 
 // WithRebalanceListener installs a listener that is told before ownership
 // of partitions moves (Kafka's setConsumerRebalanceListener).
 func WithRebalanceListener(l RebalanceListener) Option { return func(o *options) { o.listener = l } }
 
-// New is NewContext with context.Background(): it waits for ZooKeeper up
-// to zookeeper.connection.timeout.ms, which no caller can cut short.
-func New(cfg Config, opts ...Option) (*ConsumerConnector, error) {
-	return NewContext(context.Background(), cfg, opts...)
-}
-
-// NewContext validates cfg, connects to ZooKeeper (bounded by
+// New validates cfg, connects to ZooKeeper (bounded by
 // zookeeper.connection.timeout.ms and by ctx: when ctx ends first the error
-// wraps ctx.Err()) and returns a connector that has not
-// joined its group yet: that happens in CreateMessageStreams. In Kafka
-// mode it connects to nothing yet. The keys of the other mode are logged
-// as warnings (Config.ModeWarnings) on Config.Logger.
-func NewContext(ctx context.Context, cfg Config, opts ...Option) (*ConsumerConnector, error) {
+// wraps ctx.Err()) and returns a connector that has not joined its group
+// yet: that happens in CreateMessageStreams. In Kafka mode it connects to
+// nothing yet. ctx bounds New only: the connector lives until Shutdown.
+// The keys of the other mode are logged as warnings (Config.ModeWarnings)
+// on Config.Logger.
+func New(ctx context.Context, cfg Config, opts ...Option) (*ConsumerConnector, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -151,10 +127,7 @@ func NewContext(ctx context.Context, cfg Config, opts ...Option) (*ConsumerConne
 	if err != nil {
 		return nil, err
 	}
-	if o.dialer == nil && o.netDialer != nil {
-		o.dialer = zooKeeperDialer(o.netDialer)
-	}
-	zkDial, zkAuth, zkACL, err := cfg.zooKeeperSecurity(o.dialer)
+	zkDial, zkAuth, zkACL, err := cfg.zooKeeperSecurity(zooKeeperDialer(o.dialer))
 	if err != nil {
 		return nil, err
 	}
@@ -177,7 +150,7 @@ func NewContext(ctx context.Context, cfg Config, opts ...Option) (*ConsumerConne
 		errs:        make(chan error, 256),
 		closing:     make(chan struct{}),
 		listener:    o.listener,
-		dialer:      o.netDialer,
+		dialer:      o.dialer,
 		streams:     map[streamKey]*streamcore.Control{},
 		checkpoint:  map[zkutil.TopicPartition]int64{},
 		committable: map[zkutil.TopicPartition]bool{},
@@ -191,7 +164,7 @@ func NewContext(ctx context.Context, cfg Config, opts ...Option) (*ConsumerConne
 	}
 	var brokers fetch.BrokerSource
 	if cfg.kafkaMode() {
-		kb := newKafkaBrokers(cfg, sec, o.netDialer)
+		kb := newKafkaBrokers(cfg, sec, o.dialer)
 		c.kafka = newKafkaGroup(c, kb, sec)
 		brokers = kb
 	} else {
@@ -233,7 +206,7 @@ func NewContext(ctx context.Context, cfg Config, opts ...Option) (*ConsumerConne
 		Logger:                   c.log,
 		OnError:                  c.report,
 		OnFetch:                  onFetch,
-		Sarama:                   brokerSaramaConfig(sec, cfg.SocketTimeout, o.netDialer),
+		Sarama:                   brokerSaramaConfig(sec, cfg.SocketTimeout, o.dialer),
 	}, brokers)
 	if err != nil {
 		_ = c.closeCoordination()

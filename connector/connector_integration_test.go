@@ -30,7 +30,7 @@ func TestOneConnectorReadsEverything(t *testing.T) {
 	group := testcluster.UniqueName("g-one")
 	cfg := testConfig(c, group)
 	cfg.AutoCommitInterval = time.Hour // only the commit at shutdown
-	conn, err := New(cfg)
+	conn, err := New(t.Context(), cfg)
 	require.NoError(t, err)
 	ctx := testCtx(t, 3*time.Minute)
 	streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 3})
@@ -72,7 +72,7 @@ func TestRestartResumesAtCommittedOffsets(t *testing.T) {
 	ctx := testCtx(t, 3*time.Minute)
 
 	first := newCollector()
-	conn, err := New(testConfig(c, group))
+	conn, err := New(ctx, testConfig(c, group))
 	require.NoError(t, err)
 	streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 2})
 	require.NoError(t, err)
@@ -195,7 +195,7 @@ func TestKafkaOffsetStorage(t *testing.T) {
 			cfg.OffsetsStorage = OffsetsStorageKafka
 			cfg.DualCommitEnabled = &dual
 			ctx := testCtx(t, 3*time.Minute)
-			conn, err := New(cfg)
+			conn, err := New(ctx, cfg)
 			require.NoError(t, err)
 			streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
 			require.NoError(t, err)
@@ -240,7 +240,7 @@ func TestShutdownDuringRebalance(t *testing.T) {
 	ctx := testCtx(t, 3*time.Minute)
 	var conns []*ConsumerConnector
 	for range 4 {
-		conn, err := New(testConfig(c, group))
+		conn, err := New(ctx, testConfig(c, group))
 		require.NoError(t, err)
 		_, err = conn.CreateMessageStreams(ctx, map[string]int{topic: 2})
 		require.NoError(t, err)
@@ -268,7 +268,7 @@ func TestNewFailsFastWithoutZooKeeper(t *testing.T) {
 	cfg.ZooKeeperConnect = "127.0.0.1:1/kafka"
 	cfg.ZooKeeperConnectionTimeout = 2 * time.Second
 	start := time.Now()
-	_, err := New(cfg)
+	_, err := New(t.Context(), cfg)
 	require.Error(t, err)
 	require.True(t, errors.Is(err, zksession.ErrConnectionTimeout), "got %v", err)
 	require.Less(t, time.Since(start), 10*time.Second)
@@ -308,10 +308,10 @@ func TestFailedFirstJoinLeavesNothing(t *testing.T) {
 	col.waitAll(t, 0, n, time.Minute)
 }
 
-// TestNewContextEndsWithItsContext: NewContext gives up when its context
-// ends, long before the connection timeout, with the context's error and
-// nothing left running (goleak); New cannot be cut short that way.
-func TestNewContextEndsWithItsContext(t *testing.T) {
+// TestNewEndsWithItsContext: New gives up when its context ends, long
+// before the connection timeout, with the context's error and nothing left
+// running (goleak).
+func TestNewEndsWithItsContext(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.GroupID = "g"
 	cfg.ZooKeeperConnect = "127.0.0.1:1/kafka"
@@ -319,11 +319,11 @@ func TestNewContextEndsWithItsContext(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	c, err := NewContext(ctx, cfg)
+	c, err := New(ctx, cfg)
 	require.Nil(t, c)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.NotErrorIs(t, err, zksession.ErrConnectionTimeout)
-	require.Less(t, time.Since(start), 30*time.Second, "NewContext waited for the connection timeout")
+	require.Less(t, time.Since(start), 30*time.Second, "New waited for the connection timeout")
 }
 
 // TestSessionExpiryIsReportedAndConsumptionResumes: when the ZooKeeper
@@ -334,7 +334,7 @@ func TestSessionExpiryIsReportedAndConsumptionResumes(t *testing.T) {
 	topic := newTopic(t, c, 4, 400)
 	group := testcluster.UniqueName("g-expiry")
 	tap := &testcluster.SessionTap{}
-	conn := newConnector(t, testConfig(c, group), WithZooKeeperDialer(tap.Dial))
+	conn := newConnector(t, testConfig(c, group), WithDialer(tap.DialerFor(c.ZKServers())))
 	ctx := testCtx(t, 3*time.Minute)
 	streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 2})
 	require.NoError(t, err)

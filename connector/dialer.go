@@ -18,9 +18,9 @@ import (
 // test harnesses that route connections through fault-injecting proxies.
 //
 // The context bounds the dial only: a connection returned must outlive it,
-// as net.Dialer's do. The connector applies its dial timeout
-// (socket.timeout.ms, or zookeeper.connection.timeout.ms for ZooKeeper) to
-// the context.
+// as net.Dialer's do. The connector gives it a deadline: socket.timeout.ms
+// for a broker; for a ZooKeeper server, the session timeout's share per
+// server (at least a second), as ZooKeeper's Java client does.
 type Dialer interface {
 	DialContext(ctx context.Context, network, address string) (net.Conn, error)
 }
@@ -33,15 +33,29 @@ type Dialer interface {
 // SASL_SSL, zookeeper.ssl.client.enable), the handshake runs over d's
 // connections. Use it to reach the cluster through a proxy (SOCKS5, an
 // SSH tunnel), to set socket options, or in tests to cut or delay the
-// connector's traffic. WithZooKeeperDialer, when also given, takes
-// precedence for ZooKeeper.
-func WithDialer(d Dialer) Option { return func(o *options) { o.netDialer = d } }
+// connector's traffic. A nil d, the default, dials directly.
+//
+// A dialer that fails every dial makes New fail in ZooKeeper mode once
+// zookeeper.connection.timeout.ms has passed, with an error that wraps
+// ErrConnectionTimeout and ends with the dialer's last error. In Kafka
+// mode New connects to nothing: CreateMessageStreams retries the join
+// until its context ends, then fails with the dialer's last error.
+func WithDialer(d Dialer) Option { return func(o *options) { o.dialer = d } }
 
-// zooKeeperDialer adapts d to the ZooKeeper client's dialer.
+// zooKeeperDialer adapts d to the ZooKeeper client's dialer, whose timeout
+// becomes the context's deadline (none for a timeout of 0); a nil d gives
+// nil, go-zookeeper's own dialer.
 func zooKeeperDialer(d Dialer) zk.Dialer {
+	if d == nil {
+		return nil
+	}
 	return func(network, address string, timeout time.Duration) (net.Conn, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), timeout)
-		defer cancel()
+		ctx := context.Background()
+		if timeout > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, timeout)
+			defer cancel()
+		}
 		return d.DialContext(ctx, network, address)
 	}
 }

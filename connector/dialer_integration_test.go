@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 )
@@ -191,7 +193,7 @@ func procAddr(s string) (string, int) {
 func consumeThrough(t *testing.T, cfg Config, d Dialer, topic string, n int) {
 	t.Helper()
 	ctx := testCtx(t, 3*time.Minute)
-	conn, err := New(cfg, WithDialer(d))
+	conn, err := New(ctx, cfg, WithDialer(d))
 	require.NoError(t, err)
 	go func() {
 		for err := range conn.Errors() {
@@ -296,4 +298,108 @@ func TestWithDialerCarriesEveryConnection(t *testing.T) {
 		consumeThrough(t, cfg, d, topic, n)
 		checkEveryConnection(t, w, d, zk, sasl)
 	})
+}
+
+// errDialRefused is what refusingDialer's dials fail with.
+var errDialRefused = errors.New("test dialer refuses")
+
+// refusingDialer fails every dial, recording the addresses it was asked
+// for and the time each dial's context gave it (0 without a deadline).
+type refusingDialer struct {
+	mu     sync.Mutex
+	addrs  []string
+	budget []time.Duration
+}
+
+func (d *refusingDialer) DialContext(ctx context.Context, _, address string) (net.Conn, error) {
+	var budget time.Duration
+	if dl, ok := ctx.Deadline(); ok {
+		budget = time.Until(dl)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.addrs = append(d.addrs, address)
+	d.budget = append(d.budget, budget)
+	return nil, fmt.Errorf("%w %s", errDialRefused, address)
+}
+
+// requireBudgets fails the test unless every dial's context had a
+// deadline, at most max away.
+func (d *refusingDialer) requireBudgets(t *testing.T, max time.Duration) {
+	t.Helper()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for i, b := range d.budget {
+		require.Positive(t, b, "dial %d (%s) without a deadline", i, d.addrs[i])
+		require.LessOrEqual(t, b, max, "dial %d (%s)", i, d.addrs[i])
+	}
+}
+
+func (d *refusingDialer) asked() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.Clone(d.addrs)
+}
+
+// TestFailingDialerFailsNew: with a dialer that fails every dial, New
+// against a live ZooKeeper ensemble fails once
+// zookeeper.connection.timeout.ms has passed, with an error that wraps
+// ErrConnectionTimeout and carries the dialer's own error, having dialed
+// only through the dialer (ZooKeeper's servers, as it came to them, each
+// dial's context bounded by the session timeout) and left no goroutine
+// behind.
+func TestFailingDialerFailsNew(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: skipped by -short")
+	}
+	c := testcluster.Shared(t)
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	cfg := testConfig(c, testcluster.UniqueName("g-dialfail"))
+	cfg.ZooKeeperConnectionTimeout = 2 * time.Second
+	d := &refusingDialer{}
+	start := time.Now()
+	conn, err := New(t.Context(), cfg, WithDialer(d))
+	t.Logf("after %v: %v", time.Since(start), err)
+	require.Nil(t, conn)
+	require.ErrorIs(t, err, ErrConnectionTimeout)
+	require.ErrorContains(t, err, errDialRefused.Error())
+	asked := d.asked()
+	require.NotEmpty(t, asked, "New did not dial through the dialer")
+	for _, a := range asked {
+		require.Contains(t, c.ZKServers(), a, "a dial to something else than ZooKeeper")
+	}
+	d.requireBudgets(t, cfg.ZooKeeperSessionTimeout)
+	require.Less(t, time.Since(start), 20*time.Second)
+}
+
+// TestFailingDialerFailsKafkaModeJoin: in Kafka mode New connects to
+// nothing, so a dialer that fails every dial lets New succeed; the join
+// (CreateMessageStreams) retries until its context ends and fails with
+// the dialer's error, having dialed only the bootstrap brokers (each
+// dial's context bounded by socket.timeout.ms), and Shutdown leaves no
+// goroutine behind.
+func TestFailingDialerFailsKafkaModeJoin(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: skipped by -short")
+	}
+	c := testcluster.Shared(t)
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	cfg := kafkaConfig(c, testcluster.UniqueName("g-dialfailk"))
+	d := &refusingDialer{}
+	conn, err := New(t.Context(), cfg, WithDialer(d))
+	require.NoError(t, err)
+	require.Empty(t, d.asked(), "New dialed in Kafka mode")
+	ctx, cancel := context.WithTimeout(t.Context(), 8*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err = conn.CreateMessageStreams(ctx, map[string]int{"t": 1})
+	t.Logf("after %v: %v", time.Since(start), err)
+	require.Error(t, err)
+	require.ErrorContains(t, err, errDialRefused.Error())
+	require.NotEmpty(t, d.asked())
+	for _, a := range d.asked() {
+		require.Contains(t, c.BrokerAddrs(), a, "a dial to something else than a bootstrap broker")
+	}
+	d.requireBudgets(t, cfg.SocketTimeout)
+	require.NoError(t, conn.Shutdown(t.Context()))
 }

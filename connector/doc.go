@@ -8,9 +8,22 @@
 // The application gets streams to read and nothing that could break what
 // the connector guarantees: nothing an application can reach puts a
 // message of its own on a stream.
+//
+// There is one way to do each thing. New(ctx, cfg, opts...) makes a
+// connector (ctx bounds connecting; WithDialer carries every connection
+// it opens, to ZooKeeper and to the brokers). CreateMessageStreams returns
+// the streams; each is read from one goroutine with msg, err :=
+// s.Next(ctx), in a loop that ends on ErrShutdown or when ctx ends, and
+// its other errors (a *PartitionError, ErrConsumerTimeout) leave the
+// stream usable. A message counts as consumed when Next is called again
+// or when s.MarkConsumed(msg) marks it, from any goroutine; commits
+// (automatic, CommitOffsets, before a rebalance moves a partition, in
+// Shutdown) store what was consumed, and CommitMessages commits given
+// messages. Shutdown ends the streams.
+//
 // Everything an application names is reachable from this package alone
 // (KafkaStream, Message, the errors, the listener and config types,
-// ZooKeeperDialer, TokenProvider): the types declared in the module's
+// Dialer, TokenProvider): the types declared in the module's
 // other packages are re-exported here as aliases.
 //
 // What the application can ask and control:

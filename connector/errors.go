@@ -151,7 +151,7 @@ var (
 // PartitionError is stream.PartitionError: an error that belongs to one
 // partition, delivered by the stream that owns it and on Errors.
 //
-//	// PartitionError is the error ConsumerIterator.Next returns for an error
+//	// PartitionError is the error KafkaStream.Next returns for an error
 //	// chunk, one that a fetcher queued with PartitionTopicInfo.EnqueueError. It
 //	// names the partition the error belongs to; Err is what the fetcher reported
 //	// (for example an error wrapping ErrMessageTooLarge).

@@ -19,7 +19,7 @@ func ExampleConsumerConnector() {
 	cfg.GroupID = "orders-audit"
 	cfg.AutoOffsetReset = connector.AutoOffsetResetSmallest
 
-	c, err := connector.New(cfg)
+	c, err := connector.New(context.Background(), cfg)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -36,8 +36,12 @@ func ExampleConsumerConnector() {
 	}()
 	for _, s := range streams["orders"] {
 		go func() {
-			for msg, err := range s.Messages(ctx) {
+			for {
+				msg, err := s.Next(ctx)
 				if err != nil {
+					if errors.Is(err, connector.ErrShutdown) || ctx.Err() != nil {
+						return // the connector was shut down, or ctx ended
+					}
 					log.Print(err) // e.g. a message too large for one partition
 					continue
 				}
@@ -143,7 +147,7 @@ func ExampleRebalanceListenerFuncs() {
 			}
 		},
 	}
-	c, err := connector.New(cfg, connector.WithRebalanceListener(commitBeforeRelease))
+	c, err := connector.New(context.Background(), cfg, connector.WithRebalanceListener(commitBeforeRelease))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -162,7 +166,7 @@ func ExampleWithDialer() {
 		LocalAddr: &net.TCPAddr{IP: net.ParseIP("10.0.0.7")},
 		KeepAlive: 15 * time.Second,
 	}
-	c, err := connector.New(cfg, connector.WithDialer(d))
+	c, err := connector.New(context.Background(), cfg, connector.WithDialer(d))
 	if err != nil {
 		log.Fatal(err)
 	}

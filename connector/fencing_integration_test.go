@@ -204,7 +204,7 @@ func TestShutdownReturnsWhileZooKeeperIsUnreachable(t *testing.T) {
 	topic := newTopic(t, c, 2, 50)
 	group := testcluster.UniqueName("g-shut-cut")
 	cfg, proxy := throughProxy(t, c, testConfig(c, group))
-	conn, err := New(cfg)
+	conn, err := New(t.Context(), cfg)
 	require.NoError(t, err)
 	_, col := readAll(t, conn, topic, 50)
 
@@ -323,7 +323,7 @@ func testShutdownFromListener(t *testing.T, protocol string, elsewhere bool) {
 	l := &shutdownListener{elsewhere: elsewhere, returned: make(chan error, 1)}
 	cfg := testConfig(c, group)
 	cfg.RebalanceProtocol = protocol
-	conn, err := New(cfg, WithRebalanceListener(l))
+	conn, err := New(t.Context(), cfg, WithRebalanceListener(l))
 	require.NoError(t, err)
 	ctx, col := readAll(t, conn, topic, 20)
 	l.conn = conn
@@ -365,7 +365,7 @@ func TestSessionLossResumesFromOwnProgress(t *testing.T) {
 	cfg := testConfig(c, group)
 	cfg.AutoCommitInterval = time.Hour
 	tap := &testcluster.SessionTap{}
-	conn := newConnector(t, cfg, WithZooKeeperDialer(tap.Dial))
+	conn := newConnector(t, cfg, WithDialer(tap.DialerFor(c.ZKServers())))
 	ctx, col := readAll(t, conn, topic, 300)
 
 	old := conn.session.ID()

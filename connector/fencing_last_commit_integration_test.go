@@ -33,7 +33,7 @@ func TestLastCommitCutByALapsedLeaseIsMadeAgain(t *testing.T) {
 	base.OffsetsChannelSocketTimeout = time.Minute // the lease, not the socket timeout, ends the wait
 	cfg, zk := throughProxy(t, c, base)
 	brokers := newBrokerProxies(t, c)
-	conn, err := New(cfg, WithDialer(brokers))
+	conn, err := New(ctx, cfg, WithDialer(brokers))
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		zk.SetMode(testcluster.Forward)
@@ -45,7 +45,7 @@ func TestLastCommitCutByALapsedLeaseIsMadeAgain(t *testing.T) {
 	for range n {
 		msg, err := s.Next(ctx)
 		require.NoError(t, err)
-		msg.MarkConsumed()
+		s.MarkConsumed(msg)
 	}
 
 	session := conn.session.ID()

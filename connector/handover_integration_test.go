@@ -2,6 +2,7 @@ package connector
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"slices"
 	"sync"
@@ -32,8 +33,12 @@ type deliveryLog struct {
 // read records what s delivers until ctx ends or the stream shuts down.
 func (l *deliveryLog) read(ctx context.Context, member string, s *streamcore.KafkaStream) {
 	l.wg.Go(func() {
-		for msg, err := range s.Messages(ctx) {
+		for {
+			msg, err := s.Next(ctx)
 			if err != nil {
+				if errors.Is(err, ErrShutdown) || ctx.Err() != nil {
+					break
+				}
 				continue
 			}
 			l.mu.Lock()
@@ -177,7 +182,7 @@ func testKeptPartitionsFlow(t *testing.T, c *testcluster.Cluster, event, protoco
 	log.read(ctx, "a", streams[topic][0])
 	startB := func() (*ConsumerConnector, *testcluster.SessionTap) {
 		tap := &testcluster.SessionTap{}
-		b := newConnector(t, cfgB, WithZooKeeperDialer(tap.Dial))
+		b := newConnector(t, cfgB, WithDialer(tap.DialerFor(c.ZKServers())))
 		streams, err := b.CreateMessageStreams(ctx, map[string]int{topic: 1})
 		require.NoError(t, err)
 		log.read(ctx, "b", streams[topic][0])

@@ -3,6 +3,7 @@ package connector
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -58,8 +59,12 @@ func (c *collector) read(ctx context.Context, name string, s *streamcore.KafkaSt
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		for msg, err := range s.Messages(ctx) {
+		for {
+			msg, err := s.Next(ctx)
 			if err != nil {
+				if errors.Is(err, ErrShutdown) || ctx.Err() != nil {
+					break
+				}
 				c.mu.Lock()
 				c.errs = append(c.errs, err)
 				c.mu.Unlock()
@@ -149,7 +154,7 @@ func testConfig(c *testcluster.Cluster, group string) Config {
 
 func newConnector(t *testing.T, cfg Config, opts ...Option) *ConsumerConnector {
 	t.Helper()
-	c, err := New(cfg, opts...)
+	c, err := New(t.Context(), cfg, opts...)
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -215,7 +220,7 @@ func runChild() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	c, err := New(cfg)
+	c, err := New(context.Background(), cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
@@ -236,8 +241,12 @@ func runChild() int {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for msg, err := range s.Messages(ctx) {
+			for {
+				msg, err := s.Next(ctx)
 				if err != nil {
+					if errors.Is(err, ErrShutdown) || ctx.Err() != nil {
+						break
+					}
 					continue
 				}
 				at := time.Now()

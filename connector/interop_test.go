@@ -124,7 +124,7 @@ func TestOffsetsResumeAcrossScalaAndGo(t *testing.T) {
 
 	// Go reads 0..299 and commits at shutdown.
 	goFirst := newCollector()
-	conn, err := New(testConfig(c, group))
+	conn, err := New(ctx, testConfig(c, group))
 	require.NoError(t, err)
 	streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
 	require.NoError(t, err)

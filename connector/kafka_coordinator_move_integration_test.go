@@ -77,7 +77,7 @@ func TestKafkaModeLastCommitsSurviveCoordinatorMove(t *testing.T) {
 		// Only the broker about to die as bootstrap.servers: the member
 		// must learn the others to find the moved coordinator.
 		cfg.BootstrapServers = c.BrokerAddrs()[coord]
-		conn, err := New(cfg)
+		conn, err := New(ctx, cfg)
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = conn.Shutdown(context.Background()) })
 		readAllConsumed(t, ctx, conn, closeTopic, closeEnds)

@@ -317,7 +317,7 @@ func TestKafkaModeStaticLeaderRestartStillFollowsPartitions(t *testing.T) {
 	start := func(instance string) *ConsumerConnector {
 		cfg := cfg
 		cfg.GroupInstanceID = instance
-		conn, err := New(cfg)
+		conn, err := New(ctx, cfg)
 		require.NoError(t, err)
 		_, err = conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
 		require.NoError(t, err)

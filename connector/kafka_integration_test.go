@@ -26,7 +26,7 @@ func TestKafkaModeConsumeCommitResume(t *testing.T) {
 		cfg := kafkaConfig(c, group)
 		m := &recordingMetrics{}
 		cfg.Metrics = m
-		conn, err := New(cfg)
+		conn, err := New(t.Context(), cfg)
 		require.NoError(t, err)
 		ctx := testCtx(t, 3*time.Minute)
 		streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 2})
@@ -87,7 +87,7 @@ func TestKafkaModeTwoMembersShare(t *testing.T) {
 		sa, err := a.CreateMessageStreams(ctx, map[string]int{topic: 1})
 		require.NoError(t, err)
 		col.read(ctx, "a", sa[topic][0])
-		b, err := New(cfg)
+		b, err := New(ctx, cfg)
 		require.NoError(t, err)
 		sb, err := b.CreateMessageStreams(ctx, map[string]int{topic: 1})
 		require.NoError(t, err)
@@ -193,7 +193,7 @@ func TestKafkaModeShutdownFromListener(t *testing.T) {
 			group := testcluster.UniqueName("g-kshut")
 			cfg := kafkaConfig(c, group)
 			l := &shutdownListener{elsewhere: elsewhere, returned: make(chan error, 1)}
-			conn, err := New(cfg, WithRebalanceListener(l))
+			conn, err := New(t.Context(), cfg, WithRebalanceListener(l))
 			require.NoError(t, err)
 			ctx := testCtx(t, 3*time.Minute)
 			streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})

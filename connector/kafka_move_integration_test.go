@@ -29,7 +29,7 @@ func TestMoveOffZooKeeper(t *testing.T) {
 	col := newCollector()
 	var old []*ConsumerConnector
 	for range 2 {
-		conn, err := New(zkCfg)
+		conn, err := New(ctx, zkCfg)
 		require.NoError(t, err)
 		streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
 		require.NoError(t, err)

@@ -113,7 +113,7 @@ func TestLagRefreshGoesThroughTheDialer(t *testing.T) {
 	zk := strings.Split(c.ZKServer(), ",")
 	d := newRecordingDialer()
 	w := watchSockets(t, append(slices.Clone(zk), c.BrokerAddrs()...))
-	conn, err := New(testConfig(c, testcluster.UniqueName("g-lag-dial")), WithDialer(d), WithLagRefresh(100*time.Millisecond))
+	conn, err := New(ctx, testConfig(c, testcluster.UniqueName("g-lag-dial")), WithDialer(d), WithLagRefresh(100*time.Millisecond))
 	require.NoError(t, err)
 	_, err = conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
 	require.NoError(t, err)

@@ -210,7 +210,7 @@ func TestMetricsAttachErrorFailsNew(t *testing.T) {
 	boom := errors.New("already registered")
 	cfg := testConfig(c, testcluster.UniqueName("g-metrics-refused"))
 	cfg.Metrics = &recordingMetrics{attachErr: boom}
-	_, err := New(cfg)
+	_, err := New(t.Context(), cfg)
 	require.ErrorIs(t, err, boom)
 }
 

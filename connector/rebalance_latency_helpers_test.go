@@ -212,7 +212,7 @@ type rbConnector struct {
 }
 
 func startRBConnector(env *rbEnv, cfg Config, seq int) (rbMember, error) {
-	conn, err := New(cfg)
+	conn, err := New(context.Background(), cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -229,8 +229,12 @@ func startRBConnector(env *rbEnv, cfg Config, seq int) (rbMember, error) {
 	s := streams[env.topic][0]
 	go func() {
 		defer close(m.done)
-		for msg, err := range s.Messages(ctx) {
+		for {
+			msg, err := s.Next(ctx)
 			if err != nil {
+				if errors.Is(err, ErrShutdown) || ctx.Err() != nil {
+					break
+				}
 				continue // a partition's error; the iterator goes on
 			}
 			if sent, err := strconv.ParseInt(string(msg.Value), 10, 64); err == nil {

@@ -119,7 +119,7 @@ func TestSecureConsumeAndCommit(t *testing.T) {
 				cfg.OffsetsStorage = OffsetsStorageKafka
 				cfg.DualCommitEnabled = new(false)
 			}
-			conn, err := New(cfg)
+			conn, err := New(t.Context(), cfg)
 			require.NoError(t, err)
 			go func() {
 				for err := range conn.Errors() {
@@ -193,7 +193,7 @@ func TestSecureFailures(t *testing.T) {
 	t.Run("missing keystore file", func(t *testing.T) {
 		cfg := secureConfig(t, c, testcluster.UniqueName("g-secf"), "SSL")
 		cfg.Security.SSLKeystoreLocation = sec.Dir + "/nowhere.p12"
-		_, err := New(cfg)
+		_, err := New(t.Context(), cfg)
 		var ce *ConfigError
 		require.ErrorAs(t, err, &ce)
 		require.Equal(t, "ssl.keystore.location", ce.Key)
@@ -202,7 +202,7 @@ func TestSecureFailures(t *testing.T) {
 	t.Run("GSSAPI", func(t *testing.T) {
 		cfg := secureConfig(t, c, testcluster.UniqueName("g-secf"), "SASL_PLAINTEXT PLAIN")
 		cfg.Security.SASLMechanism = ""
-		_, err := New(cfg)
+		_, err := New(t.Context(), cfg)
 		require.ErrorContains(t, err, "sasl.mechanism")
 	})
 
@@ -266,7 +266,7 @@ func TestSecureKafkaMode(t *testing.T) {
 			cfg.GroupCoordination, cfg.ZooKeeperConnect = k.GroupCoordination, ""
 			cfg.BootstrapServers = c.Security().Listener(listener, 0)
 			cfg.SessionTimeout, cfg.HeartbeatInterval, cfg.MaxPollInterval = k.SessionTimeout, k.HeartbeatInterval, k.MaxPollInterval
-			conn, err := New(cfg)
+			conn, err := New(t.Context(), cfg)
 			require.NoError(t, err)
 			go func() {
 				for err := range conn.Errors() {

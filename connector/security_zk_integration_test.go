@@ -125,7 +125,7 @@ func TestZooKeeperTLS(t *testing.T) {
 	bad.Security.ZooKeeperSSLTruststoreLocation = sec.UntrustedCAFile
 	bad.ZooKeeperConnectionTimeout = 3 * time.Second
 	start := time.Now()
-	_, err = New(bad)
+	_, err = New(ctx, bad)
 	require.Error(t, err)
 	t.Logf("after %v: %v", time.Since(start), err)
 	require.ErrorContains(t, err, "zookeeper.ssl.truststore.location")
@@ -134,7 +134,7 @@ func TestZooKeeperTLS(t *testing.T) {
 	plain := cfg
 	plain.Security.ZooKeeperSSLClientEnable = false
 	plain.ZooKeeperConnectionTimeout = 2 * time.Second
-	_, err = New(plain)
+	_, err = New(ctx, plain)
 	require.Error(t, err, "the TLS port does not speak plaintext")
 }
 

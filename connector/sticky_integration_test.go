@@ -83,7 +83,7 @@ func TestStickyGroupMovesOnlyWhatBalanceNeeds(t *testing.T) {
 		cfg := testConfig(c, group)
 		cfg.PartitionAssignmentStrategy = StrategySticky
 		cfg.ConsumerID = name + "-" + group
-		conn, err := New(cfg)
+		conn, err := New(ctx, cfg)
 		require.NoError(t, err)
 		t.Cleanup(func() {
 			sctx, cancel := context.WithTimeout(context.Background(), time.Minute)

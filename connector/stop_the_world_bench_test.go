@@ -2,6 +2,7 @@ package connector
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -309,7 +310,7 @@ func stwConnectorRow(b *testing.B, c *testcluster.Cluster, configure func(cfg *C
 				cfg.Logger = logger.With("member", n, "bench", b.Name())
 			}
 			owned := &ownedLog{topic: topic}
-			conn, err := New(cfg, WithRebalanceListener(owned))
+			conn, err := New(b.Context(), cfg, WithRebalanceListener(owned))
 			if err != nil {
 				return nil, err
 			}
@@ -327,7 +328,11 @@ func stwConnectorRow(b *testing.B, c *testcluster.Cluster, configure func(cfg *C
 			done := make(chan struct{})
 			go func() {
 				defer close(done)
-				for msg, err := range streams[topic][0].Messages(mctx) {
+				for {
+					msg, err := streams[topic][0].Next(mctx)
+					if err != nil && (errors.Is(err, ErrShutdown) || mctx.Err() != nil) {
+						break
+					}
 					if err == nil {
 						rec.see(n, msg.Partition)
 					}
@@ -478,7 +483,7 @@ func benchStopTheWorld(b *testing.B, c *testcluster.Cluster, size, partitions in
 // stwControl starts the control connector, one stream read into rec as
 // member 0, and returns once it has joined; stop shuts it down.
 func stwControl(cfg Config, topic string, rec *gapRecorder) (stop func(), err error) {
-	conn, err := New(cfg)
+	conn, err := New(context.Background(), cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -490,7 +495,11 @@ func stwControl(cfg Config, topic string, rec *gapRecorder) (stop func(), err er
 	if err == nil {
 		go func() {
 			defer close(done)
-			for msg, err := range streams[topic][0].Messages(ctx) {
+			for {
+				msg, err := streams[topic][0].Next(ctx)
+				if err != nil && (errors.Is(err, ErrShutdown) || ctx.Err() != nil) {
+					break
+				}
 				if err == nil {
 					rec.see(0, msg.Partition)
 				}

@@ -5,8 +5,8 @@
 // else.
 //
 // What is exported here is deliberate and is the whole consumer side:
-// KafkaStream (Kafka's KafkaStream) with Next, Messages, MarkConsumed and
-// its ConsumerIterator; Message with its Header and TimestampType;
+// KafkaStream (Kafka's KafkaStream) with Next and MarkConsumed; Message
+// with its Header and TimestampType;
 // PartitionError; and the errors Next returns. A KafkaStream comes from
 // the connector (CreateMessageStreams); nothing here creates one, and
 // nothing reachable from one puts a message on it, drops its queued
@@ -23,8 +23,9 @@
 // A fetcher's error for one partition comes out of Next as a
 // *PartitionError and the stream carries on; ErrShutdown is final.
 //
-// Next is called from one goroutine at a time per stream; MarkConsumed is
-// safe from any goroutine. The types being aliases, go doc of this package
+// Next is the one way to read a stream, called from one goroutine at a
+// time per stream; MarkConsumed, the one way to mark a message, is safe
+// from any goroutine. The types being aliases, go doc of this package
 // names them but lists neither their fields nor their methods: those are
 // documented with the types' declarations, in the module's source.
 package stream

@@ -3,93 +3,72 @@ package stream
 import "github.com/zkconsumer/zkconsumer/internal/streamcore"
 
 // KafkaStream is one stream of messages handed to the application (Kafka's
-// KafkaStream): iterate it with Next, Messages or its Iterator from one
-// goroutine at a time; MarkConsumed is safe from any goroutine.
+// KafkaStream): read it with Next from one goroutine at a time, and mark a
+// message consumed before asking for the next one with MarkConsumed, which
+// is safe from any goroutine.
 //
 //	// KafkaStream is one stream of messages handed to the application (Kafka's
 //	// KafkaStream): a bounded queue that fetchers fill with the chunks of the
-//	// partitions assigned to the stream, and the single ConsumerIterator that
-//	// drains it.
+//	// partitions assigned to the stream, and the iterator that drains it
+//	// (Kafka's ConsumerIterator, which is not exported: Next is its one entry).
 //	//
-//	// Iterate it from one goroutine at a time, with Next, Messages or the
-//	// Iterator; MarkConsumed is safe from any goroutine. What would break the
-//	// stream's guarantees if the application called it (dropping queued
-//	// chunks, ending the stream) belongs to the stream's owner, through the
-//	// Control that NewKafkaStream returns with it.
+//	// Read it with Next, from one goroutine at a time, and mark a message
+//	// consumed before asking for the next one with MarkConsumed, which is safe
+//	// from any goroutine:
+//	//
+//	// 	for {
+//	// 		msg, err := s.Next(ctx)
+//	// 		if errors.Is(err, ErrShutdown) || ctx.Err() != nil {
+//	// 			return // the stream or ctx has ended
+//	// 		}
+//	// 		if err != nil {
+//	// 			continue // a *PartitionError or ErrConsumerTimeout: the stream carries on
+//	// 		}
+//	// 		process(msg)
+//	// 	}
+//	//
+//	// What would break the stream's guarantees if the application called it
+//	// (dropping queued chunks, ending the stream) belongs to the stream's
+//	// owner, through the Control that NewKafkaStream returns with it.
 //	type KafkaStream struct {
 //		// Has unexported fields.
 //	}
 //
-//	func (s *KafkaStream) Iterator() *ConsumerIterator
-//	    Iterator returns the stream's iterator; every call returns the same one.
-//
 //	func (s *KafkaStream) Next(ctx context.Context) (*Message, error)
-//	    Next is shorthand for s.Iterator().Next(ctx).
-//
-//	func (s *KafkaStream) MarkConsumed(msg *Message)
-//	    MarkConsumed is shorthand for s.Iterator().MarkConsumed(msg).
-//
-//	func (s *KafkaStream) Messages(ctx context.Context) iter.Seq2[*Message, error]
-//	    Messages returns an iterator over the stream's messages for use with
-//	    range. It yields (msg, nil) for each message and (nil, err) for errors
-//	    the stream survives: ErrConsumerTimeout and *PartitionError. It ends when
-//	    ctx is done or the stream is shut down; check ctx.Err() to tell which.
-//
-//	    Like Next, it marks a message consumed when the loop asks for the next
-//	    one. Breaking out of the loop leaves the last message unmarked until the
-//	    next call to Next or Messages on the stream, or an explicit MarkConsumed.
-type KafkaStream = streamcore.KafkaStream
-
-// ConsumerIterator hands out the messages of one stream in order (Kafka's
-// ConsumerIterator); KafkaStream.Iterator returns it.
-//
-//	// ConsumerIterator hands out the messages of one stream in order (Kafka's
-//	// ConsumerIterator). Get it from KafkaStream.Iterator; a stream has exactly
-//	// one.
-//	//
-//	// Next must be called from one goroutine at a time. MarkConsumed, and the
-//	// stream's Control, may be used from any goroutine, as may
-//	// PartitionTopicInfo.Revoke, Pause and Resume.
-//	//
-//	// Delivery is at least once: a message counts as consumed, and so moves its
-//	// partition's consumed offset to Offset+1, only when the caller asks for the
-//	// next message on the stream or marks it with MarkConsumed. Kafka's iterator
-//	// instead advanced the offset as it handed the message out, so a commit
-//	// could cover a message the application had not finished.
-//	type ConsumerIterator struct {
-//		// Has unexported fields.
-//	}
-//
-//	func (it *ConsumerIterator) Next(ctx context.Context) (*Message, error)
 //	    Next marks the message returned by the previous call consumed, then
-//	    returns the next message of the stream, waiting for a chunk if need be.
+//	    returns the next message of the stream, waiting for one if need be.
+//	    Call it from one goroutine at a time.
 //
 //	    Within a partition, messages come in offset order. Messages below the
 //	    partition's consumed offset are skipped (a compressed batch starts before
-//	    the offset asked for), as are all messages of revoked partitions.
+//	    the offset asked for), as are all messages of partitions the stream no
+//	    longer owns.
 //
 //	    Errors:
-//	      - ErrConsumerTimeout: no chunk within the consumer timeout; the iterator
-//	        stays usable.
+//	      - ErrConsumerTimeout: no message within the consumer timeout
+//	        (consumer.timeout.ms); the stream stays usable.
 //	      - *PartitionError: a fetcher reported an error for one partition; the
-//	        next call carries on with the next chunk.
-//	      - ErrShutdown: the stream was shut down; final.
-//	      - ctx.Err(): ctx ended; the iterator stays usable with another context.
+//	        next call carries on with the stream's other messages.
+//	      - ErrShutdown: the stream was shut down; final, like io.EOF.
+//	      - ctx.Err(): ctx ended; the stream stays usable with another context.
 //
-//	func (it *ConsumerIterator) MarkConsumed(msg *Message)
-//	    MarkConsumed marks msg consumed now, without waiting for the next call to
-//	    Next: its partition's consumed offset moves to msg.Offset+1 unless it is
-//	    already beyond that or the partition has been revoked. Use it to commit
-//	    progress on a message before asking for the next one. msg must have come
-//	    from a stream; other messages are ignored. It is safe to call from any
-//	    goroutine.
-type ConsumerIterator = streamcore.ConsumerIterator
+//	func (s *KafkaStream) MarkConsumed(msg *Message)
+//	    MarkConsumed marks msg consumed now, without waiting for the next call
+//	    to Next: its partition's consumed offset, what a commit stores, moves to
+//	    msg.Offset+1 unless it is already beyond that or the partition has been
+//	    revoked. Use it to make progress on a message committable before asking
+//	    for the next one, or from a worker goroutine that processed it. msg must
+//	    have come from a stream of the same consumer (the mark goes to msg's own
+//	    partition, whichever stream handed it out); other messages, and nil,
+//	    are ignored. It is safe to call from any goroutine.
+type KafkaStream = streamcore.KafkaStream
+
 
 // Message is one record of one partition, as a stream hands it out
 // (Kafka's MessageAndMetadata, already decoded to bytes).
 //
-//	// Message is one record of one partition, as handed out by a
-//	// ConsumerIterator (Kafka's MessageAndMetadata, already decoded to bytes).
+//	// Message is one record of one partition, as a stream's Next hands it out
+//	// (Kafka's MessageAndMetadata, already decoded to bytes).
 //	//
 //	// A Message belongs to exactly one FetchedDataChunk and must not be modified
 //	// once the chunk is queued. The application may keep a Message after asking
@@ -97,13 +76,12 @@ type ConsumerIterator = streamcore.ConsumerIterator
 //	// consumer that opted into recycled messages (the connector's
 //	// zkconsumer.recycle.messages): then a
 //	// Message, its Key, Value and Headers are valid only until the next call
-//	// to Next (or the next round of a Messages loop) on its stream, and Clone
-//	// makes a copy to keep. A recycled message kept past that belongs to no
-//	// partition any more: its Offset reads -1, MarkConsumed does nothing with
-//	// it and the connector's CommitMessages refuses it, as a message no stream
-//	// handed out. Nothing else of it holds: its memory may already hold
-//	// another message, and once that one has been handed out the kept pointer
-//	// is that message.
+//	// to Next on its stream, and Clone makes a copy to keep. A recycled
+//	// message kept past that belongs to no partition any more: its Offset
+//	// reads -1, MarkConsumed does nothing with it and the connector's
+//	// CommitMessages refuses it, as a message no stream handed out. Nothing
+//	// else of it holds: its memory may already hold another message, and once
+//	// that one has been handed out the kept pointer is that message.
 //	type Message struct {
 //		// Topic is the topic the message was fetched from.
 //		Topic string
@@ -126,19 +104,11 @@ type ConsumerIterator = streamcore.ConsumerIterator
 //		// Has unexported fields.
 //	}
 //
-//	func (m *Message) MarkConsumed()
-//	    MarkConsumed marks m consumed, as KafkaStream.MarkConsumed(m) does,
-//	    without its stream: a worker goroutine that processed m needs nothing
-//	    else to mark it. Its partition's consumed offset moves to m.Offset+1
-//	    unless it is already beyond that or the partition has been revoked;
-//	    a message that did not come from a stream (or nil) is ignored. It is
-//	    safe to call from any goroutine.
-//
 //	func (m *Message) Clone() *Message
 //	    Clone returns a deep copy of m: its key, value and headers in memory of
 //	    their own (one allocation for all their bytes), so that the copy stays
-//	    valid when m's memory is recycled (see Message). MarkConsumed works on
-//	    the copy as on m. A nil m gives nil.
+//	    valid when m's memory is recycled (see Message). KafkaStream.MarkConsumed
+//	    works on the copy as on m. A nil m gives nil.
 type Message = streamcore.Message
 
 // Header is one record header (Kafka 0.11+ message format).
@@ -179,7 +149,7 @@ const (
 // corrupt records, an offset out of range with no reset policy); the
 // stream carries on with its other partitions.
 //
-//	// PartitionError is the error ConsumerIterator.Next returns for an error
+//	// PartitionError is the error KafkaStream.Next returns for an error
 //	// chunk, one that a fetcher queued with PartitionTopicInfo.EnqueueError. It
 //	// names the partition the error belongs to; Err is what the fetcher reported
 //	// (for example an error wrapping ErrMessageTooLarge).

@@ -126,7 +126,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// itself, as Kafka's tools show only warnings: the connector's log
 	// records, which would otherwise go to slog.Default(), are dropped.
 	cfg.Logger = slog.New(slog.DiscardHandler)
-	c, err := connector.NewContext(ctx, cfg, connector.WithRebalanceListener(commits))
+	c, err := connector.New(ctx, cfg, connector.WithRebalanceListener(commits))
 	if err != nil {
 		_ = out.close()
 		if ctx.Err() != nil {

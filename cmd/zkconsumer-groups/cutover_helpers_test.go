@@ -25,7 +25,7 @@ type readingMember struct {
 // changes).
 func startReadingMember(ctx context.Context, t *testing.T, topic string, cfg connector.Config) *readingMember {
 	t.Helper()
-	conn, err := connector.New(cfg)
+	conn, err := connector.New(ctx, cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

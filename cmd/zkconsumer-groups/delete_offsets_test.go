@@ -129,7 +129,7 @@ func kafkaMember(t *testing.T, c *testcluster.Cluster, group, topic string) *con
 	cfg.AutoCommitEnable = false
 	cfg.SessionTimeout = 6 * time.Second
 	cfg.HeartbeatInterval = 300 * time.Millisecond
-	conn, err := connector.New(cfg)
+	conn, err := connector.New(t.Context(), cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

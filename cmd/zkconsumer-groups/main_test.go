@@ -96,7 +96,7 @@ type member struct {
 // startMember joins group with the given streams on topic.
 func startMember(t *testing.T, c *testcluster.Cluster, group, topic string, streams int) *member {
 	t.Helper()
-	conn, err := connector.New(memberConfig(c, group))
+	conn, err := connector.New(t.Context(), memberConfig(c, group))
 	require.NoError(t, err)
 	m := &member{conn: conn}
 	t.Cleanup(func() { m.stop(t) })

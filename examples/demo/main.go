@@ -15,6 +15,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -253,7 +254,7 @@ func (d *demo) startMember(ctx context.Context, group, name, topic string, strea
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})).With("member", name)
 	}
 	m := &member{d: d, name: name}
-	conn, err := connector.New(cfg, connector.WithRebalanceListener(m))
+	conn, err := connector.New(ctx, cfg, connector.WithRebalanceListener(m))
 	if err != nil {
 		return nil, err
 	}
@@ -270,8 +271,12 @@ func (d *demo) startMember(ctx context.Context, group, name, topic string, strea
 		m.wg.Add(1)
 		go func() {
 			defer m.wg.Done()
-			for msg, err := range s.Messages(ctx) {
+			for {
+				msg, err := s.Next(ctx)
 				if err != nil {
+					if errors.Is(err, connector.ErrShutdown) || ctx.Err() != nil {
+						break // the connector was shut down, or ctx ended
+					}
 					fmt.Fprintf(os.Stderr, "    member %s: %v\n", name, err)
 					continue
 				}

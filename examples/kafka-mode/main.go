@@ -46,7 +46,7 @@ func run(ctx context.Context, bootstrap, topic, group string) (err error) {
 	cfg.BootstrapServers = bootstrap
 	cfg.GroupID = group
 	cfg.AutoOffsetReset = connector.AutoOffsetResetSmallest
-	c, err := connector.NewContext(ctx, cfg)
+	c, err := connector.New(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -71,8 +71,12 @@ func run(ctx context.Context, bootstrap, topic, group string) (err error) {
 		}
 		return err
 	}
-	for msg, err := range streams[topic][0].Messages(ctx) {
+	for {
+		msg, err := streams[topic][0].Next(ctx)
 		if err != nil {
+			if errors.Is(err, connector.ErrShutdown) || ctx.Err() != nil {
+				break // the connector was shut down, or ctx ended
+			}
 			log.Print(err)
 			continue
 		}

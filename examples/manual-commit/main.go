@@ -65,7 +65,7 @@ func run(ctx context.Context, zkConnect, topic, group string, batch int) (err er
 	cfg.GroupID = group
 	cfg.AutoCommitEnable = false
 	cfg.AutoOffsetReset = connector.AutoOffsetResetSmallest
-	c, err := connector.NewContext(ctx, cfg, connector.WithRebalanceListener(listener))
+	c, err := connector.New(ctx, cfg, connector.WithRebalanceListener(listener))
 	if err != nil {
 		return err
 	}
@@ -97,8 +97,12 @@ func run(ctx context.Context, zkConnect, topic, group string, batch int) (err er
 	}
 	s := streams[topic][0]
 	n := 0
-	for msg, err := range s.Messages(ctx) {
+	for {
+		msg, err := s.Next(ctx)
 		if err != nil {
+			if errors.Is(err, connector.ErrShutdown) || ctx.Err() != nil {
+				break // the connector was shut down, or ctx ended
+			}
 			log.Print(err)
 			continue
 		}

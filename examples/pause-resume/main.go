@@ -56,7 +56,7 @@ func run(ctx context.Context, zkConnect, topic, group string, queueLen int, work
 	cfg.GroupID = group
 	cfg.AutoOffsetReset = connector.AutoOffsetResetSmallest
 	cfg.AutoCommitEnable = false // commit what the worker finished, not what is queued
-	c, err := connector.NewContext(ctx, cfg)
+	c, err := connector.New(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -101,8 +101,12 @@ func run(ctx context.Context, zkConnect, topic, group string, queueLen int, work
 	wg.Go(func() { worker(c, g, queue, work) })
 	// The reader keeps asking for messages while partitions are paused:
 	// Next simply waits until they are resumed.
-	for msg, err := range streams[topic][0].Messages(ctx) {
+	for {
+		msg, err := streams[topic][0].Next(ctx)
 		if err != nil {
+			if errors.Is(err, connector.ErrShutdown) || ctx.Err() != nil {
+				break // the connector was shut down, or ctx ended
+			}
 			log.Print(err)
 			continue
 		}

@@ -59,7 +59,7 @@ func run(ctx context.Context, zkConnect, topic, group string, workers, batch int
 	cfg.GroupID = group
 	cfg.AutoOffsetReset = connector.AutoOffsetResetSmallest
 	cfg.AutoCommitEnable = false // the workers commit what they finished
-	c, err := connector.NewContext(ctx, cfg)
+	c, err := connector.New(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -104,8 +104,12 @@ func run(ctx context.Context, zkConnect, topic, group string, workers, batch int
 	}()
 
 	// The reader: each partition always goes to the same worker.
-	for msg, err := range streams[topic][0].Messages(ctx) { // ends when ctx does
+	for { // ends when ctx does
+		msg, err := streams[topic][0].Next(ctx)
 		if err != nil {
+			if errors.Is(err, connector.ErrShutdown) || ctx.Err() != nil {
+				break // the connector was shut down, or ctx ended
+			}
 			log.Print("stream: ", err)
 			continue
 		}

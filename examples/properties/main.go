@@ -64,7 +64,7 @@ func run(ctx context.Context, config string, set map[string]string, topic string
 	if err != nil {
 		return err // every bad value at once, each naming its key
 	}
-	c, err := connector.NewContext(ctx, cfg)
+	c, err := connector.New(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -88,8 +88,12 @@ func run(ctx context.Context, config string, set map[string]string, topic string
 		}
 		return err
 	}
-	for msg, err := range streams[topic][0].Messages(ctx) {
+	for {
+		msg, err := streams[topic][0].Next(ctx)
 		if err != nil {
+			if errors.Is(err, connector.ErrShutdown) || ctx.Err() != nil {
+				break // the connector was shut down, or ctx ended
+			}
 			log.Print(err)
 			continue
 		}

@@ -42,7 +42,7 @@ func run(ctx context.Context, zkConnect, topic, group string) (err error) {
 	cfg.ZooKeeperConnect = zkConnect
 	cfg.GroupID = group
 	cfg.AutoOffsetReset = connector.AutoOffsetResetSmallest
-	c, err := connector.NewContext(ctx, cfg)
+	c, err := connector.New(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -69,8 +69,12 @@ func run(ctx context.Context, zkConnect, topic, group string) (err error) {
 		}
 		return err
 	}
-	for msg, err := range streams[topic][0].Messages(ctx) {
+	for {
+		msg, err := streams[topic][0].Next(ctx)
 		if err != nil {
+			if errors.Is(err, connector.ErrShutdown) || ctx.Err() != nil {
+				break // the connector was shut down, or ctx ended
+			}
 			log.Print(err) // e.g. a partition error; iteration goes on
 			continue
 		}

@@ -40,7 +40,7 @@ func run(ctx context.Context, zkConnect, whitelist, group string) (err error) {
 	cfg.ZooKeeperConnect = zkConnect
 	cfg.GroupID = group
 	cfg.AutoOffsetReset = connector.AutoOffsetResetSmallest
-	c, err := connector.NewContext(ctx, cfg)
+	c, err := connector.New(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -66,8 +66,12 @@ func run(ctx context.Context, zkConnect, whitelist, group string) (err error) {
 		}
 		return err
 	}
-	for msg, err := range streams[0].Messages(ctx) {
+	for {
+		msg, err := streams[0].Next(ctx)
 		if err != nil {
+			if errors.Is(err, connector.ErrShutdown) || ctx.Err() != nil {
+				break // the connector was shut down, or ctx ended
+			}
 			log.Print(err)
 			continue
 		}

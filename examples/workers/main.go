@@ -46,7 +46,7 @@ func run(ctx context.Context, zkConnect, topic, group string, streams int) (err 
 	cfg.AutoOffsetReset = connector.AutoOffsetResetSmallest
 	cfg.AutoCommitInterval = 5 * time.Second
 	cfg.Logger = nil // logs through slog.Default(), rebalances included
-	c, err := connector.NewContext(ctx, cfg)
+	c, err := connector.New(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -94,8 +94,12 @@ func run(ctx context.Context, zkConnect, topic, group string, streams int) (err 
 
 // work processes the messages of one stream until ctx ends.
 func work(ctx context.Context, i int, s *connector.KafkaStream, total *atomic.Int64) {
-	for msg, err := range s.Messages(ctx) {
+	for {
+		msg, err := s.Next(ctx)
 		if err != nil {
+			if errors.Is(err, connector.ErrShutdown) || ctx.Err() != nil {
+				break // the connector was shut down, or ctx ended
+			}
 			log.Printf("worker %d: %v", i, err)
 			continue
 		}

@@ -133,9 +133,8 @@ type Config struct {
 	// decompressed into, and the stream.Message structs themselves, as
 	// librdkafka does once an application destroys a message. A message,
 	// its Key, Value and Headers are then valid only until the next call
-	// to Next on its stream (or the next round of a Messages loop); use
-	// Message.Clone to keep one, and do not MarkConsumed a message after
-	// that (mark its Clone). The free lists each fetcher keeps hold at
+	// to Next on its stream; use Message.Clone to keep one, and do not
+	// MarkConsumed a message after that (mark its Clone). The free lists each fetcher keeps hold at
 	// most one response and MaxDecodedBytes' worth of the rest. Kafka has
 	// no such property; the connector's is zkconsumer.recycle.messages
 	// (Config.RecycleMessages). False, the default, keeps every Kafka client's contract: a message

@@ -53,15 +53,21 @@ func TestApplicationCannotForgeMessages(t *testing.T) {
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/zkconsumer/zkconsumer/connector"
 )
 
 func consume(ctx context.Context, s *connector.KafkaStream) {
-	for msg, err := range s.Messages(ctx) {
+	for {
+		msg, err := s.Next(ctx)
+		if errors.Is(err, connector.ErrShutdown) || ctx.Err() != nil {
+			return
+		}
 		if err == nil {
 			show(msg)
+			s.MarkConsumed(msg)
 		}
 	}
 }
@@ -92,7 +98,7 @@ func main() { _ = forge }
 			refusal: "s.Queue undefined",
 		},
 		{
-			name: "iterator", // nothing reachable from the iterator either
+			name: "iterator", // the iterator is not reachable from a stream
 			src: `package main
 
 import "github.com/zkconsumer/zkconsumer/connector"
@@ -101,7 +107,7 @@ func forge(s *connector.KafkaStream) { _ = s.Iterator().Queue() }
 
 func main() { _ = forge }
 `,
-			refusal: "Queue undefined",
+			refusal: "s.Iterator undefined",
 		},
 		{
 			name: "internal", // the producer side itself

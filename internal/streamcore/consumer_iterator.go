@@ -7,11 +7,11 @@ import (
 	"time"
 )
 
-// ConsumerIterator hands out the messages of one stream in order (Kafka's
-// ConsumerIterator). Get it from KafkaStream.Iterator; a stream has exactly
-// one.
+// consumerIterator hands out the messages of one stream in order (Kafka's
+// ConsumerIterator); a stream has exactly one, and KafkaStream.Next is its
+// one entry.
 //
-// Next must be called from one goroutine at a time. MarkConsumed, and the
+// next must be called from one goroutine at a time. MarkConsumed, and the
 // stream's Control, may be used from any goroutine, as may
 // PartitionTopicInfo.Revoke, Pause and Resume.
 //
@@ -20,7 +20,7 @@ import (
 // next message on the stream or marks it with MarkConsumed. Kafka's iterator
 // instead advanced the offset as it handed the message out, so a commit
 // could cover a message the application had not finished.
-type ConsumerIterator struct {
+type consumerIterator struct {
 	queue   *ChunkQueue
 	timeout time.Duration
 	timer   *time.Timer
@@ -53,25 +53,12 @@ type parkedChunk struct {
 	clears uint64
 }
 
-func newConsumerIterator(q *ChunkQueue, consumerTimeout time.Duration) *ConsumerIterator {
-	return &ConsumerIterator{queue: q, timeout: consumerTimeout}
+func newConsumerIterator(q *ChunkQueue, consumerTimeout time.Duration) *consumerIterator {
+	return &consumerIterator{queue: q, timeout: consumerTimeout}
 }
 
-// Next marks the message returned by the previous call consumed, then
-// returns the next message of the stream, waiting for a chunk if need be.
-//
-// Within a partition, messages come in offset order. Messages below the
-// partition's consumed offset are skipped (a compressed batch starts before
-// the offset asked for), as are all messages of revoked partitions.
-//
-// Errors:
-//   - ErrConsumerTimeout: no chunk within the consumer timeout; the iterator
-//     stays usable.
-//   - *PartitionError: a fetcher reported an error for one partition; the
-//     next call carries on with the next chunk.
-//   - ErrShutdown: the stream was shut down; final.
-//   - ctx.Err(): ctx ended; the iterator stays usable with another context.
-func (it *ConsumerIterator) Next(ctx context.Context) (*Message, error) {
+// next is KafkaStream.Next (see its documentation).
+func (it *consumerIterator) next(ctx context.Context) (*Message, error) {
 	if it.prev != nil {
 		it.prevInfo.advanceConsumed(it.prev.Offset + 1)
 		it.prev, it.prevInfo = nil, nil
@@ -118,7 +105,7 @@ func (it *ConsumerIterator) Next(ctx context.Context) (*Message, error) {
 // nextInChunk returns the next deliverable message of the current chunk, or
 // nil, having dropped the chunk, when there is none. When the partition's
 // fence does not hold, it keeps its place and returns the fence instead.
-func (it *ConsumerIterator) nextInChunk() (*Message, Fence) {
+func (it *consumerIterator) nextInChunk() (*Message, Fence) {
 	c := it.chunk
 	info := c.TopicInfo
 	for it.pos < len(c.Messages) {
@@ -160,7 +147,7 @@ func (it *ConsumerIterator) nextInChunk() (*Message, Fence) {
 
 // count adds the messages handed out from the current chunk to its
 // partition's Counters: once per chunk, never per message.
-func (it *ConsumerIterator) count(info *PartitionTopicInfo) {
+func (it *consumerIterator) count(info *PartitionTopicInfo) {
 	if n := it.delivered; n > 0 {
 		if c := info.counters; c != nil {
 			c.messages.Add(n)
@@ -172,7 +159,7 @@ func (it *ConsumerIterator) count(info *PartitionTopicInfo) {
 // awaitFence waits until f holds again, the current chunk's partition is
 // revoked, cleared or paused, the stream shuts down, the consumer timeout
 // passes (ErrConsumerTimeout; the iterator keeps its place) or ctx ends.
-func (it *ConsumerIterator) awaitFence(ctx context.Context, f Fence) error {
+func (it *consumerIterator) awaitFence(ctx context.Context, f Fence) error {
 	info := it.chunk.TopicInfo
 	it.waiting.Store(true)
 	defer it.waiting.Store(false)
@@ -219,7 +206,7 @@ func (it *ConsumerIterator) awaitFence(ctx context.Context, f Fence) error {
 // aside already. It returns nil without a current chunk when the chunk was
 // dropped or set aside (or a resumed partition woke the take), and a
 // *PartitionError for an error chunk.
-func (it *ConsumerIterator) fill(ctx context.Context) error {
+func (it *consumerIterator) fill(ctx context.Context) error {
 	it.polls.Add(1)
 	it.waiting.Store(true)
 	c, err := it.take(ctx)
@@ -255,7 +242,7 @@ func (it *ConsumerIterator) fill(ctx context.Context) error {
 // for the fetcher to fetch what c and the partition's later chunks held
 // again once the partition is resumed; those chunks are dropped as they
 // come (see PartitionTopicInfo.Pause).
-func (it *ConsumerIterator) dropPaused(c *FetchedDataChunk, at int64) {
+func (it *consumerIterator) dropPaused(c *FetchedDataChunk, at int64) {
 	c.TopicInfo.rewind(c.epoch, at)
 	c.done()
 }
@@ -264,7 +251,7 @@ func (it *ConsumerIterator) dropPaused(c *FetchedDataChunk, at int64) {
 // partition: the offset after the last message of the chunk it has gone
 // past (handed out, or skipped as consumed already), or the chunk's fetch
 // offset.
-func (it *ConsumerIterator) standing() int64 {
+func (it *consumerIterator) standing() int64 {
 	c := it.chunk
 	at := c.FetchOffset
 	for i := it.pos - 1; i >= 0; i-- {
@@ -276,7 +263,7 @@ func (it *ConsumerIterator) standing() int64 {
 }
 
 // activate makes p's chunk current, at p's position.
-func (it *ConsumerIterator) activate(p parkedChunk) error {
+func (it *consumerIterator) activate(p parkedChunk) error {
 	c := p.chunk
 	// As in Kafka: a chunk that starts beyond the consumed offset means the
 	// messages in between were dropped (a cleared queue); consumption
@@ -292,10 +279,10 @@ func (it *ConsumerIterator) activate(p parkedChunk) error {
 
 // park sets p, the newest chunk of its partition, aside until its
 // partition is resumed.
-func (it *ConsumerIterator) park(p parkedChunk) { it.parked = append(it.parked, p) }
+func (it *consumerIterator) park(p parkedChunk) { it.parked = append(it.parked, p) }
 
 // hasParked reports whether chunks of info are set aside.
-func (it *ConsumerIterator) hasParked(info *PartitionTopicInfo) bool {
+func (it *consumerIterator) hasParked(info *PartitionTopicInfo) bool {
 	for _, p := range it.parked {
 		if p.chunk.TopicInfo == info {
 			return true
@@ -307,7 +294,7 @@ func (it *ConsumerIterator) hasParked(info *PartitionTopicInfo) bool {
 // unpark removes and returns the oldest chunk set aside whose partition is
 // no longer paused; the chunks of one partition come out in order. Chunks
 // of revoked partitions, cleared since or moved back since, are dropped.
-func (it *ConsumerIterator) unpark() (parkedChunk, bool) {
+func (it *consumerIterator) unpark() (parkedChunk, bool) {
 	if len(it.parked) == 0 {
 		return parkedChunk{}, false
 	}
@@ -344,7 +331,7 @@ func (it *ConsumerIterator) unpark() (parkedChunk, bool) {
 }
 
 // take waits for a chunk for at most the consumer timeout.
-func (it *ConsumerIterator) take(ctx context.Context) (*FetchedDataChunk, error) {
+func (it *consumerIterator) take(ctx context.Context) (*FetchedDataChunk, error) {
 	if it.timeout < 0 {
 		return it.queue.take(ctx, nil)
 	}
@@ -364,24 +351,6 @@ func (it *ConsumerIterator) take(ctx context.Context) (*FetchedDataChunk, error)
 	return c, err
 }
 
-// MarkConsumed marks msg consumed now, without waiting for the next call to
-// Next: its partition's consumed offset moves to msg.Offset+1 unless it is
-// already beyond that or the partition has been revoked. Use it to commit
-// progress on a message before asking for the next one. msg must have come
-// from a stream; other messages are ignored. It is safe to call from any
-// goroutine.
-func (it *ConsumerIterator) MarkConsumed(msg *Message) {
-	markConsumed(msg)
-}
-
-// MarkConsumed marks m consumed, as KafkaStream.MarkConsumed(m) does,
-// without its stream: a worker goroutine that processed m needs nothing
-// else to mark it. Its partition's consumed offset moves to m.Offset+1
-// unless it is already beyond that or the partition has been revoked;
-// a message that did not come from a stream (or nil) is ignored. It is
-// safe to call from any goroutine.
-func (m *Message) MarkConsumed() { markConsumed(m) }
-
 // PartitionOf returns the partition, in the generation that handed m out,
 // m belongs to; nil for a message that did not come from a stream.
 func PartitionOf(m *Message) *PartitionTopicInfo {
@@ -391,11 +360,5 @@ func PartitionOf(m *Message) *PartitionTopicInfo {
 	return m.info
 }
 
-func markConsumed(msg *Message) {
-	if msg != nil && msg.info != nil {
-		msg.info.advanceConsumed(msg.Offset + 1)
-	}
-}
-
 // clear drops the current chunk and those set aside; see Control.Clear.
-func (it *ConsumerIterator) clear() { it.clears.Add(1) }
+func (it *consumerIterator) clear() { it.clears.Add(1) }

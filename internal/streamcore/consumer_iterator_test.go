@@ -11,9 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestIteratorIsSingleton(t *testing.T) {
+func TestStreamQueueCapacity(t *testing.T) {
 	s := newTestStream(t, 2, -1)
-	assert.Same(t, s.Iterator(), s.Iterator())
 	assert.Equal(t, 2, QueueOf(s).Cap())
 }
 
@@ -80,7 +79,7 @@ func TestConsumedOffsetAdvancesOnNextOrMark(t *testing.T) {
 
 	s.MarkConsumed(m1)
 	assert.Equal(t, int64(2), pti.ConsumedOffset())
-	s.Iterator().MarkConsumed(m0)
+	s.MarkConsumed(m0)
 	assert.Equal(t, int64(2), pti.ConsumedOffset(), "marking never moves the offset back")
 
 	_, err = s.Next(ctx)
@@ -97,10 +96,12 @@ func TestConsumedOffsetAdvancesOnNextOrMark(t *testing.T) {
 	assert.Equal(t, int64(3), pti.ConsumedOffset())
 }
 
-// TestMessageMarksItselfConsumed: a worker holding only the message marks
-// it as its stream would, forward only, and a copy (Clone) marks the same
+// TestMarkConsumedMarksTheMessagesOwnPartition: a mark goes to the
+// partition of the message, forward only, whichever stream is asked (a
+// worker may hold another stream of the consumer) and from the function
+// MarkConsumed as from the method; a copy (Clone) marks the same
 // partition; a message of a revoked partition moves nothing.
-func TestMessageMarksItselfConsumed(t *testing.T) {
+func TestMarkConsumedMarksTheMessagesOwnPartition(t *testing.T) {
 	s := newTestStream(t, 2, 0)
 	pti := NewPartitionTopicInfo("t", 0, QueueOf(s), 0, 0, 100)
 	ctx := context.Background()
@@ -112,20 +113,21 @@ func TestMessageMarksItselfConsumed(t *testing.T) {
 		got = append(got, m)
 	}
 	require.Same(t, pti, PartitionOf(got[0]))
-	got[2].Clone().MarkConsumed()
+	other := newTestStream(t, 2, 0)
+	other.MarkConsumed(got[2].Clone())
 	assert.Equal(t, int64(3), pti.ConsumedOffset())
-	got[0].MarkConsumed()
+	MarkConsumed(got[0])
 	assert.Equal(t, int64(3), pti.ConsumedOffset(), "marking never moves the offset back")
 
-	(*Message)(nil).MarkConsumed()
-	(&Message{Offset: 100}).MarkConsumed()
+	MarkConsumed(nil)
+	MarkConsumed(&Message{Offset: 100})
 	assert.Nil(t, PartitionOf(&Message{Offset: 100}))
 	assert.Equal(t, int64(3), pti.ConsumedOffset())
 
 	m3, err := s.Next(ctx)
 	require.NoError(t, err)
 	pti.Revoke()
-	m3.MarkConsumed()
+	s.MarkConsumed(m3)
 	assert.Equal(t, int64(3), pti.ConsumedOffset(), "a revoked partition's offset stays")
 }
 
@@ -327,7 +329,11 @@ func TestConcurrentRevokeClearShutdown(t *testing.T) {
 	iterDone := make(chan struct{})
 	go func() {
 		defer close(iterDone)
-		for m, err := range s.Messages(ctx) {
+		for {
+			m, err := s.Next(ctx)
+			if errors.Is(err, ErrShutdown) {
+				return
+			}
 			if err != nil {
 				continue
 			}

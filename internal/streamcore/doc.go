@@ -1,8 +1,8 @@
 // Package streamcore is the data path between the fetchers and the
 // application: the messages that fetchers enqueue and that applications
 // iterate. Applications see its consumer side through package stream (and
-// connector), which re-exports KafkaStream, ConsumerIterator, Message and
-// their errors; everything that puts messages on a stream (ChunkQueue,
+// connector), which re-exports KafkaStream, Message and their errors;
+// everything that puts messages on a stream (ChunkQueue,
 // PartitionTopicInfo, FetchedDataChunk, QueueOf) and everything that owns
 // one (NewKafkaStream, Control) lives here, under internal/, where the go
 // tool refuses imports from outside this module: an application cannot
@@ -11,11 +11,15 @@
 // A fetcher turns one partition's fetch response into a FetchedDataChunk and
 // puts it, with PartitionTopicInfo.Enqueue, on the bounded ChunkQueue of the
 // stream that owns the partition; a full queue blocks the fetcher. A
-// KafkaStream wraps one queue; its ConsumerIterator hands out the messages of
-// each chunk in order, skips messages below the partition's consumed offset
-// (compressed batches start early), and advances the consumed offset only
-// when the caller asks for the next message or marks one with MarkConsumed,
-// so a commit never covers a message the application has not finished.
+// KafkaStream wraps one queue and its iterator (Kafka's ConsumerIterator,
+// unexported): KafkaStream.Next hands out the messages of each chunk in
+// order, skips messages below the partition's consumed offset (compressed
+// batches start early), and advances the consumed offset only when the
+// caller asks for the next message or marks one with
+// KafkaStream.MarkConsumed, so a commit never covers a message the
+// application has not finished. Next is the one way to read a stream and
+// KafkaStream.MarkConsumed the one way for an application to mark; the
+// function MarkConsumed is the same mark for the module's own code.
 // Records the fetcher filtered out (transaction markers, aborted
 // transactions, compacted gaps) are passed over once every message before
 // them has been consumed, so a partition that ends with them is committed
@@ -35,7 +39,7 @@
 // NewKafkaStream returns the stream and its Control. The application reads
 // the stream; the owner (the connector) keeps the Control, which clears
 // the stream when a generation ends and shuts it down: Next then returns
-// ErrShutdown and Messages loops end. Nothing an application can reach
+// ErrShutdown. Nothing an application can reach
 // from a stream drops its chunks or moves its offsets past messages it has
 // not seen.
 //

@@ -29,16 +29,15 @@ var (
 	// again from its fetched offset.
 	ErrMoved = errors.New("fetched offset moved")
 
-	// ErrShutdown is returned by ConsumerIterator.Next once the stream has
+	// ErrShutdown is returned by KafkaStream.Next once the stream has
 	// been shut down. It is final, like io.EOF: every later call returns it
-	// too. KafkaStream.Messages ends quietly instead of yielding it. The
-	// connector's ErrShutdown is this same value, so one errors.Is check
+	// too. The connector's ErrShutdown is this same value, so one errors.Is check
 	// covers the streams and the connector.
 	ErrShutdown = errors.New("consumer shut down")
 
-	// ErrConsumerTimeout is returned by ConsumerIterator.Next when no chunk
+	// ErrConsumerTimeout is returned by KafkaStream.Next when no message
 	// arrived within the stream's consumer timeout (Kafka's
-	// consumer.timeout.ms and ConsumerTimeoutException). The iterator stays
+	// consumer.timeout.ms and ConsumerTimeoutException). The stream stays
 	// usable: call Next again to keep waiting.
 	ErrConsumerTimeout = errors.New("consumer timeout")
 
@@ -62,7 +61,7 @@ var (
 	ErrCorruptMessage = errors.New("corrupt message")
 )
 
-// PartitionError is the error ConsumerIterator.Next returns for an error
+// PartitionError is the error KafkaStream.Next returns for an error
 // chunk, one that a fetcher queued with PartitionTopicInfo.EnqueueError. It
 // names the partition the error belongs to; Err is what the fetcher reported
 // (for example an error wrapping ErrMessageTooLarge).

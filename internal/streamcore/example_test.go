@@ -7,11 +7,11 @@ import (
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 )
 
-// A fetcher enqueues one partition's fetch; the application ranges over the
-// stream. Asking for the next message marks the previous one consumed, so
-// the consumed offset (what a commit would store) trails the message being
-// processed.
-func ExampleKafkaStream_Messages() {
+// A fetcher enqueues one partition's fetch; the application reads the
+// stream with Next. Asking for the next message marks the previous one
+// consumed, so the consumed offset (what a commit would store) trails the
+// message being processed.
+func ExampleKafkaStream_Next() {
 	s, ctl, err := streamcore.NewKafkaStream(2, 0) // consumer timeout 0: do not wait
 	if err != nil {
 		panic(err)
@@ -28,7 +28,8 @@ func ExampleKafkaStream_Messages() {
 		panic(err)
 	}
 
-	for m, err := range s.Messages(context.Background()) {
+	for {
+		m, err := s.Next(context.Background())
 		if err != nil { // the timeout: nothing more queued
 			break
 		}

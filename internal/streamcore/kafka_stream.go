@@ -2,23 +2,35 @@ package streamcore
 
 import (
 	"context"
-	"iter"
 	"time"
 )
 
 // KafkaStream is one stream of messages handed to the application (Kafka's
 // KafkaStream): a bounded queue that fetchers fill with the chunks of the
-// partitions assigned to the stream, and the single ConsumerIterator that
-// drains it.
+// partitions assigned to the stream, and the iterator that drains it
+// (Kafka's ConsumerIterator, which is not exported: Next is its one entry).
 //
-// Iterate it from one goroutine at a time, with Next, Messages or the
-// Iterator; MarkConsumed is safe from any goroutine. What would break the
-// stream's guarantees if the application called it (dropping queued
-// chunks, ending the stream) belongs to the stream's owner, through the
-// Control that NewKafkaStream returns with it.
+// Read it with Next, from one goroutine at a time, and mark a message
+// consumed before asking for the next one with MarkConsumed, which is safe
+// from any goroutine:
+//
+//	for {
+//		msg, err := s.Next(ctx)
+//		if errors.Is(err, ErrShutdown) || ctx.Err() != nil {
+//			return // the stream or ctx has ended
+//		}
+//		if err != nil {
+//			continue // a *PartitionError or ErrConsumerTimeout: the stream carries on
+//		}
+//		process(msg)
+//	}
+//
+// What would break the stream's guarantees if the application called it
+// (dropping queued chunks, ending the stream) belongs to the stream's
+// owner, through the Control that NewKafkaStream returns with it.
 type KafkaStream struct {
 	queue *ChunkQueue
-	iter  *ConsumerIterator
+	iter  *consumerIterator
 }
 
 // NewKafkaStream returns a stream whose queue holds at most queueCapacity
@@ -46,51 +58,41 @@ func NewKafkaStream(queueCapacity int, consumerTimeout time.Duration) (*KafkaStr
 // call it. The connector itself goes through the stream's Control.
 func QueueOf(s *KafkaStream) *ChunkQueue { return s.queue }
 
-// Iterator returns the stream's iterator; every call returns the same one.
-func (s *KafkaStream) Iterator() *ConsumerIterator { return s.iter }
-
-// Next is shorthand for s.Iterator().Next(ctx).
-func (s *KafkaStream) Next(ctx context.Context) (*Message, error) { return s.iter.Next(ctx) }
-
-// MarkConsumed is shorthand for s.Iterator().MarkConsumed(msg).
-func (s *KafkaStream) MarkConsumed(msg *Message) { markConsumed(msg) }
-
-// Messages returns an iterator over the stream's messages for use with
-// range. It yields (msg, nil) for each message and (nil, err) for errors
-// the stream survives: ErrConsumerTimeout and *PartitionError. It ends when
-// ctx is done or the stream is shut down; check ctx.Err() to tell which.
+// Next marks the message returned by the previous call consumed, then
+// returns the next message of the stream, waiting for one if need be.
+// Call it from one goroutine at a time.
 //
-// Like Next, it marks a message consumed when the loop asks for the next
-// one. Breaking out of the loop leaves the last message unmarked until the
-// next call to Next or Messages on the stream, or an explicit MarkConsumed.
-func (s *KafkaStream) Messages(ctx context.Context) iter.Seq2[*Message, error] {
-	return func(yield func(*Message, error) bool) {
-		for {
-			m, err := s.iter.Next(ctx)
-			if err != nil {
-				if !recoverable(err) {
-					return
-				}
-				if !yield(nil, err) {
-					return
-				}
-				continue
-			}
-			if !yield(m, nil) {
-				return
-			}
-		}
-	}
-}
+// Within a partition, messages come in offset order. Messages below the
+// partition's consumed offset are skipped (a compressed batch starts before
+// the offset asked for), as are all messages of partitions the stream no
+// longer owns.
+//
+// Errors:
+//   - ErrConsumerTimeout: no message within the consumer timeout
+//     (consumer.timeout.ms); the stream stays usable.
+//   - *PartitionError: a fetcher reported an error for one partition; the
+//     next call carries on with the stream's other messages.
+//   - ErrShutdown: the stream was shut down; final, like io.EOF.
+//   - ctx.Err(): ctx ended; the stream stays usable with another context.
+func (s *KafkaStream) Next(ctx context.Context) (*Message, error) { return s.iter.next(ctx) }
 
-// recoverable reports whether the iterator is still usable after err, one
-// of the errors Next returns (unwrapped).
-func recoverable(err error) bool {
-	switch err.(type) {
-	case *PartitionError:
-		return true
-	default:
-		return err == ErrConsumerTimeout
+// MarkConsumed marks msg consumed now, without waiting for the next call
+// to Next: its partition's consumed offset, what a commit stores, moves to
+// msg.Offset+1 unless it is already beyond that or the partition has been
+// revoked. Use it to make progress on a message committable before asking
+// for the next one, or from a worker goroutine that processed it. msg must
+// have come from a stream of the same consumer (the mark goes to msg's own
+// partition, whichever stream handed it out); other messages, and nil,
+// are ignored. It is safe to call from any goroutine.
+func (s *KafkaStream) MarkConsumed(msg *Message) { MarkConsumed(msg) }
+
+// MarkConsumed marks m consumed, as KafkaStream.MarkConsumed(m) does,
+// for the module's own code that holds a message without its stream (the
+// connector's CommitMessages). It is a function, not a method of Message,
+// so that applications have one way to mark: their stream's MarkConsumed.
+func MarkConsumed(m *Message) {
+	if m != nil && m.info != nil {
+		m.info.advanceConsumed(m.Offset + 1)
 	}
 }
 
@@ -119,9 +121,9 @@ type Control struct {
 func (c *Control) Clear() { c.s.clear() }
 
 // Shutdown ends the stream: the queue is closed and its chunks dropped,
-// fetchers' Enqueue calls fail with ErrClosed, Next returns ErrShutdown
-// (also to a caller blocked in it, and in the middle of a chunk) and
-// Messages loops end. It is idempotent.
+// fetchers' Enqueue calls fail with ErrClosed and Next returns ErrShutdown
+// (also to a caller blocked in it, and in the middle of a chunk). It is
+// idempotent.
 func (c *Control) Shutdown() { c.s.shutdown() }
 
 // Queue returns the stream's queue (for its length, in metrics).

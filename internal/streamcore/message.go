@@ -10,8 +10,8 @@ type Header struct {
 	Value []byte
 }
 
-// Message is one record of one partition, as handed out by a
-// ConsumerIterator (Kafka's MessageAndMetadata, already decoded to bytes).
+// Message is one record of one partition, as a stream's Next hands it out
+// (Kafka's MessageAndMetadata, already decoded to bytes).
 //
 // A Message belongs to exactly one FetchedDataChunk and must not be modified
 // once the chunk is queued. The application may keep a Message after asking
@@ -19,13 +19,12 @@ type Header struct {
 // consumer that opted into recycled messages (the connector's
 // zkconsumer.recycle.messages): then a
 // Message, its Key, Value and Headers are valid only until the next call
-// to Next (or the next round of a Messages loop) on its stream, and Clone
-// makes a copy to keep. A recycled message kept past that belongs to no
-// partition any more: its Offset reads -1, MarkConsumed does nothing with
-// it and the connector's CommitMessages refuses it, as a message no stream
-// handed out. Nothing else of it holds: its memory may already hold
-// another message, and once that one has been handed out the kept pointer
-// is that message.
+// to Next on its stream, and Clone makes a copy to keep. A recycled
+// message kept past that belongs to no partition any more: its Offset
+// reads -1, MarkConsumed does nothing with it and the connector's
+// CommitMessages refuses it, as a message no stream handed out. Nothing
+// else of it holds: its memory may already hold another message, and once
+// that one has been handed out the kept pointer is that message.
 type Message struct {
 	// Topic is the topic the message was fetched from.
 	Topic string
@@ -56,8 +55,8 @@ type Message struct {
 
 // Clone returns a deep copy of m: its key, value and headers in memory of
 // their own (one allocation for all their bytes), so that the copy stays
-// valid when m's memory is recycled (see Message). MarkConsumed works on
-// the copy as on m. A nil m gives nil.
+// valid when m's memory is recycled (see Message). KafkaStream.MarkConsumed
+// works on the copy as on m. A nil m gives nil.
 func (m *Message) Clone() *Message {
 	if m == nil {
 		return nil

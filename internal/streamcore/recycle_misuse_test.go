@@ -62,7 +62,7 @@ func TestRecycledMessageKeptPastNextMarksNothing(t *testing.T) {
 			require.Len(t, pool.free, 1, "the chunk was released")
 			assert.Nil(t, PartitionOf(kept), "released: belongs to no partition")
 			assert.Equal(t, int64(-1), kept.Offset, "released: no offset")
-			kept.MarkConsumed()
+			s.MarkConsumed(kept)
 			assert.Equal(t, int64(4), p0.ConsumedOffset())
 
 			// The slab is reused for messages not handed out yet.
@@ -73,8 +73,8 @@ func TestRecycledMessageKeptPastNextMarksNothing(t *testing.T) {
 			msgs, release = pool.chunk(target, from, from+1, from+2, from+3)
 			require.Same(t, msgs[3], kept, "the kept pointer now aliases an undelivered message")
 			require.NoError(t, target.EnqueueFrom(ctx, target.FetchedOffset(), msgs, from+4, release))
-			kept.MarkConsumed()
 			s.MarkConsumed(kept)
+			MarkConsumed(kept)
 			assert.Equal(t, from, target.ConsumedOffset(), "nothing of it read: its consumed offset must not move")
 			assert.Nil(t, PartitionOf(kept), "CommitMessages refuses it")
 

@@ -5,7 +5,7 @@
 // Give each connector a Collector of its own through connector.Config:
 //
 //	cfg.Metrics = zkprom.New(prometheus.DefaultRegisterer)
-//	c, err := connector.New(cfg)
+//	c, err := connector.New(ctx, cfg)
 //
 // connector.New registers the Collector (and fails if the registry already
 // has a collector with the same metrics and labels, such as another

@@ -2,6 +2,7 @@ package zkprom_test
 
 import (
 	"context"
+	"errors"
 	"log"
 	"net/http"
 
@@ -20,7 +21,7 @@ func Example() {
 	cfg.ZooKeeperConnect = "localhost:2181/kafka"
 	cfg.GroupID = "orders-audit"
 	cfg.Metrics = zkprom.New(reg)
-	c, err := connector.New(cfg)
+	c, err := connector.New(context.Background(), cfg)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -33,8 +34,12 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	for msg, err := range streams["orders"][0].Messages(context.Background()) {
+	for {
+		msg, err := streams["orders"][0].Next(context.Background())
 		if err != nil {
+			if errors.Is(err, connector.ErrShutdown) {
+				break // the connector was shut down
+			}
 			log.Print(err)
 			continue
 		}

@@ -86,7 +86,7 @@ func TestScrapeAgainstRealCluster(t *testing.T) {
 	cfg.AutoOffsetReset = connector.AutoOffsetResetSmallest
 	cfg.AutoCommitInterval = time.Hour
 	cfg.Metrics = zkprom.New(reg)
-	conn, err := connector.New(cfg)
+	conn, err := connector.New(ctx, cfg)
 	require.NoError(t, err)
 	defer func() { _ = conn.Shutdown(context.Background()) }()
 	streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
@@ -191,7 +191,7 @@ func TestScrapeLagWhileStalled(t *testing.T) {
 	cfg.QueuedMaxMessageChunks = 1
 	cfg.FetchMessageMaxBytes = 4096
 	cfg.Metrics = zkprom.New(reg)
-	conn, err := connector.New(cfg, connector.WithLagRefresh(200*time.Millisecond))
+	conn, err := connector.New(ctx, cfg, connector.WithLagRefresh(200*time.Millisecond))
 	require.NoError(t, err)
 	defer func() { _ = conn.Shutdown(context.Background()) }()
 

@@ -111,7 +111,7 @@ func TestKafkaExporterReadsZooKeeperOffsets(t *testing.T) {
 	cfg.GroupID = testcluster.UniqueName("g-exporter")
 	cfg.AutoOffsetReset = connector.AutoOffsetResetSmallest
 	cfg.AutoCommitEnable = false
-	conn, err := connector.New(cfg)
+	conn, err := connector.New(ctx, cfg)
 	require.NoError(t, err)
 	running := true
 	defer func() {

@@ -440,13 +440,13 @@ func main() {
 	cfg.ZooKeeperConnect = "localhost:2181/kafka"
 	cfg.GroupID = "user"
 	cfg.Metrics = zkprom.New(reg)
-	c, err := connector.New(cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := connector.New(ctx, cfg)
 	if err != nil {
 		log.Fatal(err)
 	}
 	http.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
 	if err := c.Shutdown(ctx); err != nil {
 		log.Fatal(err)
 	}

@@ -181,7 +181,7 @@ func (m *member) config() connector.Config {
 
 func (m *member) run(ctx context.Context, baseline goleak.Option) int {
 	m.panicked = make(chan struct{})
-	c, err := connector.New(m.config(), connector.WithRebalanceListener(listener{m}),
+	c, err := connector.New(ctx, m.config(), connector.WithRebalanceListener(listener{m}),
 		connector.WithDialer(routingDialer{routes: m.spec.BrokerRoutes}))
 	if err != nil {
 		m.errorf("connector.New: %v", err)

@@ -1,11 +1,13 @@
 package testcluster
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"sync"
 	"time"
 )
@@ -17,7 +19,8 @@ import (
 // ZooKeeper then deletes the session's ephemeral nodes at once and the
 // client sees its session expire when it reconnects.
 //
-// Pass Dial as the client's dialer (zk.WithDialer).
+// Pass Dial as the client's dialer (zk.WithDialer), or DialerFor's dialer
+// to a client that takes a context dialer for all its connections.
 type SessionTap struct {
 	mu       sync.Mutex
 	server   string
@@ -33,6 +36,31 @@ func (t *SessionTap) Dial(network, address string, timeout time.Duration) (net.C
 		return nil, err
 	}
 	return &tappedConn{Conn: c, tap: t, server: address}, nil
+}
+
+// DialerFor returns a context dialer (the shape of connector.Dialer) for a
+// client whose one dialer also carries its broker connections: it taps the
+// connections to zkServers (host:port, as Cluster.ZKServers gives them) as
+// Dial does, and dials every other address without tapping it.
+func (t *SessionTap) DialerFor(zkServers []string) *TapDialer {
+	return &TapDialer{tap: t, servers: slices.Clone(zkServers)}
+}
+
+// TapDialer is the context dialer of SessionTap.DialerFor.
+type TapDialer struct {
+	tap     *SessionTap
+	servers []string
+	d       net.Dialer
+}
+
+// DialContext connects to address, tapping the connection when address is
+// one of the ZooKeeper servers.
+func (d *TapDialer) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
+	c, err := d.d.DialContext(ctx, network, address)
+	if err != nil || !slices.Contains(d.servers, address) {
+		return c, err
+	}
+	return &tappedConn{Conn: c, tap: d.tap, server: address}, nil
 }
 
 // SessionID is the last session id the server handed the client, 0 if none.

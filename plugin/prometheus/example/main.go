@@ -74,7 +74,7 @@ func run(ctx context.Context, zkConnect, topic, group, listen string) (err error
 	cfg.GroupID = group
 	cfg.AutoOffsetReset = connector.AutoOffsetResetSmallest
 	cfg.Metrics = zkprom.New(reg)
-	c, err := connector.NewContext(ctx, cfg)
+	c, err := connector.New(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -94,8 +94,12 @@ func run(ctx context.Context, zkConnect, topic, group, listen string) (err error
 		return err
 	}
 	var n int
-	for _, err := range streams[topic][0].Messages(ctx) {
+	for {
+		_, err := streams[topic][0].Next(ctx)
 		if err != nil {
+			if errors.Is(err, connector.ErrShutdown) || ctx.Err() != nil {
+				break // the connector was shut down, or ctx ended
+			}
 			log.Print(err) // e.g. a partition error; iteration goes on
 			continue
 		}
