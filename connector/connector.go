@@ -219,14 +219,14 @@ func NewContext(ctx context.Context, cfg Config, opts ...Option) (*ConsumerConne
 	}
 	c.fetcher, err = fetcher.NewConsumerFetcherManager(fetcher.Config{
 		ClientID:                 cfg.ClientID,
-		FetchMinBytes:            cfg.FetchMinBytes,
+		FetchMinBytes:            int32(cfg.FetchMinBytes), // at most MaxInt32: Validate
 		FetchWaitMax:             cfg.FetchWaitMax,
 		SocketTimeout:            cfg.SocketTimeout,
 		SocketReceiveBufferBytes: cfg.SocketReceiveBufferBytes,
 		RefreshLeaderBackoff:     cfg.RefreshLeaderBackoff,
 		NumFetchers:              cfg.NumConsumerFetchers,
-		AutoOffsetReset:          cfg.AutoOffsetReset,
-		IsolationLevel:           cfg.IsolationLevel,
+		AutoOffsetReset:          cfg.AutoOffsetReset.String(),
+		IsolationLevel:           cfg.IsolationLevel.String(),
 		CheckCRCs:                cfg.CheckCRCs,
 		RecycleMessages:          cfg.RecycleMessages,
 		Logger:                   c.log,
@@ -262,7 +262,7 @@ func NewContext(ctx context.Context, cfg Config, opts ...Option) (*ConsumerConne
 }
 
 func (c *ConsumerConnector) newOffsetStore(brokers *zkBrokers, sec *secure.Client) offsetStore {
-	zkStore := c.metered(&zkOffsetStore{zk: c.session, group: c.cfg.GroupID}, StoreZooKeeper)
+	zkStore := c.metered(&zkOffsetStore{zk: c.session, group: c.cfg.GroupID}, OffsetsStorageZooKeeper)
 	if c.cfg.OffsetsStorage != OffsetsStorageKafka {
 		return zkStore
 	}
@@ -305,8 +305,8 @@ func (c *ConsumerConnector) newOffsetStore(brokers *zkBrokers, sec *secure.Clien
 			if d := resetter.Load(); d != nil {
 				d.Reset()
 			}
-		})), StoreKafka)
-	if c.cfg.DualCommitEnabled != nil && *c.cfg.DualCommitEnabled {
+		})), OffsetsStorageKafka)
+	if c.cfg.DualCommitEnabled.on(c.cfg.OffsetsStorage) {
 		return &dualOffsetStore{kafka: kafka, zk: zkStore}
 	}
 	return kafka

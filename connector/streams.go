@@ -152,13 +152,13 @@ func (c *ConsumerConnector) newStream() (*streamcore.KafkaStream, *streamcore.Co
 
 // join registers the member and runs its first rebalance.
 func (c *ConsumerConnector) join(ctx context.Context, sub rebalance.Subscription, streams map[streamKey]*streamcore.Control, wildcard bool) error {
-	format, err := rebalance.ParseRoundRobinHashFormat(c.cfg.RoundRobinHashFormat)
+	format, err := rebalance.ParseRoundRobinHashFormat(c.cfg.RoundRobinHashFormat.String())
 	if err != nil {
 		return fmt.Errorf("connector: %w", err)
 	}
 	var assignor rebalance.Assignor
 	if c.kafka == nil { // Kafka mode's assignors are the group member's
-		if assignor, err = rebalance.NewAssignor(c.cfg.PartitionAssignmentStrategy, rebalance.WithRoundRobinHashFormat(format)); err != nil {
+		if assignor, err = rebalance.NewAssignor(formatStrategies(c.cfg.PartitionAssignmentStrategy), rebalance.WithRoundRobinHashFormat(format)); err != nil {
 			return fmt.Errorf("connector: %w", err)
 		}
 	}
