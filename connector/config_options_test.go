@@ -394,3 +394,30 @@ func TestStringLiteralOptionsDoNotCompile(t *testing.T) {
 		})
 	}
 }
+
+// TestDocsNameEveryOptionConstant: the configuration pages name every
+// constant of every option type, next to the property value it stands
+// for (docs/security.md for the security options).
+func TestDocsNameEveryOptionConstant(t *testing.T) {
+	api, err := os.ReadFile(filepath.Join("..", "internal", "layering", "testdata", "api", "connector.txt"))
+	require.NoError(t, err)
+	var pages string
+	for _, page := range []string{"configuration.md", "security.md"} {
+		b, err := os.ReadFile(filepath.Join("..", "docs", page))
+		require.NoError(t, err)
+		pages += string(b)
+	}
+	types := map[string]bool{}
+	for _, o := range options() {
+		types[strings.TrimPrefix(fmt.Sprintf("%T", deref(o.fresh())), "connector.")] = true
+	}
+	named := 0
+	for line := range strings.SplitSeq(string(api), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 3 && f[0] == "const" && types[f[2]] {
+			named++
+			assert.Contains(t, pages, "`"+f[1]+"`", "docs/configuration.md or docs/security.md does not name %s", f[1])
+		}
+	}
+	assert.Equal(t, 28, named, "constants of the option types")
+}
