@@ -555,9 +555,7 @@ func (c *Config) Validate() error {
 			c.DualCommitEnabled = DualCommitOn
 		}
 	}
-	if c.DualCommitEnabled != DualCommitDefault {
-		dualCommitEnum.check(&v, uint8(c.DualCommitEnabled))
-	}
+	dualCommitEnum.check(&v, uint8(c.DualCommitEnabled))
 	v.check(keyOffsetsChannelBackoff, ms(c.OffsetsChannelBackoff), c.OffsetsChannelBackoff >= 0, "must not be negative")
 	v.check(keyOffsetsChannelSocketTimeout, ms(c.OffsetsChannelSocketTimeout), c.OffsetsChannelSocketTimeout > 0, "must be positive")
 	v.check(keyOffsetsCommitMaxRetries, itoa(c.OffsetsCommitMaxRetries), c.OffsetsCommitMaxRetries >= 0, "must not be negative")

@@ -72,7 +72,7 @@ func (e *enum) parse(text []byte) (uint8, error) {
 	return 0, &ConfigError{Key: e.key, Value: t, Reason: e.reason()}
 }
 
-// check reports v as a *ConfigError on v if it is none of the type's
+// check records a *ConfigError in v if value is none of the type's
 // constants (a conversion from an integer made it), and returns whether
 // it is one.
 func (e *enum) check(v *validator, value uint8) bool {
@@ -533,8 +533,8 @@ type DualCommit uint8
 
 const (
 	// DualCommitDefault follows offsets.storage; Validate replaces it with
-	// DualCommitOn or DualCommitOff. It is the zero value, and written as
-	// no property.
+	// DualCommitOn or DualCommitOff. It is the zero value; its text is
+	// empty, and Properties leaves the key out.
 	DualCommitDefault DualCommit = iota
 	// DualCommitOn also writes offsets to ZooKeeper when offsets.storage
 	// is "kafka", and reads the larger of both: "true".
@@ -544,29 +544,21 @@ const (
 )
 
 var dualCommitEnum = enum{key: keyDualCommitEnabled, typeName: "DualCommit", spellings: []spelling{
-	{"true", uint8(DualCommitOn)}, {"false", uint8(DualCommitOff)},
+	{"true", uint8(DualCommitOn)}, {"false", uint8(DualCommitOff)}, {"", uint8(DualCommitDefault)},
 }}
 
 // String returns "true" or "false", or "" for DualCommitDefault.
-func (d DualCommit) String() string {
-	if d == DualCommitDefault {
-		return ""
-	}
-	return dualCommitEnum.String(uint8(d))
-}
+func (d DualCommit) String() string { return dualCommitEnum.String(uint8(d)) }
 
 // MarshalText returns String's spelling; a value that is not one of the
 // constants is a *ConfigError.
-func (d DualCommit) MarshalText() ([]byte, error) {
-	if d == DualCommitDefault {
-		return []byte{}, nil
-	}
-	return dualCommitEnum.marshal(uint8(d))
-}
+func (d DualCommit) MarshalText() ([]byte, error) { return dualCommitEnum.marshal(uint8(d)) }
 
-// UnmarshalText reads exactly "true" or "false", as Kafka does; anything
-// else is a *ConfigError naming dual.commit.enabled and the accepted
-// values.
+// UnmarshalText reads exactly "true" or "false", as Kafka does, or "" for
+// DualCommitDefault; anything else is a *ConfigError naming
+// dual.commit.enabled and the accepted values. (In a properties file an
+// empty dual.commit.enabled is refused, as Kafka refuses it: leave the key
+// out instead.)
 func (d *DualCommit) UnmarshalText(text []byte) error {
 	v, err := dualCommitEnum.parse(text)
 	if err == nil {

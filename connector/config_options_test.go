@@ -2,7 +2,10 @@ package connector_test
 
 import (
 	"encoding"
+	"encoding/json"
+	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -119,9 +122,9 @@ func options() []option {
 		{
 			key:       "dual.commit.enabled",
 			fresh:     func() textOption { return new(connector.DualCommit) },
-			canonical: map[string]any{"true": connector.DualCommitOn, "false": connector.DualCommitOff},
+			canonical: map[string]any{"true": connector.DualCommitOn, "false": connector.DualCommitOff, "": connector.DualCommitDefault},
 			typo:      "yes",
-			accepted:  "must be one of true, false",
+			accepted:  `must be one of true, false, "" (empty)`,
 		},
 		{
 			key:   "ssl.endpoint.identification.algorithm",
@@ -420,4 +423,33 @@ func TestDocsNameEveryOptionConstant(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 28, named, "constants of the option types")
+}
+
+// TestOptionTypesWithFlagAndJSON: the option types work where Go takes
+// text values: flag.TextVar and encoding/json.
+func TestOptionTypesWithFlagAndJSON(t *testing.T) {
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var reset connector.OffsetReset
+	fs.TextVar(&reset, "reset", connector.AutoOffsetResetLargest, "auto.offset.reset")
+	require.NoError(t, fs.Parse([]string{"-reset", "earliest"}))
+	assert.Equal(t, connector.AutoOffsetResetSmallest, reset)
+	require.ErrorContains(t, fs.Parse([]string{"-reset", "earlist"}), "must be one of smallest, largest, earliest, latest")
+
+	type options struct {
+		Reset    connector.OffsetReset
+		Storage  connector.OffsetsStorage
+		Dual     connector.DualCommit
+		Strategy []connector.AssignmentStrategy
+		Host     connector.EndpointIdentification
+	}
+	in := options{connector.AutoOffsetResetSmallest, connector.OffsetsStorageKafka, connector.DualCommitDefault,
+		[]connector.AssignmentStrategy{connector.StrategyRange, connector.StrategyCooperativeSticky}, connector.EndpointIdentificationNone}
+	b, err := json.Marshal(in)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"Reset":"smallest","Storage":"kafka","Dual":"","Strategy":["range","cooperative-sticky"],"Host":""}`, string(b))
+	var out options
+	require.NoError(t, json.Unmarshal(b, &out))
+	assert.Equal(t, in, out)
+	require.ErrorContains(t, json.Unmarshal([]byte(`{"Storage":"s3"}`), &out), `invalid offsets.storage "s3"`)
 }
