@@ -9,91 +9,6 @@ import (
 	"time"
 )
 
-// Values accepted by Config.AutoOffsetReset (auto.offset.reset).
-const (
-	// AutoOffsetResetSmallest starts from the oldest offset the broker still has.
-	AutoOffsetResetSmallest = "smallest"
-	// AutoOffsetResetLargest starts from the end of the log (Kafka's default).
-	AutoOffsetResetLargest = "largest"
-	// AutoOffsetResetEarliest is the Java consumer's name for
-	// AutoOffsetResetSmallest, accepted in both coordination modes;
-	// Validate turns it into AutoOffsetResetSmallest.
-	AutoOffsetResetEarliest = "earliest"
-	// AutoOffsetResetLatest is the Java consumer's name for
-	// AutoOffsetResetLargest, accepted in both coordination modes;
-	// Validate turns it into AutoOffsetResetLargest.
-	AutoOffsetResetLatest = "latest"
-)
-
-// Values accepted by Config.PartitionAssignmentStrategy
-// (partition.assignment.strategy).
-const (
-	// StrategyRange is Kafka's RangeAssignor, the default.
-	StrategyRange = "range"
-	// StrategyRoundRobin is Kafka's RoundRobinAssignor.
-	StrategyRoundRobin = "roundrobin"
-	// StrategyCooperativeSticky is Kafka's CooperativeStickyAssignor
-	// (Kafka mode only): balanced and sticky, and the assignor of Kafka's
-	// cooperative rebalance protocol (KIP-429), under which a member keeps
-	// delivering the partitions it keeps during a rebalance (see
-	// PartitionAssignmentStrategy and docs/rebalancing.md, "Kafka mode,
-	// classic protocol").
-	StrategyCooperativeSticky = "cooperative-sticky"
-	// StrategySticky is zkconsumer's sticky assignor (ZooKeeper mode only):
-	// balanced, and moving as few partitions as balance allows when
-	// members join or leave, for groups whose members are all zkconsumers
-	// running it (see docs/rebalancing.md, "ZooKeeper mode: choosing
-	// partition.assignment.strategy").
-	StrategySticky = "sticky"
-)
-
-// Values accepted by Config.RebalanceProtocol (zkconsumer.rebalance.protocol),
-// named after Kafka's RebalanceProtocol.
-const (
-	// RebalanceCooperative hands partitions over one by one, the default:
-	// during a rebalance a member keeps delivering the partitions it keeps,
-	// commits and releases only those that move away, and only those it
-	// gains wait for their previous owner.
-	RebalanceCooperative = "cooperative"
-	// RebalanceEager stops the whole member on every rebalance, as Kafka's
-	// Scala consumer does: every partition is revoked (committed, and the
-	// listener told about all of this member's) before the new assignment
-	// is computed, and fetching starts again once every partition is
-	// claimed (the listener told about all of this member's new ones).
-	RebalanceEager = "eager"
-)
-
-// Values accepted by Config.RoundRobinHashFormat
-// (zkconsumer.roundrobin.hash.format).
-const (
-	// RoundRobinHashDash hashes partitions as "topic-3", as the Scala consumer
-	// does from Kafka 1.0.0 (KAFKA-5822) to 1.1.1. It is the default.
-	RoundRobinHashDash = "dash"
-	// RoundRobinHashBracket hashes partitions as "[topic,3]", as the Scala
-	// consumer does from 0.8.2 to 0.11.0.x.
-	RoundRobinHashBracket = "bracket"
-)
-
-// Values accepted by Config.OffsetsStorage (offsets.storage).
-const (
-	// OffsetsStorageZooKeeper keeps offsets under /consumers/<group>/offsets,
-	// the default.
-	OffsetsStorageZooKeeper = "zookeeper"
-	// OffsetsStorageKafka commits offsets to the group coordinator
-	// (OffsetCommit/OffsetFetch), Kafka 0.8.2+.
-	OffsetsStorageKafka = "kafka"
-)
-
-// Values accepted by Config.IsolationLevel (zkconsumer.isolation.level).
-const (
-	// IsolationReadUncommitted delivers every message, the default and the
-	// only behaviour the Scala consumer has.
-	IsolationReadUncommitted = "read_uncommitted"
-	// IsolationReadCommitted hides aborted transactional messages and stops
-	// at the last stable offset.
-	IsolationReadCommitted = "read_committed"
-)
-
 // ErrInvalidConfig is matched by every error that Validate and the
 // properties loader report, so callers can test errors.Is(err,
 // ErrInvalidConfig) on the joined result.
@@ -127,11 +42,20 @@ func (e *ConfigError) Unwrap() error { return ErrInvalidConfig }
 // extensions whose keys start with "zkconsumer.".
 //
 // Start from DefaultConfig, set GroupID and ZooKeeperConnect (or
-// GroupCoordination "kafka" and BootstrapServers), and call Validate (the connector's constructor does). A few fields default to the
-// value of another field; they are left zero (or nil) by DefaultConfig and
-// filled in by Validate, so that changing the field they follow changes them
-// too. As a consequence the literal zero cannot be requested for those
-// fields; their docs say so.
+// GroupCoordination CoordinationKafka and BootstrapServers), and call
+// Validate (the connector's constructor does). A few fields default to the
+// value of another field; they are left zero by DefaultConfig and filled in
+// by Validate, so that changing the field they follow changes them too. As
+// a consequence the literal zero cannot be requested for those fields;
+// their docs say so.
+//
+// The options with a fixed set of values (AutoOffsetReset,
+// GroupCoordination, PartitionAssignmentStrategy, OffsetsStorage, ...)
+// have types of their own with a constant per value, so that a misspelt
+// value does not compile; their zero value is Kafka's default, so a Config
+// whose option fields are left zero behaves as DefaultConfig's. Their
+// UnmarshalText methods read Kafka's spellings, as properties files
+// (ConfigFromProperties) write them.
 //
 // Durations are expressed in milliseconds in properties files; their
 // Kafka keys end in ".ms". Sub-millisecond parts are dropped when a Config
@@ -151,13 +75,13 @@ type Config struct {
 
 	// GroupCoordination chooses who coordinates the group:
 	// zkconsumer.group.coordination, a zkconsumer extension, default
-	// "zookeeper". CoordinationZooKeeper is Kafka's Scala consumer's way
-	// (members register in ZooKeeper and claim partitions there);
-	// CoordinationKafka joins the group through the brokers' group
-	// coordinator, as Kafka's Java consumer does, so that zkconsumer
-	// members and Java consumers can share one group and no ZooKeeper is
-	// needed (Kafka 4.x). The streams, the iterator and the rest of the API
-	// are the same. Validate lower-cases it.
+	// CoordinationZooKeeper (the zero value), "zookeeper" in properties.
+	// CoordinationZooKeeper is Kafka's Scala consumer's way (members
+	// register in ZooKeeper and claim partitions there); CoordinationKafka
+	// ("kafka") joins the group through the brokers' group coordinator, as
+	// Kafka's Java consumer does, so that zkconsumer members and Java
+	// consumers can share one group and no ZooKeeper is needed (Kafka 4.x).
+	// The streams, the iterator and the rest of the API are the same.
 	//
 	// Some keys mean something in one mode only: zookeeper.*,
 	// offsets.storage, dual.commit.enabled, offsets.channel.*,
@@ -169,7 +93,7 @@ type Config struct {
 	// ConfigFromProperties returns it, New logs it on Logger), not an
 	// error, so that one file serves both modes while a group moves off
 	// ZooKeeper.
-	GroupCoordination string
+	GroupCoordination Coordination
 
 	// BootstrapServers lists some of the cluster's brokers,
 	// "host1:port1,host2:port2": bootstrap.servers, required with
@@ -241,18 +165,21 @@ type Config struct {
 	// they changed: metadata.max.age.ms, default 300000 (5 min).
 	MetadataMaxAge time.Duration
 
-	// GroupProtocol is group.protocol, "kafka" mode only: GroupProtocolClassic
-	// (the default; JoinGroup, SyncGroup, Heartbeat, with the assignment
-	// computed by the group's leader) or GroupProtocolConsumer (KIP-848's
+	// GroupProtocol is group.protocol, "kafka" mode only:
+	// GroupProtocolClassic (the zero value and the default, "classic";
+	// JoinGroup, SyncGroup, Heartbeat, with the assignment computed by the
+	// group's leader) or GroupProtocolConsumer ("consumer": KIP-848's
 	// ConsumerGroupHeartbeat, Kafka 4.0 or later: the broker computes the
 	// assignment and moves partitions one by one, and a member keeps the
 	// partitions that stay its own). See GroupProtocolConsumer for what
-	// each setting means with "consumer".
-	GroupProtocol string
-	// GroupRemoteAssignor is group.remote.assignor, with GroupProtocol
-	// "consumer" only: the broker-side assignor, "uniform" or "range";
-	// default unset (the broker's group.consumer.assignors, uniform first).
-	GroupRemoteAssignor string
+	// each setting means with it.
+	GroupProtocol GroupProtocol
+	// GroupRemoteAssignor is group.remote.assignor, with
+	// GroupProtocolConsumer only: the broker-side assignor,
+	// RemoteAssignorUniform ("uniform") or RemoteAssignorRange ("range");
+	// default RemoteAssignorDefault (the zero value, unset: the broker's
+	// group.consumer.assignors, uniform first).
+	GroupRemoteAssignor RemoteAssignor
 
 	// ConsumerID fixes the variable part of this member's id:
 	// consumer.id, default unset. The member registers as
@@ -285,14 +212,15 @@ type Config struct {
 
 	// FetchMessageMaxBytes is the number of bytes fetched per partition in
 	// one request: fetch.message.max.bytes, default 1048576 (1 MiB). It
-	// must be positive and at least the largest message the brokers accept,
-	// or a large message stops its partition.
-	FetchMessageMaxBytes int32
+	// must be positive, at most 2147483647, and at least the largest
+	// message the brokers accept, or a large message stops its partition.
+	FetchMessageMaxBytes int
 
 	// FetchMaxBytes is fetch.max.bytes, default 52428800 (50 MiB). Kafka's
 	// old consumer parses it but never uses it; it is kept so existing
-	// properties files load without warnings. It must be positive.
-	FetchMaxBytes int32
+	// properties files load without warnings. It must be positive and at
+	// most 2147483647.
+	FetchMaxBytes int
 
 	// NumConsumerFetchers is the number of fetchers per broker: the
 	// partitions led by one broker are spread over this many fetch loops
@@ -328,8 +256,8 @@ type Config struct {
 
 	// FetchMinBytes is the minimum amount of data a broker returns for a
 	// fetch, waiting up to FetchWaitMax for it: fetch.min.bytes, default 1.
-	// It must not be negative.
-	FetchMinBytes int32
+	// It must not be negative nor exceed 2147483647.
+	FetchMinBytes int
 
 	// FetchWaitMax is how long a broker may hold a fetch request that does
 	// not yet have FetchMinBytes: fetch.wait.max.ms, default 100. It must
@@ -346,13 +274,13 @@ type Config struct {
 
 	// AutoOffsetReset says where to start when a partition has no committed
 	// offset or its offset is out of range: auto.offset.reset, default
-	// "largest". One of AutoOffsetResetSmallest or AutoOffsetResetLargest,
-	// or the Java consumer's names for them, "earliest" and "latest"
-	// (smallest=earliest, largest=latest, as Java maps them), in either
-	// coordination mode; Validate turns the latter into the former. (The
-	// Scala consumer refused "earliest" and "latest"; the console
-	// consumer's --zookeeper mode still does, as Kafka 1.1.1's did.)
-	AutoOffsetReset string
+	// AutoOffsetResetLargest (the zero value). In properties it is
+	// "largest" or "smallest", or the Java consumer's names for them,
+	// "latest" and "earliest" (smallest=earliest, largest=latest, as Java
+	// maps them), in either coordination mode. (The Scala consumer refused
+	// "earliest" and "latest"; the console consumer's --zookeeper mode
+	// still does, as Kafka 1.1.1's did.)
+	AutoOffsetReset OffsetReset
 
 	// ConsumerTimeout is how long a stream's iterator waits for a message
 	// before reporting a timeout: consumer.timeout.ms, default -1. A
@@ -365,13 +293,15 @@ type Config struct {
 	ExcludeInternalTopics bool
 
 	// PartitionAssignmentStrategy chooses the assignor:
-	// partition.assignment.strategy, default "range". One of StrategyRange,
-	// StrategyRoundRobin or, in ZooKeeper mode only, StrategySticky. Every
-	// member of a group must use the same one. In Kafka mode it is, as in
-	// Java's consumer, a comma-separated list in order of preference of
-	// StrategyRange, StrategyRoundRobin and StrategyCooperativeSticky (or
-	// the class names of Java's assignors for them); the coordinator picks
-	// one that every member lists. With StrategyCooperativeSticky alone the
+	// partition.assignment.strategy, default [StrategyRange] ("range");
+	// nil means the default, and Validate fills it in. In ZooKeeper mode
+	// it holds one of StrategyRange, StrategyRoundRobin or StrategySticky,
+	// and every member of a group must use the same one. In Kafka mode it
+	// is, as in Java's consumer, a list in order of preference of
+	// StrategyRange, StrategyRoundRobin and StrategyCooperativeSticky,
+	// written comma-separated in properties (where the class names of
+	// Java's assignors are accepted too); the coordinator picks one that
+	// every member lists. With StrategyCooperativeSticky alone the
 	// member runs Kafka's cooperative protocol: during a rebalance it keeps
 	// delivering the partitions it keeps, gives up (commits, tells the
 	// listener about) only those that move, and the listener's
@@ -387,41 +317,46 @@ type Config struct {
 	// (wrapped in ErrRebalanceFailed) on Errors and in Assignment().Err:
 	// sticky members share a group with sticky members only, and step out
 	// for Scala members; otherwise the member that registered first wins.
-	PartitionAssignmentStrategy string
+	PartitionAssignmentStrategy []AssignmentStrategy
 
 	// RebalanceProtocol chooses how a member hands partitions over in
 	// ZooKeeper mode: zkconsumer.rebalance.protocol, a zkconsumer
-	// extension, default "cooperative". With RebalanceCooperative a member
+	// extension, default RebalanceCooperative (the zero value,
+	// "cooperative"). With RebalanceCooperative a member
 	// keeps delivering the partitions it keeps during a rebalance, and the
 	// RebalanceListener is told only about the partitions that move:
 	// BeforeReleasingPartitions about those it gives up (not called when
 	// it gives up none), BeforeStartingFetchers about those it gains (not
-	// called when it gains none). RebalanceEager is Kafka's Scala
+	// called when it gains none). RebalanceEager ("eager") is Kafka's Scala
 	// consumer's behaviour: every rebalance stops the member, which
 	// releases every partition it owns and then starts every partition of
 	// its new assignment (the listener is told both, this member's own
 	// partitions only, as under either protocol). Members of either
 	// protocol, and Scala members, share a group.
-	RebalanceProtocol string
+	RebalanceProtocol RebalanceProtocol
 
 	// RoundRobinHashFormat selects how the roundrobin assignor renders a
 	// partition before hashing it: zkconsumer.roundrobin.hash.format, a
-	// zkconsumer extension, default "dash". RoundRobinHashDash ("t-p")
+	// zkconsumer extension, default RoundRobinHashDash (the zero value,
+	// "dash"). RoundRobinHashDash ("t-p")
 	// agrees with Scala consumers 1.0.0–1.1.1, RoundRobinHashBracket
-	// ("[t,p]") with 0.8.2–0.11.0.x. A group mixing the two fights over
+	// ("bracket", "[t,p]") with 0.8.2–0.11.0.x. A group mixing the two fights over
 	// partitions forever, so pick the one your Scala members use.
-	RoundRobinHashFormat string
+	RoundRobinHashFormat RoundRobinHashFormat
 
 	// OffsetsStorage says where offsets are committed and fetched from:
-	// offsets.storage, default "zookeeper". One of OffsetsStorageZooKeeper or
-	// OffsetsStorageKafka; Validate lower-cases it, as Kafka does.
-	OffsetsStorage string
+	// offsets.storage, default OffsetsStorageZooKeeper (the zero value,
+	// "zookeeper"), or OffsetsStorageKafka ("kafka"; any case in
+	// properties, as Kafka reads it).
+	OffsetsStorage OffsetsStorage
 
 	// DualCommitEnabled also writes offsets to ZooKeeper when OffsetsStorage
-	// is "kafka", and reads the larger of both: dual.commit.enabled, default
-	// OffsetsStorage == "kafka". Nil means "follow OffsetsStorage"; Validate
-	// fills it in. Set it with, for example, new(false).
-	DualCommitEnabled *bool
+	// is OffsetsStorageKafka, and reads the larger of both:
+	// dual.commit.enabled, default on with OffsetsStorageKafka and off
+	// otherwise. The zero value, DualCommitDefault, means "follow
+	// OffsetsStorage"; Validate replaces it with DualCommitOn or
+	// DualCommitOff ("true" and "false" in properties).
+	DualCommitEnabled DualCommit
 
 	// OffsetsChannelBackoff is the pause before reconnecting to the offset
 	// coordinator or retrying an offset commit or fetch:
@@ -466,10 +401,11 @@ type Config struct {
 
 	// IsolationLevel selects which transactional messages are delivered:
 	// zkconsumer.isolation.level, a zkconsumer extension, default
-	// "read_uncommitted" (the Scala consumer's only behaviour). One of
-	// IsolationReadUncommitted or IsolationReadCommitted; read_committed
-	// needs brokers that support fetch v4 (Kafka 0.11+).
-	IsolationLevel string
+	// IsolationReadUncommitted (the zero value, "read_uncommitted", the
+	// Scala consumer's only behaviour), or IsolationReadCommitted
+	// ("read_committed"), which needs brokers that support fetch v4 (Kafka
+	// 0.11+).
+	IsolationLevel IsolationLevel
 
 	// CheckCRCs verifies the checksum of every record batch and message
 	// fetched: check.crcs, the Java consumer's key (the Scala consumer
@@ -519,7 +455,8 @@ type Config struct {
 // BootstrapServers) are left empty: they are required.
 // Fields whose default follows another field (ClientID,
 // DualCommitEnabled, ZooKeeperConnectionTimeout) are left unset and filled
-// in by Validate.
+// in by Validate. The option types' fields hold their zero values, which
+// are the defaults; they are listed below to show them.
 func DefaultConfig() Config {
 	return Config{
 		SocketTimeout:               30000 * time.Millisecond,
@@ -538,7 +475,7 @@ func DefaultConfig() Config {
 		AutoOffsetReset:             AutoOffsetResetLargest,
 		ConsumerTimeout:             -1 * time.Millisecond,
 		ExcludeInternalTopics:       true,
-		PartitionAssignmentStrategy: StrategyRange,
+		PartitionAssignmentStrategy: []AssignmentStrategy{StrategyRange},
 		RebalanceProtocol:           RebalanceCooperative,
 		RoundRobinHashFormat:        RoundRobinHashDash,
 		OffsetsStorage:              OffsetsStorageZooKeeper,
@@ -559,8 +496,8 @@ func DefaultConfig() Config {
 }
 
 // Validate fills in the defaults that follow other fields (ClientID,
-// DualCommitEnabled, ZooKeeperConnectionTimeout), lower-cases
-// OffsetsStorage, and checks every
+// DualCommitEnabled, ZooKeeperConnectionTimeout, and
+// PartitionAssignmentStrategy when nil), and checks every
 // field with Kafka 1.1.1's rules plus a few stricter ones that catch values
 // Kafka accepts but then fails on at run time (documented on each field).
 //
@@ -593,9 +530,16 @@ func (c *Config) Validate() error {
 		v.fail(keySocketTimeout, ms(c.SocketTimeout),
 			"must be at least fetch.wait.max.ms ("+ms(c.FetchWaitMax)+") to prevent unnecessary socket timeouts")
 	}
-	v.check(keyFetchMessageMaxBytes, itoa(c.FetchMessageMaxBytes), c.FetchMessageMaxBytes > 0, "must be positive")
-	v.check(keyFetchMaxBytes, itoa(c.FetchMaxBytes), c.FetchMaxBytes > 0, "must be positive")
-	v.check(keyFetchMinBytes, itoa(c.FetchMinBytes), c.FetchMinBytes >= 0, "must not be negative")
+	const maxInt32 = 1<<31 - 1
+	if v.check(keyFetchMessageMaxBytes, itoa(c.FetchMessageMaxBytes), c.FetchMessageMaxBytes > 0, "must be positive") {
+		v.check(keyFetchMessageMaxBytes, itoa(c.FetchMessageMaxBytes), c.FetchMessageMaxBytes <= maxInt32, "must be at most 2147483647")
+	}
+	if v.check(keyFetchMaxBytes, itoa(c.FetchMaxBytes), c.FetchMaxBytes > 0, "must be positive") {
+		v.check(keyFetchMaxBytes, itoa(c.FetchMaxBytes), c.FetchMaxBytes <= maxInt32, "must be at most 2147483647")
+	}
+	if v.check(keyFetchMinBytes, itoa(c.FetchMinBytes), c.FetchMinBytes >= 0, "must not be negative") {
+		v.check(keyFetchMinBytes, itoa(c.FetchMinBytes), c.FetchMinBytes <= maxInt32, "must be at most 2147483647")
+	}
 	v.check(keyNumConsumerFetchers, itoa(c.NumConsumerFetchers), c.NumConsumerFetchers >= 1, "must be at least 1")
 	v.check(keyQueuedMaxMessageChunks, itoa(c.QueuedMaxMessageChunks), c.QueuedMaxMessageChunks >= 1, "must be at least 1")
 	v.check(keyRefreshLeaderBackoff, ms(c.RefreshLeaderBackoff), c.RefreshLeaderBackoff >= 0, "must not be negative")
@@ -605,12 +549,14 @@ func (c *Config) Validate() error {
 		v.check(keyAutoCommitInterval, ms(c.AutoCommitInterval), c.AutoCommitInterval > 0,
 			"must be positive when auto.commit.enable is true")
 	}
-	c.OffsetsStorage = strings.ToLower(c.OffsetsStorage)
-	storageOK := v.oneOf(keyOffsetsStorage, c.OffsetsStorage, OffsetsStorageZooKeeper, OffsetsStorageKafka)
-	if c.DualCommitEnabled == nil && storageOK {
-		dual := c.OffsetsStorage == OffsetsStorageKafka
-		c.DualCommitEnabled = &dual
+	storageOK := offsetsStorageEnum.check(&v, uint8(c.OffsetsStorage))
+	if c.DualCommitEnabled == DualCommitDefault && storageOK {
+		c.DualCommitEnabled = DualCommitOff
+		if c.OffsetsStorage == OffsetsStorageKafka {
+			c.DualCommitEnabled = DualCommitOn
+		}
 	}
+	dualCommitEnum.check(&v, uint8(c.DualCommitEnabled))
 	v.check(keyOffsetsChannelBackoff, ms(c.OffsetsChannelBackoff), c.OffsetsChannelBackoff >= 0, "must not be negative")
 	v.check(keyOffsetsChannelSocketTimeout, ms(c.OffsetsChannelSocketTimeout), c.OffsetsChannelSocketTimeout > 0, "must be positive")
 	v.check(keyOffsetsCommitMaxRetries, itoa(c.OffsetsCommitMaxRetries), c.OffsetsCommitMaxRetries >= 0, "must not be negative")
@@ -619,26 +565,18 @@ func (c *Config) Validate() error {
 	v.check(keyRebalanceMaxRetries, itoa(c.RebalanceMaxRetries), c.RebalanceMaxRetries >= 1, "must be at least 1")
 	v.check(keyZooKeeperSyncTime, ms(c.ZooKeeperSyncTime), c.ZooKeeperSyncTime >= 0, "must not be negative")
 	v.check(keyRebalanceBackoff, ms(c.RebalanceBackoff), c.RebalanceBackoff >= 0, "must not be negative")
-	if c.kafkaMode() {
-		if _, reason := kafkaAssignors(c.PartitionAssignmentStrategy); reason != "" {
-			v.fail(keyPartitionAssignmentStrategy, c.PartitionAssignmentStrategy, reason)
-		}
-	} else {
-		v.oneOf(keyPartitionAssignmentStrategy, c.PartitionAssignmentStrategy, StrategyRange, StrategyRoundRobin, StrategySticky)
+	if c.PartitionAssignmentStrategy == nil {
+		c.PartitionAssignmentStrategy = []AssignmentStrategy{StrategyRange}
 	}
-	v.oneOf(keyRebalanceProtocol, c.RebalanceProtocol, RebalanceCooperative, RebalanceEager)
-	v.oneOf(keyRoundRobinHashFormat, c.RoundRobinHashFormat, RoundRobinHashDash, RoundRobinHashBracket)
+	if reason := c.checkStrategies(); reason != "" {
+		v.fail(keyPartitionAssignmentStrategy, formatStrategies(c.PartitionAssignmentStrategy), reason)
+	}
+	rebalanceProtocolEnum.check(&v, uint8(c.RebalanceProtocol))
+	hashFormatEnum.check(&v, uint8(c.RoundRobinHashFormat))
 
-	// Consumption. The Java consumer's names for auto.offset.reset's
-	// values mean the same in both modes, as Java maps them.
-	switch c.AutoOffsetReset {
-	case AutoOffsetResetEarliest:
-		c.AutoOffsetReset = AutoOffsetResetSmallest
-	case AutoOffsetResetLatest:
-		c.AutoOffsetReset = AutoOffsetResetLargest
-	}
-	v.oneOf(keyAutoOffsetReset, c.AutoOffsetReset, AutoOffsetResetSmallest, AutoOffsetResetLargest, AutoOffsetResetEarliest, AutoOffsetResetLatest)
-	v.oneOf(keyIsolationLevel, c.IsolationLevel, IsolationReadUncommitted, IsolationReadCommitted)
+	// Consumption.
+	offsetResetEnum.check(&v, uint8(c.AutoOffsetReset))
+	isolationEnum.check(&v, uint8(c.IsolationLevel))
 
 	// ZooKeeper session.
 	sessionOK := v.check(keyZooKeeperSessionTimeout, ms(c.ZooKeeperSessionTimeout), c.ZooKeeperSessionTimeout > 0, "must be positive")
@@ -668,18 +606,6 @@ func (v *validator) check(key, value string, ok bool, reason string) bool {
 		v.fail(key, value, reason)
 	}
 	return ok
-}
-
-// oneOf checks that value is one of allowed (case-sensitively, as Kafka
-// does) and returns whether it is.
-func (v *validator) oneOf(key, value string, allowed ...string) bool {
-	for _, a := range allowed {
-		if value == a {
-			return true
-		}
-	}
-	v.fail(key, value, "must be one of "+strings.Join(allowed, ", "))
-	return false
 }
 
 // validChars reports whether s consists only of the characters Kafka allows
@@ -805,6 +731,6 @@ func ms(d time.Duration) string {
 }
 
 // itoa renders an integer field as a properties value.
-func itoa[T int | int32](n T) string {
+func itoa(n int) string {
 	return strconv.FormatInt(int64(n), 10)
 }

@@ -1,46 +1,53 @@
 package connector
 
-import (
-	"fmt"
-	"slices"
-	"strings"
-)
+import "slices"
 
-// javaAssignorClasses maps the class names Java's consumer accepts in
-// partition.assignment.strategy to the protocol names of the assignors.
-var javaAssignorClasses = map[string]string{
-	"org.apache.kafka.clients.consumer.RangeAssignor":             StrategyRange,
-	"org.apache.kafka.clients.consumer.RoundRobinAssignor":        StrategyRoundRobin,
-	"org.apache.kafka.clients.consumer.CooperativeStickyAssignor": StrategyCooperativeSticky,
+// checkStrategies returns why PartitionAssignmentStrategy does not suit
+// the coordination mode, or "" if it does: in ZooKeeper mode one of range,
+// roundrobin and sticky; in Kafka mode a list, in order of preference, of
+// range, roundrobin and cooperative-sticky, each at most once.
+func (c *Config) checkStrategies() string {
+	list := c.PartitionAssignmentStrategy
+	for _, s := range list {
+		if _, ok := strategyEnum.name(uint8(s)); !ok {
+			return strategyEnum.reason()
+		}
+	}
+	if !c.kafkaMode() {
+		if len(list) != 1 || list[0] == StrategyCooperativeSticky {
+			return "must be one of range, roundrobin, sticky"
+		}
+		return ""
+	}
+	if len(list) == 0 {
+		return "must list range, roundrobin or cooperative-sticky (comma-separated, in order of preference)"
+	}
+	for i, s := range list {
+		if s == StrategySticky {
+			return "is zkconsumer's ZooKeeper-mode strategy; with " + keyGroupCoordination + "=" + CoordinationKafka.String() +
+				" use range, roundrobin or cooperative-sticky"
+		}
+		if slices.Contains(list[:i], s) {
+			return "lists " + s.String() + " twice"
+		}
+	}
+	return ""
 }
 
-// kafkaAssignors reads partition.assignment.strategy in Kafka mode: a
-// comma-separated list, in order of preference, as Java's consumer takes
-// it, of StrategyRange, StrategyRoundRobin and StrategyCooperativeSticky,
-// or of the class names of Java's assignors for them; blanks around the
-// names are ignored. It returns the protocol names, or why the value is
-// refused (the reason alone, for a ConfigError).
-func kafkaAssignors(value string) ([]string, string) {
-	var out []string
-	for _, field := range strings.Split(value, ",") {
-		name := strings.TrimSpace(field)
-		if class, ok := javaAssignorClasses[name]; ok {
-			name = class
-		}
-		switch name {
-		case StrategyRange, StrategyRoundRobin, StrategyCooperativeSticky:
-		case StrategySticky:
-			return nil, "is zkconsumer's ZooKeeper-mode strategy; with " + keyGroupCoordination + "=" + CoordinationKafka +
-				" use range, roundrobin or cooperative-sticky"
-		case "":
-			return nil, "must list range, roundrobin or cooperative-sticky (comma-separated, in order of preference)"
-		default:
-			return nil, fmt.Sprintf("%q is not one of range, roundrobin, cooperative-sticky (or the class names of Java's RangeAssignor, RoundRobinAssignor, CooperativeStickyAssignor)", name)
-		}
-		if slices.Contains(out, name) {
-			return nil, fmt.Sprintf("lists %s twice", name)
-		}
-		out = append(out, name)
+// kafkaAssignors returns the protocol names of PartitionAssignmentStrategy
+// in Kafka mode, in order of preference, or why it is refused (the reason
+// alone, for a ConfigError).
+func (c *Config) kafkaAssignors() ([]string, string) {
+	if reason := c.checkStrategies(); reason != "" {
+		return nil, reason
+	}
+	list := c.PartitionAssignmentStrategy
+	if len(list) == 0 {
+		list = []AssignmentStrategy{StrategyRange}
+	}
+	out := make([]string, len(list))
+	for i, s := range list {
+		out[i] = s.String()
 	}
 	return out, ""
 }

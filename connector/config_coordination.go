@@ -8,19 +8,6 @@ import (
 	"time"
 )
 
-// Values accepted by Config.GroupCoordination
-// (zkconsumer.group.coordination).
-const (
-	// CoordinationZooKeeper coordinates the group through ZooKeeper, as
-	// Kafka's Scala consumer does: the default.
-	CoordinationZooKeeper = "zookeeper"
-	// CoordinationKafka makes the connector a member of a group coordinated
-	// by Kafka's brokers (the classic group protocol, as Kafka's Java
-	// consumer speaks it), found through bootstrap.servers. No ZooKeeper is
-	// needed, so it works with Kafka 4.x in KRaft mode.
-	CoordinationKafka = "kafka"
-)
-
 // Property keys of group coordination.
 const (
 	keyGroupCoordination = "zkconsumer.group.coordination"
@@ -50,7 +37,7 @@ var (
 // coordinationProperties are the properties of group coordination; they
 // join the others (config_properties.go) at init.
 var coordinationProperties = []property{
-	stringProp(keyGroupCoordination, func(c *Config) *string { return &c.GroupCoordination }, false),
+	enumProp(keyGroupCoordination, func(c *Config) *Coordination { return &c.GroupCoordination }),
 	stringProp(keyBootstrapServers, func(c *Config) *string { return &c.BootstrapServers }, false),
 	msProp(keySessionTimeout, func(c *Config) *time.Duration { return &c.SessionTimeout }, false),
 	msProp(keyHeartbeatInterval, func(c *Config) *time.Duration { return &c.HeartbeatInterval }, false),
@@ -63,7 +50,7 @@ func init() { properties = append(properties, coordinationProperties...) }
 
 // kafkaMode reports whether the group is coordinated by Kafka.
 func (c *Config) kafkaMode() bool {
-	return strings.ToLower(c.GroupCoordination) == CoordinationKafka
+	return c.GroupCoordination == CoordinationKafka
 }
 
 // ignoredKeys returns the keys among present that the chosen coordination
@@ -96,7 +83,7 @@ func (c *Config) ignoredKeyWarning(key string) string {
 		case keyRebalanceMaxRetries, keyRebalanceBackoff:
 			hint = "; the coordinator's rebalances are bounded by " + keyMaxPollInterval
 		}
-		return fmt.Sprintf("connector: property %s is ignored with %s=%s%s", key, keyGroupCoordination, CoordinationKafka, hint)
+		return fmt.Sprintf("connector: property %s is ignored with %s=%s%s", key, keyGroupCoordination, CoordinationKafka.String(), hint)
 	}
 	hint := ""
 	switch key {
@@ -105,7 +92,7 @@ func (c *Config) ignoredKeyWarning(key string) string {
 	case keySessionTimeout:
 		hint = "; did you mean zookeeper.session.timeout.ms?"
 	}
-	return fmt.Sprintf("connector: property %s only applies with %s=%s and is ignored%s", key, keyGroupCoordination, CoordinationKafka, hint)
+	return fmt.Sprintf("connector: property %s only applies with %s=%s and is ignored%s", key, keyGroupCoordination, CoordinationKafka.String(), hint)
 }
 
 // ModeWarnings lists the fields that the chosen coordination mode ignores
@@ -135,8 +122,8 @@ func (c Config) ModeWarnings() []string {
 	follows := map[string]bool{
 		keyZooKeeperConnectionTimeout: c.ZooKeeperConnectionTimeout == c.ZooKeeperSessionTimeout,
 		keyRebalanceBackoff:           c.RebalanceBackoff == c.ZooKeeperSyncTime,
-		keyDualCommitEnabled: c.DualCommitEnabled != nil &&
-			*c.DualCommitEnabled == (strings.ToLower(c.OffsetsStorage) == OffsetsStorageKafka),
+		keyDualCommitEnabled: c.DualCommitEnabled != DualCommitDefault &&
+			(c.DualCommitEnabled == DualCommitOn) == (c.OffsetsStorage == OffsetsStorageKafka),
 	}
 	var out []string
 	for _, k := range c.ignoredKeys(func(key string) bool {
@@ -163,19 +150,18 @@ func (c *Config) omitsKey(key string) bool {
 // zookeeper.connect with zookeeper, bootstrap.servers and the group
 // membership timeouts with kafka.
 func (c *Config) validateCoordination(v *validator) {
-	c.GroupCoordination = strings.ToLower(c.GroupCoordination)
-	if !v.oneOf(keyGroupCoordination, c.GroupCoordination, CoordinationZooKeeper, CoordinationKafka) {
+	if !coordinationEnum.check(v, uint8(c.GroupCoordination)) {
 		return
 	}
 	if !c.kafkaMode() {
 		if reason := checkZooKeeperConnect(c.ZooKeeperConnect); reason != "" {
 			if c.ZooKeeperConnect == "" && c.BootstrapServers != "" {
-				reason = "required with " + keyGroupCoordination + "=" + CoordinationZooKeeper +
+				reason = "required with " + keyGroupCoordination + "=" + CoordinationZooKeeper.String() +
 					" (the default); to use Kafka's group coordinator with " + keyBootstrapServers +
-					" instead, set " + keyGroupCoordination + "=" + CoordinationKafka
+					" instead, set " + keyGroupCoordination + "=" + CoordinationKafka.String()
 			} else if c.ZooKeeperConnect == "" {
 				reason = "required: set " + keyZooKeeperConnect + " (host1:port1,host2:port2/chroot), or " +
-					keyBootstrapServers + " with " + keyGroupCoordination + "=" + CoordinationKafka +
+					keyBootstrapServers + " with " + keyGroupCoordination + "=" + CoordinationKafka.String() +
 					" to use Kafka's group coordinator"
 			}
 			v.fail(keyZooKeeperConnect, c.ZooKeeperConnect, reason)
@@ -215,7 +201,7 @@ func (c *Config) brokerList() []string {
 func checkBootstrapServers(s string) string {
 	const form = "; must look like host1:port1,host2:port2"
 	if strings.TrimSpace(s) == "" {
-		return "required with " + keyGroupCoordination + "=" + CoordinationKafka + form
+		return "required with " + keyGroupCoordination + "=" + CoordinationKafka.String() + form
 	}
 	for _, server := range strings.Split(s, ",") {
 		server = strings.TrimSpace(server)

@@ -17,7 +17,7 @@ import (
 func kafkaModeConfig() connector.Config {
 	c := connector.DefaultConfig()
 	c.GroupID = "grp"
-	c.GroupCoordination = "Kafka"
+	c.GroupCoordination = connector.CoordinationKafka
 	c.BootstrapServers = "b1:9092, b2:9093"
 	return c
 }
@@ -28,7 +28,7 @@ func kafkaModeConfig() connector.Config {
 // TestJavaOffsetResetNamesInBothModes).
 func TestKafkaModeNeedsNoZooKeeper(t *testing.T) {
 	c := kafkaModeConfig()
-	c.AutoOffsetReset = "earliest"
+	require.NoError(t, c.AutoOffsetReset.UnmarshalText([]byte("earliest")))
 	require.NoError(t, c.Validate())
 	assert.Equal(t, connector.CoordinationKafka, c.GroupCoordination)
 	assert.Equal(t, connector.AutoOffsetResetSmallest, c.AutoOffsetReset)
@@ -66,7 +66,7 @@ func TestKafkaModeValidation(t *testing.T) {
 		mutate func(*connector.Config)
 		key    string
 	}{
-		{"unknown mode", func(c *connector.Config) { c.GroupCoordination = "kraft" }, "zkconsumer.group.coordination"},
+		{"unknown mode", func(c *connector.Config) { c.GroupCoordination = 7 }, "zkconsumer.group.coordination"},
 		{"no port", func(c *connector.Config) { c.BootstrapServers = "b1" }, "bootstrap.servers"},
 		{"bad port", func(c *connector.Config) { c.BootstrapServers = "b1:99999" }, "bootstrap.servers"},
 		{"heartbeat", func(c *connector.Config) { c.HeartbeatInterval = c.SessionTimeout }, "heartbeat.interval.ms"},
@@ -142,12 +142,12 @@ func TestJavaOffsetResetNamesInBothModes(t *testing.T) {
 	zk.GroupID = "grp"
 	zk.ZooKeeperConnect = "zk1:2181"
 	for name, base := range map[string]connector.Config{"zookeeper": zk, "kafka": kafkaModeConfig()} {
-		for value, want := range map[string]string{
+		for value, want := range map[string]connector.OffsetReset{
 			"earliest": connector.AutoOffsetResetSmallest, "latest": connector.AutoOffsetResetLargest,
 			"smallest": connector.AutoOffsetResetSmallest, "largest": connector.AutoOffsetResetLargest,
 		} {
 			c := base
-			c.AutoOffsetReset = value
+			require.NoError(t, c.AutoOffsetReset.UnmarshalText([]byte(value)))
 			require.NoError(t, c.Validate(), "%s mode, %s", name, value)
 			assert.Equal(t, want, c.AutoOffsetReset, "%s mode, %s", name, value)
 
@@ -219,16 +219,16 @@ func TestNilLoggerLogsThroughSlogDefault(t *testing.T) {
 // mode with a clear reason.
 func TestStickyIsZooKeeperModeOnly(t *testing.T) {
 	c := validConfig()
-	c.PartitionAssignmentStrategy = connector.StrategySticky
+	c.PartitionAssignmentStrategy = []connector.AssignmentStrategy{connector.StrategySticky}
 	require.NoError(t, c.Validate())
 	props := c.Properties()
 	assert.Equal(t, "sticky", props["partition.assignment.strategy"])
 	back, _, err := connector.ConfigFromProperties(props)
 	require.NoError(t, err)
-	assert.Equal(t, connector.StrategySticky, back.PartitionAssignmentStrategy)
+	assert.Equal(t, []connector.AssignmentStrategy{connector.StrategySticky}, back.PartitionAssignmentStrategy)
 
 	k := kafkaModeConfig()
-	k.PartitionAssignmentStrategy = connector.StrategySticky
+	k.PartitionAssignmentStrategy = []connector.AssignmentStrategy{connector.StrategySticky}
 	err = k.Validate()
 	require.ErrorIs(t, err, connector.ErrInvalidConfig)
 	assert.EqualError(t, err, `connector: invalid partition.assignment.strategy "sticky": is zkconsumer's ZooKeeper-mode strategy; with zkconsumer.group.coordination=kafka use range, roundrobin or cooperative-sticky`)
@@ -236,32 +236,53 @@ func TestStickyIsZooKeeperModeOnly(t *testing.T) {
 
 // TestKafkaModeAssignorLists: in Kafka mode partition.assignment.strategy
 // is a list, as in Java, of range, roundrobin and cooperative-sticky or
-// the class names of Java's assignors; ZooKeeper mode refuses
-// cooperative-sticky and lists.
+// the class names of Java's assignors (written comma-separated in
+// properties); ZooKeeper mode refuses cooperative-sticky and lists.
 func TestKafkaModeAssignorLists(t *testing.T) {
-	for _, ok := range []string{"cooperative-sticky", "range,cooperative-sticky", " range , roundrobin ",
-		"org.apache.kafka.clients.consumer.CooperativeStickyAssignor",
-		"org.apache.kafka.clients.consumer.RangeAssignor,org.apache.kafka.clients.consumer.CooperativeStickyAssignor"} {
-		k := kafkaModeConfig()
-		k.PartitionAssignmentStrategy = ok
-		require.NoError(t, k.Validate(), ok)
+	kafkaProps := func(value string) map[string]string {
+		return map[string]string{"group.id": "g", "zkconsumer.group.coordination": "kafka", "bootstrap.servers": "b:9092",
+			"partition.assignment.strategy": value}
+	}
+	for value, want := range map[string][]connector.AssignmentStrategy{
+		"cooperative-sticky":       {connector.StrategyCooperativeSticky},
+		"range,cooperative-sticky": {connector.StrategyRange, connector.StrategyCooperativeSticky},
+		" range , roundrobin ":     {connector.StrategyRange, connector.StrategyRoundRobin},
+		"org.apache.kafka.clients.consumer.CooperativeStickyAssignor": {connector.StrategyCooperativeSticky},
+		"org.apache.kafka.clients.consumer.RangeAssignor,org.apache.kafka.clients.consumer.CooperativeStickyAssignor": {
+			connector.StrategyRange, connector.StrategyCooperativeSticky},
+	} {
+		k, _, err := connector.ConfigFromProperties(kafkaProps(value))
+		require.NoError(t, err, value)
+		require.Equal(t, want, k.PartitionAssignmentStrategy, value)
+		require.NoError(t, k.Validate(), value)
 	}
 	for value, reason := range map[string]string{
 		"range,range":            "lists range twice",
-		"range,":                 "must list range, roundrobin or cooperative-sticky",
-		"cooperative":            `"cooperative" is not one of range, roundrobin, cooperative-sticky`,
+		"range,":                 "must list range, roundrobin, sticky or cooperative-sticky",
+		"cooperative":            `"cooperative" is not one of range, roundrobin, sticky, cooperative-sticky`,
 		"range,sticky":           "is zkconsumer's ZooKeeper-mode strategy",
 		"org.example.MyAssignor": `"org.example.MyAssignor" is not one of`,
 	} {
-		k := kafkaModeConfig()
-		k.PartitionAssignmentStrategy = value
-		err := k.Validate()
+		_, _, err := connector.ConfigFromProperties(kafkaProps(value))
 		require.ErrorIs(t, err, connector.ErrInvalidConfig, value)
 		require.ErrorContains(t, err, reason, value)
 	}
-	for _, value := range []string{"cooperative-sticky", "range,roundrobin"} {
+	for _, value := range [][]connector.AssignmentStrategy{
+		{connector.StrategyRange, connector.StrategyRange},
+		{connector.StrategySticky},
+		{},
+	} {
+		k := kafkaModeConfig()
+		k.PartitionAssignmentStrategy = value
+		require.ErrorIs(t, k.Validate(), connector.ErrInvalidConfig, "%v", value)
+	}
+	for _, value := range [][]connector.AssignmentStrategy{
+		{connector.StrategyCooperativeSticky},
+		{connector.StrategyRange, connector.StrategyRoundRobin},
+		{},
+	} {
 		c := validConfig()
 		c.PartitionAssignmentStrategy = value
-		require.ErrorContains(t, c.Validate(), "must be one of range, roundrobin, sticky", value)
+		require.ErrorContains(t, c.Validate(), "must be one of range, roundrobin, sticky", "%v", value)
 	}
 }

@@ -3,38 +3,10 @@ package connector
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/zkconsumer/zkconsumer/internal/javaregex"
 	"github.com/zkconsumer/zkconsumer/internal/kafkagroup"
 	"github.com/zkconsumer/zkconsumer/internal/topicfilter"
-)
-
-// Values accepted by Config.GroupProtocol (group.protocol).
-const (
-	// GroupProtocolClassic is Kafka's classic group protocol (JoinGroup,
-	// SyncGroup, Heartbeat): the default.
-	GroupProtocolClassic = "classic"
-	// GroupProtocolConsumer is KIP-848's consumer group protocol
-	// (ConsumerGroupHeartbeat), Kafka 4.0 and later: the broker assigns
-	// (group.remote.assignor), members converge by giving up revoked
-	// partitions first. With it, session.timeout.ms and
-	// heartbeat.interval.ms are the broker's (group.consumer.*): the
-	// member heartbeats at the interval the broker gives, and takes
-	// session.timeout.ms only as what it assumes of the broker's session
-	// timeout for its lease (keep it at most the broker's);
-	// partition.assignment.strategy is ignored; TLS and SASL work as
-	// with the classic protocol. CreateMessageStreamsByFilter takes a whitelist, which the
-	// broker evaluates itself, with RE2/J rather than java.util.regex: the
-	// member sends the whitelist translated to RE2/J's syntax with the
-	// same meaning (ConsumerGroupHeartbeat version 1, Kafka 4.0), and the
-	// broker assigns the partitions of every topic it matches, topics
-	// created later included. A whitelist that uses a construct RE2/J
-	// lacks or reads differently, a blacklist, and (with
-	// exclude.internal.topics, the default) a whitelist matching one of
-	// Kafka's internal topics are refused with a ConfigError naming what
-	// the broker would do with it (see CreateMessageStreamsByFilter).
-	GroupProtocolConsumer = "consumer"
 )
 
 // Property keys of the group protocol.
@@ -45,35 +17,29 @@ const (
 
 func init() {
 	properties = append(properties,
-		stringProp(keyGroupProtocol, func(c *Config) *string { return &c.GroupProtocol }, false),
-		stringProp(keyGroupRemoteAssignor, func(c *Config) *string { return &c.GroupRemoteAssignor }, true),
+		enumProp(keyGroupProtocol, func(c *Config) *GroupProtocol { return &c.GroupProtocol }),
+		derivedEnumProp(keyGroupRemoteAssignor, func(c *Config) *RemoteAssignor { return &c.GroupRemoteAssignor }),
 	)
 	kafkaOnlyKeys = append(kafkaOnlyKeys, keyGroupProtocol, keyGroupRemoteAssignor)
 }
 
 // consumerProtocol reports whether the member speaks KIP-848's protocol.
 func (c *Config) consumerProtocol() bool {
-	return c.kafkaMode() && strings.ToLower(c.GroupProtocol) == GroupProtocolConsumer
+	return c.kafkaMode() && c.GroupProtocol == GroupProtocolConsumer
 }
 
 // validateGroupProtocol checks group.protocol and group.remote.assignor
 // (Kafka mode).
 func (c *Config) validateGroupProtocol(v *validator) {
-	if c.GroupProtocol == "" {
-		c.GroupProtocol = GroupProtocolClassic
-	}
-	c.GroupProtocol = strings.ToLower(c.GroupProtocol)
-	if !v.oneOf(keyGroupProtocol, c.GroupProtocol, GroupProtocolClassic, GroupProtocolConsumer) {
+	if !groupProtocolEnum.check(v, uint8(c.GroupProtocol)) || c.GroupRemoteAssignor == RemoteAssignorDefault {
 		return
 	}
-	if c.GroupRemoteAssignor == "" {
+	if !remoteAssignorEnum.check(v, uint8(c.GroupRemoteAssignor)) {
 		return
 	}
 	if c.GroupProtocol != GroupProtocolConsumer {
-		v.fail(keyGroupRemoteAssignor, c.GroupRemoteAssignor, "only applies with "+keyGroupProtocol+"="+GroupProtocolConsumer)
-		return
+		v.fail(keyGroupRemoteAssignor, c.GroupRemoteAssignor.String(), "only applies with "+keyGroupProtocol+"="+GroupProtocolConsumer.String())
 	}
-	v.oneOf(keyGroupRemoteAssignor, c.GroupRemoteAssignor, kafkagroup.RemoteAssignorUniform, kafkagroup.RemoteAssignorRange)
 }
 
 // newMember returns the group member of kc's subscription for the
@@ -88,7 +54,7 @@ func (k *kafkaGroup) newMember(kc kafkagroup.Config) (*kafkagroup.Member, error)
 			}
 			kc.Filter, kc.TopicRegex = nil, regex
 		}
-		kc.Protocol, kc.Assignors, kc.RemoteAssignor = kafkagroup.ProtocolConsumer, nil, cfg.GroupRemoteAssignor
+		kc.Protocol, kc.Assignors, kc.RemoteAssignor = kafkagroup.ProtocolConsumer, nil, cfg.GroupRemoteAssignor.String()
 	}
 	return kafkagroup.New(kc)
 }
@@ -120,7 +86,7 @@ func brokerRegexRefused(cfg *Config, err error, at bool) error {
 	if at {
 		where = fmt.Sprintf(" at index %d", re.Index)
 	}
-	return &ConfigError{Key: keyGroupProtocol, Value: cfg.GroupProtocol,
+	return &ConfigError{Key: keyGroupProtocol, Value: cfg.GroupProtocol.String(),
 		Reason: fmt.Sprintf("topic filter %q: %s%s: %s; with %s=%s the broker evaluates the filter itself, with RE2/J (com.google.re2j, Go's regexp syntax), not java.util.regex: subscribe with a whitelist RE2/J reads as Java does, or use %s=%s",
-			re.Regex, re.Construct, where, re.Reason, keyGroupProtocol, GroupProtocolConsumer, keyGroupProtocol, GroupProtocolClassic)}
+			re.Regex, re.Construct, where, re.Reason, keyGroupProtocol, GroupProtocolConsumer.String(), keyGroupProtocol, GroupProtocolClassic.String())}
 }

@@ -21,8 +21,8 @@ func TestGroupProtocolConfig(t *testing.T) {
 	assert.Equal(t, connector.GroupProtocolClassic, c.GroupProtocol)
 
 	c = kafkaModeConfig()
-	c.GroupProtocol = "CONSUMER"
-	c.GroupRemoteAssignor = "range"
+	require.NoError(t, c.GroupProtocol.UnmarshalText([]byte("CONSUMER")), "any case, as Java reads it")
+	c.GroupRemoteAssignor = connector.RemoteAssignorRange
 	require.NoError(t, c.Validate())
 	assert.Equal(t, connector.GroupProtocolConsumer, c.GroupProtocol)
 
@@ -31,12 +31,12 @@ func TestGroupProtocolConfig(t *testing.T) {
 		mutate func(*connector.Config)
 		key    string
 	}{
-		{"unknown protocol", func(c *connector.Config) { c.GroupProtocol = "streams" }, "group.protocol"},
+		{"unknown protocol", func(c *connector.Config) { c.GroupProtocol = 9 }, "group.protocol"},
 		{"unknown assignor", func(c *connector.Config) {
 			c.GroupProtocol = connector.GroupProtocolConsumer
-			c.GroupRemoteAssignor = "sticky"
+			c.GroupRemoteAssignor = 9
 		}, "group.remote.assignor"},
-		{"assignor without the consumer protocol", func(c *connector.Config) { c.GroupRemoteAssignor = "uniform" }, "group.remote.assignor"},
+		{"assignor without the consumer protocol", func(c *connector.Config) { c.GroupRemoteAssignor = connector.RemoteAssignorUniform }, "group.remote.assignor"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := kafkaModeConfig()
@@ -51,7 +51,7 @@ func TestGroupProtocolConfig(t *testing.T) {
 	})
 	require.NoError(t, err)
 	assert.Equal(t, connector.GroupProtocolConsumer, cfg.GroupProtocol)
-	assert.Equal(t, "uniform", cfg.GroupRemoteAssignor)
+	assert.Equal(t, connector.RemoteAssignorUniform, cfg.GroupRemoteAssignor)
 	assert.Equal(t, "consumer", cfg.Properties()["group.protocol"])
 
 	// In ZooKeeper mode the keys mean nothing: a warning, not an error.

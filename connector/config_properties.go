@@ -2,10 +2,10 @@ package connector
 
 import (
 	"bytes"
+	"encoding"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -77,48 +77,55 @@ var properties = []property{
 	stringProp(keyConsumerID, func(c *Config) *string { return &c.ConsumerID }, true),
 	msProp(keySocketTimeout, func(c *Config) *time.Duration { return &c.SocketTimeout }, false),
 	intProp(keySocketReceiveBufferBytes, func(c *Config) *int { return &c.SocketReceiveBufferBytes }),
-	intProp(keyFetchMessageMaxBytes, func(c *Config) *int32 { return &c.FetchMessageMaxBytes }),
+	intProp(keyFetchMessageMaxBytes, func(c *Config) *int { return &c.FetchMessageMaxBytes }),
 	intProp(keyNumConsumerFetchers, func(c *Config) *int { return &c.NumConsumerFetchers }),
 	boolProp(keyAutoCommitEnable, func(c *Config) *bool { return &c.AutoCommitEnable }),
 	msProp(keyAutoCommitInterval, func(c *Config) *time.Duration { return &c.AutoCommitInterval }, false),
 	intProp(keyQueuedMaxMessageChunks, func(c *Config) *int { return &c.QueuedMaxMessageChunks }),
 	intProp(keyRebalanceMaxRetries, func(c *Config) *int { return &c.RebalanceMaxRetries }),
-	intProp(keyFetchMinBytes, func(c *Config) *int32 { return &c.FetchMinBytes }),
-	intProp(keyFetchMaxBytes, func(c *Config) *int32 { return &c.FetchMaxBytes }),
+	intProp(keyFetchMinBytes, func(c *Config) *int { return &c.FetchMinBytes }),
+	intProp(keyFetchMaxBytes, func(c *Config) *int { return &c.FetchMaxBytes }),
 	msProp(keyFetchWaitMax, func(c *Config) *time.Duration { return &c.FetchWaitMax }, false),
 	msProp(keyRebalanceBackoff, func(c *Config) *time.Duration { return &c.RebalanceBackoff }, false),
 	msProp(keyRefreshLeaderBackoff, func(c *Config) *time.Duration { return &c.RefreshLeaderBackoff }, false),
 	msProp(keyOffsetsChannelBackoff, func(c *Config) *time.Duration { return &c.OffsetsChannelBackoff }, false),
 	msProp(keyOffsetsChannelSocketTimeout, func(c *Config) *time.Duration { return &c.OffsetsChannelSocketTimeout }, false),
 	intProp(keyOffsetsCommitMaxRetries, func(c *Config) *int { return &c.OffsetsCommitMaxRetries }),
-	stringProp(keyOffsetsStorage, func(c *Config) *string { return &c.OffsetsStorage }, false),
+	enumProp(keyOffsetsStorage, func(c *Config) *OffsetsStorage { return &c.OffsetsStorage }),
 	{
 		key: keyDualCommitEnabled,
 		set: func(c *Config, value string) string {
-			b, reason := parseBool(value)
-			if reason == "" {
-				c.DualCommitEnabled = &b
+			// Exactly "true" or "false", as Kafka's getBoolean reads it.
+			if _, reason := parseBool(value); reason != "" {
+				return reason
 			}
-			return reason
+			return textReason(c.DualCommitEnabled.UnmarshalText([]byte(value)))
 		},
 		get: func(c *Config) (string, bool) {
-			if c.DualCommitEnabled == nil {
-				return "", false
-			}
-			return strconv.FormatBool(*c.DualCommitEnabled), true
+			return c.DualCommitEnabled.String(), c.DualCommitEnabled != DualCommitDefault
 		},
 	},
-	stringProp(keyAutoOffsetReset, func(c *Config) *string { return &c.AutoOffsetReset }, false),
+	enumProp(keyAutoOffsetReset, func(c *Config) *OffsetReset { return &c.AutoOffsetReset }),
 	msProp(keyConsumerTimeout, func(c *Config) *time.Duration { return &c.ConsumerTimeout }, false),
 	stringProp(keyClientID, func(c *Config) *string { return &c.ClientID }, true),
 	boolProp(keyExcludeInternalTopics, func(c *Config) *bool { return &c.ExcludeInternalTopics }),
-	stringProp(keyPartitionAssignmentStrategy, func(c *Config) *string { return &c.PartitionAssignmentStrategy }, false),
+	{
+		key: keyPartitionAssignmentStrategy,
+		set: func(c *Config, value string) string {
+			list, err := parseStrategies(value)
+			if err == nil {
+				c.PartitionAssignmentStrategy = list
+			}
+			return textReason(err)
+		},
+		get: func(c *Config) (string, bool) { return formatStrategies(c.PartitionAssignmentStrategy), true },
+	},
 	msProp(keyZooKeeperSessionTimeout, func(c *Config) *time.Duration { return &c.ZooKeeperSessionTimeout }, false),
 	msProp(keyZooKeeperConnectionTimeout, func(c *Config) *time.Duration { return &c.ZooKeeperConnectionTimeout }, true),
 	msProp(keyZooKeeperSyncTime, func(c *Config) *time.Duration { return &c.ZooKeeperSyncTime }, false),
-	stringProp(keyRoundRobinHashFormat, func(c *Config) *string { return &c.RoundRobinHashFormat }, false),
-	stringProp(keyRebalanceProtocol, func(c *Config) *string { return &c.RebalanceProtocol }, false),
-	stringProp(keyIsolationLevel, func(c *Config) *string { return &c.IsolationLevel }, false),
+	enumProp(keyRoundRobinHashFormat, func(c *Config) *RoundRobinHashFormat { return &c.RoundRobinHashFormat }),
+	enumProp(keyRebalanceProtocol, func(c *Config) *RebalanceProtocol { return &c.RebalanceProtocol }),
+	enumProp(keyIsolationLevel, func(c *Config) *IsolationLevel { return &c.IsolationLevel }),
 	boolProp(keyCheckCRCs, func(c *Config) *bool { return &c.CheckCRCs }),
 	boolProp(keyRecycleMessages, func(c *Config) *bool { return &c.RecycleMessages }),
 }
@@ -154,13 +161,56 @@ func boolProp(key string, field func(*Config) *bool) property {
 	}
 }
 
-func intProp[T int | int32](key string, field func(*Config) *T) property {
+// textOption is a pointer to a field of one of the option types.
+type textOption[T any] interface {
+	*T
+	fmt.Stringer
+	encoding.TextUnmarshaler
+}
+
+// enumProp maps key to a field of an option type, through its
+// UnmarshalText and String.
+func enumProp[T any, P textOption[T]](key string, field func(*Config) P) property {
+	return property{
+		key: key,
+		set: func(c *Config, value string) string {
+			return textReason(field(c).UnmarshalText([]byte(value)))
+		},
+		get: func(c *Config) (string, bool) { return field(c).String(), true },
+	}
+}
+
+// derivedEnumProp is enumProp for an option whose zero value means unset
+// (left out of Properties, and an explicit empty value earns a warning).
+func derivedEnumProp[T comparable, P textOption[T]](key string, field func(*Config) P) property {
+	p := enumProp(key, field)
+	p.derived = true
+	p.get = func(c *Config) (string, bool) {
+		var zero T
+		return field(c).String(), *field(c) != zero
+	}
+	return p
+}
+
+// textReason is the reason of err, a *ConfigError from UnmarshalText, or
+// "" for nil.
+func textReason(err error) string {
+	if err == nil {
+		return ""
+	}
+	if ce, ok := errors.AsType[*ConfigError](err); ok {
+		return ce.Reason
+	}
+	return err.Error()
+}
+
+func intProp(key string, field func(*Config) *int) property {
 	return property{
 		key: key,
 		set: func(c *Config, value string) string {
 			n, reason := parseInt(value)
 			if reason == "" {
-				*field(c) = T(n)
+				*field(c) = int(n)
 			}
 			return reason
 		},
@@ -343,18 +393,18 @@ func (c Config) Properties() map[string]string {
 	return out
 }
 
-// ConfigFromPropertiesFile loads a Java properties file with
-// LoadPropertiesFile and passes it to ConfigFromProperties.
-func ConfigFromPropertiesFile(path string) (Config, []string, error) {
-	props, err := LoadPropertiesFile(path)
-	if err != nil {
-		return Config{}, nil, err
-	}
-	return ConfigFromProperties(props)
-}
-
-// LoadPropertiesFile reads a Java properties file, such as Kafka's
-// config/consumer.properties, with the rules of java.util.Properties.load:
+// ParseProperties reads Java properties, such as Kafka's
+// config/consumer.properties, from r, with the rules of
+// java.util.Properties.load; ConfigFromProperties turns the result into a
+// Config. To load a file, open it and pass the *os.File:
+//
+//	f, err := os.Open("consumer.properties")
+//	...
+//	props, err := connector.ParseProperties(f)
+//	f.Close()
+//	cfg, warnings, err := connector.ConfigFromProperties(props)
+//
+// The rules:
 //
 //   - lines end at "\n", "\r" or "\r\n"; blank lines are skipped;
 //   - a line whose first non-blank character is '#' or '!' is a comment;
@@ -365,28 +415,14 @@ func ConfigFromPropertiesFile(path string) (Config, []string, error) {
 //     trailing white space included, is the value;
 //   - escapes \t \n \r \f and \uXXXX are decoded, a backslash before any
 //     other character stands for that character, and a malformed \uXXXX is
-//     an error;
+//     a *SyntaxError;
 //   - a repeated key keeps its last value.
 //
-// Java decodes an InputStream as ISO-8859-1. This loader decodes UTF-8 when
-// the file is valid UTF-8 (dropping a leading byte order mark) and falls
-// back to ISO-8859-1 otherwise, so files written by Java tools and by UTF-8
-// editors both load; \uXXXX escapes work in either.
-func LoadPropertiesFile(path string) (map[string]string, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("connector: reading properties: %w", err)
-	}
-	props, serr := parseProperties(decodeProperties(data))
-	if serr != nil {
-		serr.Source = path
-		return nil, serr
-	}
-	return props, nil
-}
-
-// ParseProperties reads Java properties from r with the same rules as
-// LoadPropertiesFile.
+// Java decodes an InputStream as ISO-8859-1. ParseProperties decodes UTF-8
+// when the input is valid UTF-8 (dropping a leading byte order mark) and
+// falls back to ISO-8859-1 otherwise, so files written by Java tools and by
+// UTF-8 editors both load; \uXXXX escapes work in either. An error reading
+// r is returned wrapped, and does not match ErrInvalidConfig.
 func ParseProperties(r io.Reader) (map[string]string, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
@@ -394,28 +430,25 @@ func ParseProperties(r io.Reader) (map[string]string, error) {
 	}
 	props, serr := parseProperties(decodeProperties(data))
 	if serr != nil {
-		serr.Source = "properties"
 		return nil, serr
 	}
 	return props, nil
 }
 
 // SyntaxError reports properties that java.util.Properties.load would
-// refuse (a malformed \uxxxx escape), from LoadPropertiesFile or
-// ParseProperties. It matches ErrInvalidConfig, as the errors of
-// ConfigFromProperties and Validate do; errors reading the file do not.
+// refuse (a malformed \uxxxx escape), from ParseProperties. It matches
+// ErrInvalidConfig, as the errors of ConfigFromProperties and Validate do;
+// errors reading the input do not.
 type SyntaxError struct {
-	// Source is the file's path, or "properties" for ParseProperties.
-	Source string
 	// Line is the 1-based line where the offending logical line starts.
 	Line int
 	// Reason says what is wrong, naming the key or the value.
 	Reason string
 }
 
-// Error formats the error as "connector: <source>: line <n>: <reason>".
+// Error formats the error as "connector: properties: line <n>: <reason>".
 func (e *SyntaxError) Error() string {
-	return fmt.Sprintf("connector: %s: line %d: %s", e.Source, e.Line, e.Reason)
+	return fmt.Sprintf("connector: properties: line %d: %s", e.Line, e.Reason)
 }
 
 // Unwrap returns ErrInvalidConfig.
@@ -434,8 +467,7 @@ func decodeProperties(data []byte) string {
 	return string(runes)
 }
 
-// parseProperties parses properties text; see LoadPropertiesFile. The
-// caller fills in the error's Source.
+// parseProperties parses properties text; see ParseProperties.
 func parseProperties(text string) (map[string]string, *SyntaxError) {
 	lr := lineReader{in: []rune(text)}
 	props := make(map[string]string)

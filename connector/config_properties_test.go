@@ -109,13 +109,34 @@ func TestParsePropertiesMalformedUnicode(t *testing.T) {
 			var syn *connector.SyntaxError
 			require.ErrorAs(t, err, &syn)
 			assert.Equal(t, 4, syn.Line)
-			assert.Equal(t, "properties", syn.Source)
 		})
 	}
 }
 
-func TestLoadPropertiesFileSyntax(t *testing.T) {
-	props, err := connector.LoadPropertiesFile(filepath.Join("testdata", "syntax.properties"))
+// parseFile reads a properties file with ParseProperties, as an
+// application loads one.
+func parseFile(t *testing.T, path string) (map[string]string, error) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return connector.ParseProperties(f)
+}
+
+// configFromFile is parseFile then ConfigFromProperties.
+func configFromFile(t *testing.T, path string) (connector.Config, []string, error) {
+	t.Helper()
+	props, err := parseFile(t, path)
+	if err != nil {
+		return connector.Config{}, nil, err
+	}
+	return connector.ConfigFromProperties(props)
+}
+
+func TestParsePropertiesFileSyntax(t *testing.T) {
+	props, err := parseFile(t, filepath.Join("testdata", "syntax.properties"))
 	require.NoError(t, err)
 	assert.Equal(t, map[string]string{
 		"zookeeper.connect":                    "zk1:2181,zk2:2181,zk3:2181/kafka",
@@ -135,7 +156,7 @@ func TestLoadPropertiesFileSyntax(t *testing.T) {
 		"external.after.cr":                    "z",
 	}, props)
 
-	c, warnings, err := connector.ConfigFromPropertiesFile(filepath.Join("testdata", "syntax.properties"))
+	c, warnings, err := configFromFile(t, filepath.Join("testdata", "syntax.properties"))
 	require.NoError(t, err)
 	assert.Empty(t, warnings, "keys starting with external are exempt, as in Kafka")
 	require.NoError(t, c.Validate())
@@ -143,7 +164,7 @@ func TestLoadPropertiesFileSyntax(t *testing.T) {
 	assert.Equal(t, 10, c.RebalanceMaxRetries)
 }
 
-func TestLoadPropertiesFileEncodings(t *testing.T) {
+func TestParsePropertiesEncodings(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name string, data []byte) string {
 		p := filepath.Join(dir, name)
@@ -152,36 +173,36 @@ func TestLoadPropertiesFileEncodings(t *testing.T) {
 	}
 
 	// Java's Properties.load(InputStream) reads ISO-8859-1.
-	props, err := connector.LoadPropertiesFile(write("latin1", []byte("name=caf\xe9\n")))
+	props, err := parseFile(t, write("latin1", []byte("name=caf\xe9\n")))
 	require.NoError(t, err)
 	assert.Equal(t, "café", props["name"])
 
-	props, err = connector.LoadPropertiesFile(write("utf8", []byte("name=café\n")))
+	props, err = parseFile(t, write("utf8", []byte("name=café\n")))
 	require.NoError(t, err)
 	assert.Equal(t, "café", props["name"])
 
-	props, err = connector.LoadPropertiesFile(write("bom", []byte("\xef\xbb\xbfgroup.id=g\n")))
+	props, err = parseFile(t, write("bom", []byte("\xef\xbb\xbfgroup.id=g\n")))
 	require.NoError(t, err)
 	assert.Equal(t, map[string]string{"group.id": "g"}, props)
 
-	_, err = connector.LoadPropertiesFile(write("bad", []byte("a=\\u00\n")))
+	_, err = parseFile(t, write("bad", []byte("a=\\u00\n")))
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), filepath.Join(dir, "bad")+": line 1")
-	assert.ErrorIs(t, err, connector.ErrInvalidConfig)
-	_, _, err = connector.ConfigFromPropertiesFile(filepath.Join(dir, "bad"))
+	assert.Contains(t, err.Error(), "connector: properties: line 1")
 	assert.ErrorIs(t, err, connector.ErrInvalidConfig)
 
-	_, err = connector.LoadPropertiesFile(filepath.Join(dir, "missing"))
-	require.ErrorIs(t, err, os.ErrNotExist)
-	assert.NotErrorIs(t, err, connector.ErrInvalidConfig, "a file that cannot be read is not a configuration error")
-	_, _, err = connector.ConfigFromPropertiesFile(filepath.Join(dir, "missing"))
-	require.ErrorIs(t, err, os.ErrNotExist)
+	// A reader that fails is not a configuration error.
+	f, err := os.Open(dir) // a directory: reading it fails
+	require.NoError(t, err)
+	defer f.Close()
+	_, err = connector.ParseProperties(f)
+	require.Error(t, err)
+	assert.NotErrorIs(t, err, connector.ErrInvalidConfig, "input that cannot be read is not a configuration error")
 }
 
 // TestKafkaConsumerPropertiesLoads loads the config/consumer.properties that
 // Kafka 0.8 to 0.11.0 shipped for the ZooKeeper-based consumer.
 func TestKafkaConsumerPropertiesLoads(t *testing.T) {
-	c, warnings, err := connector.ConfigFromPropertiesFile(filepath.Join("testdata", "consumer.properties"))
+	c, warnings, err := configFromFile(t, filepath.Join("testdata", "consumer.properties"))
 	require.NoError(t, err)
 	assert.Empty(t, warnings)
 	require.NoError(t, c.Validate())
@@ -195,7 +216,7 @@ func TestKafkaConsumerPropertiesLoads(t *testing.T) {
 // TestJavaConsumerPropertiesWarns loads the config/consumer.properties of
 // Kafka 1.0+, written for the Java consumer.
 func TestJavaConsumerPropertiesWarns(t *testing.T) {
-	c, warnings, err := connector.ConfigFromPropertiesFile(filepath.Join("testdata", "java_consumer.properties"))
+	c, warnings, err := configFromFile(t, filepath.Join("testdata", "java_consumer.properties"))
 	assert.Equal(t, []string{"zookeeper.connect"}, errorKeys(t, err), "validated in the same round")
 	require.Len(t, warnings, 1)
 	assert.Contains(t, warnings[0], "bootstrap.servers")
@@ -262,22 +283,22 @@ func TestConfigFromPropertiesEveryKey(t *testing.T) {
 		FetchMinBytes:               1024,
 		FetchWaitMax:                500 * time.Millisecond,
 		RefreshLeaderBackoff:        300 * time.Millisecond,
-		AutoOffsetReset:             "smallest",
+		AutoOffsetReset:             connector.AutoOffsetResetSmallest,
 		ConsumerTimeout:             time.Second,
 		ExcludeInternalTopics:       false,
-		PartitionAssignmentStrategy: "roundrobin",
-		RebalanceProtocol:           "eager",
-		RoundRobinHashFormat:        "bracket",
-		OffsetsStorage:              "KAFKA", // lower-cased by Validate
-		DualCommitEnabled:           new(false),
+		PartitionAssignmentStrategy: []connector.AssignmentStrategy{connector.StrategyRoundRobin},
+		RebalanceProtocol:           connector.RebalanceEager,
+		RoundRobinHashFormat:        connector.RoundRobinHashBracket,
+		OffsetsStorage:              connector.OffsetsStorageKafka, // "KAFKA": any case, as in Kafka
+		DualCommitEnabled:           connector.DualCommitOff,
 		OffsetsChannelBackoff:       1500 * time.Millisecond,
 		OffsetsChannelSocketTimeout: 12 * time.Second,
 		OffsetsCommitMaxRetries:     2,
 		ZooKeeperSessionTimeout:     30 * time.Second,
 		ZooKeeperConnectionTimeout:  15 * time.Second,
 		ZooKeeperSyncTime:           4 * time.Second,
-		IsolationLevel:              "read_committed",
-		GroupCoordination:           "zookeeper",
+		IsolationLevel:              connector.IsolationReadCommitted,
+		GroupCoordination:           connector.CoordinationZooKeeper,
 		SessionTimeout:              45 * time.Second,
 		HeartbeatInterval:           3 * time.Second,
 		MaxPollInterval:             5 * time.Minute,
@@ -287,7 +308,6 @@ func TestConfigFromPropertiesEveryKey(t *testing.T) {
 		RecycleMessages:             true,
 	}, c)
 	require.NoError(t, c.Validate())
-	assert.Equal(t, "kafka", c.OffsetsStorage)
 }
 
 func TestConfigFromPropertiesTrimsValues(t *testing.T) {
@@ -305,7 +325,7 @@ func TestConfigFromPropertiesTrimsValues(t *testing.T) {
 	assert.Equal(t, "zk:2181", c.ZooKeeperConnect)
 	assert.Equal(t, 250*time.Millisecond, c.FetchWaitMax)
 	assert.False(t, c.AutoCommitEnable)
-	assert.Equal(t, "smallest", c.AutoOffsetReset)
+	assert.Equal(t, connector.AutoOffsetResetSmallest, c.AutoOffsetReset)
 	assert.Equal(t, 3, c.QueuedMaxMessageChunks, "Integer.parseInt accepts a plus sign")
 	assert.NoError(t, c.Validate())
 }
@@ -441,8 +461,14 @@ func TestPropertiesRoundTrip(t *testing.T) {
 	custom.AutoCommitEnable = false
 	custom.ConsumerTimeout = 0
 	custom.RebalanceBackoff = 5 * time.Second
-	custom.OffsetsStorage = "kafka"
-	custom.DualCommitEnabled = new(true)
+	custom.OffsetsStorage = connector.OffsetsStorageKafka
+	custom.DualCommitEnabled = connector.DualCommitOn
+	custom.FetchMessageMaxBytes = 1<<31 - 1
+	custom.PartitionAssignmentStrategy = []connector.AssignmentStrategy{connector.StrategySticky}
+	custom.RebalanceProtocol = connector.RebalanceEager
+	custom.AutoOffsetReset = connector.AutoOffsetResetSmallest
+	custom.Security.SSLEndpointIdentificationAlgorithm = connector.EndpointIdentificationNone
+	custom.Security.ZooKeeperSSLEndpointIdentificationEnable = connector.ZooKeeperEndpointIdentificationOff
 	custom.SocketReceiveBufferBytes = 131072
 	custom.IsolationLevel = connector.IsolationReadCommitted
 	custom.RoundRobinHashFormat = connector.RoundRobinHashBracket

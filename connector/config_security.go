@@ -25,7 +25,7 @@ import (
 //     ssl.key.password, or ssl.keystore.certificate.chain with
 //     ssl.keystore.key, for client certificates;
 //     ssl.endpoint.identification.algorithm (https by default, empty to
-//     skip the host name check);
+//     skip the host name check: EndpointIdentificationNone);
 //   - librdkafka's ssl.ca.location, ssl.certificate.location,
 //     ssl.key.location, sasl.username, sasl.password, sasl.mechanisms;
 //   - sasl.mechanism PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 (credentials from
@@ -97,11 +97,13 @@ type SecurityConfig struct {
 	// client's private key, encrypted with SSLKeyPassword or not.
 	SSLKeyLocation string
 	// SSLEndpointIdentificationAlgorithm is
-	// ssl.endpoint.identification.algorithm, default "https": the broker's
+	// ssl.endpoint.identification.algorithm, default
+	// EndpointIdentificationHTTPS (the zero value, "https"): the broker's
 	// certificate must be valid for the host name or IP address connected
-	// to. A pointer to "" skips that check (the certificate must still be
-	// signed by a trusted authority). Nil means the default.
-	SSLEndpointIdentificationAlgorithm *string
+	// to. EndpointIdentificationNone (the empty value in properties) skips
+	// that check (the certificate must still be signed by a trusted
+	// authority).
+	SSLEndpointIdentificationAlgorithm EndpointIdentification
 
 	// SASLMechanism is sasl.mechanism: PLAIN, SCRAM-SHA-256,
 	// SCRAM-SHA-512 or OAUTHBEARER. Empty means Kafka's default, GSSAPI,
@@ -153,9 +155,11 @@ type SecurityConfig struct {
 	ZooKeeperSSLKeystoreType     string
 	ZooKeeperSSLKeystorePassword string
 	// ZooKeeperSSLEndpointIdentificationEnable is
-	// zookeeper.ssl.endpoint.identification.enable, default true (nil):
-	// ZooKeeper's certificate must name the host connected to.
-	ZooKeeperSSLEndpointIdentificationEnable *bool
+	// zookeeper.ssl.endpoint.identification.enable, default
+	// ZooKeeperEndpointIdentificationOn (the zero value, "true"):
+	// ZooKeeper's certificate must name the host connected to;
+	// ZooKeeperEndpointIdentificationOff ("false") skips that check.
+	ZooKeeperSSLEndpointIdentificationEnable ZooKeeperEndpointIdentification
 }
 
 // TokenProvider supplies the tokens of SASL/OAUTHBEARER
@@ -183,22 +187,48 @@ func (s SecurityConfig) String() string { return s.settings().String() }
 func (s SecurityConfig) GoString() string { return "connector.SecurityConfig" + s.String() }
 
 // settings is s in internal/secure's terms: the same fields, field by
-// field (TestSecurityConfigMirrorsSettings), the token provider adapted.
+// field (TestSecurityConfigMirrorsSettings), the token provider adapted
+// and the endpoint identification options turned into the optional
+// values internal/secure keeps (nil for the default).
 func (s SecurityConfig) settings() secure.Settings {
 	var out secure.Settings
 	copyFields(reflect.ValueOf(&out).Elem(), reflect.ValueOf(s))
 	if s.TokenProvider != nil {
 		out.TokenProvider = secureTokens{s.TokenProvider}
 	}
+	switch s.SSLEndpointIdentificationAlgorithm {
+	case EndpointIdentificationHTTPS:
+	case EndpointIdentificationNone:
+		out.SSLEndpointIdentificationAlgorithm = new("")
+	default: // refused by Validate
+		out.SSLEndpointIdentificationAlgorithm = new(s.SSLEndpointIdentificationAlgorithm.String())
+	}
+	if s.ZooKeeperSSLEndpointIdentificationEnable != ZooKeeperEndpointIdentificationOn {
+		out.ZooKeeperSSLEndpointIdentificationEnable = new(false)
+	}
 	return out
 }
 
 // setSettings sets s from v, keeping s's TokenProvider (it has no
 // property, so v, read from properties, never carries one of its own).
-func (s *SecurityConfig) setSettings(v secure.Settings) {
+// It returns the *ConfigErrors of endpoint identification values that
+// the option types cannot hold.
+func (s *SecurityConfig) setSettings(v secure.Settings) []error {
 	tp := s.TokenProvider
 	copyFields(reflect.ValueOf(s).Elem(), reflect.ValueOf(v))
 	s.TokenProvider = tp
+	var errs []error
+	s.SSLEndpointIdentificationAlgorithm = EndpointIdentificationHTTPS
+	if a := v.SSLEndpointIdentificationAlgorithm; a != nil {
+		if err := s.SSLEndpointIdentificationAlgorithm.UnmarshalText([]byte(*a)); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	s.ZooKeeperSSLEndpointIdentificationEnable = ZooKeeperEndpointIdentificationOn
+	if e := v.ZooKeeperSSLEndpointIdentificationEnable; e != nil && !*e {
+		s.ZooKeeperSSLEndpointIdentificationEnable = ZooKeeperEndpointIdentificationOff
+	}
+	return errs
 }
 
 // copyFields sets each field of dst from the field of src of the same name
@@ -225,7 +255,13 @@ func (t secureTokens) Token() (*secure.AccessToken, error) {
 
 // security records the problems of s as ConfigErrors.
 func (v *validator) security(s SecurityConfig) {
-	v.errs = append(v.errs, securityConfigErrors(s.settings().Validate())...)
+	endpointIdentificationEnum.check(v, uint8(s.SSLEndpointIdentificationAlgorithm))
+	zooKeeperEndpointIdentificationEnum.check(v, uint8(s.ZooKeeperSSLEndpointIdentificationEnable))
+	sec := s.settings()
+	if _, ok := endpointIdentificationEnum.name(uint8(s.SSLEndpointIdentificationAlgorithm)); !ok {
+		sec.SSLEndpointIdentificationAlgorithm = nil // reported above
+	}
+	v.errs = append(v.errs, securityConfigErrors(sec.Validate())...)
 }
 
 // securityConfigErrors turns the *secure.KeyErrors joined in err into
@@ -259,8 +295,7 @@ func securityKeys() []string { return secure.Keys() }
 func setSecurityProperties(s *SecurityConfig, props map[string]string) []error {
 	v := s.settings()
 	errs := securityConfigErrors(v.SetProperties(props))
-	s.setSettings(v)
-	return errs
+	return append(errs, s.setSettings(v)...)
 }
 
 // securityClient loads the stores of c.Security; its errors are

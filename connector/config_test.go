@@ -114,27 +114,27 @@ func TestDefaultsMatchKafka(t *testing.T) {
 		FetchMinBytes:               1,
 		FetchWaitMax:                100 * time.Millisecond,
 		RefreshLeaderBackoff:        200 * time.Millisecond,
-		AutoOffsetReset:             "largest",
+		AutoOffsetReset:             connector.AutoOffsetResetLargest,
 		ConsumerTimeout:             -time.Millisecond,
 		ExcludeInternalTopics:       true,
-		PartitionAssignmentStrategy: "range",
-		RebalanceProtocol:           "cooperative",
-		RoundRobinHashFormat:        "dash",
-		OffsetsStorage:              "zookeeper",
-		DualCommitEnabled:           new(false),
+		PartitionAssignmentStrategy: []connector.AssignmentStrategy{connector.StrategyRange},
+		RebalanceProtocol:           connector.RebalanceCooperative,
+		RoundRobinHashFormat:        connector.RoundRobinHashDash,
+		OffsetsStorage:              connector.OffsetsStorageZooKeeper,
+		DualCommitEnabled:           connector.DualCommitOff,
 		OffsetsChannelBackoff:       time.Second,
 		OffsetsChannelSocketTimeout: 10 * time.Second,
 		OffsetsCommitMaxRetries:     5,
 		ZooKeeperSessionTimeout:     6 * time.Second,
 		ZooKeeperConnectionTimeout:  6 * time.Second,
 		ZooKeeperSyncTime:           2 * time.Second,
-		IsolationLevel:              "read_uncommitted",
-		GroupCoordination:           "zookeeper",
+		IsolationLevel:              connector.IsolationReadUncommitted,
+		GroupCoordination:           connector.CoordinationZooKeeper,
 		SessionTimeout:              45 * time.Second,
 		HeartbeatInterval:           3 * time.Second,
 		MaxPollInterval:             5 * time.Minute,
 		MetadataMaxAge:              5 * time.Minute,
-		GroupProtocol:               "classic",
+		GroupProtocol:               connector.GroupProtocolClassic,
 		CheckCRCs:                   true,
 	}, c)
 }
@@ -146,7 +146,7 @@ func TestDefaultConfigLeavesRequiredAndDerivedUnset(t *testing.T) {
 	assert.Empty(t, c.ConsumerID)
 	assert.Empty(t, c.ClientID)
 	assert.Equal(t, 2*time.Second, c.RebalanceBackoff)
-	assert.Nil(t, c.DualCommitEnabled)
+	assert.Equal(t, connector.DualCommitDefault, c.DualCommitEnabled)
 	assert.Zero(t, c.ZooKeeperConnectionTimeout)
 	assert.Nil(t, c.Logger)
 
@@ -159,14 +159,12 @@ func TestValidateFillsDerivedDefaults(t *testing.T) {
 	c.GroupID = "orders"
 	c.ZooKeeperSyncTime = 3 * time.Second
 	c.ZooKeeperSessionTimeout = 9 * time.Second
-	c.OffsetsStorage = "Kafka"
+	c.OffsetsStorage = connector.OffsetsStorageKafka
 	require.NoError(t, c.Validate())
 	assert.Equal(t, "orders", c.ClientID)
 	assert.Equal(t, 2*time.Second, c.RebalanceBackoff, "only the properties loader makes it follow zookeeper.sync.time.ms")
 	assert.Equal(t, 9*time.Second, c.ZooKeeperConnectionTimeout)
-	assert.Equal(t, "kafka", c.OffsetsStorage, "offsets.storage is lower-cased, as in Kafka")
-	require.NotNil(t, c.DualCommitEnabled)
-	assert.True(t, *c.DualCommitEnabled, "dual.commit.enabled defaults to true with kafka storage")
+	assert.Equal(t, connector.DualCommitOn, c.DualCommitEnabled, "dual.commit.enabled defaults to true with kafka storage")
 }
 
 func TestValidateKeepsExplicitValues(t *testing.T) {
@@ -174,13 +172,13 @@ func TestValidateKeepsExplicitValues(t *testing.T) {
 	c.ClientID = "reader-1"
 	c.RebalanceBackoff = time.Millisecond
 	c.ZooKeeperConnectionTimeout = 30 * time.Second
-	c.OffsetsStorage = "kafka"
-	c.DualCommitEnabled = new(false)
+	c.OffsetsStorage = connector.OffsetsStorageKafka
+	c.DualCommitEnabled = connector.DualCommitOff
 	require.NoError(t, c.Validate())
 	assert.Equal(t, "reader-1", c.ClientID)
 	assert.Equal(t, time.Millisecond, c.RebalanceBackoff)
 	assert.Equal(t, 30*time.Second, c.ZooKeeperConnectionTimeout)
-	assert.False(t, *c.DualCommitEnabled)
+	assert.Equal(t, connector.DualCommitOff, c.DualCommitEnabled)
 }
 
 func TestValidateIsIdempotent(t *testing.T) {
@@ -208,14 +206,18 @@ func TestValidateAcceptsEdgeValues(t *testing.T) {
 		"no commit retries":            func(c *connector.Config) { c.OffsetsCommitMaxRetries = 0 },
 		"auto-commit off, no interval": func(c *connector.Config) { c.AutoCommitEnable, c.AutoCommitInterval = false, 0 },
 		"roundrobin bracket": func(c *connector.Config) {
-			c.PartitionAssignmentStrategy, c.RoundRobinHashFormat = "roundrobin", "bracket"
+			c.PartitionAssignmentStrategy = []connector.AssignmentStrategy{connector.StrategyRoundRobin}
+			c.RoundRobinHashFormat = connector.RoundRobinHashBracket
 		},
-		"smallest":                      func(c *connector.Config) { c.AutoOffsetReset = "smallest" },
-		"read_committed":                func(c *connector.Config) { c.IsolationLevel = "read_committed" },
-		"sync time zero":                func(c *connector.Config) { c.ZooKeeperSyncTime = 0 },
-		"zero backoffs":                 func(c *connector.Config) { c.RefreshLeaderBackoff, c.OffsetsChannelBackoff = 0, 0 },
-		"storage upper case":            func(c *connector.Config) { c.OffsetsStorage = "ZOOKEEPER" },
-		"explicit dual commit with zk":  func(c *connector.Config) { c.DualCommitEnabled = new(true) },
+		"smallest":                     func(c *connector.Config) { c.AutoOffsetReset = connector.AutoOffsetResetSmallest },
+		"read_committed":               func(c *connector.Config) { c.IsolationLevel = connector.IsolationReadCommitted },
+		"sync time zero":               func(c *connector.Config) { c.ZooKeeperSyncTime = 0 },
+		"zero backoffs":                func(c *connector.Config) { c.RefreshLeaderBackoff, c.OffsetsChannelBackoff = 0, 0 },
+		"kafka storage":                func(c *connector.Config) { c.OffsetsStorage = connector.OffsetsStorageKafka },
+		"explicit dual commit with zk": func(c *connector.Config) { c.DualCommitEnabled = connector.DualCommitOn },
+		"largest fetch sizes": func(c *connector.Config) {
+			c.FetchMessageMaxBytes, c.FetchMaxBytes, c.FetchMinBytes = 1<<31-1, 1<<31-1, 1<<31-1
+		},
 		"client id differs from group":  func(c *connector.Config) { c.ClientID = "x.y-z_1" },
 		"single queued chunk and retry": func(c *connector.Config) { c.QueuedMaxMessageChunks, c.RebalanceMaxRetries = 1, 1 },
 	}
@@ -270,19 +272,27 @@ func TestValidateRejects(t *testing.T) {
 		{"queued chunks zero", func(c *connector.Config) { c.QueuedMaxMessageChunks = 0 }, "queued.max.message.chunks", "at least 1"},
 		{"refresh leader negative", func(c *connector.Config) { c.RefreshLeaderBackoff = -time.Millisecond }, "refresh.leader.backoff.ms", "must not be negative"},
 		{"auto commit interval zero", func(c *connector.Config) { c.AutoCommitInterval = 0 }, "auto.commit.interval.ms", "auto.commit.enable"},
-		{"storage", func(c *connector.Config) { c.OffsetsStorage = "redis" }, "offsets.storage", "must be one of zookeeper, kafka"},
+		{"storage", func(c *connector.Config) { c.OffsetsStorage = 5 }, "offsets.storage", "must be one of zookeeper, kafka"},
+		{"dual commit", func(c *connector.Config) { c.DualCommitEnabled = 5 }, "dual.commit.enabled", "must be one of true, false"},
 		{"offsets channel backoff", func(c *connector.Config) { c.OffsetsChannelBackoff = -time.Millisecond }, "offsets.channel.backoff.ms", "must not be negative"},
 		{"offsets channel timeout", func(c *connector.Config) { c.OffsetsChannelSocketTimeout = 0 }, "offsets.channel.socket.timeout.ms", "must be positive"},
 		{"commit retries", func(c *connector.Config) { c.OffsetsCommitMaxRetries = -1 }, "offsets.commit.max.retries", "must not be negative"},
 		{"rebalance retries", func(c *connector.Config) { c.RebalanceMaxRetries = 0 }, "rebalance.max.retries", "at least 1"},
 		{"rebalance backoff", func(c *connector.Config) { c.RebalanceBackoff = -time.Millisecond }, "rebalance.backoff.ms", "must not be negative"},
 		{"sync time", func(c *connector.Config) { c.ZooKeeperSyncTime = -time.Millisecond }, "zookeeper.sync.time.ms", "must not be negative"},
-		{"strategy", func(c *connector.Config) { c.PartitionAssignmentStrategy = "cooperative-sticky" }, "partition.assignment.strategy", "must be one of range, roundrobin, sticky"},
-		{"strategy case", func(c *connector.Config) { c.PartitionAssignmentStrategy = "Range" }, "partition.assignment.strategy", "must be one of range, roundrobin, sticky"},
-		{"hash format", func(c *connector.Config) { c.RoundRobinHashFormat = "colon" }, "zkconsumer.roundrobin.hash.format", "must be one of dash, bracket"},
-		{"offset reset none", func(c *connector.Config) { c.AutoOffsetReset = "none" }, "auto.offset.reset", "must be one of smallest, largest, earliest, latest"},
-		{"offset reset empty", func(c *connector.Config) { c.AutoOffsetReset = "" }, "auto.offset.reset", "must be one of smallest, largest, earliest, latest"},
-		{"isolation", func(c *connector.Config) { c.IsolationLevel = "serializable" }, "zkconsumer.isolation.level", "must be one of read_uncommitted, read_committed"},
+		{"strategy", func(c *connector.Config) {
+			c.PartitionAssignmentStrategy = []connector.AssignmentStrategy{connector.StrategyCooperativeSticky}
+		}, "partition.assignment.strategy", "must be one of range, roundrobin, sticky"},
+		{"strategy out of range", func(c *connector.Config) { c.PartitionAssignmentStrategy = []connector.AssignmentStrategy{9} }, "partition.assignment.strategy", "must be one of range, roundrobin"},
+		{"hash format", func(c *connector.Config) { c.RoundRobinHashFormat = 2 }, "zkconsumer.roundrobin.hash.format", "must be one of dash, bracket"},
+		{"rebalance protocol", func(c *connector.Config) { c.RebalanceProtocol = 2 }, "zkconsumer.rebalance.protocol", "must be one of cooperative, eager"},
+		{"offset reset", func(c *connector.Config) { c.AutoOffsetReset = 2 }, "auto.offset.reset", "must be one of smallest, largest, earliest, latest"},
+		{"isolation", func(c *connector.Config) { c.IsolationLevel = 2 }, "zkconsumer.isolation.level", "must be one of read_uncommitted, read_committed"},
+		{"fetch message max above int32", func(c *connector.Config) { c.FetchMessageMaxBytes = 1 << 31 }, "fetch.message.max.bytes", "must be at most 2147483647"},
+		{"fetch max above int32", func(c *connector.Config) { c.FetchMaxBytes = 1 << 31 }, "fetch.max.bytes", "must be at most 2147483647"},
+		{"fetch min above int32", func(c *connector.Config) { c.FetchMinBytes = 1 << 31 }, "fetch.min.bytes", "must be at most 2147483647"},
+		{"endpoint identification", func(c *connector.Config) { c.Security.SSLEndpointIdentificationAlgorithm = 2 }, "ssl.endpoint.identification.algorithm", "must be one of https"},
+		{"zookeeper endpoint identification", func(c *connector.Config) { c.Security.ZooKeeperSSLEndpointIdentificationEnable = 2 }, "zookeeper.ssl.endpoint.identification.enable", "must be one of true, false"},
 		{"session timeout", func(c *connector.Config) { c.ZooKeeperSessionTimeout = 0 }, "zookeeper.session.timeout.ms", "must be positive"},
 		{"connection timeout", func(c *connector.Config) { c.ZooKeeperConnectionTimeout = -time.Millisecond }, "zookeeper.connection.timeout.ms", "must not be negative"},
 	}
@@ -302,9 +312,9 @@ func TestValidateRejects(t *testing.T) {
 
 func TestConfigErrorMessage(t *testing.T) {
 	c := validConfig()
-	c.AutoOffsetReset = "beginning"
+	c.AutoOffsetReset = 7
 	assert.EqualError(t, c.Validate(),
-		`connector: invalid auto.offset.reset "beginning": must be one of smallest, largest, earliest, latest`)
+		`connector: invalid auto.offset.reset "OffsetReset(7)": must be one of smallest, largest, earliest, latest`)
 
 	c = validConfig()
 	c.SocketTimeout = 1500 * time.Microsecond
@@ -315,9 +325,9 @@ func TestConfigErrorMessage(t *testing.T) {
 func TestValidateReportsEveryProblem(t *testing.T) {
 	c := connector.DefaultConfig()
 	c.GroupID = "bad group"
-	c.AutoOffsetReset = "beginning"
-	c.PartitionAssignmentStrategy = "fair"
-	c.OffsetsStorage = "s3"
+	c.AutoOffsetReset = 7
+	c.PartitionAssignmentStrategy = []connector.AssignmentStrategy{connector.StrategyRange, connector.StrategySticky}
+	c.OffsetsStorage = 7
 	c.QueuedMaxMessageChunks = 0
 	c.SocketTimeout = 10 * time.Millisecond
 	err := c.Validate()
@@ -328,7 +338,7 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 	assert.ErrorIs(t, err, connector.ErrInvalidConfig)
 	// An invalid group.id is not copied into client.id and reported twice.
 	assert.Empty(t, c.ClientID)
-	assert.Nil(t, c.DualCommitEnabled, "dual.commit.enabled cannot follow an invalid offsets.storage")
+	assert.Equal(t, connector.DualCommitDefault, c.DualCommitEnabled, "dual.commit.enabled cannot follow an invalid offsets.storage")
 }
 
 func TestValidateDoesNotReportDerivedFieldsTwice(t *testing.T) {
@@ -347,7 +357,7 @@ func ExampleDefaultConfig() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(cfg.ClientID, cfg.RebalanceBackoff, *cfg.DualCommitEnabled)
+	fmt.Println(cfg.ClientID, cfg.RebalanceBackoff, cfg.DualCommitEnabled)
 	// Output: orders 2s false
 }
 
@@ -355,13 +365,13 @@ func ExampleConfig_Validate() {
 	cfg := connector.DefaultConfig()
 	cfg.GroupID = "orders"
 	cfg.ZooKeeperConnect = "zk1:2181"
-	cfg.AutoOffsetReset = "beginning"
-	cfg.PartitionAssignmentStrategy = "fair"
+	cfg.PartitionAssignmentStrategy = []connector.AssignmentStrategy{connector.StrategyCooperativeSticky}
+	cfg.FetchMinBytes = -1
 	err := cfg.Validate()
 	fmt.Println(err)
 	fmt.Println(errors.Is(err, connector.ErrInvalidConfig))
 	// Output:
-	// connector: invalid partition.assignment.strategy "fair": must be one of range, roundrobin, sticky
-	// connector: invalid auto.offset.reset "beginning": must be one of smallest, largest, earliest, latest
+	// connector: invalid fetch.min.bytes "-1": must not be negative
+	// connector: invalid partition.assignment.strategy "cooperative-sticky": must be one of range, roundrobin, sticky
 	// true
 }

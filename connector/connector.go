@@ -193,14 +193,14 @@ func New(ctx context.Context, cfg Config, opts ...Option) (*ConsumerConnector, e
 	}
 	c.fetcher, err = fetch.NewConsumerFetcherManager(fetch.Config{
 		ClientID:                 cfg.ClientID,
-		FetchMinBytes:            cfg.FetchMinBytes,
+		FetchMinBytes:            int32(cfg.FetchMinBytes), // at most MaxInt32: Validate
 		FetchWaitMax:             cfg.FetchWaitMax,
 		SocketTimeout:            cfg.SocketTimeout,
 		SocketReceiveBufferBytes: cfg.SocketReceiveBufferBytes,
 		RefreshLeaderBackoff:     cfg.RefreshLeaderBackoff,
 		NumFetchers:              cfg.NumConsumerFetchers,
-		AutoOffsetReset:          cfg.AutoOffsetReset,
-		IsolationLevel:           cfg.IsolationLevel,
+		AutoOffsetReset:          cfg.AutoOffsetReset.String(),
+		IsolationLevel:           cfg.IsolationLevel.String(),
 		CheckCRCs:                cfg.CheckCRCs,
 		RecycleMessages:          cfg.RecycleMessages,
 		Logger:                   c.log,
@@ -236,7 +236,7 @@ func New(ctx context.Context, cfg Config, opts ...Option) (*ConsumerConnector, e
 }
 
 func (c *ConsumerConnector) newOffsetStore(brokers *zkBrokers, sec *secure.Client) offsetStore {
-	zkStore := c.metered(&zkOffsetStore{zk: c.session, group: c.cfg.GroupID}, StoreZooKeeper)
+	zkStore := c.metered(&zkOffsetStore{zk: c.session, group: c.cfg.GroupID}, OffsetsStorageZooKeeper)
 	if c.cfg.OffsetsStorage != OffsetsStorageKafka {
 		return zkStore
 	}
@@ -279,8 +279,8 @@ func (c *ConsumerConnector) newOffsetStore(brokers *zkBrokers, sec *secure.Clien
 			if d := resetter.Load(); d != nil {
 				d.Reset()
 			}
-		})), StoreKafka)
-	if c.cfg.DualCommitEnabled != nil && *c.cfg.DualCommitEnabled {
+		})), OffsetsStorageKafka)
+	if c.cfg.DualCommitEnabled.on(c.cfg.OffsetsStorage) {
 		return &dualOffsetStore{kafka: kafka, zk: zkStore}
 	}
 	return kafka

@@ -193,7 +193,7 @@ func TestKafkaOffsetStorage(t *testing.T) {
 			group := testcluster.UniqueName("g-" + name)
 			cfg := testConfig(c, group)
 			cfg.OffsetsStorage = OffsetsStorageKafka
-			cfg.DualCommitEnabled = &dual
+			cfg.DualCommitEnabled = map[bool]DualCommit{false: DualCommitOff, true: DualCommitOn}[dual]
 			ctx := testCtx(t, 3*time.Minute)
 			conn, err := New(ctx, cfg)
 			require.NoError(t, err)

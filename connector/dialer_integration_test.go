@@ -261,7 +261,7 @@ func TestWithDialerCarriesEveryConnection(t *testing.T) {
 		topic := newTopic(t, c, 3, n)
 		cfg := testConfig(c, testcluster.UniqueName("g-dial"))
 		cfg.OffsetsStorage = OffsetsStorageKafka
-		cfg.DualCommitEnabled = new(false)
+		cfg.DualCommitEnabled = DualCommitOff
 		zk := strings.Split(c.ZKServer(), ",")
 		d := newRecordingDialer()
 		w := watchSockets(t, append(slices.Clone(zk), c.BrokerAddrs()...))
@@ -290,7 +290,7 @@ func TestWithDialerCarriesEveryConnection(t *testing.T) {
 		topic := newTopic(t, c, 2, n)
 		cfg := secureConfig(t, c, testcluster.UniqueName("g-dials"), "SASL_SSL SCRAM-SHA-512")
 		cfg.OffsetsStorage = OffsetsStorageKafka
-		cfg.DualCommitEnabled = new(false)
+		cfg.DualCommitEnabled = DualCommitOff
 		d := newRecordingDialer()
 		zk := strings.Split(c.ZKServer(), ",")
 		sasl := []string{c.Security().Listener(testcluster.ListenerSASLSSL, 0)}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log"
 	"net"
+	"os"
 	"time"
 
 	"github.com/zkconsumer/zkconsumer/connector"
@@ -59,10 +60,19 @@ func ExampleConsumerConnector() {
 }
 
 // Loading the consumer.properties a Scala consumer already uses.
-func ExampleConfigFromPropertiesFile() {
-	cfg, warnings, err := connector.ConfigFromPropertiesFile("consumer.properties")
+func ExampleParseProperties() {
+	f, err := os.Open("consumer.properties")
 	if err != nil {
 		log.Fatal(err)
+	}
+	props, err := connector.ParseProperties(f)
+	f.Close()
+	if err != nil {
+		log.Fatal(err) // a malformed \uXXXX escape: a *SyntaxError
+	}
+	cfg, warnings, err := connector.ConfigFromProperties(props)
+	if err != nil {
+		log.Fatal(err) // every bad value, each a *ConfigError naming its key
 	}
 	for _, w := range warnings {
 		log.Print(w) // unknown keys, as Kafka warns about them

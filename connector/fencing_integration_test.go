@@ -305,10 +305,10 @@ func awaitShutdownFromListener(t *testing.T, ctx context.Context, l *shutdownLis
 // away, here to a second member that joins.
 func TestShutdownFromListener(t *testing.T) {
 	for _, tc := range []struct {
-		protocol  string
+		protocol  RebalanceProtocol
 		elsewhere bool
 	}{{RebalanceEager, false}, {RebalanceCooperative, false}, {RebalanceEager, true}} {
-		name := tc.protocol
+		name := tc.protocol.String()
 		if tc.elsewhere {
 			name += "/another goroutine"
 		}
@@ -316,7 +316,7 @@ func TestShutdownFromListener(t *testing.T) {
 	}
 }
 
-func testShutdownFromListener(t *testing.T, protocol string, elsewhere bool) {
+func testShutdownFromListener(t *testing.T, protocol RebalanceProtocol, elsewhere bool) {
 	c := testcluster.Shared(t)
 	topic := newTopic(t, c, 2, 20)
 	group := testcluster.UniqueName("g-shut-listener")

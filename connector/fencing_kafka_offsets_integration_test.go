@@ -76,10 +76,9 @@ func TestKafkaCommitCutOffWhenZooKeeperLeaseLapses(t *testing.T) {
 	tp := zkutil.TopicPartition{Topic: topic, Partition: 0}
 	owner := zkutil.OwnerPath(group, topic, 0)
 
-	dual := false
 	base := testConfig(c, group) // zookeeper.session.timeout.ms 4000: a lease of 3 s
 	base.OffsetsStorage = OffsetsStorageKafka
-	base.DualCommitEnabled = &dual // the max-of-stores fetch would hide a stale Kafka commit
+	base.DualCommitEnabled = DualCommitOff // the max-of-stores fetch would hide a stale Kafka commit
 	base.AutoCommitEnable = false
 	// The lease, not the socket timeout, must end the wait.
 	base.OffsetsChannelSocketTimeout = time.Minute

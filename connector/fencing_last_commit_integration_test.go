@@ -24,11 +24,10 @@ func TestLastCommitCutByALapsedLeaseIsMadeAgain(t *testing.T) {
 	topic := newTopic(t, c, 1, n)
 	group := testcluster.UniqueName("g-lastcommit")
 
-	dual := false
 	base := testConfig(c, group)
 	base.ZooKeeperSessionTimeout = 8 * time.Second // a lease of 6 s, 2 s before the session expires
 	base.OffsetsStorage = OffsetsStorageKafka
-	base.DualCommitEnabled = &dual
+	base.DualCommitEnabled = DualCommitOff
 	base.AutoCommitInterval = time.Hour            // only revoke's last commit
 	base.OffsetsChannelSocketTimeout = time.Minute // the lease, not the socket timeout, ends the wait
 	cfg, zk := throughProxy(t, c, base)

@@ -265,7 +265,7 @@ func (c *ConsumerConnector) newInfos(ctx context.Context, gen *generation, owned
 		} else {
 			off = c.startOffset(tp, off)
 		}
-		info := streamcore.NewPartitionTopicInfo(tp.Topic, tp.Partition, s.Queue(), off, off, c.cfg.FetchMessageMaxBytes)
+		info := streamcore.NewPartitionTopicInfo(tp.Topic, tp.Partition, s.Queue(), off, off, int32(c.cfg.FetchMessageMaxBytes))
 		info.SetFence(gen.fence)
 		info.SetCounters(c.countersFor(tp.Topic))
 		infos[tp] = info

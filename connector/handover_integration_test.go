@@ -151,13 +151,13 @@ func (l *pausingListener) BeforeStartingFetchers(_ context.Context, _ *ConsumerC
 func TestKeptPartitionsFlowDuringRebalance(t *testing.T) {
 	c := testcluster.Shared(t)
 	for _, event := range []string{"join", "leave", "expiry"} {
-		for _, protocol := range []string{RebalanceCooperative, RebalanceEager} {
-			t.Run(event+"/"+protocol, func(t *testing.T) { testKeptPartitionsFlow(t, c, event, protocol) })
+		for _, protocol := range []RebalanceProtocol{RebalanceCooperative, RebalanceEager} {
+			t.Run(event+"/"+protocol.String(), func(t *testing.T) { testKeptPartitionsFlow(t, c, event, protocol) })
 		}
 	}
 }
 
-func testKeptPartitionsFlow(t *testing.T, c *testcluster.Cluster, event, protocol string) {
+func testKeptPartitionsFlow(t *testing.T, c *testcluster.Cluster, event string, protocol RebalanceProtocol) {
 	ctx := testCtx(t, 3*time.Minute)
 	topic := newTopic(t, c, 4, 0)
 	stopTicks, err := startTicks(c, topic, 4, 20*time.Millisecond)

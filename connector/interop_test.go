@@ -57,15 +57,15 @@ func scalaConsumer(t *testing.T, ctx context.Context, col *collector, c *testclu
 // every message exactly once.
 func TestMixedGroupWithScalaConsumer(t *testing.T) {
 	c := testcluster.Shared(t)
-	for _, strategy := range []string{StrategyRange, StrategyRoundRobin} {
-		t.Run(strategy, func(t *testing.T) {
+	for _, strategy := range []AssignmentStrategy{StrategyRange, StrategyRoundRobin} {
+		t.Run(strategy.String(), func(t *testing.T) {
 			ctx := testCtx(t, 4*time.Minute)
 			topic := newTopic(t, c, 7, 0)
-			group := testcluster.UniqueName("g-mixed-" + strategy)
+			group := testcluster.UniqueName("g-mixed-" + strategy.String())
 			col := newCollector()
 			// --from-beginning: the Scala member may start fetching after
 			// the messages below were produced.
-			scalaConsumer(t, ctx, col, c, group, topic, "--from-beginning", "--consumer-property", "partition.assignment.strategy="+strategy)
+			scalaConsumer(t, ctx, col, c, group, topic, "--from-beginning", "--consumer-property", "partition.assignment.strategy="+strategy.String())
 			observer := observerSession(t, c)
 			require.Eventually(t, func() bool {
 				ids, err := observer.Children(ctx, zkutil.ConsumerIDsPath(group))
@@ -73,7 +73,7 @@ func TestMixedGroupWithScalaConsumer(t *testing.T) {
 			}, 90*time.Second, 50*time.Millisecond, "the Scala consumer registered")
 
 			cfg := testConfig(c, group)
-			cfg.PartitionAssignmentStrategy = strategy
+			cfg.PartitionAssignmentStrategy = []AssignmentStrategy{strategy}
 			cfg.RebalanceBackoff = 500 * time.Millisecond
 			for _, name := range []string{"go1", "go2"} {
 				conn := newConnector(t, cfg)

@@ -28,13 +28,13 @@ import (
 func TestKafkaCooperativeKeptPartitionsFlow(t *testing.T) {
 	c := testcluster.Shared(t)
 	for _, event := range []string{"join", "leave"} {
-		for _, strategy := range []string{StrategyCooperativeSticky, StrategyRange} {
-			t.Run(event+"/"+strategy, func(t *testing.T) { testKafkaKeptFlow(t, c, event, strategy) })
+		for _, strategy := range []AssignmentStrategy{StrategyCooperativeSticky, StrategyRange} {
+			t.Run(event+"/"+strategy.String(), func(t *testing.T) { testKafkaKeptFlow(t, c, event, strategy) })
 		}
 	}
 }
 
-func testKafkaKeptFlow(t *testing.T, c *testcluster.Cluster, event, strategy string) {
+func testKafkaKeptFlow(t *testing.T, c *testcluster.Cluster, event string, strategy AssignmentStrategy) {
 	ctx := testCtx(t, 4*time.Minute)
 	topic := newTopic(t, c, 4, 0)
 	stopTicks, err := startTicks(c, topic, 4, 20*time.Millisecond)
@@ -43,7 +43,7 @@ func testKafkaKeptFlow(t *testing.T, c *testcluster.Cluster, event, strategy str
 	defer func() { _, _ = stop() }()
 	group := testcluster.UniqueName("g-kcoop")
 	cfg := kafkaConfig(c, group)
-	cfg.PartitionAssignmentStrategy = strategy
+	cfg.PartitionAssignmentStrategy = []AssignmentStrategy{strategy}
 	cfg.AutoOffsetReset = AutoOffsetResetLargest
 	cooperative := strategy == StrategyCooperativeSticky
 	var log deliveryLog

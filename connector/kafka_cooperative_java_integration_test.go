@@ -162,7 +162,7 @@ func TestKafkaCooperativeMixedWithJava(t *testing.T) {
 	bootstrap := strings.Join(c.BrokerAddrs(), ",")
 	ctx := testCtx(t, 6*time.Minute)
 	cfg := kafkaConfig(c, group)
-	cfg.PartitionAssignmentStrategy = StrategyCooperativeSticky
+	cfg.PartitionAssignmentStrategy = []AssignmentStrategy{StrategyCooperativeSticky}
 	col := newCollector()
 	w := watchOwners(t, c, group, topic)
 	start := func(name string) *ConsumerConnector {
@@ -242,7 +242,9 @@ func TestKafkaCooperativeRollingUpgrade(t *testing.T) {
 	w := watchOwners(t, c, group, topic)
 	start := func(name, strategy string, opts ...Option) *ConsumerConnector {
 		cfg := kafkaConfig(c, group)
-		cfg.PartitionAssignmentStrategy = strategy
+		list, err := parseStrategies(strategy)
+		require.NoError(t, err)
+		cfg.PartitionAssignmentStrategy = list
 		conn := newConnector(t, cfg, opts...)
 		streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
 		require.NoError(t, err)

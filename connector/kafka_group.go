@@ -81,9 +81,9 @@ func (k *kafkaGroup) current() *kafkaRun {
 func (k *kafkaGroup) join(ctx context.Context, sub zkgroup.Subscription) error {
 	cfg := k.c.cfg
 	r := &kafkaRun{k: k, done: make(chan struct{}), first: make(chan error, 1)}
-	assignors, reason := kafkaAssignors(cfg.PartitionAssignmentStrategy)
+	assignors, reason := cfg.kafkaAssignors()
 	if reason != "" { // Validate refused it already
-		return fmt.Errorf("connector: partition.assignment.strategy %q: %s", cfg.PartitionAssignmentStrategy, reason)
+		return fmt.Errorf("connector: partition.assignment.strategy %q: %s", formatStrategies(cfg.PartitionAssignmentStrategy), reason)
 	}
 	kc := kafkagroup.Config{
 		Brokers:               cfg.brokerList(),
@@ -483,7 +483,7 @@ func (k *kafkaGroup) commit(ctx context.Context, kgen *kafkagroup.Generation, of
 		err = r.member.Commit(ctx, kgen, offsets)
 	}
 	if k.c.metrics != nil {
-		k.c.metrics.Commit(CommitEvent{Store: StoreKafka, Partitions: len(offsets), Duration: time.Since(start), Err: err})
+		k.c.metrics.Commit(CommitEvent{Store: OffsetsStorageKafka, Partitions: len(offsets), Duration: time.Since(start), Err: err})
 	}
 	if err != nil {
 		return fmt.Errorf("connector: %w", err)

@@ -54,8 +54,8 @@ func TestKafkaModeConsumeCommitResume(t *testing.T) {
 		require.NotEmpty(t, m.rebalances)
 		require.Equal(t, RebalanceSucceeded, m.rebalances[0].Outcome)
 		m.mu.Unlock()
-		require.NotEmpty(t, m.commitsTo(StoreKafka))
-		require.Empty(t, m.commitsTo(StoreZooKeeper))
+		require.NotEmpty(t, m.commitsTo(OffsetsStorageKafka))
+		require.Empty(t, m.commitsTo(OffsetsStorageZooKeeper))
 
 		_, err = c.Produce(ctx, topic, 100, testcluster.ProduceOptions{Partition: -1, FirstSeq: 200})
 		require.NoError(t, err)

@@ -24,7 +24,7 @@ func TestMoveOffZooKeeper(t *testing.T) {
 	group := testcluster.UniqueName("g-move")
 	zkCfg := testConfig(c, group)
 	zkCfg.OffsetsStorage = OffsetsStorageKafka
-	zkCfg.DualCommitEnabled = new(true)
+	zkCfg.DualCommitEnabled = DualCommitOn
 	ctx := testCtx(t, 3*time.Minute)
 	col := newCollector()
 	var old []*ConsumerConnector

@@ -185,12 +185,12 @@ func TestListenerIsToldOwnGainsAndLosses(t *testing.T) {
 		}},
 		{"kafka/classic-range", false, testcluster.Shared, func(c *testcluster.Cluster, group string) Config {
 			cfg := kafkaConfig(c, group)
-			cfg.PartitionAssignmentStrategy = StrategyRange
+			cfg.PartitionAssignmentStrategy = []AssignmentStrategy{StrategyRange}
 			return cfg
 		}},
 		{"kafka/classic-cooperative-sticky", true, testcluster.Shared, func(c *testcluster.Cluster, group string) Config {
 			cfg := kafkaConfig(c, group)
-			cfg.PartitionAssignmentStrategy = StrategyCooperativeSticky
+			cfg.PartitionAssignmentStrategy = []AssignmentStrategy{StrategyCooperativeSticky}
 			return cfg
 		}},
 		{"kafka/consumer", true, testcluster.SharedKRaft, consumerProtocolConfig},
@@ -207,7 +207,7 @@ func TestListenerIsToldOwnGainsAndLosses(t *testing.T) {
 				cfg := cfg
 				cfg.ConsumerID = name + "-" + group
 				l := newListenerLedger(topic)
-				conn, err := New(cfg, WithRebalanceListener(l))
+				conn, err := New(ctx, cfg, WithRebalanceListener(l))
 				require.NoError(t, err)
 				t.Cleanup(func() { _ = conn.Shutdown(context.Background()) })
 				_, err = conn.CreateMessageStreams(ctx, map[string]int{topic: 2})
@@ -270,9 +270,9 @@ func TestShutdownCommitsNothingWithAutoCommitOff(t *testing.T) {
 		cfg := config(group)
 		cfg.AutoCommitEnable = false
 		l := newListenerLedger(topic)
-		conn, err := New(cfg, WithRebalanceListener(l))
-		require.NoError(t, err)
 		ctx := testCtx(t, 3*time.Minute)
+		conn, err := New(ctx, cfg, WithRebalanceListener(l))
+		require.NoError(t, err)
 		streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
 		require.NoError(t, err)
 		col := newCollector()

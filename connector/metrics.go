@@ -68,22 +68,15 @@ type RebalanceEvent struct {
 	Duration time.Duration
 }
 
-// Offset stores named in CommitEvent.Store.
-const (
-	// StoreZooKeeper is /consumers/<group>/offsets (offsets.storage=zookeeper,
-	// and the second write of dual.commit.enabled).
-	StoreZooKeeper = "zookeeper"
-	// StoreKafka is the group coordinator (offsets.storage=kafka).
-	StoreKafka = "kafka"
-)
-
 // CommitEvent describes one write of offsets to one store (Kafka's
 // ZooKeeperCommitsPerSec and KafkaCommitsPerSec). With
 // dual.commit.enabled, a commit makes one event per store. Commits that
 // find no offset changed write nothing and make no event.
 type CommitEvent struct {
-	// Store is StoreZooKeeper or StoreKafka.
-	Store string
+	// Store is the store written: OffsetsStorageZooKeeper
+	// (/consumers/<group>/offsets) or OffsetsStorageKafka (the group
+	// coordinator).
+	Store OffsetsStorage
 	// Partitions is the number of offsets written.
 	Partitions int
 	// Duration is how long the write took.
@@ -109,10 +102,10 @@ type Stats struct {
 	// are read from their leaders (WithLagRefresh); 0 when they are not.
 	LagRefresh time.Duration
 	// OffsetStores are the stores commits write to, in the order they are
-	// written: StoreZooKeeper, StoreKafka, or StoreKafka then
-	// StoreZooKeeper with dual.commit.enabled. They are the values of
-	// CommitEvent.Store.
-	OffsetStores []string
+	// written: OffsetsStorageZooKeeper, OffsetsStorageKafka, or
+	// OffsetsStorageKafka then OffsetsStorageZooKeeper with
+	// dual.commit.enabled. They are the values of CommitEvent.Store.
+	OffsetStores []OffsetsStorage
 	// Topics are the totals of every topic consumed since New, by topic.
 	Topics []TopicStats
 	// Streams are the streams, by topic and thread.
@@ -277,16 +270,16 @@ func (c *ConsumerConnector) ownedInfos() []*streamcore.PartitionTopicInfo {
 }
 
 // offsetStores names the stores commits go to (Stats.OffsetStores).
-func (c *ConsumerConnector) offsetStores() []string {
+func (c *ConsumerConnector) offsetStores() []OffsetsStorage {
 	switch {
 	case c.kafka != nil:
-		return []string{StoreKafka}
+		return []OffsetsStorage{OffsetsStorageKafka}
 	case c.cfg.OffsetsStorage != OffsetsStorageKafka:
-		return []string{StoreZooKeeper}
-	case c.cfg.DualCommitEnabled != nil && *c.cfg.DualCommitEnabled:
-		return []string{StoreKafka, StoreZooKeeper}
+		return []OffsetsStorage{OffsetsStorageZooKeeper}
+	case c.cfg.DualCommitEnabled.on(c.cfg.OffsetsStorage):
+		return []OffsetsStorage{OffsetsStorageKafka, OffsetsStorageZooKeeper}
 	}
-	return []string{StoreKafka}
+	return []OffsetsStorage{OffsetsStorageKafka}
 }
 
 // countersFor returns the Counters of topic, made on first use; nil
@@ -314,7 +307,7 @@ func (c *ConsumerConnector) onFetch(e fetch.FetchEvent) {
 // meteredStore is an offset store whose commits are reported to Metrics.
 type meteredStore struct {
 	offsetStore
-	name    string
+	name    OffsetsStorage
 	metrics Metrics
 }
 
@@ -326,7 +319,7 @@ func (s *meteredStore) Commit(ctx context.Context, offsets map[zkutil.TopicParti
 }
 
 // metered wraps store to report its commits when metrics are on.
-func (c *ConsumerConnector) metered(store offsetStore, name string) offsetStore {
+func (c *ConsumerConnector) metered(store offsetStore, name OffsetsStorage) offsetStore {
 	if c.metrics == nil {
 		return store
 	}

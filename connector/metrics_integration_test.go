@@ -56,7 +56,7 @@ func (m *recordingMetrics) Commit(e CommitEvent) {
 	m.commits = append(m.commits, e)
 }
 
-func (m *recordingMetrics) commitsTo(store string) []CommitEvent {
+func (m *recordingMetrics) commitsTo(store OffsetsStorage) []CommitEvent {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []CommitEvent
@@ -146,7 +146,7 @@ func TestMetricsReportRealNumbers(t *testing.T) {
 	rec.mu.Unlock()
 
 	require.NoError(t, conn.CommitOffsets(ctx))
-	zk := rec.commitsTo(StoreZooKeeper)
+	zk := rec.commitsTo(OffsetsStorageZooKeeper)
 	require.Len(t, zk, 1)
 	require.NoError(t, zk[0].Err)
 	require.Equal(t, 3, zk[0].Partitions, "every owned partition: the unread ones move from no offset to 0")
@@ -181,8 +181,7 @@ func TestMetricsCommitsToKafka(t *testing.T) {
 	cfg := testConfig(c, testcluster.UniqueName("g-metrics-kafka"))
 	cfg.AutoCommitInterval = time.Hour
 	cfg.OffsetsStorage = OffsetsStorageKafka
-	dual := true
-	cfg.DualCommitEnabled = &dual
+	cfg.DualCommitEnabled = DualCommitOn
 	cfg.Metrics = rec
 	conn := newConnector(t, cfg)
 	ctx := testCtx(t, 2*time.Minute)
@@ -192,7 +191,7 @@ func TestMetricsCommitsToKafka(t *testing.T) {
 	require.NoError(t, err)
 	streams[topic][0].MarkConsumed(m)
 	require.NoError(t, conn.CommitOffsets(ctx))
-	for _, store := range []string{StoreKafka, StoreZooKeeper} {
+	for _, store := range []OffsetsStorage{OffsetsStorageKafka, OffsetsStorageZooKeeper} {
 		evs := rec.commitsTo(store)
 		require.Len(t, evs, 1, "%s: %+v", store, evs)
 		require.NoError(t, evs[0].Err, store)

@@ -117,7 +117,7 @@ func TestSecureConsumeAndCommit(t *testing.T) {
 			kafkaOffsets := way == "SASL_SSL SCRAM-SHA-512"
 			if kafkaOffsets {
 				cfg.OffsetsStorage = OffsetsStorageKafka
-				cfg.DualCommitEnabled = new(false)
+				cfg.DualCommitEnabled = DualCommitOff
 			}
 			conn, err := New(t.Context(), cfg)
 			require.NoError(t, err)

@@ -13,8 +13,10 @@ import (
 // TestSecurityConfigMirrorsSettings: SecurityConfig, which applications
 // set, and internal/secure's Settings, which the connector hands on, have
 // the same fields in the same order with the same types, the token
-// provider's aside; so copying by field name loses nothing, and a field
-// added to one and not the other fails here.
+// provider's aside, and the endpoint identification options, whose typed
+// values (the zero value the default) internal/secure keeps as optional
+// values (nil the default); so copying by field name loses nothing, and a
+// field added to one and not the other fails here.
 func TestSecurityConfigMirrorsSettings(t *testing.T) {
 	ours := reflect.TypeFor[SecurityConfig]()
 	theirs := reflect.TypeFor[secure.Settings]()
@@ -22,7 +24,7 @@ func TestSecurityConfigMirrorsSettings(t *testing.T) {
 	for i := range ours.NumField() {
 		o, s := ours.Field(i), theirs.Field(i)
 		require.Equal(t, s.Name, o.Name, "field %d", i)
-		if o.Name == "TokenProvider" {
+		if o.Name == "TokenProvider" || converted[o.Name] {
 			continue
 		}
 		require.Equal(t, s.Type, o.Type, o.Name)
@@ -46,6 +48,8 @@ func TestSecurityConfigCopiesEveryField(t *testing.T) {
 			f.Set(reflect.New(f.Type().Elem()))
 		}
 	}
+	sc.SSLEndpointIdentificationAlgorithm = EndpointIdentificationNone
+	sc.ZooKeeperSSLEndpointIdentificationEnable = ZooKeeperEndpointIdentificationOff
 	sc.TokenProvider = fixedToken{tok: &AccessToken{Token: "jwt", Extensions: map[string]string{"k": "v"}}}
 	sc.TLS.ServerName = "broker"
 
@@ -53,20 +57,31 @@ func TestSecurityConfigCopiesEveryField(t *testing.T) {
 	sv := reflect.ValueOf(s)
 	for i := range v.NumField() {
 		name := v.Type().Field(i).Name
-		if name == "TokenProvider" {
+		if name == "TokenProvider" || converted[name] {
 			continue
 		}
 		require.False(t, sv.FieldByName(name).IsZero(), "%s was not copied", name)
 		require.Equal(t, v.Field(i).Interface(), sv.FieldByName(name).Interface(), name)
 	}
+	require.Equal(t, new(""), s.SSLEndpointIdentificationAlgorithm)
+	require.Equal(t, new(false), s.ZooKeeperSSLEndpointIdentificationEnable)
+	require.Nil(t, SecurityConfig{}.settings().SSLEndpointIdentificationAlgorithm, "the default is nil")
+	require.Nil(t, SecurityConfig{}.settings().ZooKeeperSSLEndpointIdentificationEnable, "the default is nil")
 	tok, err := s.TokenProvider.Token()
 	require.NoError(t, err)
 	require.Equal(t, &secure.AccessToken{Token: "jwt", Extensions: map[string]string{"k": "v"}}, tok)
 
 	var back SecurityConfig
 	back.TokenProvider = sc.TokenProvider
-	back.setSettings(s)
+	require.Empty(t, back.setSettings(s))
 	require.Equal(t, sc, back)
+	s.SSLEndpointIdentificationAlgorithm = new("HTTPS")
+	require.Empty(t, back.setSettings(s))
+	require.Equal(t, EndpointIdentificationHTTPS, back.SSLEndpointIdentificationAlgorithm)
+	s.SSLEndpointIdentificationAlgorithm = new("http")
+	errs := back.setSettings(s)
+	require.Len(t, errs, 1)
+	require.ErrorContains(t, errs[0], `invalid ssl.endpoint.identification.algorithm "http"`)
 
 	failing := SecurityConfig{TokenProvider: fixedToken{err: errors.New("no token today")}}
 	_, err = failing.settings().TokenProvider.Token()
@@ -79,3 +94,10 @@ type fixedToken struct {
 }
 
 func (f fixedToken) Token() (*AccessToken, error) { return f.tok, f.err }
+
+// converted are the fields of SecurityConfig that settings and setSettings
+// convert rather than copy.
+var converted = map[string]bool{
+	"SSLEndpointIdentificationAlgorithm":       true,
+	"ZooKeeperSSLEndpointIdentificationEnable": true,
+}

@@ -2,6 +2,7 @@ package connector
 
 import (
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -145,7 +146,10 @@ func TestSecuredPropertiesExample(t *testing.T) {
 	c := testcluster.SharedSecure(t)
 	sec := c.Security()
 	topic := newTopic(t, c, 2, 40)
-	props, err := LoadPropertiesFile("testdata/secured.properties")
+	f, err := os.Open("testdata/secured.properties")
+	require.NoError(t, err)
+	props, err := ParseProperties(f)
+	require.NoError(t, f.Close())
 	require.NoError(t, err)
 	for k, v := range props {
 		v = strings.ReplaceAll(v, "zk1.example.com:2182,zk2.example.com:2182", sec.ZooKeeperTLS())

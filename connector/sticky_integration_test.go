@@ -81,7 +81,7 @@ func TestStickyGroupMovesOnlyWhatBalanceNeeds(t *testing.T) {
 	members := map[string]*ConsumerConnector{}
 	start := func(name string) *ConsumerConnector {
 		cfg := testConfig(c, group)
-		cfg.PartitionAssignmentStrategy = StrategySticky
+		cfg.PartitionAssignmentStrategy = []AssignmentStrategy{StrategySticky}
 		cfg.ConsumerID = name + "-" + group
 		conn, err := New(ctx, cfg)
 		require.NoError(t, err)
@@ -160,15 +160,15 @@ func TestStickyAndRangeRefuseToMix(t *testing.T) {
 	observer, err := zksession.Dial(context.Background(), zksession.SessionConfig{Connect: c.ZKConnect(), SessionTimeout: 10 * time.Second, ConnectionTimeout: 20 * time.Second})
 	require.NoError(t, err)
 	defer observer.Close()
-	for _, order := range [][2]string{{StrategySticky, StrategyRange}, {StrategyRange, StrategySticky}} {
-		t.Run(order[0]+" then "+order[1], func(t *testing.T) {
+	for _, order := range [][2]AssignmentStrategy{{StrategySticky, StrategyRange}, {StrategyRange, StrategySticky}} {
+		t.Run(order[0].String()+" then "+order[1].String(), func(t *testing.T) {
 			ctx := testCtx(t, 3*time.Minute)
 			const partitions = 4
 			topic := newTopic(t, c, partitions, 0)
 			group := testcluster.UniqueName("g-mix")
-			start := func(name, strategy string) *ConsumerConnector {
+			start := func(name string, strategy AssignmentStrategy) *ConsumerConnector {
 				cfg := testConfig(c, group)
-				cfg.PartitionAssignmentStrategy = strategy
+				cfg.PartitionAssignmentStrategy = []AssignmentStrategy{strategy}
 				cfg.ConsumerID = name
 				conn := newConnector(t, cfg)
 				_, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
@@ -187,9 +187,9 @@ func TestStickyAndRangeRefuseToMix(t *testing.T) {
 			require.ErrorIs(t, err, ErrRebalanceFailed)
 			require.ErrorIs(t, err, ErrInconsistentStrategy)
 			require.Equal(t, group+"_second", refused.Member)
-			require.Equal(t, order[1], refused.Strategy)
-			require.Equal(t, []MemberStrategy{{ID: group + "_first", Strategy: order[0]}}, refused.Conflicts)
-			for _, want := range []string{group + "_second", group + "_first", `"` + order[0] + `"`, `"` + order[1] + `"`, "the sticky strategy needs"} {
+			require.Equal(t, order[1].String(), refused.Strategy)
+			require.Equal(t, []MemberStrategy{{ID: group + "_first", Strategy: order[0].String()}}, refused.Conflicts)
+			for _, want := range []string{group + "_second", group + "_first", `"` + order[0].String() + `"`, `"` + order[1].String() + `"`, "the sticky strategy needs"} {
 				require.Contains(t, err.Error(), want)
 			}
 			t.Logf("the newcomer: %v", err)

@@ -106,7 +106,7 @@ func BenchmarkStopTheWorld(b *testing.B) {
 	for _, size := range stwSizes(b) {
 		b.Run(fmt.Sprintf("size=%dx%d", size[0], size[1]), func(b *testing.B) {
 			for _, latency := range []time.Duration{0, rtt} {
-				for _, protocol := range []string{RebalanceCooperative, RebalanceEager} {
+				for _, protocol := range []RebalanceProtocol{RebalanceCooperative, RebalanceEager} {
 					b.Run(fmt.Sprintf("coord=zk/zk-rtt=%v/protocol=%s", latency, protocol), func(b *testing.B) {
 						c := testcluster.Shared(b)
 						benchStopTheWorld(b, c, size[0], size[1], stwConnectorRow(b, c, func(cfg *Config, connect string) {
@@ -185,9 +185,11 @@ var stwKafkaProtocols = []struct {
 	brokerProps map[string]string
 	configure   func(cfg *Config)
 }{
-	{name: "classic", java: "range", configure: func(cfg *Config) { cfg.PartitionAssignmentStrategy = StrategyRange }},
-	{name: StrategyCooperativeSticky, java: "cooperative-sticky", configure: func(cfg *Config) { cfg.PartitionAssignmentStrategy = StrategyCooperativeSticky }},
-	{name: GroupProtocolConsumer, java: "consumer", kraftOnly: true, brokerProps: map[string]string{
+	{name: "classic", java: "range", configure: func(cfg *Config) { cfg.PartitionAssignmentStrategy = []AssignmentStrategy{StrategyRange} }},
+	{name: StrategyCooperativeSticky.String(), java: "cooperative-sticky", configure: func(cfg *Config) {
+		cfg.PartitionAssignmentStrategy = []AssignmentStrategy{StrategyCooperativeSticky}
+	}},
+	{name: GroupProtocolConsumer.String(), java: "consumer", kraftOnly: true, brokerProps: map[string]string{
 		"group.consumer.min.heartbeat.interval.ms": "300",
 		"group.consumer.heartbeat.interval.ms":     "300",
 		"group.consumer.min.session.timeout.ms":    "6000",

@@ -154,13 +154,13 @@ func (c *ConsumerConnector) newStream() (*streamcore.KafkaStream, *streamcore.Co
 
 // join registers the member and runs its first rebalance.
 func (c *ConsumerConnector) join(ctx context.Context, sub zkgroup.Subscription, streams map[streamKey]*streamcore.Control, wildcard bool) error {
-	format, err := zkassign.ParseRoundRobinHashFormat(c.cfg.RoundRobinHashFormat)
+	format, err := zkassign.ParseRoundRobinHashFormat(c.cfg.RoundRobinHashFormat.String())
 	if err != nil {
 		return fmt.Errorf("connector: %w", err)
 	}
 	var assignor zkassign.Assignor
 	if c.kafka == nil { // Kafka mode's assignors are the group member's
-		if assignor, err = zkassign.NewAssignor(c.cfg.PartitionAssignmentStrategy, zkassign.WithRoundRobinHashFormat(format)); err != nil {
+		if assignor, err = zkassign.NewAssignor(formatStrategies(c.cfg.PartitionAssignmentStrategy), zkassign.WithRoundRobinHashFormat(format)); err != nil {
 			return fmt.Errorf("connector: %w", err)
 		}
 	}

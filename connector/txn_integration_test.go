@@ -23,8 +23,8 @@ func TestCommitReachesLogEndPastTransactionMarker(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(11), end, "ten messages and the commit marker")
 
-	for _, isolation := range []string{IsolationReadCommitted, IsolationReadUncommitted} {
-		t.Run(isolation, func(t *testing.T) {
+	for _, isolation := range []IsolationLevel{IsolationReadCommitted, IsolationReadUncommitted} {
+		t.Run(isolation.String(), func(t *testing.T) {
 			group := testcluster.UniqueName("g-txn")
 			cfg := testConfig(c, group)
 			cfg.IsolationLevel = isolation

@@ -71,7 +71,6 @@ import (
 //	    are ignored. It is safe to call from any goroutine.
 type KafkaStream = stream.KafkaStream
 
-
 // Message is stream.Message: one record of one partition, as a stream
 // hands it out (Kafka's MessageAndMetadata).
 //

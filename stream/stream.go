@@ -63,7 +63,6 @@ import "github.com/zkconsumer/zkconsumer/internal/streamcore"
 //	    are ignored. It is safe to call from any goroutine.
 type KafkaStream = streamcore.KafkaStream
 
-
 // Message is one record of one partition, as a stream hands it out
 // (Kafka's MessageAndMetadata, already decoded to bytes).
 //

@@ -120,7 +120,7 @@ func (r *csvReporter) Rebalance(e connector.RebalanceEvent) {
 // Commit counts a write of offsets.
 func (r *csvReporter) Commit(e connector.CommitEvent) {
 	name := "ZooKeeperCommitsPerSec"
-	if e.Store == connector.StoreKafka {
+	if e.Store == connector.OffsetsStorageKafka {
 		name = "KafkaCommitsPerSec"
 	}
 	r.mu.Lock()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -119,7 +120,7 @@ func newFlagSet(stderr io.Writer) *flag.FlagSet {
 	fs.Var(new(multiFlag), "property", "A formatter property, `key=value` (repeatable): print.timestamp, print.key, print.value, key.separator, line.separator, key.deserializer, value.deserializer; topic for ChecksumMessageFormatter; print.partition and print.offset as in later Kafka versions.")
 	fs.String("key-deserializer", "", "A Kafka deserializer `class` for keys, such as org.apache.kafka.common.serialization.LongDeserializer.")
 	fs.String("value-deserializer", "", "A Kafka deserializer `class` for values.")
-	fs.String("isolation-level", connector.IsolationReadUncommitted, "The isolation `level`: read_committed leaves out aborted transactional messages (zkconsumer.isolation.level).")
+	fs.String("isolation-level", connector.IsolationReadUncommitted.String(), "The isolation `level`: read_committed leaves out aborted transactional messages (zkconsumer.isolation.level).")
 	fs.Bool("enable-systest-events", false, "Also print lifecycle events (shutdown_complete) on stdout, for system tests.")
 	fs.Bool("csv-reporter-enabled", false, "Write metrics as CSV files, one per metric, every 5 seconds.")
 	fs.String("metrics-dir", "kafka_metrics", "The `directory` of --csv-reporter-enabled.")
@@ -241,7 +242,7 @@ func parseOptions(fs *flag.FlagSet, args []string, stderr io.Writer) (*options, 
 	}
 	fileProps := map[string]string{}
 	if path := str("consumer.config"); set["consumer.config"] {
-		if fileProps, err = connector.LoadPropertiesFile(path); err != nil {
+		if fileProps, err = readPropertiesFile(path); err != nil {
 			return nil, err
 		}
 	}
@@ -289,7 +290,7 @@ func parseOptions(fs *flag.FlagSet, args []string, stderr io.Writer) (*options, 
 	if !useOldConsumer {
 		return o, kafkaCoordinatedProps(o)
 	}
-	earliest, latest := connector.AutoOffsetResetSmallest, connector.AutoOffsetResetLargest
+	earliest, latest := connector.AutoOffsetResetSmallest.String(), connector.AutoOffsetResetLargest.String()
 	if reset, ok := o.props["auto.offset.reset"]; ok {
 		if o.fromBeginning && reset != earliest {
 			return nil, &usageError{msg: fmt.Sprintf("Can't simultaneously specify --from-beginning and 'auto.offset.reset=%s', please remove one option", reset)}
@@ -338,6 +339,21 @@ func parseKeyValueArgs(args []string) (map[string]string, error) {
 		default:
 			return nil, &usageError{msg: "Invalid command line properties: " + strings.Join(args, " ")}
 		}
+	}
+	return props, nil
+}
+
+// readPropertiesFile reads the Java properties file at path
+// (--consumer.config).
+func readPropertiesFile(path string) (map[string]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	props, err := connector.ParseProperties(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return props, nil
 }

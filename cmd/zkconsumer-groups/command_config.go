@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"slices"
 
 	"github.com/zkconsumer/zkconsumer/connector"
@@ -16,9 +17,14 @@ import (
 func loadCommandConfig(path string, stderr io.Writer) (secure.Settings, *secure.Client, error) {
 	var s secure.Settings
 	if path != "" {
-		props, err := connector.LoadPropertiesFile(path)
+		f, err := os.Open(path)
 		if err != nil {
 			return s, nil, fmt.Errorf("--command-config: %w", err)
+		}
+		props, err := connector.ParseProperties(f)
+		f.Close()
+		if err != nil {
+			return s, nil, fmt.Errorf("--command-config %s: %w", path, err)
 		}
 		if err := s.SetProperties(props); err != nil {
 			return s, nil, fmt.Errorf("--command-config %s: %w", path, err)

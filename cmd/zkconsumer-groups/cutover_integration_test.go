@@ -71,7 +71,7 @@ func TestCutOverWithDualCommit(t *testing.T) {
 
 	cfg := memberConfig(c, group)
 	cfg.OffsetsStorage = connector.OffsetsStorageKafka
-	cfg.DualCommitEnabled = new(true)
+	cfg.DualCommitEnabled = connector.DualCommitOn
 	m := startReadingMember(ctx, t, topic, cfg)
 	m.consume(ctx, 100)
 	require.NoError(t, m.conn.CommitOffsets(ctx))

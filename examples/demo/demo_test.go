@@ -25,8 +25,8 @@ import (
 // stream (thread) of each.
 func TestDemoOwnershipMatchesZooKeeper(t *testing.T) {
 	cluster := testcluster.Shared(t)
-	for _, protocol := range []string{connector.RebalanceCooperative, connector.RebalanceEager} {
-		t.Run(protocol, func(t *testing.T) {
+	for _, protocol := range []connector.RebalanceProtocol{connector.RebalanceCooperative, connector.RebalanceEager} {
+		t.Run(protocol.String(), func(t *testing.T) {
 			out := &stepBuffer{}
 			d := &demo{cluster: cluster, out: out, protocol: protocol}
 			var steps []int

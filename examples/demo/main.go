@@ -43,22 +43,19 @@ const (
 )
 
 func main() {
-	protocol := flag.String("protocol", connector.RebalanceCooperative,
+	var protocol connector.RebalanceProtocol
+	flag.TextVar(&protocol, "protocol", connector.RebalanceCooperative,
 		"how members hand partitions over (zkconsumer.rebalance.protocol): cooperative or eager")
 	flag.Parse()
-	if *protocol != connector.RebalanceCooperative && *protocol != connector.RebalanceEager {
-		fmt.Fprintf(os.Stderr, "demo: -protocol %q: want %s or %s\n", *protocol, connector.RebalanceCooperative, connector.RebalanceEager)
-		os.Exit(2)
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *protocol); err != nil {
+	if err := run(ctx, protocol); err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, protocol string) error {
+func run(ctx context.Context, protocol connector.RebalanceProtocol) error {
 	d := &demo{out: os.Stdout, protocol: protocol}
 	cluster, external, err := testcluster.FromEnv()
 	if err != nil {
@@ -89,7 +86,7 @@ func run(ctx context.Context, protocol string) error {
 type demo struct {
 	cluster  *testcluster.Cluster
 	out      io.Writer
-	protocol string // connector.RebalanceCooperative or connector.RebalanceEager
+	protocol connector.RebalanceProtocol
 	// afterStep, if set, is called after each step's ownership is printed,
 	// with the members that are still in the group (the test compares
 	// what was printed with the owner nodes in ZooKeeper).

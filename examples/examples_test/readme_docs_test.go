@@ -203,7 +203,7 @@ func TestDocsConfigurationListsEveryKey(t *testing.T) {
 	// Every key DefaultConfig writes in either mode, and those it leaves
 	// out because their default follows another key.
 	keys := []string{"consumer.id", "client.id", "zookeeper.connection.timeout.ms", "dual.commit.enabled", "group.instance.id", "group.remote.assignor"}
-	for _, mode := range []string{connector.CoordinationZooKeeper, connector.CoordinationKafka} {
+	for _, mode := range []connector.Coordination{connector.CoordinationZooKeeper, connector.CoordinationKafka} {
 		c := connector.DefaultConfig()
 		c.GroupCoordination = mode
 		for k := range c.Properties() {

@@ -51,9 +51,14 @@ func main() {
 }
 
 func run(ctx context.Context, config string, set map[string]string, topic string) (err error) {
-	props, err := connector.LoadPropertiesFile(config)
+	f, err := os.Open(config)
 	if err != nil {
 		return err
+	}
+	props, err := connector.ParseProperties(f) // Java's .properties syntax
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("%s: %w", config, err)
 	}
 	maps.Copy(props, set)
 	// Every key the properties do not set keeps DefaultConfig's value.

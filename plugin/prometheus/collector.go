@@ -139,10 +139,10 @@ func (c *Collector) Commit(e connector.CommitEvent) {
 	if e.Err != nil {
 		outcome = outcomeFailure
 	} else {
-		ins.committedOffsets.WithLabelValues(e.Store).Add(float64(e.Partitions))
+		ins.committedOffsets.WithLabelValues(e.Store.String()).Add(float64(e.Partitions))
 	}
-	ins.commits.WithLabelValues(e.Store, outcome).Inc()
-	ins.commitDuration.WithLabelValues(e.Store).Observe(e.Duration.Seconds())
+	ins.commits.WithLabelValues(e.Store.String(), outcome).Inc()
+	ins.commitDuration.WithLabelValues(e.Store.String()).Observe(e.Duration.Seconds())
 }
 
 // Describe sends the descriptors of every metric. It implements

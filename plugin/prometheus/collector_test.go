@@ -26,7 +26,7 @@ func fixedStats() connector.Stats {
 		MaxLag:       7,
 		MaxLagTime:   2500 * time.Millisecond,
 		LagRefresh:   10 * time.Second,
-		OffsetStores: []string{connector.StoreZooKeeper},
+		OffsetStores: []connector.OffsetsStorage{connector.OffsetsStorageZooKeeper},
 		Topics:       []connector.TopicStats{{Topic: "t", Messages: 40, Bytes: 4000, FencedTime: 1500 * time.Millisecond}},
 		Streams:      []connector.StreamStats{{Topic: "t", Thread: 0, QueuedChunks: 2}, {Topic: "", Thread: 1}},
 		MinFetchRate: 2.5,
@@ -115,8 +115,8 @@ func TestCollectorRecordsEvents(t *testing.T) {
 	c.Fetch(connector.FetchEvent{Broker: 4, Err: errors.New("connection reset")})
 	c.Rebalance(connector.RebalanceEvent{Outcome: connector.RebalanceSucceeded, Attempts: 1, Duration: time.Second})
 	c.Rebalance(connector.RebalanceEvent{Outcome: connector.RebalanceFailed, Attempts: 4, Duration: 8 * time.Second})
-	c.Commit(connector.CommitEvent{Store: connector.StoreKafka, Partitions: 3, Duration: time.Millisecond})
-	c.Commit(connector.CommitEvent{Store: connector.StoreZooKeeper, Partitions: 3, Duration: time.Millisecond, Err: errors.New("no")})
+	c.Commit(connector.CommitEvent{Store: connector.OffsetsStorageKafka, Partitions: 3, Duration: time.Millisecond})
+	c.Commit(connector.CommitEvent{Store: connector.OffsetsStorageZooKeeper, Partitions: 3, Duration: time.Millisecond, Err: errors.New("no")})
 
 	require.Equal(t, 1.0, testutil.ToFloat64(c.ins.Load().fetchErrors.WithLabelValues("4")))
 	require.Equal(t, 1.0, testutil.ToFloat64(c.ins.Load().rebalances.WithLabelValues("success")))
@@ -208,7 +208,7 @@ func TestCollectorSeriesExistBeforeTheirFirstEvent(t *testing.T) {
 	c := New(reg)
 	dual := func() connector.Stats {
 		st := fixedStats()
-		st.OffsetStores = []string{connector.StoreKafka, connector.StoreZooKeeper}
+		st.OffsetStores = []connector.OffsetsStorage{connector.OffsetsStorageKafka, connector.OffsetsStorageZooKeeper}
 		return st
 	}
 	require.NoError(t, c.attach(dual))
@@ -264,6 +264,6 @@ func TestCollectorSeriesExistBeforeTheirFirstEvent(t *testing.T) {
 	require.Zero(t, v)
 	c.Fetch(connector.FetchEvent{Broker: 3, Err: errors.New("reset")})
 	require.Equal(t, 1.0, series()["zkconsumer_fetch_errors_total,broker=3"])
-	c.Commit(connector.CommitEvent{Store: connector.StoreKafka, Err: errors.New("fenced")})
+	c.Commit(connector.CommitEvent{Store: connector.OffsetsStorageKafka, Err: errors.New("fenced")})
 	require.Equal(t, 1.0, series()["zkconsumer_commits_total,outcome=failure,store=kafka"])
 }

@@ -96,11 +96,12 @@ const (
 // event (an alert on increase(...) then sees the first failure): the
 // rebalance outcomes and, for each of stores, the commit outcomes. The
 // brokers' series start with their first fetch.
-func (ins *instruments) initialize(stores []string) {
+func (ins *instruments) initialize(stores []connector.OffsetsStorage) {
 	for _, outcome := range []string{outcomeSuccess, outcomeFailure, outcomeAborted} {
 		ins.rebalances.WithLabelValues(outcome)
 	}
-	for _, store := range stores {
+	for _, s := range stores {
+		store := s.String()
 		for _, outcome := range []string{outcomeSuccess, outcomeFailure} {
 			ins.commits.WithLabelValues(store, outcome)
 		}

@@ -34,7 +34,7 @@ func TestMetricsList(t *testing.T) {
 	c.Fetch(connector.FetchEvent{Broker: 1, Duration: time.Millisecond, Bytes: 1})
 	c.Fetch(connector.FetchEvent{Broker: 1, Err: errors.New("x")})
 	c.Rebalance(connector.RebalanceEvent{Outcome: connector.RebalanceSucceeded, Duration: time.Second})
-	c.Commit(connector.CommitEvent{Store: connector.StoreZooKeeper, Partitions: 1, Duration: time.Millisecond})
+	c.Commit(connector.CommitEvent{Store: connector.OffsetsStorageZooKeeper, Partitions: 1, Duration: time.Millisecond})
 	mfs, err := reg.Gather()
 	require.NoError(t, err)
 	var descs int

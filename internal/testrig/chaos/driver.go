@@ -181,7 +181,7 @@ func (d *driver) run(ctx context.Context) (err error) {
 	if cfg.Topology.kraft() {
 		zkServers = 0
 	}
-	if cfg.Topology.groupProtocol() == connector.GroupProtocolConsumer {
+	if cfg.Topology.groupProtocol() == connector.GroupProtocolConsumer.String() {
 		assignment = "the broker's (group.remote.assignor)"
 	}
 	d.info = RunInfo{
@@ -425,7 +425,7 @@ func (d *driver) checkOwners(ctx context.Context, in *injector) OwnersCheck {
 		} else {
 			running := in.members.running()
 			check = kafkaOwners(in.tracker, live(), in.topicList(), d.cfg.Topology, running)
-			if d.cfg.Topology.groupProtocol() == connector.GroupProtocolConsumer {
+			if d.cfg.Topology.groupProtocol() == connector.GroupProtocolConsumer.String() {
 				d.checkBrokerOwners(sctx, in, running, &check)
 			}
 		}

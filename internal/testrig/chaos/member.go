@@ -151,37 +151,55 @@ func (m *member) recoverPanic(where string) {
 	}
 }
 
-func (m *member) config() connector.Config {
+// config is the member's connector configuration; the spec spells its
+// options as properties files do.
+func (m *member) config() (connector.Config, error) {
 	cfg := connector.DefaultConfig()
 	cfg.GroupID = m.spec.Group
 	cfg.AutoCommitEnable = true
 	cfg.AutoCommitInterval = m.spec.CommitInterval
 	cfg.AutoOffsetReset = connector.AutoOffsetResetSmallest
-	cfg.PartitionAssignmentStrategy = m.spec.Assignment
-	if m.spec.Coordination == connector.CoordinationKafka {
+	var strategy connector.AssignmentStrategy
+	if err := strategy.UnmarshalText([]byte(m.spec.Assignment)); err != nil {
+		return cfg, err
+	}
+	cfg.PartitionAssignmentStrategy = []connector.AssignmentStrategy{strategy}
+	if m.spec.Coordination == connector.CoordinationKafka.String() {
 		cfg.GroupCoordination = connector.CoordinationKafka
 		cfg.BootstrapServers = m.spec.Bootstrap
 		cfg.SessionTimeout = m.spec.SessionTimeout
 		cfg.HeartbeatInterval = m.spec.SessionTimeout / 3
 		cfg.GroupInstanceID = m.spec.InstanceID
-		cfg.GroupProtocol = m.spec.GroupProtocol
+		if m.spec.GroupProtocol != "" {
+			if err := cfg.GroupProtocol.UnmarshalText([]byte(m.spec.GroupProtocol)); err != nil {
+				return cfg, err
+			}
+		}
 		cfg.MetadataMaxAge = 2 * time.Second // new topics of the whitelist
 	} else {
 		cfg.ZooKeeperConnect = m.spec.ZKConnect
 		cfg.ZooKeeperSessionTimeout = m.spec.SessionTimeout
-		cfg.OffsetsStorage = m.spec.OffsetsStorage
-		if m.spec.OffsetsStorage == connector.OffsetsStorageKafka {
-			cfg.DualCommitEnabled = new(false)
+		if err := cfg.OffsetsStorage.UnmarshalText([]byte(m.spec.OffsetsStorage)); err != nil {
+			return cfg, err
+		}
+		if cfg.OffsetsStorage == connector.OffsetsStorageKafka {
+			cfg.DualCommitEnabled = connector.DualCommitOff
 		}
 	}
 	cfg.ClientID = memberClientID(m.spec.Slot)
 	cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	return cfg
+	return cfg, nil
 }
 
 func (m *member) run(ctx context.Context, baseline goleak.Option) int {
 	m.panicked = make(chan struct{})
-	c, err := connector.New(ctx, m.config(), connector.WithRebalanceListener(listener{m}),
+	cfg, err := m.config()
+	if err != nil {
+		m.errorf("config: %v", err)
+		m.exit(false, err, nil)
+		return exitError
+	}
+	c, err := connector.New(ctx, cfg, connector.WithRebalanceListener(listener{m}),
 		connector.WithDialer(routingDialer{routes: m.spec.BrokerRoutes}))
 	if err != nil {
 		m.errorf("connector.New: %v", err)

@@ -88,7 +88,7 @@ func (t Topology) kraft() bool { return t == TopologyKafkaConsumer }
 // TopologyKafkaConsumer, "" (the default, classic) otherwise.
 func (t Topology) groupProtocol() string {
 	if t == TopologyKafkaConsumer {
-		return connector.GroupProtocolConsumer
+		return connector.GroupProtocolConsumer.String()
 	}
 	return ""
 }

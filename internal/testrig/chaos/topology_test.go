@@ -16,7 +16,7 @@ func TestKafkaConsumerTopologyFaults(t *testing.T) {
 	if !topo.kafkaMode() || !topo.kraft() || topo.static() || topo.offsetsStorage() != storeKafka {
 		t.Fatalf("kafka mode %v, kraft %v, static %v, offsets in %s", topo.kafkaMode(), topo.kraft(), topo.static(), topo.offsetsStorage())
 	}
-	if topo.groupProtocol() != connector.GroupProtocolConsumer {
+	if topo.groupProtocol() != connector.GroupProtocolConsumer.String() {
 		t.Fatalf("group.protocol %q", topo.groupProtocol())
 	}
 	for slot := range 5 {
