@@ -151,14 +151,14 @@ var (
 // PartitionError is stream.PartitionError: an error that belongs to one
 // partition, delivered by the stream that owns it and on Errors.
 //
-//	// PartitionError is the error KafkaStream.Next returns for an error
-//	// chunk, one that a fetcher queued with PartitionTopicInfo.EnqueueError. It
-//	// names the partition the error belongs to; Err is what the fetcher reported
-//	// (for example an error wrapping ErrMessageTooLarge).
+//	// PartitionError is the error KafkaStream.Next returns when fetching one
+//	// partition of the stream failed. It names the partition; Err is what the
+//	// fetcher reported (for example an error wrapping ErrMessageTooLarge or
+//	// ErrCorruptMessage).
 //	//
 //	// Unlike Kafka's iterator, which fails for good on such an error, the
-//	// iterator carries on: the next call to Next moves to the next chunk, so the
-//	// other partitions of the stream keep flowing.
+//	// stream carries on: the next call to Next returns the next message, so
+//	// the other partitions of the stream keep flowing.
 //	type PartitionError struct {
 //		// Topic is the topic of the partition that failed.
 //		Topic string

@@ -16,9 +16,9 @@ import (
 // for the next one with MarkConsumed, from any goroutine.
 //
 //	// KafkaStream is one stream of messages handed to the application (Kafka's
-//	// KafkaStream): a bounded queue that fetchers fill with the chunks of the
-//	// partitions assigned to the stream, and the iterator that drains it
-//	// (Kafka's ConsumerIterator, which is not exported: Next is its one entry).
+//	// KafkaStream): a bounded queue that the connector's fetchers fill with
+//	// the messages of the partitions assigned to the stream, read through
+//	// Next (Kafka's ConsumerIterator, whose one entry Next is).
 //	//
 //	// Read it with Next, from one goroutine at a time, and mark a message
 //	// consumed before asking for the next one with MarkConsumed, which is safe
@@ -35,9 +35,9 @@ import (
 //	// 		process(msg)
 //	// 	}
 //	//
-//	// What would break the stream's guarantees if the application called it
-//	// (dropping queued chunks, ending the stream) belongs to the stream's
-//	// owner, through the Control that NewKafkaStream returns with it.
+//	// Only the connector that created the stream can clear or end it: nothing
+//	// an application can reach from a stream drops its queued messages or
+//	// moves its offsets past messages the application has not seen.
 //	type KafkaStream struct {
 //		// Has unexported fields.
 //	}
@@ -77,18 +77,17 @@ type KafkaStream = stream.KafkaStream
 //	// Message is one record of one partition, as a stream's Next hands it out
 //	// (Kafka's MessageAndMetadata, already decoded to bytes).
 //	//
-//	// A Message belongs to exactly one FetchedDataChunk and must not be modified
-//	// once the chunk is queued. The application may keep a Message after asking
-//	// for the next one; the iterator does not reuse it. The exception is a
-//	// consumer that opted into recycled messages (the connector's
-//	// zkconsumer.recycle.messages): then a
-//	// Message, its Key, Value and Headers are valid only until the next call
-//	// to Next on its stream, and Clone makes a copy to keep. A recycled
-//	// message kept past that belongs to no partition any more: its Offset
-//	// reads -1, MarkConsumed does nothing with it and the connector's
-//	// CommitMessages refuses it, as a message no stream handed out. Nothing
-//	// else of it holds: its memory may already hold another message, and once
-//	// that one has been handed out the kept pointer is that message.
+//	// A Message must not be modified. The application may keep a Message
+//	// after asking for the next one; the stream does not reuse it. The
+//	// exception is a consumer that opted into recycled messages (the
+//	// connector's zkconsumer.recycle.messages): then a Message, its Key, Value
+//	// and Headers are valid only until the next call to Next on its stream,
+//	// and Clone makes a copy to keep. A recycled message kept past that
+//	// belongs to no partition any more: its Offset reads -1, MarkConsumed does
+//	// nothing with it and the connector's CommitMessages refuses it, as a
+//	// message no stream handed out. Nothing else of it holds: its memory may
+//	// already hold another message, and once that one has been handed out the
+//	// kept pointer is that message.
 //	type Message struct {
 //		// Topic is the topic the message was fetched from.
 //		Topic string

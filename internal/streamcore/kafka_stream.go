@@ -6,9 +6,9 @@ import (
 )
 
 // KafkaStream is one stream of messages handed to the application (Kafka's
-// KafkaStream): a bounded queue that fetchers fill with the chunks of the
-// partitions assigned to the stream, and the iterator that drains it
-// (Kafka's ConsumerIterator, which is not exported: Next is its one entry).
+// KafkaStream): a bounded queue that the connector's fetchers fill with
+// the messages of the partitions assigned to the stream, read through
+// Next (Kafka's ConsumerIterator, whose one entry Next is).
 //
 // Read it with Next, from one goroutine at a time, and mark a message
 // consumed before asking for the next one with MarkConsumed, which is safe
@@ -25,9 +25,9 @@ import (
 //		process(msg)
 //	}
 //
-// What would break the stream's guarantees if the application called it
-// (dropping queued chunks, ending the stream) belongs to the stream's
-// owner, through the Control that NewKafkaStream returns with it.
+// Only the connector that created the stream can clear or end it: nothing
+// an application can reach from a stream drops its queued messages or
+// moves its offsets past messages the application has not seen.
 type KafkaStream struct {
 	queue *ChunkQueue
 	iter  *consumerIterator

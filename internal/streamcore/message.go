@@ -13,18 +13,17 @@ type Header struct {
 // Message is one record of one partition, as a stream's Next hands it out
 // (Kafka's MessageAndMetadata, already decoded to bytes).
 //
-// A Message belongs to exactly one FetchedDataChunk and must not be modified
-// once the chunk is queued. The application may keep a Message after asking
-// for the next one; the iterator does not reuse it. The exception is a
-// consumer that opted into recycled messages (the connector's
-// zkconsumer.recycle.messages): then a
-// Message, its Key, Value and Headers are valid only until the next call
-// to Next on its stream, and Clone makes a copy to keep. A recycled
-// message kept past that belongs to no partition any more: its Offset
-// reads -1, MarkConsumed does nothing with it and the connector's
-// CommitMessages refuses it, as a message no stream handed out. Nothing
-// else of it holds: its memory may already hold another message, and once
-// that one has been handed out the kept pointer is that message.
+// A Message must not be modified. The application may keep a Message
+// after asking for the next one; the stream does not reuse it. The
+// exception is a consumer that opted into recycled messages (the
+// connector's zkconsumer.recycle.messages): then a Message, its Key, Value
+// and Headers are valid only until the next call to Next on its stream,
+// and Clone makes a copy to keep. A recycled message kept past that
+// belongs to no partition any more: its Offset reads -1, MarkConsumed does
+// nothing with it and the connector's CommitMessages refuses it, as a
+// message no stream handed out. Nothing else of it holds: its memory may
+// already hold another message, and once that one has been handed out the
+// kept pointer is that message.
 type Message struct {
 	// Topic is the topic the message was fetched from.
 	Topic string
