@@ -1,8 +1,8 @@
-// Package stream is what an application reads: the messages of a
-// consumer's streams. It declares nothing of its own; its names are
-// aliases of the types of the module's data path, re-exported here, and
-// again by package connector, from which an application needs nothing
-// else.
+// Package stream is for code that handles a consumer's messages without
+// driving a consumer: a library of message handlers, say, that takes a
+// *stream.Message and need not import package connector. Applications
+// that run a consumer import connector alone, which re-exports the same
+// types under the same names; the two names are one type.
 //
 // What is exported here is deliberate and is the whole consumer side:
 // KafkaStream (Kafka's KafkaStream) with Next and MarkConsumed; Message
@@ -25,7 +25,7 @@
 //
 // Next is the one way to read a stream, called from one goroutine at a
 // time per stream; MarkConsumed, the one way to mark a message, is safe
-// from any goroutine. The types being aliases, go doc of this package
-// names them but lists neither their fields nor their methods: those are
-// documented with the types' declarations, in the module's source.
+// from any goroutine. The types are aliases of the module's data path;
+// the doc of each shows the declaration it stands for, fields and methods
+// included.
 package stream
