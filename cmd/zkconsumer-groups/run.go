@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/zkconsumer/zkconsumer/internal/cmdhelp"
 	"github.com/zkconsumer/zkconsumer/internal/groups"
@@ -42,7 +41,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if err := dispatch(ctx, o, stdout, stderr); err != nil {
-		fmt.Fprintf(stderr, "Error: %s\n", tidy(err.Error()))
+		fmt.Fprintf(stderr, "Error: %s\n", err.Error())
 		return exitError
 	}
 	return exitOK
@@ -99,11 +98,5 @@ func (c *command) step(ctx context.Context) (context.Context, context.CancelFunc
 
 // warnf writes a warning to stderr.
 func (c *command) warnf(format string, args ...any) {
-	fmt.Fprintf(c.stderr, "Warning: %s\n", tidy(fmt.Sprintf(format, args...)))
-}
-
-// tidy drops the package prefix ("zkutil: ") that wrapped errors repeat,
-// which means nothing to an operator.
-func tidy(msg string) string {
-	return strings.ReplaceAll(msg, "zkutil: ", "")
+	fmt.Fprintf(c.stderr, "Warning: %s\n", fmt.Sprintf(format, args...))
 }
