@@ -256,6 +256,15 @@ func (d *demo) startMember(ctx context.Context, group, name, topic string, strea
 		return nil, err
 	}
 	m.conn = conn
+	// Errors the connector reports outside the streams (a failed
+	// rebalance, a lost session, a commit that failed): the demo's logger
+	// discards them, so they are printed here. The channel closes in
+	// Shutdown.
+	m.wg.Go(func() {
+		for err := range conn.Errors() {
+			fmt.Fprintf(os.Stderr, "    member %s: %v\n", name, err)
+		}
+	})
 	ss, err := conn.CreateMessageStreams(ctx, map[string]int{topic: streams})
 	if err != nil {
 		// ctx may be what ended CreateMessageStreams: Shutdown gets its own.

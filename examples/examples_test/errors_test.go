@@ -1,7 +1,9 @@
 package examples_test
 
 import (
+	"os"
 	pathpkg "path"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -71,4 +73,21 @@ func hasLogLine(p *proc, prefix string) bool {
 		}
 	}
 	return false
+}
+
+// TestEveryExampleDrainsErrors: every example program, the Prometheus
+// plugin's included, ranges over its connector's Errors(), so that what
+// the connector reports outside the streams (a failed rebalance, a lost
+// session, a failed commit) is never silent in code users copy.
+func TestEveryExampleDrainsErrors(t *testing.T) {
+	mains, err := filepath.Glob(filepath.Join("..", "*", "main.go"))
+	require.NoError(t, err)
+	mains = append(mains, filepath.Join("..", "..", "plugin", "prometheus", "example", "main.go"))
+	require.Greater(t, len(mains), 8, "the glob missed the examples")
+	drains := regexp.MustCompile(`for [^\n]*range [^\n]*\.Errors\(\)`)
+	for _, path := range mains {
+		src, err := os.ReadFile(path)
+		require.NoError(t, err)
+		require.Regexp(t, drains, string(src), "%s does not range over Errors()", path)
+	}
 }

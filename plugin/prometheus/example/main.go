@@ -20,6 +20,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -78,12 +79,21 @@ func run(ctx context.Context, zkConnect, topic, group, listen string) (err error
 	if err != nil {
 		return err
 	}
+	// Errors outside the stream (a failed rebalance, a lost session, a
+	// failed commit); the channel closes in Shutdown.
+	var errorsDone sync.WaitGroup
+	errorsDone.Go(func() {
+		for err := range c.Errors() {
+			log.Print("consumer: ", err)
+		}
+	})
 	defer func() {
 		// Leaving the group commits what was consumed and unregisters
 		// the connector's metrics.
 		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		err = errors.Join(err, c.Shutdown(sctx))
+		errorsDone.Wait()
 	}()
 
 	streams, err := c.CreateMessageStreams(ctx, map[string]int{topic: 1})
