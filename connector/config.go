@@ -456,43 +456,14 @@ type Config struct {
 // Fields whose default follows another field (ClientID,
 // DualCommitEnabled, ZooKeeperConnectionTimeout) are left unset and filled
 // in by Validate. The option types' fields hold their zero values, which
-// are the defaults; they are listed below to show them.
+// are the defaults. Each field's doc names its default.
 func DefaultConfig() Config {
-	return Config{
-		SocketTimeout:               30000 * time.Millisecond,
-		SocketReceiveBufferBytes:    -1,
-		FetchMessageMaxBytes:        1024 * 1024,
-		FetchMaxBytes:               50 * 1024 * 1024,
-		NumConsumerFetchers:         1,
-		AutoCommitEnable:            true,
-		AutoCommitInterval:          60000 * time.Millisecond,
-		QueuedMaxMessageChunks:      2,
-		RebalanceMaxRetries:         4,
-		RebalanceBackoff:            2000 * time.Millisecond,
-		FetchMinBytes:               1,
-		FetchWaitMax:                100 * time.Millisecond,
-		RefreshLeaderBackoff:        200 * time.Millisecond,
-		AutoOffsetReset:             AutoOffsetResetLargest,
-		ConsumerTimeout:             -1 * time.Millisecond,
-		ExcludeInternalTopics:       true,
-		PartitionAssignmentStrategy: []AssignmentStrategy{StrategyRange},
-		RebalanceProtocol:           RebalanceCooperative,
-		RoundRobinHashFormat:        RoundRobinHashDash,
-		OffsetsStorage:              OffsetsStorageZooKeeper,
-		OffsetsChannelBackoff:       1000 * time.Millisecond,
-		OffsetsChannelSocketTimeout: 10000 * time.Millisecond,
-		OffsetsCommitMaxRetries:     5,
-		ZooKeeperSessionTimeout:     6000 * time.Millisecond,
-		ZooKeeperSyncTime:           2000 * time.Millisecond,
-		IsolationLevel:              IsolationReadUncommitted,
-		GroupCoordination:           CoordinationZooKeeper,
-		SessionTimeout:              45000 * time.Millisecond,
-		HeartbeatInterval:           3000 * time.Millisecond,
-		MaxPollInterval:             300000 * time.Millisecond,
-		MetadataMaxAge:              300000 * time.Millisecond,
-		GroupProtocol:               GroupProtocolClassic,
-		CheckCRCs:                   true,
+	// Each key's default is declared beside its key, in properties.
+	var c Config
+	for _, p := range properties {
+		p.setDefault(&c)
 	}
+	return c
 }
 
 // Validate fills in the defaults that follow other fields (ClientID,

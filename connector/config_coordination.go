@@ -8,46 +8,6 @@ import (
 	"time"
 )
 
-// Property keys of group coordination.
-const (
-	keyGroupCoordination = "zkconsumer.group.coordination"
-	keyBootstrapServers  = "bootstrap.servers"
-	keySessionTimeout    = "session.timeout.ms"
-	keyHeartbeatInterval = "heartbeat.interval.ms"
-	keyMaxPollInterval   = "max.poll.interval.ms"
-	keyGroupInstanceID   = "group.instance.id"
-	keyMetadataMaxAge    = "metadata.max.age.ms"
-)
-
-// zookeeperOnlyKeys are the keys that mean nothing with
-// zkconsumer.group.coordination=kafka; kafkaOnlyKeys those that mean
-// nothing with zookeeper.
-var (
-	zookeeperOnlyKeys = []string{
-		keyZooKeeperConnect, keyZooKeeperSessionTimeout, keyZooKeeperConnectionTimeout, keyZooKeeperSyncTime,
-		keyOffsetsStorage, keyDualCommitEnabled, keyOffsetsChannelBackoff, keyOffsetsChannelSocketTimeout,
-		keyRebalanceMaxRetries, keyRebalanceBackoff, keyRoundRobinHashFormat, keyRebalanceProtocol,
-	}
-	kafkaOnlyKeys = []string{
-		keyBootstrapServers, keySessionTimeout, keyHeartbeatInterval, keyMaxPollInterval,
-		keyGroupInstanceID, keyMetadataMaxAge,
-	}
-)
-
-// coordinationProperties are the properties of group coordination; they
-// join the others (config_properties.go) at init.
-var coordinationProperties = []property{
-	enumProp(keyGroupCoordination, func(c *Config) *Coordination { return &c.GroupCoordination }),
-	stringProp(keyBootstrapServers, func(c *Config) *string { return &c.BootstrapServers }, false),
-	msProp(keySessionTimeout, func(c *Config) *time.Duration { return &c.SessionTimeout }, false),
-	msProp(keyHeartbeatInterval, func(c *Config) *time.Duration { return &c.HeartbeatInterval }, false),
-	msProp(keyMaxPollInterval, func(c *Config) *time.Duration { return &c.MaxPollInterval }, false),
-	stringProp(keyGroupInstanceID, func(c *Config) *string { return &c.GroupInstanceID }, true),
-	msProp(keyMetadataMaxAge, func(c *Config) *time.Duration { return &c.MetadataMaxAge }, false),
-}
-
-func init() { properties = append(properties, coordinationProperties...) }
-
 // kafkaMode reports whether the group is coordinated by Kafka.
 func (c *Config) kafkaMode() bool {
 	return c.GroupCoordination == CoordinationKafka

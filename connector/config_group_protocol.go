@@ -9,20 +9,6 @@ import (
 	"github.com/zkconsumer/zkconsumer/internal/topicfilter"
 )
 
-// Property keys of the group protocol.
-const (
-	keyGroupProtocol       = "group.protocol"
-	keyGroupRemoteAssignor = "group.remote.assignor"
-)
-
-func init() {
-	properties = append(properties,
-		enumProp(keyGroupProtocol, func(c *Config) *GroupProtocol { return &c.GroupProtocol }),
-		derivedEnumProp(keyGroupRemoteAssignor, func(c *Config) *RemoteAssignor { return &c.GroupRemoteAssignor }),
-	)
-	kafkaOnlyKeys = append(kafkaOnlyKeys, keyGroupProtocol, keyGroupRemoteAssignor)
-}
-
 // consumerProtocol reports whether the member speaks KIP-848's protocol.
 func (c *Config) consumerProtocol() bool {
 	return c.kafkaMode() && c.GroupProtocol == GroupProtocolConsumer
