@@ -69,6 +69,8 @@ func TestDependenciesFlowOneWay(t *testing.T) {
 		{pkg: "internal/javastr", forbidden: []string{"zkutil", "stream", "internal/streamcore", "rebalance", "internal/kafkagroup", "fetcher", "connector", "internal/testrig/testcluster"}, stdOnly: true},
 		// The Java regex compiler of topic filters: the standard library only.
 		{pkg: "internal/javaregex", forbidden: []string{"zkutil", "stream", "internal/streamcore", "rebalance", "internal/topicfilter", "internal/kafkagroup", "fetcher", "connector", "internal/testrig/testcluster"}, stdOnly: true},
+		// The Java .properties parser behind connector.ParseProperties: the standard library only.
+		{pkg: "internal/javaprops", forbidden: []string{"zkutil", "stream", "internal/streamcore", "rebalance", "internal/kafkagroup", "fetcher", "connector", "internal/testrig/testcluster"}, stdOnly: true},
 		// Kafka's whitelist and blacklist, below both coordination modes.
 		{pkg: "internal/topicfilter", forbidden: []string{"stream", "internal/streamcore", "rebalance", "internal/kafkagroup", "fetcher", "connector", "internal/testrig/testcluster"}},
 		{pkg: "internal/abortdial", forbidden: []string{"zkutil", "stream", "rebalance", "fetcher", "connector", "internal/testrig/testcluster"}, stdOnly: true},
