@@ -2,9 +2,8 @@ package secure
 
 import (
 	"crypto/tls"
-	"fmt"
 	"os"
-	"reflect"
+	"strconv"
 	"strings"
 )
 
@@ -50,12 +49,14 @@ const ZooKeeperAuthEnv = "ZKCONSUMER_ZOOKEEPER_AUTH"
 // clients unless said otherwise.
 //
 // The fields mirror connector.SecurityConfig one for one, where each is
-// documented for applications; the connector copies its SecurityConfig
-// into Settings by field name (its TestSecurityConfigMirrorsSettings
-// keeps the two in step). Each comment below names the field's property.
+// documented for applications; the connector converts its SecurityConfig
+// into Settings field by field (its TestSecurityConfigMirrorsSettings and
+// TestSecurityConfigCopiesEveryField keep the two in step). Each comment
+// below names the field's property.
 //
-// Fields holding secrets (secretFields) print as Hidden in String,
-// GoString and %v, and no error of this package contains them.
+// Fields holding secrets (the secret keys of properties) print as Hidden
+// in String, GoString and %v (TestStringListsEveryField keeps String in
+// step with the fields), and no error of this package contains them.
 type Settings struct {
 	SecurityProtocol string // security.protocol
 	ListenerName     string // zkconsumer.listener.name
@@ -104,53 +105,76 @@ type Settings struct {
 	ZooKeeperSSLEndpointIdentificationEnable *bool
 }
 
-// secretFields are the fields String hides.
-var secretFields = map[string]bool{
-	"SSLTruststorePassword":          true,
-	"SSLKeystorePassword":            true,
-	"SSLKeyPassword":                 true,
-	"SSLKeystoreKey":                 true,
-	"SASLJAASConfig":                 true,
-	"SASLPassword":                   true,
-	"ZooKeeperAuth":                  true,
-	"ZooKeeperSSLTruststorePassword": true,
-	"ZooKeeperSSLKeystorePassword":   true,
+// String lists the fields that are set, in the order of their
+// declaration, secrets as Hidden.
+func (s Settings) String() string {
+	var l fieldList
+	l.str("SecurityProtocol", s.SecurityProtocol)
+	l.str("ListenerName", s.ListenerName)
+	l.str("SSLTruststoreLocation", s.SSLTruststoreLocation)
+	l.str("SSLTruststoreType", s.SSLTruststoreType)
+	l.secret("SSLTruststorePassword", s.SSLTruststorePassword)
+	l.str("SSLTruststoreCertificates", s.SSLTruststoreCertificates)
+	l.str("SSLKeystoreLocation", s.SSLKeystoreLocation)
+	l.str("SSLKeystoreType", s.SSLKeystoreType)
+	l.secret("SSLKeystorePassword", s.SSLKeystorePassword)
+	l.secret("SSLKeyPassword", s.SSLKeyPassword)
+	l.str("SSLKeystoreCertificateChain", s.SSLKeystoreCertificateChain)
+	l.secret("SSLKeystoreKey", s.SSLKeystoreKey)
+	l.str("SSLCertificateLocation", s.SSLCertificateLocation)
+	l.str("SSLKeyLocation", s.SSLKeyLocation)
+	if a := s.SSLEndpointIdentificationAlgorithm; a != nil {
+		l.add("SSLEndpointIdentificationAlgorithm", strconv.Quote(*a))
+	}
+	l.str("SASLMechanism", s.SASLMechanism)
+	l.secret("SASLJAASConfig", s.SASLJAASConfig)
+	l.str("SASLUsername", s.SASLUsername)
+	l.secret("SASLPassword", s.SASLPassword)
+	if s.TokenProvider != nil {
+		l.add("TokenProvider", "set")
+	}
+	if s.TLS != nil {
+		l.add("TLS", "set")
+	}
+	l.secret("ZooKeeperAuth", s.ZooKeeperAuth)
+	l.flag("ZooKeeperSetACL", s.ZooKeeperSetACL)
+	l.flag("ZooKeeperSSLClientEnable", s.ZooKeeperSSLClientEnable)
+	l.str("ZooKeeperSSLTruststoreLocation", s.ZooKeeperSSLTruststoreLocation)
+	l.str("ZooKeeperSSLTruststoreType", s.ZooKeeperSSLTruststoreType)
+	l.secret("ZooKeeperSSLTruststorePassword", s.ZooKeeperSSLTruststorePassword)
+	l.str("ZooKeeperSSLKeystoreLocation", s.ZooKeeperSSLKeystoreLocation)
+	l.str("ZooKeeperSSLKeystoreType", s.ZooKeeperSSLKeystoreType)
+	l.secret("ZooKeeperSSLKeystorePassword", s.ZooKeeperSSLKeystorePassword)
+	if e := s.ZooKeeperSSLEndpointIdentificationEnable; e != nil {
+		l.add("ZooKeeperSSLEndpointIdentificationEnable", strconv.FormatBool(*e))
+	}
+	return "{" + strings.Join(l, " ") + "}"
 }
 
-// String lists the fields that are set, secrets as Hidden.
-func (s Settings) String() string {
-	var b strings.Builder
-	b.WriteString("{")
-	v := reflect.ValueOf(s)
-	t := v.Type()
-	first := true
-	for i := range t.NumField() {
-		f := v.Field(i)
-		if f.IsZero() {
-			continue
-		}
-		if !first {
-			b.WriteString(" ")
-		}
-		first = false
-		name := t.Field(i).Name
-		switch {
-		case secretFields[name]:
-			fmt.Fprintf(&b, "%s:%s", name, Hidden)
-		case f.Kind() == reflect.Pointer && f.Elem().Kind() == reflect.String:
-			fmt.Fprintf(&b, "%s:%q", name, f.Elem().String())
-		case f.Kind() == reflect.Pointer && f.Elem().Kind() == reflect.Bool:
-			fmt.Fprintf(&b, "%s:%t", name, f.Elem().Bool())
-		case f.Kind() == reflect.String:
-			fmt.Fprintf(&b, "%s:%q", name, f.String())
-		case f.Kind() == reflect.Bool:
-			fmt.Fprintf(&b, "%s:%t", name, f.Bool())
-		default:
-			fmt.Fprintf(&b, "%s:set", name)
-		}
+// fieldList collects the "Name:value" items of String.
+type fieldList []string
+
+func (l *fieldList) add(name, value string) { *l = append(*l, name+":"+value) }
+
+// str adds a string field that is set, quoted.
+func (l *fieldList) str(name, v string) {
+	if v != "" {
+		l.add(name, strconv.Quote(v))
 	}
-	b.WriteString("}")
-	return b.String()
+}
+
+// secret adds a secret string field that is set, as Hidden.
+func (l *fieldList) secret(name, v string) {
+	if v != "" {
+		l.add(name, Hidden)
+	}
+}
+
+// flag adds a bool field that is set (true).
+func (l *fieldList) flag(name string, v bool) {
+	if v {
+		l.add(name, "true")
+	}
 }
 
 // GoString is String, so that %#v hides secrets too.

@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -188,3 +190,83 @@ func TestEncryptedPEMKey(t *testing.T) {
 	}
 	_ = os.Remove(key)
 }
+
+// TestStringListsEveryField: String, which names each field explicitly,
+// prints every field of Settings, in the order of their declaration, and
+// hides exactly the fields whose property is secret; a field added to
+// Settings and not to String fails here. The expected text is built by
+// reflection, field by field: one field set at a time, then all of them.
+func TestStringListsEveryField(t *testing.T) {
+	typ := reflect.TypeFor[Settings]()
+	// set sets field i of s to a value that is not zero.
+	set := func(s *Settings, i int) {
+		f := reflect.ValueOf(s).Elem().Field(i)
+		switch f.Kind() {
+		case reflect.String:
+			f.SetString("v-" + typ.Field(i).Name)
+		case reflect.Bool:
+			f.SetBool(true)
+		case reflect.Pointer:
+			f.Set(reflect.New(f.Type().Elem()))
+		case reflect.Interface:
+			f.Set(reflect.ValueOf(TokenProvider(fixedProvider{})))
+		default:
+			t.Fatalf("field %s: kind %s not handled by this test", typ.Field(i).Name, f.Kind())
+		}
+	}
+	// want is how String shows field i, set by set.
+	want := func(i int) string {
+		var one Settings
+		set(&one, i)
+		f := reflect.ValueOf(one).Field(i)
+		name := typ.Field(i).Name
+		switch {
+		case f.Kind() == reflect.String && secretField(t, one, f.String()):
+			return name + ":" + Hidden
+		case f.Kind() == reflect.String:
+			return name + ":" + strconv.Quote(f.String())
+		case f.Kind() == reflect.Bool:
+			return name + ":true"
+		case f.Kind() == reflect.Pointer && f.Elem().Kind() == reflect.String:
+			return name + `:""`
+		case f.Kind() == reflect.Pointer && f.Elem().Kind() == reflect.Bool:
+			return name + ":false"
+		default:
+			return name + ":set"
+		}
+	}
+	var all Settings
+	var items []string
+	for i := range typ.NumField() {
+		var one Settings
+		set(&one, i)
+		if got := one.String(); got != "{"+want(i)+"}" {
+			t.Errorf("String of %s alone = %s, want {%s}", typ.Field(i).Name, got, want(i))
+		}
+		set(&all, i)
+		items = append(items, want(i))
+	}
+	if got, w := all.String(), "{"+strings.Join(items, " ")+"}"; got != w {
+		t.Errorf("String of every field =\n%s\nwant\n%s", got, w)
+	}
+	if got := (Settings{}).String(); got != "{}" {
+		t.Errorf("String of the zero Settings = %s, want {}", got)
+	}
+}
+
+// secretField reports whether the property that s, with one string field
+// set to v, writes v under is secret.
+func secretField(t *testing.T, s Settings, v string) bool {
+	t.Helper()
+	for key, pv := range s.Properties() {
+		if pv == v {
+			return IsSecretKey(key)
+		}
+	}
+	t.Fatalf("no property holds %q", v)
+	return false
+}
+
+type fixedProvider struct{}
+
+func (fixedProvider) Token() (*AccessToken, error) { return &AccessToken{Token: "t"}, nil }
