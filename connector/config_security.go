@@ -3,7 +3,6 @@ package connector
 import (
 	"crypto/tls"
 	"errors"
-	"reflect"
 	"time"
 
 	"github.com/IBM/sarama"
@@ -186,13 +185,43 @@ func (s SecurityConfig) String() string { return s.settings().String() }
 // GoString is String, so that %#v hides secrets too.
 func (s SecurityConfig) GoString() string { return "connector.SecurityConfig" + s.String() }
 
-// settings is s in internal/secure's terms: the same fields, field by
-// field (TestSecurityConfigMirrorsSettings), the token provider adapted
-// and the endpoint identification options turned into the optional
-// values internal/secure keeps (nil for the default).
+// settings is s in internal/secure's terms: the same fields, copied one
+// by one (TestSecurityConfigMirrorsSettings and
+// TestSecurityConfigCopiesEveryField keep the two types and this copy in
+// step), the token provider adapted and the endpoint identification
+// options turned into the optional values internal/secure keeps (nil for
+// the default).
 func (s SecurityConfig) settings() secure.Settings {
-	var out secure.Settings
-	copyFields(reflect.ValueOf(&out).Elem(), reflect.ValueOf(s))
+	out := secure.Settings{
+		SecurityProtocol:               s.SecurityProtocol,
+		ListenerName:                   s.ListenerName,
+		SSLTruststoreLocation:          s.SSLTruststoreLocation,
+		SSLTruststoreType:              s.SSLTruststoreType,
+		SSLTruststorePassword:          s.SSLTruststorePassword,
+		SSLTruststoreCertificates:      s.SSLTruststoreCertificates,
+		SSLKeystoreLocation:            s.SSLKeystoreLocation,
+		SSLKeystoreType:                s.SSLKeystoreType,
+		SSLKeystorePassword:            s.SSLKeystorePassword,
+		SSLKeyPassword:                 s.SSLKeyPassword,
+		SSLKeystoreCertificateChain:    s.SSLKeystoreCertificateChain,
+		SSLKeystoreKey:                 s.SSLKeystoreKey,
+		SSLCertificateLocation:         s.SSLCertificateLocation,
+		SSLKeyLocation:                 s.SSLKeyLocation,
+		SASLMechanism:                  s.SASLMechanism,
+		SASLJAASConfig:                 s.SASLJAASConfig,
+		SASLUsername:                   s.SASLUsername,
+		SASLPassword:                   s.SASLPassword,
+		TLS:                            s.TLS,
+		ZooKeeperAuth:                  s.ZooKeeperAuth,
+		ZooKeeperSetACL:                s.ZooKeeperSetACL,
+		ZooKeeperSSLClientEnable:       s.ZooKeeperSSLClientEnable,
+		ZooKeeperSSLTruststoreLocation: s.ZooKeeperSSLTruststoreLocation,
+		ZooKeeperSSLTruststoreType:     s.ZooKeeperSSLTruststoreType,
+		ZooKeeperSSLTruststorePassword: s.ZooKeeperSSLTruststorePassword,
+		ZooKeeperSSLKeystoreLocation:   s.ZooKeeperSSLKeystoreLocation,
+		ZooKeeperSSLKeystoreType:       s.ZooKeeperSSLKeystoreType,
+		ZooKeeperSSLKeystorePassword:   s.ZooKeeperSSLKeystorePassword,
+	}
 	if s.TokenProvider != nil {
 		out.TokenProvider = secureTokens{s.TokenProvider}
 	}
@@ -209,14 +238,42 @@ func (s SecurityConfig) settings() secure.Settings {
 	return out
 }
 
-// setSettings sets s from v, keeping s's TokenProvider (it has no
-// property, so v, read from properties, never carries one of its own).
-// It returns the *ConfigErrors of endpoint identification values that
-// the option types cannot hold.
+// setSettings sets s from v, the inverse of settings, keeping s's
+// TokenProvider (it has no property, so v, read from properties, never
+// carries one of its own). It returns the *ConfigErrors of endpoint
+// identification values that the option types cannot hold.
 func (s *SecurityConfig) setSettings(v secure.Settings) []error {
-	tp := s.TokenProvider
-	copyFields(reflect.ValueOf(s).Elem(), reflect.ValueOf(v))
-	s.TokenProvider = tp
+	*s = SecurityConfig{
+		SecurityProtocol:               v.SecurityProtocol,
+		ListenerName:                   v.ListenerName,
+		SSLTruststoreLocation:          v.SSLTruststoreLocation,
+		SSLTruststoreType:              v.SSLTruststoreType,
+		SSLTruststorePassword:          v.SSLTruststorePassword,
+		SSLTruststoreCertificates:      v.SSLTruststoreCertificates,
+		SSLKeystoreLocation:            v.SSLKeystoreLocation,
+		SSLKeystoreType:                v.SSLKeystoreType,
+		SSLKeystorePassword:            v.SSLKeystorePassword,
+		SSLKeyPassword:                 v.SSLKeyPassword,
+		SSLKeystoreCertificateChain:    v.SSLKeystoreCertificateChain,
+		SSLKeystoreKey:                 v.SSLKeystoreKey,
+		SSLCertificateLocation:         v.SSLCertificateLocation,
+		SSLKeyLocation:                 v.SSLKeyLocation,
+		SASLMechanism:                  v.SASLMechanism,
+		SASLJAASConfig:                 v.SASLJAASConfig,
+		SASLUsername:                   v.SASLUsername,
+		SASLPassword:                   v.SASLPassword,
+		TokenProvider:                  s.TokenProvider,
+		TLS:                            v.TLS,
+		ZooKeeperAuth:                  v.ZooKeeperAuth,
+		ZooKeeperSetACL:                v.ZooKeeperSetACL,
+		ZooKeeperSSLClientEnable:       v.ZooKeeperSSLClientEnable,
+		ZooKeeperSSLTruststoreLocation: v.ZooKeeperSSLTruststoreLocation,
+		ZooKeeperSSLTruststoreType:     v.ZooKeeperSSLTruststoreType,
+		ZooKeeperSSLTruststorePassword: v.ZooKeeperSSLTruststorePassword,
+		ZooKeeperSSLKeystoreLocation:   v.ZooKeeperSSLKeystoreLocation,
+		ZooKeeperSSLKeystoreType:       v.ZooKeeperSSLKeystoreType,
+		ZooKeeperSSLKeystorePassword:   v.ZooKeeperSSLKeystorePassword,
+	}
 	var errs []error
 	s.SSLEndpointIdentificationAlgorithm = EndpointIdentificationHTTPS
 	if a := v.SSLEndpointIdentificationAlgorithm; a != nil {
@@ -229,17 +286,6 @@ func (s *SecurityConfig) setSettings(v secure.Settings) []error {
 		s.ZooKeeperSSLEndpointIdentificationEnable = ZooKeeperEndpointIdentificationOff
 	}
 	return errs
-}
-
-// copyFields sets each field of dst from the field of src of the same name
-// and type; fields of other types (the token provider) are left alone.
-func copyFields(dst, src reflect.Value) {
-	for i := range src.NumField() {
-		f := src.Type().Field(i)
-		if d := dst.FieldByName(f.Name); d.IsValid() && d.Type() == f.Type {
-			d.Set(src.Field(i))
-		}
-	}
 }
 
 // secureTokens adapts the application's TokenProvider to internal/secure's.

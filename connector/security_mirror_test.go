@@ -15,8 +15,9 @@ import (
 // the same fields in the same order with the same types, the token
 // provider's aside, and the endpoint identification options, whose typed
 // values (the zero value the default) internal/secure keeps as optional
-// values (nil the default); so copying by field name loses nothing, and a
-// field added to one and not the other fails here.
+// values (nil the default); a field added to one and not the other fails
+// here, and one added to both but not to the conversion (settings,
+// setSettings) fails TestSecurityConfigCopiesEveryField.
 func TestSecurityConfigMirrorsSettings(t *testing.T) {
 	ours := reflect.TypeFor[SecurityConfig]()
 	theirs := reflect.TypeFor[secure.Settings]()
@@ -33,7 +34,9 @@ func TestSecurityConfigMirrorsSettings(t *testing.T) {
 
 // TestSecurityConfigCopiesEveryField: every field set in a SecurityConfig
 // arrives in the Settings the connector hands on, and back (the token
-// provider stays the application's).
+// provider stays the application's). The conversion names each field;
+// this test finds them by reflection, so it sees a field the conversion
+// forgets.
 func TestSecurityConfigCopiesEveryField(t *testing.T) {
 	var sc SecurityConfig
 	v := reflect.ValueOf(&sc).Elem()
