@@ -2,6 +2,7 @@ package secure
 
 import (
 	"errors"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -152,7 +153,8 @@ func IsSecretKey(key string) bool {
 // joined, with secret values hidden.
 func (s *Settings) SetProperties(props map[string]string) error {
 	var errs []error
-	for alias, key := range aliases {
+	for _, alias := range slices.Sorted(maps.Keys(aliases)) { // one order of errors, run after run
+		key := aliases[alias]
 		if _, ok := props[alias]; ok {
 			if _, both := props[key]; both {
 				errs = append(errs, &KeyError{Key: alias, Value: shown(key, props[alias]), Reason: "cannot be set together with " + key})
