@@ -55,7 +55,7 @@ func (s *Session) Sync(ctx context.Context, path string) error {
 	if err != nil {
 		return s.opError("sync", path, err)
 	}
-	err = s.do(ctx, func(_ context.Context, c zkConn, _ bool) error {
+	err = s.do(ctx, anySession, func(_ context.Context, c zkConn, _ bool) error {
 		_, err := c.Sync(full)
 		return err
 	})
@@ -67,13 +67,17 @@ func (s *Session) Sync(ctx context.Context, path string) error {
 
 // Get returns the data and Stat of the node at path.
 func (s *Session) Get(ctx context.Context, path string) ([]byte, Stat, error) {
+	return s.get(ctx, anySession, path)
+}
+
+func (s *Session) get(ctx context.Context, in binding, path string) ([]byte, Stat, error) {
 	full, err := s.fullPath(path)
 	if err != nil {
 		return nil, Stat{}, s.opError("get", path, err)
 	}
 	var data []byte
 	var st *zk.Stat
-	err = s.do(ctx, func(_ context.Context, c zkConn, _ bool) (err error) {
+	err = s.do(ctx, in, func(_ context.Context, c zkConn, _ bool) (err error) {
 		data, st, err = c.Get(full)
 		return err
 	})
@@ -87,6 +91,10 @@ func (s *Session) Get(ctx context.Context, path string) ([]byte, Stat, error) {
 // NodeDeleted. It fails with ErrNoNode, and sets no watch, when the node
 // does not exist.
 func (s *Session) GetW(ctx context.Context, path string) ([]byte, Stat, <-chan WatchEvent, error) {
+	return s.getW(ctx, anySession, path)
+}
+
+func (s *Session) getW(ctx context.Context, in binding, path string) ([]byte, Stat, <-chan WatchEvent, error) {
 	full, err := s.fullPath(path)
 	if err != nil {
 		return nil, Stat{}, nil, s.opError("get", path, err)
@@ -94,7 +102,7 @@ func (s *Session) GetW(ctx context.Context, path string) ([]byte, Stat, <-chan W
 	var data []byte
 	var st *zk.Stat
 	var ch <-chan zk.Event
-	err = s.do(ctx, func(_ context.Context, c zkConn, _ bool) (err error) {
+	err = s.do(ctx, in, func(_ context.Context, c zkConn, _ bool) (err error) {
 		data, st, ch, err = c.GetW(full)
 		return err
 	})
@@ -107,12 +115,16 @@ func (s *Session) GetW(ctx context.Context, path string) ([]byte, Stat, <-chan W
 // Children returns the names of the children of the node at path, in the
 // server's order.
 func (s *Session) Children(ctx context.Context, path string) ([]string, error) {
+	return s.children(ctx, anySession, path)
+}
+
+func (s *Session) children(ctx context.Context, in binding, path string) ([]string, error) {
 	full, err := s.fullPath(path)
 	if err != nil {
 		return nil, s.opError("children", path, err)
 	}
 	var children []string
-	err = s.do(ctx, func(_ context.Context, c zkConn, _ bool) (err error) {
+	err = s.do(ctx, in, func(_ context.Context, c zkConn, _ bool) (err error) {
 		children, _, err = c.Children(full)
 		return err
 	})
@@ -126,13 +138,17 @@ func (s *Session) Children(ctx context.Context, path string) ([]string, error) {
 // NodeChildrenChanged or NodeDeleted. It fails with ErrNoNode, and sets no
 // watch, when the node does not exist.
 func (s *Session) ChildrenW(ctx context.Context, path string) ([]string, <-chan WatchEvent, error) {
+	return s.childrenW(ctx, anySession, path)
+}
+
+func (s *Session) childrenW(ctx context.Context, in binding, path string) ([]string, <-chan WatchEvent, error) {
 	full, err := s.fullPath(path)
 	if err != nil {
 		return nil, nil, s.opError("children", path, err)
 	}
 	var children []string
 	var ch <-chan zk.Event
-	err = s.do(ctx, func(_ context.Context, c zkConn, _ bool) (err error) {
+	err = s.do(ctx, in, func(_ context.Context, c zkConn, _ bool) (err error) {
 		children, _, ch, err = c.ChildrenW(full)
 		return err
 	})
@@ -144,13 +160,17 @@ func (s *Session) ChildrenW(ctx context.Context, path string) ([]string, <-chan 
 
 // Exists reports whether the node at path exists, and its Stat if so.
 func (s *Session) Exists(ctx context.Context, path string) (bool, Stat, error) {
+	return s.exists(ctx, anySession, path)
+}
+
+func (s *Session) exists(ctx context.Context, in binding, path string) (bool, Stat, error) {
 	full, err := s.fullPath(path)
 	if err != nil {
 		return false, Stat{}, s.opError("exists", path, err)
 	}
 	var ok bool
 	var st *zk.Stat
-	err = s.do(ctx, func(_ context.Context, c zkConn, _ bool) (err error) {
+	err = s.do(ctx, in, func(_ context.Context, c zkConn, _ bool) (err error) {
 		ok, st, err = c.Exists(full)
 		return err
 	})
@@ -166,6 +186,10 @@ func (s *Session) Exists(ctx context.Context, path string) (bool, Stat, error) {
 // ExistsW is Exists that also sets a watch: NodeCreated when the node does
 // not exist; NodeDataChanged or NodeDeleted when it does.
 func (s *Session) ExistsW(ctx context.Context, path string) (bool, Stat, <-chan WatchEvent, error) {
+	return s.existsW(ctx, anySession, path)
+}
+
+func (s *Session) existsW(ctx context.Context, in binding, path string) (bool, Stat, <-chan WatchEvent, error) {
 	full, err := s.fullPath(path)
 	if err != nil {
 		return false, Stat{}, nil, s.opError("exists", path, err)
@@ -173,7 +197,7 @@ func (s *Session) ExistsW(ctx context.Context, path string) (bool, Stat, <-chan 
 	var ok bool
 	var st *zk.Stat
 	var ch <-chan zk.Event
-	err = s.do(ctx, func(_ context.Context, c zkConn, _ bool) (err error) {
+	err = s.do(ctx, in, func(_ context.Context, c zkConn, _ bool) (err error) {
 		ok, st, ch, err = c.ExistsW(full)
 		return err
 	})
@@ -198,7 +222,7 @@ func (s *Session) ExistsW(ctx context.Context, path string) (bool, Stat, <-chan 
 // createEphemeralPathExpectConflict accepted equal data from any session,
 // which mistakes a node about to vanish with an expired session for ours.)
 func (s *Session) CreateEphemeral(ctx context.Context, path string, data []byte) error {
-	return s.create(ctx, path, data, zk.FlagEphemeral)
+	return s.create(ctx, anySession, path, data, zk.FlagEphemeral)
 }
 
 // CreatePersistent creates a persistent node at path holding data,
@@ -207,15 +231,15 @@ func (s *Session) CreateEphemeral(ctx context.Context, path string, data []byte)
 // this call when the node holds exactly data: then the create lost its
 // answer, not its effect.
 func (s *Session) CreatePersistent(ctx context.Context, path string, data []byte) error {
-	return s.create(ctx, path, data, zk.FlagPersistent)
+	return s.create(ctx, anySession, path, data, zk.FlagPersistent)
 }
 
-func (s *Session) create(ctx context.Context, path string, data []byte, flags int32) error {
+func (s *Session) create(ctx context.Context, in binding, path string, data []byte, flags int32) error {
 	full, err := s.fullPath(path)
 	if err != nil {
 		return s.opError("create", path, err)
 	}
-	err = s.do(ctx, func(ctx context.Context, c zkConn, retried bool) error {
+	err = s.do(ctx, in, func(ctx context.Context, c zkConn, retried bool) error {
 		for i := 0; ; i++ {
 			err := s.createWithParents(ctx, c, full, data, flags)
 			if !errors.Is(err, zk.ErrNodeExists) {
@@ -286,6 +310,10 @@ func (s *Session) aclFor(full string) []zk.ACL {
 // makeSurePersistentPathExists). With a chroot, "/" stands for the chroot,
 // which EnsurePath creates too when it is missing.
 func (s *Session) EnsurePath(ctx context.Context, path string) error {
+	return s.ensurePath(ctx, anySession, path)
+}
+
+func (s *Session) ensurePath(ctx context.Context, in binding, path string) error {
 	full, err := s.fullPath(path)
 	if err != nil {
 		return s.opError("ensure path", path, err)
@@ -293,7 +321,7 @@ func (s *Session) EnsurePath(ctx context.Context, path string) error {
 	if full == "/" {
 		return nil
 	}
-	err = s.do(ctx, func(ctx context.Context, c zkConn, _ bool) error {
+	err = s.do(ctx, in, func(ctx context.Context, c zkConn, _ bool) error {
 		ok, _, err := c.Exists(full)
 		if err != nil || ok {
 			return err
@@ -311,11 +339,15 @@ func (s *Session) EnsurePath(ctx context.Context, path string) error {
 // its parents when it does not exist (Kafka's updatePersistentPath). A node
 // created concurrently by someone else is then set.
 func (s *Session) SetOrCreate(ctx context.Context, path string, data []byte) error {
+	return s.setOrCreate(ctx, anySession, path, data)
+}
+
+func (s *Session) setOrCreate(ctx context.Context, in binding, path string, data []byte) error {
 	full, err := s.fullPath(path)
 	if err != nil {
 		return s.opError("set or create", path, err)
 	}
-	err = s.do(ctx, func(ctx context.Context, c zkConn, _ bool) error {
+	err = s.do(ctx, in, func(ctx context.Context, c zkConn, _ bool) error {
 		for i := 0; ; i++ {
 			_, err := c.Set(full, data, -1)
 			if !errors.Is(err, zk.ErrNoNode) {
@@ -339,12 +371,16 @@ func (s *Session) SetOrCreate(ctx context.Context, path string, data []byte) err
 // version one higher with exactly data, the first attempt was applied and
 // Set succeeds.
 func (s *Session) Set(ctx context.Context, path string, data []byte, version int32) (Stat, error) {
+	return s.set(ctx, anySession, path, data, version)
+}
+
+func (s *Session) set(ctx context.Context, in binding, path string, data []byte, version int32) (Stat, error) {
 	full, err := s.fullPath(path)
 	if err != nil {
 		return Stat{}, s.opError("set", path, err)
 	}
 	var st *zk.Stat
-	err = s.do(ctx, func(_ context.Context, c zkConn, retried bool) (err error) {
+	err = s.do(ctx, in, func(_ context.Context, c zkConn, retried bool) (err error) {
 		st, err = c.Set(full, data, version)
 		if errors.Is(err, zk.ErrBadVersion) && retried && version >= 0 {
 			got, cur, gerr := c.Get(full)
@@ -366,11 +402,15 @@ func (s *Session) Set(ctx context.Context, path string, data []byte, version int
 // dropped during the call and the retry finds no node, Delete succeeds:
 // the node is gone, whoever deleted it.
 func (s *Session) Delete(ctx context.Context, path string, version int32) error {
+	return s.delete(ctx, anySession, path, version)
+}
+
+func (s *Session) delete(ctx context.Context, in binding, path string, version int32) error {
 	full, err := s.fullPath(path)
 	if err != nil {
 		return s.opError("delete", path, err)
 	}
-	err = s.do(ctx, func(_ context.Context, c zkConn, retried bool) error {
+	err = s.do(ctx, in, func(_ context.Context, c zkConn, retried bool) error {
 		err := c.Delete(full, version)
 		if retried && errors.Is(err, zk.ErrNoNode) {
 			return nil
@@ -389,18 +429,21 @@ func (s *Session) Delete(ctx context.Context, path string, version int32) error 
 // version 0 a fresh node has): Delete's retry would delete that node. The
 // retry of DeleteEphemeral reads the node first and deletes it only if it
 // is still an ephemeral node of the session with that version; otherwise
-// the node it meant is gone and it succeeds. The session is the one ctx is
-// bound to (InSession), or else the one of the connection the call runs on.
+// the node it meant is gone and it succeeds. The session is the one of the
+// connection the call runs on; for Bound.DeleteEphemeral, the Bound's.
 func (s *Session) DeleteEphemeral(ctx context.Context, path string, version int32) error {
+	return s.deleteEphemeral(ctx, anySession, path, version)
+}
+
+func (s *Session) deleteEphemeral(ctx context.Context, in binding, path string, version int32) error {
 	full, err := s.fullPath(path)
 	if err != nil {
 		return s.opError("delete", path, err)
 	}
-	bound, isBound := ctx.Value(boundSessionKey{}).(int64)
-	err = s.do(ctx, func(_ context.Context, c zkConn, retried bool) error {
+	err = s.do(ctx, in, func(_ context.Context, c zkConn, retried bool) error {
 		if retried {
-			owner := bound
-			if !isBound {
+			owner := in.id
+			if !in.bound {
 				owner = c.SessionID()
 			}
 			_, st, err := c.Get(full)

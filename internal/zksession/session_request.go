@@ -12,20 +12,30 @@ import (
 // try failed with a lost connection, so that it may have been applied.
 type attempt func(ctx context.Context, c zkConn, retried bool) error
 
+// binding is the ZooKeeper session an operation runs in: whichever is
+// current (the zero binding, the operations of Session), or session id
+// alone (bound, the operations of a Bound).
+type binding struct {
+	id    int64
+	bound bool
+}
+
+// anySession is the binding of the operations of Session.
+var anySession = binding{}
+
 // do runs fn until it returns something other than a connection loss, ctx
 // ends or the Session closes. After a connection loss it waits for a
 // session established after the try began (the same session reconnected,
 // or a new one after an expiry), as ZkClient.retryUntilConnected does.
 //
-// An operation whose ctx is bound to a session (InSession) is sent only on
+// An operation bound to a session (in.bound, see Bound) is sent only on
 // that session's own connection, and only while the session's lease holds:
 // it waits for the lease while it has lapsed, and fails with
 // ErrSessionExpired once the session is gone. The connection never carries
 // another session, so the operation can never be applied by the session
 // that replaces its own. Other operations go to the current session, and
 // are retried on the next one when theirs expires.
-func (s *Session) do(ctx context.Context, fn attempt) error {
-	bound, isBound := ctx.Value(boundSessionKey{}).(int64)
+func (s *Session) do(ctx context.Context, in binding, fn attempt) error {
 	retried := false
 	for {
 		s.mu.Lock()
@@ -35,12 +45,12 @@ func (s *Session) do(ctx context.Context, fn attempt) error {
 			return ErrClosed
 		}
 		var l *link
-		if isBound {
-			if err := s.awaitLease(ctx, bound); err != nil {
+		if in.bound {
+			if err := s.awaitLease(ctx, in.id); err != nil {
 				return err
 			}
-			if l = s.linkOf(bound); l == nil {
-				return s.goneError(bound)
+			if l = s.linkOf(in.id); l == nil {
+				return s.goneError(in.id)
 			}
 		} else {
 			var err error
@@ -49,7 +59,7 @@ func (s *Session) do(ctx context.Context, fn attempt) error {
 			}
 		}
 		var err error
-		if isBound {
+		if in.bound {
 			// Never abandoned while go-zookeeper holds the request: it
 			// answers it, or fails it when the connection drops (within
 			// two thirds of the session timeout) or the link shuts down.
@@ -63,8 +73,8 @@ func (s *Session) do(ctx context.Context, fn attempt) error {
 		if err != nil && l.retired.Load() && !isContextError(err) && !s.isClosing() {
 			// The link's session expired under the request: it failed
 			// with the link (never sent on another session).
-			if isBound {
-				return s.goneError(bound)
+			if in.bound {
+				return s.goneError(in.id)
 			}
 			err = fmt.Errorf("%w: %w", zk.ErrConnectionClosed, err)
 		}
@@ -115,29 +125,6 @@ func (s *Session) call(ctx context.Context, f func() error) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-}
-
-// boundSessionKey is the context key of InSession.
-type boundSessionKey struct{}
-
-// InSession returns a context that binds the operations run with it to the
-// ZooKeeper session id: each attempt waits until the lease of that session
-// holds (see LeaseHeld), is sent only on the connection that carries that
-// session, and none runs once the session is gone. Writes that act on
-// ownership held by a session (offset commits, claims and their rollback,
-// releases) use it, so that a write meant for an expired session is never
-// applied by its successor: the connection of a session never opens
-// another one, and is closed, failing everything still queued in it, once
-// its session has expired.
-//
-// ctx bounds the waits of a bound operation (for the lease, for a
-// reconnection), not a request go-zookeeper already holds: the operation
-// returns when go-zookeeper has answered the request or failed it with its
-// connection, so that nothing of it is left in flight to land after what
-// the caller does next in the same session (a claim's rollback after a
-// create that timed out, say).
-func InSession(ctx context.Context, id int64) context.Context {
-	return context.WithValue(ctx, boundSessionKey{}, id)
 }
 
 // awaitLease waits until the lease of session id holds, or fails once the
