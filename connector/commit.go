@@ -178,8 +178,8 @@ func (c *ConsumerConnector) commitInfos(ctx context.Context, gen *generation, in
 
 // commit writes the offsets that changed since the last commit as a member
 // of gen. In ZooKeeper mode that is while the lease of the session that
-// owns the partitions holds: each write is bound to the session
-// (zksession.InSession), so none is applied after the session is gone, and a
+// owns the partitions holds: each write is made through the session's
+// zksession.Bound, so none is applied after the session is gone, and a
 // commit to Kafka is made only while the lease holds. In Kafka mode the
 // coordinator checks gen's generation and member id itself. offsets is
 // called under commitMu (see commitChanged).
@@ -308,8 +308,8 @@ func (c *ConsumerConnector) commitChanged(offsets func() map[zkutil.TopicPartiti
 // commitZK writes offsets to the offset store once the lease of session
 // holds.
 func (c *ConsumerConnector) commitZK(ctx context.Context, session int64, offsets map[zkutil.TopicPartition]int64) error {
-	ctx = zksession.InSession(ctx, session)
-	if err := c.session.AwaitLease(ctx, session); err != nil {
+	in := c.session.Bind(session)
+	if err := in.AwaitLease(ctx); err != nil {
 		if errors.Is(err, zksession.ErrSessionExpired) {
 			return fmt.Errorf("%w (%w): the ZooKeeper session that owned the partitions is gone", ErrOwnershipLost, ErrNotOwner)
 		}
@@ -318,8 +318,7 @@ func (c *ConsumerConnector) commitZK(ctx context.Context, session int64, offsets
 	// Kafka does not fence commits from outside a group: the lease does.
 	// Each attempt goes out only while it holds, and one unanswered when
 	// it lapses is cut off (offsets.storage=kafka).
-	ctx = coordinator.WithFence(ctx, sessionFence{session: c.session, id: session})
-	return c.offsets.Commit(ctx, offsets)
+	return c.offsets.Commit(ctx, in, offsets)
 }
 
 // autoCommitLoop commits every auto.commit.interval.ms until Shutdown,

@@ -244,9 +244,9 @@ func (c *ConsumerConnector) newOffsetStore(brokers *zkBrokers, sec *secure.Clien
 	// -1 and no member id, which brokers accept for groups that have no
 	// Kafka-coordinated members.
 	// Its connections can be reset: a fenced commit cut off when the
-	// lease lapses must not be delivered later (coordinator.WithFence).
+	// lease lapses must not be delivered later (kafkaCommitStore).
 	var resetter atomic.Pointer[abortdial.Dialer]
-	kafka := c.metered(coordinator.New(c.cfg.GroupID,
+	kafka := c.metered(kafkaCommitStore{coordinator.New(c.cfg.GroupID,
 		func() (sarama.Client, error) {
 			ctx, cancel := context.WithTimeout(context.Background(), c.cfg.OffsetsChannelSocketTimeout)
 			defer cancel()
@@ -279,7 +279,7 @@ func (c *ConsumerConnector) newOffsetStore(brokers *zkBrokers, sec *secure.Clien
 			if d := resetter.Load(); d != nil {
 				d.Reset()
 			}
-		})), OffsetsStorageKafka)
+		}))}, OffsetsStorageKafka)
 	if c.cfg.DualCommitEnabled.on(c.cfg.OffsetsStorage) {
 		return &dualOffsetStore{kafka: kafka, zk: zkStore}
 	}

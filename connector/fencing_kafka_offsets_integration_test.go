@@ -11,7 +11,6 @@ import (
 
 	"github.com/zkconsumer/zkconsumer/internal/coordinator"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
-	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -92,7 +91,7 @@ func TestKafkaCommitCutOffWhenZooKeeperLeaseLapses(t *testing.T) {
 	})
 
 	session := stale.session.ID()
-	require.NoError(t, stale.session.CreateEphemeral(zksession.InSession(ctx, session), owner, []byte("stale")))
+	require.NoError(t, stale.session.Bind(session).CreateEphemeral(ctx, owner, []byte("stale")))
 	require.NoError(t, stale.commitZK(ctx, session, map[zkutil.TopicPartition]int64{tp: 99}), "a commit on a healthy path")
 	require.Positive(t, brokers.links(), "the commit did not go through the broker proxies")
 
@@ -127,7 +126,7 @@ func TestKafkaCommitCutOffWhenZooKeeperLeaseLapses(t *testing.T) {
 	}, 30*time.Second, 20*time.Millisecond, "the stale session did not expire")
 	t.Logf("the session expired %v after the lapse", time.Since(lapsed))
 	nextSession := next.session.ID()
-	require.NoError(t, next.session.CreateEphemeral(zksession.InSession(ctx, nextSession), owner, []byte("next")))
+	require.NoError(t, next.session.Bind(nextSession).CreateEphemeral(ctx, owner, []byte("next")))
 	require.NoError(t, next.commitZK(ctx, nextSession, map[zkutil.TopicPartition]int64{tp: 200}))
 
 	// The broker path heals; nothing of the stale commit may land.

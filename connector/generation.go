@@ -41,7 +41,7 @@ func (c *ConsumerConnector) zkGeneration(gen *zkgroup.Generation) *generation {
 	}
 	return &generation{
 		id: int64(gen.ID), owned: gen.Owned,
-		ctx: gen.Context(), fence: sessionFence{c.session, gen.SessionID}, zk: gen,
+		ctx: gen.Context(), fence: c.session.Bind(gen.SessionID), zk: gen,
 	}
 }
 

@@ -191,7 +191,7 @@ func TestKafkaCooperativeMixedWithJava(t *testing.T) {
 	gen := kafkaGeneration(a)
 	require.True(t, gen.Leader, "the zkconsumer member leads")
 	require.True(t, gen.Cooperative)
-	require.Equal(t, StrategyCooperativeSticky, gen.Protocol)
+	require.Equal(t, StrategyCooperativeSticky.String(), gen.Protocol)
 	produceAndRead(t, ctx, c, topic, col, []*javaMember{j}, 60, 60)
 
 	// a leaves: the Java member, alone, leads from now on.
@@ -258,7 +258,7 @@ func TestKafkaCooperativeRollingUpgrade(t *testing.T) {
 	waitGroup(t, c, group, topic, 6, 2)
 	require.Eventually(t, func() bool { g := kafkaGeneration(a); return g != nil && g.Err() == nil && len(ownedOf(a, topic)) == 3 }, time.Minute, 50*time.Millisecond)
 	gen := kafkaGeneration(a)
-	require.Equal(t, StrategyRange, gen.Protocol)
+	require.Equal(t, StrategyRange.String(), gen.Protocol)
 	require.False(t, gen.Cooperative)
 	produceAndRead(t, ctx, c, topic, col, []*javaMember{j1}, 0, 60)
 
@@ -271,7 +271,7 @@ func TestKafkaCooperativeRollingUpgrade(t *testing.T) {
 	waitGroup(t, c, group, topic, 6, 2)
 	require.Eventually(t, func() bool { return len(ownedOf(a2, topic)) == 3 }, time.Minute, 50*time.Millisecond)
 	gen = kafkaGeneration(a2)
-	require.Equal(t, StrategyCooperativeSticky, gen.Protocol)
+	require.Equal(t, StrategyCooperativeSticky.String(), gen.Protocol)
 	require.True(t, gen.Cooperative)
 	produceAndRead(t, ctx, c, topic, col, []*javaMember{j1}, 60, 60)
 

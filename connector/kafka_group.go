@@ -512,7 +512,7 @@ func (s *kafkaOffsetStore) Fetch(ctx context.Context, tps []zkutil.TopicPartitio
 	return out, nil, err
 }
 
-func (s *kafkaOffsetStore) Commit(context.Context, map[zkutil.TopicPartition]int64) error {
+func (s *kafkaOffsetStore) Commit(context.Context, owner, map[zkutil.TopicPartition]int64) error {
 	return errors.New("connector: Kafka-coordinated commits need the generation")
 }
 

@@ -311,9 +311,9 @@ type meteredStore struct {
 	metrics Metrics
 }
 
-func (s *meteredStore) Commit(ctx context.Context, offsets map[zkutil.TopicPartition]int64) error {
+func (s *meteredStore) Commit(ctx context.Context, in owner, offsets map[zkutil.TopicPartition]int64) error {
 	start := time.Now()
-	err := s.offsetStore.Commit(ctx, offsets)
+	err := s.offsetStore.Commit(ctx, in, offsets)
 	s.metrics.Commit(CommitEvent{Store: s.name, Partitions: len(offsets), Duration: time.Since(start), Err: err})
 	return err
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
-	"github.com/zkconsumer/zkconsumer/internal/zksession"
 )
 
 // recordingMetrics is a Metrics that keeps every event.
@@ -128,7 +127,7 @@ func TestMetricsReportRealNumbers(t *testing.T) {
 	require.Equal(t, int64(n-k), lag)
 	require.Equal(t, maxLag, st.MaxLag)
 	require.Equal(t, []StreamStats{{Topic: topic, Thread: 0, QueuedChunks: st.Streams[0].QueuedChunks}}, st.Streams)
-	require.Equal(t, zksession.StateConnected, st.Session.State)
+	require.Equal(t, SessionConnected, st.Session.State)
 	require.Zero(t, st.Session.Disconnects)
 	require.Greater(t, st.MinFetchRate, 0.0)
 

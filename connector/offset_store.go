@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/zkconsumer/zkconsumer/internal/coordinator"
 	"github.com/zkconsumer/zkconsumer/internal/fanout"
 	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
@@ -21,16 +22,27 @@ type offsetStore interface {
 	// them alone) are left out of offsets and returned in unreadable with
 	// the reason, so that the others can start; err fails the whole fetch.
 	Fetch(ctx context.Context, tps []zkutil.TopicPartition) (offsets map[zkutil.TopicPartition]int64, unreadable map[zkutil.TopicPartition]error, err error)
-	// Commit writes offsets; with an error, some may have been written.
-	Commit(ctx context.Context, offsets map[zkutil.TopicPartition]int64) error
+	// Commit writes offsets as in, the ZooKeeper session that owns their
+	// partitions; with an error, some may have been written.
+	Commit(ctx context.Context, in owner, offsets map[zkutil.TopicPartition]int64) error
 	Close() error
 }
 
+// owner is the ZooKeeper session that owns the partitions whose offsets a
+// commit writes (a zksession.Bound): offsets go to ZooKeeper only in that
+// session, and to Kafka only while its lease holds (the fence Kafka does
+// not offer for commits from outside a group).
+type owner interface {
+	SetOrCreate(ctx context.Context, path string, data []byte) error
+	coordinator.Fence
+}
+
+var _ owner = zksession.Bound{}
+
 // zkSession is the part of *zksession.Session the connector's offset store
-// uses.
+// reads with.
 type zkSession interface {
 	Get(ctx context.Context, path string) ([]byte, zksession.Stat, error)
-	SetOrCreate(ctx context.Context, path string, data []byte) error
 }
 
 // zkOffsetStore keeps offsets under /consumers/<group>/offsets/<t>/<p>,
@@ -87,7 +99,7 @@ func addUnreadable(m map[zkutil.TopicPartition]error, tp zkutil.TopicPartition, 
 	return m
 }
 
-func (s *zkOffsetStore) Commit(ctx context.Context, offsets map[zkutil.TopicPartition]int64) error {
+func (s *zkOffsetStore) Commit(ctx context.Context, in owner, offsets map[zkutil.TopicPartition]int64) error {
 	tps := make([]zkutil.TopicPartition, 0, len(offsets))
 	for tp := range offsets {
 		tps = append(tps, tp)
@@ -97,7 +109,7 @@ func (s *zkOffsetStore) Commit(ctx context.Context, offsets map[zkutil.TopicPart
 	fanout.Each(len(tps), zkInFlight, nil, func(i int) {
 		tp, off := tps[i], offsets[tps[i]]
 		path := zkutil.OffsetPath(s.group, tp.Topic, tp.Partition)
-		if err := s.zk.SetOrCreate(ctx, path, zkutil.EncodeOffset(off)); err != nil {
+		if err := in.SetOrCreate(ctx, path, zkutil.EncodeOffset(off)); err != nil {
 			errs[i] = fmt.Errorf("connector: commit %s=%s: %w", path, strconv.FormatInt(off, 10), err)
 		}
 	})
@@ -141,11 +153,20 @@ func (s *dualOffsetStore) Fetch(ctx context.Context, tps []zkutil.TopicPartition
 	return k, unreadable, nil
 }
 
-func (s *dualOffsetStore) Commit(ctx context.Context, offsets map[zkutil.TopicPartition]int64) error {
-	if err := s.kafka.Commit(ctx, offsets); err != nil {
+func (s *dualOffsetStore) Commit(ctx context.Context, in owner, offsets map[zkutil.TopicPartition]int64) error {
+	if err := s.kafka.Commit(ctx, in, offsets); err != nil {
 		return err
 	}
-	return s.zk.Commit(ctx, offsets)
+	return s.zk.Commit(ctx, in, offsets)
 }
 
 func (s *dualOffsetStore) Close() error { return errors.Join(s.kafka.Close(), s.zk.Close()) }
+
+// kafkaCommitStore is offsets.storage=kafka in ZooKeeper mode: commits from
+// outside the group, each made only while the lease of the session that
+// owns the partitions holds.
+type kafkaCommitStore struct{ *coordinator.Client }
+
+func (s kafkaCommitStore) Commit(ctx context.Context, in owner, offsets map[zkutil.TopicPartition]int64) error {
+	return s.CommitFenced(ctx, in, offsets)
+}

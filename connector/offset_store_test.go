@@ -13,7 +13,8 @@ import (
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
-// memOffsets is a zkSession holding offset nodes in memory. Each call
+// memOffsets is a zkSession and an owner holding offset nodes in memory,
+// whose lease always holds. Each call
 // takes latency, and inFlight/maxInFlight count the calls under way.
 type memOffsets struct {
 	mu          sync.Mutex
@@ -59,6 +60,9 @@ func (m *memOffsets) SetOrCreate(_ context.Context, path string, data []byte) er
 	return nil
 }
 
+func (m *memOffsets) Held() bool               { return true }
+func (m *memOffsets) Changed() <-chan struct{} { return nil }
+
 // TestZKOffsetStorePipelines: the offsets of many partitions are read and
 // written with the requests in flight together, not one round trip after
 // another (400 partitions at 10 ms round trips took 4 s each way).
@@ -70,7 +74,7 @@ func TestZKOffsetStorePipelines(t *testing.T) {
 		offsets[tp] = int64(tp.Partition) * 7
 	}
 	start := time.Now()
-	require.NoError(t, s.Commit(context.Background(), offsets))
+	require.NoError(t, s.Commit(context.Background(), zk, offsets))
 	read, unreadable, err := s.Fetch(context.Background(), tps("t", 400))
 	took := time.Since(start)
 	require.NoError(t, err)

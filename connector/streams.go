@@ -190,7 +190,7 @@ func (c *ConsumerConnector) join(ctx context.Context, sub zkgroup.Subscription, 
 		return nil
 	}
 
-	member, err := zkgroup.NewMember(c.session, zkgroup.MemberConfig{
+	member, err := zkgroup.NewMember(zkgroup.Session(c.session), zkgroup.MemberConfig{
 		Group:                 c.cfg.GroupID,
 		ConsumerID:            c.id,
 		Subscription:          sub,

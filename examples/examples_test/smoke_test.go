@@ -133,7 +133,7 @@ func TestManualCommit(t *testing.T) {
 	// Every batch was committed while it ran (auto-commit is off).
 	requireCommitted(t, ctx, c, group, map[string]testcluster.Produced{topic: produced})
 	p.interrupt(t)
-	require.Contains(t, p.stderr.String(), "starting to fetch 2 partitions")
+	require.Contains(t, p.stderr.String(), "starting to fetch map["+topic+":[0 1]]")
 	require.Contains(t, p.stderr.String(), "committed after 300 messages (final)")
 	requireCommitted(t, ctx, c, group, map[string]testcluster.Produced{topic: produced})
 

@@ -74,7 +74,7 @@ type Option func(*Client)
 
 // WithReset gives the Client a way to end its connections with a TCP
 // reset, such as abortdial.Dialer.Reset for the dialer newClient's clients
-// dial with: a fenced commit uses it (see WithFence). Without it, the
+// dial with: a fenced commit uses it (see CommitFenced). Without it, the
 // Client closes its connections instead, which may still let the kernel
 // deliver what it holds of a request.
 func WithReset(reset func()) Option { return func(c *Client) { c.reset = reset } }
@@ -254,10 +254,26 @@ func (c *Client) fetch(ctx context.Context, tps []zkutil.TopicPartition) (offset
 // generation -1, no member id), kept for the broker's default retention.
 // Partitions Kafka refuses are reported together in the error.
 func (c *Client) Commit(ctx context.Context, offsets map[zkutil.TopicPartition]int64) error {
+	return c.commit(ctx, nil, offsets)
+}
+
+// CommitFenced is Commit made only while fence holds: each attempt starts
+// only if fence holds (else it fails with ErrFenced, nothing sent), and a
+// request still unanswered when fence lapses is cut off with a TCP reset
+// (see WithReset). A broker that has already received the request may
+// still apply it: Kafka offers no fencing of commits from outside a group.
+func (c *Client) CommitFenced(ctx context.Context, fence Fence, offsets map[zkutil.TopicPartition]int64) error {
+	if fence == nil {
+		return errors.New("a fenced commit needs a fence")
+	}
+	return c.commit(ctx, fence, offsets)
+}
+
+// commit is Commit, fenced by fence unless it is nil.
+func (c *Client) commit(ctx context.Context, fence Fence, offsets map[zkutil.TopicPartition]int64) error {
 	if len(offsets) == 0 {
 		return nil
 	}
-	fence := fenceFrom(ctx)
 	err := c.retry(ctx, func(co *conn) error {
 		v, _ := co.versions.Of(APIOffsetCommit)
 		req := &sarama.OffsetCommitRequest{

@@ -1,7 +1,6 @@
 package coordinator
 
 import (
-	"context"
 	"errors"
 	"fmt"
 )
@@ -24,22 +23,6 @@ type Fence interface {
 // connection was reset, so what the kernel had not yet delivered of the
 // request never reaches the broker).
 var ErrFenced = errors.New("the committer's ownership is not confirmed")
-
-type fenceKey struct{}
-
-// WithFence returns a context under which Commit runs only while f holds:
-// each attempt starts only if f holds, and a request still unanswered when
-// f lapses is cut off with a TCP reset (see WithReset). A broker that has
-// already received the request may still apply it: Kafka offers no
-// fencing of commits from outside a group.
-func WithFence(ctx context.Context, f Fence) context.Context {
-	return context.WithValue(ctx, fenceKey{}, f)
-}
-
-func fenceFrom(ctx context.Context) Fence {
-	f, _ := ctx.Value(fenceKey{}).(Fence)
-	return f
-}
 
 // fenced runs call, one request to the coordinator, only while f holds
 // (always, with a nil f), and cuts the Client's connections off if f lapses

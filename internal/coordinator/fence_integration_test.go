@@ -124,14 +124,16 @@ func TestFencedCommitCutOffWhenFenceLapses(t *testing.T) {
 		reset := abortdial.Through(dial, context.Canceled)
 		k := New(group, newClient(reset), 0, 0, WithReset(reset.Reset))
 		defer k.Close()
-		cctx := ctx
+		commit := k.Commit
 		if fence != nil {
-			cctx = WithFence(ctx, fence)
+			commit = func(ctx context.Context, offsets map[zkutil.TopicPartition]int64) error {
+				return k.CommitFenced(ctx, fence, offsets)
+			}
 		}
-		require.NoError(t, k.Commit(cctx, map[zkutil.TopicPartition]int64{tp: offset - 1}), "a commit on a healthy path")
+		require.NoError(t, commit(ctx, map[zkutil.TopicPartition]int64{tp: offset - 1}), "a commit on a healthy path")
 		dial.setMode(testcluster.Blackhole)
 		result := make(chan error, 1)
-		go func() { result <- k.Commit(cctx, map[zkutil.TopicPartition]int64{tp: offset}) }()
+		go func() { result <- commit(ctx, map[zkutil.TopicPartition]int64{tp: offset}) }()
 		time.Sleep(time.Second) // the request waits in the partitioned path
 		if fence == nil {
 			dial.setMode(testcluster.Forward)
@@ -167,7 +169,7 @@ func TestFencedCommitCutOffWhenFenceLapses(t *testing.T) {
 	// A fence that does not hold sends nothing.
 	k := New(group, newClient(abortdial.New(5*time.Second, 0, context.Canceled)), 5, 200*time.Millisecond)
 	defer k.Close()
-	err = k.Commit(WithFence(ctx, newTestFence(false)), map[zkutil.TopicPartition]int64{tp: 7})
+	err = k.CommitFenced(ctx, newTestFence(false), map[zkutil.TopicPartition]int64{tp: 7})
 	require.ErrorIs(t, err, ErrFenced)
 	require.Equal(t, int64(49), committed())
 }

@@ -13,5 +13,7 @@
 // (TestConnectorGodocUsesItsOwnNames) and only pages of docs/ that exist
 // (TestGodocPointsToPagesThatExist), and error texts that no package
 // under internal/ prefixes with a package's name
-// (TestErrorTextsNameNoInternalPackage).
+// (TestErrorTextsNameNoInternalPackage), and no fence carried in a context
+// value: a fenced write takes its zksession.Bound, a fenced Kafka commit
+// its fence, as a parameter (TestNoFenceInContextValues).
 package layering

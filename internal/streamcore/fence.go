@@ -13,7 +13,7 @@ type Fence interface {
 	// Changed returns a channel that is closed when Held may have
 	// changed, either way: a renewal, a revocation, and also a lapse when
 	// the lease runs out by the clock, so that a caller waiting while Held
-	// is true (a commit in flight, see coordinator.WithFence) learns of
+	// is true (a commit in flight, see coordinator.Client.CommitFenced) learns of
 	// the lapse when it happens. Callers take it before checking Held,
 	// and check Held again when it is closed.
 	Changed() <-chan struct{}

@@ -49,7 +49,7 @@ func TestAwaitReleasedWaitsForThePreviousOwner(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("still waiting after the node was deleted")
 	}
-	_, err := claim(context.Background(), z, 1, group, mine, held, nil, time.Second)
+	_, err := claim(context.Background(), z.Bind(1), group, mine, held, nil, time.Second)
 	require.NoError(t, err)
 	require.Equal(t, 3, z.creates, "partitions 1, 2 and 3 created (2 found ours), 0 kept")
 	require.Equal(t, ownerNode{data: me.String(), owner: 1}, z.nodes[path(1)])

@@ -89,7 +89,8 @@ func (c *opCounter) reset() {
 	}
 }
 
-// countingZK is a ZooKeeper that counts the operations passed through.
+// countingZK is a ZooKeeper that counts the operations passed through,
+// those of its Bounds included.
 type countingZK struct {
 	ZooKeeper
 	n *opCounter
@@ -110,11 +111,6 @@ func (z countingZK) Children(ctx context.Context, p string) ([]string, error) {
 	return z.ZooKeeper.Children(ctx, p)
 }
 
-func (z countingZK) ChildrenW(ctx context.Context, p string) ([]string, <-chan zksession.WatchEvent, error) {
-	z.n.children.Add(1)
-	return z.ZooKeeper.ChildrenW(ctx, p)
-}
-
 func (z countingZK) Exists(ctx context.Context, p string) (bool, zksession.Stat, error) {
 	z.n.exists.Add(1)
 	return z.ZooKeeper.Exists(ctx, p)
@@ -125,27 +121,60 @@ func (z countingZK) ExistsW(ctx context.Context, p string) (bool, zksession.Stat
 	return z.ZooKeeper.ExistsW(ctx, p)
 }
 
-func (z countingZK) CreateEphemeral(ctx context.Context, p string, data []byte) error {
+func (z countingZK) Bind(id int64) Bound { return countingIn{z.ZooKeeper.Bind(id), z.n} }
+
+// countingIn is a Bound that counts the operations passed through.
+type countingIn struct {
+	Bound
+	n *opCounter
+}
+
+func (z countingIn) Get(ctx context.Context, p string) ([]byte, zksession.Stat, error) {
+	z.n.gets.Add(1)
+	return z.Bound.Get(ctx, p)
+}
+
+func (z countingIn) GetW(ctx context.Context, p string) ([]byte, zksession.Stat, <-chan zksession.WatchEvent, error) {
+	z.n.gets.Add(1)
+	return z.Bound.GetW(ctx, p)
+}
+
+func (z countingIn) ChildrenW(ctx context.Context, p string) ([]string, <-chan zksession.WatchEvent, error) {
+	z.n.children.Add(1)
+	return z.Bound.ChildrenW(ctx, p)
+}
+
+func (z countingIn) Exists(ctx context.Context, p string) (bool, zksession.Stat, error) {
+	z.n.exists.Add(1)
+	return z.Bound.Exists(ctx, p)
+}
+
+func (z countingIn) ExistsW(ctx context.Context, p string) (bool, zksession.Stat, <-chan zksession.WatchEvent, error) {
+	z.n.exists.Add(1)
+	return z.Bound.ExistsW(ctx, p)
+}
+
+func (z countingIn) CreateEphemeral(ctx context.Context, p string, data []byte) error {
 	z.n.creates.Add(1)
-	return z.ZooKeeper.CreateEphemeral(ctx, p, data)
+	return z.Bound.CreateEphemeral(ctx, p, data)
 }
 
-func (z countingZK) EnsurePath(ctx context.Context, p string) error {
+func (z countingIn) EnsurePath(ctx context.Context, p string) error {
 	z.n.exists.Add(1) // an exists, and creates only when missing
-	return z.ZooKeeper.EnsurePath(ctx, p)
+	return z.Bound.EnsurePath(ctx, p)
 }
 
-func (z countingZK) Delete(ctx context.Context, p string, version int32) error {
+func (z countingIn) Delete(ctx context.Context, p string, version int32) error {
 	z.n.deletes.Add(1)
-	return z.ZooKeeper.Delete(ctx, p, version)
+	return z.Bound.Delete(ctx, p, version)
 }
 
-func (z countingZK) DeleteEphemeral(ctx context.Context, p string, version int32) error {
+func (z countingIn) DeleteEphemeral(ctx context.Context, p string, version int32) error {
 	z.n.deletes.Add(1)
-	return z.ZooKeeper.DeleteEphemeral(ctx, p, version)
+	return z.Bound.DeleteEphemeral(ctx, p, version)
 }
 
-func (z countingZK) Multi(ctx context.Context, ops ...zksession.Op) error {
+func (z countingIn) Multi(ctx context.Context, ops ...zksession.Op) error {
 	for _, op := range ops {
 		if op.Kind == zksession.OpDelete {
 			z.n.deletes.Add(1)
@@ -153,7 +182,7 @@ func (z countingZK) Multi(ctx context.Context, ops ...zksession.Op) error {
 			z.n.creates.Add(1)
 		}
 	}
-	return z.ZooKeeper.Multi(ctx, ops...)
+	return z.Bound.Multi(ctx, ops...)
 }
 
 // scaleMember is a counted member of a scaleGroup.
@@ -228,7 +257,7 @@ func (g *scaleGroup) start(b *testing.B, id string) *scaleMember {
 	}
 	ops := &opCounter{}
 	bm := &benchMember{id: id, session: s, rec: &recorder{}}
-	m, err := NewMember(countingZK{s, ops}, MemberConfig{Group: g.group, ConsumerID: id, Subscription: StaticSubscription(map[string]int{g.topic: 1}), ExcludeInternalTopics: true,
+	m, err := NewMember(countingZK{Session(s), ops}, MemberConfig{Group: g.group, ConsumerID: id, Subscription: StaticSubscription(map[string]int{g.topic: 1}), ExcludeInternalTopics: true,
 		Assignor: g.assignor, MaxRetries: benchMaxRetries, Backoff: benchBackoff, SessionTimeout: benchSessionTime,
 		Handler: signalingRecorder{bm.rec, g.assigned}, Logger: testLogger()})
 	if err != nil {

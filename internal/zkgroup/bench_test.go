@@ -171,7 +171,7 @@ func startBenchMember(b *testing.B, c *testcluster.Cluster, group, id, strategy 
 		b.Fatal(err)
 	}
 	bm := &benchMember{id: id, session: s, rec: &recorder{}}
-	m, err := NewMember(s, MemberConfig{Group: group, ConsumerID: id, Subscription: StaticSubscription(topics), ExcludeInternalTopics: true,
+	m, err := NewMember(Session(s), MemberConfig{Group: group, ConsumerID: id, Subscription: StaticSubscription(topics), ExcludeInternalTopics: true,
 		Assignor: a, MaxRetries: benchMaxRetries, Backoff: benchBackoff, SessionTimeout: benchSessionTime,
 		Handler: signalingRecorder{bm.rec, assigned}, Logger: testLogger(),
 		OnError: func(err error) { b.Logf("member %s: %v", id, err) }})

@@ -42,12 +42,12 @@ func sortedPartitions(owned map[zkutil.TopicPartition]zkutil.ConsumerThreadID) [
 	})
 }
 
-// claim creates, in session, the owner node of every partition in mine. A
-// node that already holds our thread id in our session counts as ours (a
-// create whose reply was lost, or a node of the previous generation that
-// was not released). held names the partitions whose nodes the previous
+// claim creates, in zk's session, the owner node of every partition in
+// mine. A node that already holds our thread id in our session counts as
+// ours (a create whose reply was lost, or a node of the previous
+// generation that was not released). held names the partitions whose nodes the previous
 // generation left for the same thread: each is read first and, if still
-// ours, kept without a write. Every write is bound to session: none is
+// ours, kept without a write. Every write is made through zk, so none is
 // applied by a later session. The nodes to create are created in
 // transactions of up to zkMultiOps; what a transaction could not create,
 // and the held nodes, node by node, up to zkInFlight at once.
@@ -58,14 +58,15 @@ func sortedPartitions(owned map[zkutil.TopicPartition]zkutil.ConsumerThreadID) [
 // On the first conflict, or when ctx ends or opTimeout passes, no further
 // create starts; those already sent are waited for (a bound operation
 // returns only once go-zookeeper has answered or failed it, see
-// zksession.InSession), and then every node created or kept by this call is
+// zksession.Bound), and then every node created or kept by this call is
 // deleted again, under a deadline of its own, and the error returned (a
 // *ConflictError for the first conflicting partition in order). What the
 // rollback could not delete (ZooKeeper unreachable) is returned in
 // unreleased: those nodes may still be ours, and the caller must release
 // them later.
-func claim(ctx context.Context, zk ZooKeeper, session int64, group string, mine, held map[zkutil.TopicPartition]zkutil.ConsumerThreadID, known ownedNodes, opTimeout time.Duration) (unreleased map[zkutil.TopicPartition]zkutil.ConsumerThreadID, err error) {
-	opCtx, cancel := context.WithTimeout(zksession.InSession(context.WithoutCancel(ctx), session), opTimeout)
+func claim(ctx context.Context, zk Bound, group string, mine, held map[zkutil.TopicPartition]zkutil.ConsumerThreadID, known ownedNodes, opTimeout time.Duration) (unreleased map[zkutil.TopicPartition]zkutil.ConsumerThreadID, err error) {
+	session := zk.ID()
+	opCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opTimeout)
 	defer cancel()
 	parts := sortedPartitions(mine)
 	// errs[i] is what stopped the claim of parts[i]; created marks the
@@ -168,7 +169,7 @@ func claim(ctx context.Context, zk ZooKeeper, session int64, group string, mine,
 	}
 	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), opTimeout)
 	defer rcancel()
-	unreleased, rerr := release(rctx, zk, session, group, rollback, known)
+	unreleased, rerr := release(rctx, zk, group, rollback, known)
 	if rerr != nil {
 		err = errors.Join(err, fmt.Errorf("claim rollback: %w", rerr))
 	}
@@ -193,8 +194,8 @@ func firstError(errs []error) error {
 }
 
 // release deletes the owner nodes of owned that still hold our thread id in
-// session. Nodes taken over by others, or already gone, are left alone:
-// each delete is conditional on the node's version and bound to session. A
+// zk's session. Nodes taken over by others, or already gone, are left alone:
+// each delete is conditional on the node's version and made through zk. A
 // node that known records as held in session is deleted without a read
 // (ownedNodes says why that is safe); any other is read first, and deleted
 // only if it holds our thread id in session. Known nodes are deleted in
@@ -203,12 +204,12 @@ func firstError(errs []error) error {
 // whose node could be neither read nor deleted (ZooKeeper unreachable
 // before ctx ended): they may still be ours, and the caller must try
 // again; err says why.
-func release(ctx context.Context, zk ZooKeeper, session int64, group string, owned map[zkutil.TopicPartition]zkutil.ConsumerThreadID, known ownedNodes) (unreleased map[zkutil.TopicPartition]zkutil.ConsumerThreadID, err error) {
+func release(ctx context.Context, zk Bound, group string, owned map[zkutil.TopicPartition]zkutil.ConsumerThreadID, known ownedNodes) (unreleased map[zkutil.TopicPartition]zkutil.ConsumerThreadID, err error) {
 	defer known.forget(owned)
+	session := zk.ID()
 	if session == 0 || len(owned) == 0 {
 		return nil, nil // no session: its ephemeral nodes are gone with it
 	}
-	ctx = zksession.InSession(ctx, session)
 	parts := sortedPartitions(owned)
 	errs := make([]error, len(parts))
 	var expired atomic.Bool

@@ -246,10 +246,26 @@ func (z *ownerZK) Set(context.Context, string, []byte, int32) (zksession.Stat, e
 }
 func (z *ownerZK) WatchMark(string) zksession.WatchMark               { return zksession.WatchMark{} }
 func (z *ownerZK) ID() int64                                          { return z.session }
-func (z *ownerZK) AwaitLease(context.Context, int64) error            { return nil }
 func (z *ownerZK) Subscribe() (<-chan zksession.SessionEvent, func()) { panic("not used") }
 
-var _ ZooKeeper = (*ownerZK)(nil)
+// Bind returns z's operations as those of session id. Like the others,
+// they are z's own: the fake has one session, and ignores the binding
+// but for ID (the session claim and release compare owners with).
+func (z *ownerZK) Bind(id int64) Bound { return ownerIn{z, id} }
+
+// ownerIn is ownerZK's Bound.
+type ownerIn struct {
+	*ownerZK
+	id int64
+}
+
+func (b ownerIn) ID() int64                        { return b.id }
+func (b ownerIn) AwaitLease(context.Context) error { return nil }
+
+var (
+	_ ZooKeeper = (*ownerZK)(nil)
+	_ Bound     = ownerIn{}
+)
 
 // TestClaimRollbackSparesAPeersNode: a claim rolls back the nodes it
 // created when it meets a conflict. If one of them was meanwhile replaced
@@ -270,7 +286,7 @@ func TestClaimRollbackSparesAPeersNode(t *testing.T) {
 	}
 	me := zkutil.ConsumerThreadID{ConsumerID: "me"}
 	mine := map[zkutil.TopicPartition]zkutil.ConsumerThreadID{{Topic: topic, Partition: 0}: me, {Topic: topic, Partition: 1}: me}
-	_, err := claim(context.Background(), z, 1, group, mine, nil, nil, time.Second)
+	_, err := claim(context.Background(), z.Bind(1), group, mine, nil, nil, time.Second)
 	require.Error(t, err) // p1's conflict, or the expiry if p1 came after it
 	require.Equal(t, ownerNode{data: "peer-0", owner: 2}, z.nodes[p0], "the rollback deleted the peer's owner node")
 }
@@ -286,7 +302,7 @@ func TestClaimRollbackRemovesOurNodes(t *testing.T) {
 	for p := range int32(3) {
 		mine[zkutil.TopicPartition{Topic: topic, Partition: p}] = me
 	}
-	_, err := claim(context.Background(), z, 1, group, mine, nil, nil, time.Second)
+	_, err := claim(context.Background(), z.Bind(1), group, mine, nil, nil, time.Second)
 	require.Error(t, err)
 	require.Equal(t, map[string]ownerNode{p2: {data: "stranger-0", owner: 3}}, z.nodes)
 }
@@ -304,7 +320,7 @@ func TestClaimKeepsHeldNodes(t *testing.T) {
 	z := &ownerZK{session: 1, nodes: map[string]ownerNode{path(0): kept}}
 	mine := map[zkutil.TopicPartition]zkutil.ConsumerThreadID{tp(0): me, tp(1): me, tp(2): me}
 	held := map[zkutil.TopicPartition]zkutil.ConsumerThreadID{tp(0): me, tp(1): me}
-	_, err := claim(context.Background(), z, 1, group, mine, held, nil, time.Second)
+	_, err := claim(context.Background(), z.Bind(1), group, mine, held, nil, time.Second)
 	require.NoError(t, err)
 	require.Equal(t, 2, z.creates, "only the partitions without our node are created")
 	require.Equal(t, kept, z.nodes[path(0)])
@@ -313,7 +329,7 @@ func TestClaimKeepsHeldNodes(t *testing.T) {
 
 	// Held, but the node belongs to an earlier session of ours.
 	z = &ownerZK{session: 2, nodes: map[string]ownerNode{path(0): kept}}
-	_, err = claim(context.Background(), z, 2, group, mine, held, nil, time.Second)
+	_, err = claim(context.Background(), z.Bind(2), group, mine, held, nil, time.Second)
 	var conflict *ConflictError
 	require.ErrorAs(t, err, &conflict)
 	require.Equal(t, path(0), conflict.Path)
@@ -333,7 +349,7 @@ func TestClaimRollbackReleasesHeldNodes(t *testing.T) {
 	}}
 	mine := map[zkutil.TopicPartition]zkutil.ConsumerThreadID{{Topic: topic, Partition: 0}: me, {Topic: topic, Partition: 1}: me}
 	held := map[zkutil.TopicPartition]zkutil.ConsumerThreadID{{Topic: topic, Partition: 0}: me}
-	_, err := claim(context.Background(), z, 1, group, mine, held, nil, time.Second)
+	_, err := claim(context.Background(), z.Bind(1), group, mine, held, nil, time.Second)
 	require.Error(t, err)
 	require.Equal(t, map[string]ownerNode{p1: {data: "stranger-0", owner: 3}}, z.nodes)
 }
@@ -382,7 +398,7 @@ func TestClaimTimeoutLeavesNoOrphans(t *testing.T) {
 	for p := range int32(n) {
 		mine[zkutil.TopicPartition{Topic: topic, Partition: p}] = me
 	}
-	left, err := claim(context.Background(), z, 1, group, mine, nil, nil, 2*time.Second)
+	left, err := claim(context.Background(), z.Bind(1), group, mine, nil, nil, 2*time.Second)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.Positive(t, z.creates, "some creates ran before the timeout")
 	require.Less(t, z.creates, n, "the timeout stopped the claim")
@@ -404,7 +420,7 @@ func TestClaimRollbackReportsWhatItCouldNotDelete(t *testing.T) {
 		mine[zkutil.TopicPartition{Topic: topic, Partition: p}] = me
 	}
 	z.onCreate = func(string) { z.failDeletes = true } // ZooKeeper goes away after the creates
-	left, err := claim(context.Background(), z, 1, group, mine, nil, nil, time.Second)
+	left, err := claim(context.Background(), z.Bind(1), group, mine, nil, nil, time.Second)
 	var conflict *ConflictError
 	require.ErrorAs(t, err, &conflict)
 	require.ErrorIs(t, err, zksession.ErrConnectionLoss)
@@ -438,7 +454,7 @@ func TestReleaseDeletesKnownNodesWithoutReading(t *testing.T) {
 		mine[tp(p)] = me
 	}
 	known := ownedNodes{}
-	_, err := claim(context.Background(), z, 1, group, mine, nil, known, time.Second)
+	_, err := claim(context.Background(), z.Bind(1), group, mine, nil, known, time.Second)
 	require.NoError(t, err)
 	require.Len(t, known, 300)
 
@@ -449,7 +465,7 @@ func TestReleaseDeletesKnownNodesWithoutReading(t *testing.T) {
 	mine[tp(300)] = me
 	z.nodes[path(0)] = ownerNode{data: "peer-0", owner: 1, version: 2}
 	z.gets = 0
-	left, err := release(context.Background(), z, 1, group, mine, known)
+	left, err := release(context.Background(), z.Bind(1), group, mine, known)
 	require.NoError(t, err)
 	require.Empty(t, left)
 	require.Equal(t, 2, z.gets, "only the unrecorded node and the one of another version are read")
@@ -469,12 +485,12 @@ func TestReleaseInAnotherSessionReadsFirst(t *testing.T) {
 	mine := map[zkutil.TopicPartition]zkutil.ConsumerThreadID{{Topic: topic, Partition: 0}: me}
 	z := &ownerZK{session: 1, nodes: map[string]ownerNode{}}
 	known := ownedNodes{}
-	_, err := claim(context.Background(), z, 1, group, mine, nil, known, time.Second)
+	_, err := claim(context.Background(), z.Bind(1), group, mine, nil, known, time.Second)
 	require.NoError(t, err)
 	// Session 1 expires; a peer claims the partition; we are in session 2.
 	z.nodes[p0] = ownerNode{data: "peer-0", owner: 3}
 	z.session = 2
-	_, err = release(context.Background(), z, 2, group, mine, known)
+	_, err = release(context.Background(), z.Bind(2), group, mine, known)
 	require.NoError(t, err)
 	require.Equal(t, ownerNode{data: "peer-0", owner: 3}, z.nodes[p0])
 	require.Equal(t, 1, z.gets)
@@ -493,13 +509,13 @@ func TestClaimAndReleaseInTransactions(t *testing.T) {
 		mine[zkutil.TopicPartition{Topic: topic, Partition: p}] = me
 	}
 	known := ownedNodes{}
-	_, err := claim(context.Background(), z, 1, group, mine, nil, known, time.Second)
+	_, err := claim(context.Background(), z.Bind(1), group, mine, nil, known, time.Second)
 	require.NoError(t, err)
 	require.Equal(t, 2, z.multis)
 	require.Equal(t, 300, z.creates)
 	require.Len(t, z.ours(1), 300)
 	require.Zero(t, z.gets)
-	_, err = release(context.Background(), z, 1, group, mine, known)
+	_, err = release(context.Background(), z.Bind(1), group, mine, known)
 	require.NoError(t, err)
 	require.Equal(t, 4, z.multis)
 	require.Zero(t, z.gets)
@@ -522,7 +538,7 @@ func TestClaimConflictInATransaction(t *testing.T) {
 		mine[zkutil.TopicPartition{Topic: topic, Partition: p}] = me
 	}
 	known := ownedNodes{}
-	_, err := claim(context.Background(), z, 1, group, mine, nil, known, time.Second)
+	_, err := claim(context.Background(), z.Bind(1), group, mine, nil, known, time.Second)
 	var conflict *ConflictError
 	require.ErrorAs(t, err, &conflict)
 	require.Equal(t, p0, conflict.Path)
@@ -544,12 +560,12 @@ func TestReleaseAfterATransactionOfUnknownOutcome(t *testing.T) {
 		mine[zkutil.TopicPartition{Topic: topic, Partition: p}] = me
 	}
 	known := ownedNodes{}
-	_, err := claim(context.Background(), z, 1, group, mine, nil, known, time.Second)
+	_, err := claim(context.Background(), z.Bind(1), group, mine, nil, known, time.Second)
 	require.NoError(t, err)
 	// Applied, then lost: our nodes are gone, a peer holds p0.
 	z.nodes = map[string]ownerNode{p0: {data: "peer-0", owner: 2}}
 	z.multiLost = true
-	_, err = release(context.Background(), z, 1, group, mine, known)
+	_, err = release(context.Background(), z.Bind(1), group, mine, known)
 	require.NoError(t, err)
 	require.Equal(t, map[string]ownerNode{p0: {data: "peer-0", owner: 2}}, z.nodes)
 	require.Equal(t, 3, z.gets)

@@ -275,11 +275,11 @@ func (m *Member) deregister(ctx context.Context) error {
 	if session == 0 {
 		return nil // no session: its ephemeral nodes are gone with it
 	}
-	ctx = zksession.InSession(ctx, session)
+	in := m.zk.Bind(session)
 	path := zkutil.ConsumerIDPath(m.cfg.Group, m.cfg.ConsumerID)
-	ok, stat, err := m.zk.Exists(ctx, path)
+	ok, stat, err := in.Exists(ctx, path)
 	if err == nil && ok && stat.EphemeralOwner == session {
-		err = m.zk.Delete(ctx, path, stat.Version)
+		err = in.Delete(ctx, path, stat.Version)
 	}
 	if err != nil && !errors.Is(err, zksession.ErrNoNode) && !errors.Is(err, zksession.ErrSessionExpired) {
 		return fmt.Errorf("delete registration %s: %w", path, err)
@@ -526,9 +526,9 @@ func (m *Member) rebalanceOnce(ctx context.Context) error {
 	if mine == nil {
 		mine = map[zkutil.TopicPartition]zkutil.ConsumerThreadID{}
 	}
-	session := m.registered
+	in := m.zk.Bind(m.registered)
 	if cur != nil {
-		return m.handOver(ctx, cur, session, view, assignment, mine)
+		return m.handOver(ctx, cur, in, view, assignment, mine)
 	}
 	// Release what moves away; keep (claim checks them) the owner nodes
 	// of partitions assigned to the same thread again. They stay stale
@@ -544,12 +544,12 @@ func (m *Member) rebalanceOnce(ctx context.Context) error {
 		maps.Copy(m.stale, held)
 		return err
 	}
-	if err := m.awaitReleased(ctx, session, mine, held); err != nil {
+	if err := m.awaitReleased(ctx, in.ID(), mine, held); err != nil {
 		// Hold nothing while waiting for the next attempt.
 		maps.Copy(m.stale, held)
 		return errors.Join(err, m.releaseStale(ctx))
 	}
-	if left, err := claim(ctx, m.zk, session, m.cfg.Group, mine, held, m.known, m.handOverTimeout()); err != nil {
+	if left, err := claim(ctx, in, m.cfg.Group, mine, held, m.known, m.handOverTimeout()); err != nil {
 		maps.Copy(m.stale, held)
 		if len(left) > 0 {
 			maps.Copy(m.stale, left)
@@ -558,16 +558,16 @@ func (m *Member) rebalanceOnce(ctx context.Context) error {
 		return err
 	}
 	if m.unsure {
-		m.sweepOwners(ctx, session, view, mine)
+		m.sweepOwners(ctx, in, view, mine)
 	}
 	m.genCount++
 	gctx, cancel := context.WithCancelCause(context.Background())
-	gen := &Generation{ID: m.genCount, SessionID: session, Owned: mine, Assignment: assignment, ctx: gctx, cancel: cancel}
+	gen := &Generation{ID: m.genCount, SessionID: in.ID(), Owned: mine, Assignment: assignment, ctx: gctx, cancel: cancel}
 	err = m.cfg.Handler.Assign(m.handlerContext(ctx), gen)
 	if err != nil {
 		cancel(ErrGenerationEnded)
 		_ = m.cfg.Handler.Revoke(m.handlerContext(ctx), gen, false)
-		left, rerr := release(ctx, m.zk, session, m.cfg.Group, mine, m.known)
+		left, rerr := release(ctx, in, m.cfg.Group, mine, m.known)
 		if len(left) > 0 {
 			maps.Copy(m.stale, left)
 			m.unsure = true
@@ -602,7 +602,7 @@ func (m *Member) continuable(ctx context.Context) *Generation {
 // both, the kept ones flowing all along. A failure after the partitions
 // that moved away were given up leaves the member delivering the kept
 // ones; the gained ones are claimed again by the next attempt.
-func (m *Member) handOver(ctx context.Context, cur *Generation, session int64, view zkassign.AssignmentContext, assignment zkassign.Assignment, mine map[zkutil.TopicPartition]zkutil.ConsumerThreadID) error {
+func (m *Member) handOver(ctx context.Context, cur *Generation, in Bound, view zkassign.AssignmentContext, assignment zkassign.Assignment, mine map[zkutil.TopicPartition]zkutil.ConsumerThreadID) error {
 	h := m.cfg.Handler.(IncrementalHandler)
 	kept := map[zkutil.TopicPartition]zkutil.ConsumerThreadID{}
 	moved := map[zkutil.TopicPartition]zkutil.ConsumerThreadID{}
@@ -646,10 +646,10 @@ func (m *Member) handOver(ctx context.Context, cur *Generation, session int64, v
 		return err
 	}
 	if len(gained) > 0 {
-		if err := m.awaitReleased(ctx, session, gained, nil); err != nil {
+		if err := m.awaitReleased(ctx, in.ID(), gained, nil); err != nil {
 			return err
 		}
-		if left, err := claim(ctx, m.zk, session, m.cfg.Group, gained, nil, m.known, m.handOverTimeout()); err != nil {
+		if left, err := claim(ctx, in, m.cfg.Group, gained, nil, m.known, m.handOverTimeout()); err != nil {
 			if len(left) > 0 {
 				maps.Copy(m.stale, left)
 				m.unsure = true
@@ -658,7 +658,7 @@ func (m *Member) handOver(ctx context.Context, cur *Generation, session int64, v
 		}
 	}
 	if m.unsure {
-		m.sweepOwners(ctx, session, view, mine)
+		m.sweepOwners(ctx, in, view, mine)
 	}
 	if len(gained) == 0 {
 		return nil
@@ -667,7 +667,7 @@ func (m *Member) handOver(ctx context.Context, cur *Generation, session int64, v
 	m.setGeneration(next)
 	if err := h.Continue(m.handlerContext(ctx), cur, next); err != nil {
 		m.setGeneration(cur)
-		left, rerr := release(ctx, m.zk, session, m.cfg.Group, gained, m.known)
+		left, rerr := release(ctx, in, m.cfg.Group, gained, m.known)
 		if len(left) > 0 {
 			maps.Copy(m.stale, left)
 			m.unsure = true
@@ -683,7 +683,7 @@ func (m *Member) handOver(ctx context.Context, cur *Generation, session int64, v
 func (m *Member) awaitLease(ctx context.Context, gen *Generation) error {
 	ctx, cancel := context.WithTimeout(ctx, m.handOverTimeout())
 	defer cancel()
-	if err := m.zk.AwaitLease(ctx, gen.SessionID); err != nil {
+	if err := m.zk.Bind(gen.SessionID).AwaitLease(ctx); err != nil {
 		return fmt.Errorf("generation %d's ZooKeeper session 0x%x: %w", gen.ID, gen.SessionID, err)
 	}
 	return nil
@@ -777,7 +777,7 @@ func (m *Member) endGeneration(ctx context.Context, cause error, release bool) e
 	defer cancel()
 	lost := errors.Is(cause, ErrOwnershipLost)
 	if !lost {
-		if lerr := m.zk.AwaitLease(ctx, gen.SessionID); lerr != nil {
+		if lerr := m.zk.Bind(gen.SessionID).AwaitLease(ctx); lerr != nil {
 			// Found out here rather than from the expiry event (a lost
 			// watch made the member rebalance first): report it the same.
 			lost, cause = true, ErrOwnershipLost
@@ -808,7 +808,7 @@ func (m *Member) releaseStale(ctx context.Context) error {
 	if len(m.stale) == 0 {
 		return nil
 	}
-	left, err := release(ctx, m.zk, m.zk.ID(), m.cfg.Group, m.stale, m.known)
+	left, err := release(ctx, m.zk.Bind(m.zk.ID()), m.cfg.Group, m.stale, m.known)
 	clear(m.stale)
 	if len(left) > 0 {
 		maps.Copy(m.stale, left)

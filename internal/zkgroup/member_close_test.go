@@ -45,7 +45,7 @@ func TestCloseDuringRebalanceLetsTheHandOverFinish(t *testing.T) {
 	h := &blockingHandler{entered: make(chan struct{}), release: make(chan struct{}), ctxErr: make(chan error, 1)}
 	a, err := zkassign.NewAssignor(strategyname.Range)
 	require.NoError(t, err)
-	m, err := NewMember(s, MemberConfig{Group: group, ConsumerID: group + "_m", Subscription: StaticSubscription(map[string]int{topic: 1}),
+	m, err := NewMember(Session(s), MemberConfig{Group: group, ConsumerID: group + "_m", Subscription: StaticSubscription(map[string]int{topic: 1}),
 		Assignor: a, MaxRetries: 3, Backoff: time.Second, SessionTimeout: 4 * time.Second, Handler: h})
 	require.NoError(t, err)
 	ctx := context.Background()
@@ -126,7 +126,7 @@ func TestCloseFromCallback(t *testing.T) {
 			h := &closingHandler{elsewhere: elsewhere, closed: make(chan error, 1)}
 			a, err := zkassign.NewAssignor(strategyname.Range)
 			require.NoError(t, err)
-			m, err := NewMember(s, MemberConfig{Group: group, ConsumerID: group + "_m", Subscription: StaticSubscription(map[string]int{topic: 1}),
+			m, err := NewMember(Session(s), MemberConfig{Group: group, ConsumerID: group + "_m", Subscription: StaticSubscription(map[string]int{topic: 1}),
 				Assignor: a, MaxRetries: 3, Backoff: time.Second, SessionTimeout: 4 * time.Second, Handler: h})
 			require.NoError(t, err)
 			h.m = m

@@ -58,7 +58,7 @@ func runChildMember() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	m, err := NewMember(s, MemberConfig{Group: spec.Group, ConsumerID: spec.ConsumerID, Subscription: StaticSubscription(spec.Topics),
+	m, err := NewMember(Session(s), MemberConfig{Group: spec.Group, ConsumerID: spec.ConsumerID, Subscription: StaticSubscription(spec.Topics),
 		Assignor: a, MaxRetries: 10, Backoff: time.Second, SessionTimeout: 4 * time.Second, Handler: &recorder{}, Logger: testLogger()})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -206,7 +206,7 @@ func startMember(t *testing.T, c *testcluster.Cluster, group, id string, o membe
 		sub = WildcardSubscription(o.filter, o.streams)
 	}
 	tm := &testMember{id: id, session: s, rec: &recorder{}, tap: tap, errs: make(chan error, 100)}
-	m, err := NewMember(s, MemberConfig{Group: group, ConsumerID: id, Subscription: sub, ExcludeInternalTopics: true,
+	m, err := NewMember(Session(s), MemberConfig{Group: group, ConsumerID: id, Subscription: sub, ExcludeInternalTopics: true,
 		Assignor: a, MaxRetries: 10, Backoff: time.Second, SessionTimeout: 4 * time.Second,
 		Handler: tm.rec, Logger: testLogger(), OnError: func(err error) {
 			select {

@@ -27,9 +27,10 @@ func (m *Member) register(ctx context.Context) error {
 	if session == 0 {
 		return errNoSession
 	}
+	in := m.zk.Bind(session)
 	path := zkutil.ConsumerIDPath(m.cfg.Group, m.cfg.ConsumerID)
 	if m.registered == session {
-		ok, stat, err := m.zk.Exists(zksession.InSession(ctx, session), path)
+		ok, stat, err := in.Exists(ctx, path)
 		if err != nil {
 			return fmt.Errorf("check registration %s: %w", path, err)
 		}
@@ -39,7 +40,6 @@ func (m *Member) register(ctx context.Context) error {
 		m.log.Warn("our registration node is gone although our session lives; registering again", "path", path)
 		m.registered = 0
 	}
-	ctx = zksession.InSession(ctx, session)
 	data, err := zkutil.EncodeRegistration(m.cfg.Subscription.registration(m.cfg.Now(), m.cfg.Assignor.Name()))
 	if err != nil {
 		return fmt.Errorf("%w", err)
@@ -48,7 +48,7 @@ func (m *Member) register(ctx context.Context) error {
 	// the first commit, and tools read its presence as "this group has
 	// consumed" (ConsoleConsumer refuses --from-beginning then).
 	for _, p := range []string{zkutil.ConsumerIDsPath(m.cfg.Group), zkutil.OwnersPath(m.cfg.Group)} {
-		if err := m.zk.EnsurePath(ctx, p); err != nil {
+		if err := in.EnsurePath(ctx, p); err != nil {
 			return fmt.Errorf("create %s: %w", p, err)
 		}
 	}
@@ -58,7 +58,7 @@ func (m *Member) register(ctx context.Context) error {
 		// The create itself is not abandoned when ctx ends: it could land
 		// after Close had looked for the node, and outlive the member.
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.handOverTimeout())
-		err := m.zk.CreateEphemeral(cctx, path, data)
+		err := in.CreateEphemeral(cctx, path, data)
 		cancel()
 		if err == nil {
 			m.registered = session
@@ -68,7 +68,7 @@ func (m *Member) register(ctx context.Context) error {
 		if !errors.Is(err, zksession.ErrNodeExists) {
 			return fmt.Errorf("register %s: %w", path, err)
 		}
-		exists, stat, gone, err := m.zk.ExistsW(ctx, path)
+		exists, stat, gone, err := in.ExistsW(ctx, path)
 		if err != nil {
 			return fmt.Errorf("register %s: %w", path, err)
 		}

@@ -81,10 +81,10 @@ func (m *Member) armChildren(ctx context.Context, path string) {
 	if m.armed[path] {
 		return
 	}
-	ctx = zksession.InSession(ctx, m.armedIn)
-	_, ch, err := m.zk.ChildrenW(ctx, path)
+	in := m.zk.Bind(m.armedIn)
+	_, ch, err := in.ChildrenW(ctx, path)
 	if errors.Is(err, zksession.ErrNoNode) {
-		_, _, ch, err = m.zk.ExistsW(ctx, path)
+		_, _, ch, err = in.ExistsW(ctx, path)
 	}
 	m.forward(path, ch, err)
 }
@@ -93,8 +93,8 @@ func (m *Member) armData(ctx context.Context, path string) {
 	if m.armed[path] {
 		return
 	}
-	ctx = zksession.InSession(ctx, m.armedIn)
-	_, _, ch, err := m.zk.GetW(ctx, path)
+	in := m.zk.Bind(m.armedIn)
+	_, _, ch, err := in.GetW(ctx, path)
 	if errors.Is(err, zksession.ErrNoNode) {
 		if m.cfg.Subscription.Filter != nil {
 			// A wildcard member learns of new topics from the children
@@ -103,7 +103,7 @@ func (m *Member) armData(ctx context.Context, path string) {
 			delete(m.watchedTopic, strings.TrimPrefix(path, zkbrokers.BrokerTopicsPath+"/"))
 			return
 		}
-		_, _, ch, err = m.zk.ExistsW(ctx, path) // fires when the topic is created
+		_, _, ch, err = in.ExistsW(ctx, path) // fires when the topic is created
 	}
 	m.forward(path, ch, err)
 }

@@ -9,7 +9,7 @@ import "github.com/zkconsumer/zkconsumer/zkutil"
 // knows, bound to the session that holds the node.
 //
 // Why that is as safe as reading first: the delete is sent only on the
-// connection of the session recorded (zksession.InSession), so it is never
+// connection of the session recorded (a zksession.Bound), so it is never
 // applied once that session is gone, and so never to a node another
 // session created after ours expired. While the session lives, its
 // ephemeral node stays until someone deletes it, and the only deletes of

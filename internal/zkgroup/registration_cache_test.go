@@ -46,7 +46,7 @@ func TestRegistrationCacheReadsOnlyWhatChanged(t *testing.T) {
 	read := func() zkassign.AssignmentContext {
 		t.Helper()
 		ops.reset()
-		v, err := readGroup(ctx, cache.reader(countingZK{ZooKeeper: s, n: &ops}), group, a, StaticSubscription(map[string]int{t1: 1}), true, strategyname.Range)
+		v, err := readGroup(ctx, cache.reader(countingZK{ZooKeeper: Session(s), n: &ops}), group, a, StaticSubscription(map[string]int{t1: 1}), true, strategyname.Range)
 		require.NoError(t, err)
 		return v.ctx
 	}

@@ -38,7 +38,7 @@ func TestReleaseOfAnExpiredSessionDeletesNothing(t *testing.T) {
 	}
 	old := s.ID()
 	known := ownedNodes{}
-	_, err = claim(ctx, s, old, group, mine, nil, known, 10*time.Second)
+	_, err = claim(ctx, s.Bind(old), group, mine, nil, known, 10*time.Second)
 	require.NoError(t, err)
 	require.Len(t, known, len(mine))
 
@@ -53,12 +53,12 @@ func TestReleaseOfAnExpiredSessionDeletesNothing(t *testing.T) {
 		}), "peer could not claim %s", path)
 	}
 
-	left, err := release(ctx, s, old, group, mine, ownedNodesCopy(known))
+	left, err := release(ctx, s.Bind(old), group, mine, ownedNodesCopy(known))
 	require.NoError(t, err)
 	require.Empty(t, left)
 	requirePeerOwnsAll(t, ctx, peer, group, mine)
 
-	left, err = release(ctx, s, s.ID(), group, mine, known)
+	left, err = release(ctx, s.Bind(s.ID()), group, mine, known)
 	require.NoError(t, err)
 	require.Empty(t, left)
 	requirePeerOwnsAll(t, ctx, peer, group, mine)

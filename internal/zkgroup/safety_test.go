@@ -135,7 +135,7 @@ func TestConflictingClaimsDoNotPileUpWatches(t *testing.T) {
 	a, err := zkassign.NewAssignor(strategyname.Range)
 	require.NoError(t, err)
 	rec := &recorder{}
-	m, err := NewMember(s, MemberConfig{Group: group, ConsumerID: group + "_m", Subscription: StaticSubscription(map[string]int{topic: 1}),
+	m, err := NewMember(Session(s), MemberConfig{Group: group, ConsumerID: group + "_m", Subscription: StaticSubscription(map[string]int{topic: 1}),
 		Assignor: a, MaxRetries: 1000, Backoff: 20 * time.Millisecond, SessionTimeout: 4 * time.Second, Handler: rec})
 	require.NoError(t, err)
 	started := make(chan error, 1)
@@ -188,7 +188,7 @@ func TestCloseRacingStart(t *testing.T) {
 	require.NoError(t, err)
 	for i, delay := range []time.Duration{0, time.Millisecond, 5 * time.Millisecond, 20 * time.Millisecond, 50 * time.Millisecond} {
 		id := group + "_m" + string(rune('a'+i))
-		m, err := NewMember(s, MemberConfig{Group: group, ConsumerID: id, Subscription: StaticSubscription(map[string]int{topic: 1}),
+		m, err := NewMember(Session(s), MemberConfig{Group: group, ConsumerID: id, Subscription: StaticSubscription(map[string]int{topic: 1}),
 			Assignor: a, MaxRetries: 3, Backoff: 100 * time.Millisecond, SessionTimeout: 4 * time.Second, Handler: &recorder{}})
 		require.NoError(t, err)
 		started := make(chan error, 1)
@@ -343,7 +343,7 @@ func TestExpiryBetweenAttemptsKeepsWatching(t *testing.T) {
 	require.NoError(t, err)
 	id := group + "_a"
 	tm := &testMember{id: id, session: s, rec: &recorder{}, tap: tap, errs: make(chan error, 100)}
-	m, err := NewMember(s, MemberConfig{Group: group, ConsumerID: id, Subscription: StaticSubscription(topics),
+	m, err := NewMember(Session(s), MemberConfig{Group: group, ConsumerID: id, Subscription: StaticSubscription(topics),
 		Assignor: a, MaxRetries: 1000, Backoff: 100 * time.Millisecond, SessionTimeout: 4 * time.Second,
 		Handler: tm.rec, Logger: testLogger()})
 	require.NoError(t, err)

@@ -145,9 +145,9 @@ func (m *Member) agreeSticky(ctx context.Context, view zkassign.AssignmentContex
 		return nil, err
 	}
 	path := stickyPath(m.cfg.Group)
-	wctx := zksession.InSession(ctx, m.registered)
+	in := m.zk.Bind(m.registered)
 	for range 8 {
-		data, stat, err := m.zk.Get(wctx, path)
+		data, stat, err := in.Get(ctx, path)
 		exists := err == nil
 		if errors.Is(err, zksession.ErrNoNode) {
 			err = nil
@@ -192,10 +192,10 @@ func (m *Member) agreeSticky(ctx context.Context, view zkassign.AssignmentContex
 		var version int32
 		if exists {
 			var st zksession.Stat
-			st, err = m.zk.Set(wctx, path, value, stat.Version)
+			st, err = in.Set(ctx, path, value, stat.Version)
 			version = st.Version
 		} else {
-			err = m.zk.CreatePersistent(wctx, path, value)
+			err = in.CreatePersistent(ctx, path, value)
 		}
 		switch {
 		case err == nil:
@@ -220,11 +220,11 @@ func (m *Member) armSticky(ctx context.Context) (unchanged bool) {
 	if m.armed[path] {
 		return true
 	}
-	ctx = zksession.InSession(ctx, m.armedIn)
+	in := m.zk.Bind(m.armedIn)
 	version := int32(-1)
-	_, stat, ch, err := m.zk.GetW(ctx, path)
+	_, stat, ch, err := in.GetW(ctx, path)
 	if errors.Is(err, zksession.ErrNoNode) {
-		_, _, ch, err = m.zk.ExistsW(ctx, path)
+		_, _, ch, err = in.ExistsW(ctx, path)
 	} else if err == nil {
 		version = stat.Version
 	}

@@ -10,8 +10,8 @@ import (
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
-// sweepOwners releases every owner node that session holds for this member
-// outside mine, the partitions it was just assigned. It is the safety net
+// sweepOwners releases every owner node that in's session holds for this
+// member outside mine, the partitions it was just assigned. It is the safety net
 // behind m.stale: it runs after a successful claim whenever an owner node
 // write of ours had an unknown outcome (a claim whose rollback could not
 // finish, a release that failed), so that such a node is released even if
@@ -19,7 +19,7 @@ import (
 // reads the owner node of every partition of the group's topics that is
 // not ours (the rebalance reads only its own otherwise), so it runs only
 // then; it clears m.unsure once every read and delete succeeded.
-func (m *Member) sweepOwners(ctx context.Context, session int64, view zkassign.AssignmentContext, mine map[zkutil.TopicPartition]zkutil.ConsumerThreadID) {
+func (m *Member) sweepOwners(ctx context.Context, in Bound, view zkassign.AssignmentContext, mine map[zkutil.TopicPartition]zkutil.ConsumerThreadID) {
 	var others []zkutil.TopicPartition
 	for topic, parts := range view.PartitionsForTopic {
 		for _, p := range parts {
@@ -29,13 +29,13 @@ func (m *Member) sweepOwners(ctx context.Context, session int64, view zkassign.A
 			}
 		}
 	}
-	bctx := zksession.InSession(ctx, session)
+	session := in.ID()
 	var failed, swept atomic.Int64
 	deleted := make([]bool, len(others))
 	forEach(len(others), nil, func(i int) {
 		tp := others[i]
 		path := zkutil.OwnerPath(m.cfg.Group, tp.Topic, tp.Partition)
-		data, stat, err := m.zk.Get(bctx, path)
+		data, stat, err := in.Get(ctx, path)
 		switch {
 		case errors.Is(err, zksession.ErrNoNode):
 			return
@@ -50,7 +50,7 @@ func (m *Member) sweepOwners(ctx context.Context, session int64, view zkassign.A
 			return
 		}
 		deleted[i] = true // tried: no longer known held, whatever the outcome
-		err = m.zk.DeleteEphemeral(bctx, path, stat.Version)
+		err = in.DeleteEphemeral(ctx, path, stat.Version)
 		switch {
 		case err == nil:
 			swept.Add(1)

@@ -36,7 +36,7 @@ func TestSweepReleasesOwnerNodesOutsideTheAssignment(t *testing.T) {
 	m.unsure = true
 	view := zkassign.AssignmentContext{PartitionsForTopic: map[string][]int32{"a": {0, 1, 2, 3}, "b": {0, 1}}}
 	mine := map[zkutil.TopicPartition]zkutil.ConsumerThreadID{{Topic: "b", Partition: 0}: me0}
-	m.sweepOwners(context.Background(), 1, view, mine)
+	m.sweepOwners(context.Background(), z.Bind(1), view, mine)
 	require.Equal(t, []string{path("b", 0), path("b", 1)}, z.ours(1))
 	require.Contains(t, z.nodes, path("a", 2))
 	require.Contains(t, z.nodes, path("a", 3))
@@ -46,6 +46,6 @@ func TestSweepReleasesOwnerNodesOutsideTheAssignment(t *testing.T) {
 	z.nodes[path("a", 0)] = ownerNode{data: me0.String(), owner: 1}
 	z.failDeletes = true
 	m.unsure = true
-	m.sweepOwners(context.Background(), 1, view, mine)
+	m.sweepOwners(context.Background(), z.Bind(1), view, mine)
 	require.True(t, m.unsure)
 }

@@ -58,8 +58,8 @@ func TestLeaseLapsesBeforeExpiryAndComesBack(t *testing.T) {
 		"the lease must end no later than leaseFraction of the timeout after the last answered request")
 
 	// A bound operation waits for the lease instead of running.
-	short, cancel := context.WithTimeout(InSession(ctx, id), 300*time.Millisecond)
-	_, _, err = s.Get(short, "/")
+	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	_, _, err = s.Bind(id).Get(short, "/")
 	cancel()
 	require.ErrorIs(t, err, ErrConnectionLoss)
 
@@ -72,7 +72,7 @@ func TestLeaseLapsesBeforeExpiryAndComesBack(t *testing.T) {
 	}
 	waitUntil(t, timeout, func() bool { return s.LeaseHeld(id) }, "the lease did not come back with the session")
 	require.Equal(t, id, s.ID())
-	_, _, err = s.Get(InSession(ctx, id), "/")
+	_, _, err = s.Bind(id).Get(ctx, "/")
 	require.NoError(t, err)
 }
 
@@ -90,14 +90,17 @@ func TestBoundWriteNotReplayedOnNewSession(t *testing.T) {
 	s := dialSession(t, ctx, SessionConfig{Connect: proxy.Connect(), SessionTimeout: timeout})
 	events, unsubscribe := s.Subscribe()
 	defer unsubscribe()
-	old := s.ID()
+	in, ok := s.Current()
+	require.True(t, ok)
+	old := in.ID()
+	require.Equal(t, s.ID(), old)
 	base := "/" + testcluster.UniqueName("bound")
 	require.NoError(t, s.EnsurePath(ctx, base))
 
 	proxy.SetMode(testcluster.Blackhole)
 	bound := make(chan error, 1)
 	unbound := make(chan error, 1)
-	go func() { bound <- s.CreatePersistent(InSession(ctx, old), base+"/bound", []byte("b")) }()
+	go func() { bound <- in.CreatePersistent(ctx, base+"/bound", []byte("b")) }()
 	go func() { unbound <- s.CreatePersistent(ctx, base+"/unbound", []byte("u")) }()
 	// Past the session timeout the server expires the session.
 	time.Sleep(2*timeout + time.Second)
@@ -108,6 +111,7 @@ func TestBoundWriteNotReplayedOnNewSession(t *testing.T) {
 	for ev := nextEvent(t, events, 30*time.Second); !ev.NewSession(); ev = nextEvent(t, events, 30*time.Second) {
 	}
 	require.NotEqual(t, old, s.ID())
+	require.Equal(t, old, in.ID(), "a Bound names its session for good")
 
 	select {
 	case err := <-bound:
@@ -121,9 +125,17 @@ func TestBoundWriteNotReplayedOnNewSession(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the unbound write did not finish")
 	}
-	ok, _, err := s.Exists(ctx, base+"/bound")
+	ok, _, err = s.Exists(ctx, base+"/bound")
 	require.NoError(t, err)
 	require.False(t, ok, "a write bound to the expired session ran on its successor")
 	require.False(t, s.LeaseHeld(old))
+	require.False(t, in.Held())
 	require.True(t, s.LeaseHeld(s.ID()))
+	// The Bound of the expired session fails at once; the current one's
+	// writes go through.
+	require.ErrorIs(t, in.SetOrCreate(ctx, base+"/bound", []byte("b")), ErrSessionExpired)
+	next, ok := s.Current()
+	require.True(t, ok)
+	require.Equal(t, s.ID(), next.ID())
+	require.NoError(t, next.SetOrCreate(ctx, base+"/bound", []byte("b")))
 }

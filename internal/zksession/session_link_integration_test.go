@@ -132,12 +132,12 @@ func TestBoundWriteQueuedAcrossExpiryNotApplied(t *testing.T) {
 	id := s.ID()
 	base := "/" + testcluster.UniqueName("queued")
 	offset, marker := base+"/offsets/t/0", base+"/ids/m"
-	require.NoError(t, s.SetOrCreate(InSession(ctx, id), offset, []byte("50")))
+	require.NoError(t, s.Bind(id).SetOrCreate(ctx, offset, []byte("50")))
 	require.NoError(t, s.CreateEphemeral(ctx, marker, []byte("m")))
 
 	stale := make(chan error, 1)
 	partitionUntilExpired(t, ctx, s, obs, proxies, dial, c.Chroot()+marker,
-		func() { go func() { stale <- s.SetOrCreate(InSession(ctx, id), offset, []byte("100")) }() },
+		func() { go func() { stale <- s.Bind(id).SetOrCreate(ctx, offset, []byte("100")) }() },
 		func() {
 			_, err := obs.Set(c.Chroot()+offset, []byte("200"), -1) // the new owner commits
 			require.NoError(t, err)

@@ -50,8 +50,8 @@ func DeleteOp(path string, version int32) Op {
 // none when one fails; it then fails with that operation's error
 // (ErrNodeExists, ErrNoNode, ErrBadVersion, ...) in an *OpError naming its
 // path. A transaction of many writes costs ZooKeeper one proposal instead
-// of one per write. Bound to a session (InSession), it is sent only on that
-// session's connection, as every operation is.
+// of one per write. Bound.Multi sends it only on its session's connection,
+// as every operation of a Bound is.
 //
 // Unlike the single operations, Multi is not retried after a lost
 // connection: a retry of a transaction that was applied would meet the
@@ -59,6 +59,10 @@ func DeleteOp(path string, version int32) Op {
 // could not tell which. It fails with ErrOutcomeUnknown instead, and the
 // caller finds out by reading.
 func (s *Session) Multi(ctx context.Context, ops ...Op) error {
+	return s.multi(ctx, anySession, ops)
+}
+
+func (s *Session) multi(ctx context.Context, in binding, ops []Op) error {
 	if len(ops) == 0 {
 		return nil
 	}
@@ -78,7 +82,7 @@ func (s *Session) Multi(ctx context.Context, ops ...Op) error {
 		}
 	}
 	failed := ops[0].Path
-	err := s.do(ctx, func(_ context.Context, c zkConn, retried bool) error {
+	err := s.do(ctx, in, func(_ context.Context, c zkConn, retried bool) error {
 		if retried {
 			return ErrOutcomeUnknown
 		}

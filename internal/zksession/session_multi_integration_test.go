@@ -49,8 +49,8 @@ func TestMultiAgainstZooKeeper(t *testing.T) {
 
 	// Bound to a session that is gone: nothing is sent.
 	old := s.ID()
-	bound := InSession(ctx, old+1) // never this Session's
-	err = s.Multi(bound, CreateEphemeralOp(base+"/d", nil))
+	bound := s.Bind(old + 1) // never this Session's
+	err = bound.Multi(ctx, CreateEphemeralOp(base+"/d", nil))
 	require.ErrorIs(t, err, ErrSessionExpired)
 	require.Equal(t, old, s.ID())
 	ok, _, err = s.Exists(ctx, base+"/d")
