@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -94,6 +95,10 @@ type watchTable struct {
 	mu    sync.Mutex
 	set   map[watchKey]struct{}
 	blind bool // a write could not be read: the replay is not trusted again
+
+	// What the gate cost the link's connections: answers held, and the
+	// total time they waited (tests read them).
+	holds, heldNanos atomic.Int64
 }
 
 func (w *watchTable) add(k watchKey) {
@@ -299,6 +304,11 @@ func (c *gatedConn) await(deadline time.Time) error {
 		defer t.Stop()
 		expired = t.C
 	}
+	start := time.Now()
+	defer func() {
+		c.table.holds.Add(1)
+		c.table.heldNanos.Add(int64(time.Since(start)))
+	}()
 	select {
 	case <-c.released:
 		return nil

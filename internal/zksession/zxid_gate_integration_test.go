@@ -184,6 +184,12 @@ func TestReconnectWithWatchesRaceFree(t *testing.T) {
 		}
 	}
 
+	// The gate held answers on every reconnection, briefly.
+	holds, held := l.dialer.watches.holds.Load(), time.Duration(l.dialer.watches.heldNanos.Load())
+	t.Logf("the gate held %d answers for %v in all", holds, held)
+	require.GreaterOrEqual(t, holds, int64(rounds))
+	require.Less(t, held/time.Duration(holds), 100*time.Millisecond)
+
 	// The watches were set again on every new connection.
 	_, err = obs.Set(base, []byte("1"), -1)
 	require.NoError(t, err)
