@@ -34,6 +34,7 @@ testinfra/fetch-jars.sh
 go build ./...
 go vet ./...
 (cd plugin/prometheus && go build ./... && go vet ./...)
+(cd chaos && go build ./... && go vet ./...)
 for m in scripts/gettable plugin/prometheus/monitoring/check; do
   (cd "$m" && GOWORK=off go vet ./... && GOWORK=off go test -count=1 ${GOTESTFLAGS:-} ./...)
 done
@@ -62,4 +63,5 @@ go run ./internal/testrig/cmd/zkcluster info
 
 go test -race -count=1 -timeout 40m ${GOTESTFLAGS:-} ./...
 (cd plugin/prometheus && go test -race -count=1 -timeout 10m ${GOTESTFLAGS:-} ./...)
+(cd chaos && go test -race -count=1 -timeout 10m ${GOTESTFLAGS:-} ./...)
 (cd scripts/exporters && GOWORK=off go test -race -count=1 -timeout 5m ${GOTESTFLAGS:-} ./...)

@@ -31,14 +31,14 @@ func TestMain(m *testing.M) {
 // CHAOS_SHORT_TOPOLOGY=<topology> runs the same short run on another
 // topology (ShortConfigOf), e.g.
 //
-//	CHAOS_SHORT_TOPOLOGY=sticky go test -count=1 -run TestChaosShort ./internal/testrig/chaos/
+//	CHAOS_SHORT_TOPOLOGY=sticky go test -count=1 -run TestChaosShort ./chaos/
 //
 // make test leaves it unset: the ensemble topology.
 func TestChaosShort(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: skipped by -short")
 	}
-	topology, commandLine := TopologyEnsemble, "go test -run TestChaosShort ./internal/testrig/chaos/"
+	topology, commandLine := TopologyEnsemble, "go test -run TestChaosShort ./chaos/"
 	if name := os.Getenv("CHAOS_SHORT_TOPOLOGY"); name != "" {
 		var err error
 		if topology, err = ParseTopology(name); err != nil {

@@ -3,7 +3,7 @@
 // three KRaft nodes for kafka-consumer), a
 // group of member processes, a producer and a seeded schedule of faults,
 // then a verdict on at-least-once delivery, single ownership and committed
-// offsets. See package internal/testrig/chaos for the topologies and definitions.
+// offsets. See package chaos (the directory above) for the topologies and definitions.
 //
 //	chaos [flags]               the full run of every topology, one after another
 //	chaos -topology T [flags]   the full run of topology T (ensemble, roundrobin, kafka, sticky, kafka-cooperative, kafka-consumer)
@@ -26,7 +26,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/zkconsumer/zkconsumer/internal/testrig/chaos"
+	"github.com/zkconsumer/zkconsumer/chaos"
 )
 
 func main() {
