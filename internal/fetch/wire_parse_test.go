@@ -81,12 +81,13 @@ func encodeResponse(version int16, topics [][]testPartition) []byte {
 	return b
 }
 
-// TestCRCScanner: the checksums of record batches are verified as the
-// response is read, whatever the pieces it arrives in: each partition's
-// verified prefix covers exactly its leading batches with a good checksum,
-// and stops at a bad checksum, a message set, or a batch the fetch size
-// cut. The decoder then skips those batches and still finds the bad ones.
-func TestCRCScanner(t *testing.T) {
+// TestParseInPieces: a response is parsed as it is read, whatever the
+// pieces it arrives in, to the same blocks as at once; the checksums of
+// record batches are verified on the way: each partition's verified
+// prefix covers exactly its leading batches with a good checksum, and
+// stops at a bad checksum, a message set, or a batch the fetch size cut.
+// The decoder then skips those batches and still finds the bad ones.
+func TestParseInPieces(t *testing.T) {
 	good := func(base int64) []byte {
 		return rawBatch(base, 0, 2, 3, rawRecords(seq(3), func(i int) []byte { return bytes.Repeat([]byte{'v'}, 100*i) }))
 	}
@@ -103,38 +104,44 @@ func TestCRCScanner(t *testing.T) {
 	want := []int{len(g0) + len(g3), len(g0) + len(g3), 0, 0, 0, len(g0) + len(g3)}
 	for _, version := range []int16{3, 4, 5, 7, 11, 12} {
 		body := encodeResponse(version, topics)
-		w := &wireConn{version: version}
-		reqs := expectTopics(w, 1<<20, 2, 4)
-		resp, err := w.parse(bytes.Clone(body), nil)
-		if err != nil || len(resp.blocks) != len(want) {
-			t.Fatalf("v%d: %d blocks, %v", version, len(resp.blocks), err)
+		w := &wireConn{version: version, checkCRCs: true}
+		expectTopics(w, 1<<20, 2, 4)
+		whole, err := w.parse(bytes.Clone(body))
+		if err != nil || len(whole.blocks) != len(want) {
+			t.Fatalf("v%d: %v", version, err)
 		}
 		for _, piece := range []int{1, 7, 61, 256, len(body)} {
 			buf := make([]byte, len(body))
-			marks := make([]scanMark, len(reqs))
-			sc := newCRCScanner(version, buf, &w.ix, marks)
+			p := w.startParse(buf)
 			for filled := 0; filled < len(body); {
 				n := min(piece, len(body)-filled)
 				copy(buf[filled:], body[filled:filled+n])
 				filled += n
-				sc.advance(filled)
+				p.advance(filled)
 			}
-			verified := make([]int, len(marks))
-			for i, m := range marks {
-				verified[i] = m.verified
+			if p.state != parsed {
+				t.Fatalf("v%d in pieces of %d: state %d (%v) once read", version, piece, p.state, p.err)
 			}
-			if fmt.Sprint(verified) != fmt.Sprint(want) || sc.state != scanDone {
-				t.Errorf("v%d in pieces of %d: verified %v (state %d), want %v", version, piece, verified, sc.state, want)
-			}
-			if resp, err := w.parse(buf, marks); err != nil {
+			resp, err := p.finish()
+			if err != nil {
 				t.Fatal(err)
-			} else {
-				checkVerified(t, resp)
 			}
+			verified := make([]int, len(resp.blocks))
+			for i, b := range resp.blocks {
+				verified[i] = b.verified
+				wb := whole.blocks[i]
+				if b.err != wb.err || b.hwm != wb.hwm || !bytes.Equal(b.records, wb.records) || !bytes.Equal(b.aborted, wb.aborted) ||
+					fmt.Sprint(b.scan) != fmt.Sprint(wb.scan) || !b.scanned || b.missing {
+					t.Errorf("v%d in pieces of %d: block %d %+v, at once %+v", version, piece, i, b, wb)
+				}
+			}
+			if fmt.Sprint(verified) != fmt.Sprint(want) {
+				t.Errorf("v%d in pieces of %d: verified %v, want %v", version, piece, verified, want)
+			}
+			checkVerified(t, resp)
 		}
 		// The decoder skips the verified batches and finds the bad one.
-		blk := resp.blocks[1]
-		blk.verified = want[1]
+		blk := whole.blocks[1]
 		d := decodeRecords("t0", 1, 0, 1<<20, decodeOpts{checkCRCs: true}, &blk)
 		if !errors.Is(d.corrupt, errCorrupt) || !equalOffsets(offsetsOf(d.msgs), offsetsFrom(0, 6)) || d.next != 6 {
 			t.Errorf("v%d: offsets %v next %d corrupt %v", version, offsetsOf(d.msgs), d.next, d.corrupt)
