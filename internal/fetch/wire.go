@@ -187,6 +187,8 @@ func (w *wireConn) roundTrip(req *fetchRequest, p *pools) (*fetchResponse, error
 // respParser).
 func (w *wireConn) readBody(buf []byte) (*fetchResponse, error) {
 	p := w.startParse(buf)
+	// The connection keeps nothing of a response it did not hand over.
+	defer func() { w.parser = respParser{} }()
 	for filled := 0; filled < len(buf); {
 		n, err := w.conn.Read(buf[filled:min(len(buf), filled+readPiece)])
 		filled += n
@@ -333,8 +335,10 @@ func appendString(b []byte, s string, flex bool) []byte {
 	return append(b, s...)
 }
 
-// reader reads the big-endian fields of a Kafka message. The first error
-// sticks; later reads return zero values.
+// reader is the package's one reader of bytes: the big-endian integers,
+// varints and length-prefixed strings of fetch responses, record batches
+// and messages. The first error sticks: it moves the reader to the end of
+// its bytes, and later reads return zero values.
 type reader struct {
 	b   []byte
 	off int
@@ -343,6 +347,12 @@ type reader struct {
 
 var errShort = errors.New("short buffer")
 
+// fail records a read past the bytes.
+func (r *reader) fail() {
+	r.err = errShort
+	r.off = len(r.b)
+}
+
 func (r *reader) remaining() int { return len(r.b) - r.off }
 
 func (r *reader) need(n int) bool {
@@ -350,7 +360,7 @@ func (r *reader) need(n int) bool {
 		return false
 	}
 	if n < 0 || r.remaining() < n {
-		r.err = errShort
+		r.fail()
 		return false
 	}
 	return true
@@ -394,7 +404,7 @@ func (r *reader) uvarint() uint64 {
 	}
 	x, n := binary.Uvarint(r.b[r.off:])
 	if n <= 0 {
-		r.err = errShort
+		r.fail()
 		return 0
 	}
 	r.off += n
@@ -402,9 +412,10 @@ func (r *reader) uvarint() uint64 {
 }
 
 // varint reads a zig-zag varint; one-byte values (most lengths, deltas
-// and counts of small records) take the inlined fast path.
+// and counts of small records) take the fast path (after an error the
+// reader is at the end of its bytes: the slow path returns zero).
 func (r *reader) varint() int64 {
-	if r.err == nil && r.off < len(r.b) {
+	if r.off < len(r.b) {
 		if c := r.b[r.off]; c < 0x80 {
 			r.off++
 			return int64(c>>1) ^ -int64(c&1)
@@ -418,12 +429,12 @@ func (r *reader) varintSlow() int64 {
 		return 0
 	}
 	if r.off >= len(r.b) {
-		r.err = errShort
+		r.fail()
 		return 0
 	}
 	x, n := binary.Varint(r.b[r.off:])
 	if n <= 0 {
-		r.err = errShort
+		r.fail()
 		return 0
 	}
 	r.off += n
@@ -442,7 +453,7 @@ func (r *reader) arrayLen(flex bool) int {
 		return 0
 	}
 	if n > int64(r.remaining()) {
-		r.err = errShort
+		r.fail()
 		return 0
 	}
 	return int(n)
@@ -487,7 +498,7 @@ func (r *reader) skipTags() {
 		r.uvarint() // tag
 		size := r.uvarint()
 		if size > uint64(r.remaining()) {
-			r.err = errShort
+			r.fail()
 			return
 		}
 		r.off += int(size)

@@ -95,16 +95,18 @@ func (w *wireConn) parse(buf []byte) (*fetchResponse, error) {
 
 // finish parses what is left once the whole body has been read, and
 // returns the response, or the error of a structure that cannot be
-// parsed.
+// parsed. The parser then holds nothing of the response.
 func (p *respParser) finish() (*fetchResponse, error) {
 	p.advance(len(p.b))
+	resp, err := p.resp, p.err
 	if p.state != parsed {
-		if p.err == nil {
-			p.err = errShort
+		resp = nil
+		if err == nil {
+			err = errShort
 		}
-		return nil, p.err
 	}
-	return p.resp, nil
+	*p = respParser{}
+	return resp, err
 }
 
 // advance parses what the first filled bytes of the body allow. A field

@@ -140,6 +140,11 @@ func TestParseInPieces(t *testing.T) {
 			}
 			checkVerified(t, resp)
 		}
+		// The parse's scan serves the fetch it was made for only: a block
+		// asked for at another offset is scanned anew.
+		if next, ok := predictNext(100, 1<<20, &whole.blocks[0]); !ok || next != 100 {
+			t.Errorf("v%d: at offset 100, predicted %d (%v), want 100", version, next, ok)
+		}
 		// The decoder skips the verified batches and finds the bad one.
 		blk := whole.blocks[1]
 		d := decodeRecords("t0", 1, 0, 1<<20, decodeOpts{checkCRCs: true}, &blk)
