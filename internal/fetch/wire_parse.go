@@ -116,6 +116,10 @@ func (p *respParser) finish() (*fetchResponse, error) {
 func (p *respParser) advance(filled int) {
 	v, flex := p.version, p.flex
 	for {
+		if p.pos > filled {
+			// Past records not kept, which are still being read.
+			return
+		}
 		r := reader{b: p.b[:filled], off: p.pos}
 		switch p.state {
 		case atHeader:
