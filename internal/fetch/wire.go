@@ -411,34 +411,26 @@ func (r *reader) uvarint() uint64 {
 	return x
 }
 
-// varint reads a zig-zag varint; one-byte values (most lengths, deltas
-// and counts of small records) take the fast path (after an error the
-// reader is at the end of its bytes: the slow path returns zero).
+// varint reads a zig-zag varint (at most 10 bytes, as binary.Varint reads
+// it). It is small enough to be inlined: most lengths, deltas and counts
+// of records take one byte.
 func (r *reader) varint() int64 {
-	if r.off < len(r.b) {
-		if c := r.b[r.off]; c < 0x80 {
-			r.off++
-			return int64(c>>1) ^ -int64(c&1)
+	var x uint64
+	for i, c := range r.b[r.off:] {
+		x |= uint64(c&0x7f) << (7 * i)
+		if c < 0x80 {
+			if i == 9 && c > 1 {
+				break // overflow
+			}
+			r.off += i + 1
+			return int64(x>>1) ^ -int64(x&1)
+		}
+		if i == 9 {
+			break
 		}
 	}
-	return r.varintSlow()
-}
-
-func (r *reader) varintSlow() int64 {
-	if r.err != nil {
-		return 0
-	}
-	if r.off >= len(r.b) {
-		r.fail()
-		return 0
-	}
-	x, n := binary.Varint(r.b[r.off:])
-	if n <= 0 {
-		r.fail()
-		return 0
-	}
-	r.off += n
-	return x
+	r.fail()
+	return 0
 }
 
 // arrayLen reads an array length; a null array counts as empty.

@@ -211,3 +211,28 @@ func checkVerified(t *testing.T, resp *fetchResponse) {
 func sameScan(a, b scanned) bool {
 	return a.next == b.next && a.truncated == b.truncated && a.stopAt == b.stopAt && fmt.Sprint(a.bad) == fmt.Sprint(b.bad)
 }
+
+// TestReaderVarint: reader.varint reads what binary.Varint reads, and
+// fails where it fails (short, more than 10 bytes, overflow).
+func TestReaderVarint(t *testing.T) {
+	cases := [][]byte{{}, {0}, {1}, {0x7f}, {0x80}, {0x80, 1}, {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 1},
+		{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 2}, {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 1},
+		{0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0}}
+	for _, v := range []int64{0, -1, 1, 63, -64, 64, 1 << 20, -1 << 40, 1<<63 - 1, -1 << 63} {
+		cases = append(cases, binary.AppendVarint(nil, v), append(binary.AppendVarint(nil, v), 5))
+	}
+	for _, b := range cases {
+		want, n := binary.Varint(b)
+		r := reader{b: b}
+		got := r.varint()
+		if n <= 0 {
+			if r.err == nil || got != 0 || r.off != len(b) {
+				t.Errorf("%x: %d, off %d, err %v; binary.Varint fails (%d)", b, got, r.off, r.err, n)
+			}
+			continue
+		}
+		if r.err != nil || got != want || r.off != n {
+			t.Errorf("%x: %d, off %d, err %v; binary.Varint %d, %d bytes", b, got, r.off, r.err, want, n)
+		}
+	}
+}
