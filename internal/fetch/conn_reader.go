@@ -9,8 +9,8 @@ import (
 // connection and reads their responses, one at a time, for as long as the
 // connection lives: the request sent ahead (see fetcher.sendAhead) and the
 // fetcher's own round trips go through it, so no goroutine is started per
-// request, and the one that reads responses (verifying their checksums as
-// they arrive, see crcScanner) keeps its grown stack and its place in the
+// request, and the one that reads responses (parsing them as they arrive,
+// see respParser) keeps its grown stack and its place in the
 // scheduler. It is started by connect and ends when the connection's
 // context does (disconnect waits for it).
 type connReader struct {

@@ -170,7 +170,7 @@ func newBlockDecoder(topic string, partition int32, fetchOffset int64, fetchSize
 	if !opts.recycle {
 		bd.pools = nil
 	}
-	bd.s = scan(blk, fetchOffset, fetchSize)
+	bd.s = blk.scanFor(fetchOffset, fetchSize)
 	bd.stopAt = bd.s.stopAt
 	bd.it = newEntries(blk, fetchOffset)
 	if opts.readCommitted {
@@ -477,35 +477,31 @@ func (d *decoder) records(c *entryState) error {
 				return err
 			}
 		}
-		recs := c.recs
 		// A record: length, attributes, timestamp delta, offset delta,
 		// key, value, headers; every integer a zig-zag varint.
-		length, j := varintAt(recs, c.i)
-		if j < 0 || length < 0 || length > int64(len(recs)-j) {
+		r := reader{b: c.recs, off: c.i}
+		length := r.varint()
+		if r.err != nil || length < 0 || length > int64(r.remaining()) {
 			return errors.New("record length past the batch")
 		}
-		end := j + int(length)
-		rec := recs[:end]
-		j++ // attributes
-		tsDelta, j := varintAt(rec, j)
-		delta, j := varintAt(rec, j)
-		key, j := bytesAt(rec, j)
-		value, j := bytesAt(rec, j)
-		nh, j := varintAt(rec, j)
+		end := r.off + int(length)
+		r.b = r.b[:end]
+		r.int8() // attributes
+		tsDelta := r.varint()
+		delta := r.varint()
+		key := r.varBytes()
+		value := r.varBytes()
+		nh := r.varint()
 		// A header takes at least two bytes (its key and value lengths).
-		if j < 0 || nh < 0 || nh > int64(end-j)/2 {
+		if r.err != nil || nh < 0 || nh > int64(r.remaining())/2 {
 			return errors.New("malformed record")
 		}
-		if nh > 0 {
-			k := j
-			for range nh {
-				_, k = bytesAt(rec, k)
-				_, k = bytesAt(rec, k)
-			}
-			if k != end {
-				return errors.New("malformed record")
-			}
-		} else if j != end {
+		headersAt := r.off
+		for range nh {
+			r.varBytes()
+			r.varBytes()
+		}
+		if r.err != nil || r.off != end {
 			return errors.New("malformed record")
 		}
 		off := c.e.base + delta
@@ -533,9 +529,10 @@ func (d *decoder) records(c *entryState) error {
 			if hs, err = d.headerSlice(int(nh)); err != nil {
 				return d.full(err)
 			}
+			r.off = headersAt
 			for h := range hs {
-				hs[h].Key, j = bytesAt(rec, j)
-				hs[h].Value, j = bytesAt(rec, j)
+				hs[h].Key = r.varBytes()
+				hs[h].Value = r.varBytes()
 			}
 		}
 		d.commitOrder(off)
@@ -832,42 +829,3 @@ func isAbortMarker(records []byte) bool {
 
 // crc32Castagnoli is the CRC-32C of b, a record batch's checksum.
 func crc32Castagnoli(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
-
-// varintAt reads the zig-zag varint at b[i:]. It returns the position
-// after it, or -1 if there is none (also when i is -1, so that a chain of
-// reads needs one check at its end). One-byte values, most of them, take
-// the inlined fast path.
-func varintAt(b []byte, i int) (int64, int) {
-	if uint(i) < uint(len(b)) {
-		if c := b[i]; c < 0x80 {
-			return int64(c>>1) ^ -int64(c&1), i + 1
-		}
-	}
-	return varintAtSlow(b, i)
-}
-
-func varintAtSlow(b []byte, i int) (int64, int) {
-	if i < 0 || i >= len(b) {
-		return 0, -1
-	}
-	x, n := binary.Varint(b[i:])
-	if n <= 0 {
-		return 0, -1
-	}
-	return x, i + n
-}
-
-// bytesAt reads the varint-length-prefixed byte string at b[i:] (length
-// -1: nil), capped so that appending to it cannot overwrite what follows.
-// It returns the position after it, or -1 (see varintAt).
-func bytesAt(b []byte, i int) ([]byte, int) {
-	n, j := varintAt(b, i)
-	if j < 0 || n < 0 {
-		return nil, j
-	}
-	if n > int64(len(b)-j) {
-		return nil, -1
-	}
-	end := j + int(n)
-	return b[j:end:end], end
-}

@@ -163,10 +163,12 @@ func BenchmarkDecodeCompressed(b *testing.B) {
 }
 
 // FuzzParseFetchResponse feeds arbitrary bytes to the fetch response
-// parser and to the checksum scanner at every version, as the answer to a
-// request for topics t0 and t1 of 4 partitions each: they must not panic,
-// a block's records must lie inside the buffer, and what the scanner
-// verified must be record batches whose checksums match.
+// parser at every version, in pieces and at once, as the answer to a
+// request for topics t0 and t1 of 4 partitions each: it must not panic,
+// must parse the pieces as it parses the whole, a block's records must lie
+// inside the buffer, what it verified must be record batches whose
+// checksums match, and what it found of the entry headers must be what
+// the decoder's own scan finds.
 func FuzzParseFetchResponse(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 1, 0, 2, 't', '0', 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 0}, int16(0))
 	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 3, 't', '0', 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0xff, 0xff, 0xff, 0xff, 3, 1, 2, 0, 0, 0}, int16(12))
@@ -178,21 +180,24 @@ func FuzzParseFetchResponse(f *testing.F) {
 		if version < 0 || version > 12 {
 			return
 		}
-		w := &wireConn{version: version}
+		w := &wireConn{version: version, checkCRCs: true}
 		reqs := expectTopics(w, 1<<20, 4, 4)
+		whole, wholeErr := w.parse(bytes.Clone(body))
 		// The checksums verified as a response is read, in any pieces,
 		// are those of record batches that match them.
 		buf := make([]byte, len(body))
-		marks := make([]scanMark, len(reqs))
-		sc := newCRCScanner(version, buf, &w.ix, marks)
+		p := w.startParse(buf)
 		piece := 1 + len(body)%13
 		for filled := 0; filled < len(body); {
 			n := min(piece, len(body)-filled)
 			copy(buf[filled:], body[filled:filled+n])
 			filled += n
-			sc.advance(filled)
+			p.advance(filled)
 		}
-		resp, err := w.parse(buf, marks)
+		resp, err := p.finish()
+		if (err == nil) != (wholeErr == nil) {
+			t.Fatalf("in pieces: %v; at once: %v", err, wholeErr)
+		}
 		if err != nil {
 			return
 		}
@@ -206,6 +211,13 @@ func FuzzParseFetchResponse(f *testing.F) {
 			}
 			if len(b.records) > len(body) || len(b.aborted)%abortedTxnSize != 0 {
 				t.Fatalf("records of %d bytes, aborted list of %d, in a body of %d", len(b.records), len(b.aborted), len(body))
+			}
+			if wb := whole.blocks[i]; b.missing != wb.missing || !bytes.Equal(b.records, wb.records) || !bytes.Equal(b.aborted, wb.aborted) ||
+				b.verified != wb.verified || !sameScan(b.scan, wb.scan) {
+				t.Fatalf("block %d in pieces %+v, at once %+v", i, b, wb)
+			}
+			if s := scan(&b, 0, 1<<20); b.scanned && !sameScan(b.scan, s) {
+				t.Fatalf("block %d: parsed scan %+v, scan %+v", i, b.scan, s)
 			}
 			_ = decodeRecords(b.topic, b.partition, 0, 1<<20, decodeOpts{checkCRCs: true, readCommitted: true}, &b)
 		}

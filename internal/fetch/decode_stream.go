@@ -203,9 +203,11 @@ func (s *payloadStream) close() {
 // malformed).
 func wholeRecords(b []byte) (end, need int) {
 	for {
-		length, j := varintAt(b, end)
-		if j < 0 || length < 0 {
-			if end == 0 && j < 0 && len(b) < binary.MaxVarintLen64 {
+		r := reader{b: b, off: end}
+		length := r.varint()
+		j := r.off
+		if r.err != nil || length < 0 {
+			if end == 0 && r.err != nil && len(b) < binary.MaxVarintLen64 {
 				return 0, len(b) + binary.MaxVarintLen64
 			}
 			if end == 0 && length < 0 {

@@ -226,46 +226,88 @@ type scanned struct {
 	bad error
 }
 
-// scan reads the entry headers of a partition's block.
+// scan reads the entry headers of a partition's block. The parse of a
+// response does it as the response is read (see respParser); this is for
+// a block read otherwise, or for another fetch offset or size.
 func scan(blk *respBlock, fetchOffset int64, fetchSize int32) scanned {
-	s := scanned{next: fetchOffset, stopAt: -1}
+	var sc blockScan
+	sc.start(fetchOffset, fetchSize)
 	it := newEntries(blk, fetchOffset)
-	var first entry
-	partialAfter := false
 	for {
 		e, st, err := it.next()
-		if st != entryOK {
-			s.bad = err
-			if st == entryPartial && it.reached == 0 {
-				// The start of the batch at the fetch offset, nothing
-				// complete. A record batch starting later means the
-				// offsets in between are gone (compacted): move there,
-				// if the broker has such an offset.
-				switch {
-				case e.magic < 2 || e.base <= fetchOffset:
-					s.truncated = true
-				case e.base >= blk.hwm:
-					// As a complete entry there (entryUnreadable): the
-					// high watermark may be older than the read, and a
-					// base no checksum covers cannot move the partition
-					// past it. It stays, and is fetched again.
-				default:
-					s.next = e.base
-				}
-			}
-			partialAfter = st == entryPartial
+		if !sc.step(&it, e, st, err) {
 			break
 		}
-		if it.reached == 1 && e.last() >= fetchOffset && first.data == nil {
-			first = e
-		}
-		s.next = max(s.next, e.last()+1)
 	}
+	return sc.finish(&it)
+}
+
+// scanFor returns what the entry headers of blk tell for a fetch at
+// fetchOffset of fetchSize: what the parse of the response found when it
+// was for those, else a new scan.
+func (blk *respBlock) scanFor(fetchOffset int64, fetchSize int32) scanned {
+	if blk.scanned && blk.scanAt == fetchOffset && blk.scanSize == fetchSize {
+		return blk.scan
+	}
+	return scan(blk, fetchOffset, fetchSize)
+}
+
+// blockScan sums up the entries of a block one at a time, as entries.next
+// returns them (see scan).
+type blockScan struct {
+	s            scanned
+	fetchOffset  int64
+	fetchSize    int32
+	first        entry
+	partialAfter bool
+}
+
+func (sc *blockScan) start(fetchOffset int64, fetchSize int32) {
+	*sc = blockScan{s: scanned{next: fetchOffset, stopAt: -1}, fetchOffset: fetchOffset, fetchSize: fetchSize}
+}
+
+// step takes the next entry of it; it reports false at the end of what
+// can be scanned.
+func (sc *blockScan) step(it *entries, e entry, st entryStatus, err error) bool {
+	s := &sc.s
+	if st != entryOK {
+		s.bad = err
+		if st == entryPartial && it.reached == 0 {
+			// The start of the batch at the fetch offset, nothing
+			// complete. A record batch starting later means the
+			// offsets in between are gone (compacted): move there,
+			// if the broker has such an offset.
+			switch {
+			case e.magic < 2 || e.base <= sc.fetchOffset:
+				s.truncated = true
+			case e.base >= it.hwm:
+				// As a complete entry there (entryUnreadable): the
+				// high watermark may be older than the read, and a
+				// base no checksum covers cannot move the partition
+				// past it. It stays, and is fetched again.
+			default:
+				s.next = e.base
+			}
+		}
+		sc.partialAfter = st == entryPartial
+		return false
+	}
+	if it.reached == 1 && e.last() >= sc.fetchOffset && sc.first.data == nil {
+		sc.first = e
+	}
+	s.next = max(s.next, e.last()+1)
+	return true
+}
+
+// finish returns the scan of the entries it returned.
+func (sc *blockScan) finish(it *entries) scanned {
+	s := sc.s
 	// Only the first entry can exceed the fetch size, and then it is all
 	// the broker sent. A message set (v0/v1) is judged by its first
 	// message.
-	if it.reached > 0 && (first.magic < 2 || (it.reached == 1 && !partialAfter)) {
-		if off, ok := tooLargeAt(first, fetchOffset, fetchSize); ok {
+	first := sc.first
+	if it.reached > 0 && (first.magic < 2 || (it.reached == 1 && !sc.partialAfter)) {
+		if off, ok := tooLargeAt(first, sc.fetchOffset, sc.fetchSize); ok {
 			s.stopAt = off
 			s.next = off
 		}
@@ -284,7 +326,7 @@ func scan(blk *respBlock, fetchOffset int64, fetchSize int32) scanned {
 // Config.MaxDecodedBytes, makes the prediction wrong, which costs one
 // request.
 func predictNext(fetchOffset int64, fetchSize int32, blk *respBlock) (next int64, ok bool) {
-	s := scan(blk, fetchOffset, fetchSize)
+	s := blk.scanFor(fetchOffset, fetchSize)
 	return s.next, !s.truncated
 }
 

@@ -15,9 +15,9 @@ import (
 // (sarama did the ApiVersions exchange, TLS and SASL, and still serves every
 // other request on it). Sarama's Broker.Fetch would decode the whole
 // response (every record, every checksum) before returning; reading the
-// response as bytes lets the fetcher send the next request as soon as the
-// batch headers are scanned, and decode each partition only when it
-// enqueues it.
+// response as bytes lets the fetcher parse it as it arrives (respParser),
+// send the next request as soon as it is read, and decode each partition
+// only when it enqueues it.
 //
 // Sarama and the fetcher take turns on the connection, never overlapping:
 // sarama reads from it only while one of its own requests is pending, and
@@ -45,14 +45,14 @@ type wireConn struct {
 	writeTimeout time.Duration
 	corr         int32
 	// checkCRCs: the record batches' checksums are verified as the
-	// response is read (see crcScanner).
+	// response is read (see respParser).
 	checkCRCs bool
 	wbuf      []byte
 	hdr       [8]byte
 	// ix finds the partitions of the request last encoded in its
-	// response; marks are what the checksum scanner verified of each.
-	ix    reqIndex
-	marks []scanMark
+	// response, which parser parses as it is read.
+	ix     reqIndex
+	parser respParser
 }
 
 // fetchRequest is one Fetch request.
@@ -87,6 +87,12 @@ type respBlock struct {
 	// verified: the checksums of the record batches before this position
 	// in records were verified as the response was read.
 	verified int
+	// scan is what the entry headers of records tell for a fetch at
+	// scanAt of fetch size scanSize, when scanned (see scanFor).
+	scan     scanned
+	scanAt   int64
+	scanSize int32
+	scanned  bool
 	// missing: the response has no entry for this partition of the
 	// request.
 	missing bool
@@ -167,41 +173,27 @@ func (w *wireConn) roundTrip(req *fetchRequest, p *pools) (*fetchResponse, error
 		return nil, &responseSizeError{size: int64(size), limit: limit, partitions: len(req.parts)}
 	}
 	pb := p.response(int(size) - 4)
-	var sc *crcScanner
-	if w.checkCRCs {
-		w.marks = resetMarks(w.marks, len(req.parts))
-		sc = newCRCScanner(w.version, pb.b, &w.ix, w.marks)
-	}
-	if err := w.readBody(pb.b, sc); err != nil {
-		pb.release()
-		return nil, err
-	}
-	var marks []scanMark
-	if sc != nil {
-		marks = w.marks
-	}
-	resp, err := w.parse(pb.b, marks)
+	resp, err := w.readBody(pb.b)
 	if err != nil {
 		pb.release()
-		return nil, fmt.Errorf("%w: %w", errMalformed, err)
+		return nil, err
 	}
 	resp.pb = pb
 	return resp, nil
 }
 
 // readBody fills buf from the connection, at most readPiece bytes at a
-// time, and lets sc, if any, verify the checksums of what each read
-// brought while it is in the cache.
-func (w *wireConn) readBody(buf []byte, sc *crcScanner) error {
-	if sc == nil {
-		_, err := io.ReadFull(w.conn, buf)
-		return err
-	}
+// time, and parses what each read brought while it is in the cache (see
+// respParser).
+func (w *wireConn) readBody(buf []byte) (*fetchResponse, error) {
+	p := w.startParse(buf)
+	// The connection keeps nothing of a response it did not hand over.
+	defer func() { w.parser = respParser{} }()
 	for filled := 0; filled < len(buf); {
 		n, err := w.conn.Read(buf[filled:min(len(buf), filled+readPiece)])
 		filled += n
 		if n > 0 {
-			sc.advance(filled)
+			p.advance(filled)
 		}
 		if err != nil {
 			if errors.Is(err, io.EOF) && filled < len(buf) {
@@ -210,10 +202,14 @@ func (w *wireConn) readBody(buf []byte, sc *crcScanner) error {
 			if filled == len(buf) {
 				break
 			}
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	resp, err := p.finish()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errMalformed, err)
+	}
+	return resp, nil
 }
 
 // flexible reports whether Fetch version v uses the flexible encoding
@@ -339,119 +335,10 @@ func appendString(b []byte, s string, flex bool) []byte {
 	return append(b, s...)
 }
 
-// parse parses a fetch response body (after the correlation id) against
-// the request last encoded (w.ix): it keeps a block for each partition of
-// the request, the first entry the response has for it, and skips the
-// others. marks are what the checksum scanner verified (nil without one).
-// The kept aborted-transaction lists are moved together in place, without
-// their tagged fields (see abortedTxns).
-func (w *wireConn) parse(buf []byte, marks []scanMark) (*fetchResponse, error) {
-	v := w.version
-	flex := flexible(v)
-	r := reader{b: buf}
-	if flex {
-		r.skipTags()
-	}
-	parts := w.ix.parts
-	resp := &fetchResponse{buf: buf, parts: parts, blocks: make([]respBlock, len(parts))}
-	for i, rp := range parts {
-		resp.blocks[i] = respBlock{topic: rp.ps.tp.Topic, partition: rp.ps.tp.Partition, missing: true}
-	}
-	if v >= 1 {
-		r.int32() // throttle time
-	}
-	if v >= 7 {
-		resp.errCode = r.int16()
-		r.int32() // session id
-	}
-	cur := respCursor{ix: &w.ix}
-	nTopics := r.arrayLen(flex)
-	for range nTopics {
-		if r.err != nil {
-			break
-		}
-		cur.setTopic(r.bytes(flex, false))
-		nParts := r.arrayLen(flex)
-		for range nParts {
-			if r.err != nil {
-				break
-			}
-			var blk *respBlock
-			i := cur.find(r.int32())
-			if i >= 0 && resp.blocks[i].missing {
-				blk = &resp.blocks[i]
-			}
-			kerr, hwm := sarama.KError(r.int16()), r.int64()
-			var aborted abortedTxns
-			if v >= 4 {
-				r.int64() // last stable offset
-				if v >= 5 {
-					r.int64() // log start offset
-				}
-				aborted = r.abortedTxns(flex, blk != nil)
-			}
-			if v >= 11 {
-				r.int32() // preferred read replica
-			}
-			records := r.bytes(flex, true)
-			at := r.off - len(records)
-			if flex {
-				r.skipTags()
-			}
-			if blk == nil || r.err != nil {
-				continue
-			}
-			blk.err, blk.hwm, blk.aborted, blk.records, blk.missing = kerr, hwm, aborted, records, false
-			if i < len(marks) && marks[i].set && marks[i].start == at {
-				blk.verified = marks[i].verified
-			}
-		}
-		if flex {
-			r.skipTags()
-		}
-	}
-	if flex {
-		r.skipTags()
-	}
-	if r.err != nil {
-		return nil, r.err
-	}
-	return resp, nil
-}
-
-// abortedTxns reads a partition's aborted-transaction list. With keep, it
-// returns the list, its entries moved together where the list starts (the
-// flexible versions follow each with tagged fields) and first offsets
-// below zero raised to zero; else it only reads past it.
-func (r *reader) abortedTxns(flex, keep bool) abortedTxns {
-	n := r.arrayLen(flex)
-	start, to := r.off, r.off
-	for range n {
-		if !r.need(abortedTxnSize) {
-			return nil
-		}
-		if keep {
-			if to != r.off {
-				copy(r.b[to:to+abortedTxnSize], r.b[r.off:])
-			}
-			if int64(binary.BigEndian.Uint64(r.b[to+8:])) < 0 {
-				binary.BigEndian.PutUint64(r.b[to+8:], 0)
-			}
-			to += abortedTxnSize
-		}
-		r.off += abortedTxnSize
-		if flex {
-			r.skipTags()
-		}
-	}
-	if !keep || to == start {
-		return nil
-	}
-	return abortedTxns(r.b[start:to:to])
-}
-
-// reader reads the big-endian fields of a Kafka message. The first error
-// sticks; later reads return zero values.
+// reader is the package's one reader of bytes: the big-endian integers,
+// varints and length-prefixed strings of fetch responses, record batches
+// and messages. The first error sticks: it moves the reader to the end of
+// its bytes, and later reads return zero values.
 type reader struct {
 	b   []byte
 	off int
@@ -460,6 +347,12 @@ type reader struct {
 
 var errShort = errors.New("short buffer")
 
+// fail records a read past the bytes.
+func (r *reader) fail() {
+	r.err = errShort
+	r.off = len(r.b)
+}
+
 func (r *reader) remaining() int { return len(r.b) - r.off }
 
 func (r *reader) need(n int) bool {
@@ -467,7 +360,7 @@ func (r *reader) need(n int) bool {
 		return false
 	}
 	if n < 0 || r.remaining() < n {
-		r.err = errShort
+		r.fail()
 		return false
 	}
 	return true
@@ -511,36 +404,33 @@ func (r *reader) uvarint() uint64 {
 	}
 	x, n := binary.Uvarint(r.b[r.off:])
 	if n <= 0 {
-		r.err = errShort
+		r.fail()
 		return 0
 	}
 	r.off += n
 	return x
 }
 
-// varint reads a zig-zag varint; one-byte values (most lengths, deltas
-// and counts of small records) take the inlined fast path.
+// varint reads a zig-zag varint (at most 10 bytes, as binary.Varint reads
+// it). It is small enough to be inlined: most lengths, deltas and counts
+// of records take one byte.
 func (r *reader) varint() int64 {
-	if r.err == nil && r.off < len(r.b) {
-		if c := r.b[r.off]; c < 0x80 {
-			r.off++
-			return int64(c>>1) ^ -int64(c&1)
+	var x uint64
+	for i, c := range r.b[r.off:] {
+		x |= uint64(c&0x7f) << (7 * i)
+		if c < 0x80 {
+			if i == 9 && c > 1 {
+				break // overflow
+			}
+			r.off += i + 1
+			return int64(x>>1) ^ -int64(x&1)
+		}
+		if i == 9 {
+			break
 		}
 	}
-	return r.varintSlow()
-}
-
-func (r *reader) varintSlow() int64 {
-	if r.err != nil {
-		return 0
-	}
-	x, next := varintAtSlow(r.b, r.off)
-	if next < 0 {
-		r.err = errShort
-		return 0
-	}
-	r.off = next
-	return x
+	r.fail()
+	return 0
 }
 
 // arrayLen reads an array length; a null array counts as empty.
@@ -555,7 +445,7 @@ func (r *reader) arrayLen(flex bool) int {
 		return 0
 	}
 	if n > int64(r.remaining()) {
-		r.err = errShort
+		r.fail()
 		return 0
 	}
 	return int(n)
@@ -600,7 +490,7 @@ func (r *reader) skipTags() {
 		r.uvarint() // tag
 		size := r.uvarint()
 		if size > uint64(r.remaining()) {
-			r.err = errShort
+			r.fail()
 			return
 		}
 		r.off += int(size)

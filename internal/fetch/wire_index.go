@@ -2,7 +2,7 @@ package fetch
 
 // A fetch response is read against the request it answers: each of its
 // partition entries is looked up among the partitions the request asked
-// for, and only those are kept (their blocks, their checksum marks). An
+// for, and only those are kept (their blocks). An
 // entry the request did not ask for, or one that repeats a partition, is
 // skipped without allocating anything, so that what parsing a response
 // allocates depends on the request, not on what the broker sent. Brokers
@@ -18,8 +18,7 @@ type tpKey struct {
 
 // reqIndex finds the partitions of a request in its response. encode
 // fills it (reset, then add in the order the partitions go on the wire);
-// the checksum scanner and parse read the response with a respCursor of
-// their own over it.
+// respParser reads the response with a respCursor over it.
 type reqIndex struct {
 	parts []reqPart
 	// order lists the positions in parts in the order they were encoded.
