@@ -40,6 +40,8 @@ type answerFirstDialer struct {
 	maxZxid     int64
 	setWatches  int
 	badRelZxid  []string
+
+	sentSetWatches chan struct{} // a value for every SetWatches written
 }
 
 const answerBound = 2 * time.Second
@@ -47,7 +49,8 @@ const answerBound = 2 * time.Second
 func newAnswerFirstDialer(t *testing.T) *answerFirstDialer {
 	done := make(chan struct{})
 	t.Cleanup(func() { close(done) })
-	return &answerFirstDialer{done: done, conns: map[net.Conn]struct{}{}, healed: make(chan struct{})}
+	return &answerFirstDialer{done: done, conns: map[net.Conn]struct{}{}, healed: make(chan struct{}),
+		sentSetWatches: make(chan struct{}, 100)}
 }
 
 func (d *answerFirstDialer) Dial(network, address string, timeout time.Duration) (net.Conn, error) {
@@ -138,6 +141,10 @@ func (c *answerFirstConn) Write(p []byte) (int, error) {
 			c.d.badRelZxid = append(c.d.badRelZxid, fmt.Sprintf("SetWatches from zxid %d, the last zxid seen was %d", rel, c.before))
 		}
 		c.d.mu.Unlock()
+		select {
+		case c.d.sentSetWatches <- struct{}{}:
+		default:
+		}
 	}
 	if !first && len(p) >= 12 && int32(binary.BigEndian.Uint32(p[4:8])) >= 0 {
 		c.requests++
@@ -210,6 +217,13 @@ func TestReconnectWithWatchesRaceFree(t *testing.T) {
 			case <-ctx.Done():
 				t.Fatal("a request queued across the reconnection never finished")
 			}
+		}
+		// Nothing waits for SetWatches any more: it may go out after the
+		// answers.
+		select {
+		case <-d.sentSetWatches:
+		case <-ctx.Done():
+			t.Fatal("no SetWatches after the reconnection")
 		}
 	}
 
