@@ -30,7 +30,10 @@ import (
 // and whenever its loop looks at it, so no case is left: a session with no
 // watch when its connection dropped, whose watch request queued across the
 // reconnection is answered before go-zookeeper's loop looks at its table,
-// is no different from any other.
+// is no different from any other. (There SetWatches also names the watch
+// set on the new connection, from the older zxid: it may fire once for a
+// change its answer already showed, a spurious event rather than a missed
+// one.)
 //
 // go-zookeeper reads the zxid of an answer nowhere else: every request
 // method drops the zxid the receive loop passes it. Watch events, pings
