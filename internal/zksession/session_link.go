@@ -369,7 +369,7 @@ type trackingDialer struct {
 	lease     *sessionLease
 	link      *link
 	handshake time.Duration // see trackedConn.SetReadDeadline
-	watches   watchTable    // go-zookeeper's watches, as the gate replays them (zxid_gate.go)
+	zxid      zxidKeeper    // the zxid the gate keeps for go-zookeeper (zxid_gate.go)
 
 	mu      sync.Mutex
 	conns   map[*trackedConn]struct{}
@@ -403,7 +403,7 @@ func (d *trackingDialer) Dial(network, address string, timeout time.Duration) (n
 		c.Close()
 		return nil, errDialerClosed
 	}
-	tc := &trackedConn{Conn: newGatedConn(c, &d.watches), d: d, wire: newWireTracker(d.lease), handshakeBy: time.Now().Add(d.handshake)}
+	tc := &trackedConn{Conn: newGatedConn(c, &d.zxid), d: d, wire: newWireTracker(d.lease), handshakeBy: time.Now().Add(d.handshake)}
 	d.conns[tc] = struct{}{}
 	return tc, nil
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"io"
 	"net"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -76,26 +75,22 @@ func (c *scriptConn) SetWriteDeadline(time.Time) error { return nil }
 
 func jstring(s string) []byte { return append(i32(int32(len(s))), s...) }
 
-// watchRequestPacket is a getData, exists or getChildren2 request as
-// go-zookeeper writes it.
-func watchRequestPacket(xid, op int32, path string, watch bool) []byte {
-	flag := []byte{0}
-	if watch {
-		flag[0] = 1
-	}
-	return packet(i32(xid), i32(op), jstring(path), flag)
-}
-
 func answer(xid int32, zxid int64, code int32) []byte {
 	return packet(i32(xid), i64(zxid), i32(code), []byte("body"))
 }
 
 func watchEventPacket(typ int32, path string) []byte {
-	return packet(i32(xidWatchEvent), i64(-1), i32(0), i32(typ), i32(3), jstring(path))
+	return packet(i32(xidWatchEvent), i64(99), i32(0), i32(typ), i32(3), jstring(path))
 }
 
-func setWatchesPacket(xid int32) []byte {
-	return packet(i32(xid), i32(wireOpSetWatches), i64(42), i32(0), i32(0), i32(0))
+func setWatchesPacket(xid int32, relZxid int64) []byte {
+	return packet(i32(xid), i32(wireOpSetWatches), i64(relZxid), i32(0), i32(1), jstring("/a"), i32(0))
+}
+
+// connectRequestSeen is go-zookeeper's connect request for session with
+// lastZxid as the last zxid seen.
+func connectRequestSeen(session, lastZxid int64) []byte {
+	return packet(i32(0), i64(lastZxid), i32(6000), i64(session), i32(16), make([]byte, 16))
 }
 
 // readPacket reads one whole packet from c as go-zookeeper does: length,
@@ -112,175 +107,102 @@ func readPacket(c net.Conn) ([]byte, error) {
 	return append(head, body...), nil
 }
 
-// gatedSession opens a gated connection on table and establishes session
-// 7 on it.
-func gatedSession(t *testing.T, table *watchTable) (*gatedConn, *scriptConn) {
+// gatedSession opens a gated connection on keeper and establishes session
+// 7 on it (0: the server says it expired).
+func gatedSession(t *testing.T, keeper *zxidKeeper, granted int64) (*gatedConn, *scriptConn) {
 	t.Helper()
 	sc := newScriptConn()
-	g := newGatedConn(sc, table)
-	_, err := g.Write(connectRequest(7))
+	g := newGatedConn(sc, keeper)
+	_, err := g.Write(connectRequest(7)) // go-zookeeper's own last zxid: 0, as the gate keeps it
 	require.NoError(t, err)
-	sc.feed(connectResponse(7, 6000))
+	sc.feed(connectResponse(granted, 6000))
 	p, err := readPacket(g)
 	require.NoError(t, err)
-	require.Equal(t, connectResponse(7, 6000), p)
+	require.Equal(t, connectResponse(granted, 6000), p)
 	return g, sc
 }
 
-// setWatch replays on g a watch request with its answer.
-func setWatch(t *testing.T, g *gatedConn, sc *scriptConn, xid, op int32, path string, code int32) {
-	t.Helper()
-	_, err := g.Write(watchRequestPacket(xid, op, path, true))
-	require.NoError(t, err)
-	sc.feed(answer(xid, 100, code))
-	_, err = readPacket(g)
-	require.NoError(t, err)
-}
-
-// requireHeld checks that the next packet of g is not handed out before
-// the read deadline.
-func requireHeld(t *testing.T, g *gatedConn) {
-	t.Helper()
-	require.NoError(t, g.SetReadDeadline(time.Now().Add(50*time.Millisecond)))
-	_, err := readPacket(g)
-	require.ErrorIs(t, err, os.ErrDeadlineExceeded)
-}
-
-func TestGateWithoutWatchesHoldsNothing(t *testing.T) {
-	var table watchTable
-	g, sc := gatedSession(t, &table)
-	_, err := g.Write(watchRequestPacket(1, wireOpGetData, "/a", false)) // no watch flag
-	require.NoError(t, err)
-	sc.feed(answer(1, 100, 0))
-	_, err = readPacket(g)
-	require.NoError(t, err)
-	require.False(t, table.expectSetWatches())
-
-	// A new connection of the same session: nothing to set again.
-	g2, sc2 := gatedSession(t, &table)
-	sc2.feed(answer(2, 101, 0))
-	p, err := readPacket(g2)
-	require.NoError(t, err)
-	require.Equal(t, answer(2, 101, 0), p)
-}
-
-func TestGateHoldsZxidAnswersUntilSetWatches(t *testing.T) {
-	var table watchTable
-	g, sc := gatedSession(t, &table)
-	setWatch(t, g, sc, 1, wireOpGetData, "/a", 0)
-	require.True(t, table.expectSetWatches())
-	require.NoError(t, g.Close())
-
-	g2, sc2 := gatedSession(t, &table)
-	// What go-zookeeper's receive loop may read before SetWatches: a
-	// watch event, a ping answer, an answer without zxid, the answer to
-	// credentials sent again.
-	_, err := g2.Write(packet(i32(5), i32(wireOpSetAuth), i32(0), jstring("digest"), jstring("u:p")))
-	require.NoError(t, err)
-	for _, p := range [][]byte{watchEventPacket(eventNodeCreated, "/other"), answer(xidPing, 0, 0),
-		answer(3, 0, 0), answer(5, 100, 0)} {
-		sc2.feed(p)
-		got, err := readPacket(g2)
-		require.NoError(t, err)
-		require.Equal(t, p, got)
-	}
-	// An answer with a zxid waits for SetWatches...
-	sc2.feed(answer(4, 105, 0))
-	requireHeld(t, g2)
-	// (the held packet was consumed by the failed read: the receive loop
-	// drops such a connection; a fresh one shows the release)
-	g3, sc3 := gatedSession(t, &table)
-	sc3.feed(answer(6, 106, 0))
-	got := make(chan []byte, 1)
-	go func() {
-		p, _ := readPacket(g3)
-		got <- p
-	}()
-	_, err = g3.Write(setWatchesPacket(7))
-	require.NoError(t, err)
-	select {
-	case p := <-got:
-		require.Equal(t, answer(6, 106, 0), p)
-	case <-time.After(10 * time.Second):
-		t.Fatal("SetWatches did not release the answer")
-	}
-	// ...and nothing is held after it.
-	sc3.feed(answer(8, 107, 0))
-	p, err := readPacket(g3)
-	require.NoError(t, err)
-	require.Equal(t, answer(8, 107, 0), p)
-}
-
-func TestGateCloseWakesHeldRead(t *testing.T) {
-	var table watchTable
-	table.add(watchKey{"/a", watchChild})
-	g, sc := gatedSession(t, &table)
-	sc.feed(answer(1, 100, 0))
-	errs := make(chan error, 1)
-	go func() {
-		_, err := readPacket(g)
-		errs <- err
-	}()
-	require.NoError(t, g.Close())
-	select {
-	case err := <-errs:
-		require.ErrorIs(t, err, net.ErrClosed)
-	case <-time.After(10 * time.Second):
-		t.Fatal("Close did not wake the held read")
-	}
-}
-
-// TestGateReplaysWatchTable follows go-zookeeper's table: which answers
-// add a watch, which events remove which watches, expiry clears it.
-func TestGateReplaysWatchTable(t *testing.T) {
-	var table watchTable
-	g, sc := gatedSession(t, &table)
-	setWatch(t, g, sc, 1, wireOpGetData, "/d", -101) // GetW on a missing node: no watch
-	setWatch(t, g, sc, 2, wireOpGetChildren2, "/c", 0)
-	setWatch(t, g, sc, 3, wireOpExists, "/e", -101) // ExistsW on a missing node: an exist watch
-	setWatch(t, g, sc, 4, wireOpExists, "/d", 0)    // ExistsW on a node: a data watch
-	require.Equal(t, map[watchKey]struct{}{{"/c", watchChild}: {}, {"/e", watchExist}: {}, {"/d", watchData}: {}}, table.set)
-
-	for _, ev := range []struct {
-		typ  int32
-		path string
-		left int
-	}{
-		{eventNodeChildrenChanged, "/d", 3}, // no child watch on /d
-		{eventNodeDataChanged, "/d", 2},
-		{eventNodeCreated, "/e", 1},
-		{eventNodeDeleted, "/c", 0},
+// TestGateKeepsZxidFromGoZookeeper: every answer go-zookeeper reads has
+// zxid 0, so its receive loop never writes its last zxid; everything else
+// reaches it unchanged.
+func TestGateKeepsZxidFromGoZookeeper(t *testing.T) {
+	var keeper zxidKeeper
+	g, sc := gatedSession(t, &keeper, 7)
+	for _, c := range []struct{ in, out []byte }{
+		{answer(1, 100, 0), answer(1, 0, 0)},
+		{answer(2, 101, -101), answer(2, 0, -101)}, // an error answer too
+		{answer(3, 0, 0), answer(3, 0, 0)},
+		{watchEventPacket(1, "/a"), watchEventPacket(1, "/a")},
+		{answer(xidPing, 102, 0), answer(xidPing, 102, 0)},
+		{answer(-4, 103, 0), answer(-4, 103, 0)}, // credentials
 	} {
-		sc.feed(watchEventPacket(ev.typ, ev.path))
-		_, err := readPacket(g)
+		sc.feed(c.in)
+		got, err := readPacket(g)
 		require.NoError(t, err)
-		require.Len(t, table.set, ev.left, "after event %d on %s", ev.typ, ev.path)
+		require.Equal(t, c.out, got)
 	}
+	require.Equal(t, int64(101), keeper.last.Load(), "the last zxid go-zookeeper would have kept")
+	require.Equal(t, int64(2), keeper.kept.Load())
+}
 
-	setWatch(t, g, sc, 5, wireOpGetData, "/d", 0)
-	require.True(t, table.expectSetWatches())
-	// The session expired: go-zookeeper drops its watches.
-	sc2 := newScriptConn()
-	g2 := newGatedConn(sc2, &table)
-	_, err := g2.Write(connectRequest(7))
+// TestGateWritesTheZxidGoZookeeperWouldHave: the connect request carries
+// the last zxid seen, SetWatches the last one seen before the connection's
+// connect response (not those of answers read since), and an expired
+// session starts again from zero.
+func TestGateWritesTheZxidGoZookeeperWouldHave(t *testing.T) {
+	var keeper zxidKeeper
+	g, sc := gatedSession(t, &keeper, 7)
+	sc.feed(answer(1, 100, 0))
+	_, err := readPacket(g)
 	require.NoError(t, err)
-	sc2.feed(connectResponse(0, 0))
+	require.Equal(t, connectRequestSeen(7, 0), sc.written[0])
+
+	// A new connection of the same session.
+	g2, sc2 := gatedSession(t, &keeper, 7)
+	require.Equal(t, connectRequestSeen(7, 100), sc2.written[0])
+	sc2.feed(answer(2, 105, 0)) // read before go-zookeeper builds SetWatches
 	_, err = readPacket(g2)
 	require.NoError(t, err)
-	require.False(t, table.expectSetWatches())
+	sw := setWatchesPacket(3, 0) // go-zookeeper's own zxid: 0
+	_, err = g2.Write(sw)
+	require.NoError(t, err)
+	require.Equal(t, setWatchesPacket(3, 100), sc2.written[1])
+	require.Equal(t, setWatchesPacket(3, 0), sw, "the caller's buffer is left as it was")
+	other := watchRequestPacket(4, 4, "/a", true)
+	_, err = g2.Write(other)
+	require.NoError(t, err)
+	require.Equal(t, other, sc2.written[2])
+	require.Equal(t, int64(1), keeper.setWatches.Load())
+
+	// The next connection resumes from 105; an expiry forgets it.
+	g3, sc3 := gatedSession(t, &keeper, 0)
+	require.Equal(t, connectRequestSeen(7, 105), sc3.written[0])
+	require.Zero(t, keeper.last.Load())
+	_, err = g3.Write(setWatchesPacket(1, 0))
+	require.NoError(t, err)
+	require.Equal(t, setWatchesPacket(1, 0), sc3.written[1])
 }
 
-// TestGateStopsHoldingWhenItCannotFollowWrites: a request not written in
-// one piece would hide SetWatches from the gate, so it never holds again.
-func TestGateStopsHoldingWhenItCannotFollowWrites(t *testing.T) {
-	var table watchTable
-	table.add(watchKey{"/a", watchData})
-	g, sc := gatedSession(t, &table)
-	req := watchRequestPacket(1, wireOpGetData, "/b", false)
+// TestGateRefusesSplitWrites: a request not written in one piece could
+// hide SetWatches from the gate, so it is not sent and the connection
+// closes.
+func TestGateRefusesSplitWrites(t *testing.T) {
+	var keeper zxidKeeper
+	g, sc := gatedSession(t, &keeper, 7)
+	req := watchRequestPacket(1, 4, "/b", false)
 	_, err := g.Write(req[:6])
-	require.NoError(t, err)
-	sc.feed(answer(1, 100, 0))
+	require.ErrorIs(t, err, errSplitWrite)
+	require.Len(t, sc.written, 1)
 	_, err = readPacket(g)
-	require.NoError(t, err)
-	require.False(t, table.expectSetWatches())
+	require.ErrorIs(t, err, net.ErrClosed)
+}
+
+// watchRequestPacket is a getData, exists or getChildren2 request as
+// go-zookeeper writes it.
+func watchRequestPacket(xid, op int32, path string, watch bool) []byte {
+	flag := []byte{0}
+	if watch {
+		flag[0] = 1
+	}
+	return packet(i32(xid), i32(op), jstring(path), flag)
 }
