@@ -161,7 +161,10 @@ func TestChecksumAndNoOpFormattersAndCSVMetricsLikeKafka111(t *testing.T) {
 		kl, ol := splitLines(string(k)), splitLines(string(o))
 		require.Equal(t, kl[0], ol[0], "%s: same columns", name)
 		require.Regexp(t, `^5,`, ol[1], "%s: a line after 5 s", name)
-		if name == "OwnedPartitionsCount" {
+		if name == "OwnedPartitionsCount" && strings.HasPrefix(kl[1], "5,") {
+			// The same instant, the same count. A JVM slowed down by a busy
+			// machine writes its first line later (after its consumer has
+			// stopped, with a count of 0): nothing to compare then.
 			require.Equal(t, kl[1], ol[1])
 		}
 		compared++
