@@ -81,6 +81,7 @@ func scaleSizes(b *testing.B, env string, def []int) []int {
 // opCounter counts the ZooKeeper operations a member issues.
 type opCounter struct {
 	creates, deletes, gets, children, exists atomic.Int64
+	trace                                    opTrace
 }
 
 func (c *opCounter) reset() {
@@ -97,26 +98,31 @@ type countingZK struct {
 }
 
 func (z countingZK) Get(ctx context.Context, p string) ([]byte, zksession.Stat, error) {
+	defer z.n.trace.add("get", p, time.Now())
 	z.n.gets.Add(1)
 	return z.ZooKeeper.Get(ctx, p)
 }
 
 func (z countingZK) GetW(ctx context.Context, p string) ([]byte, zksession.Stat, <-chan zksession.WatchEvent, error) {
+	defer z.n.trace.add("getw", p, time.Now())
 	z.n.gets.Add(1)
 	return z.ZooKeeper.GetW(ctx, p)
 }
 
 func (z countingZK) Children(ctx context.Context, p string) ([]string, error) {
+	defer z.n.trace.add("children", p, time.Now())
 	z.n.children.Add(1)
 	return z.ZooKeeper.Children(ctx, p)
 }
 
 func (z countingZK) Exists(ctx context.Context, p string) (bool, zksession.Stat, error) {
+	defer z.n.trace.add("exists", p, time.Now())
 	z.n.exists.Add(1)
 	return z.ZooKeeper.Exists(ctx, p)
 }
 
 func (z countingZK) ExistsW(ctx context.Context, p string) (bool, zksession.Stat, <-chan zksession.WatchEvent, error) {
+	defer z.n.trace.add("existsw", p, time.Now())
 	z.n.exists.Add(1)
 	return z.ZooKeeper.ExistsW(ctx, p)
 }
@@ -130,51 +136,61 @@ type countingIn struct {
 }
 
 func (z countingIn) Get(ctx context.Context, p string) ([]byte, zksession.Stat, error) {
+	defer z.n.trace.add("get", p, time.Now())
 	z.n.gets.Add(1)
 	return z.Bound.Get(ctx, p)
 }
 
 func (z countingIn) GetW(ctx context.Context, p string) ([]byte, zksession.Stat, <-chan zksession.WatchEvent, error) {
+	defer z.n.trace.add("getw", p, time.Now())
 	z.n.gets.Add(1)
 	return z.Bound.GetW(ctx, p)
 }
 
 func (z countingIn) ChildrenW(ctx context.Context, p string) ([]string, <-chan zksession.WatchEvent, error) {
+	defer z.n.trace.add("childrenw", p, time.Now())
 	z.n.children.Add(1)
 	return z.Bound.ChildrenW(ctx, p)
 }
 
 func (z countingIn) Exists(ctx context.Context, p string) (bool, zksession.Stat, error) {
+	defer z.n.trace.add("exists", p, time.Now())
 	z.n.exists.Add(1)
 	return z.Bound.Exists(ctx, p)
 }
 
 func (z countingIn) ExistsW(ctx context.Context, p string) (bool, zksession.Stat, <-chan zksession.WatchEvent, error) {
+	defer z.n.trace.add("existsw", p, time.Now())
 	z.n.exists.Add(1)
 	return z.Bound.ExistsW(ctx, p)
 }
 
 func (z countingIn) CreateEphemeral(ctx context.Context, p string, data []byte) error {
+	defer z.n.trace.add("create", p, time.Now())
 	z.n.creates.Add(1)
 	return z.Bound.CreateEphemeral(ctx, p, data)
 }
 
 func (z countingIn) EnsurePath(ctx context.Context, p string) error {
+	defer z.n.trace.add("exists", p, time.Now())
 	z.n.exists.Add(1) // an exists, and creates only when missing
 	return z.Bound.EnsurePath(ctx, p)
 }
 
 func (z countingIn) Delete(ctx context.Context, p string, version int32) error {
+	defer z.n.trace.add("delete", p, time.Now())
 	z.n.deletes.Add(1)
 	return z.Bound.Delete(ctx, p, version)
 }
 
 func (z countingIn) DeleteEphemeral(ctx context.Context, p string, version int32) error {
+	defer z.n.trace.add("delete", p, time.Now())
 	z.n.deletes.Add(1)
 	return z.Bound.DeleteEphemeral(ctx, p, version)
 }
 
 func (z countingIn) Multi(ctx context.Context, ops ...zksession.Op) error {
+	defer z.n.trace.add("multi", "", time.Now())
 	for _, op := range ops {
 		if op.Kind == zksession.OpDelete {
 			z.n.deletes.Add(1)
@@ -259,7 +275,7 @@ func (g *scaleGroup) start(b *testing.B, id string) *scaleMember {
 	bm := &benchMember{id: id, session: s, rec: &recorder{}}
 	m, err := NewMember(countingZK{Session(s), ops}, MemberConfig{Group: g.group, ConsumerID: id, Subscription: StaticSubscription(map[string]int{g.topic: 1}), ExcludeInternalTopics: true,
 		Assignor: g.assignor, MaxRetries: benchMaxRetries, Backoff: benchBackoff, SessionTimeout: benchSessionTime,
-		Handler: signalingRecorder{bm.rec, g.assigned}, Logger: testLogger()})
+		Handler: tracingHandler{signalingRecorder{bm.rec, g.assigned}, &ops.trace}, Logger: testLogger()})
 	if err != nil {
 		b.Error(err)
 		return nil
@@ -383,7 +399,10 @@ func (g *scaleGroup) bench(b *testing.B, crash, youngest bool) {
 		moved, memberOps                          int
 		leaverCreates, leaverDeletes, leaverReads int64
 		assigns                                   int
+		ph                                        phases
 	)
+	ph.idle()
+	startProfile(b)
 	for b.Loop() {
 		leaver, rest := g.members[0], slices.Clone(g.members[1:])
 		if youngest {
@@ -408,6 +427,11 @@ func (g *scaleGroup) bench(b *testing.B, crash, youngest bool) {
 			}
 		}
 		leaver.ops.reset()
+		for _, m := range rest {
+			m.ops.trace.begin()
+		}
+		leaver.ops.trace.begin()
+		cpu0, zk0 := cpuSelf(), cpuZK()
 		start := time.Now()
 		if crash {
 			// The session ends without the member releasing anything.
@@ -422,7 +446,20 @@ func (g *scaleGroup) bench(b *testing.B, crash, youngest bool) {
 		}
 		d := time.Since(start)
 		b.StopTimer()
+		ph.cpuSelf += cpuSelf() - cpu0
+		ph.cpuZK += cpuZK() - zk0
 		took = append(took, d)
+		traces := make([][]span, len(rest))
+		for i, m := range rest {
+			traces[i] = m.ops.trace.end()
+		}
+		from := start
+		if !crash {
+			if t := deregisteredAt(leaver.ops.trace.end(), g.group, leaver.id); !t.IsZero() {
+				from = t
+			}
+		}
+		ph.cut(traces, g.group, start, from, start.Add(d))
 		g.members = rest
 		for i := 0; !g.quiet(); i++ {
 			if i == 20 {
@@ -481,4 +518,5 @@ func (g *scaleGroup) bench(b *testing.B, crash, youngest bool) {
 	b.ReportMetric(float64(creates+deletes)/n, "group-writes/op")
 	b.ReportMetric(float64(leaverCreates+leaverDeletes)/n, "leaver-writes/op")
 	b.ReportMetric(float64(leaverReads)/n, "leaver-reads/op")
+	ph.report(b)
 }
