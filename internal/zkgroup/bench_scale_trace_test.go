@@ -135,10 +135,12 @@ func (p *phases) cut(traces [][]span, group string, t0, from, end time.Time) {
 		done := tr[ai].start
 		first := tr[0].start
 		// The listing of the group by readGroup: the children call on
-		// /ids without a watch (the watch is re-armed with childrenw).
+		// /ids without a watch, or the one with the watch when readGroup
+		// uses its listing.
 		li := slices.IndexFunc(tr[:ai], func(s span) bool { return s.kind == "children" && s.path == ids })
 		if li < 0 {
-			li = 0
+			// Served from the listing that came with the watch.
+			li = max(0, slices.IndexFunc(tr[:ai], func(s span) bool { return s.kind == "childrenw" && s.path == ids }))
 		}
 		// The topic read ends the group read.
 		ti := li
