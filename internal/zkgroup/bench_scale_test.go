@@ -245,12 +245,19 @@ func newScaleGroup(b *testing.B, n, parts int) *scaleGroup {
 		id := g.nextID()
 		wg.Go(func() {
 			m := g.start(b, id)
+			if m == nil {
+				return // start reported why
+			}
 			mu.Lock()
 			g.members = append(g.members, m)
 			mu.Unlock()
 		})
 	}
 	wg.Wait()
+	if len(g.members) < n {
+		g.close(b)
+		b.Fatalf("%d of %d members did not start", n-len(g.members), n)
+	}
 	// Oldest first: the ids sort in join order.
 	slices.SortFunc(g.members, func(x, y *scaleMember) int { return strings.Compare(x.id, y.id) })
 	g.settle(b, 5*time.Minute)
