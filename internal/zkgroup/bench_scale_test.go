@@ -16,6 +16,7 @@ import (
 	"github.com/zkconsumer/zkconsumer/internal/strategyname"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 	"github.com/zkconsumer/zkconsumer/internal/zkassign"
+	"github.com/zkconsumer/zkconsumer/internal/zkbrokers"
 	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
@@ -46,6 +47,11 @@ import (
 //
 // Sizes can be narrowed with ZKCONSUMER_SCALE_MEMBERS and
 // ZKCONSUMER_SCALE_PARTITIONS (comma-separated), e.g. on a loaded machine.
+// With ZKCONSUMER_SCALE_TOPIC_IN_ZK set, the topic is only written to
+// ZooKeeper, its replicas on a broker id that does not exist, so that the
+// broker opens no files for it (a single broker cannot open 10,000
+// partitions under a 20,000-descriptor limit); the members read only
+// ZooKeeper, so the coordination measured is the same.
 func BenchmarkRebalanceScale(b *testing.B) {
 	memberCounts := scaleSizes(b, "ZKCONSUMER_SCALE_MEMBERS", []int{10, 50, 100})
 	partitionCounts := scaleSizes(b, "ZKCONSUMER_SCALE_PARTITIONS", []int{100, 1000})
@@ -228,7 +234,11 @@ func newScaleGroup(b *testing.B, n, parts int) *scaleGroup {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	topic := testcluster.UniqueName(fmt.Sprintf("rb-scale-%d", parts))
-	err = c.CreateTopic(ctx, topic, int32(parts), 1)
+	if os.Getenv("ZKCONSUMER_SCALE_TOPIC_IN_ZK") != "" {
+		err = createTopicNode(ctx, observer, topic, parts)
+	} else {
+		err = c.CreateTopic(ctx, topic, int32(parts), 1)
+	}
 	cancel()
 	if err != nil {
 		observer.Close()
@@ -526,4 +536,23 @@ func (g *scaleGroup) bench(b *testing.B, crash, youngest bool) {
 	b.ReportMetric(float64(leaverCreates+leaverDeletes)/n, "leaver-writes/op")
 	b.ReportMetric(float64(leaverReads)/n, "leaver-reads/op")
 	ph.report(b)
+}
+
+// createTopicNode writes the partition map of a topic of parts partitions
+// to ZooKeeper, every replica on broker 999999, which does not exist: the
+// controller leaves the partitions offline and the broker opens nothing.
+func createTopicNode(ctx context.Context, zk *zksession.Session, topic string, parts int) error {
+	var sb strings.Builder
+	sb.WriteString(`{"version":1,"partitions":{`)
+	for p := range parts {
+		if p > 0 {
+			sb.WriteByte(',')
+		}
+		fmt.Fprintf(&sb, `"%d":[999999]`, p)
+	}
+	sb.WriteString(`}}`)
+	if err := zk.EnsurePath(ctx, zkbrokers.BrokerTopicsPath); err != nil {
+		return err
+	}
+	return zk.CreatePersistent(ctx, zkbrokers.TopicPath(topic), []byte(sb.String()))
 }
