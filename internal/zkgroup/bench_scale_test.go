@@ -418,7 +418,7 @@ func (g *scaleGroup) bench(b *testing.B, crash, youngest bool) {
 		assigns                                   int
 		ph                                        phases
 	)
-	ph.idle()
+	ph.idle(func() { g.quiet() }) // 300ms with the group idle
 	startProfile(b)
 	for b.Loop() {
 		leaver, rest := g.members[0], slices.Clone(g.members[1:])

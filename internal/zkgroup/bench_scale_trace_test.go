@@ -108,14 +108,17 @@ type phases struct {
 	ops                                               int
 	cpuSelf, cpuZK                                    time.Duration
 	noticed                                           time.Duration // from the last Assign to waitShares returning
-	idleSelf, idleZK                                  time.Duration // CPU of one idle second
+	idleSelf, idleZK                                  time.Duration // CPU per second, idle
 }
 
-// idle measures the CPU used in one second with the group idle.
-func (p *phases) idle() {
-	c, z := cpuSelf(), cpuZK()
-	time.Sleep(time.Second)
-	p.idleSelf, p.idleZK = cpuSelf()-c, cpuZK()-z
+// idle measures the CPU used per second while wait runs with the group
+// idle.
+func (p *phases) idle(wait func()) {
+	c, z, t := cpuSelf(), cpuZK(), time.Now()
+	wait()
+	per := float64(time.Second) / float64(time.Since(t))
+	p.idleSelf = time.Duration(float64(cpuSelf()-c) * per)
+	p.idleZK = time.Duration(float64(cpuZK()-z) * per)
 }
 
 // cut adds the traces of one op. from is when the leave became visible
