@@ -16,6 +16,7 @@ import (
 	"github.com/zkconsumer/zkconsumer/internal/strategyname"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 	"github.com/zkconsumer/zkconsumer/internal/zkassign"
+	"github.com/zkconsumer/zkconsumer/internal/zkbrokers"
 	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
@@ -46,6 +47,11 @@ import (
 //
 // Sizes can be narrowed with ZKCONSUMER_SCALE_MEMBERS and
 // ZKCONSUMER_SCALE_PARTITIONS (comma-separated), e.g. on a loaded machine.
+// With ZKCONSUMER_SCALE_TOPIC_IN_ZK set, the topic is only written to
+// ZooKeeper, its replicas on a broker id that does not exist, so that the
+// broker opens no files for it (a single broker cannot open 10,000
+// partitions under a 20,000-descriptor limit); the members read only
+// ZooKeeper, so the coordination measured is the same.
 func BenchmarkRebalanceScale(b *testing.B) {
 	memberCounts := scaleSizes(b, "ZKCONSUMER_SCALE_MEMBERS", []int{10, 50, 100})
 	partitionCounts := scaleSizes(b, "ZKCONSUMER_SCALE_PARTITIONS", []int{100, 1000})
@@ -81,6 +87,7 @@ func scaleSizes(b *testing.B, env string, def []int) []int {
 // opCounter counts the ZooKeeper operations a member issues.
 type opCounter struct {
 	creates, deletes, gets, children, exists atomic.Int64
+	trace                                    opTrace
 }
 
 func (c *opCounter) reset() {
@@ -97,26 +104,31 @@ type countingZK struct {
 }
 
 func (z countingZK) Get(ctx context.Context, p string) ([]byte, zksession.Stat, error) {
+	defer z.n.trace.add("get", p, time.Now())
 	z.n.gets.Add(1)
 	return z.ZooKeeper.Get(ctx, p)
 }
 
 func (z countingZK) GetW(ctx context.Context, p string) ([]byte, zksession.Stat, <-chan zksession.WatchEvent, error) {
+	defer z.n.trace.add("getw", p, time.Now())
 	z.n.gets.Add(1)
 	return z.ZooKeeper.GetW(ctx, p)
 }
 
 func (z countingZK) Children(ctx context.Context, p string) ([]string, error) {
+	defer z.n.trace.add("children", p, time.Now())
 	z.n.children.Add(1)
 	return z.ZooKeeper.Children(ctx, p)
 }
 
 func (z countingZK) Exists(ctx context.Context, p string) (bool, zksession.Stat, error) {
+	defer z.n.trace.add("exists", p, time.Now())
 	z.n.exists.Add(1)
 	return z.ZooKeeper.Exists(ctx, p)
 }
 
 func (z countingZK) ExistsW(ctx context.Context, p string) (bool, zksession.Stat, <-chan zksession.WatchEvent, error) {
+	defer z.n.trace.add("existsw", p, time.Now())
 	z.n.exists.Add(1)
 	return z.ZooKeeper.ExistsW(ctx, p)
 }
@@ -130,51 +142,61 @@ type countingIn struct {
 }
 
 func (z countingIn) Get(ctx context.Context, p string) ([]byte, zksession.Stat, error) {
+	defer z.n.trace.add("get", p, time.Now())
 	z.n.gets.Add(1)
 	return z.Bound.Get(ctx, p)
 }
 
 func (z countingIn) GetW(ctx context.Context, p string) ([]byte, zksession.Stat, <-chan zksession.WatchEvent, error) {
+	defer z.n.trace.add("getw", p, time.Now())
 	z.n.gets.Add(1)
 	return z.Bound.GetW(ctx, p)
 }
 
 func (z countingIn) ChildrenW(ctx context.Context, p string) ([]string, <-chan zksession.WatchEvent, error) {
+	defer z.n.trace.add("childrenw", p, time.Now())
 	z.n.children.Add(1)
 	return z.Bound.ChildrenW(ctx, p)
 }
 
 func (z countingIn) Exists(ctx context.Context, p string) (bool, zksession.Stat, error) {
+	defer z.n.trace.add("exists", p, time.Now())
 	z.n.exists.Add(1)
 	return z.Bound.Exists(ctx, p)
 }
 
 func (z countingIn) ExistsW(ctx context.Context, p string) (bool, zksession.Stat, <-chan zksession.WatchEvent, error) {
+	defer z.n.trace.add("existsw", p, time.Now())
 	z.n.exists.Add(1)
 	return z.Bound.ExistsW(ctx, p)
 }
 
 func (z countingIn) CreateEphemeral(ctx context.Context, p string, data []byte) error {
+	defer z.n.trace.add("create", p, time.Now())
 	z.n.creates.Add(1)
 	return z.Bound.CreateEphemeral(ctx, p, data)
 }
 
 func (z countingIn) EnsurePath(ctx context.Context, p string) error {
+	defer z.n.trace.add("exists", p, time.Now())
 	z.n.exists.Add(1) // an exists, and creates only when missing
 	return z.Bound.EnsurePath(ctx, p)
 }
 
 func (z countingIn) Delete(ctx context.Context, p string, version int32) error {
+	defer z.n.trace.add("delete", p, time.Now())
 	z.n.deletes.Add(1)
 	return z.Bound.Delete(ctx, p, version)
 }
 
 func (z countingIn) DeleteEphemeral(ctx context.Context, p string, version int32) error {
+	defer z.n.trace.add("delete", p, time.Now())
 	z.n.deletes.Add(1)
 	return z.Bound.DeleteEphemeral(ctx, p, version)
 }
 
 func (z countingIn) Multi(ctx context.Context, ops ...zksession.Op) error {
+	defer z.n.trace.add("multi", "", time.Now())
 	for _, op := range ops {
 		if op.Kind == zksession.OpDelete {
 			z.n.deletes.Add(1)
@@ -212,7 +234,11 @@ func newScaleGroup(b *testing.B, n, parts int) *scaleGroup {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	topic := testcluster.UniqueName(fmt.Sprintf("rb-scale-%d", parts))
-	err = c.CreateTopic(ctx, topic, int32(parts), 1)
+	if os.Getenv("ZKCONSUMER_SCALE_TOPIC_IN_ZK") != "" {
+		err = createTopicNode(ctx, observer, topic, parts)
+	} else {
+		err = c.CreateTopic(ctx, topic, int32(parts), 1)
+	}
 	cancel()
 	if err != nil {
 		observer.Close()
@@ -229,12 +255,19 @@ func newScaleGroup(b *testing.B, n, parts int) *scaleGroup {
 		id := g.nextID()
 		wg.Go(func() {
 			m := g.start(b, id)
+			if m == nil {
+				return // start reported why
+			}
 			mu.Lock()
 			g.members = append(g.members, m)
 			mu.Unlock()
 		})
 	}
 	wg.Wait()
+	if len(g.members) < n {
+		g.close(b)
+		b.Fatalf("%d of %d members did not start", n-len(g.members), n)
+	}
 	// Oldest first: the ids sort in join order.
 	slices.SortFunc(g.members, func(x, y *scaleMember) int { return strings.Compare(x.id, y.id) })
 	g.settle(b, 5*time.Minute)
@@ -259,7 +292,7 @@ func (g *scaleGroup) start(b *testing.B, id string) *scaleMember {
 	bm := &benchMember{id: id, session: s, rec: &recorder{}}
 	m, err := NewMember(countingZK{Session(s), ops}, MemberConfig{Group: g.group, ConsumerID: id, Subscription: StaticSubscription(map[string]int{g.topic: 1}), ExcludeInternalTopics: true,
 		Assignor: g.assignor, MaxRetries: benchMaxRetries, Backoff: benchBackoff, SessionTimeout: benchSessionTime,
-		Handler: signalingRecorder{bm.rec, g.assigned}, Logger: testLogger()})
+		Handler: tracingHandler{signalingRecorder{bm.rec, g.assigned}, &ops.trace}, Logger: testLogger()})
 	if err != nil {
 		b.Error(err)
 		return nil
@@ -383,7 +416,10 @@ func (g *scaleGroup) bench(b *testing.B, crash, youngest bool) {
 		moved, memberOps                          int
 		leaverCreates, leaverDeletes, leaverReads int64
 		assigns                                   int
+		ph                                        phases
 	)
+	ph.idle(func() { g.quiet() }) // 300ms with the group idle
+	startProfile(b)
 	for b.Loop() {
 		leaver, rest := g.members[0], slices.Clone(g.members[1:])
 		if youngest {
@@ -408,6 +444,11 @@ func (g *scaleGroup) bench(b *testing.B, crash, youngest bool) {
 			}
 		}
 		leaver.ops.reset()
+		for _, m := range rest {
+			m.ops.trace.begin()
+		}
+		leaver.ops.trace.begin()
+		cpu0, zk0 := cpuSelf(), cpuZK()
 		start := time.Now()
 		if crash {
 			// The session ends without the member releasing anything.
@@ -422,7 +463,20 @@ func (g *scaleGroup) bench(b *testing.B, crash, youngest bool) {
 		}
 		d := time.Since(start)
 		b.StopTimer()
+		ph.cpuSelf += cpuSelf() - cpu0
+		ph.cpuZK += cpuZK() - zk0
 		took = append(took, d)
+		traces := make([][]span, len(rest))
+		for i, m := range rest {
+			traces[i] = m.ops.trace.end()
+		}
+		from := start
+		if !crash {
+			if t := deregisteredAt(leaver.ops.trace.end(), g.group, leaver.id); !t.IsZero() {
+				from = t
+			}
+		}
+		ph.cut(traces, g.group, start, from, start.Add(d))
 		g.members = rest
 		for i := 0; !g.quiet(); i++ {
 			if i == 20 {
@@ -481,4 +535,24 @@ func (g *scaleGroup) bench(b *testing.B, crash, youngest bool) {
 	b.ReportMetric(float64(creates+deletes)/n, "group-writes/op")
 	b.ReportMetric(float64(leaverCreates+leaverDeletes)/n, "leaver-writes/op")
 	b.ReportMetric(float64(leaverReads)/n, "leaver-reads/op")
+	ph.report(b)
+}
+
+// createTopicNode writes the partition map of a topic of parts partitions
+// to ZooKeeper, every replica on broker 999999, which does not exist: the
+// controller leaves the partitions offline and the broker opens nothing.
+func createTopicNode(ctx context.Context, zk *zksession.Session, topic string, parts int) error {
+	var sb strings.Builder
+	sb.WriteString(`{"version":1,"partitions":{`)
+	for p := range parts {
+		if p > 0 {
+			sb.WriteByte(',')
+		}
+		fmt.Fprintf(&sb, `"%d":[999999]`, p)
+	}
+	sb.WriteString(`}}`)
+	if err := zk.EnsurePath(ctx, zkbrokers.BrokerTopicsPath); err != nil {
+		return err
+	}
+	return zk.CreatePersistent(ctx, zkbrokers.TopicPath(topic), []byte(sb.String()))
 }

@@ -36,6 +36,28 @@ type groupReader interface {
 	Children(ctx context.Context, path string) ([]string, error)
 }
 
+// decodingReader is a groupReader that keeps what the nodes it read decode
+// into (cachingReader), so that readGroup decodes a node only when its data
+// changes.
+type decodingReader interface {
+	decode(path string, data []byte, f func() *decodedNode) *decodedNode
+}
+
+// peekingReader is a groupReader that can serve a node from a cache
+// without a request (cachingReader).
+type peekingReader interface {
+	peek(path string) ([]byte, zksession.Stat, bool)
+}
+
+// decodeNode returns what data, read from path through zk, decodes into:
+// f's result, kept by zk if it keeps them.
+func decodeNode(zk groupReader, path string, data []byte, f func() *decodedNode) *decodedNode {
+	if d, ok := zk.(decodingReader); ok {
+		return d.decode(path, data, f)
+	}
+	return f()
+}
+
 // readGroup reads /consumers/<group>/ids and the partitions of every topic
 // any member consumes, and builds the assignor's input for consumerID, whose
 // own subscription is mine and whose partition.assignment.strategy is
@@ -58,7 +80,19 @@ func readGroup(ctx context.Context, zk groupReader, group, consumerID string, mi
 	}
 	reads := make([]read, len(ids))
 	ages := make([]int64, len(ids))
-	forEach(len(ids), nil, func(i int) {
+	// Those a cache holds are taken at once; only the others are read.
+	var toRead []int
+	for i, id := range ids {
+		if c, ok := zk.(peekingReader); ok {
+			if data, st, ok := c.peek(zkutil.ConsumerIDPath(group, id)); ok {
+				reads[i].data, ages[i] = data, st.Czxid
+				continue
+			}
+		}
+		toRead = append(toRead, i)
+	}
+	forEach(len(toRead), nil, func(k int) {
+		i := toRead[k]
 		var st zksession.Stat
 		reads[i].data, st, reads[i].err = zk.Get(ctx, zkutil.ConsumerIDPath(group, ids[i]))
 		ages[i] = st.Czxid
@@ -84,17 +118,23 @@ func readGroup(ctx context.Context, zk groupReader, group, consumerID string, mi
 		if err != nil {
 			return v, fmt.Errorf("read member %s: %w", path, err)
 		}
-		reg, err := zkutil.DecodeRegistration(path, data)
-		if err == nil {
-			var s Subscription
-			if s, err = subscriptionFromRegistration(reg); err == nil {
-				subs[id] = s
-				members = append(members, groupMember{id: id, strategy: reg.AssignmentStrategy, czxid: ages[i]})
-				continue
+		d := decodeNode(zk, path, data, func() *decodedNode {
+			reg, err := zkutil.DecodeRegistration(path, data)
+			if err != nil {
+				return &decodedNode{err: err}
 			}
-			err = fmt.Errorf("member %s: %w", path, err)
+			s, err := subscriptionFromRegistration(reg)
+			if err != nil {
+				return &decodedNode{err: fmt.Errorf("member %s: %w", path, err)}
+			}
+			return &decodedNode{sub: s, strategy: reg.AssignmentStrategy}
+		})
+		if d.err == nil {
+			subs[id] = d.sub
+			members = append(members, groupMember{id: id, strategy: d.strategy, czxid: ages[i]})
+			continue
 		}
-		v.broken = append(v.broken, err)
+		v.broken = append(v.broken, d.err)
 	}
 	if _, ok := subs[consumerID]; !ok {
 		return v, fmt.Errorf("our own registration %s is missing", zkutil.ConsumerIDPath(group, consumerID))
@@ -157,12 +197,18 @@ func readGroup(ctx context.Context, zk groupReader, group, consumerID string, mi
 		if err != nil {
 			return v, fmt.Errorf("read topic %s: %w", path, err)
 		}
-		parts, err := zkbrokers.DecodeTopicPartitions(t, path, data)
-		if err != nil {
-			v.broken = append(v.broken, err) // consumed by nobody until fixed
+		d := decodeNode(zk, path, data, func() *decodedNode {
+			parts, err := zkbrokers.DecodeTopicPartitions(t, path, data)
+			if err != nil {
+				return &decodedNode{err: err}
+			}
+			return &decodedNode{parts: zkbrokers.SortedPartitions(parts)}
+		})
+		if d.err != nil {
+			v.broken = append(v.broken, d.err) // consumed by nobody until fixed
 			continue
 		}
-		v.ctx.PartitionsForTopic[t] = zkbrokers.SortedPartitions(parts)
+		v.ctx.PartitionsForTopic[t] = slices.Clone(d.parts) // the assignor's own
 	}
 	return v, nil
 }

@@ -108,6 +108,7 @@ type Member struct {
 	unsure       bool                     // an owner node write of ours had an unknown outcome: sweep
 	outIn        int64                    // the session in which the member stays out of its group (StrategyError)
 	refusedMsg   string                   // the StrategyError last reported for this member
+	joined       bool                     // join succeeded just before this rebalance: its first attempt skips it
 	leftOut      map[string]string        // other members left out of the group, as reported
 	sticky       stickyFollow             // what the member follows of the group's sticky assignment
 	watchers     sync.WaitGroup
@@ -192,12 +193,14 @@ func (m *Member) Start(ctx context.Context) error {
 	defer stop()
 
 	var refused *StrategyError
-	if err := m.join(ctx); err != nil && !errors.As(err, &refused) {
+	err := m.join(ctx)
+	if err != nil && !errors.As(err, &refused) {
 		if m.loopCtx.Err() != nil {
 			return ErrMemberClosed
 		}
 		return err
 	}
+	m.joined = err == nil
 	events, unsubscribe := m.zk.Subscribe()
 	m.armWatches(ctx)
 	ok := m.syncedRebalance(ctx)
@@ -303,6 +306,7 @@ func (m *Member) run(ctx context.Context, events <-chan zksession.SessionEvent, 
 			// so that our own node does not fire the membership watch.
 			m.drainTriggers()
 			err := m.join(ctx)
+			m.joined = err == nil
 			switch {
 			case errors.Is(err, errNoSession):
 				// Expired, and no new session yet: its StateConnected
@@ -499,9 +503,16 @@ func (m *Member) backoff(ctx context.Context, err error) {
 // it (incremental), read the group, assign, hand over, claim, start or
 // continue the generation.
 func (m *Member) rebalanceOnce(ctx context.Context) error {
-	if err := m.join(ctx); err != nil {
-		return err
+	// The loop (or Start) has just registered, or checked the
+	// registration, in the current session: the first attempt does not
+	// check it again. Later attempts do.
+	if joined := m.joined && m.registered != 0 && m.registered == m.zk.ID(); !joined {
+		if err := m.join(ctx); err != nil {
+			m.joined = false
+			return err
+		}
 	}
+	m.joined = false
 	// An attempt may have registered in a new session (the last one
 	// expired during an earlier attempt): the watches of the old one are
 	// gone, and those of the new one are set before the group is read, so

@@ -82,7 +82,14 @@ func (m *Member) armChildren(ctx context.Context, path string) {
 		return
 	}
 	in := m.zk.Bind(m.armedIn)
-	_, ch, err := in.ChildrenW(ctx, path)
+	// The listing of the members that comes with the watch is the one the
+	// next reading of the group uses, as long as no change of the
+	// membership reaches the session after it (registrationCache).
+	mark := m.zk.WatchMark(path)
+	children, ch, err := in.ChildrenW(ctx, path)
+	if err == nil && path == zkutil.ConsumerIDsPath(m.cfg.Group) && m.zk.ID() == m.armedIn {
+		m.regs.keepListing(mark, children)
+	}
 	if errors.Is(err, zksession.ErrNoNode) {
 		_, _, ch, err = in.ExistsW(ctx, path)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/zkconsumer/zkconsumer/internal/strategyname"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 	"github.com/zkconsumer/zkconsumer/internal/zkassign"
+	"github.com/zkconsumer/zkconsumer/internal/zkbrokers"
 	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
@@ -85,4 +86,71 @@ func TestRegistrationCacheReadsOnlyWhatChanged(t *testing.T) {
 	})
 	cache.mu.Unlock()
 	require.Equal(t, []string{zkutil.ConsumerIDPath(group, a), zkutil.ConsumerIDPath(group, b)}, cached, "the member that left is still cached")
+}
+
+// TestRegistrationCacheKeepsPartitionMapsAndListing reads a group through
+// the cache, against ZooKeeper, with a topic that exists: the topic's
+// partition map is read once, not at every reading, and again (its new
+// partitions seen) once partitions are added; the listing of the members
+// that came with a watch is used instead of a second listing until the
+// membership changes. Without them every member reads (and decodes) every
+// partition map and lists the group twice on every rebalance.
+func TestRegistrationCacheKeepsPartitionMapsAndListing(t *testing.T) {
+	c := testcluster.Shared(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	s, w := dialObserver(t, c), dialObserver(t, c)
+	group := testcluster.UniqueName("g-topiccache")
+	topic := testcluster.UniqueName("t-topiccache")
+	require.NoError(t, c.CreateTopic(ctx, topic, 2, 1))
+	ids := zkutil.ConsumerIDsPath(group)
+	require.NoError(t, s.EnsurePath(ctx, ids))
+	register := func(z *zksession.Session, id string) {
+		t.Helper()
+		data, err := zkutil.EncodeRegistration(StaticSubscription(map[string]int{topic: 1}).registration(time.Now(), strategyname.Range))
+		require.NoError(t, err)
+		require.NoError(t, z.CreateEphemeral(ctx, zkutil.ConsumerIDPath(group, id), data))
+	}
+	a, b := group+"_a", group+"_b"
+	register(s, a)
+
+	var ops opCounter
+	cache := newRegistrationCache(group)
+	read := func() zkassign.AssignmentContext {
+		t.Helper()
+		ops.reset()
+		v, err := readGroup(ctx, cache.reader(countingZK{ZooKeeper: Session(s), n: &ops}), group, a, StaticSubscription(map[string]int{topic: 1}), true, strategyname.Range)
+		require.NoError(t, err)
+		return v.ctx
+	}
+	v := read()
+	require.Equal(t, []int32{0, 1}, v.PartitionsForTopic[topic])
+	require.Equal(t, int64(2), ops.gets.Load(), "first reading: the registration and the partition map")
+	v.PartitionsForTopic[topic][0] = 7 // the assignor's own copy
+	v = read()
+	require.Equal(t, []int32{0, 1}, v.PartitionsForTopic[topic])
+	require.Equal(t, int64(0), ops.gets.Load(), "the unchanged partition map is read again")
+
+	require.NoError(t, c.AddPartitions(ctx, topic, 3))
+	require.Eventually(t, func() bool {
+		require.NoError(t, s.Sync(ctx, zkbrokers.TopicPath(topic)))
+		return slices.Equal(read().PartitionsForTopic[topic], []int32{0, 1, 2})
+	}, time.Minute, 50*time.Millisecond, "the added partition is not seen")
+	read()
+	require.Equal(t, int64(0), ops.gets.Load(), "the new partition map is read again")
+
+	// The listing that comes with the membership watch replaces the
+	// reading's own, until the membership changes.
+	mark := s.WatchMark(ids)
+	children, _, err := s.ChildrenW(ctx, ids)
+	require.NoError(t, err)
+	cache.keepListing(mark, children)
+	v = read()
+	require.Equal(t, []string{a}, v.Consumers)
+	require.Equal(t, int64(0), ops.children.Load(), "the group listed again")
+	register(w, b)
+	require.NoError(t, s.Sync(ctx, ids))
+	v = read()
+	require.Equal(t, []string{a, b}, v.Consumers, "the new member not seen")
+	require.Equal(t, int64(1), ops.children.Load())
 }

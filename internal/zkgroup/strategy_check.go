@@ -116,7 +116,24 @@ func admit(group string, members []groupMember) (excluded map[string]*StrategyEr
 		return cmp.Or(cmp.Compare(ageKey(a.strategy), ageKey(b.strategy)), cmp.Compare(a.czxid, b.czxid), cmp.Compare(a.id, b.id))
 	})
 	var admitted []groupMember
+	// The strategies admitted so far, each once: a member is checked
+	// against these, and against every admitted member only when one
+	// conflicts, so a group that agrees costs a few comparisons a member
+	// rather than one per pair of members.
+	strategies := map[string]bool{}
 	for _, m := range sorted {
+		agrees := true
+		for s := range strategies {
+			if !compatibleStrategies(m.strategy, s) {
+				agrees = false
+				break
+			}
+		}
+		if agrees {
+			admitted = append(admitted, m)
+			strategies[m.strategy] = true
+			continue
+		}
 		var conflicts []MemberStrategy
 		for _, a := range admitted {
 			if !compatibleStrategies(m.strategy, a.strategy) {
