@@ -13,6 +13,7 @@ import (
 
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
@@ -41,7 +42,7 @@ func TestCommitOffsetsAndAssignmentSayWhat(t *testing.T) {
 		cfg.AutoCommitEnable = false
 		conn, err := New(t.Context(), cfg)
 		require.NoError(t, err)
-		ctx := testCtx(t, 3*time.Minute)
+		ctx := testwait.Context(t, 3*time.Minute)
 
 		require.ErrorIs(t, conn.CommitOffsets(ctx), ErrNotJoined)
 		require.ErrorIs(t, conn.Assignment().Err, ErrNotJoined)
@@ -115,7 +116,7 @@ func TestFirstRebalanceFailureIsVisible(t *testing.T) {
 	c := testcluster.Shared(t)
 	topic := newTopic(t, c, 2, 10)
 	group := testcluster.UniqueName("g-firstfail")
-	ctx := testCtx(t, 2*time.Minute)
+	ctx := testwait.Context(t, 2*time.Minute)
 	observer, err := zksession.Dial(ctx, zksession.SessionConfig{Connect: c.ZKConnect(), SessionTimeout: 10 * time.Second, ConnectionTimeout: 20 * time.Second})
 	require.NoError(t, err)
 	defer observer.Close()
@@ -160,7 +161,7 @@ func TestPauseResume(t *testing.T) {
 	bothModes(t, func(t *testing.T, c *testcluster.Cluster, config func(string) Config) {
 		const n, batch = 200, 10
 		topic := newTopic(t, c, 2, 0)
-		ctx := testCtx(t, 3*time.Minute)
+		ctx := testwait.Context(t, 3*time.Minute)
 		for p := range int32(2) {
 			for i := 0; i < n; i += batch { // small batches, several per fetch
 				_, err := c.Produce(ctx, topic, batch, testcluster.ProduceOptions{Partition: p, FirstSeq: int(p)*10000 + i, ValueSize: 100})
@@ -254,7 +255,7 @@ func TestPauseResume(t *testing.T) {
 func TestPauseForgottenWhenPartitionMoves(t *testing.T) {
 	bothModes(t, func(t *testing.T, c *testcluster.Cluster, config func(string) Config) {
 		topic := newTopic(t, c, 2, 0)
-		ctx := testCtx(t, 3*time.Minute)
+		ctx := testwait.Context(t, 3*time.Minute)
 		for p := range int32(2) {
 			_, err := c.Produce(ctx, topic, 20, testcluster.ProduceOptions{Partition: p, FirstSeq: int(p) * 1000})
 			require.NoError(t, err)
@@ -313,7 +314,7 @@ func TestListenerCommitsThroughTheConnectorItIsGiven(t *testing.T) {
 		}
 		conn, err := New(t.Context(), cfg, WithRebalanceListener(l))
 		require.NoError(t, err)
-		ctx := testCtx(t, 3*time.Minute)
+		ctx := testwait.Context(t, 3*time.Minute)
 		streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
 		require.NoError(t, err)
 		require.Positive(t, starts.Load())

@@ -9,16 +9,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 	"github.com/zkconsumer/zkconsumer/internal/zkgroup"
 	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
-
-func testCtx(t *testing.T, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
 
 // TestOneConnectorReadsEverything: one member with several streams reads
 // every message of a multi-partition topic once, in order per partition, and
@@ -32,7 +27,7 @@ func TestOneConnectorReadsEverything(t *testing.T) {
 	cfg.AutoCommitInterval = time.Hour // only the commit at shutdown
 	conn, err := New(t.Context(), cfg)
 	require.NoError(t, err)
-	ctx := testCtx(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 3})
 	require.NoError(t, err)
 	require.Len(t, streams[topic], 3)
@@ -69,7 +64,7 @@ func TestRestartResumesAtCommittedOffsets(t *testing.T) {
 	c := testcluster.Shared(t)
 	topic := newTopic(t, c, 4, 400)
 	group := testcluster.UniqueName("g-resume")
-	ctx := testCtx(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 
 	first := newCollector()
 	conn, err := New(ctx, testConfig(c, group))
@@ -114,7 +109,7 @@ func TestThreeProcessesSplitPartitions(t *testing.T) {
 	// Wait until the group owns all nine partitions before producing, so
 	// that no rebalance happens while the messages are read.
 	waitOwners(t, c, group, topic, 9, 3)
-	ctx := testCtx(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	_, err := c.Produce(ctx, topic, n, testcluster.ProduceOptions{Partition: -1, ValueSize: 64})
 	require.NoError(t, err)
 	rs := col.waitAll(t, 0, n, 2*time.Minute)
@@ -165,7 +160,7 @@ func TestWildcardPicksUpNewTopic(t *testing.T) {
 	prefix := testcluster.UniqueName("wc")
 	group := testcluster.UniqueName("g-wc")
 	conn := newConnector(t, testConfig(c, group))
-	ctx := testCtx(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	streams, err := conn.CreateMessageStreamsByFilter(ctx, Whitelist(prefix+"-.*"), 2)
 	require.NoError(t, err)
 	col := newCollector()
@@ -194,7 +189,7 @@ func TestKafkaOffsetStorage(t *testing.T) {
 			cfg := testConfig(c, group)
 			cfg.OffsetsStorage = OffsetsStorageKafka
 			cfg.DualCommitEnabled = map[bool]DualCommit{false: DualCommitOff, true: DualCommitOn}[dual]
-			ctx := testCtx(t, 3*time.Minute)
+			ctx := testwait.Context(t, 3*time.Minute)
 			conn, err := New(ctx, cfg)
 			require.NoError(t, err)
 			streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
@@ -237,7 +232,7 @@ func TestShutdownDuringRebalance(t *testing.T) {
 	c := testcluster.Shared(t)
 	topic := newTopic(t, c, 8, 200)
 	group := testcluster.UniqueName("g-shut")
-	ctx := testCtx(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	var conns []*ConsumerConnector
 	for range 4 {
 		conn, err := New(ctx, testConfig(c, group))
@@ -300,7 +295,7 @@ func TestFailedFirstJoinLeavesNothing(t *testing.T) {
 	}
 	require.Empty(t, ids, "no registration stays")
 
-	ctx := testCtx(t, 2*time.Minute)
+	ctx := testwait.Context(t, 2*time.Minute)
 	streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
 	require.NoError(t, err)
 	col := newCollector()
@@ -335,7 +330,7 @@ func TestSessionExpiryIsReportedAndConsumptionResumes(t *testing.T) {
 	group := testcluster.UniqueName("g-expiry")
 	tap := &testcluster.SessionTap{}
 	conn := newConnector(t, testConfig(c, group), WithDialer(tap.DialerFor(c.ZKServers())))
-	ctx := testCtx(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 2})
 	require.NoError(t, err)
 	col := newCollector()
@@ -366,7 +361,7 @@ func TestCommitOffsetsMap(t *testing.T) {
 	cfg := testConfig(c, group)
 	cfg.AutoCommitEnable = false
 	conn := newConnector(t, cfg)
-	ctx := testCtx(t, 2*time.Minute)
+	ctx := testwait.Context(t, 2*time.Minute)
 	_, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
 	require.NoError(t, err)
 	waitOwners(t, c, group, topic, 2, 1)

@@ -20,6 +20,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // recordingDialer is a Dialer that remembers the local address of every
@@ -192,7 +193,7 @@ func procAddr(s string) (string, int) {
 // of topic, commits and shuts down.
 func consumeThrough(t *testing.T, cfg Config, d Dialer, topic string, n int) {
 	t.Helper()
-	ctx := testCtx(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	conn, err := New(ctx, cfg, WithDialer(d))
 	require.NoError(t, err)
 	go func() {

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 	"github.com/zkconsumer/zkconsumer/internal/zkgroup"
 	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
@@ -59,7 +60,7 @@ func produceWhile(t *testing.T, c *testcluster.Cluster, topic string, first, n i
 // have arrived, and keeps reading until the test ends.
 func readAll(t *testing.T, conn *ConsumerConnector, topic string, n int) (context.Context, *collector) {
 	t.Helper()
-	ctx := testCtx(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
 	require.NoError(t, err)
 	col := newCollector()
@@ -141,7 +142,7 @@ func TestFrozenMemberDeliversNothingOfLostPartitions(t *testing.T) {
 	col := newCollector()
 	frozen := startChild(t, col, childSpec{Name: "frozen", Props: props(cfg), Topic: topic, Streams: 1})
 	peer := newConnector(t, cfg)
-	ctx := testCtx(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	streams, err := peer.CreateMessageStreams(ctx, map[string]int{topic: 1})
 	require.NoError(t, err)
 	col.read(ctx, "peer", streams[topic][0])

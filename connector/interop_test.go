@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
@@ -59,7 +60,7 @@ func TestMixedGroupWithScalaConsumer(t *testing.T) {
 	c := testcluster.Shared(t)
 	for _, strategy := range []AssignmentStrategy{StrategyRange, StrategyRoundRobin} {
 		t.Run(strategy.String(), func(t *testing.T) {
-			ctx := testCtx(t, 4*time.Minute)
+			ctx := testwait.Context(t, 4*time.Minute)
 			topic := newTopic(t, c, 7, 0)
 			group := testcluster.UniqueName("g-mixed-" + strategy.String())
 			col := newCollector()
@@ -118,7 +119,7 @@ func TestMixedGroupWithScalaConsumer(t *testing.T) {
 // resumed by the Scala consumer, and the other way round.
 func TestOffsetsResumeAcrossScalaAndGo(t *testing.T) {
 	c := testcluster.Shared(t)
-	ctx := testCtx(t, 4*time.Minute)
+	ctx := testwait.Context(t, 4*time.Minute)
 	topic := newTopic(t, c, 3, 300)
 	group := testcluster.UniqueName("g-handover")
 
@@ -164,7 +165,7 @@ func TestOffsetsResumeAcrossScalaAndGo(t *testing.T) {
 // offsets, lag and owners.
 func TestScalaGroupCommandDescribesUs(t *testing.T) {
 	c := testcluster.Shared(t)
-	ctx := testCtx(t, 4*time.Minute)
+	ctx := testwait.Context(t, 4*time.Minute)
 	topic := newTopic(t, c, 2, 100)
 	group := testcluster.UniqueName("g-describe")
 	cfg := testConfig(c, group)

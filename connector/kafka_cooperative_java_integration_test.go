@@ -14,6 +14,7 @@ import (
 
 	"github.com/zkconsumer/zkconsumer/internal/kafkagroup"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // javaCooperative makes the Java console consumer list Kafka's
@@ -160,7 +161,7 @@ func TestKafkaCooperativeMixedWithJava(t *testing.T) {
 	topic := newTopic(t, c, 6, 0)
 	group := testcluster.UniqueName("g-kcoopjava")
 	bootstrap := strings.Join(c.BrokerAddrs(), ",")
-	ctx := testCtx(t, 6*time.Minute)
+	ctx := testwait.Context(t, 6*time.Minute)
 	cfg := kafkaConfig(c, group)
 	cfg.PartitionAssignmentStrategy = []AssignmentStrategy{StrategyCooperativeSticky}
 	col := newCollector()
@@ -237,7 +238,7 @@ func TestKafkaCooperativeRollingUpgrade(t *testing.T) {
 	topic := newTopic(t, c, 6, 0)
 	group := testcluster.UniqueName("g-kupgrade")
 	bootstrap := strings.Join(c.BrokerAddrs(), ",")
-	ctx := testCtx(t, 6*time.Minute)
+	ctx := testwait.Context(t, 6*time.Minute)
 	col := newCollector()
 	w := watchOwners(t, c, group, topic)
 	start := func(name, strategy string, opts ...Option) *ConsumerConnector {

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // errorLog drains a connector's Errors and keeps what it read.
@@ -136,7 +137,7 @@ func TestKafkaModeSecurityFailuresAreFatal(t *testing.T) {
 			tc.change(&cfg)
 			conn := newConnector(t, cfg)
 			errs := drainErrors(t, conn)
-			ctx := testCtx(t, 45*time.Second)
+			ctx := testwait.Context(t, 45*time.Second)
 			start := time.Now()
 			_, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
 			took := time.Since(start)
@@ -278,7 +279,7 @@ func TestKafkaModeFailedFirstJoinLeavesNothing(t *testing.T) {
 			held.Do(func() { <-gate })
 		},
 	}))
-	ctx := testCtx(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	_, err := a.CreateMessageStreams(ctx, map[string]int{topic: 1})
 	require.NoError(t, err)
 	waitGroup(t, c, group, topic, 2, 1)
@@ -313,7 +314,7 @@ func TestKafkaModeStaticLeaderRestartStillFollowsPartitions(t *testing.T) {
 	group := testcluster.UniqueName("g-kstatic-grow")
 	cfg := kafkaConfig(c, group)
 	cfg.SessionTimeout = 30 * time.Second // the restart must not time the member out
-	ctx := testCtx(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	start := func(instance string) *ConsumerConnector {
 		cfg := cfg
 		cfg.GroupInstanceID = instance

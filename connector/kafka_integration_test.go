@@ -11,6 +11,7 @@ import (
 
 	"github.com/zkconsumer/zkconsumer/internal/kafkagroup"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 	"github.com/zkconsumer/zkconsumer/internal/zkgroup"
 )
 
@@ -28,7 +29,7 @@ func TestKafkaModeConsumeCommitResume(t *testing.T) {
 		cfg.Metrics = m
 		conn, err := New(t.Context(), cfg)
 		require.NoError(t, err)
-		ctx := testCtx(t, 3*time.Minute)
+		ctx := testwait.Context(t, 3*time.Minute)
 		streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 2})
 		require.NoError(t, err)
 		st := conn.Stats()
@@ -81,7 +82,7 @@ func TestKafkaModeTwoMembersShare(t *testing.T) {
 		topic := newTopic(t, c, 4, 100)
 		group := testcluster.UniqueName("g-kshare")
 		cfg := kafkaConfig(c, group)
-		ctx := testCtx(t, 3*time.Minute)
+		ctx := testwait.Context(t, 3*time.Minute)
 		col := newCollector()
 		a := newConnector(t, cfg)
 		sa, err := a.CreateMessageStreams(ctx, map[string]int{topic: 1})
@@ -125,7 +126,7 @@ func TestKafkaModeWildcard(t *testing.T) {
 	c := testcluster.SharedKRaft(t)
 	prefix := testcluster.UniqueName("kwc")
 	group := testcluster.UniqueName("g-kwc")
-	ctx := testCtx(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	require.NoError(t, c.CreateTopic(ctx, prefix+"-a", 2, 1))
 	conn := newConnector(t, kafkaConfig(c, group))
 	streams, err := conn.CreateMessageStreamsByFilter(ctx, Whitelist(prefix+"-.*"), 2)
@@ -152,7 +153,7 @@ func TestKafkaModeFencedInstanceIsFatal(t *testing.T) {
 	group := testcluster.UniqueName("g-static")
 	cfg := kafkaConfig(c, group)
 	cfg.GroupInstanceID = "instance-1"
-	ctx := testCtx(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	a := newConnector(t, cfg)
 	_, err := a.CreateMessageStreams(ctx, map[string]int{topic: 1})
 	require.NoError(t, err)
@@ -195,7 +196,7 @@ func TestKafkaModeShutdownFromListener(t *testing.T) {
 			l := &shutdownListener{elsewhere: elsewhere, returned: make(chan error, 1)}
 			conn, err := New(t.Context(), cfg, WithRebalanceListener(l))
 			require.NoError(t, err)
-			ctx := testCtx(t, 3*time.Minute)
+			ctx := testwait.Context(t, 3*time.Minute)
 			streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
 			require.NoError(t, err)
 			col := newCollector()

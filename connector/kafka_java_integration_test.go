@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // javaTools are the Java console consumer of one Kafka release.
@@ -45,7 +46,7 @@ func mixedWithJava(t *testing.T, c *testcluster.Cluster, java javaTools) {
 	topic := newTopic(t, c, 4, 40)
 	group := testcluster.UniqueName("g-mixed")
 	bootstrap := strings.Join(c.BrokerAddrs(), ",")
-	ctx := testCtx(t, 5*time.Minute)
+	ctx := testwait.Context(t, 5*time.Minute)
 	col := newCollector()
 	a := newConnector(t, kafkaConfig(c, group))
 	streams, err := a.CreateMessageStreams(ctx, map[string]int{topic: 1})

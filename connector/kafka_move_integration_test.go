@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 	"github.com/zkconsumer/zkconsumer/internal/zkgroup"
 )
 
@@ -25,7 +26,7 @@ func TestMoveOffZooKeeper(t *testing.T) {
 	zkCfg := testConfig(c, group)
 	zkCfg.OffsetsStorage = OffsetsStorageKafka
 	zkCfg.DualCommitEnabled = DualCommitOn
-	ctx := testCtx(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	col := newCollector()
 	var old []*ConsumerConnector
 	for range 2 {
@@ -88,7 +89,7 @@ func TestKafkaModeFrozenMemberDeliversNothingOfLostPartitions(t *testing.T) {
 	col := newCollector()
 	frozen := startChild(t, col, childSpec{Name: "frozen", Props: props(cfg), Topic: topic, Streams: 1})
 	peer := newConnector(t, cfg)
-	ctx := testCtx(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	streams, err := peer.CreateMessageStreams(ctx, map[string]int{topic: 1})
 	require.NoError(t, err)
 	col.read(ctx, "peer", streams[topic][0])
@@ -133,7 +134,7 @@ func TestKafkaModeStalledReaderLeavesGroup(t *testing.T) {
 	group := testcluster.UniqueName("g-stall")
 	cfg := kafkaConfig(c, group)
 	cfg.MaxPollInterval = 3 * time.Second
-	ctx := testCtx(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	a := newConnector(t, cfg)
 	sa, err := a.CreateMessageStreams(ctx, map[string]int{topic: 1})
 	require.NoError(t, err)

@@ -19,6 +19,7 @@ import (
 	"github.com/zkconsumer/zkconsumer/internal/grouplease"
 	"github.com/zkconsumer/zkconsumer/internal/kafkagroup"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // consumerProtocolConfig is kafkaConfig with group.protocol=consumer.
@@ -149,7 +150,7 @@ func TestConsumerProtocolConsumesAndCommits(t *testing.T) {
 	c := testcluster.SharedKRaft(t)
 	topic := newTopic(t, c, 4, 200)
 	group := testcluster.UniqueName("g-kip848")
-	ctx := testCtx(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	a := newConnector(t, consumerProtocolConfig(c, group))
 	streams, err := a.CreateMessageStreams(ctx, map[string]int{topic: 2})
 	require.NoError(t, err)
@@ -352,7 +353,7 @@ func TestConsumerProtocolTwoMembers(t *testing.T) {
 	const parts = 6
 	topic := newTopic(t, c, parts, 60)
 	group := testcluster.UniqueName("g-kip848-two")
-	ctx := testCtx(t, 5*time.Minute)
+	ctx := testwait.Context(t, 5*time.Minute)
 	col := newCollector()
 	var relA, relB releaseLog
 	a := newConnector(t, consumerProtocolConfig(c, group), WithRebalanceListener(relA.listener(topic)))
@@ -505,7 +506,7 @@ func mixedWithJava848(t *testing.T, c *testcluster.Cluster, cfg Config, bootstra
 	const parts = 4
 	topic := newTopic(t, c, parts, 40)
 	group := cfg.GroupID
-	ctx := testCtx(t, 5*time.Minute)
+	ctx := testwait.Context(t, 5*time.Minute)
 	col := newCollector()
 	a := newConnector(t, cfg)
 	streams, err := a.CreateMessageStreams(ctx, map[string]int{topic: 1})
@@ -564,7 +565,7 @@ func mixedWithJava848(t *testing.T, c *testcluster.Cluster, cfg Config, bootstra
 func TestConsumerProtocolNeedsKafka4(t *testing.T) {
 	c := testcluster.Shared(t)
 	topic := newTopic(t, c, 2, 1)
-	ctx := testCtx(t, time.Minute)
+	ctx := testwait.Context(t, time.Minute)
 	a := newConnector(t, consumerProtocolConfig(c, testcluster.UniqueName("g-kip848-39")))
 	start := time.Now()
 	_, err := a.CreateMessageStreams(ctx, map[string]int{topic: 1})
@@ -608,7 +609,7 @@ func TestConsumerProtocolFencedMemberRejoins(t *testing.T) {
 	const parts = 4
 	topic := newTopic(t, c, parts, 40)
 	group := testcluster.UniqueName("g-kip848-fence")
-	ctx := testCtx(t, 5*time.Minute)
+	ctx := testwait.Context(t, 5*time.Minute)
 	broker := c.BrokerAddrs()[0]
 	proxy, err := testcluster.NewProxy(broker)
 	require.NoError(t, err)
@@ -685,7 +686,7 @@ func TestConsumerProtocolCoordinatorMove(t *testing.T) {
 		"group.consumer.min.heartbeat.interval.ms": "500",
 		"group.consumer.heartbeat.interval.ms":     "500",
 	}})
-	ctx := testCtx(t, 6*time.Minute)
+	ctx := testwait.Context(t, 6*time.Minute)
 	const parts = 4
 	group, coord := groupCoordinatedByAnotherBroker(t, c, "g-kip848-move", map[int32]bool{0: true})
 	var survivors []int32
@@ -743,7 +744,7 @@ func TestConsumerProtocolStaticMember(t *testing.T) {
 	const parts = 4
 	topic := newTopic(t, c, parts, 40)
 	group := testcluster.UniqueName("g-kip848-static")
-	ctx := testCtx(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	col := newCollector()
 	static := consumerProtocolConfig(c, group)
 	static.GroupInstanceID = "static-1"
@@ -814,7 +815,7 @@ func TestConsumerProtocolPartitionsAdded(t *testing.T) {
 	c := testcluster.SharedKRaft(t)
 	topic := newTopic(t, c, 2, 20)
 	group := testcluster.UniqueName("g-kip848-grow")
-	ctx := testCtx(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	var rel releaseLog
 	a := newConnector(t, consumerProtocolConfig(c, group), WithRebalanceListener(rel.listener(topic)))
 	sa, err := a.CreateMessageStreams(ctx, map[string]int{topic: 2})

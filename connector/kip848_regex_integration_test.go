@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 	"github.com/zkconsumer/zkconsumer/internal/topicfilter"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
@@ -94,7 +95,7 @@ func (j *javaRegexMember) stop(t *testing.T) {
 // and no message of the topics the whitelist does not match is read.
 func TestConsumerProtocolTopicRegexWithJava(t *testing.T) {
 	c := testcluster.SharedKRaft(t)
-	ctx := testCtx(t, 5*time.Minute)
+	ctx := testwait.Context(t, 5*time.Minute)
 	prefix := testcluster.UniqueName("rx")
 	in, also, out, late := prefix+"-in-a", prefix+"-also", prefix+"-out", prefix+"-in-late"
 	// Kafka's whitelist syntax: ',' means '|'; the whole name must match.
@@ -239,7 +240,7 @@ func TestConsumerProtocolTopicRegexWithJava(t *testing.T) {
 // assigning them.
 func TestConsumerProtocolTopicRegexInternalTopics(t *testing.T) {
 	c := testcluster.SharedKRaft(t)
-	ctx := testCtx(t, 2*time.Minute)
+	ctx := testwait.Context(t, 2*time.Minute)
 	group := testcluster.UniqueName("g-kip848-rx-internal")
 	cfg := consumerProtocolConfig(c, group)
 	refused := newConnector(t, cfg)

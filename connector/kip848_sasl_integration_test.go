@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // consumerProtocolSASLConfig is consumerProtocolConfig reaching the secure
@@ -57,7 +58,7 @@ func TestConsumerProtocolWrongPasswordIsFatal(t *testing.T) {
 	cfg.Security.SASLPassword = "not-the-password"
 	conn := newConnector(t, cfg)
 	errs := drainErrors(t, conn)
-	ctx := testCtx(t, 45*time.Second)
+	ctx := testwait.Context(t, 45*time.Second)
 	start := time.Now()
 	_, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
 	took := time.Since(start)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // recordingMetrics is a Metrics that keeps every event.
@@ -81,7 +82,7 @@ func TestMetricsReportRealNumbers(t *testing.T) {
 	cfg.Metrics = rec
 	conn := newConnector(t, cfg)
 	require.Same(t, conn, rec.conn, "Attach is called by New")
-	ctx := testCtx(t, 2*time.Minute)
+	ctx := testwait.Context(t, 2*time.Minute)
 	streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
 	require.NoError(t, err)
 	s := streams[topic][0]
@@ -183,7 +184,7 @@ func TestMetricsCommitsToKafka(t *testing.T) {
 	cfg.DualCommitEnabled = DualCommitOn
 	cfg.Metrics = rec
 	conn := newConnector(t, cfg)
-	ctx := testCtx(t, 2*time.Minute)
+	ctx := testwait.Context(t, 2*time.Minute)
 	streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
 	require.NoError(t, err)
 	m, err := streams[topic][0].Next(ctx)
@@ -218,7 +219,7 @@ func TestStatsWithoutMetrics(t *testing.T) {
 	c := testcluster.Shared(t)
 	topic := newTopic(t, c, 1, 10)
 	conn := newConnector(t, testConfig(c, testcluster.UniqueName("g-stats")))
-	ctx := testCtx(t, time.Minute)
+	ctx := testwait.Context(t, time.Minute)
 	streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
 	require.NoError(t, err)
 	_, err = streams[topic][0].Next(ctx)

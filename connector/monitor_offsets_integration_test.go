@@ -15,6 +15,7 @@ import (
 
 	"github.com/zkconsumer/zkconsumer/internal/javastr"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // TestKafkaToolsReadKafkaStoredOffsets: offsets zkconsumer stores in
@@ -32,7 +33,7 @@ func TestKafkaToolsReadKafkaStoredOffsets(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			// Three JVM tools run one after the other: at load average
 			// 21 they took more than five minutes.
-			ctx := testCtx(t, 10*time.Minute)
+			ctx := testwait.Context(t, 10*time.Minute)
 			topic := newTopic(t, c, 2, 100)
 			group := testcluster.UniqueName("g-monitor")
 			var cfg Config

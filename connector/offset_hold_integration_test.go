@@ -12,6 +12,7 @@ import (
 
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
@@ -81,7 +82,7 @@ func TestUnreadableOffsetHoldsOnlyItsPartition(t *testing.T) {
 	const perPartition = 100
 	topic := newTopic(t, c, 4, 4*perPartition)
 	group := testcluster.UniqueName("g-held")
-	ctx := testCtx(t, 4*time.Minute)
+	ctx := testwait.Context(t, 4*time.Minute)
 	admin, err := zksession.Dial(ctx, zksession.SessionConfig{Connect: c.ZKConnect(), SessionTimeout: 10 * time.Second, ConnectionTimeout: 20 * time.Second})
 	require.NoError(t, err)
 	defer admin.Close()

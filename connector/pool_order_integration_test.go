@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // TestOrderedParallelPool: the README's ordered parallel processing, in
@@ -36,7 +37,7 @@ func testOrderedParallelPool(t *testing.T, c *testcluster.Cluster, cfg Config, c
 	const partitions, n, workers, batch = 5, 500, 3, 7
 	topic := newTopic(t, c, partitions, n)
 	cfg.AutoCommitEnable = false
-	ctx := testCtx(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	conn := newConnector(t, cfg)
 	streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
 	require.NoError(t, err)

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // secureProps are the properties of each way of reaching the secure
@@ -126,7 +127,7 @@ func TestSecureConsumeAndCommit(t *testing.T) {
 					t.Logf("consumer error: %v", err)
 				}
 			}()
-			ctx := testCtx(t, 2*time.Minute)
+			ctx := testwait.Context(t, 2*time.Minute)
 			streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
 			require.NoError(t, err)
 			col := newCollector()
@@ -158,7 +159,7 @@ func TestSecureRebalance(t *testing.T) {
 	const n = 400
 	topic := newTopic(t, c, 4, n)
 	group := testcluster.UniqueName("g-secreb")
-	ctx := testCtx(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	col := newCollector()
 	first := newConnector(t, secureConfig(t, c, group, "SSL"))
 	s1, err := first.CreateMessageStreams(ctx, map[string]int{topic: 1})
@@ -226,7 +227,7 @@ func TestSecureFailures(t *testing.T) {
 			cfg := secureConfig(t, c, testcluster.UniqueName("g-secf"), tc.way)
 			tc.change(&cfg)
 			conn := newConnector(t, cfg)
-			ctx := testCtx(t, time.Minute)
+			ctx := testwait.Context(t, time.Minute)
 			streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
 			require.NoError(t, err)
 			start := time.Now()
@@ -273,7 +274,7 @@ func TestSecureKafkaMode(t *testing.T) {
 					t.Logf("consumer error: %v", err)
 				}
 			}()
-			ctx := testCtx(t, 2*time.Minute)
+			ctx := testwait.Context(t, 2*time.Minute)
 			streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
 			require.NoError(t, err)
 			col := newCollector()

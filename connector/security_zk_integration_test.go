@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
@@ -45,7 +46,7 @@ func TestZooKeeperACLs(t *testing.T) {
 	cfg := testConfig(c, group)
 	cfg.Security.ZooKeeperAuth = "alice:alice-zk-secret"
 	cfg.Security.ZooKeeperSetACL = true
-	ctx := testCtx(t, 2*time.Minute)
+	ctx := testwait.Context(t, 2*time.Minute)
 	alice := newConnector(t, cfg)
 	streams, err := alice.CreateMessageStreams(ctx, map[string]int{topic: 1})
 	require.NoError(t, err)
@@ -114,7 +115,7 @@ func TestZooKeeperTLS(t *testing.T) {
 	cfg, warnings, err := ConfigFromProperties(props)
 	require.NoError(t, err)
 	require.Empty(t, warnings)
-	ctx := testCtx(t, 2*time.Minute)
+	ctx := testwait.Context(t, 2*time.Minute)
 	conn := newConnector(t, cfg)
 	streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
 	require.NoError(t, err)
@@ -165,7 +166,7 @@ func TestSecuredPropertiesExample(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, warnings)
 	require.Equal(t, "SASL_SSL", cfg.Security.SecurityProtocol)
-	ctx := testCtx(t, 2*time.Minute)
+	ctx := testwait.Context(t, 2*time.Minute)
 	conn := newConnector(t, cfg)
 	streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
 	require.NoError(t, err)

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
@@ -73,7 +74,7 @@ func movedBetween(before, after map[int32]string) []int32 {
 // read.
 func TestStickyGroupMovesOnlyWhatBalanceNeeds(t *testing.T) {
 	c := testcluster.Shared(t)
-	ctx := testCtx(t, 5*time.Minute)
+	ctx := testwait.Context(t, 5*time.Minute)
 	const partitions, n = 12, 600
 	topic := newTopic(t, c, partitions, n)
 	group := testcluster.UniqueName("g-sticky")
@@ -162,7 +163,7 @@ func TestStickyAndRangeRefuseToMix(t *testing.T) {
 	defer observer.Close()
 	for _, order := range [][2]AssignmentStrategy{{StrategySticky, StrategyRange}, {StrategyRange, StrategySticky}} {
 		t.Run(order[0].String()+" then "+order[1].String(), func(t *testing.T) {
-			ctx := testCtx(t, 3*time.Minute)
+			ctx := testwait.Context(t, 3*time.Minute)
 			const partitions = 4
 			topic := newTopic(t, c, partitions, 0)
 			group := testcluster.UniqueName("g-mix")

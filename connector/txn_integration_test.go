@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // TestCommitReachesLogEndPastTransactionMarker: a partition whose last
@@ -15,7 +16,7 @@ import (
 // monitoring would show as a lag of 1).
 func TestCommitReachesLogEndPastTransactionMarker(t *testing.T) {
 	c := testcluster.Shared(t)
-	ctx := testCtx(t, 2*time.Minute)
+	ctx := testwait.Context(t, 2*time.Minute)
 	topic := newTopic(t, c, 1, 0)
 	_, err := c.ProduceTxn(ctx, topic, 0, 0, 10, true)
 	require.NoError(t, err)

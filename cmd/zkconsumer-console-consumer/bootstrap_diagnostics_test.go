@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // TestBootstrapServerUnreachableIsPrinted: with --bootstrap-server at an
@@ -22,7 +23,7 @@ func TestBootstrapServerUnreachableIsPrinted(t *testing.T) {
 	addr := ln.Addr().String()
 	require.NoError(t, ln.Close())
 
-	ctx, cancel := context.WithCancel(testContext(t, time.Minute))
+	ctx, cancel := context.WithCancel(testwait.Context(t, time.Minute))
 	defer cancel()
 	var stdout, stderr testcluster.LockedBuffer
 	done := make(chan int, 1)
@@ -70,7 +71,7 @@ func TestBootstrapServerSecurityFailuresExit(t *testing.T) {
 				args = append(args, "--consumer-property", p)
 			}
 			start := time.Now()
-			r := runOurs(testContext(t, time.Minute), args...)
+			r := runOurs(testwait.Context(t, time.Minute), args...)
 			t.Logf("after %v, exit %d: %s", time.Since(start), r.code, r.stderr)
 			require.Less(t, time.Since(start), 30*time.Second)
 			require.Equal(t, 1, r.code)

@@ -15,13 +15,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
 func TestCancelExitsCleanlyAndDeletesGeneratedGroup(t *testing.T) {
 	c := testcluster.Shared(t)
-	ctx := testContext(t, 2*time.Minute)
+	ctx := testwait.Context(t, 2*time.Minute)
 	zk := zkSession(t, ctx, c)
 	topic := testcluster.UniqueName("cc-cancel")
 	require.NoError(t, c.CreateTopic(ctx, topic, 1, 1))
@@ -35,7 +36,7 @@ func TestCancelExitsCleanlyAndDeletesGeneratedGroup(t *testing.T) {
 
 	// The member registers in a generated group, named as Kafka names it.
 	var group string
-	waitFor(t, 30*time.Second, func() bool {
+	testwait.WaitFor(t, 30*time.Second, func() bool {
 		groups, err := zk.Children(ctx, "/consumers")
 		require.NoError(t, err)
 		for _, g := range groups {
@@ -78,7 +79,7 @@ func contains(s []string, v string) bool {
 
 func TestTimeoutExitsWhenIdle(t *testing.T) {
 	c := testcluster.Shared(t)
-	ctx := testContext(t, 2*time.Minute)
+	ctx := testwait.Context(t, 2*time.Minute)
 	topic := testcluster.UniqueName("cc-idle")
 	require.NoError(t, c.CreateTopic(ctx, topic, 1, 1))
 	_, err := c.Produce(ctx, topic, 5, testcluster.ProduceOptions{Partition: 0})
@@ -122,7 +123,7 @@ func TestTimeoutExitsWhenIdle(t *testing.T) {
 
 func TestConsumerConfigFileAndConsumerProperty(t *testing.T) {
 	c := testcluster.Shared(t)
-	ctx := testContext(t, 2*time.Minute)
+	ctx := testwait.Context(t, 2*time.Minute)
 	zk := zkSession(t, ctx, c)
 	topic := testcluster.UniqueName("cc-props")
 	require.NoError(t, c.CreateTopic(ctx, topic, 1, 1))
@@ -168,7 +169,7 @@ func TestConsumerConfigFileAndConsumerProperty(t *testing.T) {
 
 func TestBadRegexIsAnError(t *testing.T) {
 	c := testcluster.Shared(t)
-	ctx := testContext(t, time.Minute)
+	ctx := testwait.Context(t, time.Minute)
 	r := runOurs(ctx, "--zookeeper", c.ZKConnect(), "--whitelist", "(unclosed", "--group", testcluster.UniqueName("cc-badre"))
 	require.Equal(t, 1, r.code)
 	require.Contains(t, r.stderr, "(unclosed")
@@ -177,7 +178,7 @@ func TestBadRegexIsAnError(t *testing.T) {
 
 func TestNoBrokersInZooKeeper(t *testing.T) {
 	c := testcluster.Shared(t)
-	ctx := testContext(t, time.Minute)
+	ctx := testwait.Context(t, time.Minute)
 	// A chroot nobody uses has no /brokers/ids.
 	r := runOurs(ctx, "--zookeeper", c.ZKServer()+"/"+testcluster.UniqueName("cc-empty"), "--topic", "t")
 	require.Equal(t, 1, r.code)
@@ -201,7 +202,7 @@ func (w *gatedWriter) Write(p []byte) (int, error) {
 
 func TestNothingIsCommittedBeforeItIsWrittenOut(t *testing.T) {
 	c := testcluster.Shared(t)
-	ctx := testContext(t, 2*time.Minute)
+	ctx := testwait.Context(t, 2*time.Minute)
 	zk := zkSession(t, ctx, c)
 	topic := testcluster.UniqueName("cc-gated")
 	require.NoError(t, c.CreateTopic(ctx, topic, 1, 1))
@@ -218,7 +219,7 @@ func TestNothingIsCommittedBeforeItIsWrittenOut(t *testing.T) {
 		done <- run(ctx, []string{"--zookeeper", c.ZKConnect(), "--topic", topic, "--group", group, "--from-beginning",
 			"--max-messages", "50", "--consumer-property", "auto.commit.interval.ms=100"}, w, &stderr)
 	}()
-	waitFor(t, time.Minute, func() bool {
+	testwait.WaitFor(t, time.Minute, func() bool {
 		owners, err := zk.Children(ctx, zkutil.OwnersTopicPath(group, topic))
 		return err == nil && len(owners) == 1
 	}, "the member owns the partition")
@@ -245,7 +246,7 @@ func TestNothingIsCommittedBeforeItIsWrittenOut(t *testing.T) {
 
 func TestWrittenOutputIsCommittedBeforeARebalanceReleasesIt(t *testing.T) {
 	c := testcluster.Shared(t)
-	ctx := testContext(t, 2*time.Minute)
+	ctx := testwait.Context(t, 2*time.Minute)
 	zk := zkSession(t, ctx, c)
 	topic := testcluster.UniqueName("cc-rebalance")
 	require.NoError(t, c.CreateTopic(ctx, topic, 2, 1))
@@ -266,7 +267,7 @@ func TestWrittenOutputIsCommittedBeforeARebalanceReleasesIt(t *testing.T) {
 		code := run(runCtx, args, &firstOut, &stderr)
 		first = result{stdout: firstOut.String(), stderr: stderr.String(), code: code}
 	})
-	waitFor(t, time.Minute, func() bool { return len(splitLines(firstOut.String())) == 40 }, "40 messages printed")
+	testwait.WaitFor(t, time.Minute, func() bool { return len(splitLines(firstOut.String())) == 40 }, "40 messages printed")
 	_, ok := committed(t, ctx, zk, group, topic, 0)
 	require.False(t, ok, "no commit yet")
 
@@ -289,7 +290,7 @@ func TestWrittenOutputIsCommittedBeforeARebalanceReleasesIt(t *testing.T) {
 	}
 	wg.Go(func() { second = runOurs(runCtx, args...) })
 	var moved []int32
-	waitFor(t, time.Minute, func() bool {
+	testwait.WaitFor(t, time.Minute, func() bool {
 		moved = moved[:0]
 		for p := range produced.Seqs {
 			if o := owner(p); o != "" && o != firstOwner[p] {
@@ -314,7 +315,7 @@ func TestWrittenOutputIsCommittedBeforeARebalanceReleasesIt(t *testing.T) {
 // waits for the topic, as Kafka's does, but says so.
 func TestNoMatchingTopicIsReported(t *testing.T) {
 	c := testcluster.Shared(t)
-	ctx := testContext(t, 2*time.Minute)
+	ctx := testwait.Context(t, 2*time.Minute)
 	topic := testcluster.UniqueName("cc-nosuch")
 
 	runCtx, cancel := context.WithCancel(ctx)
@@ -325,7 +326,7 @@ func TestNoMatchingTopicIsReported(t *testing.T) {
 		done <- run(runCtx, []string{"--zookeeper", c.ZKConnect(), "--topic", topic}, &stdout, &stderr)
 	}()
 	want := "no topic matches --topic " + topic + " yet; waiting for one to be created"
-	waitFor(t, 30*time.Second, func() bool { return strings.Contains(stderr.String(), want) }, "%q on stderr; got %q", want, stderr.String())
+	testwait.WaitFor(t, 30*time.Second, func() bool { return strings.Contains(stderr.String(), want) }, "%q on stderr; got %q", want, stderr.String())
 
 	cancel()
 	select {
@@ -349,7 +350,7 @@ func TestNoMatchingTopicIsReported(t *testing.T) {
 // the reader got whole.
 func TestClosedPipeCommitsTheMessagesWrittenWhole(t *testing.T) {
 	c := testcluster.Shared(t)
-	ctx := testContext(t, 2*time.Minute)
+	ctx := testwait.Context(t, 2*time.Minute)
 	zk := zkSession(t, ctx, c)
 	topic := testcluster.UniqueName("cc-head")
 	require.NoError(t, c.CreateTopic(ctx, topic, 1, 1))

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // These tests run both console consumers with the flags Kafka 1.1.1 has
@@ -31,7 +32,7 @@ func f32(v float32) []byte { return be32(math.Float32bits(v)) }
 // returns their results, whatever their exit status.
 func compareRun(t *testing.T, c *testcluster.Cluster, args ...string) (ours, kafka result) {
 	t.Helper()
-	ctx := testContext(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	base := append([]string{"--zookeeper", c.ZKConnect()}, args...)
 	ours = runOurs(ctx, append(base, "--group", testcluster.UniqueName("cc-ours"))...)
 	kafka = runKafka(t, ctx, append(base, "--group", testcluster.UniqueName("cc-kafka"))...)
@@ -42,7 +43,7 @@ func compareRun(t *testing.T, c *testcluster.Cluster, args ...string) (ours, kaf
 // that those deserializers cannot read.
 func longDoubleTopic(t *testing.T, c *testcluster.Cluster) (topic string, n int) {
 	t.Helper()
-	ctx := testContext(t, time.Minute)
+	ctx := testwait.Context(t, time.Minute)
 	topic = testcluster.UniqueName("cc-longdouble")
 	require.NoError(t, c.CreateTopic(ctx, topic, 1, 1))
 	kvs := []keyValue{
@@ -130,7 +131,7 @@ func TestChecksumAndNoOpFormattersAndCSVMetricsLikeKafka111(t *testing.T) {
 	// NoOpMessageFormatter prints nothing. The CSV reporter writes a file
 	// per metric every 5 s, with Yammer's columns.
 	oursDir, kafkaDir := filepath.Join(t.TempDir(), "ours"), filepath.Join(t.TempDir(), "kafka")
-	ctx := testContext(t, 2*time.Minute)
+	ctx := testwait.Context(t, 2*time.Minute)
 	args := []string{"--zookeeper", c.ZKConnect(), "--topic", topic, "--from-beginning", "--timeout-ms", "6000",
 		"--formatter", "kafka.tools.NoOpMessageFormatter", "--csv-reporter-enabled"}
 	ours = runOurs(ctx, append(args, "--metrics-dir", oursDir)...)
@@ -176,7 +177,7 @@ func TestChecksumAndNoOpFormattersAndCSVMetricsLikeKafka111(t *testing.T) {
 
 func TestMoreDeserializersAndIsolationLevelLikeKafka111(t *testing.T) {
 	c := testcluster.Shared(t)
-	ctx := testContext(t, time.Minute)
+	ctx := testwait.Context(t, time.Minute)
 	ints := testcluster.UniqueName("cc-intfloat")
 	require.NoError(t, c.CreateTopic(ctx, ints, 1, 1))
 	produceAll(t, c, ints, 0, []keyValue{
@@ -225,7 +226,7 @@ func TestMoreDeserializersAndIsolationLevelLikeKafka111(t *testing.T) {
 
 func TestKafkasRefusalsLikeKafka111(t *testing.T) {
 	c := testcluster.Shared(t)
-	ctx := testContext(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	zk := c.ZKConnect()
 	for _, tc := range []struct {
 		name string

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -39,7 +40,7 @@ func command(t *testing.T, ctx context.Context, which string, args ...string) *e
 
 func TestClosedStdoutPipeLikeKafka111(t *testing.T) {
 	c := testcluster.Shared(t)
-	ctx := testContext(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	zk := zkSession(t, ctx, c)
 	topic := testcluster.UniqueName("cc-pipe")
 	require.NoError(t, c.CreateTopic(ctx, topic, 1, 1))
@@ -87,7 +88,7 @@ func TestClosedStdoutPipeLikeKafka111(t *testing.T) {
 
 func TestExitStatusAfterSignalsLikeKafka111(t *testing.T) {
 	c := testcluster.Shared(t)
-	ctx := testContext(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	zk := zkSession(t, ctx, c)
 
 	// Ctrl-C once consuming: the JVM runs its shutdown hooks and exits
@@ -102,7 +103,7 @@ func TestExitStatusAfterSignalsLikeKafka111(t *testing.T) {
 			before, err := zk.Children(ctx, "/consumers")
 			require.NoError(t, err)
 			require.NoError(t, cmd.Start())
-			waitFor(t, time.Minute, func() bool {
+			testwait.WaitFor(t, time.Minute, func() bool {
 				groups, err := zk.Children(ctx, "/consumers")
 				require.NoError(t, err)
 				for _, g := range groups {
@@ -119,7 +120,7 @@ func TestExitStatusAfterSignalsLikeKafka111(t *testing.T) {
 			// A message printed: the consumer is in its loop.
 			_, err = c.Produce(ctx, topic, 1, testcluster.ProduceOptions{Partition: 0})
 			require.NoError(t, err)
-			waitFor(t, time.Minute, func() bool { return stdout.String() == "seq=0;\n" }, "the message printed")
+			testwait.WaitFor(t, time.Minute, func() bool { return stdout.String() == "seq=0;\n" }, "the message printed")
 			require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
 			require.Equal(t, 130, exitCode(t, cmd.Wait()), stderr.String())
 			require.Contains(t, stderr.String(), "Processed a total of 1 messages")

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // These tests run this console consumer and Kafka 1.1.1's own
@@ -21,7 +22,7 @@ import (
 // returns their results, failing unless both exit 0.
 func compare(t *testing.T, c *testcluster.Cluster, args ...string) (ours, kafka result) {
 	t.Helper()
-	ctx := testContext(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	base := append([]string{"--zookeeper", c.ZKConnect()}, args...)
 	ours = runOurs(ctx, append(base, "--group", testcluster.UniqueName("cc-ours"))...)
 	require.Equal(t, 0, ours.code, "ours failed:\n%s", ours.stderr)
@@ -44,7 +45,7 @@ func processed(t *testing.T, r result) int {
 
 func TestSamePartitionOutputAsKafka111(t *testing.T) {
 	c := testcluster.Shared(t)
-	ctx := testContext(t, time.Minute)
+	ctx := testwait.Context(t, time.Minute)
 	topic := testcluster.UniqueName("cc-one")
 	require.NoError(t, c.CreateTopic(ctx, topic, 1, 1))
 	_, err := c.Produce(ctx, topic, 40, testcluster.ProduceOptions{Partition: 0})
@@ -74,7 +75,7 @@ func TestSamePartitionOutputAsKafka111(t *testing.T) {
 
 func TestSameOutputAsKafka111AcrossPartitions(t *testing.T) {
 	c := testcluster.Shared(t)
-	ctx := testContext(t, time.Minute)
+	ctx := testwait.Context(t, time.Minute)
 	topic := testcluster.UniqueName("cc-multi")
 	require.NoError(t, c.CreateTopic(ctx, topic, 3, 1))
 	produced, err := c.Produce(ctx, topic, 90, testcluster.ProduceOptions{Partition: -1})
@@ -107,7 +108,7 @@ func TestSameOutputAsKafka111AcrossPartitions(t *testing.T) {
 
 func TestWhitelistLikeKafka111(t *testing.T) {
 	c := testcluster.Shared(t)
-	ctx := testContext(t, time.Minute)
+	ctx := testwait.Context(t, time.Minute)
 	base := testcluster.UniqueName("cc-wl")
 	for i, suffix := range []string{"a", "b", "c"} {
 		topic := base + "." + suffix
@@ -162,7 +163,7 @@ func TestNotStartingWith(t *testing.T) {
 
 func TestBlacklistLikeKafka111(t *testing.T) {
 	c := testcluster.Shared(t)
-	ctx := testContext(t, time.Minute)
+	ctx := testwait.Context(t, time.Minute)
 	prefix := testcluster.UniqueName("cc-bl") + "."
 	for i, topic := range []string{prefix + "x", prefix + "y", testcluster.UniqueName("cc-bl-other")} {
 		require.NoError(t, c.CreateTopic(ctx, topic, 2, 1))
@@ -181,7 +182,7 @@ func TestBlacklistLikeKafka111(t *testing.T) {
 
 func TestGroupContinuesAfterCommittedOffsetsLikeKafka111(t *testing.T) {
 	c := testcluster.Shared(t)
-	ctx := testContext(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	zk := zkSession(t, ctx, c)
 	topic := testcluster.UniqueName("cc-reuse")
 	require.NoError(t, c.CreateTopic(ctx, topic, 1, 1))
@@ -258,7 +259,7 @@ func TestGroupContinuesAfterCommittedOffsetsLikeKafka111(t *testing.T) {
 
 func TestGeneratedGroupIsDeletedOnExitLikeKafka111(t *testing.T) {
 	c := testcluster.Shared(t)
-	ctx := testContext(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	zk := zkSession(t, ctx, c)
 	topic := testcluster.UniqueName("cc-random")
 	require.NoError(t, c.CreateTopic(ctx, topic, 2, 1))
@@ -288,7 +289,7 @@ func TestGeneratedGroupIsDeletedOnExitLikeKafka111(t *testing.T) {
 
 func TestCommandLineMistakesLikeKafka111(t *testing.T) {
 	c := testcluster.Shared(t)
-	ctx := testContext(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	zk := []string{"--zookeeper", c.ZKConnect()}
 	for _, tc := range []struct {
 		name string
@@ -323,7 +324,7 @@ func TestCommandLineMistakesLikeKafka111(t *testing.T) {
 func TestTopicIsARegexLikeKafka111(t *testing.T) {
 	// Kafka's old console consumer subscribes to --topic as a whitelist.
 	c := testcluster.Shared(t)
-	ctx := testContext(t, time.Minute)
+	ctx := testwait.Context(t, time.Minute)
 	base := testcluster.UniqueName("cc-topicre")
 	for i, topic := range []string{base + "-x1", base + "-x2"} {
 		require.NoError(t, c.CreateTopic(ctx, topic, 1, 1))

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 	"github.com/zkconsumer/zkconsumer/internal/zkbrokers"
 	"github.com/zkconsumer/zkconsumer/internal/zksession"
 )
@@ -20,7 +21,7 @@ import (
 // connect string and a session on the chroot.
 func mirrorChroot(t *testing.T, c *testcluster.Cluster, topics ...string) (string, *zksession.Session) {
 	t.Helper()
-	ctx := testCtx(t, time.Minute)
+	ctx := testwait.Context(t, time.Minute)
 	src := session(t, c)
 	raw, err := openRaw(c.ZKServer())
 	require.NoError(t, err)

@@ -12,6 +12,7 @@ import (
 	"github.com/zkconsumer/zkconsumer/connector"
 	"github.com/zkconsumer/zkconsumer/internal/groups"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
@@ -136,7 +137,7 @@ func kafkaMember(t *testing.T, c *testcluster.Cluster, group, topic string) *con
 		defer cancel()
 		_ = conn.Shutdown(ctx)
 	})
-	ctx := testCtx(t, 2*time.Minute)
+	ctx := testwait.Context(t, 2*time.Minute)
 	streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
 	require.NoError(t, err)
 	_, err = streams[topic][0].Next(ctx)
@@ -157,7 +158,7 @@ func commitToKafka(t *testing.T, c *testcluster.Cluster, group string, topics ..
 			offsets[zkutil.TopicPartition{Topic: topic, Partition: p}] = 3
 		}
 	}
-	require.NoError(t, k.Commit(testCtx(t, time.Minute), offsets))
+	require.NoError(t, k.Commit(testwait.Context(t, time.Minute), offsets))
 }
 
 // TestDeleteOffsetsKafkaLikeKafka39: --bootstrap-server --delete-offsets
@@ -189,7 +190,7 @@ func TestDeleteOffsetsKafkaLikeKafka39(t *testing.T) {
 	}, oursRows)
 	require.Contains(t, r.stdout, "subscribes to the topic")
 
-	out, err := testcluster.RunTool(testCtx(t, 3*time.Minute), "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
+	out, err := testcluster.RunTool(testwait.Context(t, 3*time.Minute), "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
 		"--bootstrap-server", c.BrokerAddrs()[0], "--delete-offsets", "--group", theirs,
 		"--topic", subscribed, "--topic", other, "--topic", "no-such-topic")
 	require.NoError(t, err, out)
@@ -213,7 +214,7 @@ func TestDeleteOffsetsKafkaLikeKafka39(t *testing.T) {
 	require.NoError(t, err)
 	defer k.Close()
 	tps := []zkutil.TopicPartition{{Topic: subscribed, Partition: 0}, {Topic: subscribed, Partition: 1}, {Topic: other, Partition: 0}, {Topic: other, Partition: 1}}
-	got, failed, err := k.Fetch(testCtx(t, time.Minute), tps)
+	got, failed, err := k.Fetch(testwait.Context(t, time.Minute), tps)
 	require.NoError(t, err)
 	require.Empty(t, failed)
 	require.Equal(t, int64(3), got[tps[0]], "refused: kept")
@@ -227,7 +228,7 @@ func TestDeleteOffsetsKafkaLikeKafka39(t *testing.T) {
 	require.NoError(t, mOurs.Shutdown(sctx))
 	out = runOK(t, "--bootstrap-server", bootstrap, "--delete-offsets", "--group", ours, "--topic", subscribed+":1")
 	require.Equal(t, map[string]string{subscribed + "/1": "Deleted"}, deletionRows(t, out))
-	got, _, err = k.Fetch(testCtx(t, time.Minute), tps[:2])
+	got, _, err = k.Fetch(testwait.Context(t, time.Minute), tps[:2])
 	require.NoError(t, err)
 	require.Equal(t, zkutil.NoOffset, got[tps[1]])
 	require.Equal(t, int64(3), got[tps[0]], "only the partition named")

@@ -8,12 +8,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // kafkaDescribe runs Kafka 1.1.1's ConsumerGroupCommand --describe on group.
 func kafkaDescribe(t *testing.T, c *testcluster.Cluster, group string) string {
 	t.Helper()
-	out, err := testcluster.RunOldTool(testCtx(t, 3*time.Minute), "kafka.admin.ConsumerGroupCommand", "--zookeeper", c.ZKConnect(), "--describe", "--group", group)
+	out, err := testcluster.RunOldTool(testwait.Context(t, 3*time.Minute), "kafka.admin.ConsumerGroupCommand", "--zookeeper", c.ZKConnect(), "--describe", "--group", group)
 	require.NoError(t, err)
 	t.Logf("Kafka 1.1.1 --describe:\n%s", out)
 	return out
@@ -43,7 +44,7 @@ func TestDescribeMatchesKafka111(t *testing.T) {
 	m1.consume(t, 30)
 	m2.consume(t, 50)
 	// More messages, so that the lag is not zero.
-	_, err := c.Produce(testCtx(t, time.Minute), topic, 40, testcluster.ProduceOptions{Partition: -1, FirstSeq: 200})
+	_, err := c.Produce(testwait.Context(t, time.Minute), topic, 40, testcluster.ProduceOptions{Partition: -1, FirstSeq: 200})
 	require.NoError(t, err)
 
 	ours := runOK(t, "--zookeeper", c.ZKConnect(), "--describe", "--group", group)
@@ -83,7 +84,7 @@ func TestDescribeIdleMember(t *testing.T) {
 	waitOwned(t, zk, group, topic, 1)
 	m2 := startMember(t, c, group, topic, 1)
 	require.Eventually(t, func() bool {
-		ids, err := zk.Children(testCtx(t, time.Minute), "/consumers/"+group+"/ids")
+		ids, err := zk.Children(testwait.Context(t, time.Minute), "/consumers/"+group+"/ids")
 		return err == nil && len(ids) == 2
 	}, time.Minute, 100*time.Millisecond)
 	waitOwned(t, zk, group, topic, 1)

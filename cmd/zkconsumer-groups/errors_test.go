@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 	"github.com/zkconsumer/zkconsumer/internal/zksession"
 )
 
@@ -109,7 +110,7 @@ func TestGarbageAndChroot(t *testing.T) {
 	writeNode(t, zk, g+"/offsets/t/x", "1")
 	writeNode(t, zk, g+"/ids/g_idle", `{"version":1,"subscription":{"t":1},"pattern":"static","timestamp":"1"}`)
 	writeNode(t, zk, g+"/ids/g_garbage", `{"version":1,"subscription":`)
-	require.NoError(t, zk.EnsurePath(testCtx(t, time.Minute), g+"/owners/t"))
+	require.NoError(t, zk.EnsurePath(testwait.Context(t, time.Minute), g+"/owners/t"))
 
 	start := time.Now()
 	r := runTool(t, "--zookeeper", connect, "--describe", "--group", "g", "--timeout", "3s")
@@ -141,14 +142,14 @@ func TestGarbageAndChroot(t *testing.T) {
 	writeNode(t, zk, chroot+"/brokers/topics/u", `{"version":1,"partitions":{"0":[98]}}`)
 	writeNode(t, zk, chroot+"/brokers/topics/u/partitions/0/state", `{"controller_epoch":1,"leader":98,"version":1,"leader_epoch":0,"isr":[98]}`)
 	writeNode(t, zk, g+"/offsets/u/0", "5")
-	require.NoError(t, zk.Delete(testCtx(t, time.Minute), g+"/ids/g_idle", -1))
-	require.NoError(t, zk.Delete(testCtx(t, time.Minute), g+"/ids/g_garbage", -1))
+	require.NoError(t, zk.Delete(testwait.Context(t, time.Minute), g+"/ids/g_idle", -1))
+	require.NoError(t, zk.Delete(testwait.Context(t, time.Minute), g+"/ids/g_garbage", -1))
 	start = time.Now()
 	r = runTool(t, "--zookeeper", connect, "--reset-offsets", "--group", "g", "--topic", "u", "--to-earliest", "--execute", "--timeout", "2s")
 	require.Equal(t, 1, r.code)
 	require.Contains(t, r.stderr, "broker 98")
 	require.Less(t, time.Since(start), 20*time.Second, "bounded by --timeout")
-	data, _, err := zk.Get(testCtx(t, time.Minute), g+"/offsets/u/0")
+	data, _, err := zk.Get(testwait.Context(t, time.Minute), g+"/offsets/u/0")
 	require.NoError(t, err)
 	require.Equal(t, "5", string(data), "nothing written")
 

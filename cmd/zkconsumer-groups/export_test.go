@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // TestExportRoundTrip: --export writes Kafka's reset CSV (or the zk
@@ -75,13 +76,13 @@ func TestZkFormatInteropWithKafka111(t *testing.T) {
 	require.NoError(t, err)
 	renamed := filepath.Join(dir, "renamed.zk")
 	require.NoError(t, os.WriteFile(renamed, []byte(strings.ReplaceAll(string(data), "/consumers/"+src+"/", "/consumers/"+dst+"/")), 0o644))
-	_, err = testcluster.RunOldTool(testCtx(t, 3*time.Minute), "kafka.tools.ImportZkOffsets", "--zkconnect", c.ZKConnect(), "--input-file", renamed)
+	_, err = testcluster.RunOldTool(testwait.Context(t, 3*time.Minute), "kafka.tools.ImportZkOffsets", "--zkconnect", c.ZKConnect(), "--input-file", renamed)
 	require.NoError(t, err)
 	require.Equal(t, []int64{7, 13}, committed(t, zk, dst, topic, 2), "Kafka imported our file")
 
 	// Kafka's ExportZkOffsets -> ours.
 	theirs := filepath.Join(dir, "theirs.zk")
-	_, err = testcluster.RunOldTool(testCtx(t, 3*time.Minute), "kafka.tools.ExportZkOffsets", "--zkconnect", c.ZKConnect(), "--group", src, "--output-file", theirs)
+	_, err = testcluster.RunOldTool(testwait.Context(t, 3*time.Minute), "kafka.tools.ExportZkOffsets", "--zkconnect", c.ZKConnect(), "--group", src, "--output-file", theirs)
 	require.NoError(t, err)
 	reset(t, c, src, "--all-topics", "--to-earliest")
 	require.Equal(t, []int64{0, 0}, committed(t, zk, src, topic, 2))
@@ -122,7 +123,7 @@ func TestCSVInteropWithKafka111(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "offsets.csv")
 	runOK(t, "--zookeeper", c.ZKConnect(), "--export", "--group", group, "--output-file", file)
 
-	out, err := testcluster.RunOldTool(testCtx(t, 3*time.Minute), "kafka.admin.ConsumerGroupCommand",
+	out, err := testcluster.RunOldTool(testwait.Context(t, 3*time.Minute), "kafka.admin.ConsumerGroupCommand",
 		"--bootstrap-server", strings.Join(c.BrokerAddrs(), ","), "--reset-offsets", "--group", group+"-kafka", "--from-file", file, "--dry-run")
 	require.NoError(t, err)
 	t.Logf("Kafka 1.1.1 --reset-offsets --from-file:\n%s", out)
@@ -134,7 +135,7 @@ func TestCSVInteropWithKafka111(t *testing.T) {
 	}
 	require.Equal(t, map[string]string{"0": "2", "1": "5", "2": "9"}, got, "Kafka read our CSV")
 
-	out, err = testcluster.RunOldTool(testCtx(t, 3*time.Minute), "kafka.admin.ConsumerGroupCommand",
+	out, err = testcluster.RunOldTool(testwait.Context(t, 3*time.Minute), "kafka.admin.ConsumerGroupCommand",
 		"--bootstrap-server", strings.Join(c.BrokerAddrs(), ","), "--reset-offsets", "--group", group+"-kafka", "--topic", topic, "--to-offset", "7", "--export", "--dry-run")
 	require.NoError(t, err)
 	t.Logf("Kafka 1.1.1 --reset-offsets --export:\n%s", out)

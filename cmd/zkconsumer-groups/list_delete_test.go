@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
@@ -59,7 +60,7 @@ func TestListMatchesKafka111(t *testing.T) {
 		fakeGroup(t, zk, testcluster.UniqueName("g-list"), topic, 0)
 	}
 	ours := strings.Fields(runOK(t, "--zookeeper", connect, "--list"))
-	out, err := testcluster.RunOldTool(testCtx(t, 3*time.Minute), "kafka.admin.ConsumerGroupCommand", "--zookeeper", connect, "--list")
+	out, err := testcluster.RunOldTool(testwait.Context(t, 3*time.Minute), "kafka.admin.ConsumerGroupCommand", "--zookeeper", connect, "--list")
 	require.NoError(t, err)
 	theirs := strings.Fields(out)
 	require.True(t, slices.IsSorted(ours), "sorted: %v", ours)
@@ -88,7 +89,7 @@ func TestDeleteRefusedWhileActiveLikeKafka111(t *testing.T) {
 	require.Contains(t, r.stderr, "Delete for group '"+ours+"' failed because its consumers are still active")
 	require.Contains(t, r.stderr, mOurs.conn.ConsumerID(), "the refusal names the member")
 	require.True(t, groupExists(t, zk, ours))
-	out, err := testcluster.RunOldTool(testCtx(t, 3*time.Minute), "kafka.admin.ConsumerGroupCommand", "--zookeeper", c.ZKConnect(), "--delete", "--group", theirs)
+	out, err := testcluster.RunOldTool(testwait.Context(t, 3*time.Minute), "kafka.admin.ConsumerGroupCommand", "--zookeeper", c.ZKConnect(), "--delete", "--group", theirs)
 	require.NoError(t, err)
 	require.Contains(t, out, "Delete for group '"+theirs+"' failed because its consumers are still active")
 	require.True(t, groupExists(t, zk, theirs))
@@ -104,7 +105,7 @@ func TestDeleteRefusedWhileActiveLikeKafka111(t *testing.T) {
 	require.Contains(t, runOK(t, "--zookeeper", c.ZKConnect(), "--delete", "--group", ours),
 		"Deleted all consumer group information for group '"+ours+"' in zookeeper.")
 	require.False(t, groupExists(t, zk, ours))
-	out, err = testcluster.RunOldTool(testCtx(t, 3*time.Minute), "kafka.admin.ConsumerGroupCommand", "--zookeeper", c.ZKConnect(), "--delete", "--group", theirs)
+	out, err = testcluster.RunOldTool(testwait.Context(t, 3*time.Minute), "kafka.admin.ConsumerGroupCommand", "--zookeeper", c.ZKConnect(), "--delete", "--group", theirs)
 	require.NoError(t, err)
 	require.Contains(t, out, "Deleted all consumer group information for group '"+theirs+"' in zookeeper.")
 	require.False(t, groupExists(t, zk, theirs))
@@ -131,7 +132,7 @@ func TestDeleteTopic(t *testing.T) {
 
 	require.Contains(t, runOK(t, "--zookeeper", c.ZKConnect(), "--delete", "--group", g, "--topic", t1),
 		"Deleted consumer group information for group '"+g+"' topic '"+t1+"' in zookeeper.")
-	out, err := testcluster.RunOldTool(testCtx(t, 3*time.Minute), "kafka.admin.ConsumerGroupCommand", "--zookeeper", c.ZKConnect(), "--delete", "--group", k, "--topic", t1)
+	out, err := testcluster.RunOldTool(testwait.Context(t, 3*time.Minute), "kafka.admin.ConsumerGroupCommand", "--zookeeper", c.ZKConnect(), "--delete", "--group", k, "--topic", t1)
 	require.NoError(t, err)
 	require.Contains(t, out, "Deleted consumer group information for group '"+k+"' topic '"+t1+"' in zookeeper.")
 	for _, group := range []string{g, k} {

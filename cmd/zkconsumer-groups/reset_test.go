@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
@@ -42,7 +43,7 @@ func resumesAt(t *testing.T, c *testcluster.Cluster, group, topic string, want [
 	t.Helper()
 	m := startMember(t, c, group, topic, 1)
 	defer m.stop(t)
-	ctx := testCtx(t, 2*time.Minute)
+	ctx := testwait.Context(t, 2*time.Minute)
 	first := map[int32]int64{}
 	for len(first) < len(want) {
 		msg, err := m.streams[0].Next(ctx)
@@ -120,7 +121,7 @@ func TestResetModes(t *testing.T) {
 	time.Sleep(1100 * time.Millisecond) // a clear gap in message timestamps
 	at := time.Now()
 	time.Sleep(1100 * time.Millisecond)
-	_, err := c.Produce(testCtx(t, time.Minute), topic, 20, testcluster.ProduceOptions{Partition: -1, FirstSeq: 80})
+	_, err := c.Produce(testwait.Context(t, time.Minute), topic, 20, testcluster.ProduceOptions{Partition: -1, FirstSeq: 80})
 	require.NoError(t, err)
 	reset(t, c, group, "--all-topics", "--to-datetime", at.UTC().Format("2006-01-02T15:04:05.000")+"Z")
 	require.Equal(t, []int64{40, 40}, committed(t, zk, group, topic, 2), "the first offsets after the time")
@@ -136,7 +137,7 @@ func TestResetModes(t *testing.T) {
 	reset(t, c, group, "--all-topics", "--to-earliest")
 	reset(t, c, group, "--all-topics", "--to-latest")
 	require.Equal(t, []int64{50, 50}, committed(t, zk, group, topic, 2))
-	_, err = c.Produce(testCtx(t, time.Minute), topic, 2, testcluster.ProduceOptions{Partition: -1, FirstSeq: 100})
+	_, err = c.Produce(testwait.Context(t, time.Minute), topic, 2, testcluster.ProduceOptions{Partition: -1, FirstSeq: 100})
 	require.NoError(t, err)
 	resumesAt(t, c, group, topic, []int64{50, 50})
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/zkconsumer/zkconsumer/connector"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
@@ -26,13 +27,13 @@ func TestExamplesReportErrors(t *testing.T) {
 	c := testcluster.Shared(t)
 	for _, name := range []string{"simple", "manual-commit"} {
 		t.Run(name, func(t *testing.T) {
-			ctx := testContext(t, 2*time.Minute)
+			ctx := testwait.Context(t, 2*time.Minute)
 			bin := build(t, name)
 			topic, group := testcluster.UniqueName("smoke-missing"), testcluster.UniqueName("smoke-missing")
 			p := start(t, ctx, bin, "-zookeeper", c.ZKConnect(), "-topic", topic, "-group", group)
 			missing := connector.ErrTopicMissing.Error() + ": " + topic
 			want := "consumer: " + missing
-			waitFor(t, time.Minute, func() bool { return hasLogLine(p, want) },
+			testwait.WaitFor(t, time.Minute, func() bool { return hasLogLine(p, want) },
 				"%q on stderr; stderr:\n%s", want, &p.stderr)
 			p.interrupt(t)
 			// Printed once: the connector logs (through slog.Default(),
@@ -46,7 +47,7 @@ func TestExamplesReportErrors(t *testing.T) {
 		})
 	}
 	t.Run("wildcard", func(t *testing.T) {
-		ctx := testContext(t, 2*time.Minute)
+		ctx := testwait.Context(t, 2*time.Minute)
 		bin := build(t, "wildcard")
 		base, group := testcluster.UniqueName("smoke-broken"), testcluster.UniqueName("smoke-broken")
 		require.NoError(t, c.CreateTopic(ctx, base+".a", 1, 1))
@@ -58,7 +59,7 @@ func TestExamplesReportErrors(t *testing.T) {
 		require.NoError(t, s.CreatePersistent(ctx, path, []byte("not a registration")))
 
 		p := start(t, ctx, bin, "-zookeeper", c.ZKConnect(), "-whitelist", regexp.QuoteMeta(base)+`\..*`, "-group", group)
-		waitFor(t, time.Minute, func() bool { return hasLogLine(p, "consumer: ") && strings.Contains(p.stderr.String(), path) },
+		testwait.WaitFor(t, time.Minute, func() bool { return hasLogLine(p, "consumer: ") && strings.Contains(p.stderr.String(), path) },
 			"the unreadable registration reported on stderr; stderr:\n%s", &p.stderr)
 		p.interrupt(t)
 	})

@@ -16,13 +16,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // TestKafkaMode: the kafka-mode example, given only bootstrap.servers,
 // reads what the topic holds on a first run and commits it to Kafka.
 func TestKafkaMode(t *testing.T) {
 	c := testcluster.Shared(t)
-	ctx := testContext(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	bin := build(t, "kafka-mode")
 	topic, group := testcluster.UniqueName("smoke-kafkamode"), testcluster.UniqueName("smoke-kafkamode")
 	require.NoError(t, c.CreateTopic(ctx, topic, 2, 1))
@@ -43,7 +44,7 @@ func TestKafkaMode(t *testing.T) {
 // on a first run, and stops on a value the connector refuses.
 func TestProperties(t *testing.T) {
 	c := testcluster.Shared(t)
-	ctx := testContext(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	bin := build(t, "properties")
 	topic, group := testcluster.UniqueName("smoke-props"), testcluster.UniqueName("smoke-props")
 	require.NoError(t, c.CreateTopic(ctx, topic, 2, 1))
@@ -75,7 +76,7 @@ var readyRE = regexp.MustCompile(`readiness check on (http://\S+/ready)`)
 // consumes, and every message is printed once and committed.
 func TestPauseResume(t *testing.T) {
 	c := testcluster.Shared(t)
-	ctx := testContext(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	bin := build(t, "pause-resume")
 	topic, group := testcluster.UniqueName("smoke-pause"), testcluster.UniqueName("smoke-pause")
 	require.NoError(t, c.CreateTopic(ctx, topic, 2, 1))
@@ -85,7 +86,7 @@ func TestPauseResume(t *testing.T) {
 	p := start(t, ctx, bin, "-zookeeper", c.ZKConnect(), "-topic", topic, "-group", group,
 		"-queue", "4", "-work", "30ms", "-listen", "127.0.0.1:0")
 	var url string
-	waitFor(t, time.Minute, func() bool {
+	testwait.WaitFor(t, time.Minute, func() bool {
 		m := readyRE.FindStringSubmatch(p.stderr.String())
 		if m != nil {
 			url = m[1]
@@ -114,7 +115,7 @@ func TestPauseResume(t *testing.T) {
 	}()
 
 	p.waitLines(t, 30)
-	waitFor(t, time.Minute, func() bool {
+	testwait.WaitFor(t, time.Minute, func() bool {
 		a, err := ready(ctx, url)
 		return err == nil && a == "200: ready"
 	}, "the readiness check to answer 200 once the queue drained")

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // TestREADMEFirstRun follows the README's first run against the shared
@@ -26,7 +27,7 @@ import (
 // resumes after what the first committed on Ctrl-C.
 func TestREADMEFirstRun(t *testing.T) {
 	c := testcluster.Shared(t)
-	ctx := testContext(t, 4*time.Minute)
+	ctx := testwait.Context(t, 4*time.Minute)
 	root := repoRoot(t)
 	readme := readPage(t, "README.md")
 	topic, group := testcluster.UniqueName("readme-orders"), testcluster.UniqueName("readme-audit")
@@ -107,7 +108,7 @@ func TestREADMEFirstRun(t *testing.T) {
 	require.Len(t, want, 5, "the README's expected output: %q", want)
 
 	first := startWithEnv(t, ctx, []string{"ZOOKEEPER_CONNECT=" + c.ZKConnect()}, bin)
-	waitFor(t, 2*time.Minute, func() bool { return len(printed(first, topic)) >= len(want) },
+	testwait.WaitFor(t, 2*time.Minute, func() bool { return len(printed(first, topic)) >= len(want) },
 		"the Example to print %d messages; stderr:\n%s", len(want), &first.stderr)
 	first.interrupt(t)
 	require.Equal(t, want, printed(first, topic), "the Example's first run; stderr:\n%s", &first.stderr)
@@ -115,7 +116,7 @@ func TestREADMEFirstRun(t *testing.T) {
 	// Run it again: nothing old, only what was produced since.
 	produce("6", "6")
 	second := startWithEnv(t, ctx, []string{"ZOOKEEPER_CONNECT=" + c.ZKConnect()}, bin)
-	waitFor(t, 2*time.Minute, func() bool { return len(printed(second, topic)) >= 1 },
+	testwait.WaitFor(t, 2*time.Minute, func() bool { return len(printed(second, topic)) >= 1 },
 		"the Example's second run to print the new message; stderr:\n%s", &second.stderr)
 	second.interrupt(t)
 	require.Equal(t, []string{topic + "-0@5: 6"}, printed(second, topic), "the Example's second run; stderr:\n%s", &second.stderr)

@@ -14,13 +14,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
 func TestSimple(t *testing.T) {
 	c := testcluster.Shared(t)
-	ctx := testContext(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	bin := build(t, "simple")
 	topic, group := testcluster.UniqueName("smoke-simple"), testcluster.UniqueName("smoke-simple")
 	require.NoError(t, c.CreateTopic(ctx, topic, 2, 1))
@@ -46,7 +47,7 @@ func TestSimple(t *testing.T) {
 
 func TestWorkers(t *testing.T) {
 	c := testcluster.Shared(t)
-	ctx := testContext(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	bin := build(t, "workers")
 	topic, group := testcluster.UniqueName("smoke-workers"), testcluster.UniqueName("smoke-workers")
 	require.NoError(t, c.CreateTopic(ctx, topic, 4, 1))
@@ -54,7 +55,7 @@ func TestWorkers(t *testing.T) {
 	require.NoError(t, err)
 
 	p := start(t, ctx, bin, "-zookeeper", c.ZKConnect(), "-topic", topic, "-group", group, "-streams", "4")
-	waitFor(t, time.Minute, func() bool { return strings.Contains(p.stderr.String(), " 200 messages so far") },
+	testwait.WaitFor(t, time.Minute, func() bool { return strings.Contains(p.stderr.String(), " 200 messages so far") },
 		"workers to report 200 messages; stderr:\n%s", &p.stderr)
 	p.interrupt(t)
 	require.Contains(t, p.stderr.String(), "consumed 200 messages")
@@ -66,7 +67,7 @@ func TestWorkers(t *testing.T) {
 // when it is interrupted.
 func TestPool(t *testing.T) {
 	c := testcluster.Shared(t)
-	ctx := testContext(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	bin := build(t, "pool")
 	topic, group := testcluster.UniqueName("smoke-pool"), testcluster.UniqueName("smoke-pool")
 	require.NoError(t, c.CreateTopic(ctx, topic, 4, 1))
@@ -74,7 +75,7 @@ func TestPool(t *testing.T) {
 	require.NoError(t, err)
 
 	p := start(t, ctx, bin, "-zookeeper", c.ZKConnect(), "-topic", topic, "-group", group, "-workers", "3", "-batch", "7")
-	waitFor(t, time.Minute, func() bool { return strings.Contains(p.stderr.String(), "200 messages processed, 200 committed") },
+	testwait.WaitFor(t, time.Minute, func() bool { return strings.Contains(p.stderr.String(), "200 messages processed, 200 committed") },
 		"the pool to report 200 messages processed and committed; stderr:\n%s", &p.stderr)
 	requireCommitted(t, ctx, c, group, map[string]testcluster.Produced{topic: produced})
 	p.interrupt(t)
@@ -85,7 +86,7 @@ func TestPool(t *testing.T) {
 
 func TestWildcard(t *testing.T) {
 	c := testcluster.Shared(t)
-	ctx := testContext(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	bin := build(t, "wildcard")
 	base, group := testcluster.UniqueName("smoke-wild"), testcluster.UniqueName("smoke-wild")
 	first, second, other := base+".a", base+".b", base+"-not"
@@ -120,7 +121,7 @@ func TestWildcard(t *testing.T) {
 
 func TestManualCommit(t *testing.T) {
 	c := testcluster.Shared(t)
-	ctx := testContext(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	bin := build(t, "manual-commit")
 	topic, group := testcluster.UniqueName("smoke-manual"), testcluster.UniqueName("smoke-manual")
 	require.NoError(t, c.CreateTopic(ctx, topic, 2, 1))
@@ -128,7 +129,7 @@ func TestManualCommit(t *testing.T) {
 	require.NoError(t, err)
 
 	p := start(t, ctx, bin, "-zookeeper", c.ZKConnect(), "-topic", topic, "-group", group, "-batch", "100")
-	waitFor(t, time.Minute, func() bool { return strings.Contains(p.stderr.String(), "committed after 300 messages") },
+	testwait.WaitFor(t, time.Minute, func() bool { return strings.Contains(p.stderr.String(), "committed after 300 messages") },
 		"the commit after 300 messages; stderr:\n%s", &p.stderr)
 	// Every batch was committed while it ran (auto-commit is off).
 	requireCommitted(t, ctx, c, group, map[string]testcluster.Produced{topic: produced})
@@ -209,7 +210,7 @@ func (p *proc) lines() []string {
 
 func (p *proc) waitLines(t *testing.T, n int) {
 	t.Helper()
-	waitFor(t, time.Minute, func() bool { return len(p.lines()) >= n }, "%d lines on stdout; stdout:\n%s", n, &p.stdout)
+	testwait.WaitFor(t, time.Minute, func() bool { return len(p.lines()) >= n }, "%d lines on stdout; stdout:\n%s", n, &p.stdout)
 }
 
 // lineRE matches what simple and wildcard print: topic-partition@offset: value.
@@ -268,23 +269,4 @@ func merge(a, b testcluster.Produced) testcluster.Produced {
 		}
 	}
 	return out
-}
-
-func testContext(t *testing.T, d time.Duration) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// waitFor polls cond until it holds or timeout passes.
-func waitFor(t *testing.T, timeout time.Duration, cond func() bool, format string, args ...any) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for "+format, append([]any{timeout}, args...)...)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }

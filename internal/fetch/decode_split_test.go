@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 )
@@ -199,7 +200,7 @@ func TestIntegrationCappedResponseIsNotRefetched(t *testing.T) {
 	c := testcluster.Shared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	topic := newTopic(ctx, t, c, "fetch-capped", 1, 1)
+	topic := newTopic(t, c, "fetch-capped", 1, 1)
 	produced := produceInflating(ctx, t, c, topic, 40, 4, mib)
 	var withData, requests atomic.Int32
 	cfg := testConfig(t)

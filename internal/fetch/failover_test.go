@@ -7,8 +7,10 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // TestIntegrationLeaderFailover kills the leader of a partition in the
@@ -18,7 +20,7 @@ func TestIntegrationLeaderFailover(t *testing.T) {
 	c := testcluster.Private(t, testcluster.Options{Brokers: 3, BrokerSessionTimeout: 4 * time.Second})
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	topic := newTopic(ctx, t, c, "fetch-failover", 3, 3)
+	topic := newTopic(t, c, "fetch-failover", 3, 3)
 	opts := testcluster.ProduceOptions{Partition: -1, Compression: sarama.CompressionLZ4, ValueSize: 100}
 	want := produce(ctx, t, c, topic, 3000, opts)
 
@@ -41,9 +43,9 @@ func TestIntegrationLeaderFailover(t *testing.T) {
 	if err := m.StartConnections(ctx, infos); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 60*time.Second, "queues full", func() bool {
+	testwait.WaitFor(t, 60*time.Second, func() bool {
 		return streamcore.QueueOf(streams[0]).Len() == 2 && streamcore.QueueOf(streams[1]).Len() == 2
-	})
+	}, "queues full")
 	st, err := c.ReadPartitionState(ctx, topic, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +57,7 @@ func TestIntegrationLeaderFailover(t *testing.T) {
 	col := collect(streams...)
 	opts.FirstSeq = 3000
 	want = merge(want, produce(ctx, t, c, topic, 3000, opts))
-	waitFor(t, 2*time.Minute, "all messages", func() bool { return col.count() >= want.Count() })
+	testwait.WaitFor(t, 2*time.Minute, func() bool { return col.count() >= want.Count() }, "all messages")
 	time.Sleep(500 * time.Millisecond)
 	offsets := m.StopConnections()
 	msgs := col.stop()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -20,7 +21,7 @@ func TestIntegrationCorruptBatch(t *testing.T) {
 	c := testcluster.Shared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	topic := newTopic(ctx, t, c, "fetch-corrupt", 2, 1)
+	topic := newTopic(t, c, "fetch-corrupt", 2, 1)
 	good := produce(ctx, t, c, topic, 30, testcluster.ProduceOptions{Partition: 1, ValueSize: 100})
 	bad := produceOneBatch(ctx, t, c, topic, 1, 30, []int{100, 100, 100, 100, 100})
 	produce(ctx, t, c, topic, 30, testcluster.ProduceOptions{Partition: 1, ValueSize: 100, FirstSeq: 35})
@@ -45,7 +46,7 @@ func TestIntegrationCorruptBatch(t *testing.T) {
 	}
 	t.Logf("partition 1: %d messages, then %v", len(got), err)
 	checkExactlyOnce(t, got, good)
-	waitFor(t, 30*time.Second, "partition 0 read to the end", func() bool { return col.count() >= other.Count() })
+	testwait.WaitFor(t, 30*time.Second, func() bool { return col.count() >= other.Count() }, "partition 0 read to the end")
 	time.Sleep(300 * time.Millisecond)
 	offsets := m.StopConnections()
 	checkExactlyOnce(t, col.stop(), other)

@@ -8,8 +8,10 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -20,7 +22,7 @@ func TestIntegrationMessageTooLarge(t *testing.T) {
 	c := testcluster.Shared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	topic := newTopic(ctx, t, c, "fetch-too-large", 2, 1)
+	topic := newTopic(t, c, "fetch-too-large", 2, 1)
 	// Partition 1: 5 small messages, a 20 KiB one, 5 small ones, each
 	// group in batches of its own. Partition 0: small messages only.
 	small := produce(ctx, t, c, topic, 5, testcluster.ProduceOptions{Partition: 1, ValueSize: 100})
@@ -78,7 +80,7 @@ func TestIntegrationMessageTooLarge(t *testing.T) {
 		if err := m.StartConnections(ctx, []*streamcore.PartitionTopicInfo{p}); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, 30*time.Second, "the error queued", func() bool { return p.Stopped() })
+		testwait.WaitFor(t, 30*time.Second, func() bool { return p.Stopped() }, "the error queued")
 		p.Pause()
 		nctx, ncancel := context.WithTimeout(ctx, 200*time.Millisecond)
 		msg, err := s.Next(nctx)
@@ -123,7 +125,7 @@ func TestIntegrationMessageTooLarge(t *testing.T) {
 			if !errors.Is(perr, streamcore.ErrMessageTooLarge) || len(got) != 0 {
 				t.Fatalf("round %d: %d messages then %v, want ErrMessageTooLarge", i, len(got), perr)
 			}
-			waitFor(t, 30*time.Second, "partition 0 read on", func() bool { return col0.count() >= 1000 })
+			testwait.WaitFor(t, 30*time.Second, func() bool { return col0.count() >= 1000 }, "partition 0 read on")
 			if got := m.StopConnections()[tp1]; got != bigOffset {
 				t.Errorf("round %d: partition 1 stopped at %d, want %d", i, got, bigOffset)
 			}
@@ -142,7 +144,7 @@ func TestIntegrationMessageTooLargeMidBatch(t *testing.T) {
 	c := testcluster.Shared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	topic := newTopic(ctx, t, c, "fetch-too-large-mid", 1, 1)
+	topic := newTopic(t, c, "fetch-too-large-mid", 1, 1)
 	sizes := []int{100, 100, 100, 100, 100, 20 << 10, 100, 100, 100, 100, 100}
 	batch := produceOneBatch(ctx, t, c, topic, 0, 0, sizes)
 	rest := produce(ctx, t, c, topic, 20, testcluster.ProduceOptions{Partition: 0, ValueSize: 100, FirstSeq: len(sizes)})
@@ -230,7 +232,7 @@ func TestIntegrationFetchSizeBoundary(t *testing.T) {
 	c := testcluster.Shared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	topic := newTopic(ctx, t, c, "fetch-boundary", 1, 1)
+	topic := newTopic(t, c, "fetch-boundary", 1, 1)
 	one := produce(ctx, t, c, topic, 1, testcluster.ProduceOptions{Partition: 0, ValueSize: 3000})
 	size := logSize(t, c, topic)
 	t.Logf("the batch takes %d bytes", size)
@@ -290,7 +292,7 @@ func TestIntegrationSlowConsumer(t *testing.T) {
 	c := testcluster.Shared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	topic := newTopic(ctx, t, c, "fetch-slow", 1, 1)
+	topic := newTopic(t, c, "fetch-slow", 1, 1)
 	const total = 50_000
 	produce(ctx, t, c, topic, total, testcluster.ProduceOptions{Partition: 0, ValueSize: 100})
 
@@ -300,7 +302,7 @@ func TestIntegrationSlowConsumer(t *testing.T) {
 	if err := m.StartConnections(ctx, []*streamcore.PartitionTopicInfo{p}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 30*time.Second, "queue full", func() bool { return streamcore.QueueOf(s).Len() == streamcore.QueueOf(s).Cap() })
+	testwait.WaitFor(t, 30*time.Second, func() bool { return streamcore.QueueOf(s).Len() == streamcore.QueueOf(s).Cap() }, "queue full")
 	time.Sleep(300 * time.Millisecond)
 	blocked := p.FetchedOffset()
 	time.Sleep(time.Second)
@@ -330,7 +332,7 @@ func TestIntegrationStopRestartExact(t *testing.T) {
 	c := testcluster.Shared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	topic := newTopic(ctx, t, c, "fetch-restart", 3, 1)
+	topic := newTopic(t, c, "fetch-restart", 3, 1)
 	want := produce(ctx, t, c, topic, 6000, testcluster.ProduceOptions{Partition: -1, Compression: sarama.CompressionSnappy, ValueSize: 100})
 
 	m := newManager(t, testConfig(t), clusterBrokers(c))
@@ -354,7 +356,7 @@ func TestIntegrationStopRestartExact(t *testing.T) {
 			t.Fatal(err)
 		}
 		target := min(len(seen)+700, want.Count())
-		waitFor(t, 30*time.Second, "progress", func() bool { return len(seen)+col.count() >= target })
+		testwait.WaitFor(t, 30*time.Second, func() bool { return len(seen)+col.count() >= target }, "progress")
 		offsets = m.StopConnections()
 		seen = append(seen, col.stop()...)
 		// Whatever is still queued was fetched below the returned offsets.

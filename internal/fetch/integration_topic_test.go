@@ -8,8 +8,10 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // TestIntegrationDeletedTopicIsReported deletes a topic while it is being
@@ -20,8 +22,8 @@ func TestIntegrationDeletedTopicIsReported(t *testing.T) {
 	c := testcluster.Shared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	doomed := newTopic(ctx, t, c, "fetch-deleted", 2, 1)
-	kept := newTopic(ctx, t, c, "fetch-kept", 1, 1)
+	doomed := newTopic(t, c, "fetch-deleted", 2, 1)
+	kept := newTopic(t, c, "fetch-kept", 1, 1)
 	produce(ctx, t, c, doomed, 100, testcluster.ProduceOptions{Partition: -1, ValueSize: 100})
 	produce(ctx, t, c, kept, 100, testcluster.ProduceOptions{Partition: 0, ValueSize: 100})
 
@@ -37,7 +39,7 @@ func TestIntegrationDeletedTopicIsReported(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.StopConnections()
-	waitFor(t, 30*time.Second, "200 messages", func() bool { return col.count() == 200 })
+	testwait.WaitFor(t, 30*time.Second, func() bool { return col.count() == 200 }, "200 messages")
 
 	if err := c.DeleteTopic(ctx, doomed); err != nil {
 		t.Fatal(err)
@@ -51,13 +53,13 @@ func TestIntegrationDeletedTopicIsReported(t *testing.T) {
 		}
 		return false
 	}
-	waitFor(t, 30*time.Second, "both partitions reported", func() bool { return unknown(0) && unknown(1) })
+	testwait.WaitFor(t, 30*time.Second, func() bool { return unknown(0) && unknown(1) }, "both partitions reported")
 	for _, perr := range rec.partitionErrors(doomed) {
 		t.Logf("reported: %v", perr)
 	}
 
 	produce(ctx, t, c, kept, 50, testcluster.ProduceOptions{Partition: 0, ValueSize: 100, FirstSeq: 100})
-	waitFor(t, 30*time.Second, "the other topic read on", func() bool { return col.count() == 250 })
+	testwait.WaitFor(t, 30*time.Second, func() bool { return col.count() == 250 }, "the other topic read on")
 	time.Sleep(2 * time.Second)
 	reports := map[int32]int{}
 	for _, perr := range rec.partitionErrors(doomed) {

@@ -8,8 +8,10 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // TestIntegrationConsumedOffsetPassesTransactionMarkers: a partition ends
@@ -22,7 +24,7 @@ func TestIntegrationConsumedOffsetPassesTransactionMarkers(t *testing.T) {
 	c := testcluster.Shared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	topic := newTopic(ctx, t, c, "fetch-txn-tail", 1, 1)
+	topic := newTopic(t, c, "fetch-txn-tail", 1, 1)
 	txn, err := c.ProduceTxn(ctx, topic, 0, 0, 10, true)
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +72,7 @@ func TestIntegrationConsumedOffsetPassesTransactionMarkers(t *testing.T) {
 					t.Fatalf("consumed offset %d while message %d is in hand", got, off)
 				}
 			}
-			waitFor(t, 10*time.Second, "the fetcher at the log end", func() bool { return p.FetchedOffset() == end })
+			testwait.WaitFor(t, 10*time.Second, func() bool { return p.FetchedOffset() == end }, "the fetcher at the log end")
 			// The application asks for more: the last message is
 			// consumed, and nothing else is to come.
 			waitCtx, waitCancel := context.WithTimeout(ctx, 500*time.Millisecond)
@@ -97,7 +99,7 @@ func TestIntegrationInterleavedAbortedTransactions(t *testing.T) {
 	c := testcluster.Shared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	topic := newTopic(ctx, t, c, "fetch-txn-interleaved", 1, 1)
+	topic := newTopic(t, c, "fetch-txn-interleaved", 1, 1)
 	producer := func() sarama.SyncProducer {
 		cfg := c.ClientConfig()
 		cfg.Producer.Idempotent = true
@@ -147,12 +149,12 @@ func TestIntegrationInterleavedAbortedTransactions(t *testing.T) {
 	must(k.CommitTxn())
 	slices.Sort(all)
 	var end int64
-	waitFor(t, 30*time.Second, "the three markers in the log", func() bool {
+	testwait.WaitFor(t, 30*time.Second, func() bool {
 		var err error
 		end, err = c.LogEnd(topic, 0)
 		return err == nil && end == int64(len(all))+3 // the messages and three markers
 
-	})
+	}, "the three markers in the log")
 	t.Logf("messages at %v, committed %v, log end %d", all, committed, end)
 
 	for _, isolation := range []string{IsolationReadCommitted, IsolationReadUncommitted} {
@@ -179,7 +181,7 @@ func TestIntegrationInterleavedAbortedTransactions(t *testing.T) {
 					}
 					got = append(got, msg.Offset)
 				}
-				waitFor(t, 10*time.Second, "the fetcher at the log end", func() bool { return p.FetchedOffset() == end })
+				testwait.WaitFor(t, 10*time.Second, func() bool { return p.FetchedOffset() == end }, "the fetcher at the log end")
 				waitCtx, waitCancel := context.WithTimeout(ctx, 300*time.Millisecond)
 				msg, err := s.Next(waitCtx)
 				waitCancel()

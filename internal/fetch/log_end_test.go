@@ -8,6 +8,7 @@ import (
 
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -19,7 +20,7 @@ func TestIntegrationLogEnds(t *testing.T) {
 	c := testcluster.Shared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	topic := newTopic(ctx, t, c, "log-ends", 3, 1)
+	topic := newTopic(t, c, "log-ends", 3, 1)
 	for p := range int32(3) {
 		produce(ctx, t, c, topic, 20*int(p+1), testcluster.ProduceOptions{Partition: p, ValueSize: 100})
 	}
@@ -45,19 +46,19 @@ func TestIntegrationLogEnds(t *testing.T) {
 	for p := range int32(3) {
 		want[zkutil.TopicPartition{Topic: topic, Partition: p}] = 20 * int64(p+1)
 	}
-	waitFor(t, 30*time.Second, "every partition's log end", func() bool {
+	testwait.WaitFor(t, 30*time.Second, func() bool {
 		got, err = l.Read(ctx)
 		return err == nil && len(got) == len(want)
-	})
+	}, "every partition's log end")
 	for tp, off := range want {
 		if got[tp] != off {
 			t.Errorf("%s: log end %d, want %d", tp, got[tp], off)
 		}
 	}
 	// The log grows; the blocked fetcher does not see it, Read does.
-	waitFor(t, 30*time.Second, "the fetcher to block on the full queue", func() bool {
+	testwait.WaitFor(t, 30*time.Second, func() bool {
 		return ctl.Queue().Len() == 1 && infos[0].HighWatermark() == 20 && infos[1].HighWatermark() == 40
-	})
+	}, "the fetcher to block on the full queue")
 	time.Sleep(200 * time.Millisecond) // more than a fetch round trip
 	produce(ctx, t, c, topic, 30, testcluster.ProduceOptions{Partition: 0, ValueSize: 100})
 	if got, err = l.Read(ctx); err != nil || got[zkutil.TopicPartition{Topic: topic, Partition: 0}] != 50 {

@@ -17,8 +17,10 @@ import (
 
 	"github.com/IBM/sarama"
 	"github.com/klauspost/compress/zstd"
+
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -255,13 +257,13 @@ func testMemoryBoundFetcherPath(t *testing.T, recycle bool) {
 		return b.String()
 	}
 	last, still := offsets(), 0
-	waitFor(t, time.Minute, "the fetcher to block", func() bool {
+	testwait.WaitFor(t, time.Minute, func() bool {
 		if o := offsets(); o != last {
 			last, still = o, 0
 		}
 		still++
 		return still > 30
-	})
+	}, "the fetcher to block")
 	kept := heapInUse() - base
 	bound := memoryBound{streams: len(reqs), queuedChunks: 1, fetchers: 1, response: int64(total), decoded: limit, recycle: recycle}
 	// One queued chunk per stream, and the one the fetcher is blocked on
@@ -344,7 +346,7 @@ func testIntegrationMemoryBoundInflating(t *testing.T, recycle bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	const batches, per = 40, 4
-	topic := newTopic(ctx, t, c, "fetch-inflating", 1, 1)
+	topic := newTopic(t, c, "fetch-inflating", 1, 1)
 	produced := produceInflating(ctx, t, c, topic, batches, per, mib)
 	size := logSize(t, c, topic)
 	t.Logf("%d batches of %d MiB take %d bytes on the broker", batches, per, size)
@@ -381,13 +383,13 @@ func testIntegrationMemoryBoundInflating(t *testing.T, recycle bool) {
 	// Stalled: the fetcher does not move any more (blocked on a full
 	// queue, or done).
 	last, still := p.FetchedOffset(), 0
-	waitFor(t, time.Minute, "the fetcher to stop", func() bool {
+	testwait.WaitFor(t, time.Minute, func() bool {
 		if off := p.FetchedOffset(); off != last {
 			last, still = off, 0
 		}
 		still++
 		return last > 0 && still > 50 // 0.5 s without moving
-	})
+	}, "the fetcher to stop")
 	kept := heapInUse() - base
 	stopSampling()
 	<-sampled

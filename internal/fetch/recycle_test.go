@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 	"github.com/zkconsumer/zkconsumer/zkutil"
@@ -136,7 +137,7 @@ func TestIntegrationRecycledMessages(t *testing.T) {
 	defer cancel()
 	for _, codec := range []sarama.CompressionCodec{sarama.CompressionNone, sarama.CompressionLZ4, sarama.CompressionZSTD, sarama.CompressionGZIP} {
 		t.Run(codec.String(), func(t *testing.T) {
-			topic := newTopic(ctx, t, c, "fetch-recycled", 3, 1)
+			topic := newTopic(t, c, "fetch-recycled", 3, 1)
 			produced := produce(ctx, t, c, topic, 3000, testcluster.ProduceOptions{Partition: -1, Compression: codec, ValueSize: 900})
 			cfg := testConfig(t)
 			cfg.RecycleMessages = true

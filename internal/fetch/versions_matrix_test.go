@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 	"github.com/zkconsumer/zkconsumer/zkutil"
@@ -51,7 +52,7 @@ func TestNegotiatedVersions(t *testing.T) {
 			if maxFetch != want.fetch {
 				t.Fatalf("Kafka %s serves Fetch up to v%d, want v%d", v, maxFetch, want.fetch)
 			}
-			topic := newTopic(ctx, t, c, "versions", 1, 1)
+			topic := newTopic(t, c, "versions", 1, 1)
 			produce(ctx, t, c, topic, 10, testcluster.ProduceOptions{Partition: 0})
 
 			b, conn, err := openBrokerConn(ctx, c.BrokerAddrs()[0], sc, 0, nil)

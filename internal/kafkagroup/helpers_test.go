@@ -19,18 +19,6 @@ import (
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
-// waitFor polls cond until it holds or timeout passes.
-func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // testConfig is a fast-moving member of group on topics.
 func testConfig(c *testcluster.Cluster, group string, topics ...string) Config {
 	var logger *slog.Logger
@@ -208,11 +196,7 @@ func describe(t testing.TB, c *testcluster.Cluster, group string) (string, map[s
 
 func createTopic(t testing.TB, c *testcluster.Cluster, prefix string, partitions int32) string {
 	t.Helper()
-	topic := testcluster.UniqueName(prefix)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	require.NoError(t, c.CreateTopic(ctx, topic, partitions, 1))
-	return topic
+	return testcluster.NewTopic(t, c, testcluster.TopicSpec{Prefix: prefix, Partitions: partitions})
 }
 
 func rebalanceFilter(regex string) (*topicfilter.Filter, error) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/zkconsumer/zkconsumer/internal/strategyname"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // TestPartitionedMemberFencesBeforeTakeover cuts one member off ZooKeeper
@@ -38,7 +39,7 @@ func TestPartitionedMemberFencesBeforeTakeover(t *testing.T) {
 	start := time.Now()
 	proxy.SetMode(testcluster.Blackhole)
 	var fencedAt, takeover time.Time
-	require.True(t, waitUntil(60*time.Second, func() bool {
+	require.True(t, testwait.Until(60*time.Second, func() bool {
 		if fencedAt.IsZero() && !cut.session.LeaseHeld(session) {
 			fencedAt = time.Now()
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/zkconsumer/zkconsumer/internal/strategyname"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 	"github.com/zkconsumer/zkconsumer/internal/topicfilter"
 	"github.com/zkconsumer/zkconsumer/internal/zkassign"
 	"github.com/zkconsumer/zkconsumer/internal/zksession"
@@ -36,7 +37,7 @@ func TestExpiryEndsOnlyTheExpiredGeneration(t *testing.T) {
 	for round := 1; round <= 3; round++ {
 		old := m.session.ID()
 		require.NoError(t, m.tap.Expire())
-		require.True(t, waitUntil(30*time.Second, func() bool {
+		require.True(t, testwait.Until(30*time.Second, func() bool {
 			gen := m.Generation()
 			return gen != nil && gen.SessionID != old && gen.SessionID == m.session.ID()
 		}), "round %d: no generation in the new session", round)
@@ -224,7 +225,7 @@ func TestDeletedRegistrationIsMadeAgain(t *testing.T) {
 	ctx := context.Background()
 	path := zkutil.ConsumerIDPath(group, m.id)
 	require.NoError(t, observer.Delete(ctx, path, -1))
-	require.True(t, waitUntil(30*time.Second, func() bool {
+	require.True(t, testwait.Until(30*time.Second, func() bool {
 		ok, st, err := observer.Exists(ctx, path)
 		return err == nil && ok && st.EphemeralOwner == m.session.ID()
 	}), "the member did not register again")
@@ -247,7 +248,7 @@ func TestDeletedTopicsAreReportedAndNotWatched(t *testing.T) {
 	require.NoError(t, c.CreateTopic(ctx, static, 1, 1))
 	sm := startMember(t, c, group+"-s", group+"-s_m", memberOpts{topics: map[string]int{static: 1}})
 	wm := startMember(t, c, group, group+"_w", memberOpts{filter: filter, streams: 1})
-	require.True(t, waitUntil(30*time.Second, func() bool { return len(wm.rec.snapshot()) == 1 }))
+	require.True(t, testwait.Until(30*time.Second, func() bool { return len(wm.rec.snapshot()) == 1 }))
 	time.Sleep(time.Second)
 	before := runtime.NumGoroutine()
 
@@ -257,16 +258,16 @@ func TestDeletedTopicsAreReportedAndNotWatched(t *testing.T) {
 		require.NoError(t, c.CreateTopic(ctx, topic, 1, 1))
 		topics = append(topics, topic)
 	}
-	require.True(t, waitUntil(60*time.Second, func() bool { return len(wm.rec.snapshot()) == 9 }), "the wildcard member picks up the new topics")
+	require.True(t, testwait.Until(60*time.Second, func() bool { return len(wm.rec.snapshot()) == 9 }), "the wildcard member picks up the new topics")
 	for _, topic := range append(topics, static) {
 		require.NoError(t, c.DeleteTopic(ctx, topic))
 	}
-	require.True(t, waitUntil(60*time.Second, func() bool { return len(wm.rec.snapshot()) == 0 }), "the wildcard member drops the deleted topics")
+	require.True(t, testwait.Until(60*time.Second, func() bool { return len(wm.rec.snapshot()) == 0 }), "the wildcard member drops the deleted topics")
 	time.Sleep(2 * time.Second)
 	after := runtime.NumGoroutine()
 	require.Less(t, after-before, 4, "goroutines grew from %d to %d after 9 topics came and went", before, after)
 
-	require.True(t, waitUntil(30*time.Second, func() bool {
+	require.True(t, testwait.Until(30*time.Second, func() bool {
 		for {
 			select {
 			case err := <-sm.errs:
@@ -355,14 +356,14 @@ func TestExpiryBetweenAttemptsKeepsWatching(t *testing.T) {
 	// Registered and failing against the stranger's node: expire it.
 	idPath := zkutil.ConsumerIDPath(group, id)
 	first := s.ID()
-	require.True(t, waitUntil(30*time.Second, func() bool {
+	require.True(t, testwait.Until(30*time.Second, func() bool {
 		ok, st, err := observer.Exists(ctx, idPath)
 		return err == nil && ok && st.EphemeralOwner == first
 	}), "the member did not register")
 	time.Sleep(500 * time.Millisecond)
 	require.NoError(t, tap.Expire())
 	// The same rebalance registers it again in the next session ...
-	require.True(t, waitUntil(30*time.Second, func() bool {
+	require.True(t, testwait.Until(30*time.Second, func() bool {
 		ok, st, err := observer.Exists(ctx, idPath)
 		return err == nil && ok && st.EphemeralOwner != first && st.EphemeralOwner == s.ID()
 	}), "the member did not register in its new session")

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 	"github.com/zkconsumer/zkconsumer/internal/topicfilter"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
@@ -56,7 +57,7 @@ func TestRegistrationBytesMatchScala(t *testing.T) {
 			}()
 
 			var scala []byte
-			require.True(t, waitUntil(90*time.Second, func() bool {
+			require.True(t, testwait.Until(90*time.Second, func() bool {
 				ids, err := observer.Children(ctx, zkutil.ConsumerIDsPath(group))
 				if err != nil || len(ids) == 0 {
 					return false

@@ -12,19 +12,15 @@ import (
 	"github.com/IBM/sarama"
 	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/require"
-)
 
-func testContext(t *testing.T, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
+)
 
 // TestSharedClusterIsRealKafka shows what the integration tests talk to: the
 // broker's protocol versions and its registration in ZooKeeper.
 func TestSharedClusterIsRealKafka(t *testing.T) {
 	c := Shared(t)
-	ctx := testContext(t, time.Minute)
+	ctx := testwait.Context(t, time.Minute)
 
 	fetchVersion, err := c.BrokerVersion(ctx)
 	require.NoError(t, err)
@@ -55,7 +51,7 @@ func TestSharedClusterIsRealKafka(t *testing.T) {
 
 func TestProduceAndReadBack(t *testing.T) {
 	c := Shared(t)
-	ctx := testContext(t, 2*time.Minute)
+	ctx := testwait.Context(t, 2*time.Minute)
 	topic := UniqueName("harness-produce")
 	require.NoError(t, c.CreateTopic(ctx, topic, 3, 1))
 
@@ -97,7 +93,7 @@ func TestProduceAndReadBack(t *testing.T) {
 // victim is told its session expired when it reconnects.
 func TestSessionTapExpiresSession(t *testing.T) {
 	c := Shared(t)
-	ctx := testContext(t, time.Minute)
+	ctx := testwait.Context(t, time.Minute)
 
 	tap := &SessionTap{}
 	victim, events, err := zk.Connect(c.ZKServers(), 6*time.Second, zk.WithDialer(tap.Dial), zk.WithLogger(discardLogger{}))

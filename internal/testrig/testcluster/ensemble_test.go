@@ -12,6 +12,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/require"
+
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // zkClient is a go-zookeeper connection with its session events.
@@ -62,13 +64,13 @@ func waitMode(t *testing.T, ctx context.Context, c *Cluster, i int, want string,
 	if want == "" {
 		what = fmt.Sprintf("ZooKeeper server %d runs but does not serve", i)
 	}
-	waitFor(t, timeout, what, func() bool {
+	testwait.WaitFor(t, timeout, func() bool {
 		last, lastErr = c.ZooKeeperServerMode(ctx, i)
 		if want == "" {
 			return errors.Is(lastErr, ErrZooKeeperNotServing)
 		}
 		return lastErr == nil && last == want
-	})
+	}, "%s", what)
 	return time.Since(start)
 }
 
@@ -81,7 +83,7 @@ func waitMode(t *testing.T, ctx context.Context, c *Cluster, i int, want string,
 // single-server controls.
 func TestEnsembleKillAndRestart(t *testing.T) {
 	c := Private(t, Options{ZooKeeperServers: 3})
-	ctx := testContext(t, 10*time.Minute)
+	ctx := testwait.Context(t, 10*time.Minute)
 
 	servers := c.ZKServers()
 	require.Len(t, servers, 3)
@@ -105,10 +107,10 @@ func TestEnsembleKillAndRestart(t *testing.T) {
 	require.NoError(t, err)
 	stillThere := func(what string) {
 		t.Helper()
-		waitFor(t, time.Minute, "the client serves again after "+what, func() bool {
+		testwait.WaitFor(t, time.Minute, func() bool {
 			ok, _, err := client.Exists(path)
 			return err == nil && ok
-		})
+		}, "%s", "the client serves again after "+what)
 		require.Equal(t, session, client.SessionID(), "the client's session survives %s", what)
 		ids, err := c.RegisteredBrokers(ctx)
 		require.NoError(t, err)
@@ -199,7 +201,7 @@ func TestEnsembleKillAndRestart(t *testing.T) {
 // healed or resumed, each rejoins as a follower.
 func TestEnsembleIsolateAndPause(t *testing.T) {
 	c := Private(t, Options{ZooKeeperServers: 3})
-	ctx := testContext(t, 10*time.Minute)
+	ctx := testwait.Context(t, 10*time.Minute)
 	syncTimeout := time.Duration(ZooKeeperSyncLimit) * ZooKeeperTickTime
 
 	leader, err := c.ZooKeeperLeader(ctx)
@@ -226,10 +228,10 @@ func TestEnsembleIsolateAndPause(t *testing.T) {
 	// An isolated leader.
 	require.NoError(t, c.IsolateZooKeeperServer(leader))
 	var newLeader int
-	waitFor(t, 2*time.Minute, "the two others elect a new leader", func() bool {
+	testwait.WaitFor(t, 2*time.Minute, func() bool {
 		newLeader, err = c.ZooKeeperLeader(ctx)
 		return err == nil && newLeader != leader
-	})
+	}, "the two others elect a new leader")
 	waitMode(t, ctx, c, leader, "", 2*time.Minute)
 	t.Logf("isolated leader %d stepped down; server %d leads", leader, newLeader)
 	require.NoError(t, c.HealZooKeeperServer(leader))
@@ -239,10 +241,10 @@ func TestEnsembleIsolateAndPause(t *testing.T) {
 	// A paused leader.
 	leader = newLeader
 	require.NoError(t, c.PauseZooKeeperServer(leader))
-	waitFor(t, 2*time.Minute, "the two others replace the paused leader", func() bool {
+	testwait.WaitFor(t, 2*time.Minute, func() bool {
 		newLeader, err = c.ZooKeeperLeader(ctx)
 		return err == nil && newLeader != leader
-	})
+	}, "the two others replace the paused leader")
 	require.NoError(t, c.WaitZooKeeperQuorum(ctx), "the quorum does not wait for a paused server")
 	require.NoError(t, c.ResumeZooKeeperServer(leader))
 	waitMode(t, ctx, c, leader, "follower", 2*time.Minute)
@@ -251,10 +253,10 @@ func TestEnsembleIsolateAndPause(t *testing.T) {
 	// Whether the client's session lived through all this depends on its
 	// own timing (a go-zookeeper client that connected to the paused
 	// leader waits long for an answer); that it works again does not.
-	waitFor(t, time.Minute, "the client works again", func() bool {
+	testwait.WaitFor(t, time.Minute, func() bool {
 		_, _, err := client.Exists("/")
 		return err == nil
-	})
+	}, "the client works again")
 	t.Logf("client session 0x%x before, 0x%x after", session, client.SessionID())
 }
 
@@ -268,7 +270,7 @@ func TestZooKeeperProxies(t *testing.T) {
 		// our own rather than skip the failover.
 		c = Private(t, Options{ZooKeeperServers: 3})
 	}
-	ctx := testContext(t, 5*time.Minute)
+	ctx := testwait.Context(t, 5*time.Minute)
 	set, err := c.NewZooKeeperProxies()
 	require.NoError(t, err)
 	defer func() { require.NoError(t, set.Close()) }()
@@ -287,10 +289,10 @@ func TestZooKeeperProxies(t *testing.T) {
 	first := slices.Index(set.Addrs(), client.Server())
 	require.GreaterOrEqual(t, first, 0, "the client is connected through a proxy (%s)", client.Server())
 	require.NoError(t, set.SetModeFor(first, Blackhole))
-	waitFor(t, time.Minute, "the client fails over to another server", func() bool {
+	testwait.WaitFor(t, time.Minute, func() bool {
 		_, _, err := client.Exists(path)
 		return err == nil && client.Server() != set.Addrs()[first]
-	})
+	}, "the client fails over to another server")
 	require.Equal(t, session, client.SessionID(), "failing over keeps the session")
 	require.NoError(t, set.SetModeFor(first, Forward))
 

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // TestKillLeaderMovesLeadership kills the leader of a partition replicated
@@ -12,7 +14,7 @@ import (
 // leader, then that the restarted broker registers and rejoins the ISR.
 func TestKillLeaderMovesLeadership(t *testing.T) {
 	c := Private(t, Options{Brokers: 3})
-	ctx := testContext(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	topic := UniqueName("harness-kill")
 	require.NoError(t, c.CreateTopic(ctx, topic, 1, 3))
 	_, err := c.Produce(ctx, topic, 10, ProduceOptions{Partition: 0})

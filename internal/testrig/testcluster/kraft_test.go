@@ -1,7 +1,6 @@
 package testcluster
 
 import (
-	"context"
 	"encoding/base64"
 	"sort"
 	"testing"
@@ -9,6 +8,8 @@ import (
 
 	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/require"
+
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 func TestRandomClusterID(t *testing.T) {
@@ -55,7 +56,7 @@ func TestKRaftStateEnvLines(t *testing.T) {
 // console consumer in a group, over the classic and the KIP-848 protocol.
 func TestKRaftClusterServesTopicsAndGroups(t *testing.T) {
 	c := SharedKRaft(t)
-	ctx := testContext(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	require.True(t, c.KRaft())
 	require.Empty(t, c.ZKConnect(), "a KRaft cluster has no ZooKeeper")
 	_, err := c.dialZK(ctx)
@@ -132,7 +133,7 @@ func TestKRaftClusterServesTopicsAndGroups(t *testing.T) {
 // other Java member of the mixed groups, also reads from the 3.9 broker.
 func TestJava4ConsoleConsumerOn39(t *testing.T) {
 	c := Shared(t)
-	ctx := testContext(t, 2*time.Minute)
+	ctx := testwait.Context(t, 2*time.Minute)
 	topic := UniqueName("harness-java4-on-39")
 	require.NoError(t, c.CreateTopic(ctx, topic, 2, 1))
 	const n = 20
@@ -159,7 +160,7 @@ func TestJava4ConsoleConsumerOn39(t *testing.T) {
 // ISR, and that StopBroker shuts it down in a controlled way.
 func TestKRaftKillAndRestartBroker(t *testing.T) {
 	c := Private(t, Options{KRaft: true, Brokers: 2, Controllers: 1, BrokerSessionTimeout: 3 * time.Second})
-	ctx := testContext(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	topic := UniqueName("kraft-kill")
 	require.NoError(t, c.CreateTopic(ctx, topic, 2, 2))
 	ids, err := c.RegisteredBrokers(ctx)
@@ -173,15 +174,15 @@ func TestKRaftKillAndRestartBroker(t *testing.T) {
 
 	require.NoError(t, c.KillBroker(1))
 	require.False(t, c.BrokerRunning(1))
-	waitFor(t, 60*time.Second, "the controller fences the killed broker", func() bool {
+	testwait.WaitFor(t, 60*time.Second, func() bool {
 		ids, err := c.RegisteredBrokers(ctx)
 		return err == nil && len(ids) == 1 && ids[0] == 0
-	})
+	}, "the controller fences the killed broker")
 	for p := range int32(2) {
-		waitFor(t, 30*time.Second, "leadership and ISR move to broker 0", func() bool {
+		testwait.WaitFor(t, 30*time.Second, func() bool {
 			st, err := c.ReadPartitionState(ctx, topic, p)
 			return err == nil && st.Leader == 0 && len(st.ISR) == 1
-		})
+		}, "leadership and ISR move to broker 0")
 	}
 	_, err = c.Produce(ctx, topic, 10, ProduceOptions{Partition: -1})
 	require.NoError(t, err, "the survivor serves acks=all with the shrunken ISR")
@@ -191,10 +192,10 @@ func TestKRaftKillAndRestartBroker(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []int{0, 1}, ids)
 	for p := range int32(2) {
-		waitFor(t, 60*time.Second, "the restarted broker rejoins the ISR", func() bool {
+		testwait.WaitFor(t, 60*time.Second, func() bool {
 			st, err := c.ReadPartitionState(ctx, topic, p)
 			return err == nil && len(st.ISR) == 2
-		})
+		}, "the restarted broker rejoins the ISR")
 	}
 	_, err = c.Produce(ctx, topic, 10, ProduceOptions{Partition: -1, FirstSeq: 10})
 	require.NoError(t, err)
@@ -203,10 +204,10 @@ func TestKRaftKillAndRestartBroker(t *testing.T) {
 	// leaves the metadata.
 	require.NoError(t, c.StopBroker(1))
 	require.False(t, c.BrokerRunning(1))
-	waitFor(t, 30*time.Second, "the stopped broker leaves the metadata", func() bool {
+	testwait.WaitFor(t, 30*time.Second, func() bool {
 		ids, err := c.RegisteredBrokers(ctx)
 		return err == nil && len(ids) == 1 && ids[0] == 0
-	})
+	}, "the stopped broker leaves the metadata")
 }
 
 // requireSeqs checks that seqs holds 0..n-1, each once.
@@ -234,18 +235,4 @@ func committedOffsets(t *testing.T, c *Cluster, group, topic string) map[int32]i
 		out[p] = b.Offset
 	}
 	return out
-}
-
-// waitFor polls cond every 100ms until it holds or timeout passes.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("timed out after %v waiting until %s", timeout, what)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
 }

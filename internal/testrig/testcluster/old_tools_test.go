@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // TestOldConsoleConsumerReadsFrom39 proves that Kafka 1.1.1's old,
@@ -14,7 +16,7 @@ import (
 // interoperability tests) reads messages produced to our 3.9 broker.
 func TestOldConsoleConsumerReadsFrom39(t *testing.T) {
 	c := Shared(t)
-	ctx := testContext(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	topic := UniqueName("harness-old-console")
 	require.NoError(t, c.CreateTopic(ctx, topic, 2, 1))
 	const n = 50
