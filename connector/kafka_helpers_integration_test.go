@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
@@ -45,31 +44,14 @@ type groupMember struct {
 // describeGroup returns the group's state and members (DescribeGroups).
 func describeGroup(t *testing.T, c *testcluster.Cluster, group string) (string, []groupMember) {
 	t.Helper()
-	client, err := sarama.NewClient(c.BrokerAddrs(), c.ClientConfig())
+	state, members, err := c.DescribeGroup(group)
 	require.NoError(t, err)
-	defer client.Close()
-	b, err := client.Coordinator(group)
-	require.NoError(t, err)
-	resp, err := b.DescribeGroups(&sarama.DescribeGroupsRequest{Groups: []string{group}})
-	require.NoError(t, err)
-	require.Len(t, resp.Groups, 1)
-	g := resp.Groups[0]
 	var out []groupMember
-	for id, md := range g.Members {
-		m := groupMember{id: id, partitions: map[string][]int32{}}
-		a, err := md.GetMemberAssignment()
-		require.NoError(t, err)
-		if a != nil {
-			for topic, ps := range a.Topics {
-				ps = slices.Clone(ps)
-				slices.Sort(ps)
-				m.partitions[topic] = ps
-			}
-		}
-		out = append(out, m)
+	for id, ps := range members {
+		out = append(out, groupMember{id: id, partitions: ps})
 	}
 	slices.SortFunc(out, func(a, b groupMember) int { return strings.Compare(a.id, b.id) })
-	return g.State, out
+	return state, out
 }
 
 // waitGroup waits until the group is stable with members members that own

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
@@ -169,29 +168,9 @@ func settled(want map[string]int32, rs ...*runner) bool {
 // (DescribeGroups), and the group's state.
 func describe(t testing.TB, c *testcluster.Cluster, group string) (string, map[string]map[string][]int32) {
 	t.Helper()
-	client, err := sarama.NewClient(c.BrokerAddrs(), testcluster.SaramaConfig())
+	state, members, err := c.DescribeGroup(group)
 	require.NoError(t, err)
-	defer client.Close()
-	b, err := client.Coordinator(group)
-	require.NoError(t, err)
-	resp, err := b.DescribeGroups(&sarama.DescribeGroupsRequest{Groups: []string{group}})
-	require.NoError(t, err)
-	require.Len(t, resp.Groups, 1)
-	g := resp.Groups[0]
-	out := map[string]map[string][]int32{}
-	for id, md := range g.Members {
-		a, err := md.GetMemberAssignment()
-		require.NoError(t, err)
-		out[id] = map[string][]int32{}
-		if a != nil {
-			for topic, ps := range a.Topics {
-				ps = slices.Clone(ps)
-				slices.Sort(ps)
-				out[id][topic] = ps
-			}
-		}
-	}
-	return g.State, out
+	return state, members
 }
 
 func createTopic(t testing.TB, c *testcluster.Cluster, prefix string, partitions int32) string {
