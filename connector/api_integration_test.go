@@ -35,6 +35,7 @@ func bothModes(t *testing.T, f func(t *testing.T, c *testcluster.Cluster, cfg fu
 // why: not joined yet, then owning every partition (commits land), then
 // shut down. Pause and CommitOffsetsMap refuse alike.
 func TestCommitOffsetsAndAssignmentSayWhat(t *testing.T) {
+	t.Parallel()
 	bothModes(t, func(t *testing.T, c *testcluster.Cluster, config func(string) Config) {
 		topic := newTopic(t, c, 3, 30)
 		group := testcluster.UniqueName("g-api")
@@ -113,6 +114,7 @@ func TestCommitOffsetsAndAssignmentSayWhat(t *testing.T) {
 // CommitOffsets say why nothing is owned; once the stranger lets go, the
 // member's background retries succeed and the assignment appears.
 func TestFirstRebalanceFailureIsVisible(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	topic := newTopic(t, c, 2, 10)
 	group := testcluster.UniqueName("g-firstfail")
@@ -158,6 +160,7 @@ func TestFirstRebalanceFailureIsVisible(t *testing.T) {
 // message once and in order. A rebalance that leaves the partition with
 // this member keeps it paused.
 func TestPauseResume(t *testing.T) {
+	t.Parallel()
 	bothModes(t, func(t *testing.T, c *testcluster.Cluster, config func(string) Config) {
 		const n, batch = 200, 10
 		topic := newTopic(t, c, 2, 0)
@@ -253,6 +256,7 @@ func TestPauseResume(t *testing.T) {
 // TestPauseForgottenWhenPartitionMoves: a pause belongs to the assignment;
 // once the partition moves to another member, that member consumes it.
 func TestPauseForgottenWhenPartitionMoves(t *testing.T) {
+	t.Parallel()
 	bothModes(t, func(t *testing.T, c *testcluster.Cluster, config func(string) Config) {
 		topic := newTopic(t, c, 2, 0)
 		ctx := testwait.Context(t, 3*time.Minute)
@@ -293,6 +297,7 @@ func TestPauseForgottenWhenPartitionMoves(t *testing.T) {
 // before New returns commits through the connector each call carries,
 // made of functions with RebalanceListenerFuncs.
 func TestListenerCommitsThroughTheConnectorItIsGiven(t *testing.T) {
+	t.Parallel()
 	bothModes(t, func(t *testing.T, c *testcluster.Cluster, config func(string) Config) {
 		topic := newTopic(t, c, 2, 20)
 		group := testcluster.UniqueName("g-listener")

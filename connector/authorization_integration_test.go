@@ -68,6 +68,7 @@ func newConnectorLax(t *testing.T, cfg Config) *ConsumerConnector {
 // assignment in silence, and heartbeats and metadata checks failed
 // silently.)
 func TestKafkaModeRefusalsAndOutagesAreReported(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Private(t, testcluster.Options{KRaft: true, BrokerProperties: map[string]string{
 		"authorizer.class.name":          "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
 		"allow.everyone.if.no.acl.found": "true",
@@ -147,6 +148,7 @@ func TestKafkaModeRefusalsAndOutagesAreReported(t *testing.T) {
 // ErrAutoCommit and the cause, in a *CommitError that names the offset it
 // tried to write.
 func TestZooKeeperModeAutoCommitErrorIsRecognisable(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	topic := newTopic(t, c, 1, 10)
 	group := testcluster.UniqueName("g-autocommit-err")

@@ -18,6 +18,7 @@ import (
 // nothing; a message of a partition this member kept through a
 // cooperative rebalance (ZooKeeper mode) is still committed.
 func TestCommitMessages(t *testing.T) {
+	t.Parallel()
 	t.Run("zookeeper", func(t *testing.T) {
 		c := testcluster.Shared(t)
 		testCommitMessages(t, c, testConfig(c, testcluster.UniqueName("g-cm")), func(group, topic string) map[int32]int64 {

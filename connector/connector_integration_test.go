@@ -19,6 +19,7 @@ import (
 // every message of a multi-partition topic once, in order per partition, and
 // commits the end offsets at shutdown.
 func TestOneConnectorReadsEverything(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	const n = 2000
 	topic := newTopic(t, c, 6, n)
@@ -61,6 +62,7 @@ func TestOneConnectorReadsEverything(t *testing.T) {
 // TestRestartResumesAtCommittedOffsets: a group that stops and starts again
 // reads only what was produced in between.
 func TestRestartResumesAtCommittedOffsets(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	topic := newTopic(t, c, 4, 400)
 	group := testcluster.UniqueName("g-resume")
@@ -96,6 +98,7 @@ func TestRestartResumesAtCommittedOffsets(t *testing.T) {
 // processes split the partitions with no overlap and together read every
 // message; then one leaves and one joins without loss.
 func TestThreeProcessesSplitPartitions(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	const n = 3000
 	topic := newTopic(t, c, 9, 0)
@@ -156,6 +159,7 @@ func waitOwners(t *testing.T, c *testcluster.Cluster, group, topic string, parti
 // TestWildcardPicksUpNewTopic: a whitelist connector consumes a topic
 // created after it started.
 func TestWildcardPicksUpNewTopic(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	prefix := testcluster.UniqueName("wc")
 	group := testcluster.UniqueName("g-wc")
@@ -180,6 +184,7 @@ func TestWildcardPicksUpNewTopic(t *testing.T) {
 // TestKafkaOffsetStorage: offsets.storage=kafka commits through the group
 // coordinator, dual commit writes both, and a restart resumes from them.
 func TestKafkaOffsetStorage(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	for _, dual := range []bool{false, true} {
 		name := map[bool]string{false: "kafka", true: "dual"}[dual]
@@ -229,6 +234,7 @@ func TestKafkaOffsetStorage(t *testing.T) {
 // TestShutdownDuringRebalance: shutting down while members join and leave
 // neither hangs nor leaks goroutines (TestMain checks leaks).
 func TestShutdownDuringRebalance(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	topic := newTopic(t, c, 8, 200)
 	group := testcluster.UniqueName("g-shut")
@@ -274,6 +280,7 @@ func TestNewFailsFastWithoutZooKeeper(t *testing.T) {
 // leaves no registration behind and may be called again, which joins and
 // reads every message. (Before, the retry got ErrStreamsExist.)
 func TestFailedFirstJoinLeavesNothing(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	const n = 40
 	topic := newTopic(t, c, 2, n)
@@ -325,6 +332,7 @@ func TestNewEndsWithItsContext(t *testing.T) {
 // session expires, the application hears of it on Errors, the connector
 // rejoins in a new session, and every message is still read.
 func TestSessionExpiryIsReportedAndConsumptionResumes(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	topic := newTopic(t, c, 4, 400)
 	group := testcluster.UniqueName("g-expiry")
@@ -355,6 +363,7 @@ func TestSessionExpiryIsReportedAndConsumptionResumes(t *testing.T) {
 // TestCommitOffsetsMap commits explicit offsets for owned partitions and
 // refuses partitions this member does not own.
 func TestCommitOffsetsMap(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	topic := newTopic(t, c, 2, 0)
 	group := testcluster.UniqueName("g-map")

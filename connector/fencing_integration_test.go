@@ -305,6 +305,7 @@ func awaitShutdownFromListener(t *testing.T, ctx context.Context, l *shutdownLis
 // listener; with the cooperative one it is called when partitions move
 // away, here to a second member that joins.
 func TestShutdownFromListener(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		protocol  RebalanceProtocol
 		elsewhere bool
@@ -360,6 +361,7 @@ func waitNoMembers(t *testing.T, c *testcluster.Cluster, group string) {
 // gets its partitions back in the new session; it resumes after what it had
 // consumed instead of redelivering everything since the last commit.
 func TestSessionLossResumesFromOwnProgress(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	topic := newTopic(t, c, 2, 300)
 	group := testcluster.UniqueName("g-carry")

@@ -57,6 +57,7 @@ func scalaConsumer(t *testing.T, ctx context.Context, col *collector, c *testclu
 // strategies (no claim conflicts, every partition owned once) and reads
 // every message exactly once.
 func TestMixedGroupWithScalaConsumer(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	for _, strategy := range []AssignmentStrategy{StrategyRange, StrategyRoundRobin} {
 		t.Run(strategy.String(), func(t *testing.T) {
@@ -118,6 +119,7 @@ func TestMixedGroupWithScalaConsumer(t *testing.T) {
 // TestOffsetsResumeAcrossScalaAndGo: offsets committed by zkconsumer are
 // resumed by the Scala consumer, and the other way round.
 func TestOffsetsResumeAcrossScalaAndGo(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx := testwait.Context(t, 4*time.Minute)
 	topic := newTopic(t, c, 3, 300)
@@ -164,6 +166,7 @@ func TestOffsetsResumeAcrossScalaAndGo(t *testing.T) {
 // ConsumerGroupCommand --zookeeper --describe shows our group's committed
 // offsets, lag and owners.
 func TestScalaGroupCommandDescribesUs(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx := testwait.Context(t, 4*time.Minute)
 	topic := newTopic(t, c, 2, 100)

@@ -157,6 +157,7 @@ func requireOnce(t *testing.T, col *collector, js []*javaMember, n int) {
 // coordinator assigned it, and the coordinator's assignment, polled all
 // along, never gives a partition to two members at once.
 func TestKafkaCooperativeMixedWithJava(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	topic := newTopic(t, c, 6, 0)
 	group := testcluster.UniqueName("g-kcoopjava")
@@ -234,6 +235,7 @@ func TestKafkaCooperativeMixedWithJava(t *testing.T) {
 // message is read, exactly once, and no partition ever has two owners in
 // the coordinator's assignment.
 func TestKafkaCooperativeRollingUpgrade(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	topic := newTopic(t, c, 6, 0)
 	group := testcluster.UniqueName("g-kupgrade")

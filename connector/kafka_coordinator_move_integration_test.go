@@ -28,6 +28,7 @@ import (
 // 3 brokers, Kafka 3.9 in ZooKeeper mode, with __consumer_offsets
 // replicated three times and the topics on brokers that stay up.
 func TestKafkaModeLastCommitsSurviveCoordinatorMove(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Private(t, testcluster.Options{Brokers: 3})
 	ctx := testwait.Context(t, 8*time.Minute)
 	const partitions = 4

@@ -21,6 +21,7 @@ import (
 // metrics with store "kafka"), and the next member of the group resumes
 // exactly there.
 func TestKafkaModeConsumeCommitResume(t *testing.T) {
+	t.Parallel()
 	bothClusters(t, func(t *testing.T, c *testcluster.Cluster) {
 		topic := newTopic(t, c, 4, 200)
 		group := testcluster.UniqueName("g-kafka")
@@ -78,6 +79,7 @@ func TestKafkaModeConsumeCommitResume(t *testing.T) {
 // at once from the committed offsets; every message is read, at least
 // once and nothing twice outside the hand-over.
 func TestKafkaModeTwoMembersShare(t *testing.T) {
+	t.Parallel()
 	bothClusters(t, func(t *testing.T, c *testcluster.Cluster) {
 		topic := newTopic(t, c, 4, 100)
 		group := testcluster.UniqueName("g-kshare")
@@ -123,6 +125,7 @@ func TestKafkaModeTwoMembersShare(t *testing.T) {
 // TestKafkaModeWildcard: a filter subscription follows topics created
 // later, through kafkagroup's metadata checks.
 func TestKafkaModeWildcard(t *testing.T) {
+	t.Parallel()
 	c := testcluster.SharedKRaft(t)
 	prefix := testcluster.UniqueName("kwc")
 	group := testcluster.UniqueName("g-kwc")
@@ -148,6 +151,7 @@ func TestKafkaModeWildcard(t *testing.T) {
 // group.instance.id fences the first, which gets a fatal error on Errors
 // and stops consuming, as Java's consumer does; the second consumes.
 func TestKafkaModeFencedInstanceIsFatal(t *testing.T) {
+	t.Parallel()
 	c := testcluster.SharedKRaft(t)
 	topic := newTopic(t, c, 2, 20)
 	group := testcluster.UniqueName("g-static")
@@ -183,6 +187,7 @@ func TestKafkaModeFencedInstanceIsFatal(t *testing.T) {
 // the listener waits for with a context derived from it, and completes
 // once the listener returns.
 func TestKafkaModeShutdownFromListener(t *testing.T) {
+	t.Parallel()
 	for _, elsewhere := range []bool{false, true} {
 		name := "listener goroutine"
 		if elsewhere {

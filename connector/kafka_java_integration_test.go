@@ -33,6 +33,7 @@ type javaTools struct {
 // side consumes, every message is read, and each side resumes from the
 // other's commits.
 func TestKafkaModeMixedWithJavaConsumer(t *testing.T) {
+	t.Parallel()
 	t.Run("java3.9", func(t *testing.T) {
 		mixedWithJava(t, testcluster.Shared(t), javaTools{tool: testcluster.Tool, consume: testcluster.JavaConsoleConsume})
 	})

@@ -20,6 +20,7 @@ import (
 // bootstrap.servers, start it again on Kafka's group coordinator, which
 // resumes from the committed offsets: nothing lost, nothing read twice.
 func TestMoveOffZooKeeper(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	topic := newTopic(t, c, 4, 200)
 	group := testcluster.UniqueName("g-move")
@@ -129,6 +130,7 @@ func TestKafkaModeFrozenMemberDeliversNothingOfLostPartitions(t *testing.T) {
 // takes everything over at once, and the stalled member joins again when
 // its reader comes back.
 func TestKafkaModeStalledReaderLeavesGroup(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	topic := newTopic(t, c, 2, 100)
 	group := testcluster.UniqueName("g-stall")

@@ -24,6 +24,7 @@ import (
 // overlapped by up to a heartbeat interval, 1.8 s measured). Nothing is
 // lost.
 func TestKafkaModeStaticReplacementNeverOverlaps(t *testing.T) {
+	t.Parallel()
 	bothClusters(t, func(t *testing.T, c *testcluster.Cluster) {
 		const partitions = 4
 		topic := newTopic(t, c, partitions, 0)

@@ -147,6 +147,7 @@ func mapsEqual(a, b map[string][]int32) bool {
 // the group is empty at once). A second member of the same group then
 // resumes from those commits and reads only what came after.
 func TestConsumerProtocolConsumesAndCommits(t *testing.T) {
+	t.Parallel()
 	c := testcluster.SharedKRaft(t)
 	topic := newTopic(t, c, 4, 200)
 	group := testcluster.UniqueName("g-kip848")
@@ -349,6 +350,7 @@ func checkOneOwnerAtATime(t *testing.T, rs []record) {
 // When the second leaves, the first takes everything back without
 // releasing anything. Every message is read exactly once.
 func TestConsumerProtocolTwoMembers(t *testing.T) {
+	t.Parallel()
 	c := testcluster.SharedKRaft(t)
 	const parts = 6
 	topic := newTopic(t, c, parts, 60)
@@ -492,6 +494,7 @@ func (j *javaMember) stop(t *testing.T) {
 // commit, leave) and zkconsumer resumes its partitions from Java's
 // commits. Every message is read exactly once.
 func TestConsumerProtocolMixedWithJava(t *testing.T) {
+	t.Parallel()
 	c := testcluster.SharedKRaft(t)
 	group := testcluster.UniqueName("g-kip848-java")
 	mixedWithJava848(t, c, consumerProtocolConfig(c, group), strings.Join(c.BrokerAddrs(), ","))
@@ -563,6 +566,7 @@ func mixedWithJava848(t *testing.T, c *testcluster.Cluster, cfg Config, bootstra
 // CreateMessageStreams at once with a fatal error that names the key and
 // the way out, rather than retrying forever.
 func TestConsumerProtocolNeedsKafka4(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	topic := newTopic(t, c, 2, 1)
 	ctx := testwait.Context(t, time.Minute)
@@ -600,6 +604,7 @@ func (d proxiedDialer) DialContext(ctx context.Context, network, addr string) (n
 // lost=true, Errors gets ErrMembershipLost); when the network heals it
 // joins again with epoch 0 and gets its share back.
 func TestConsumerProtocolFencedMemberRejoins(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Private(t, testcluster.Options{KRaft: true, BrokerProperties: map[string]string{
 		"group.consumer.min.session.timeout.ms":    "6000",
 		"group.consumer.session.timeout.ms":        "6000",
@@ -679,6 +684,7 @@ func TestConsumerProtocolFencedMemberRejoins(t *testing.T) {
 // (node 0 the controller), __consumer_offsets replicated three times, the
 // topic on the brokers that stay up.
 func TestConsumerProtocolCoordinatorMove(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Private(t, testcluster.Options{KRaft: true, Brokers: 3, Controllers: 1, BrokerProperties: map[string]string{
 		"offsets.topic.replication.factor":         "3",
 		"group.consumer.min.session.timeout.ms":    "6000",
@@ -740,6 +746,7 @@ func TestConsumerProtocolCoordinatorMove(t *testing.T) {
 // id started again gets the same partitions back, from the commits of the
 // first, while the other member never releases or starts anything.
 func TestConsumerProtocolStaticMember(t *testing.T) {
+	t.Parallel()
 	c := testcluster.SharedKRaft(t)
 	const parts = 4
 	topic := newTopic(t, c, parts, 40)
@@ -812,6 +819,7 @@ func TestConsumerProtocolStaticMember(t *testing.T) {
 // topic are assigned by the broker on its own; the member starts them
 // alone (its listener releases nothing) and reads them.
 func TestConsumerProtocolPartitionsAdded(t *testing.T) {
+	t.Parallel()
 	c := testcluster.SharedKRaft(t)
 	topic := newTopic(t, c, 2, 20)
 	group := testcluster.UniqueName("g-kip848-grow")

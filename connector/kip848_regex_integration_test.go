@@ -94,6 +94,7 @@ func (j *javaRegexMember) stop(t *testing.T) {
 // across the two members (hand-overs are orderly: commit, then give up),
 // and no message of the topics the whitelist does not match is read.
 func TestConsumerProtocolTopicRegexWithJava(t *testing.T) {
+	t.Parallel()
 	c := testcluster.SharedKRaft(t)
 	ctx := testwait.Context(t, 5*time.Minute)
 	prefix := testcluster.UniqueName("rx")
@@ -239,6 +240,7 @@ func TestConsumerProtocolTopicRegexWithJava(t *testing.T) {
 // refused before joining, since nothing could keep the broker from
 // assigning them.
 func TestConsumerProtocolTopicRegexInternalTopics(t *testing.T) {
+	t.Parallel()
 	c := testcluster.SharedKRaft(t)
 	ctx := testwait.Context(t, 2*time.Minute)
 	group := testcluster.UniqueName("g-kip848-rx-internal")

@@ -33,6 +33,7 @@ func consumerProtocolSASLConfig(c *testcluster.Cluster, group string) Config {
 // the two and their hand-overs. (Before, group.protocol=consumer refused
 // SASL.)
 func TestConsumerProtocolSASLWithJava(t *testing.T) {
+	t.Parallel()
 	c := testcluster.SharedSecureKRaft(t)
 	sec := c.Security()
 	props := filepath.Join(t.TempDir(), "java-sasl.properties")
@@ -51,6 +52,7 @@ func TestConsumerProtocolSASLWithJava(t *testing.T) {
 // secret), matches ErrGroupFatal and ErrAuthentication, and reaches
 // Errors too.
 func TestConsumerProtocolWrongPasswordIsFatal(t *testing.T) {
+	t.Parallel()
 	c := testcluster.SharedSecureKRaft(t)
 	sec := c.Security()
 	topic := newTopic(t, c, 1, 10)

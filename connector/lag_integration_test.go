@@ -22,6 +22,7 @@ import (
 // to zero. Without the refresh (WithLagRefresh(200*time.Millisecond)) the lag stayed where
 // the fetcher stopped.
 func TestLagGrowsWhileTheApplicationStalls(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx := testwait.Context(t, 3*time.Minute)
 	const batches, batch, more, read = 20, 30, 1500, 40

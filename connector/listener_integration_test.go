@@ -167,6 +167,7 @@ func waitLedgersMatch(t *testing.T, topic string, partitions int32, members ...l
 // with everything the member owns and lost false, and no
 // BeforeStartingFetchers call.
 func TestListenerIsToldOwnGainsAndLosses(t *testing.T) {
+	t.Parallel()
 	type mode struct {
 		name        string
 		cooperative bool
@@ -264,6 +265,7 @@ func TestListenerIsToldOwnGainsAndLosses(t *testing.T) {
 // TestListenerCommitsThroughTheConnectorItIsGiven shows the commit made
 // in that call landing.
 func TestShutdownCommitsNothingWithAutoCommitOff(t *testing.T) {
+	t.Parallel()
 	bothModes(t, func(t *testing.T, c *testcluster.Cluster, config func(string) Config) {
 		const n = 30
 		topic := newTopic(t, c, 3, n)

@@ -73,6 +73,7 @@ func (m *recordingMetrics) commitsTo(store OffsetsStorage) []CommitEvent {
 // partition is what remains of it, message and byte counts match what the
 // stream handed out, and fetches, the rebalance and commits are reported.
 func TestMetricsReportRealNumbers(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	const n, k = 300, 100
 	topic := newTopic(t, c, 3, n)
@@ -175,6 +176,7 @@ func TestMetricsReportRealNumbers(t *testing.T) {
 // TestMetricsCommitsToKafka: with offsets.storage=kafka and
 // dual.commit.enabled, every commit is reported once per store.
 func TestMetricsCommitsToKafka(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	topic := newTopic(t, c, 2, 20)
 	rec := &recordingMetrics{}
@@ -205,6 +207,7 @@ func TestMetricsCommitsToKafka(t *testing.T) {
 // TestMetricsAttachErrorFailsNew: a Metrics that refuses the connector
 // makes New fail and leaves nothing running (goleak checks).
 func TestMetricsAttachErrorFailsNew(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	boom := errors.New("already registered")
 	cfg := testConfig(c, testcluster.UniqueName("g-metrics-refused"))
@@ -216,6 +219,7 @@ func TestMetricsAttachErrorFailsNew(t *testing.T) {
 // Without Metrics nothing is counted, but Stats still reports offsets and
 // lag.
 func TestStatsWithoutMetrics(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	topic := newTopic(t, c, 1, 10)
 	conn := newConnector(t, testConfig(c, testcluster.UniqueName("g-stats")))

@@ -28,9 +28,11 @@ import (
 // record of each committed offset, decoded by Kafka's
 // OffsetsMessageFormatter (the records Burrow's Kafka module reads).
 func TestKafkaToolsReadKafkaStoredOffsets(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	for _, mode := range []string{"zookeeper-offsets.storage=kafka", "kafka"} {
 		t.Run(mode, func(t *testing.T) {
+			t.Parallel() // its own topic and group
 			// Three JVM tools run one after the other: at load average
 			// 21 they took more than five minutes.
 			ctx := testwait.Context(t, 10*time.Minute)

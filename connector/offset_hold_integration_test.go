@@ -78,6 +78,7 @@ func generationOf(c *ConsumerConnector) int {
 // or deletes it (from auto.offset.reset). A member that gains a partition
 // in a later rebalance and finds garbage holds it the same way.
 func TestUnreadableOffsetHoldsOnlyItsPartition(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	const perPartition = 100
 	topic := newTopic(t, c, 4, 4*perPartition)

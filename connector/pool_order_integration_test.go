@@ -19,6 +19,7 @@ import (
 // in any order across partitions, leave every partition committed at its
 // log end.
 func TestOrderedParallelPool(t *testing.T) {
+	t.Parallel()
 	t.Run("zookeeper", func(t *testing.T) {
 		c := testcluster.Shared(t)
 		testOrderedParallelPool(t, c, testConfig(c, testcluster.UniqueName("g-pool")), func(group, topic string) map[int32]int64 {

@@ -21,6 +21,7 @@ import (
 // happens without the setting. (Every Next runs on the test's goroutine,
 // where the release happens too, so that look is not a data race.)
 func TestRecycledMessages(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	for _, codec := range []sarama.CompressionCodec{sarama.CompressionNone, sarama.CompressionZSTD} {
 		t.Run(codec.String(), func(t *testing.T) {

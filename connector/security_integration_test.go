@@ -108,6 +108,7 @@ func (u unsignedTokens) Token() (*AccessToken, error) {
 // whose offset commits go through the coordinator over SASL_SSL too) to
 // Kafka.
 func TestSecureConsumeAndCommit(t *testing.T) {
+	t.Parallel()
 	c := testcluster.SharedSecure(t)
 	for _, way := range []string{"SSL", "mTLS", "SASL_SSL SCRAM-SHA-256", "SASL_SSL SCRAM-SHA-512", "SASL_SSL OAUTHBEARER", "SASL_PLAINTEXT PLAIN"} {
 		t.Run(way, func(t *testing.T) {
@@ -155,6 +156,7 @@ func TestSecureConsumeAndCommit(t *testing.T) {
 // TestSecureRebalance: two members over SSL share a topic; the second one's
 // arrival moves partitions to it and nothing is lost.
 func TestSecureRebalance(t *testing.T) {
+	t.Parallel()
 	c := testcluster.SharedSecure(t)
 	const n = 400
 	topic := newTopic(t, c, 4, n)
@@ -187,6 +189,7 @@ func TestSecureRebalance(t *testing.T) {
 // TestSecureFailures: misconfigurations fail fast and name the key to fix;
 // none falls back to plaintext.
 func TestSecureFailures(t *testing.T) {
+	t.Parallel()
 	c := testcluster.SharedSecure(t)
 	sec := c.Security()
 	topic := newTopic(t, c, 1, 10)
@@ -256,6 +259,7 @@ func TestSecureFailures(t *testing.T) {
 // over SASL_SSL with SCRAM-SHA-512 and over mTLS, reads every message and
 // commits its offsets to Kafka.
 func TestSecureKafkaMode(t *testing.T) {
+	t.Parallel()
 	c := testcluster.SharedSecure(t)
 	for way, listener := range map[string]string{"SASL_SSL SCRAM-SHA-512": testcluster.ListenerSASLSSL, "mTLS": testcluster.ListenerMTLS} {
 		t.Run(way, func(t *testing.T) {

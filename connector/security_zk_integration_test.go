@@ -40,6 +40,7 @@ func aclOf(t *testing.T, c *testcluster.Cluster, path string) []zk.ACL {
 // changed only by its identity; a member of another identity fails at once
 // with NOAUTH naming the node.
 func TestZooKeeperACLs(t *testing.T) {
+	t.Parallel()
 	c := testcluster.SharedSecure(t)
 	topic := newTopic(t, c, 2, 50)
 	group := testcluster.UniqueName("g-acl")
@@ -100,6 +101,7 @@ func TestZooKeeperACLs(t *testing.T) {
 // ZooKeeper certificate signed by an unknown authority fails New within
 // zookeeper.connection.timeout.ms, naming the trust store key.
 func TestZooKeeperTLS(t *testing.T) {
+	t.Parallel()
 	c := testcluster.SharedSecure(t)
 	sec := c.Security()
 	topic := newTopic(t, c, 1, 20)
@@ -144,6 +146,7 @@ func TestZooKeeperTLS(t *testing.T) {
 // "Secured clusters" section works as written, once its host names, paths
 // and passwords are those of the test cluster.
 func TestSecuredPropertiesExample(t *testing.T) {
+	t.Parallel()
 	c := testcluster.SharedSecure(t)
 	sec := c.Security()
 	topic := newTopic(t, c, 2, 40)

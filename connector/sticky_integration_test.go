@@ -73,6 +73,7 @@ func movedBetween(before, after map[int32]string) []int32 {
 // its 3 partitions move back; the messages produced meanwhile are all
 // read.
 func TestStickyGroupMovesOnlyWhatBalanceNeeds(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx := testwait.Context(t, 5*time.Minute)
 	const partitions, n = 12, 600
@@ -157,6 +158,7 @@ func produce(t *testing.T, c *testcluster.Cluster, topic string, first, n int) {
 // that was there first keeps every partition (it never sees the newcomer,
 // which checks the registrations before it registers); once the first member leaves, the newcomer joins and takes everything.
 func TestStickyAndRangeRefuseToMix(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	observer, err := zksession.Dial(context.Background(), zksession.SessionConfig{Connect: c.ZKConnect(), SessionTimeout: 10 * time.Second, ConnectionTimeout: 20 * time.Second})
 	require.NoError(t, err)

@@ -15,6 +15,7 @@ import (
 // every message has been consumed, not one short of it for ever (which
 // monitoring would show as a lag of 1).
 func TestCommitReachesLogEndPastTransactionMarker(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx := testwait.Context(t, 2*time.Minute)
 	topic := newTopic(t, c, 1, 0)
