@@ -4,7 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
+	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -153,9 +156,28 @@ func TestExitStatusAfterSignalsLikeKafka111(t *testing.T) {
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
 			require.NoError(t, cmd.Start())
+			// A JVM that has not yet installed its SIGTERM handler dies of
+			// the signal (at load average 77 that took over a second).
+			testwait.WaitFor(t, time.Minute, func() bool { return catchesSIGTERM(cmd.Process.Pid) }, "%s to handle SIGTERM", name)
 			time.Sleep(time.Second) // nothing to wait for: it is to be still connecting
 			require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 			require.Equal(t, 143, exitCode(t, cmd.Wait()), stderr.String())
 		})
 	}
+}
+
+// catchesSIGTERM reports whether process pid has installed a handler for
+// SIGTERM: the bit of SigCgt in /proc/pid/status.
+func catchesSIGTERM(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "SigCgt:"); ok {
+			mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			return err == nil && mask&(1<<(uint(syscall.SIGTERM)-1)) != 0
+		}
+	}
+	return false
 }
