@@ -184,7 +184,6 @@ func TestWildcardPicksUpNewTopic(t *testing.T) {
 // TestKafkaOffsetStorage: offsets.storage=kafka commits through the group
 // coordinator, dual commit writes both, and a restart resumes from them.
 func TestKafkaOffsetStorage(t *testing.T) {
-	t.Parallel()
 	c := testcluster.Shared(t)
 	for _, dual := range []bool{false, true} {
 		name := map[bool]string{false: "kafka", true: "dual"}[dual]

@@ -150,7 +150,6 @@ func (l *pausingListener) BeforeStartingFetchers(_ context.Context, _ *ConsumerC
 // told about the moved partitions only, no message is lost, and the group
 // ends with every partition delivered by its new owner.
 func TestKeptPartitionsFlowDuringRebalance(t *testing.T) {
-	t.Parallel()
 	c := testcluster.Shared(t)
 	for _, event := range []string{"join", "leave", "expiry"} {
 		for _, protocol := range []RebalanceProtocol{RebalanceCooperative, RebalanceEager} {
