@@ -13,6 +13,7 @@ import (
 
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
@@ -34,6 +35,7 @@ func bothModes(t *testing.T, f func(t *testing.T, c *testcluster.Cluster, cfg fu
 // why: not joined yet, then owning every partition (commits land), then
 // shut down. Pause and CommitOffsetsMap refuse alike.
 func TestCommitOffsetsAndAssignmentSayWhat(t *testing.T) {
+	t.Parallel()
 	bothModes(t, func(t *testing.T, c *testcluster.Cluster, config func(string) Config) {
 		topic := newTopic(t, c, 3, 30)
 		group := testcluster.UniqueName("g-api")
@@ -41,7 +43,7 @@ func TestCommitOffsetsAndAssignmentSayWhat(t *testing.T) {
 		cfg.AutoCommitEnable = false
 		conn, err := New(t.Context(), cfg)
 		require.NoError(t, err)
-		ctx := testCtx(t, 3*time.Minute)
+		ctx := testwait.Context(t, 3*time.Minute)
 
 		require.ErrorIs(t, conn.CommitOffsets(ctx), ErrNotJoined)
 		require.ErrorIs(t, conn.Assignment().Err, ErrNotJoined)
@@ -112,10 +114,11 @@ func TestCommitOffsetsAndAssignmentSayWhat(t *testing.T) {
 // CommitOffsets say why nothing is owned; once the stranger lets go, the
 // member's background retries succeed and the assignment appears.
 func TestFirstRebalanceFailureIsVisible(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	topic := newTopic(t, c, 2, 10)
 	group := testcluster.UniqueName("g-firstfail")
-	ctx := testCtx(t, 2*time.Minute)
+	ctx := testwait.Context(t, 2*time.Minute)
 	observer, err := zksession.Dial(ctx, zksession.SessionConfig{Connect: c.ZKConnect(), SessionTimeout: 10 * time.Second, ConnectionTimeout: 20 * time.Second})
 	require.NoError(t, err)
 	defer observer.Close()
@@ -157,10 +160,11 @@ func TestFirstRebalanceFailureIsVisible(t *testing.T) {
 // message once and in order. A rebalance that leaves the partition with
 // this member keeps it paused.
 func TestPauseResume(t *testing.T) {
+	t.Parallel()
 	bothModes(t, func(t *testing.T, c *testcluster.Cluster, config func(string) Config) {
 		const n, batch = 200, 10
 		topic := newTopic(t, c, 2, 0)
-		ctx := testCtx(t, 3*time.Minute)
+		ctx := testwait.Context(t, 3*time.Minute)
 		for p := range int32(2) {
 			for i := 0; i < n; i += batch { // small batches, several per fetch
 				_, err := c.Produce(ctx, topic, batch, testcluster.ProduceOptions{Partition: p, FirstSeq: int(p)*10000 + i, ValueSize: 100})
@@ -252,9 +256,10 @@ func TestPauseResume(t *testing.T) {
 // TestPauseForgottenWhenPartitionMoves: a pause belongs to the assignment;
 // once the partition moves to another member, that member consumes it.
 func TestPauseForgottenWhenPartitionMoves(t *testing.T) {
+	t.Parallel()
 	bothModes(t, func(t *testing.T, c *testcluster.Cluster, config func(string) Config) {
 		topic := newTopic(t, c, 2, 0)
-		ctx := testCtx(t, 3*time.Minute)
+		ctx := testwait.Context(t, 3*time.Minute)
 		for p := range int32(2) {
 			_, err := c.Produce(ctx, topic, 20, testcluster.ProduceOptions{Partition: p, FirstSeq: int(p) * 1000})
 			require.NoError(t, err)
@@ -292,6 +297,7 @@ func TestPauseForgottenWhenPartitionMoves(t *testing.T) {
 // before New returns commits through the connector each call carries,
 // made of functions with RebalanceListenerFuncs.
 func TestListenerCommitsThroughTheConnectorItIsGiven(t *testing.T) {
+	t.Parallel()
 	bothModes(t, func(t *testing.T, c *testcluster.Cluster, config func(string) Config) {
 		topic := newTopic(t, c, 2, 20)
 		group := testcluster.UniqueName("g-listener")
@@ -313,7 +319,7 @@ func TestListenerCommitsThroughTheConnectorItIsGiven(t *testing.T) {
 		}
 		conn, err := New(t.Context(), cfg, WithRebalanceListener(l))
 		require.NoError(t, err)
-		ctx := testCtx(t, 3*time.Minute)
+		ctx := testwait.Context(t, 3*time.Minute)
 		streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
 		require.NoError(t, err)
 		require.Positive(t, starts.Load())

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -71,7 +72,7 @@ func TestKafkaModeRefusalsAndOutagesAreReported(t *testing.T) {
 		"authorizer.class.name":          "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
 		"allow.everyone.if.no.acl.found": "true",
 	}})
-	ctx := testCtx(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	const n = 40
 	open := newTopic(t, c, 1, n)
 	closed := newTopic(t, c, 1, 10)
@@ -146,6 +147,7 @@ func TestKafkaModeRefusalsAndOutagesAreReported(t *testing.T) {
 // ErrAutoCommit and the cause, in a *CommitError that names the offset it
 // tried to write.
 func TestZooKeeperModeAutoCommitErrorIsRecognisable(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	topic := newTopic(t, c, 1, 10)
 	group := testcluster.UniqueName("g-autocommit-err")
@@ -170,7 +172,7 @@ func TestZooKeeperModeAutoCommitErrorIsRecognisable(t *testing.T) {
 	cfg.AutoCommitInterval = 200 * time.Millisecond
 	cc := newConnectorLax(t, cfg)
 	errs := drainErrors(t, cc)
-	ctx := testCtx(t, 2*time.Minute)
+	ctx := testwait.Context(t, 2*time.Minute)
 	streams, err := cc.CreateMessageStreams(ctx, map[string]int{topic: 1})
 	require.NoError(t, err)
 	// Three messages handed out: the first two count as consumed, so the

@@ -18,6 +18,7 @@ import (
 
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // The broker matrix (make test-matrix): the connector in ZooKeeper mode
@@ -82,7 +83,7 @@ func messageFormats(c *testcluster.Cluster) map[int]string {
 // format carries. lz4 in format v0 has Kafka's own frame header checksum
 // (KAFKA-3160), which the fetcher accepts.
 func matrixFormats(t *testing.T, c *testcluster.Cluster) {
-	ctx := testCtx(t, 5*time.Minute)
+	ctx := testwait.Context(t, 5*time.Minute)
 	const n = 150
 	codecs := []sarama.CompressionCodec{sarama.CompressionNone, sarama.CompressionGZIP, sarama.CompressionSnappy, sarama.CompressionLZ4}
 	var topics []matrixTopic
@@ -181,7 +182,7 @@ func checkMatrixMessages(t *testing.T, tp matrixTopic, msgs []*streamcore.Messag
 // committed offsets there, and has a new member of the group resume from
 // them.
 func matrixOffsets(t *testing.T, c *testcluster.Cluster, storage string) {
-	ctx := testCtx(t, 4*time.Minute)
+	ctx := testwait.Context(t, 4*time.Minute)
 	const n, more = 200, 50
 	topic := testcluster.UniqueName("offsets-" + storage)
 	require.NoError(t, c.CreateTopic(ctx, topic, 2, 2))
@@ -233,7 +234,7 @@ func matrixOffsets(t *testing.T, c *testcluster.Cluster, storage string) {
 // killing the next one, and checks that the member reads every message
 // once, in order.
 func matrixLeaderChanges(t *testing.T, c *testcluster.Cluster) {
-	ctx := testCtx(t, 5*time.Minute)
+	ctx := testwait.Context(t, 5*time.Minute)
 	const batch = 100
 	topic := testcluster.UniqueName("leaders")
 	require.NoError(t, c.CreateTopic(ctx, topic, 2, 2))

@@ -12,6 +12,7 @@ import (
 
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // matrixMixedFormats writes one partition whose log holds format v0, then
@@ -22,7 +23,7 @@ import (
 // timestamp its format carries. Needs AlterConfigs (Kafka 0.11+) and
 // format v2, so Kafka 1.1.1 and newer.
 func matrixMixedFormats(t *testing.T, c *testcluster.Cluster) {
-	ctx := testCtx(t, 4*time.Minute)
+	ctx := testwait.Context(t, 4*time.Minute)
 	const perStage = 50
 	stages := []struct {
 		version string

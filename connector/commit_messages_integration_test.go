@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // TestCommitMessages: the commit of worker pools, in both coordination
@@ -17,6 +18,7 @@ import (
 // nothing; a message of a partition this member kept through a
 // cooperative rebalance (ZooKeeper mode) is still committed.
 func TestCommitMessages(t *testing.T) {
+	t.Parallel()
 	t.Run("zookeeper", func(t *testing.T) {
 		c := testcluster.Shared(t)
 		testCommitMessages(t, c, testConfig(c, testcluster.UniqueName("g-cm")), func(group, topic string) map[int32]int64 {
@@ -35,7 +37,7 @@ func testCommitMessages(t *testing.T, c *testcluster.Cluster, cfg Config, commit
 	const n = 40
 	topic := newTopic(t, c, 2, n)
 	cfg.AutoCommitEnable = false
-	ctx := testCtx(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	first := newConnector(t, cfg)
 	streams, err := first.CreateMessageStreams(ctx, map[string]int{topic: 1})
 	require.NoError(t, err)

@@ -9,21 +9,17 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 	"github.com/zkconsumer/zkconsumer/internal/zkgroup"
 	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
-func testCtx(t *testing.T, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // TestOneConnectorReadsEverything: one member with several streams reads
 // every message of a multi-partition topic once, in order per partition, and
 // commits the end offsets at shutdown.
 func TestOneConnectorReadsEverything(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	const n = 2000
 	topic := newTopic(t, c, 6, n)
@@ -32,7 +28,7 @@ func TestOneConnectorReadsEverything(t *testing.T) {
 	cfg.AutoCommitInterval = time.Hour // only the commit at shutdown
 	conn, err := New(t.Context(), cfg)
 	require.NoError(t, err)
-	ctx := testCtx(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 3})
 	require.NoError(t, err)
 	require.Len(t, streams[topic], 3)
@@ -66,10 +62,11 @@ func TestOneConnectorReadsEverything(t *testing.T) {
 // TestRestartResumesAtCommittedOffsets: a group that stops and starts again
 // reads only what was produced in between.
 func TestRestartResumesAtCommittedOffsets(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	topic := newTopic(t, c, 4, 400)
 	group := testcluster.UniqueName("g-resume")
-	ctx := testCtx(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 
 	first := newCollector()
 	conn, err := New(ctx, testConfig(c, group))
@@ -101,6 +98,7 @@ func TestRestartResumesAtCommittedOffsets(t *testing.T) {
 // processes split the partitions with no overlap and together read every
 // message; then one leaves and one joins without loss.
 func TestThreeProcessesSplitPartitions(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	const n = 3000
 	topic := newTopic(t, c, 9, 0)
@@ -114,7 +112,7 @@ func TestThreeProcessesSplitPartitions(t *testing.T) {
 	// Wait until the group owns all nine partitions before producing, so
 	// that no rebalance happens while the messages are read.
 	waitOwners(t, c, group, topic, 9, 3)
-	ctx := testCtx(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	_, err := c.Produce(ctx, topic, n, testcluster.ProduceOptions{Partition: -1, ValueSize: 64})
 	require.NoError(t, err)
 	rs := col.waitAll(t, 0, n, 2*time.Minute)
@@ -161,11 +159,12 @@ func waitOwners(t *testing.T, c *testcluster.Cluster, group, topic string, parti
 // TestWildcardPicksUpNewTopic: a whitelist connector consumes a topic
 // created after it started.
 func TestWildcardPicksUpNewTopic(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	prefix := testcluster.UniqueName("wc")
 	group := testcluster.UniqueName("g-wc")
 	conn := newConnector(t, testConfig(c, group))
-	ctx := testCtx(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	streams, err := conn.CreateMessageStreamsByFilter(ctx, Whitelist(prefix+"-.*"), 2)
 	require.NoError(t, err)
 	col := newCollector()
@@ -194,7 +193,7 @@ func TestKafkaOffsetStorage(t *testing.T) {
 			cfg := testConfig(c, group)
 			cfg.OffsetsStorage = OffsetsStorageKafka
 			cfg.DualCommitEnabled = map[bool]DualCommit{false: DualCommitOff, true: DualCommitOn}[dual]
-			ctx := testCtx(t, 3*time.Minute)
+			ctx := testwait.Context(t, 3*time.Minute)
 			conn, err := New(ctx, cfg)
 			require.NoError(t, err)
 			streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
@@ -234,10 +233,11 @@ func TestKafkaOffsetStorage(t *testing.T) {
 // TestShutdownDuringRebalance: shutting down while members join and leave
 // neither hangs nor leaks goroutines (TestMain checks leaks).
 func TestShutdownDuringRebalance(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	topic := newTopic(t, c, 8, 200)
 	group := testcluster.UniqueName("g-shut")
-	ctx := testCtx(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	var conns []*ConsumerConnector
 	for range 4 {
 		conn, err := New(ctx, testConfig(c, group))
@@ -279,6 +279,7 @@ func TestNewFailsFastWithoutZooKeeper(t *testing.T) {
 // leaves no registration behind and may be called again, which joins and
 // reads every message. (Before, the retry got ErrStreamsExist.)
 func TestFailedFirstJoinLeavesNothing(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	const n = 40
 	topic := newTopic(t, c, 2, n)
@@ -300,7 +301,7 @@ func TestFailedFirstJoinLeavesNothing(t *testing.T) {
 	}
 	require.Empty(t, ids, "no registration stays")
 
-	ctx := testCtx(t, 2*time.Minute)
+	ctx := testwait.Context(t, 2*time.Minute)
 	streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
 	require.NoError(t, err)
 	col := newCollector()
@@ -330,12 +331,13 @@ func TestNewEndsWithItsContext(t *testing.T) {
 // session expires, the application hears of it on Errors, the connector
 // rejoins in a new session, and every message is still read.
 func TestSessionExpiryIsReportedAndConsumptionResumes(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	topic := newTopic(t, c, 4, 400)
 	group := testcluster.UniqueName("g-expiry")
 	tap := &testcluster.SessionTap{}
 	conn := newConnector(t, testConfig(c, group), WithDialer(tap.DialerFor(c.ZKServers())))
-	ctx := testCtx(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 2})
 	require.NoError(t, err)
 	col := newCollector()
@@ -360,13 +362,14 @@ func TestSessionExpiryIsReportedAndConsumptionResumes(t *testing.T) {
 // TestCommitOffsetsMap commits explicit offsets for owned partitions and
 // refuses partitions this member does not own.
 func TestCommitOffsetsMap(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	topic := newTopic(t, c, 2, 0)
 	group := testcluster.UniqueName("g-map")
 	cfg := testConfig(c, group)
 	cfg.AutoCommitEnable = false
 	conn := newConnector(t, cfg)
-	ctx := testCtx(t, 2*time.Minute)
+	ctx := testwait.Context(t, 2*time.Minute)
 	_, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
 	require.NoError(t, err)
 	waitOwners(t, c, group, topic, 2, 1)

@@ -20,6 +20,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // recordingDialer is a Dialer that remembers the local address of every
@@ -77,6 +78,8 @@ type socketWatch struct {
 	done     chan struct{}
 }
 
+// watchSockets watches every socket of this process, so a test that calls
+// it must not be parallel with others (their connections would be seen).
 func watchSockets(t *testing.T, addrs []string) *socketWatch {
 	t.Helper()
 	w := &socketWatch{ports: map[int]bool{}, seen: map[string]string{}, stop: make(chan struct{}), done: make(chan struct{})}
@@ -192,7 +195,7 @@ func procAddr(s string) (string, int) {
 // of topic, commits and shuts down.
 func consumeThrough(t *testing.T, cfg Config, d Dialer, topic string, n int) {
 	t.Helper()
-	ctx := testCtx(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	conn, err := New(ctx, cfg, WithDialer(d))
 	require.NoError(t, err)
 	go func() {
@@ -353,7 +356,7 @@ func TestFailingDialerFailsNew(t *testing.T) {
 		t.Skip("integration test: skipped by -short")
 	}
 	c := testcluster.Shared(t)
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent()) // every goroutine of the process: not parallel
 	cfg := testConfig(c, testcluster.UniqueName("g-dialfail"))
 	cfg.ZooKeeperConnectionTimeout = 2 * time.Second
 	d := &refusingDialer{}
@@ -383,7 +386,7 @@ func TestFailingDialerFailsKafkaModeJoin(t *testing.T) {
 		t.Skip("integration test: skipped by -short")
 	}
 	c := testcluster.Shared(t)
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent()) // every goroutine of the process: not parallel
 	cfg := kafkaConfig(c, testcluster.UniqueName("g-dialfailk"))
 	d := &refusingDialer{}
 	conn, err := New(t.Context(), cfg, WithDialer(d))

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 	"github.com/zkconsumer/zkconsumer/internal/zkgroup"
 	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
@@ -59,7 +60,7 @@ func produceWhile(t *testing.T, c *testcluster.Cluster, topic string, first, n i
 // have arrived, and keeps reading until the test ends.
 func readAll(t *testing.T, conn *ConsumerConnector, topic string, n int) (context.Context, *collector) {
 	t.Helper()
-	ctx := testCtx(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
 	require.NoError(t, err)
 	col := newCollector()
@@ -141,7 +142,7 @@ func TestFrozenMemberDeliversNothingOfLostPartitions(t *testing.T) {
 	col := newCollector()
 	frozen := startChild(t, col, childSpec{Name: "frozen", Props: props(cfg), Topic: topic, Streams: 1})
 	peer := newConnector(t, cfg)
-	ctx := testCtx(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	streams, err := peer.CreateMessageStreams(ctx, map[string]int{topic: 1})
 	require.NoError(t, err)
 	col.read(ctx, "peer", streams[topic][0])
@@ -304,6 +305,7 @@ func awaitShutdownFromListener(t *testing.T, ctx context.Context, l *shutdownLis
 // listener; with the cooperative one it is called when partitions move
 // away, here to a second member that joins.
 func TestShutdownFromListener(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		protocol  RebalanceProtocol
 		elsewhere bool
@@ -359,6 +361,7 @@ func waitNoMembers(t *testing.T, c *testcluster.Cluster, group string) {
 // gets its partitions back in the new session; it resumes after what it had
 // consumed instead of redelivering everything since the last commit.
 func TestSessionLossResumesFromOwnProgress(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	topic := newTopic(t, c, 2, 300)
 	group := testcluster.UniqueName("g-carry")

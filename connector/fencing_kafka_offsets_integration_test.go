@@ -11,6 +11,7 @@ import (
 
 	"github.com/zkconsumer/zkconsumer/internal/coordinator"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -69,7 +70,7 @@ func (d *brokerProxies) links() int {
 // for its answer and returned nil once the path healed.
 func TestKafkaCommitCutOffWhenZooKeeperLeaseLapses(t *testing.T) {
 	c := testcluster.Shared(t)
-	ctx := testCtx(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	topic := newTopic(t, c, 1, 0)
 	group := testcluster.UniqueName("g-lapse-commit")
 	tp := zkutil.TopicPartition{Topic: topic, Partition: 0}

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // TestLastCommitCutByALapsedLeaseIsMadeAgain: ZooKeeper mode, offsets in
@@ -19,7 +20,7 @@ import (
 // failing here, the offsets left behind.)
 func TestLastCommitCutByALapsedLeaseIsMadeAgain(t *testing.T) {
 	c := testcluster.Shared(t)
-	ctx := testCtx(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	const n = 50
 	topic := newTopic(t, c, 1, n)
 	group := testcluster.UniqueName("g-lastcommit")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // delivery is one message as a hand-over test saw it.
@@ -158,7 +159,7 @@ func TestKeptPartitionsFlowDuringRebalance(t *testing.T) {
 }
 
 func testKeptPartitionsFlow(t *testing.T, c *testcluster.Cluster, event string, protocol RebalanceProtocol) {
-	ctx := testCtx(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	topic := newTopic(t, c, 4, 0)
 	stopTicks, err := startTicks(c, topic, 4, 20*time.Millisecond)
 	require.NoError(t, err)

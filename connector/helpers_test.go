@@ -164,17 +164,11 @@ func newConnector(t *testing.T, cfg Config, opts ...Option) *ConsumerConnector {
 	return c
 }
 
+// newTopic creates a topic with partitions and n messages of 64 bytes
+// spread over them.
 func newTopic(t *testing.T, c *testcluster.Cluster, partitions int32, n int) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	topic := testcluster.UniqueName("conn")
-	require.NoError(t, c.CreateTopic(ctx, topic, partitions, 1))
-	if n > 0 {
-		_, err := c.Produce(ctx, topic, n, testcluster.ProduceOptions{Partition: -1, ValueSize: 64})
-		require.NoError(t, err)
-	}
-	return topic
+	return testcluster.NewTopic(t, c, testcluster.TopicSpec{Prefix: "conn", Partitions: partitions, Messages: n})
 }
 
 // readOffsets reads the group's committed ZooKeeper offsets of topic.

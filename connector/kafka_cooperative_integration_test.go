@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // TestKafkaCooperativeKeptPartitionsFlow: in Kafka mode with
@@ -35,7 +36,7 @@ func TestKafkaCooperativeKeptPartitionsFlow(t *testing.T) {
 }
 
 func testKafkaKeptFlow(t *testing.T, c *testcluster.Cluster, event string, strategy AssignmentStrategy) {
-	ctx := testCtx(t, 4*time.Minute)
+	ctx := testwait.Context(t, 4*time.Minute)
 	topic := newTopic(t, c, 4, 0)
 	stopTicks, err := startTicks(c, topic, 4, 20*time.Millisecond)
 	require.NoError(t, err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/zkconsumer/zkconsumer/internal/kafkagroup"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // javaCooperative makes the Java console consumer list Kafka's
@@ -156,11 +157,12 @@ func requireOnce(t *testing.T, col *collector, js []*javaMember, n int) {
 // coordinator assigned it, and the coordinator's assignment, polled all
 // along, never gives a partition to two members at once.
 func TestKafkaCooperativeMixedWithJava(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	topic := newTopic(t, c, 6, 0)
 	group := testcluster.UniqueName("g-kcoopjava")
 	bootstrap := strings.Join(c.BrokerAddrs(), ",")
-	ctx := testCtx(t, 6*time.Minute)
+	ctx := testwait.Context(t, 6*time.Minute)
 	cfg := kafkaConfig(c, group)
 	cfg.PartitionAssignmentStrategy = []AssignmentStrategy{StrategyCooperativeSticky}
 	col := newCollector()
@@ -233,11 +235,12 @@ func TestKafkaCooperativeMixedWithJava(t *testing.T) {
 // message is read, exactly once, and no partition ever has two owners in
 // the coordinator's assignment.
 func TestKafkaCooperativeRollingUpgrade(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	topic := newTopic(t, c, 6, 0)
 	group := testcluster.UniqueName("g-kupgrade")
 	bootstrap := strings.Join(c.BrokerAddrs(), ",")
-	ctx := testCtx(t, 6*time.Minute)
+	ctx := testwait.Context(t, 6*time.Minute)
 	col := newCollector()
 	w := watchOwners(t, c, group, topic)
 	start := func(name, strategy string, opts ...Option) *ConsumerConnector {

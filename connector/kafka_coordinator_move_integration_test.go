@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // TestKafkaModeLastCommitsSurviveCoordinatorMove: the group's coordinator
@@ -27,8 +28,9 @@ import (
 // 3 brokers, Kafka 3.9 in ZooKeeper mode, with __consumer_offsets
 // replicated three times and the topics on brokers that stay up.
 func TestKafkaModeLastCommitsSurviveCoordinatorMove(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Private(t, testcluster.Options{Brokers: 3})
-	ctx := testCtx(t, 8*time.Minute)
+	ctx := testwait.Context(t, 8*time.Minute)
 	const partitions = 4
 	controller := controllerOf(t, c)
 	avoid := map[int32]bool{controller: true} // not to kill: the controller and the brokers killed already

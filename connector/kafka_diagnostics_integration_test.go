@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // errorLog drains a connector's Errors and keeps what it read.
@@ -115,6 +116,7 @@ func kafkaSecureConfig(t *testing.T, c *testcluster.Cluster, group, way, listene
 // is left without a member. (Before, CreateMessageStreams waited for its
 // context with nothing on Errors.)
 func TestKafkaModeSecurityFailuresAreFatal(t *testing.T) {
+	t.Parallel()
 	c := testcluster.SharedSecure(t)
 	sec := c.Security()
 	topic := newTopic(t, c, 1, 10)
@@ -136,7 +138,7 @@ func TestKafkaModeSecurityFailuresAreFatal(t *testing.T) {
 			tc.change(&cfg)
 			conn := newConnector(t, cfg)
 			errs := drainErrors(t, conn)
-			ctx := testCtx(t, 45*time.Second)
+			ctx := testwait.Context(t, 45*time.Second)
 			start := time.Now()
 			_, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
 			took := time.Since(start)
@@ -165,6 +167,7 @@ func TestKafkaModeSecurityFailuresAreFatal(t *testing.T) {
 // broker restarting: it is retried, and reported on Errors within seconds
 // with the hint to check security.protocol.
 func TestKafkaModeTLSToPlainListenerIsReported(t *testing.T) {
+	t.Parallel()
 	c := testcluster.SharedSecure(t)
 	cfg := kafkaSecureConfig(t, c, testcluster.UniqueName("g-tlsplain"), "SSL", testcluster.ListenerSASLPlaintext)
 	conn := newConnector(t, cfg)
@@ -189,6 +192,7 @@ func TestKafkaModeTLSToPlainListenerIsReported(t *testing.T) {
 // both the context's error and the connection's (before,
 // "join group G: context deadline exceeded" and nothing on Errors).
 func TestKafkaModeUnreachableBootstrapIsReported(t *testing.T) {
+	t.Parallel()
 	addr := closedPort(t)
 	cfg := DefaultConfig()
 	cfg.GroupID = testcluster.UniqueName("g-unreach")
@@ -221,6 +225,7 @@ func TestKafkaModeUnreachableBootstrapIsReported(t *testing.T) {
 // Errors within seconds, with what to check, and CreateMessageStreams'
 // error keeps COORDINATOR_NOT_AVAILABLE as its last cause.
 func TestKafkaModeCoordinatorNotAvailableIsReported(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Private(t, testcluster.Options{KRaft: true,
 		BrokerProperties: map[string]string{"offsets.topic.replication.factor": "3"}})
 	topic := newTopic(t, c, 1, 10)
@@ -263,6 +268,7 @@ func requireConnectorText(t *testing.T, err error) {
 // took half of the partitions into streams nobody held, and the retry got
 // ErrStreamsExist.)
 func TestKafkaModeFailedFirstJoinLeavesNothing(t *testing.T) {
+	t.Parallel()
 	c := testcluster.SharedKRaft(t)
 	const n = 40
 	topic := newTopic(t, c, 2, n)
@@ -278,7 +284,7 @@ func TestKafkaModeFailedFirstJoinLeavesNothing(t *testing.T) {
 			held.Do(func() { <-gate })
 		},
 	}))
-	ctx := testCtx(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	_, err := a.CreateMessageStreams(ctx, map[string]int{topic: 1})
 	require.NoError(t, err)
 	waitGroup(t, c, group, topic, 2, 1)
@@ -308,12 +314,13 @@ func TestKafkaModeFailedFirstJoinLeavesNothing(t *testing.T) {
 // v5 has no skipAssignment, KIP-814), partitions added to the topic are
 // still noticed, by whichever member checks first, and consumed.
 func TestKafkaModeStaticLeaderRestartStillFollowsPartitions(t *testing.T) {
+	t.Parallel()
 	c := testcluster.SharedKRaft(t)
 	topic := newTopic(t, c, 2, 0)
 	group := testcluster.UniqueName("g-kstatic-grow")
 	cfg := kafkaConfig(c, group)
 	cfg.SessionTimeout = 30 * time.Second // the restart must not time the member out
-	ctx := testCtx(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	start := func(instance string) *ConsumerConnector {
 		cfg := cfg
 		cfg.GroupInstanceID = instance

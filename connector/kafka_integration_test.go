@@ -11,6 +11,7 @@ import (
 
 	"github.com/zkconsumer/zkconsumer/internal/kafkagroup"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 	"github.com/zkconsumer/zkconsumer/internal/zkgroup"
 )
 
@@ -20,6 +21,7 @@ import (
 // metrics with store "kafka"), and the next member of the group resumes
 // exactly there.
 func TestKafkaModeConsumeCommitResume(t *testing.T) {
+	t.Parallel()
 	bothClusters(t, func(t *testing.T, c *testcluster.Cluster) {
 		topic := newTopic(t, c, 4, 200)
 		group := testcluster.UniqueName("g-kafka")
@@ -28,7 +30,7 @@ func TestKafkaModeConsumeCommitResume(t *testing.T) {
 		cfg.Metrics = m
 		conn, err := New(t.Context(), cfg)
 		require.NoError(t, err)
-		ctx := testCtx(t, 3*time.Minute)
+		ctx := testwait.Context(t, 3*time.Minute)
 		streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 2})
 		require.NoError(t, err)
 		st := conn.Stats()
@@ -77,11 +79,12 @@ func TestKafkaModeConsumeCommitResume(t *testing.T) {
 // at once from the committed offsets; every message is read, at least
 // once and nothing twice outside the hand-over.
 func TestKafkaModeTwoMembersShare(t *testing.T) {
+	t.Parallel()
 	bothClusters(t, func(t *testing.T, c *testcluster.Cluster) {
 		topic := newTopic(t, c, 4, 100)
 		group := testcluster.UniqueName("g-kshare")
 		cfg := kafkaConfig(c, group)
-		ctx := testCtx(t, 3*time.Minute)
+		ctx := testwait.Context(t, 3*time.Minute)
 		col := newCollector()
 		a := newConnector(t, cfg)
 		sa, err := a.CreateMessageStreams(ctx, map[string]int{topic: 1})
@@ -122,10 +125,11 @@ func TestKafkaModeTwoMembersShare(t *testing.T) {
 // TestKafkaModeWildcard: a filter subscription follows topics created
 // later, through kafkagroup's metadata checks.
 func TestKafkaModeWildcard(t *testing.T) {
+	t.Parallel()
 	c := testcluster.SharedKRaft(t)
 	prefix := testcluster.UniqueName("kwc")
 	group := testcluster.UniqueName("g-kwc")
-	ctx := testCtx(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	require.NoError(t, c.CreateTopic(ctx, prefix+"-a", 2, 1))
 	conn := newConnector(t, kafkaConfig(c, group))
 	streams, err := conn.CreateMessageStreamsByFilter(ctx, Whitelist(prefix+"-.*"), 2)
@@ -147,12 +151,13 @@ func TestKafkaModeWildcard(t *testing.T) {
 // group.instance.id fences the first, which gets a fatal error on Errors
 // and stops consuming, as Java's consumer does; the second consumes.
 func TestKafkaModeFencedInstanceIsFatal(t *testing.T) {
+	t.Parallel()
 	c := testcluster.SharedKRaft(t)
 	topic := newTopic(t, c, 2, 20)
 	group := testcluster.UniqueName("g-static")
 	cfg := kafkaConfig(c, group)
 	cfg.GroupInstanceID = "instance-1"
-	ctx := testCtx(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	a := newConnector(t, cfg)
 	_, err := a.CreateMessageStreams(ctx, map[string]int{topic: 1})
 	require.NoError(t, err)
@@ -182,6 +187,7 @@ func TestKafkaModeFencedInstanceIsFatal(t *testing.T) {
 // the listener waits for with a context derived from it, and completes
 // once the listener returns.
 func TestKafkaModeShutdownFromListener(t *testing.T) {
+	t.Parallel()
 	for _, elsewhere := range []bool{false, true} {
 		name := "listener goroutine"
 		if elsewhere {
@@ -195,7 +201,7 @@ func TestKafkaModeShutdownFromListener(t *testing.T) {
 			l := &shutdownListener{elsewhere: elsewhere, returned: make(chan error, 1)}
 			conn, err := New(t.Context(), cfg, WithRebalanceListener(l))
 			require.NoError(t, err)
-			ctx := testCtx(t, 3*time.Minute)
+			ctx := testwait.Context(t, 3*time.Minute)
 			streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
 			require.NoError(t, err)
 			col := newCollector()

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // javaTools are the Java console consumer of one Kafka release.
@@ -32,6 +33,7 @@ type javaTools struct {
 // side consumes, every message is read, and each side resumes from the
 // other's commits.
 func TestKafkaModeMixedWithJavaConsumer(t *testing.T) {
+	t.Parallel()
 	t.Run("java3.9", func(t *testing.T) {
 		mixedWithJava(t, testcluster.Shared(t), javaTools{tool: testcluster.Tool, consume: testcluster.JavaConsoleConsume})
 	})
@@ -45,7 +47,7 @@ func mixedWithJava(t *testing.T, c *testcluster.Cluster, java javaTools) {
 	topic := newTopic(t, c, 4, 40)
 	group := testcluster.UniqueName("g-mixed")
 	bootstrap := strings.Join(c.BrokerAddrs(), ",")
-	ctx := testCtx(t, 5*time.Minute)
+	ctx := testwait.Context(t, 5*time.Minute)
 	col := newCollector()
 	a := newConnector(t, kafkaConfig(c, group))
 	streams, err := a.CreateMessageStreams(ctx, map[string]int{topic: 1})

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 	"github.com/zkconsumer/zkconsumer/internal/zkgroup"
 )
 
@@ -19,13 +20,14 @@ import (
 // bootstrap.servers, start it again on Kafka's group coordinator, which
 // resumes from the committed offsets: nothing lost, nothing read twice.
 func TestMoveOffZooKeeper(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	topic := newTopic(t, c, 4, 200)
 	group := testcluster.UniqueName("g-move")
 	zkCfg := testConfig(c, group)
 	zkCfg.OffsetsStorage = OffsetsStorageKafka
 	zkCfg.DualCommitEnabled = DualCommitOn
-	ctx := testCtx(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	col := newCollector()
 	var old []*ConsumerConnector
 	for range 2 {
@@ -88,7 +90,7 @@ func TestKafkaModeFrozenMemberDeliversNothingOfLostPartitions(t *testing.T) {
 	col := newCollector()
 	frozen := startChild(t, col, childSpec{Name: "frozen", Props: props(cfg), Topic: topic, Streams: 1})
 	peer := newConnector(t, cfg)
-	ctx := testCtx(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	streams, err := peer.CreateMessageStreams(ctx, map[string]int{topic: 1})
 	require.NoError(t, err)
 	col.read(ctx, "peer", streams[topic][0])
@@ -128,12 +130,13 @@ func TestKafkaModeFrozenMemberDeliversNothingOfLostPartitions(t *testing.T) {
 // takes everything over at once, and the stalled member joins again when
 // its reader comes back.
 func TestKafkaModeStalledReaderLeavesGroup(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	topic := newTopic(t, c, 2, 100)
 	group := testcluster.UniqueName("g-stall")
 	cfg := kafkaConfig(c, group)
 	cfg.MaxPollInterval = 3 * time.Second
-	ctx := testCtx(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	a := newConnector(t, cfg)
 	sa, err := a.CreateMessageStreams(ctx, map[string]int{topic: 1})
 	require.NoError(t, err)

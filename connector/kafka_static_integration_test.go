@@ -11,6 +11,7 @@ import (
 
 	"github.com/zkconsumer/zkconsumer/internal/kafkagroup"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // TestKafkaModeStaticReplacementNeverOverlaps: a second member with the
@@ -23,6 +24,7 @@ import (
 // overlapped by up to a heartbeat interval, 1.8 s measured). Nothing is
 // lost.
 func TestKafkaModeStaticReplacementNeverOverlaps(t *testing.T) {
+	t.Parallel()
 	bothClusters(t, func(t *testing.T, c *testcluster.Cluster) {
 		const partitions = 4
 		topic := newTopic(t, c, partitions, 0)
@@ -30,7 +32,7 @@ func TestKafkaModeStaticReplacementNeverOverlaps(t *testing.T) {
 		cfg.GroupInstanceID = "instance-1"
 		cfg.HeartbeatInterval = 2 * time.Second
 		cfg.AutoCommitInterval = time.Second
-		ctx := testCtx(t, 3*time.Minute)
+		ctx := testwait.Context(t, 3*time.Minute)
 
 		stop := make(chan struct{})
 		var once sync.Once

@@ -19,6 +19,7 @@ import (
 	"github.com/zkconsumer/zkconsumer/internal/grouplease"
 	"github.com/zkconsumer/zkconsumer/internal/kafkagroup"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // consumerProtocolConfig is kafkaConfig with group.protocol=consumer.
@@ -146,10 +147,11 @@ func mapsEqual(a, b map[string][]int32) bool {
 // the group is empty at once). A second member of the same group then
 // resumes from those commits and reads only what came after.
 func TestConsumerProtocolConsumesAndCommits(t *testing.T) {
+	t.Parallel()
 	c := testcluster.SharedKRaft(t)
 	topic := newTopic(t, c, 4, 200)
 	group := testcluster.UniqueName("g-kip848")
-	ctx := testCtx(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	a := newConnector(t, consumerProtocolConfig(c, group))
 	streams, err := a.CreateMessageStreams(ctx, map[string]int{topic: 2})
 	require.NoError(t, err)
@@ -352,7 +354,7 @@ func TestConsumerProtocolTwoMembers(t *testing.T) {
 	const parts = 6
 	topic := newTopic(t, c, parts, 60)
 	group := testcluster.UniqueName("g-kip848-two")
-	ctx := testCtx(t, 5*time.Minute)
+	ctx := testwait.Context(t, 5*time.Minute)
 	col := newCollector()
 	var relA, relB releaseLog
 	a := newConnector(t, consumerProtocolConfig(c, group), WithRebalanceListener(relA.listener(topic)))
@@ -491,6 +493,7 @@ func (j *javaMember) stop(t *testing.T) {
 // commit, leave) and zkconsumer resumes its partitions from Java's
 // commits. Every message is read exactly once.
 func TestConsumerProtocolMixedWithJava(t *testing.T) {
+	t.Parallel()
 	c := testcluster.SharedKRaft(t)
 	group := testcluster.UniqueName("g-kip848-java")
 	mixedWithJava848(t, c, consumerProtocolConfig(c, group), strings.Join(c.BrokerAddrs(), ","))
@@ -505,7 +508,7 @@ func mixedWithJava848(t *testing.T, c *testcluster.Cluster, cfg Config, bootstra
 	const parts = 4
 	topic := newTopic(t, c, parts, 40)
 	group := cfg.GroupID
-	ctx := testCtx(t, 5*time.Minute)
+	ctx := testwait.Context(t, 5*time.Minute)
 	col := newCollector()
 	a := newConnector(t, cfg)
 	streams, err := a.CreateMessageStreams(ctx, map[string]int{topic: 1})
@@ -562,9 +565,10 @@ func mixedWithJava848(t *testing.T, c *testcluster.Cluster, cfg Config, bootstra
 // CreateMessageStreams at once with a fatal error that names the key and
 // the way out, rather than retrying forever.
 func TestConsumerProtocolNeedsKafka4(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	topic := newTopic(t, c, 2, 1)
-	ctx := testCtx(t, time.Minute)
+	ctx := testwait.Context(t, time.Minute)
 	a := newConnector(t, consumerProtocolConfig(c, testcluster.UniqueName("g-kip848-39")))
 	start := time.Now()
 	_, err := a.CreateMessageStreams(ctx, map[string]int{topic: 1})
@@ -599,6 +603,7 @@ func (d proxiedDialer) DialContext(ctx context.Context, network, addr string) (n
 // lost=true, Errors gets ErrMembershipLost); when the network heals it
 // joins again with epoch 0 and gets its share back.
 func TestConsumerProtocolFencedMemberRejoins(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Private(t, testcluster.Options{KRaft: true, BrokerProperties: map[string]string{
 		"group.consumer.min.session.timeout.ms":    "6000",
 		"group.consumer.session.timeout.ms":        "6000",
@@ -608,7 +613,7 @@ func TestConsumerProtocolFencedMemberRejoins(t *testing.T) {
 	const parts = 4
 	topic := newTopic(t, c, parts, 40)
 	group := testcluster.UniqueName("g-kip848-fence")
-	ctx := testCtx(t, 5*time.Minute)
+	ctx := testwait.Context(t, 5*time.Minute)
 	broker := c.BrokerAddrs()[0]
 	proxy, err := testcluster.NewProxy(broker)
 	require.NoError(t, err)
@@ -678,6 +683,7 @@ func TestConsumerProtocolFencedMemberRejoins(t *testing.T) {
 // (node 0 the controller), __consumer_offsets replicated three times, the
 // topic on the brokers that stay up.
 func TestConsumerProtocolCoordinatorMove(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Private(t, testcluster.Options{KRaft: true, Brokers: 3, Controllers: 1, BrokerProperties: map[string]string{
 		"offsets.topic.replication.factor":         "3",
 		"group.consumer.min.session.timeout.ms":    "6000",
@@ -685,7 +691,7 @@ func TestConsumerProtocolCoordinatorMove(t *testing.T) {
 		"group.consumer.min.heartbeat.interval.ms": "500",
 		"group.consumer.heartbeat.interval.ms":     "500",
 	}})
-	ctx := testCtx(t, 6*time.Minute)
+	ctx := testwait.Context(t, 6*time.Minute)
 	const parts = 4
 	group, coord := groupCoordinatedByAnotherBroker(t, c, "g-kip848-move", map[int32]bool{0: true})
 	var survivors []int32
@@ -739,11 +745,12 @@ func TestConsumerProtocolCoordinatorMove(t *testing.T) {
 // id started again gets the same partitions back, from the commits of the
 // first, while the other member never releases or starts anything.
 func TestConsumerProtocolStaticMember(t *testing.T) {
+	t.Parallel()
 	c := testcluster.SharedKRaft(t)
 	const parts = 4
 	topic := newTopic(t, c, parts, 40)
 	group := testcluster.UniqueName("g-kip848-static")
-	ctx := testCtx(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	col := newCollector()
 	static := consumerProtocolConfig(c, group)
 	static.GroupInstanceID = "static-1"
@@ -811,10 +818,11 @@ func TestConsumerProtocolStaticMember(t *testing.T) {
 // topic are assigned by the broker on its own; the member starts them
 // alone (its listener releases nothing) and reads them.
 func TestConsumerProtocolPartitionsAdded(t *testing.T) {
+	t.Parallel()
 	c := testcluster.SharedKRaft(t)
 	topic := newTopic(t, c, 2, 20)
 	group := testcluster.UniqueName("g-kip848-grow")
-	ctx := testCtx(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	var rel releaseLog
 	a := newConnector(t, consumerProtocolConfig(c, group), WithRebalanceListener(rel.listener(topic)))
 	sa, err := a.CreateMessageStreams(ctx, map[string]int{topic: 2})

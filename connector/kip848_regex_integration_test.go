@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 	"github.com/zkconsumer/zkconsumer/internal/topicfilter"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
@@ -93,8 +94,9 @@ func (j *javaRegexMember) stop(t *testing.T) {
 // across the two members (hand-overs are orderly: commit, then give up),
 // and no message of the topics the whitelist does not match is read.
 func TestConsumerProtocolTopicRegexWithJava(t *testing.T) {
+	t.Parallel()
 	c := testcluster.SharedKRaft(t)
-	ctx := testCtx(t, 5*time.Minute)
+	ctx := testwait.Context(t, 5*time.Minute)
 	prefix := testcluster.UniqueName("rx")
 	in, also, out, late := prefix+"-in-a", prefix+"-also", prefix+"-out", prefix+"-in-late"
 	// Kafka's whitelist syntax: ',' means '|'; the whole name must match.
@@ -238,8 +240,9 @@ func TestConsumerProtocolTopicRegexWithJava(t *testing.T) {
 // refused before joining, since nothing could keep the broker from
 // assigning them.
 func TestConsumerProtocolTopicRegexInternalTopics(t *testing.T) {
+	t.Parallel()
 	c := testcluster.SharedKRaft(t)
-	ctx := testCtx(t, 2*time.Minute)
+	ctx := testwait.Context(t, 2*time.Minute)
 	group := testcluster.UniqueName("g-kip848-rx-internal")
 	cfg := consumerProtocolConfig(c, group)
 	refused := newConnector(t, cfg)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // consumerProtocolSASLConfig is consumerProtocolConfig reaching the secure
@@ -32,6 +33,7 @@ func consumerProtocolSASLConfig(c *testcluster.Cluster, group string) Config {
 // the two and their hand-overs. (Before, group.protocol=consumer refused
 // SASL.)
 func TestConsumerProtocolSASLWithJava(t *testing.T) {
+	t.Parallel()
 	c := testcluster.SharedSecureKRaft(t)
 	sec := c.Security()
 	props := filepath.Join(t.TempDir(), "java-sasl.properties")
@@ -50,6 +52,7 @@ func TestConsumerProtocolSASLWithJava(t *testing.T) {
 // secret), matches ErrGroupFatal and ErrAuthentication, and reaches
 // Errors too.
 func TestConsumerProtocolWrongPasswordIsFatal(t *testing.T) {
+	t.Parallel()
 	c := testcluster.SharedSecureKRaft(t)
 	sec := c.Security()
 	topic := newTopic(t, c, 1, 10)
@@ -57,7 +60,7 @@ func TestConsumerProtocolWrongPasswordIsFatal(t *testing.T) {
 	cfg.Security.SASLPassword = "not-the-password"
 	conn := newConnector(t, cfg)
 	errs := drainErrors(t, conn)
-	ctx := testCtx(t, 45*time.Second)
+	ctx := testwait.Context(t, 45*time.Second)
 	start := time.Now()
 	_, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
 	took := time.Since(start)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // TestLagGrowsWhileTheApplicationStalls: the application reads a few
@@ -21,8 +22,9 @@ import (
 // to zero. Without the refresh (WithLagRefresh(200*time.Millisecond)) the lag stayed where
 // the fetcher stopped.
 func TestLagGrowsWhileTheApplicationStalls(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
-	ctx := testCtx(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	const batches, batch, more, read = 20, 30, 1500, 40
 	const first = batches * batch
 	topic := newTopic(t, c, 1, 0)
@@ -108,7 +110,7 @@ func TestLagGrowsWhileTheApplicationStalls(t *testing.T) {
 // TestWithDialerCarriesEveryConnection fails on any it did not make.
 func TestLagRefreshGoesThroughTheDialer(t *testing.T) {
 	c := testcluster.Shared(t)
-	ctx := testCtx(t, 2*time.Minute)
+	ctx := testwait.Context(t, 2*time.Minute)
 	topic := newTopic(t, c, 2, 10)
 	zk := strings.Split(c.ZKServer(), ",")
 	d := newRecordingDialer()

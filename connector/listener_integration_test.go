@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // listenerLedger is a RebalanceListener that keeps what its member was
@@ -166,6 +167,7 @@ func waitLedgersMatch(t *testing.T, topic string, partitions int32, members ...l
 // with everything the member owns and lost false, and no
 // BeforeStartingFetchers call.
 func TestListenerIsToldOwnGainsAndLosses(t *testing.T) {
+	t.Parallel()
 	type mode struct {
 		name        string
 		cooperative bool
@@ -202,7 +204,7 @@ func TestListenerIsToldOwnGainsAndLosses(t *testing.T) {
 			topic := newTopic(t, c, partitions, 0)
 			group := testcluster.UniqueName("g-ledger")
 			cfg := m.config(c, group)
-			ctx := testCtx(t, 4*time.Minute)
+			ctx := testwait.Context(t, 4*time.Minute)
 			join := func(name string) listenerMember {
 				cfg := cfg
 				cfg.ConsumerID = name + "-" + group
@@ -263,6 +265,7 @@ func TestListenerIsToldOwnGainsAndLosses(t *testing.T) {
 // TestListenerCommitsThroughTheConnectorItIsGiven shows the commit made
 // in that call landing.
 func TestShutdownCommitsNothingWithAutoCommitOff(t *testing.T) {
+	t.Parallel()
 	bothModes(t, func(t *testing.T, c *testcluster.Cluster, config func(string) Config) {
 		const n = 30
 		topic := newTopic(t, c, 3, n)
@@ -270,7 +273,7 @@ func TestShutdownCommitsNothingWithAutoCommitOff(t *testing.T) {
 		cfg := config(group)
 		cfg.AutoCommitEnable = false
 		l := newListenerLedger(topic)
-		ctx := testCtx(t, 3*time.Minute)
+		ctx := testwait.Context(t, 3*time.Minute)
 		conn, err := New(ctx, cfg, WithRebalanceListener(l))
 		require.NoError(t, err)
 		streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // recordingMetrics is a Metrics that keeps every event.
@@ -72,6 +73,7 @@ func (m *recordingMetrics) commitsTo(store OffsetsStorage) []CommitEvent {
 // partition is what remains of it, message and byte counts match what the
 // stream handed out, and fetches, the rebalance and commits are reported.
 func TestMetricsReportRealNumbers(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	const n, k = 300, 100
 	topic := newTopic(t, c, 3, n)
@@ -81,7 +83,7 @@ func TestMetricsReportRealNumbers(t *testing.T) {
 	cfg.Metrics = rec
 	conn := newConnector(t, cfg)
 	require.Same(t, conn, rec.conn, "Attach is called by New")
-	ctx := testCtx(t, 2*time.Minute)
+	ctx := testwait.Context(t, 2*time.Minute)
 	streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
 	require.NoError(t, err)
 	s := streams[topic][0]
@@ -174,6 +176,7 @@ func TestMetricsReportRealNumbers(t *testing.T) {
 // TestMetricsCommitsToKafka: with offsets.storage=kafka and
 // dual.commit.enabled, every commit is reported once per store.
 func TestMetricsCommitsToKafka(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	topic := newTopic(t, c, 2, 20)
 	rec := &recordingMetrics{}
@@ -183,7 +186,7 @@ func TestMetricsCommitsToKafka(t *testing.T) {
 	cfg.DualCommitEnabled = DualCommitOn
 	cfg.Metrics = rec
 	conn := newConnector(t, cfg)
-	ctx := testCtx(t, 2*time.Minute)
+	ctx := testwait.Context(t, 2*time.Minute)
 	streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
 	require.NoError(t, err)
 	m, err := streams[topic][0].Next(ctx)
@@ -204,6 +207,7 @@ func TestMetricsCommitsToKafka(t *testing.T) {
 // TestMetricsAttachErrorFailsNew: a Metrics that refuses the connector
 // makes New fail and leaves nothing running (goleak checks).
 func TestMetricsAttachErrorFailsNew(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	boom := errors.New("already registered")
 	cfg := testConfig(c, testcluster.UniqueName("g-metrics-refused"))
@@ -215,10 +219,11 @@ func TestMetricsAttachErrorFailsNew(t *testing.T) {
 // Without Metrics nothing is counted, but Stats still reports offsets and
 // lag.
 func TestStatsWithoutMetrics(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	topic := newTopic(t, c, 1, 10)
 	conn := newConnector(t, testConfig(c, testcluster.UniqueName("g-stats")))
-	ctx := testCtx(t, time.Minute)
+	ctx := testwait.Context(t, time.Minute)
 	streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
 	require.NoError(t, err)
 	_, err = streams[topic][0].Next(ctx)

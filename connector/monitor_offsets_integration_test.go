@@ -15,6 +15,7 @@ import (
 
 	"github.com/zkconsumer/zkconsumer/internal/javastr"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // TestKafkaToolsReadKafkaStoredOffsets: offsets zkconsumer stores in
@@ -27,12 +28,14 @@ import (
 // record of each committed offset, decoded by Kafka's
 // OffsetsMessageFormatter (the records Burrow's Kafka module reads).
 func TestKafkaToolsReadKafkaStoredOffsets(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	for _, mode := range []string{"zookeeper-offsets.storage=kafka", "kafka"} {
 		t.Run(mode, func(t *testing.T) {
+			t.Parallel() // its own topic and group
 			// Three JVM tools run one after the other: at load average
 			// 21 they took more than five minutes.
-			ctx := testCtx(t, 10*time.Minute)
+			ctx := testwait.Context(t, 10*time.Minute)
 			topic := newTopic(t, c, 2, 100)
 			group := testcluster.UniqueName("g-monitor")
 			var cfg Config

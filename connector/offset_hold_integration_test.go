@@ -12,6 +12,7 @@ import (
 
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
@@ -77,11 +78,12 @@ func generationOf(c *ConsumerConnector) int {
 // or deletes it (from auto.offset.reset). A member that gains a partition
 // in a later rebalance and finds garbage holds it the same way.
 func TestUnreadableOffsetHoldsOnlyItsPartition(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	const perPartition = 100
 	topic := newTopic(t, c, 4, 4*perPartition)
 	group := testcluster.UniqueName("g-held")
-	ctx := testCtx(t, 4*time.Minute)
+	ctx := testwait.Context(t, 4*time.Minute)
 	admin, err := zksession.Dial(ctx, zksession.SessionConfig{Connect: c.ZKConnect(), SessionTimeout: 10 * time.Second, ConnectionTimeout: 20 * time.Second})
 	require.NoError(t, err)
 	defer admin.Close()

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // TestOrderedParallelPool: the README's ordered parallel processing, in
@@ -18,6 +19,7 @@ import (
 // in any order across partitions, leave every partition committed at its
 // log end.
 func TestOrderedParallelPool(t *testing.T) {
+	t.Parallel()
 	t.Run("zookeeper", func(t *testing.T) {
 		c := testcluster.Shared(t)
 		testOrderedParallelPool(t, c, testConfig(c, testcluster.UniqueName("g-pool")), func(group, topic string) map[int32]int64 {
@@ -36,7 +38,7 @@ func testOrderedParallelPool(t *testing.T, c *testcluster.Cluster, cfg Config, c
 	const partitions, n, workers, batch = 5, 500, 3, 7
 	topic := newTopic(t, c, partitions, n)
 	cfg.AutoCommitEnable = false
-	ctx := testCtx(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	conn := newConnector(t, cfg)
 	streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
 	require.NoError(t, err)

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // TestRecycledMessages: with zkconsumer.recycle.messages a loop that is
@@ -20,11 +21,12 @@ import (
 // happens without the setting. (Every Next runs on the test's goroutine,
 // where the release happens too, so that look is not a data race.)
 func TestRecycledMessages(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	for _, codec := range []sarama.CompressionCodec{sarama.CompressionNone, sarama.CompressionZSTD} {
 		t.Run(codec.String(), func(t *testing.T) {
 			const n = 3000
-			ctx := testCtx(t, 2*time.Minute)
+			ctx := testwait.Context(t, 2*time.Minute)
 			topic := testcluster.UniqueName("conn-recycle")
 			require.NoError(t, c.CreateTopic(ctx, topic, 4, 1))
 			_, err := c.Produce(ctx, topic, n, testcluster.ProduceOptions{Partition: -1, ValueSize: 512, Compression: codec})

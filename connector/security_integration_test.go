@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // secureProps are the properties of each way of reaching the secure
@@ -107,6 +108,7 @@ func (u unsignedTokens) Token() (*AccessToken, error) {
 // whose offset commits go through the coordinator over SASL_SSL too) to
 // Kafka.
 func TestSecureConsumeAndCommit(t *testing.T) {
+	t.Parallel()
 	c := testcluster.SharedSecure(t)
 	for _, way := range []string{"SSL", "mTLS", "SASL_SSL SCRAM-SHA-256", "SASL_SSL SCRAM-SHA-512", "SASL_SSL OAUTHBEARER", "SASL_PLAINTEXT PLAIN"} {
 		t.Run(way, func(t *testing.T) {
@@ -126,7 +128,7 @@ func TestSecureConsumeAndCommit(t *testing.T) {
 					t.Logf("consumer error: %v", err)
 				}
 			}()
-			ctx := testCtx(t, 2*time.Minute)
+			ctx := testwait.Context(t, 2*time.Minute)
 			streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
 			require.NoError(t, err)
 			col := newCollector()
@@ -154,11 +156,12 @@ func TestSecureConsumeAndCommit(t *testing.T) {
 // TestSecureRebalance: two members over SSL share a topic; the second one's
 // arrival moves partitions to it and nothing is lost.
 func TestSecureRebalance(t *testing.T) {
+	t.Parallel()
 	c := testcluster.SharedSecure(t)
 	const n = 400
 	topic := newTopic(t, c, 4, n)
 	group := testcluster.UniqueName("g-secreb")
-	ctx := testCtx(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	col := newCollector()
 	first := newConnector(t, secureConfig(t, c, group, "SSL"))
 	s1, err := first.CreateMessageStreams(ctx, map[string]int{topic: 1})
@@ -186,6 +189,7 @@ func TestSecureRebalance(t *testing.T) {
 // TestSecureFailures: misconfigurations fail fast and name the key to fix;
 // none falls back to plaintext.
 func TestSecureFailures(t *testing.T) {
+	t.Parallel()
 	c := testcluster.SharedSecure(t)
 	sec := c.Security()
 	topic := newTopic(t, c, 1, 10)
@@ -226,7 +230,7 @@ func TestSecureFailures(t *testing.T) {
 			cfg := secureConfig(t, c, testcluster.UniqueName("g-secf"), tc.way)
 			tc.change(&cfg)
 			conn := newConnector(t, cfg)
-			ctx := testCtx(t, time.Minute)
+			ctx := testwait.Context(t, time.Minute)
 			streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
 			require.NoError(t, err)
 			start := time.Now()
@@ -255,6 +259,7 @@ func TestSecureFailures(t *testing.T) {
 // over SASL_SSL with SCRAM-SHA-512 and over mTLS, reads every message and
 // commits its offsets to Kafka.
 func TestSecureKafkaMode(t *testing.T) {
+	t.Parallel()
 	c := testcluster.SharedSecure(t)
 	for way, listener := range map[string]string{"SASL_SSL SCRAM-SHA-512": testcluster.ListenerSASLSSL, "mTLS": testcluster.ListenerMTLS} {
 		t.Run(way, func(t *testing.T) {
@@ -273,7 +278,7 @@ func TestSecureKafkaMode(t *testing.T) {
 					t.Logf("consumer error: %v", err)
 				}
 			}()
-			ctx := testCtx(t, 2*time.Minute)
+			ctx := testwait.Context(t, 2*time.Minute)
 			streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
 			require.NoError(t, err)
 			col := newCollector()

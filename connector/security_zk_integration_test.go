@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
@@ -39,13 +40,14 @@ func aclOf(t *testing.T, c *testcluster.Cluster, path string) []zk.ACL {
 // changed only by its identity; a member of another identity fails at once
 // with NOAUTH naming the node.
 func TestZooKeeperACLs(t *testing.T) {
+	t.Parallel()
 	c := testcluster.SharedSecure(t)
 	topic := newTopic(t, c, 2, 50)
 	group := testcluster.UniqueName("g-acl")
 	cfg := testConfig(c, group)
 	cfg.Security.ZooKeeperAuth = "alice:alice-zk-secret"
 	cfg.Security.ZooKeeperSetACL = true
-	ctx := testCtx(t, 2*time.Minute)
+	ctx := testwait.Context(t, 2*time.Minute)
 	alice := newConnector(t, cfg)
 	streams, err := alice.CreateMessageStreams(ctx, map[string]int{topic: 1})
 	require.NoError(t, err)
@@ -99,6 +101,7 @@ func TestZooKeeperACLs(t *testing.T) {
 // ZooKeeper certificate signed by an unknown authority fails New within
 // zookeeper.connection.timeout.ms, naming the trust store key.
 func TestZooKeeperTLS(t *testing.T) {
+	t.Parallel()
 	c := testcluster.SharedSecure(t)
 	sec := c.Security()
 	topic := newTopic(t, c, 1, 20)
@@ -114,7 +117,7 @@ func TestZooKeeperTLS(t *testing.T) {
 	cfg, warnings, err := ConfigFromProperties(props)
 	require.NoError(t, err)
 	require.Empty(t, warnings)
-	ctx := testCtx(t, 2*time.Minute)
+	ctx := testwait.Context(t, 2*time.Minute)
 	conn := newConnector(t, cfg)
 	streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
 	require.NoError(t, err)
@@ -143,6 +146,7 @@ func TestZooKeeperTLS(t *testing.T) {
 // "Secured clusters" section works as written, once its host names, paths
 // and passwords are those of the test cluster.
 func TestSecuredPropertiesExample(t *testing.T) {
+	t.Parallel()
 	c := testcluster.SharedSecure(t)
 	sec := c.Security()
 	topic := newTopic(t, c, 2, 40)
@@ -165,7 +169,7 @@ func TestSecuredPropertiesExample(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, warnings)
 	require.Equal(t, "SASL_SSL", cfg.Security.SecurityProtocol)
-	ctx := testCtx(t, 2*time.Minute)
+	ctx := testwait.Context(t, 2*time.Minute)
 	conn := newConnector(t, cfg)
 	streams, err := conn.CreateMessageStreams(ctx, map[string]int{topic: 1})
 	require.NoError(t, err)

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
@@ -72,8 +73,9 @@ func movedBetween(before, after map[int32]string) []int32 {
 // its 3 partitions move back; the messages produced meanwhile are all
 // read.
 func TestStickyGroupMovesOnlyWhatBalanceNeeds(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
-	ctx := testCtx(t, 5*time.Minute)
+	ctx := testwait.Context(t, 5*time.Minute)
 	const partitions, n = 12, 600
 	topic := newTopic(t, c, partitions, n)
 	group := testcluster.UniqueName("g-sticky")
@@ -156,13 +158,14 @@ func produce(t *testing.T, c *testcluster.Cluster, topic string, first, n int) {
 // that was there first keeps every partition (it never sees the newcomer,
 // which checks the registrations before it registers); once the first member leaves, the newcomer joins and takes everything.
 func TestStickyAndRangeRefuseToMix(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	observer, err := zksession.Dial(context.Background(), zksession.SessionConfig{Connect: c.ZKConnect(), SessionTimeout: 10 * time.Second, ConnectionTimeout: 20 * time.Second})
 	require.NoError(t, err)
 	defer observer.Close()
 	for _, order := range [][2]AssignmentStrategy{{StrategySticky, StrategyRange}, {StrategyRange, StrategySticky}} {
 		t.Run(order[0].String()+" then "+order[1].String(), func(t *testing.T) {
-			ctx := testCtx(t, 3*time.Minute)
+			ctx := testwait.Context(t, 3*time.Minute)
 			const partitions = 4
 			topic := newTopic(t, c, partitions, 0)
 			group := testcluster.UniqueName("g-mix")

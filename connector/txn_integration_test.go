@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // TestCommitReachesLogEndPastTransactionMarker: a partition whose last
@@ -14,8 +15,9 @@ import (
 // every message has been consumed, not one short of it for ever (which
 // monitoring would show as a lag of 1).
 func TestCommitReachesLogEndPastTransactionMarker(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
-	ctx := testCtx(t, 2*time.Minute)
+	ctx := testwait.Context(t, 2*time.Minute)
 	topic := newTopic(t, c, 1, 0)
 	_, err := c.ProduceTxn(ctx, topic, 0, 0, 10, true)
 	require.NoError(t, err)

@@ -61,7 +61,12 @@ fi
 echo "test.sh: integration tests use ZOOKEEPER_CONNECT=$ZOOKEEPER_CONNECT KAFKA_BROKERS=$KAFKA_BROKERS KRAFT_BROKERS=$KRAFT_BROKERS"
 go run ./internal/testrig/cmd/zkcluster info
 
-go test -race -count=1 -timeout 40m ${GOTESTFLAGS:-} ./...
+# Tests that share a cluster safely call t.Parallel (connector: those that
+# inject no fault into a cluster another test uses); they mostly wait on the
+# cluster, so four at a time beside the packages go test runs side by side
+# (-p, the number of CPUs) keep a 2-core machine busy without starving a
+# session's heartbeats.
+go test -race -count=1 -parallel 4 -timeout 40m ${GOTESTFLAGS:-} ./...
 (cd plugin/prometheus && go test -race -count=1 -timeout 10m ${GOTESTFLAGS:-} ./...)
 (cd chaos && go test -race -count=1 -timeout 10m ${GOTESTFLAGS:-} ./...)
 (cd scripts/exporters && GOWORK=off go test -race -count=1 -timeout 5m ${GOTESTFLAGS:-} ./...)

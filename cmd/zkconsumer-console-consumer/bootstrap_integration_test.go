@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // TestBootstrapServerRunsKafkaCoordinated: with --bootstrap-server and no
@@ -19,7 +20,7 @@ func TestBootstrapServerRunsKafkaCoordinated(t *testing.T) {
 	for name, cluster := range map[string]func(testing.TB) *testcluster.Cluster{"kafka39": testcluster.Shared, "kraft4": testcluster.SharedKRaft} {
 		t.Run(name, func(t *testing.T) {
 			c := cluster(t)
-			ctx := testContext(t, 3*time.Minute)
+			ctx := testwait.Context(t, 3*time.Minute)
 			topic, group := testcluster.UniqueName("cc-boot"), testcluster.UniqueName("cc-boot-g")
 			require.NoError(t, c.CreateTopic(ctx, topic, 2, 1))
 			_, err := c.Produce(ctx, topic, 20, testcluster.ProduceOptions{Partition: -1})

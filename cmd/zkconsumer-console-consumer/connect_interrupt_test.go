@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // TestInterruptWhileConnectingToZooKeeper: an interrupt while the console
@@ -37,7 +39,7 @@ func TestInterruptWhileConnectingToZooKeeper(t *testing.T) {
 		}
 	})
 
-	ctx, cancel := context.WithCancel(testContext(t, 2*time.Minute))
+	ctx, cancel := context.WithCancel(testwait.Context(t, 2*time.Minute))
 	defer cancel()
 	done := make(chan result, 1)
 	go func() {

@@ -94,13 +94,6 @@ func sortedCopy(s []string) []string {
 	return s
 }
 
-func testContext(t *testing.T, d time.Duration) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // runOurs runs this console consumer in-process.
 func runOurs(ctx context.Context, args ...string) result {
 	var stdout, stderr testcluster.LockedBuffer
@@ -133,18 +126,6 @@ func runKafka(t *testing.T, ctx context.Context, args ...string) result {
 		t.Fatalf("Kafka 1.1.1 ConsoleConsumer: %v\n%s", err, stderr.String())
 	}
 	return result{stdout: stdout.String(), stderr: stderr.String(), code: code}
-}
-
-// waitFor polls cond until it holds or timeout passes.
-func waitFor(t *testing.T, timeout time.Duration, cond func() bool, format string, args ...any) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for: "+format, append([]any{timeout}, args...)...)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 // zkSession opens a ZooKeeper session under the cluster's chroot.

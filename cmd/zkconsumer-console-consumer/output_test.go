@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/connector"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -53,7 +54,7 @@ func TestOutputCountsOnlyWhatIsWrittenOut(t *testing.T) {
 		require.NoError(t, err, "message %d", i)
 	}
 	// Buffered, then written out by the linger at the latest.
-	waitFor(t, 5*time.Second, func() bool { return w.count() == 1 }, "one write")
+	testwait.WaitFor(t, 5*time.Second, func() bool { return w.count() == 1 }, "one write")
 	require.Equal(t, "x\ny\nz\nw\nv\n", w.writes[0])
 	require.Equal(t, map[connector.TopicPartition]int64{{Topic: "a", Partition: 0}: 8, {Topic: "a", Partition: 1}: 4, {Topic: "b", Partition: 0}: 10},
 		out.writtenOffsets(all))

@@ -12,6 +12,7 @@ import (
 
 	"github.com/zkconsumer/zkconsumer/connector"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/stream"
 	"github.com/zkconsumer/zkconsumer/zkutil"
@@ -44,24 +45,10 @@ func runOK(t *testing.T, args ...string) string {
 	return r.stdout
 }
 
-func testCtx(t *testing.T, d time.Duration) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // newTopic creates a topic with partitions and n messages spread over them.
 func newTopic(t *testing.T, c *testcluster.Cluster, partitions int32, n int) string {
 	t.Helper()
-	ctx := testCtx(t, 2*time.Minute)
-	topic := testcluster.UniqueName("grp")
-	require.NoError(t, c.CreateTopic(ctx, topic, partitions, 1))
-	if n > 0 {
-		_, err := c.Produce(ctx, topic, n, testcluster.ProduceOptions{Partition: -1, ValueSize: 32})
-		require.NoError(t, err)
-	}
-	return topic
+	return testcluster.NewTopic(t, c, testcluster.TopicSpec{Prefix: "grp", Partitions: partitions, Messages: n, ValueSize: 32})
 }
 
 // session opens a ZooKeeper session on the cluster's chroot for the test.
@@ -100,7 +87,7 @@ func startMember(t *testing.T, c *testcluster.Cluster, group, topic string, stre
 	require.NoError(t, err)
 	m := &member{conn: conn}
 	t.Cleanup(func() { m.stop(t) })
-	ss, err := conn.CreateMessageStreams(testCtx(t, 2*time.Minute), map[string]int{topic: streams})
+	ss, err := conn.CreateMessageStreams(testwait.Context(t, 2*time.Minute), map[string]int{topic: streams})
 	require.NoError(t, err)
 	m.streams = ss[topic]
 	return m
@@ -110,7 +97,7 @@ func startMember(t *testing.T, c *testcluster.Cluster, group, topic string, stre
 // and commits.
 func (m *member) consume(t *testing.T, n int) {
 	t.Helper()
-	ctx := testCtx(t, 2*time.Minute)
+	ctx := testwait.Context(t, 2*time.Minute)
 	for i := 0; i < n; i++ {
 		s := m.streams[i%len(m.streams)]
 		msg, err := s.Next(ctx)

@@ -12,18 +12,6 @@ import (
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 )
 
-// waitFor polls cond until it holds or timeout passes.
-func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // testConfig is DefaultConfig with short backoffs, logging to t.
 func testConfig(t testing.TB) Config {
 	c := DefaultConfig()

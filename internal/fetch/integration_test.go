@@ -8,8 +8,10 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -35,13 +37,9 @@ func infosFor(topic string, n int32, streams []*streamcore.KafkaStream, offset i
 }
 
 // newTopic creates a topic with a unique name.
-func newTopic(ctx context.Context, t *testing.T, c *testcluster.Cluster, prefix string, partitions int32, rf int16) string {
+func newTopic(t *testing.T, c *testcluster.Cluster, prefix string, partitions int32, rf int16) string {
 	t.Helper()
-	topic := testcluster.UniqueName(prefix)
-	if err := c.CreateTopic(ctx, topic, partitions, rf); err != nil {
-		t.Fatal(err)
-	}
-	return topic
+	return testcluster.NewTopic(t, c, testcluster.TopicSpec{Prefix: prefix, Partitions: partitions, ReplicationFactor: rf})
 }
 
 func produce(ctx context.Context, t *testing.T, c *testcluster.Cluster, topic string, n int, opts testcluster.ProduceOptions) testcluster.Produced {
@@ -112,7 +110,7 @@ func readAll(ctx context.Context, t *testing.T, m *ConsumerFetcherManager, infos
 	if err := m.StartConnections(ctx, infos); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 60*time.Second, fmt.Sprintf("%d messages", n), func() bool { return col.count() >= n })
+	testwait.WaitFor(t, 60*time.Second, func() bool { return col.count() >= n }, "%s", fmt.Sprintf("%d messages", n))
 	time.Sleep(300 * time.Millisecond)
 	offsets := m.StopConnections()
 	msgs := col.stop()
@@ -126,7 +124,7 @@ func TestIntegrationReadAllExactlyOnce(t *testing.T) {
 	c := testcluster.Shared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	topic := newTopic(ctx, t, c, "fetch-all", 4, 1)
+	topic := newTopic(t, c, "fetch-all", 4, 1)
 	want := produce(ctx, t, c, topic, 4000, testcluster.ProduceOptions{Partition: -1, Compression: sarama.CompressionGZIP, ValueSize: 100})
 
 	cfg := testConfig(t)
@@ -149,7 +147,7 @@ func TestIntegrationCodecs(t *testing.T) {
 		t.Run(codec.String(), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			topic := newTopic(ctx, t, c, "fetch-codec-"+codec.String(), 2, 1)
+			topic := newTopic(t, c, "fetch-codec-"+codec.String(), 2, 1)
 			want := produce(ctx, t, c, topic, 1000, testcluster.ProduceOptions{Partition: -1, Compression: codec, ValueSize: 100})
 			m := newManager(t, testConfig(t), clusterBrokers(c))
 			streams := []*streamcore.KafkaStream{newStream(t, 2)}
@@ -168,7 +166,7 @@ func TestIntegrationAutoOffsetReset(t *testing.T) {
 	c := testcluster.Shared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	topic := newTopic(ctx, t, c, "fetch-reset", 1, 1)
+	topic := newTopic(t, c, "fetch-reset", 1, 1)
 	first := produce(ctx, t, c, topic, 100, testcluster.ProduceOptions{Partition: 0, ValueSize: 100})
 	tp := zkutil.TopicPartition{Topic: topic, Partition: 0}
 
@@ -192,12 +190,12 @@ func TestIntegrationAutoOffsetReset(t *testing.T) {
 		if err := m.StartConnections(ctx, infos); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, 30*time.Second, "reset to the end", func() bool { return infos[0].FetchedOffset() == 100 })
+		testwait.WaitFor(t, 30*time.Second, func() bool { return infos[0].FetchedOffset() == 100 }, "reset to the end")
 		if infos[0].ConsumedOffset() != 100 {
 			t.Errorf("consumed offset %d, want 100", infos[0].ConsumedOffset())
 		}
 		more := produce(ctx, t, c, topic, 10, testcluster.ProduceOptions{Partition: 0, ValueSize: 100, FirstSeq: 100})
-		waitFor(t, 30*time.Second, "10 new messages", func() bool { return col.count() >= 10 })
+		testwait.WaitFor(t, 30*time.Second, func() bool { return col.count() >= 10 }, "10 new messages")
 		time.Sleep(300 * time.Millisecond)
 		m.StopConnections()
 		checkExactlyOnce(t, col.stop(), more)
@@ -208,7 +206,7 @@ func TestIntegrationOutOfRangeResetsToSmallest(t *testing.T) {
 	c := testcluster.Shared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	topic := newTopic(ctx, t, c, "fetch-oor", 1, 1)
+	topic := newTopic(t, c, "fetch-oor", 1, 1)
 	all := produce(ctx, t, c, topic, 100, testcluster.ProduceOptions{Partition: 0, ValueSize: 100})
 	if err := c.DeleteRecords(topic, 0, 40); err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -34,7 +35,7 @@ func TestAddPartitionsAndAttach(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := collect(s)
-	waitFor(t, 10*time.Second, "partition 0 fetched", func() bool { return c.count() == 5 })
+	testwait.WaitFor(t, 10*time.Second, func() bool { return c.count() == 5 }, "partition 0 fetched")
 
 	var attachedDone atomic.Bool
 	added := make(chan error, 1)
@@ -49,7 +50,7 @@ func TestAddPartitionsAndAttach(t *testing.T) {
 	if err := <-added; err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "added partition fetched", func() bool { return c.count() == 25 })
+	testwait.WaitFor(t, 10*time.Second, func() bool { return c.count() == 25 }, "added partition fetched")
 	if err := m.AddPartitions([]*streamcore.PartitionTopicInfo{p0}); err == nil {
 		t.Error("a partition already fetched was added again")
 	}
@@ -98,7 +99,7 @@ func TestAddUnsetPartitionWhileFetchingAhead(t *testing.T) {
 	if err := m.AddPartitions([]*streamcore.PartitionTopicInfo{p1}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "added partition fetched", func() bool { return c.count() == 30 })
+	testwait.WaitFor(t, 10*time.Second, func() bool { return c.count() == 30 }, "added partition fetched")
 	for i, msg := range c.stop() {
 		if msg.Partition != 1 || msg.Offset != int64(i) {
 			t.Fatalf("message %d is %d@%d", i, msg.Partition, msg.Offset)

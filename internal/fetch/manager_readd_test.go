@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -23,7 +24,7 @@ func TestAddReplacesRevokedPartition(t *testing.T) {
 	if err := m.AddPartitions([]*streamcore.PartitionTopicInfo{again}); err != nil {
 		t.Fatalf("adding a revoked partition again: %v", err)
 	}
-	waitFor(t, 10*time.Second, "the partition fetched again from its new offset", func() bool { return c.count() == 55 })
+	testwait.WaitFor(t, 10*time.Second, func() bool { return c.count() == 55 }, "the partition fetched again from its new offset")
 	if err := m.AddPartitions([]*streamcore.PartitionTopicInfo{streamcore.NewPartitionTopicInfo("t", 1, streamcore.QueueOf(s), 0, 0, 1<<20)}); err == nil {
 		t.Error("a partition being fetched (not revoked) was added again")
 	}
@@ -75,6 +76,6 @@ func fetchTwoPartitions(t *testing.T) (*ConsumerFetcherManager, *streamcore.Kafk
 		t.Fatal(err)
 	}
 	c := collect(s)
-	waitFor(t, 10*time.Second, "both partitions fetched", func() bool { return c.count() == 35 })
+	testwait.WaitFor(t, 10*time.Second, func() bool { return c.count() == 35 }, "both partitions fetched")
 	return m, s, p0, p1, c
 }

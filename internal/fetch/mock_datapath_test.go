@@ -13,7 +13,9 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // mockFixedFetch is one MockBroker leading partitions of topic "t" whose
@@ -235,7 +237,7 @@ func TestCorruptBatchIsIsolated(t *testing.T) {
 	if int(stopped) != len(got) || stopped > 10 {
 		t.Errorf("partition 1 stopped at %d after %d messages; want at the messages delivered, at most 10", stopped, len(got))
 	}
-	waitFor(t, 10*time.Second, "partition 0 read to the end", func() bool { return col.count() == 30 })
+	testwait.WaitFor(t, 10*time.Second, func() bool { return col.count() == 30 }, "partition 0 read to the end")
 	time.Sleep(200 * time.Millisecond)
 	if p1.FetchedOffset() != stopped {
 		t.Errorf("partition 1 moved on from %d to %d", stopped, p1.FetchedOffset())
@@ -316,14 +318,14 @@ func TestLeaderlessPartitionIsReported(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.StopConnections()
-	waitFor(t, 5*time.Second, "a report for t-0", func() bool { return len(rec.partitionErrors("t")) > 0 })
+	testwait.WaitFor(t, 5*time.Second, func() bool { return len(rec.partitionErrors("t")) > 0 }, "a report for t-0")
 	first := rec.partitionErrors("t")[0]
 	t.Logf("reported: %v", first)
 	if first.Partition != 0 || !errors.Is(first, ErrNoLeader) || !errors.Is(first, sarama.ErrTopicAuthorizationFailed) ||
 		!strings.Contains(first.Error(), "TOPIC_AUTHORIZATION_FAILED") {
 		t.Errorf("report %q: want t-0, ErrNoLeader and TOPIC_AUTHORIZATION_FAILED", first)
 	}
-	waitFor(t, 5*time.Second, "u-0 read", func() bool { return col.count() == 10 })
+	testwait.WaitFor(t, 5*time.Second, func() bool { return col.count() == 10 }, "u-0 read")
 
 	time.Sleep(time.Second)
 	elapsed := time.Since(start)
@@ -345,7 +347,7 @@ func TestLeaderlessPartitionIsReported(t *testing.T) {
 
 	// Authorised: the partition gets its leader and is read.
 	mb.SetHandlerByMap(handlers(sarama.NewMockMetadataResponse(t).SetBroker(mb.Addr(), 0).SetLeader("u", 0, 0).SetLeader("t", 0, 0)))
-	waitFor(t, 5*time.Second, "t-0 read", func() bool { return col.count() == 20 })
+	testwait.WaitFor(t, 5*time.Second, func() bool { return col.count() == 20 }, "t-0 read")
 	col.stop()
 	if rec.partitionErrors("u") != nil {
 		t.Errorf("u-0 reported: %v", rec.partitionErrors("u"))

@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -79,8 +81,8 @@ func TestManagerStartStopRestart(t *testing.T) {
 		t.Errorf("second start: %v", err)
 	}
 	c := collect(s)
-	waitFor(t, 10*time.Second, "partition 0 fetched to 30", func() bool { return p0.FetchedOffset() == 30 && c.count() >= 25 })
-	waitFor(t, 10*time.Second, "partition 1 reset", func() bool { return p1.FetchedOffset() == 30 })
+	testwait.WaitFor(t, 10*time.Second, func() bool { return p0.FetchedOffset() == 30 && c.count() >= 25 }, "partition 0 fetched to 30")
+	testwait.WaitFor(t, 10*time.Second, func() bool { return p1.FetchedOffset() == 30 }, "partition 1 reset")
 	if p1.ConsumedOffset() != 30 {
 		t.Errorf("reset did not move the consumed offset: %d", p1.ConsumedOffset())
 	}
@@ -104,7 +106,7 @@ func TestManagerStartStopRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	c = collect(s)
-	waitFor(t, 10*time.Second, "restart fetched", func() bool { return c.count() == 10 })
+	testwait.WaitFor(t, 10*time.Second, func() bool { return c.count() == 10 }, "restart fetched")
 	if offsets := m.StopConnections(); offsets[tp0] != 30 {
 		t.Errorf("offsets after restart %v", offsets)
 	}
@@ -145,7 +147,7 @@ func TestStopInterruptsBlockedEnqueueAndFetch(t *testing.T) {
 	}
 	// Nobody reads: one chunk fills the queue, the fetcher blocks on the
 	// second.
-	waitFor(t, 10*time.Second, "queue full", func() bool { return streamcore.QueueOf(s).Len() == 1 })
+	testwait.WaitFor(t, 10*time.Second, func() bool { return streamcore.QueueOf(s).Len() == 1 }, "queue full")
 	time.Sleep(100 * time.Millisecond)
 	blockedAt := p.FetchedOffset()
 	if blockedAt != 3 {
@@ -184,7 +186,7 @@ func TestStartContextCancelStopsFetching(t *testing.T) {
 	if err := m.StartConnections(ctx, []*streamcore.PartitionTopicInfo{p}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "first chunk", func() bool { return streamcore.QueueOf(s).Len() == 1 })
+	testwait.WaitFor(t, 10*time.Second, func() bool { return streamcore.QueueOf(s).Len() == 1 }, "first chunk")
 	cancel()
 	m.StopConnections()
 }
@@ -200,7 +202,7 @@ func TestRevokedAndClosedPartitionsAreDropped(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.StopConnections()
-	waitFor(t, 10*time.Second, "both queues filled", func() bool { return streamcore.QueueOf(s0).Len() == 1 && streamcore.QueueOf(s1).Len() == 1 })
+	testwait.WaitFor(t, 10*time.Second, func() bool { return streamcore.QueueOf(s0).Len() == 1 && streamcore.QueueOf(s1).Len() == 1 }, "both queues filled")
 	// The fetcher is blocked on one of the two queues; revoking p0 and
 	// shutting s1 down frees it whichever it is, and neither partition
 	// moves on afterwards.
@@ -258,14 +260,14 @@ func TestNoBrokerIsReported(t *testing.T) {
 		if err := m.StartConnections(context.Background(), []*streamcore.PartitionTopicInfo{p}); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, 10*time.Second, name+" reported", func() bool {
+		testwait.WaitFor(t, 10*time.Second, func() bool {
 			mu.Lock()
 			defer mu.Unlock()
 			return len(reported) > 0
-		})
+		}, "%s", name+" reported")
 		time.Sleep(300 * time.Millisecond) // several rounds of the leader finder
 		brokers.set(staticBrokers{{ID: 0, Addr: mb.Addr()}})
-		waitFor(t, 10*time.Second, name+": fetching once a broker is there", func() bool { return streamcore.QueueOf(s).Len() > 0 })
+		testwait.WaitFor(t, 10*time.Second, func() bool { return streamcore.QueueOf(s).Len() > 0 }, "%s", name+": fetching once a broker is there")
 		m.StopConnections()
 		mu.Lock()
 		if len(reported) != 1 || !errors.Is(reported[0], ErrNoBrokers) {
@@ -296,7 +298,7 @@ func TestOneFetchAhead(t *testing.T) {
 	if err := m.StartConnections(context.Background(), []*streamcore.PartitionTopicInfo{p}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "queue full", func() bool { return streamcore.QueueOf(s).Len() == 1 })
+	testwait.WaitFor(t, 10*time.Second, func() bool { return streamcore.QueueOf(s).Len() == 1 }, "queue full")
 	time.Sleep(200 * time.Millisecond)
 	// Offsets 0-2 are queued, 3-5 wait for room, 6-8 were asked for ahead.
 	n := fetches()
@@ -308,7 +310,7 @@ func TestOneFetchAhead(t *testing.T) {
 		t.Errorf("fetched offset %d while blocked, want 3", p.FetchedOffset())
 	}
 	c := collect(s)
-	waitFor(t, 10*time.Second, "all messages", func() bool { return c.count() >= 100 })
+	testwait.WaitFor(t, 10*time.Second, func() bool { return c.count() >= 100 }, "all messages")
 	offsets := m.StopConnections()
 	msgs := c.stop()
 	if len(msgs) != 100 {

@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // Pause/Resume backpressure, many cycles, with the real fetcher against a
@@ -47,7 +49,7 @@ func testIntegrationPauseResumeCycles(t *testing.T, recycle bool) {
 		p0Count   = 8000    // more than the fetcher can get ahead in every cycle
 		nextWait  = 15 * time.Second
 	)
-	topic := newTopic(ctx, t, c, "fetch-pause-cycles", 2, 1)
+	topic := newTopic(t, c, "fetch-pause-cycles", 2, 1)
 	produced := produceBatches(ctx, t, c, topic, 0, 0, p0Count, perBatch, valueSize)
 
 	cfg := testConfig(t)
@@ -98,9 +100,9 @@ func testIntegrationPauseResumeCycles(t *testing.T, recycle bool) {
 		}
 		held()
 		p0.Resume()
-		waitFor(t, nextWait, fmt.Sprintf("cycle %d: the queue full again", cycle), func() bool {
+		testwait.WaitFor(t, nextWait, func() bool {
 			return streamcore.QueueOf(s).Len() == queued
-		})
+		}, "%s", fmt.Sprintf("cycle %d: the queue full again", cycle))
 		held()
 		for n := 0; n < resumed; n++ {
 			if msg := next(fmt.Sprintf("cycle %d, partition 0 resumed", cycle)); msg.Partition != 0 {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // A full stream whose partition is paused no longer blocks its fetcher:
@@ -26,11 +27,11 @@ func TestPausedPartitionDoesNotBlockItsFetcher(t *testing.T) {
 	}
 	defer m.StopConnections()
 	// Nobody reads slow: its queue fills and the fetcher blocks on it.
-	waitFor(t, 10*time.Second, "slow stream full", func() bool { return streamcore.QueueOf(slow).Len() == 1 })
+	testwait.WaitFor(t, 10*time.Second, func() bool { return streamcore.QueueOf(slow).Len() == 1 }, "slow stream full")
 
 	p0.Pause()
 	c := collect(fast)
-	waitFor(t, 10*time.Second, "the other partition read to its end", func() bool { return c.count() == n })
+	testwait.WaitFor(t, 10*time.Second, func() bool { return c.count() == n }, "the other partition read to its end")
 	for i, msg := range c.stop() {
 		if msg.Partition != 1 || msg.Offset != int64(i) {
 			t.Fatalf("message %d: partition %d offset %d", i, msg.Partition, msg.Offset)
@@ -44,7 +45,7 @@ func TestPausedPartitionDoesNotBlockItsFetcher(t *testing.T) {
 
 	p0.Resume()
 	c = collect(slow)
-	waitFor(t, 10*time.Second, "resumed partition read to its end", func() bool { return c.count() == n })
+	testwait.WaitFor(t, 10*time.Second, func() bool { return c.count() == n }, "resumed partition read to its end")
 	for i, msg := range c.stop() {
 		if msg.Partition != 0 || msg.Offset != int64(i) {
 			t.Fatalf("message %d: partition %d offset %d", i, msg.Partition, msg.Offset)

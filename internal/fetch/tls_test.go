@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // TestTLSFetch: with Config.Sarama.Net.TLS, the fetcher's dialer sets up
@@ -78,7 +80,7 @@ func TestTLSFetch(t *testing.T) {
 	}
 	defer m.StopConnections()
 	c := collect(s)
-	waitFor(t, 10*time.Second, "20 messages over TLS", func() bool { return c.count() == 20 })
+	testwait.WaitFor(t, 10*time.Second, func() bool { return c.count() == 20 }, "20 messages over TLS")
 	for i, msg := range c.stop() {
 		if msg.Offset != int64(i) {
 			t.Fatalf("message %d has offset %d", i, msg.Offset)

@@ -7,7 +7,9 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+
 	"github.com/zkconsumer/zkconsumer/internal/streamcore"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // TestFetchVersions: the fetcher's own Fetch requests and response parsing
@@ -43,7 +45,7 @@ func TestFetchVersions(t *testing.T) {
 			}
 			defer m.StopConnections()
 			c := collect(s)
-			waitFor(t, 10*time.Second, "15 messages", func() bool { return c.count() == 15 })
+			testwait.WaitFor(t, 10*time.Second, func() bool { return c.count() == 15 }, "15 messages")
 			for i, msg := range c.stop() {
 				if msg.Offset != int64(5+i) || string(msg.Value) != fmt.Sprintf("m%d", 5+i) {
 					t.Fatalf("message %d: %d %q", i, msg.Offset, msg.Value)

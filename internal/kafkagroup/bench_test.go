@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // BenchmarkGracefulLeaveRebalance is the Kafka-coordinated counterpart of
@@ -30,17 +31,17 @@ func benchGracefulLeave(b *testing.B, c *testcluster.Cluster) {
 	for range 4 {
 		members = append(members, startRunner(b, cfg))
 	}
-	waitFor(b, time.Minute, "four members settled", func() bool { return settled(want, members...) })
+	testwait.WaitFor(b, time.Minute, func() bool { return settled(want, members...) }, "four members settled")
 	var took []time.Duration
 	for b.Loop() {
 		leaver, rest := members[0], slices.Clone(members[1:])
 		start := time.Now()
 		leaver.stop()
-		waitFor(b, time.Minute, "three members settled", func() bool { return settled(want, rest...) })
+		testwait.WaitFor(b, time.Minute, func() bool { return settled(want, rest...) }, "three members settled")
 		took = append(took, time.Since(start))
 		b.StopTimer()
 		members = append(rest, startRunner(b, cfg))
-		waitFor(b, time.Minute, "four members settled", func() bool { return settled(want, members...) })
+		testwait.WaitFor(b, time.Minute, func() bool { return settled(want, members...) }, "four members settled")
 		b.StartTimer()
 	}
 	slices.Sort(took)

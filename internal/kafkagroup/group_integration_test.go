@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -25,7 +26,7 @@ func TestTwoMembersShareAndLeave(t *testing.T) {
 	r1 := startRunner(t, cfg)
 	r2 := startRunner(t, cfg)
 	want := map[string]int32{topic: 6}
-	waitFor(t, 30*time.Second, "two members sharing the topic", func() bool { return settled(want, r1, r2) })
+	testwait.WaitFor(t, 30*time.Second, func() bool { return settled(want, r1, r2) }, "two members sharing the topic")
 	g1, g2 := r1.live(), r2.live()
 	require.Equal(t, 3, g1.Partitions())
 	require.Equal(t, 3, g2.Partitions())
@@ -39,7 +40,7 @@ func TestTwoMembersShareAndLeave(t *testing.T) {
 
 	left := time.Now()
 	r2.stop()
-	waitFor(t, 15*time.Second, "the remaining member to own every partition", func() bool { return settled(want, r1) })
+	testwait.WaitFor(t, 15*time.Second, func() bool { return settled(want, r1) }, "the remaining member to own every partition")
 	require.Less(t, time.Since(left), 15*time.Second)
 	require.ErrorIs(t, context.Cause(g1.Context()), ErrRebalanceStarted)
 	require.ErrorIs(t, context.Cause(g2.Context()), ErrMemberClosed)
@@ -58,12 +59,12 @@ func TestKilledMemberRemovedAfterSessionTimeout(t *testing.T) {
 	r1 := startRunner(t, cfg)
 	r2 := startRunner(t, cfg)
 	want := map[string]int32{topic: 4}
-	waitFor(t, 30*time.Second, "two members sharing the topic", func() bool { return settled(want, r1, r2) })
+	testwait.WaitFor(t, 30*time.Second, func() bool { return settled(want, r1, r2) }, "two members sharing the topic")
 	g1 := r1.live()
 
 	killed := time.Now()
 	r2.crash()
-	waitFor(t, 30*time.Second, "the survivor to own every partition", func() bool { return settled(want, r1) })
+	testwait.WaitFor(t, 30*time.Second, func() bool { return settled(want, r1) }, "the survivor to own every partition")
 	took := time.Since(killed)
 	t.Logf("reassigned %v after the kill", took)
 	require.GreaterOrEqual(t, took, cfg.SessionTimeout-time.Second, "reassigned before the session timeout")
@@ -81,13 +82,13 @@ func TestPartitionGrowthRebalances(t *testing.T) {
 	cfg.MetadataMaxAge = 500 * time.Millisecond
 	r1 := startRunner(t, cfg)
 	r2 := startRunner(t, cfg)
-	waitFor(t, 30*time.Second, "two members sharing the topic", func() bool { return settled(map[string]int32{topic: 2}, r1, r2) })
+	testwait.WaitFor(t, 30*time.Second, func() bool { return settled(map[string]int32{topic: 2}, r1, r2) }, "two members sharing the topic")
 	before := r1.live().ID
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	require.NoError(t, c.AddPartitions(ctx, topic, 5))
-	waitFor(t, 30*time.Second, "the five partitions assigned", func() bool { return settled(map[string]int32{topic: 5}, r1, r2) })
+	testwait.WaitFor(t, 30*time.Second, func() bool { return settled(map[string]int32{topic: 5}, r1, r2) }, "the five partitions assigned")
 	require.Greater(t, r1.live().ID, before)
 }
 
@@ -105,9 +106,9 @@ func TestWildcardSubscriptionFollowsNewTopics(t *testing.T) {
 	cfg.Filter = f
 	cfg.MetadataMaxAge = 500 * time.Millisecond
 	r := startRunner(t, cfg)
-	waitFor(t, 30*time.Second, "the first topic assigned", func() bool { return settled(map[string]int32{t1: 2}, r) })
+	testwait.WaitFor(t, 30*time.Second, func() bool { return settled(map[string]int32{t1: 2}, r) }, "the first topic assigned")
 	t2 := createTopic(t, c, prefix+"-b", 3)
-	waitFor(t, 30*time.Second, "both topics assigned", func() bool { return settled(map[string]int32{t1: 2, t2: 3}, r) })
+	testwait.WaitFor(t, 30*time.Second, func() bool { return settled(map[string]int32{t1: 2, t2: 3}, r) }, "both topics assigned")
 }
 
 // TestFencedCommitRejected: commits carry the generation; once a member
@@ -122,7 +123,7 @@ func TestFencedCommitRejected(t *testing.T) {
 	r1 := startRunner(t, cfg)
 	r2 := startRunner(t, cfg)
 	want := map[string]int32{topic: 2}
-	waitFor(t, 30*time.Second, "two members sharing the topic", func() bool { return settled(want, r1, r2) })
+	testwait.WaitFor(t, 30*time.Second, func() bool { return settled(want, r1, r2) }, "two members sharing the topic")
 	g1, g2 := r1.live(), r2.live()
 	tp1 := zkutil.TopicPartition{Topic: g1.Topics()[0], Partition: g1.Assignment[g1.Topics()[0]][0]}
 	tp2 := zkutil.TopicPartition{Topic: g2.Topics()[0], Partition: g2.Assignment[g2.Topics()[0]][0]}
@@ -139,9 +140,9 @@ func TestFencedCommitRejected(t *testing.T) {
 	// coordinator can give its partitions away, and stays lapsed.
 	stopped := time.Now()
 	r2.m.stopBackground()
-	waitFor(t, cfg.SessionTimeout, "member 2's lease to lapse", func() bool { return !g2.LeaseHeld() })
+	testwait.WaitFor(t, cfg.SessionTimeout, func() bool { return !g2.LeaseHeld() }, "member 2's lease to lapse")
 	lapsed := time.Since(stopped)
-	waitFor(t, 30*time.Second, "member 1 to own both partitions", func() bool { return settled(want, r1) })
+	testwait.WaitFor(t, 30*time.Second, func() bool { return settled(want, r1) }, "member 1 to own both partitions")
 	t.Logf("lease lapsed %v after the last heartbeats, partitions moved %v after", lapsed, time.Since(stopped))
 	require.Less(t, lapsed, time.Duration(float64(cfg.SessionTimeout)*leaseFraction)+time.Second)
 	require.False(t, g2.LeaseHeld())
@@ -172,7 +173,7 @@ func TestCommitAfterRebalanceStarted(t *testing.T) {
 	group := testcluster.UniqueName("kg-revoke")
 	cfg := testConfig(c, group, topic)
 	r1 := startRunner(t, cfg)
-	waitFor(t, 30*time.Second, "the first member to own the topic", func() bool { return settled(map[string]int32{topic: 4}, r1) })
+	testwait.WaitFor(t, 30*time.Second, func() bool { return settled(map[string]int32{topic: 4}, r1) }, "the first member to own the topic")
 	commits := make(chan error, 10)
 	r1.mu.Lock()
 	r1.onEnd = func(g *Generation) {
@@ -193,7 +194,7 @@ func TestCommitAfterRebalanceStarted(t *testing.T) {
 	r1.mu.Unlock()
 
 	r2 := startRunner(t, cfg)
-	waitFor(t, 30*time.Second, "two members sharing the topic", func() bool { return settled(map[string]int32{topic: 4}, r1, r2) })
+	testwait.WaitFor(t, 30*time.Second, func() bool { return settled(map[string]int32{topic: 4}, r1, r2) }, "two members sharing the topic")
 	select {
 	case err := <-commits:
 		require.NoError(t, err)
@@ -224,7 +225,7 @@ func TestRoundRobinProtocol(t *testing.T) {
 	cfg.Assignors = []string{"roundrobin", "range"}
 	r1 := startRunner(t, cfg)
 	r2 := startRunner(t, cfg)
-	waitFor(t, 30*time.Second, "two members sharing the topic", func() bool { return settled(map[string]int32{topic: 4}, r1, r2) })
+	testwait.WaitFor(t, 30*time.Second, func() bool { return settled(map[string]int32{topic: 4}, r1, r2) }, "two members sharing the topic")
 	g1, g2 := r1.live(), r2.live()
 	require.Equal(t, "roundrobin", g1.Protocol)
 	first, second := g1, g2
@@ -252,7 +253,7 @@ func TestLeaveEndsMembershipAndRejoins(t *testing.T) {
 	defer cancel()
 	want := map[string]int32{topic: 2}
 	var g2 *Generation
-	waitFor(t, 30*time.Second, "two members sharing the topic", func() bool {
+	testwait.WaitFor(t, 30*time.Second, func() bool {
 		if g2 == nil || g2.Err() != nil {
 			if g2, err = m2.Join(ctx); err != nil {
 				return false
@@ -260,12 +261,12 @@ func TestLeaveEndsMembershipAndRejoins(t *testing.T) {
 		}
 		g1 := r1.live()
 		return g1 != nil && g1.Partitions() == 1 && g2.Partitions() == 1 && g2.Err() == nil
-	})
+	}, "two members sharing the topic")
 	old := g2.MemberID
 	require.NoError(t, m2.Leave())
 	require.ErrorIs(t, g2.Err(), ErrMembershipLost)
 	require.False(t, g2.LeaseHeld())
-	waitFor(t, 15*time.Second, "the other member to own both partitions", func() bool { return settled(want, r1) })
+	testwait.WaitFor(t, 15*time.Second, func() bool { return settled(want, r1) }, "the other member to own both partitions")
 	g3, err := m2.Join(ctx)
 	require.NoError(t, err)
 	require.NotEqual(t, old, g3.MemberID, "a new member id after leaving")

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -49,7 +50,7 @@ func TestHeartbeatsDoNotWaitBehindACommit(t *testing.T) {
 	cfg := testConfig(c, group, topic)
 	cfg.SessionTimeout, cfg.RebalanceTimeout = 6*time.Second, 6*time.Second // a lease of 4.5 s
 	r := startRunner(t, cfg)
-	waitFor(t, 60*time.Second, "the member to own the topic", func() bool { return settled(map[string]int32{topic: 1}, r) })
+	testwait.WaitFor(t, 60*time.Second, func() bool { return settled(map[string]int32{topic: 1}, r) }, "the member to own the topic")
 	gen := r.live()
 
 	require.NoError(t, c.PauseBroker(int(follower)))

@@ -11,25 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/IBM/sarama"
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 	"github.com/zkconsumer/zkconsumer/internal/topicfilter"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
-
-// waitFor polls cond until it holds or timeout passes.
-func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
 
 // testConfig is a fast-moving member of group on topics.
 func testConfig(c *testcluster.Cluster, group string, topics ...string) Config {
@@ -181,38 +168,14 @@ func settled(want map[string]int32, rs ...*runner) bool {
 // (DescribeGroups), and the group's state.
 func describe(t testing.TB, c *testcluster.Cluster, group string) (string, map[string]map[string][]int32) {
 	t.Helper()
-	client, err := sarama.NewClient(c.BrokerAddrs(), testcluster.SaramaConfig())
+	state, members, err := c.DescribeGroup(group)
 	require.NoError(t, err)
-	defer client.Close()
-	b, err := client.Coordinator(group)
-	require.NoError(t, err)
-	resp, err := b.DescribeGroups(&sarama.DescribeGroupsRequest{Groups: []string{group}})
-	require.NoError(t, err)
-	require.Len(t, resp.Groups, 1)
-	g := resp.Groups[0]
-	out := map[string]map[string][]int32{}
-	for id, md := range g.Members {
-		a, err := md.GetMemberAssignment()
-		require.NoError(t, err)
-		out[id] = map[string][]int32{}
-		if a != nil {
-			for topic, ps := range a.Topics {
-				ps = slices.Clone(ps)
-				slices.Sort(ps)
-				out[id][topic] = ps
-			}
-		}
-	}
-	return g.State, out
+	return state, members
 }
 
 func createTopic(t testing.TB, c *testcluster.Cluster, prefix string, partitions int32) string {
 	t.Helper()
-	topic := testcluster.UniqueName(prefix)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	require.NoError(t, c.CreateTopic(ctx, topic, partitions, 1))
-	return topic
+	return testcluster.NewTopic(t, c, testcluster.TopicSpec{Prefix: prefix, Partitions: partitions})
 }
 
 func rebalanceFilter(regex string) (*topicfilter.Filter, error) {

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // TestMixedGroupWithJavaConsumer runs one group of a zkconsumer member and
@@ -39,22 +40,22 @@ func mixedGroup(t *testing.T, javaFirst bool) {
 	var r *runner
 	if javaFirst {
 		java = startJavaConsumer(t, c, topic, group)
-		waitFor(t, 90*time.Second, "the Java consumer to join", func() bool {
+		testwait.WaitFor(t, 90*time.Second, func() bool {
 			state, desc := describe(t, c, group)
 			return state == "Stable" && len(desc) == 1
-		})
+		}, "the Java consumer to join")
 		r = startRunner(t, cfg)
 	} else {
 		r = startRunner(t, cfg)
-		waitFor(t, 30*time.Second, "the zkconsumer member to own the topic", func() bool {
+		testwait.WaitFor(t, 30*time.Second, func() bool {
 			return settled(map[string]int32{topic: partitions}, r)
-		})
+		}, "the zkconsumer member to own the topic")
 		java = startJavaConsumer(t, c, topic, group)
 	}
 
 	var javaID string
 	var desc map[string]map[string][]int32
-	waitFor(t, 90*time.Second, "a stable group of both, sharing the topic", func() bool {
+	testwait.WaitFor(t, 90*time.Second, func() bool {
 		g := r.live()
 		if g == nil {
 			return false
@@ -72,7 +73,7 @@ func mixedGroup(t *testing.T, javaFirst bool) {
 		all := append(slices.Clone(desc[g.MemberID][topic]), desc[javaID][topic]...)
 		slices.Sort(all)
 		return slices.Equal(all, []int32{0, 1, 2, 3})
-	})
+	}, "a stable group of both, sharing the topic")
 	g := r.live()
 	require.Equal(t, !javaFirst, g.Leader, "leader")
 	require.Equal(t, "range", g.Protocol)
@@ -98,9 +99,9 @@ func mixedGroup(t *testing.T, javaFirst bool) {
 		want += len(produced.Offsets[p])
 	}
 	require.Positive(t, want)
-	waitFor(t, 60*time.Second, "the Java consumer to print its partitions' records", func() bool {
+	testwait.WaitFor(t, 60*time.Second, func() bool {
 		return len(java.records(t)) >= want
-	})
+	}, "the Java consumer to print its partitions' records")
 	seen := map[int32]int{}
 	for _, rec := range java.records(t) {
 		require.Contains(t, javaParts, rec.Partition, "Java printed a record of a partition it does not own")

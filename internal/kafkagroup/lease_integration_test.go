@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // TestHealthyMemberAlwaysHoldsItsLease: heartbeat.interval.ms 5 s with
@@ -22,7 +23,7 @@ func TestHealthyMemberAlwaysHoldsItsLease(t *testing.T) {
 	cfg.HeartbeatInterval = 5 * time.Second
 	require.NoError(t, cfg.Validate(), "Kafka accepts any heartbeat interval below the session timeout")
 	r := startRunner(t, cfg)
-	waitFor(t, 30*time.Second, "the member to own the topic", func() bool { return settled(map[string]int32{topic: 2}, r) })
+	testwait.WaitFor(t, 30*time.Second, func() bool { return settled(map[string]int32{topic: 2}, r) }, "the member to own the topic")
 	gen := r.live()
 
 	held, samples := 0, 0

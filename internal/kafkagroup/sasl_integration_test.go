@@ -8,6 +8,7 @@ import (
 
 	"github.com/zkconsumer/zkconsumer/internal/secure"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // TestStaticLeaderRestartSkipsAssignmentOverSASL: over SASL (SCRAM over
@@ -38,11 +39,11 @@ func TestStaticLeaderRestartSkipsAssignmentOverSASL(t *testing.T) {
 			cfg.InstanceID = "instance-a"
 			cfg.SessionTimeout = 20 * time.Second
 			a := startRunner(t, cfg)
-			waitFor(t, 30*time.Second, "the member to lead", func() bool { return a.live() != nil })
+			testwait.WaitFor(t, 30*time.Second, func() bool { return a.live() != nil }, "the member to lead")
 			require.True(t, a.live().Leader)
 			a.stop() // no LeaveGroup for a static member
 			a2 := startRunner(t, cfg)
-			waitFor(t, 30*time.Second, "the restarted member back in the group", func() bool { return a2.live() != nil })
+			testwait.WaitFor(t, 30*time.Second, func() bool { return a2.live() != nil }, "the restarted member back in the group")
 			g := a2.live()
 			require.True(t, g.Leader, "the restarted leader came back as the leader")
 			require.True(t, g.SkippedAssignment, "JoinGroup v9: the coordinator kept the assignment")

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // TestStaticMemberRestartKeepsAssignment: a static member (group.instance.id)
@@ -31,7 +32,7 @@ func TestStaticMemberRestartKeepsAssignment(t *testing.T) {
 	a := startRunner(t, cfgA)
 	b := startRunner(t, cfgB)
 	want := map[string]int32{topic: 4}
-	waitFor(t, 30*time.Second, "two static members sharing the topic", func() bool { return settled(want, a, b) })
+	testwait.WaitFor(t, 30*time.Second, func() bool { return settled(want, a, b) }, "two static members sharing the topic")
 	ga, gb := a.live(), b.live()
 	// Static members sort by instance id: a gets the first range.
 	require.Equal(t, []int32{0, 1}, ga.Assignment[topic])
@@ -42,7 +43,7 @@ func TestStaticMemberRestartKeepsAssignment(t *testing.T) {
 	require.NoError(t, gb.Err(), "closing a static member rebalanced the group")
 
 	a2 := startRunner(t, cfgA)
-	waitFor(t, 30*time.Second, "the restarted member back in the group", func() bool { return a2.live() != nil })
+	testwait.WaitFor(t, 30*time.Second, func() bool { return a2.live() != nil }, "the restarted member back in the group")
 	g := a2.live()
 	require.NotEqual(t, ga.MemberID, g.MemberID)
 	require.Equal(t, ga.Assignment, g.Assignment)
@@ -62,12 +63,12 @@ func TestStaticMemberFenced(t *testing.T) {
 	cfg := testConfig(c, group, topic)
 	cfg.InstanceID = "the-instance"
 	first := startRunner(t, cfg)
-	waitFor(t, 30*time.Second, "the first instance to join", func() bool { return first.live() != nil })
+	testwait.WaitFor(t, 30*time.Second, func() bool { return first.live() != nil }, "the first instance to join")
 	g := first.live()
 
 	second := startRunner(t, cfg)
-	waitFor(t, 30*time.Second, "the second instance to join", func() bool { return second.live() != nil })
-	waitFor(t, 30*time.Second, "the first instance to be fenced", func() bool { return g.Err() != nil })
+	testwait.WaitFor(t, 30*time.Second, func() bool { return second.live() != nil }, "the second instance to join")
+	testwait.WaitFor(t, 30*time.Second, func() bool { return g.Err() != nil }, "the first instance to be fenced")
 	require.ErrorIs(t, g.Err(), ErrFatal)
 	require.ErrorIs(t, g.Err(), sarama.ErrFencedInstancedId)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -76,14 +77,14 @@ func TestStaticMemberFenced(t *testing.T) {
 	if !errors.Is(err, ErrJoinInProgress) { // the runner may be rejoining right now
 		require.ErrorIs(t, err, ErrFatal)
 	}
-	waitFor(t, 10*time.Second, "the first runner to give up", func() bool {
+	testwait.WaitFor(t, 10*time.Second, func() bool {
 		select {
 		case <-first.done:
 			return true
 		default:
 			return false
 		}
-	})
+	}, "the first runner to give up")
 }
 
 // TestStaticReplacementLeasesNeverOverlap: a second process with the same
@@ -104,10 +105,10 @@ func TestStaticReplacementLeasesNeverOverlap(t *testing.T) {
 			cfg.InstanceID = "the-instance"
 			cfg.HeartbeatInterval = 2 * time.Second // the gap in which the first does not know yet
 			first := startRunner(t, cfg)
-			waitFor(t, 30*time.Second, "the first instance to hold its lease", func() bool {
+			testwait.WaitFor(t, 30*time.Second, func() bool {
 				g := first.live()
 				return g != nil && g.LeaseHeld()
-			})
+			}, "the first instance to hold its lease")
 			g1 := first.live()
 
 			var lastFirst, firstSecond time.Time
@@ -142,12 +143,12 @@ func TestStaticReplacementLeasesNeverOverlap(t *testing.T) {
 					sample()
 				}
 			}()
-			waitFor(t, 30*time.Second, "the first instance to be fenced", func() bool { return g1.Err() != nil })
+			testwait.WaitFor(t, 30*time.Second, func() bool { return g1.Err() != nil }, "the first instance to be fenced")
 			require.ErrorIs(t, g1.Err(), sarama.ErrFencedInstancedId)
-			waitFor(t, 30*time.Second, "the second instance to hold its lease", func() bool {
+			testwait.WaitFor(t, 30*time.Second, func() bool {
 				g := second.live()
 				return g != nil && g.LeaseHeld()
-			})
+			}, "the second instance to hold its lease")
 			close(stop)
 			<-sampled
 			require.False(t, lastFirst.IsZero())
@@ -186,12 +187,12 @@ func TestStaticLeaderRestartStillFollowsPartitions(t *testing.T) {
 				cfgB := cfgA
 				cfgB.InstanceID = "instance-b"
 				a := startRunner(t, cfgA)
-				waitFor(t, 30*time.Second, "the first member to lead", func() bool { return a.live() != nil })
+				testwait.WaitFor(t, 30*time.Second, func() bool { return a.live() != nil }, "the first member to lead")
 				require.True(t, a.live().Leader)
 				require.NotNil(t, a.live().GroupAssignment, "the leader knows the group's assignment")
 				b := startRunner(t, cfgB)
 				want := map[string]int32{topic: 2}
-				waitFor(t, 30*time.Second, "two static members sharing the topic", func() bool { return settled(want, a, b) })
+				testwait.WaitFor(t, 30*time.Second, func() bool { return settled(want, a, b) }, "two static members sharing the topic")
 				require.True(t, a.live().Leader)
 				require.False(t, b.live().Leader)
 				require.Nil(t, b.live().GroupAssignment, "a follower knows its own share only")
@@ -199,7 +200,7 @@ func TestStaticLeaderRestartStillFollowsPartitions(t *testing.T) {
 
 				a.stop() // no LeaveGroup for a static member
 				a2 := startRunner(t, cfgA)
-				waitFor(t, 30*time.Second, "the restarted member back in the group", func() bool { return settled(want, a2, b) })
+				testwait.WaitFor(t, 30*time.Second, func() bool { return settled(want, a2, b) }, "the restarted member back in the group")
 				g := a2.live()
 				if v9 {
 					require.True(t, g.Leader, "the restarted leader came back as the leader")
@@ -212,9 +213,9 @@ func TestStaticLeaderRestartStillFollowsPartitions(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 				defer cancel()
 				require.NoError(t, c.AddPartitions(ctx, topic, 4))
-				waitFor(t, 30*time.Second, "the four partitions assigned", func() bool {
+				testwait.WaitFor(t, 30*time.Second, func() bool {
 					return settled(map[string]int32{topic: 4}, a2, b)
-				})
+				}, "the four partitions assigned")
 			})
 		}
 	}
@@ -245,12 +246,12 @@ func TestStaticLeaderRestartWatchesForJavaFollower(t *testing.T) {
 	cfgA.MetadataMaxAge = 500 * time.Millisecond
 	cfgA.noJoinV9 = os.Getenv("KAFKAGROUP_NO_JOIN_V9") != "" // to see this test fail without KIP-814
 	a := startRunner(t, cfgA)
-	waitFor(t, 30*time.Second, "the zkconsumer member to lead", func() bool { return settled(map[string]int32{mine: 2}, a) })
+	testwait.WaitFor(t, 30*time.Second, func() bool { return settled(map[string]int32{mine: 2}, a) }, "the zkconsumer member to lead")
 	require.True(t, a.live().Leader)
 
 	java := startJavaConsumer(t, c, theirs, group)
 	var javaID string
-	waitFor(t, 90*time.Second, "a stable group of both, each on its topic", func() bool {
+	testwait.WaitFor(t, 90*time.Second, func() bool {
 		g := a.live()
 		if g == nil {
 			return false
@@ -265,13 +266,13 @@ func TestStaticLeaderRestartWatchesForJavaFollower(t *testing.T) {
 			}
 		}
 		return slices.Equal(desc[javaID][theirs], []int32{0, 1})
-	})
+	}, "a stable group of both, each on its topic")
 	g1 := a.live()
 	require.True(t, g1.Leader)
 
 	a.stop() // a static member sends no LeaveGroup
 	a2 := startRunner(t, cfgA)
-	waitFor(t, 30*time.Second, "the restarted member back in the group", func() bool { return settled(map[string]int32{mine: 2}, a2) })
+	testwait.WaitFor(t, 30*time.Second, func() bool { return settled(map[string]int32{mine: 2}, a2) }, "the restarted member back in the group")
 	g2 := a2.live()
 	require.Equal(t, g1.ID, g2.ID, "the restart started no new generation")
 	_, desc := describe(t, c, group)
@@ -280,18 +281,18 @@ func TestStaticLeaderRestartWatchesForJavaFollower(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	require.NoError(t, c.AddPartitions(ctx, theirs, 4))
-	waitFor(t, 60*time.Second, "the new partitions assigned to the Java consumer", func() bool {
+	testwait.WaitFor(t, 60*time.Second, func() bool {
 		state, desc := describe(t, c, group)
 		return state == "Stable" && slices.Equal(desc[javaID][theirs], []int32{0, 1, 2, 3})
-	})
+	}, "the new partitions assigned to the Java consumer")
 	require.True(t, g2.Leader, "the restarted member leads")
 	require.True(t, g2.SkippedAssignment, "the coordinator kept the group's assignment")
 	// The coordinator may answer the Java consumer's SyncGroup a moment
 	// before the leader's Join returns.
-	waitFor(t, 30*time.Second, "the leader in the new generation", func() bool {
+	testwait.WaitFor(t, 30*time.Second, func() bool {
 		g := a2.live()
 		return g != nil && g.ID != g1.ID
-	})
+	}, "the leader in the new generation")
 	g3 := a2.live()
 	require.Equal(t, g1.ID+1, g3.ID, "one rebalance, for the new partitions")
 	require.True(t, g3.Leader)
@@ -301,7 +302,7 @@ func TestStaticLeaderRestartWatchesForJavaFollower(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, produced.Offsets[2])
 	require.NotEmpty(t, produced.Offsets[3])
-	waitFor(t, 60*time.Second, "the Java consumer to print the records of every partition", func() bool {
+	testwait.WaitFor(t, 60*time.Second, func() bool {
 		seen := map[int32]int{}
 		for _, r := range java.records(t) {
 			seen[r.Partition]++
@@ -312,7 +313,7 @@ func TestStaticLeaderRestartWatchesForJavaFollower(t *testing.T) {
 			}
 		}
 		return true
-	})
+	}, "the Java consumer to print the records of every partition")
 	t.Logf("generations: %d before and after the restart, %d after the growth; the Java consumer printed %d records",
 		g1.ID, g3.ID, len(java.records(t)))
 	require.Same(t, g3, a2.live(), "no other rebalance")

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 func TestChunkQueueRejectsZeroCapacity(t *testing.T) {
@@ -114,7 +116,7 @@ func TestChunkQueueClearWakesPutters(t *testing.T) {
 
 	// Whether the putter got in before or after Clear, only its chunk is
 	// left: Clear dropped both of the older ones.
-	waitFor(t, time.Second, func() bool { return q.Len() == 1 })
+	testwait.WaitFor(t, time.Second, func() bool { return q.Len() == 1 }, "the condition")
 	got, err := q.take(ctx, nil)
 	require.NoError(t, err)
 	assert.Same(t, late, got)
@@ -198,11 +200,11 @@ func TestChunkQueueConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	waitFor(t, 5*time.Second, func() bool {
+	testwait.WaitFor(t, 5*time.Second, func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(seen) == producers*perProducer
-	})
+	}, "the condition")
 	q.close()
 	cwg.Wait()
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 func TestStreamQueueCapacity(t *testing.T) {
@@ -342,12 +344,12 @@ func TestConcurrentRevokeClearShutdown(t *testing.T) {
 	}()
 	<-fetchDone
 	s.shutdown()
-	waitFor(t, time.Second, func() bool {
+	testwait.WaitFor(t, time.Second, func() bool {
 		select {
 		case <-iterDone:
 			return true
 		default:
 			return false
 		}
-	})
+	}, "the condition")
 }

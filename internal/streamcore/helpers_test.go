@@ -8,20 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// waitFor polls cond until it holds, failing the test after timeout.
-func waitFor(t testing.TB, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	tick := time.NewTicker(time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met within %v", timeout)
-		}
-		<-tick.C
-	}
-}
-
 // shortCtx returns a context that ends soon: for asserting that a call
 // blocks, by watching it give up.
 func shortCtx(t testing.TB) context.Context {

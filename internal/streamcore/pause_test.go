@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 func TestPausedPartitionRefusesEnqueue(t *testing.T) {
@@ -123,7 +125,7 @@ func TestFetchFromBeforeTheDropIsRefused(t *testing.T) {
 	// Blocked on the full queue while the stream drops a's chunk.
 	var r releases
 	blocked := async(func() result { return result{err: a.EnqueueFrom(ctx, 2, newMessages("t", 0, 2, 3), 4, r.fn())} })
-	waitFor(t, time.Second, func() bool { return a.FetchedOffset() == 2 })
+	testwait.WaitFor(t, time.Second, func() bool { return a.FetchedOffset() == 2 }, "the condition")
 	a.Pause()
 	assert.ErrorIs(t, await(t, blocked).err, ErrPaused)
 	_, err := s.Next(ctx)
@@ -163,7 +165,7 @@ func TestResumeWakesBlockedNext(t *testing.T) {
 	assert.True(t, a.Stopped())
 	a.Pause()
 	next := async(func() result { m, err := s.Next(ctx); return result{msg: m, err: err} })
-	waitFor(t, time.Second, func() bool { return s.iter.waiting.Load() && QueueOf(s).Len() == 0 })
+	testwait.WaitFor(t, time.Second, func() bool { return s.iter.waiting.Load() && QueueOf(s).Len() == 0 }, "the condition")
 	require.Len(t, s.iter.parked, 1)
 	a.Resume()
 	r := await(t, next)
@@ -270,7 +272,7 @@ func TestPauseCyclesKeepChunksBounded(t *testing.T) {
 	})
 	var want int64
 	for range cycles {
-		waitFor(t, time.Second, func() bool { return QueueOf(s).Len() == queued })
+		testwait.WaitFor(t, time.Second, func() bool { return QueueOf(s).Len() == queued }, "the condition")
 		for range per / 2 {
 			m, err := s.Next(ctx)
 			require.NoError(t, err)
@@ -299,7 +301,7 @@ func TestPauseWhileFenced(t *testing.T) {
 	require.NoError(t, a.Enqueue(ctx, newMessages("t", 0, 0), 1))
 	require.NoError(t, b.Enqueue(ctx, newMessages("t", 1, 5), 6))
 	next := async(func() result { m, err := s.Next(ctx); return result{msg: m, err: err} })
-	waitFor(t, time.Second, s.iter.waiting.Load)
+	testwait.WaitFor(t, time.Second, s.iter.waiting.Load, "the condition")
 	a.Pause()
 	r := await(t, next)
 	require.NoError(t, r.err)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -41,7 +42,7 @@ func TestAbsurdRegistrationIsIgnored(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the absurd registration was not reported")
 	}
-	require.True(t, waitUntil(60*time.Second, func() bool {
+	require.True(t, testwait.Until(60*time.Second, func() bool {
 		return len(m1.rec.snapshot()) == 2 && len(m2.rec.snapshot()) == 2
 	}), "members split the partitions around the absurd one: %v %v", m1.rec.snapshot(), m2.rec.snapshot())
 	var after runtime.MemStats

@@ -20,6 +20,7 @@ import (
 
 	"github.com/zkconsumer/zkconsumer/internal/strategyname"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 	"github.com/zkconsumer/zkconsumer/internal/topicfilter"
 	"github.com/zkconsumer/zkconsumer/internal/zkassign"
 	"github.com/zkconsumer/zkconsumer/internal/zkbrokers"
@@ -292,7 +293,7 @@ func waitConverged(t *testing.T, observer *zksession.Session, group string, topi
 	ctx := context.Background()
 	var last string
 	var owners map[zkutil.TopicPartition]string
-	ok := waitUntil(90*time.Second, func() bool {
+	ok := testwait.Until(90*time.Second, func() bool {
 		ids, err := observer.Children(ctx, zkutil.ConsumerIDsPath(group))
 		if err != nil || len(ids) != wantMembers {
 			last = fmt.Sprintf("members %v (want %d), err %v", ids, wantMembers, err)
@@ -345,19 +346,6 @@ func waitConverged(t *testing.T, observer *zksession.Session, group string, topi
 	})
 	require.True(t, ok, "group %s did not converge: %s", group, last)
 	return owners
-}
-
-func waitUntil(timeout time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(timeout)
-	for {
-		if cond() {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 func dialObserver(t *testing.T, c *testcluster.Cluster) *zksession.Session {

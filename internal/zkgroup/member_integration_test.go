@@ -12,17 +12,14 @@ import (
 
 	"github.com/zkconsumer/zkconsumer/internal/strategyname"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 	"github.com/zkconsumer/zkconsumer/internal/topicfilter"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
 func newTopic(t *testing.T, c *testcluster.Cluster, partitions int32) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	topic := testcluster.UniqueName("rb")
-	require.NoError(t, c.CreateTopic(ctx, topic, partitions, 1))
-	return topic
+	return testcluster.NewTopic(t, c, testcluster.TopicSpec{Prefix: "rb", Partitions: partitions})
 }
 
 // TestGroupConvergesAcrossProcesses runs members in this process and in
@@ -88,7 +85,7 @@ func TestSessionExpiryRejoins(t *testing.T) {
 	oldSession := m1.session.ID()
 
 	require.NoError(t, m1.tap.Expire())
-	require.True(t, waitUntil(30*time.Second, func() bool {
+	require.True(t, testwait.Until(30*time.Second, func() bool {
 		m1.rec.mu.Lock()
 		defer m1.rec.mu.Unlock()
 		return m1.rec.lost > 0
@@ -166,7 +163,7 @@ func TestBrokenRegistrationIsIgnored(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the broken registration was not reported")
 	}
-	require.True(t, waitUntil(60*time.Second, func() bool {
+	require.True(t, testwait.Until(60*time.Second, func() bool {
 		return len(m1.rec.snapshot()) == 2 && len(m2.rec.snapshot()) == 2
 	}), "members split the partitions around the broken one: %v %v", m1.rec.snapshot(), m2.rec.snapshot())
 }
@@ -185,7 +182,7 @@ func TestWildcardMemberFollowsNewTopics(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	require.NoError(t, c.CreateTopic(ctx, prefix+"-a", 3, 1))
-	require.True(t, waitUntil(60*time.Second, func() bool { return len(m.rec.snapshot()) == 3 }), "new topic picked up: %v", m.rec.snapshot())
+	require.True(t, testwait.Until(60*time.Second, func() bool { return len(m.rec.snapshot()) == 3 }), "new topic picked up: %v", m.rec.snapshot())
 	require.NoError(t, c.CreateTopic(ctx, prefix+"-b", 2, 1))
-	require.True(t, waitUntil(60*time.Second, func() bool { return len(m.rec.snapshot()) == 5 }), "second topic picked up: %v", m.rec.snapshot())
+	require.True(t, testwait.Until(60*time.Second, func() bool { return len(m.rec.snapshot()) == 5 }), "second topic picked up: %v", m.rec.snapshot())
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
@@ -43,12 +44,12 @@ func TestReleaseOfAnExpiredSessionDeletesNothing(t *testing.T) {
 	require.Len(t, known, len(mine))
 
 	require.NoError(t, tap.Expire())
-	require.True(t, waitUntil(30*time.Second, func() bool { id := s.ID(); return id != 0 && id != old }), "no new session")
+	require.True(t, testwait.Until(30*time.Second, func() bool { id := s.ID(); return id != 0 && id != old }), "no new session")
 	for tp := range mine {
 		path := zkutil.OwnerPath(group, tp.Topic, tp.Partition)
 		// Ephemeral nodes of the expired session may still be seen for a
 		// moment by a server that has not applied the close yet.
-		require.True(t, waitUntil(10*time.Second, func() bool {
+		require.True(t, testwait.Until(10*time.Second, func() bool {
 			return peer.CreateEphemeral(ctx, path, []byte("peer-0")) == nil
 		}), "peer could not claim %s", path)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/zkconsumer/zkconsumer/internal/strategyname"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 	"github.com/zkconsumer/zkconsumer/internal/zkassign"
 	"github.com/zkconsumer/zkconsumer/internal/zksession"
 	"github.com/zkconsumer/zkconsumer/zkutil"
@@ -57,7 +58,7 @@ func TestStickyMembersAgreeThroughZooKeeper(t *testing.T) {
 		t.Helper()
 		var last string
 		var owners map[zkutil.TopicPartition]string
-		ok := waitUntil(90*time.Second, func() bool {
+		ok := testwait.Until(90*time.Second, func() bool {
 			rec, node, err := stickyNode(ctx, observer, group)
 			if err != nil {
 				last = err.Error()
@@ -145,7 +146,7 @@ func TestScalaMemberMakesStickyMembersStepOut(t *testing.T) {
 	topics := map[string]int{topic: 1}
 	group := testcluster.UniqueName("g-sticky-scala")
 	m := startMember(t, c, group, group+"_go", memberOpts{strategy: strategyname.Sticky, topics: topics})
-	require.True(t, waitUntil(time.Minute, func() bool { return len(m.rec.snapshot()) == 4 }), "the sticky member owns everything")
+	require.True(t, testwait.Until(time.Minute, func() bool { return len(m.rec.snapshot()) == 4 }), "the sticky member owns everything")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -182,7 +183,7 @@ func TestScalaMemberMakesStickyMembersStepOut(t *testing.T) {
 	require.Contains(t, refused.Error(), "Kafka's Scala consumer")
 	scalaID := refused.Conflicts[0].ID
 
-	require.True(t, waitUntil(time.Minute, func() bool {
+	require.True(t, testwait.Until(time.Minute, func() bool {
 		owners, err := ownersOf(context.Background(), observer, group, []string{topic})
 		if err != nil || len(owners) != 4 {
 			return false
@@ -198,5 +199,5 @@ func TestScalaMemberMakesStickyMembersStepOut(t *testing.T) {
 	require.Empty(t, m.rec.snapshot())
 
 	stopScala()
-	require.True(t, waitUntil(2*time.Minute, func() bool { return len(m.rec.snapshot()) == 4 }), "the sticky member joins again once the Scala member is gone")
+	require.True(t, testwait.Until(2*time.Minute, func() bool { return len(m.rec.snapshot()) == 4 }), "the sticky member joins again once the Scala member is gone")
 }

@@ -7,7 +7,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // TestLeaseOnEnsemble: CutOffFollower is item 3 of the
@@ -29,7 +31,7 @@ func TestLeaseOnEnsemble(t *testing.T) {
 }
 
 func testLeaseEndsBeforeLeaderExpiresSessionOfCutOffFollower(t *testing.T, c *testcluster.Cluster) {
-	ctx := testContext(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	require.NoError(t, c.WaitZooKeeperQuorum(ctx))
 	leader, err := c.ZooKeeperLeader(ctx)
 	require.NoError(t, err)
@@ -98,7 +100,7 @@ func watchLease(t *testing.T, s *Session, id int64) func() time.Time {
 // and report the new one. Which one the leader goes by is the server's
 // business: here it is seen to keep the original.
 func testLeaseFollowsRenegotiatedTimeout(t *testing.T, c *testcluster.Cluster) {
-	ctx := testContext(t, 3*time.Minute)
+	ctx := testwait.Context(t, 3*time.Minute)
 	ps, err := c.NewZooKeeperProxies()
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = ps.Close() })
@@ -115,8 +117,7 @@ func testLeaseFollowsRenegotiatedTimeout(t *testing.T, c *testcluster.Cluster) {
 	strict.SetMode(testcluster.Forward)
 	generous.SetMode(testcluster.Refuse)
 	generous.ResetAll()
-	waitUntil(t, 30*time.Second, func() bool { return s.NegotiatedTimeout(id) == 4*time.Second },
-		"the session did not move to the strict server with the same id")
+	testwait.WaitFor(t, 30*time.Second, func() bool { return s.NegotiatedTimeout(id) == 4*time.Second }, "the session did not move to the strict server with the same id")
 	require.Equal(t, id, s.ID())
 	lastHeld := watchLease(t, s, id)
 	time.Sleep(time.Second) // renewals on the new timeout

@@ -6,27 +6,17 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
-)
 
-// waitUntil polls cond every 10ms until it holds or d passes.
-func waitUntil(t *testing.T, d time.Duration, cond func() bool, msg string) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal(msg)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
+)
 
 // TestLeaseLapsesBeforeExpiryAndComesBack stalls the connection: the lease
 // lapses on its own, before the server could expire the session, and holds
 // again, for the same session, once the server answers again.
 func TestLeaseLapsesBeforeExpiryAndComesBack(t *testing.T) {
 	c := testcluster.Shared(t)
-	ctx := testContext(t, time.Minute)
+	ctx := testwait.Context(t, time.Minute)
 	proxy, err := c.NewZooKeeperProxies()
 	require.NoError(t, err)
 	defer proxy.Close()
@@ -70,7 +60,7 @@ func TestLeaseLapsesBeforeExpiryAndComesBack(t *testing.T) {
 	case <-time.After(timeout):
 		t.Fatal("the renewal was not signalled")
 	}
-	waitUntil(t, timeout, func() bool { return s.LeaseHeld(id) }, "the lease did not come back with the session")
+	testwait.WaitFor(t, timeout, func() bool { return s.LeaseHeld(id) }, "the lease did not come back with the session")
 	require.Equal(t, id, s.ID())
 	_, _, err = s.Bind(id).Get(ctx, "/")
 	require.NoError(t, err)
@@ -82,7 +72,7 @@ func TestLeaseLapsesBeforeExpiryAndComesBack(t *testing.T) {
 // its session fails instead; an unbound one still goes through.
 func TestBoundWriteNotReplayedOnNewSession(t *testing.T) {
 	c := testcluster.Shared(t)
-	ctx := testContext(t, time.Minute)
+	ctx := testwait.Context(t, time.Minute)
 	proxy, err := c.NewZooKeeperProxies()
 	require.NoError(t, err)
 	defer proxy.Close()

@@ -14,18 +14,13 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/require"
+
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // Integration tests of Session against the real ZooKeeper of the shared
 // test cluster (testcluster.Shared), whose brokers live under "/kafka".
-
-func testContext(t testing.TB, d time.Duration) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
 
 // dialSession dials cfg and closes the Session when the test ends.
 func dialSession(t *testing.T, ctx context.Context, cfg SessionConfig) *Session {
@@ -109,7 +104,7 @@ func requireNoWatch(t *testing.T, ch <-chan WatchEvent) {
 // and the create, set and delete operations with their errors.
 func TestSessionChrootAndCreates(t *testing.T) {
 	c := testcluster.Shared(t)
-	ctx := testContext(t, time.Minute)
+	ctx := testwait.Context(t, time.Minute)
 	s := dialSession(t, ctx, SessionConfig{Connect: c.ZKConnect()})
 	raw := observer(t, ctx, c.ZKServers())
 	require.Equal(t, c.Chroot(), s.Chroot())
@@ -226,7 +221,7 @@ func TestSessionChrootAndCreates(t *testing.T) {
 // once with paths relative to the chroot, and are lost on Close.
 func TestSessionWatches(t *testing.T) {
 	c := testcluster.Shared(t)
-	ctx := testContext(t, time.Minute)
+	ctx := testwait.Context(t, time.Minute)
 	s := dialSession(t, ctx, SessionConfig{Connect: c.ZKConnect()})
 	raw := observer(t, ctx, c.ZKServers())
 	base := "/" + testcluster.UniqueName("zksession-watch")
@@ -289,7 +284,7 @@ func TestSessionWatches(t *testing.T) {
 // pending watches are lost.
 func TestSessionExpiry(t *testing.T) {
 	c := testcluster.Shared(t)
-	ctx := testContext(t, 2*time.Minute)
+	ctx := testwait.Context(t, 2*time.Minute)
 	tap := &testcluster.SessionTap{}
 	// Once armed, the dialer holds the client's connections: it lets one
 	// through once the session is gone (ZooKeeper reports the expiry on
@@ -376,7 +371,7 @@ func TestSessionExpiry(t *testing.T) {
 // operation issued while disconnected completes after the reconnection.
 func TestSessionDisconnectKeepsSession(t *testing.T) {
 	c := testcluster.Shared(t)
-	ctx := testContext(t, 2*time.Minute)
+	ctx := testwait.Context(t, 2*time.Minute)
 	proxy, err := c.NewZooKeeperProxies()
 	require.NoError(t, err)
 	defer proxy.Close()
@@ -442,7 +437,7 @@ func TestSessionDisconnectKeepsSession(t *testing.T) {
 // Shutdown and every tool run paid).
 func TestSessionCloseDoesNotWaitForTheHeartbeat(t *testing.T) {
 	c := testcluster.Shared(t)
-	ctx := testContext(t, time.Minute)
+	ctx := testwait.Context(t, time.Minute)
 	s, err := Dial(ctx, SessionConfig{Connect: c.ZKConnect(), SessionTimeout: 40 * time.Second})
 	require.NoError(t, err)
 	start := time.Now()
@@ -454,7 +449,7 @@ func TestSessionCloseDoesNotWaitForTheHeartbeat(t *testing.T) {
 // network swallows everything, and fails the operations waiting on it.
 func TestSessionCloseWhileStalled(t *testing.T) {
 	c := testcluster.Shared(t)
-	ctx := testContext(t, time.Minute)
+	ctx := testwait.Context(t, time.Minute)
 	proxy, err := c.NewZooKeeperProxies()
 	require.NoError(t, err)
 	defer proxy.Close()
@@ -489,7 +484,7 @@ func TestSessionCloseWhileStalled(t *testing.T) {
 // a reconnection.
 func TestSessionDigestAuth(t *testing.T) {
 	c := testcluster.Shared(t)
-	ctx := testContext(t, time.Minute)
+	ctx := testwait.Context(t, time.Minute)
 	proxy, err := c.NewZooKeeperProxies()
 	require.NoError(t, err)
 	defer proxy.Close()
@@ -532,7 +527,7 @@ func TestSessionDigestAuth(t *testing.T) {
 // at Debug level, never to the standard library's global logger.
 func TestSessionLogging(t *testing.T) {
 	c := testcluster.Shared(t)
-	ctx := testContext(t, time.Minute)
+	ctx := testwait.Context(t, time.Minute)
 	var global bytes.Buffer
 	prev := log.Writer()
 	log.SetOutput(&global)

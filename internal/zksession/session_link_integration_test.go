@@ -10,7 +10,9 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/require"
+
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // hangingDialer dials through to the real address, except while it is
@@ -123,7 +125,7 @@ func partitionUntilExpired(t *testing.T, ctx context.Context, s *Session, obs *z
 // overwriting the new owner's offset (200) with the stale one (100).
 func TestBoundWriteQueuedAcrossExpiryNotApplied(t *testing.T) {
 	c := testcluster.Shared(t)
-	ctx := testContext(t, 2*time.Minute)
+	ctx := testwait.Context(t, 2*time.Minute)
 	connect, proxies := proxiedEnsemble(t, c)
 	dial := newHangingDialer(t)
 	const timeout = 3 * time.Second
@@ -164,7 +166,7 @@ func TestBoundWriteQueuedAcrossExpiryNotApplied(t *testing.T) {
 // sent on the session that replaces S; they fail.
 func TestLinkNeverCarriesAnotherSession(t *testing.T) {
 	c := testcluster.Shared(t)
-	ctx := testContext(t, 2*time.Minute)
+	ctx := testwait.Context(t, 2*time.Minute)
 	connect, proxies := proxiedEnsemble(t, c)
 	dial := newHangingDialer(t)
 	const timeout = 3 * time.Second
@@ -250,7 +252,7 @@ func muteServer(t *testing.T) string {
 // to the session timeout divided by the number of servers.
 func TestHandshakeWithSilentServerIsBounded(t *testing.T) {
 	c := testcluster.Shared(t)
-	ctx := testContext(t, 2*time.Minute)
+	ctx := testwait.Context(t, 2*time.Minute)
 	real, err := testcluster.NewProxy(c.ZKServers()[0])
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = real.Close() })

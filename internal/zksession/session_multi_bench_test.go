@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // BenchmarkOwnerWrites creates and then deletes 200 ephemeral nodes under
@@ -20,7 +21,7 @@ import (
 func BenchmarkOwnerWrites(b *testing.B) {
 	const n = 200
 	c := testcluster.Shared(b)
-	ctx := testContext(b, 30*time.Minute)
+	ctx := testwait.Context(b, 30*time.Minute)
 	s, err := Dial(ctx, SessionConfig{Connect: c.ZKConnect()})
 	if err != nil {
 		b.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // TestMultiAgainstZooKeeper: a transaction of creates and deletes applies
@@ -15,7 +16,7 @@ import (
 // that is gone, is not applied by the next one.
 func TestMultiAgainstZooKeeper(t *testing.T) {
 	c := testcluster.Shared(t)
-	ctx := testContext(t, time.Minute)
+	ctx := testwait.Context(t, time.Minute)
 	s := dialSession(t, ctx, SessionConfig{Connect: c.ZKConnect()})
 	base := "/" + testcluster.UniqueName("zksession-multi")
 	require.NoError(t, s.EnsurePath(ctx, base))

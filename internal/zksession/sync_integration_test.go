@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // TestSyncThenReadSeesAnotherSessionsWrite: a session connected to one
@@ -18,7 +20,7 @@ func TestSyncThenReadSeesAnotherSessionsWrite(t *testing.T) {
 	if len(servers) < 2 {
 		t.Fatalf("the shared cluster has %d ZooKeeper server(s); this test needs an ensemble", len(servers))
 	}
-	ctx := testContext(t, 2*time.Minute)
+	ctx := testwait.Context(t, 2*time.Minute)
 	writer := dialSession(t, ctx, SessionConfig{Connect: servers[0] + c.Chroot()})
 	reader := dialSession(t, ctx, SessionConfig{Connect: servers[1] + c.Chroot()})
 	path := "/zkconsumer-sync-test-" + testcluster.UniqueName("n")

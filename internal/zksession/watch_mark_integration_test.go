@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // TestWatchMarkChangesBeforeTheNextAnswer: a node read with a watch keeps
@@ -17,7 +18,7 @@ import (
 // wait. A new session changes every mark.
 func TestWatchMarkChangesBeforeTheNextAnswer(t *testing.T) {
 	c := testcluster.Shared(t)
-	ctx := testContext(t, time.Minute)
+	ctx := testwait.Context(t, time.Minute)
 	s := dialSession(t, ctx, SessionConfig{Connect: c.ZKConnect()})
 	writer := dialSession(t, ctx, SessionConfig{Connect: c.ZKConnect()})
 	path := "/" + testcluster.UniqueName("zksession-mark")

@@ -11,7 +11,9 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/stretchr/testify/require"
+
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // answerFirstDialer dials ZooKeeper directly. cut closes its live
@@ -169,7 +171,7 @@ func (c *answerFirstConn) Write(p []byte) (int, error) {
 // succeed and the watches still fire after all the reconnections.
 func TestReconnectWithWatchesRaceFree(t *testing.T) {
 	c := testcluster.Shared(t)
-	ctx := testContext(t, 2*time.Minute)
+	ctx := testwait.Context(t, 2*time.Minute)
 	d := newAnswerFirstDialer(t)
 	s := dialSession(t, ctx, SessionConfig{Connect: strings.Join(c.ZKServers(), ",") + c.Chroot(),
 		SessionTimeout: 10 * time.Second, Dialer: d.Dial})

@@ -2,6 +2,7 @@ package testcluster
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/IBM/sarama"
 )
@@ -34,4 +35,43 @@ func (c *Cluster) KafkaCommitted(group, topic string, partitions int32) (map[int
 		}
 	}
 	return out, nil
+}
+
+// DescribeGroup returns the state of a classic Kafka group and each
+// member's assignment (topic to sorted partitions) as its coordinator
+// stores them (DescribeGroups).
+func (c *Cluster) DescribeGroup(group string) (state string, members map[string]map[string][]int32, err error) {
+	client, err := sarama.NewClient(c.BrokerAddrs(), c.ClientConfig())
+	if err != nil {
+		return "", nil, fmt.Errorf("testcluster: client: %w", err)
+	}
+	defer client.Close()
+	coord, err := client.Coordinator(group)
+	if err != nil {
+		return "", nil, fmt.Errorf("testcluster: coordinator of group %s: %w", group, err)
+	}
+	resp, err := coord.DescribeGroups(&sarama.DescribeGroupsRequest{Groups: []string{group}})
+	if err != nil {
+		return "", nil, fmt.Errorf("testcluster: DescribeGroups of group %s: %w", group, err)
+	}
+	if len(resp.Groups) != 1 {
+		return "", nil, fmt.Errorf("testcluster: DescribeGroups of group %s: %d groups in the answer", group, len(resp.Groups))
+	}
+	g := resp.Groups[0]
+	members = map[string]map[string][]int32{}
+	for id, md := range g.Members {
+		a, err := md.GetMemberAssignment()
+		if err != nil {
+			return "", nil, fmt.Errorf("testcluster: assignment of member %s of group %s: %w", id, group, err)
+		}
+		members[id] = map[string][]int32{}
+		if a != nil {
+			for topic, ps := range a.Topics {
+				ps = slices.Clone(ps)
+				slices.Sort(ps)
+				members[id][topic] = ps
+			}
+		}
+	}
+	return g.State, members, nil
 }

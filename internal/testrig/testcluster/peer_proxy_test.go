@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // electionHeader builds what a ZooKeeper 3.5+ server sends first on an
@@ -169,14 +171,14 @@ func TestQuorumNetIsolation(t *testing.T) {
 	require.NoError(t, err)
 	got := election[0].next(t)
 	want := electionHeader(electionProtocolV1, 2, q.electionAddr(1))
-	waitFor(t, 10*time.Second, "server 0 gets the identification, pointing back through the proxies", func() bool {
+	testwait.WaitFor(t, 10*time.Second, func() bool {
 		return got.received() == string(want)
-	})
+	}, "server 0 gets the identification, pointing back through the proxies")
 
 	q.setIsolated(1, true)
 	_, err = c.Write([]byte("vote"))
 	require.NoError(t, err)
-	waitFor(t, 10*time.Second, "the proxies hold what the isolated server sends", func() bool { return q.heldBytes() == 4 })
+	testwait.WaitFor(t, 10*time.Second, func() bool { return q.heldBytes() == 4 }, "the proxies hold what the isolated server sends")
 	require.Equal(t, string(want), got.received())
 
 	for _, tc := range []struct {
@@ -204,7 +206,7 @@ func TestQuorumNetIsolation(t *testing.T) {
 	}
 
 	q.setIsolated(1, false)
-	waitFor(t, 10*time.Second, "healing delivers what was held", func() bool { return got.received() == string(want)+"vote" })
+	testwait.WaitFor(t, 10*time.Second, func() bool { return got.received() == string(want)+"vote" }, "healing delivers what was held")
 }
 
 // TestQuorumNetWaitsForTheLeaderToListen: a learner's connection to a
@@ -248,11 +250,11 @@ func TestQuorumNetCloseDoesNotWaitForSilentPeers(t *testing.T) {
 	c, err := net.Dial("tcp", q.electionAddr(0))
 	require.NoError(t, err)
 	defer c.Close()
-	waitFor(t, 10*time.Second, "the proxy waits for the identification", func() bool {
+	testwait.WaitFor(t, 10*time.Second, func() bool {
 		q.mu.Lock()
 		defer q.mu.Unlock()
 		return len(q.opening) == 1
-	})
+	}, "the proxy waits for the identification")
 	start := time.Now()
 	q.close()
 	require.Less(t, time.Since(start), 5*time.Second)

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // TestProxySet cuts a client from one of two servers, then from both.
@@ -34,16 +36,16 @@ func TestProxySet(t *testing.T) {
 	require.NoError(t, err)
 	_, err = c1.Write([]byte("to1"))
 	require.NoError(t, err)
-	waitFor(t, 10*time.Second, "server 0 is reachable", func() bool { return sc0.received() == "to0" })
-	waitFor(t, 10*time.Second, "the bytes for server 1 are held", func() bool { return set.Proxy(1).heldBytes() == 3 })
+	testwait.WaitFor(t, 10*time.Second, func() bool { return sc0.received() == "to0" }, "server 0 is reachable")
+	testwait.WaitFor(t, 10*time.Second, func() bool { return set.Proxy(1).heldBytes() == 3 }, "the bytes for server 1 are held")
 	require.Empty(t, sc1.received())
 
 	set.SetMode(Blackhole)
 	_, err = c0.Write([]byte("!"))
 	require.NoError(t, err)
-	waitFor(t, 10*time.Second, "the bytes for server 0 are held", func() bool { return set.Proxy(0).heldBytes() == 1 })
+	testwait.WaitFor(t, 10*time.Second, func() bool { return set.Proxy(0).heldBytes() == 1 }, "the bytes for server 0 are held")
 	set.SetMode(Forward)
-	waitFor(t, 10*time.Second, "both servers get their bytes after the heal", func() bool {
+	testwait.WaitFor(t, 10*time.Second, func() bool {
 		return sc0.received() == "to0!" && sc1.received() == "to1"
-	})
+	}, "both servers get their bytes after the heal")
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
 // sink is a loopback server that records what each connection receives.
@@ -145,15 +147,15 @@ func TestProxyBlackholeDropsAbortedSendersBytes(t *testing.T) {
 	_, err := c.Write([]byte("before|"))
 	require.NoError(t, err)
 	sc := s.next(t)
-	waitFor(t, 10*time.Second, "the server has the bytes sent before the partition", func() bool { return sc.received() == "before|" })
+	testwait.WaitFor(t, 10*time.Second, func() bool { return sc.received() == "before|" }, "the server has the bytes sent before the partition")
 
 	p.SetMode(Blackhole)
 	_, err = c.Write([]byte("lost"))
 	require.NoError(t, err)
-	waitFor(t, 10*time.Second, "the proxy holds the bytes sent into the partition", func() bool { return p.heldBytes() == 4 })
+	testwait.WaitFor(t, 10*time.Second, func() bool { return p.heldBytes() == 4 }, "the proxy holds the bytes sent into the partition")
 	require.NoError(t, c.SetLinger(0))
 	require.NoError(t, c.Close())
-	waitFor(t, 10*time.Second, "the proxy drops them once their sender aborted", func() bool { return p.heldBytes() == 0 })
+	testwait.WaitFor(t, 10*time.Second, func() bool { return p.heldBytes() == 0 }, "the proxy drops them once their sender aborted")
 	require.Equal(t, "before|", sc.received(), "nothing crosses the partition")
 
 	p.SetMode(Forward)
@@ -172,7 +174,7 @@ func TestProxyBlackholeDeliversHeldBytesOnHeal(t *testing.T) {
 	_, err := c.Write([]byte("a"))
 	require.NoError(t, err)
 	sc := s.next(t)
-	waitFor(t, 10*time.Second, "forwarding", func() bool { return sc.received() == "a" })
+	testwait.WaitFor(t, 10*time.Second, func() bool { return sc.received() == "a" }, "forwarding")
 
 	p.SetMode(Blackhole)
 	require.Equal(t, Blackhole, p.Mode())
@@ -180,7 +182,7 @@ func TestProxyBlackholeDeliversHeldBytesOnHeal(t *testing.T) {
 	require.NoError(t, err)
 	_, err = sc.Write([]byte("reply"))
 	require.NoError(t, err)
-	waitFor(t, 10*time.Second, "the proxy holds both directions' bytes", func() bool { return p.heldBytes() == 3+5 })
+	testwait.WaitFor(t, 10*time.Second, func() bool { return p.heldBytes() == 3+5 }, "the proxy holds both directions' bytes")
 	time.Sleep(200 * time.Millisecond) // nothing may cross meanwhile
 	require.Equal(t, "a", sc.received())
 	require.NoError(t, c.SetReadDeadline(time.Now().Add(100*time.Millisecond)))
@@ -189,11 +191,11 @@ func TestProxyBlackholeDeliversHeldBytesOnHeal(t *testing.T) {
 	require.True(t, errors.As(err, &ne) && ne.Timeout(), "the client reads nothing during the partition, got %v", err)
 
 	p.SetMode(Forward)
-	waitFor(t, 10*time.Second, "the server gets the held bytes", func() bool { return sc.received() == "abcd" })
+	testwait.WaitFor(t, 10*time.Second, func() bool { return sc.received() == "abcd" }, "the server gets the held bytes")
 	require.Equal(t, "reply", readN(t, c, 5), "the client gets the held reply")
 	_, err = c.Write([]byte("e"))
 	require.NoError(t, err)
-	waitFor(t, 10*time.Second, "forwarding goes on", func() bool { return sc.received() == "abcde" })
+	testwait.WaitFor(t, 10*time.Second, func() bool { return sc.received() == "abcde" }, "forwarding goes on")
 }
 
 // TestProxyBlackholeCleanCloseDeliversDataThenFIN: a sender that closes
@@ -205,13 +207,13 @@ func TestProxyBlackholeCleanCloseDeliversDataThenFIN(t *testing.T) {
 	_, err := c.Write([]byte("x"))
 	require.NoError(t, err)
 	sc := s.next(t)
-	waitFor(t, 10*time.Second, "forwarding", func() bool { return sc.received() == "x" })
+	testwait.WaitFor(t, 10*time.Second, func() bool { return sc.received() == "x" }, "forwarding")
 
 	p.SetMode(Blackhole)
 	_, err = c.Write([]byte("bye"))
 	require.NoError(t, err)
 	require.NoError(t, c.CloseWrite())
-	waitFor(t, 10*time.Second, "the proxy holds the bytes", func() bool { return p.heldBytes() == 3 })
+	testwait.WaitFor(t, 10*time.Second, func() bool { return p.heldBytes() == 3 }, "the proxy holds the bytes")
 	require.Equal(t, "x", sc.received())
 	p.SetMode(Forward)
 	end := sc.waitEnd(t)
@@ -230,14 +232,14 @@ func TestProxyConnectionOpenedDuringBlackhole(t *testing.T) {
 	gaveUp := dialProxy(t, p)
 	_, err := gaveUp.Write([]byte("never"))
 	require.NoError(t, err)
-	waitFor(t, 10*time.Second, "the proxy holds the first client's bytes", func() bool { return p.heldBytes() == 5 })
+	testwait.WaitFor(t, 10*time.Second, func() bool { return p.heldBytes() == 5 }, "the proxy holds the first client's bytes")
 	require.NoError(t, gaveUp.Close())
-	waitFor(t, 10*time.Second, "the proxy forgets the first client", func() bool { return p.heldBytes() == 0 })
+	testwait.WaitFor(t, 10*time.Second, func() bool { return p.heldBytes() == 0 }, "the proxy forgets the first client")
 
 	kept := dialProxy(t, p)
 	_, err = kept.Write([]byte("later"))
 	require.NoError(t, err)
-	waitFor(t, 10*time.Second, "the proxy holds the second client's bytes", func() bool { return p.heldBytes() == 5 })
+	testwait.WaitFor(t, 10*time.Second, func() bool { return p.heldBytes() == 5 }, "the proxy holds the second client's bytes")
 	select {
 	case <-s.conns:
 		t.Fatal("a connection crossed the partition")
@@ -246,7 +248,7 @@ func TestProxyConnectionOpenedDuringBlackhole(t *testing.T) {
 
 	p.SetMode(Forward)
 	sc := s.next(t)
-	waitFor(t, 10*time.Second, "the kept connection's bytes arrive", func() bool { return sc.received() == "later" })
+	testwait.WaitFor(t, 10*time.Second, func() bool { return sc.received() == "later" }, "the kept connection's bytes arrive")
 	select {
 	case extra := <-s.conns:
 		extra.Close()
@@ -279,7 +281,7 @@ func TestProxyRefuseResetAndDelay(t *testing.T) {
 	_, err = c.Write([]byte("slow"))
 	require.NoError(t, err)
 	sc := s.next(t)
-	waitFor(t, 10*time.Second, "delayed bytes arrive", func() bool { return sc.received() == "slow" })
+	testwait.WaitFor(t, 10*time.Second, func() bool { return sc.received() == "slow" }, "delayed bytes arrive")
 	require.GreaterOrEqual(t, time.Since(start), 300*time.Millisecond)
 	p.SetDelay(0)
 
