@@ -273,7 +273,7 @@ func (d *answerFirstDialer) requireZxidKept(t *testing.T, keeper *zxidKeeper, se
 // reconnection. The watches set across each reconnection fire.
 func TestReconnectWithoutWatchesRaceFree(t *testing.T) {
 	c := testcluster.Shared(t)
-	ctx := testContext(t, 2*time.Minute)
+	ctx := testwait.Context(t, 2*time.Minute)
 	d := newAnswerFirstDialer(t)
 	s := dialSession(t, ctx, SessionConfig{Connect: strings.Join(c.ZKServers(), ",") + c.Chroot(),
 		SessionTimeout: 10 * time.Second, Dialer: d.Dial})
