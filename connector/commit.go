@@ -345,7 +345,7 @@ func (c *ConsumerConnector) autoCommitLoop() {
 				// next commit covers the offsets.
 				c.log.Debug("auto-commit refused during a rebalance", "generation", gen.id, "err", err)
 			default:
-				c.report(fmt.Errorf("%w: %w", ErrAutoCommit, err))
+				c.report(underOnce(ErrAutoCommit, err))
 			}
 			cancel()
 		}

@@ -58,3 +58,20 @@ func (e *CommitError) Error() string {
 
 // Unwrap returns the cause.
 func (e *CommitError) Unwrap() error { return e.Err }
+
+// underOnce wraps err under what, a sentinel or a description that
+// starts with "connector: ", so that its text names the package once:
+// "connector: auto-commit: commit of 2 partitions ..." rather than
+// "connector: auto-commit: connector: commit of ...". errors.Is and
+// errors.As see both what and err.
+func underOnce(what, err error) error {
+	return &underError{what: what, err: err}
+}
+
+type underError struct{ what, err error }
+
+func (e *underError) Error() string {
+	return e.what.Error() + ": " + strings.TrimPrefix(e.err.Error(), "connector: ")
+}
+
+func (e *underError) Unwrap() []error { return []error{e.what, e.err} }

@@ -2,6 +2,7 @@ package connector
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -73,7 +74,7 @@ func (c *ConsumerConnector) continueKafka(ctx context.Context, prev, next *gener
 		// A failed commit does not keep the partitions: they are
 		// revoked all the same, as Java's consumer does.
 		if err := c.revokeSome(ctx, prev, next, removed); err != nil {
-			c.report(fmt.Errorf("connector: commit of the revoked partitions: %w", err))
+			c.report(underOnce(errors.New("connector: commit of the revoked partitions"), err))
 		}
 		prev = next
 	}

@@ -110,7 +110,7 @@ func (s *zkOffsetStore) Commit(ctx context.Context, in owner, offsets map[zkutil
 		tp, off := tps[i], offsets[tps[i]]
 		path := zkutil.OffsetPath(s.group, tp.Topic, tp.Partition)
 		if err := in.SetOrCreate(ctx, path, zkutil.EncodeOffset(off)); err != nil {
-			errs[i] = fmt.Errorf("connector: commit %s=%s: %w", path, strconv.FormatInt(off, 10), err)
+			errs[i] = fmt.Errorf("%s=%s: %w", path, strconv.FormatInt(off, 10), err)
 		}
 	})
 	return errors.Join(errs...)
