@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -17,7 +18,6 @@ import (
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
-	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
 // These tests run the console-consumer command as a process (main
@@ -80,7 +80,7 @@ func TestClosedStdoutPipeLikeKafka111(t *testing.T) {
 			// only at generated ones.
 			var left []string
 			for _, g := range after {
-				if strings.HasPrefix(g, "console-consumer-") && !contains(before, g) {
+				if strings.HasPrefix(g, "console-consumer-") && !slices.Contains(before, g) {
 					left = append(left, g)
 				}
 			}
@@ -107,18 +107,7 @@ func TestExitStatusAfterSignalsLikeKafka111(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, cmd.Start())
 			testwait.WaitFor(t, time.Minute, func() bool {
-				groups, err := zk.Children(ctx, "/consumers")
-				require.NoError(t, err)
-				for _, g := range groups {
-					if !strings.HasPrefix(g, "console-consumer-") || contains(before, g) {
-						continue
-					}
-					owners, err := zk.Children(ctx, zkutil.OwnersTopicPath(g, topic))
-					if err == nil && len(owners) == 1 {
-						return true
-					}
-				}
-				return false
+				return generatedGroupOwning(t, ctx, zk, before, topic) != ""
 			}, "the consumer owns %s", topic)
 			// A message printed: the consumer is in its loop.
 			_, err = c.Produce(ctx, topic, 1, testcluster.ProduceOptions{Partition: 0})
