@@ -31,7 +31,9 @@
 // --version the tool's name and module version.
 //
 // When standard output is not a terminal, output is buffered; offsets are
-// committed only for messages written out.
+// committed only for messages written out. As it is done with a message
+// once it has formatted it, it turns on zkconsumer.recycle.messages
+// unless a property sets it.
 package main
 
 import (

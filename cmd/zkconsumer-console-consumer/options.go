@@ -84,6 +84,10 @@ const description = "The console consumer is a tool that reads data from Kafka a
 // toolName is the command's name in its help and --version.
 const toolName = "zkconsumer-console-consumer"
 
+// recycleKey is the connector's zkconsumer.recycle.messages, which this
+// program turns on unless a property sets it.
+const recycleKey = "zkconsumer.recycle.messages"
+
 // helpIntro is printed above the options, in the help and with a usage
 // error.
 const helpIntro = description + `
@@ -286,6 +290,14 @@ func parseOptions(fs *flag.FlagSet, args []string, stderr io.Writer) (*options, 
 	}
 	if t := num("timeout-ms"); t >= 0 {
 		o.props["consumer.timeout.ms"] = strconv.Itoa(t)
+	}
+	if _, ok := o.props[recycleKey]; !ok {
+		// This program is done with a message once it has formatted it
+		// into its output buffer, before it asks for the next: the one
+		// way of using a message that recycling allows. Reusing the
+		// memory of messages saves allocating, zeroing and collecting
+		// a response's worth for every fetch.
+		o.props[recycleKey] = "true"
 	}
 	if !useOldConsumer {
 		return o, kafkaCoordinatedProps(o)

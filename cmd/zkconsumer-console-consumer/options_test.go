@@ -63,6 +63,7 @@ func TestParseOptions(t *testing.T) {
 		"group.id":          o.groupID,
 		"zookeeper.connect": "zk:2181/kafka",
 		"auto.offset.reset": "largest",
+		recycleKey:          "true",
 	}, o.props)
 	require.Equal(t, -1, o.maxMessages)
 
@@ -82,6 +83,28 @@ func TestParseOptions(t *testing.T) {
 	require.Equal(t, "zk", o.props["zookeeper.connect"])
 	require.Equal(t, "5", o.props["consumer.timeout.ms"])
 	require.Equal(t, "smallest", o.props["auto.offset.reset"])
+}
+
+// The console consumer recycles messages unless a property says
+// otherwise, in both modes.
+func TestConsoleRecyclesMessagesUnlessTold(t *testing.T) {
+	parse := func(args ...string) *options {
+		o, err := parseOptions(newFlagSet(io.Discard), args, io.Discard)
+		require.NoError(t, err)
+		return o
+	}
+	for _, mode := range [][]string{{"--zookeeper", "zk"}, {"--bootstrap-server", "b:9092"}} {
+		o := parse(append(mode, "--topic", "t")...)
+		require.Equal(t, "true", o.props[recycleKey], mode)
+		cfg, _, err := connector.ConfigFromProperties(o.props)
+		require.NoError(t, err)
+		require.True(t, cfg.RecycleMessages, mode)
+
+		o = parse(append(mode, "--topic", "t", "--consumer-property", recycleKey+"=false")...)
+		cfg, _, err = connector.ConfigFromProperties(o.props)
+		require.NoError(t, err)
+		require.False(t, cfg.RecycleMessages, mode)
+	}
 }
 
 // runQuick runs the command with arguments that fail before it needs a
