@@ -89,8 +89,9 @@ func (r *runner) run(ctx context.Context, shapes []shape) error {
 				if r.raw != nil {
 					_ = r.raw.Encode(res)
 				}
-				fmt.Printf("%-5s %-22s %10.0f msgs/s %8.1f MB/s  cpu %6.2f s (%5.2f s/GB)\n", d.name, label(client),
-					res.Rate, res.Rate*float64(d.size)/1e6, res.CPU, cpuPerGB(*res))
+				fmt.Printf("%-5s %-22s %10.0f msgs/s %8.1f MB/s  cpu %6.2f s (%5.2f s/GB)  steady %10.0f msgs/s (%5.2f s/GB)  start-up %6.1f ms\n",
+					d.name, label(client), res.Rate, res.Rate*float64(d.size)/1e6, res.CPU, cpuPerGB(*res),
+					steadyRate(*res), steadyCPUPerGB(*res), res.FirstMs)
 			}
 		}
 	}
@@ -130,7 +131,16 @@ func (r *runner) measure(ctx context.Context, client string, d *dataset) (*resul
 		if err != nil {
 			return nil, err
 		}
-		res.Client = client
+		// Their start-up is the wall time of a read of one message,
+		// process start and exit included.
+		one := *d
+		one.total = 1
+		start, err := external[name](ctx, variant, &one)
+		if err != nil {
+			return nil, fmt.Errorf("start-up (one message): %w", err)
+		}
+		res.Client, res.FirstMs = client, start.Seconds*1000
+		res.setSteady(start.CPU)
 		return res, nil
 	case "scala":
 		return r.scala(ctx, d)
@@ -161,6 +171,7 @@ func (r *runner) measure(ctx context.Context, client string, d *dataset) (*resul
 		return nil, fmt.Errorf("child output %q: %w", stdout.String(), err)
 	}
 	res.Client, res.MinFlt = client, minorFaults(cmd.ProcessState)
+	res.setSteady(0)
 	return &res, nil
 }
 

@@ -33,14 +33,15 @@ func (r *runner) summary(sets []*dataset) {
 			ours = c
 		}
 	}
-	fmt.Printf("\n== summary: msgs/s and client CPU-seconds per GB of values, min / median / max over %d rounds\n", r.rounds)
+	fmt.Printf("\n== summary: msgs/s and client CPU-seconds per GB of values at steady state (start-up taken out),\n"+
+		"   min / median / max over %d rounds; peak RSS and start-up (ms to the first message) medians\n", r.rounds)
 	for _, d := range sets {
 		fmt.Printf("\n%s (%s, %d messages, topic %s)\n", d.name, d.label, d.total, d.topic)
-		fmt.Printf("  %-22s %-34s %-22s %s\n", "client", "msgs/s", "CPU s/GB", "peak RSS MB (median)")
+		fmt.Printf("  %-22s %-34s %-22s %-8s %s\n", "client", "msgs/s", "CPU s/GB", "RSS MB", "start-up ms")
 		for _, c := range r.clients {
-			rate, cpu, rss := r.series(d.name, c)
-			rs, cs, ms := statsOf(rate), statsOf(cpu), statsOf(rss)
-			fmt.Printf("  %-22s %9.0f / %9.0f / %9.0f   %5.2f / %5.2f / %5.2f   %6.1f\n", c, rs.min, rs.med, rs.max, cs.min, cs.med, cs.max, ms.med)
+			rate, cpu, rss, first := r.series(d.name, c)
+			rs, cs, ms, fs := statsOf(rate), statsOf(cpu), statsOf(rss), statsOf(first)
+			fmt.Printf("  %-22s %9.0f / %9.0f / %9.0f   %5.2f / %5.2f / %5.2f   %6.1f   %7.1f\n", c, rs.min, rs.med, rs.max, cs.min, cs.med, cs.max, ms.med, fs.med)
 		}
 		for _, c := range r.clients {
 			if c == ours {
@@ -89,6 +90,22 @@ func (r *runner) summary(sets []*dataset) {
 		for _, c := range consoles(r.clients) {
 			check(c, "kcat", c+" >=1.0x kcat:", func(rate, _ float64) bool { return rate >= 1 })
 		}
+		for _, c := range r.clients {
+			if c == "kcat" || c == "scala" {
+				continue
+			}
+			_, _, _, ours := r.series(d.name, c)
+			_, _, _, theirs := r.series(d.name, "kcat")
+			if len(ours) == 0 || len(theirs) == 0 {
+				continue
+			}
+			ratio := statsOf(ours).med / statsOf(theirs).med
+			mark := "MISSED"
+			if ratio <= 2 {
+				mark = "met"
+			}
+			parts = append(parts, fmt.Sprintf("%s start-up <=2x kcat's %s (%.2fx)", c, mark, ratio))
+		}
 		fmt.Printf("  %-5s %s\n", d.name, strings.Join(parts, "; "))
 	}
 }
@@ -105,19 +122,40 @@ func consoles(clients []string) []string {
 	return out
 }
 
-// series returns a client's rates, CPU per GB and RSS on a shape, by round.
-func (r *runner) series(shapeName, client string) (rate, cpu, rss []float64) {
+// series returns a client's steady rates, CPU per GB and RSS on a shape,
+// and its start-ups, by round.
+func (r *runner) series(shapeName, client string) (rate, cpu, rss, first []float64) {
 	for _, res := range r.results {
 		if res.Shape == shapeName && res.Client == client {
-			rate = append(rate, res.Rate)
-			cpu = append(cpu, cpuPerGB(res))
+			rate = append(rate, steadyRate(res))
+			cpu = append(cpu, steadyCPUPerGB(res))
 			rss = append(rss, res.RSSMB)
+			if res.FirstMs > 0 {
+				first = append(first, res.FirstMs)
+			}
 		}
 	}
-	return rate, cpu, rss
+	return rate, cpu, rss, first
 }
 
-// ratios returns a/b of msgs/s and of CPU per GB, round by round.
+// steadyRate is a read's msgs/s without its start-up, or its rate when
+// the start-up was not measured (scala reports its own rate).
+func steadyRate(res result) float64 {
+	if res.Steady > 0 {
+		return res.Steady
+	}
+	return res.Rate
+}
+
+// steadyCPUPerGB is CPU per GB without the start-up's, when measured.
+func steadyCPUPerGB(res result) float64 {
+	if res.Steady > 0 && res.Bytes > 0 {
+		return res.SteadyCPU / (float64(res.Bytes) / 1e9)
+	}
+	return cpuPerGB(res)
+}
+
+// ratios returns a/b of steady msgs/s and of CPU per GB, round by round.
 func (r *runner) ratios(shapeName, a, b string) (rate, cpu []float64) {
 	byRound := map[int]*result{}
 	for i := range r.results {
@@ -129,10 +167,10 @@ func (r *runner) ratios(shapeName, a, b string) (rate, cpu []float64) {
 		if res.Shape != shapeName || res.Client != a {
 			continue
 		}
-		if o := byRound[res.Round]; o != nil && o.Rate > 0 {
-			rate = append(rate, res.Rate/o.Rate)
-			if c := cpuPerGB(*o); c > 0 {
-				cpu = append(cpu, cpuPerGB(res)/c)
+		if o := byRound[res.Round]; o != nil && steadyRate(*o) > 0 {
+			rate = append(rate, steadyRate(res)/steadyRate(*o))
+			if c := steadyCPUPerGB(*o); c > 0 {
+				cpu = append(cpu, steadyCPUPerGB(res)/c)
 			}
 		}
 	}
