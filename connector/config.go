@@ -206,8 +206,9 @@ type Config struct {
 	// on Linux is receive-buffer autotuning, as librdkafka and the Go
 	// clients do. This is the one default that differs from Kafka 1.1.1's
 	// (65536): a fixed size turns autotuning off, and on a fast network a
-	// 64 KiB buffer limits a consumer (BENCHMARKS.md §8). A positive size
-	// is set before connecting, so that the TCP window scale fits it.
+	// 64 KiB buffer limits a consumer (BENCHMARKS.md, "Settings that change
+	// throughput"). A positive size is set before connecting, so that the
+	// TCP window scale fits it.
 	SocketReceiveBufferBytes int
 
 	// FetchMessageMaxBytes is the number of bytes fetched per partition in

@@ -5,14 +5,15 @@ package fetch
 // The zkconsumer_libzstd build tag (with cgo, and libzstd's headers and
 // library installed: libzstd-dev on Debian) decodes zstd batches with the
 // C library, as librdkafka (kcat) and the Java client (zstd-jni) do. On the
-// clients benchmark's zstd topic a connector built with the tag read at
-// 1.07× the default build's msgs/s and 0.94× its CPU per GB (medians of
-// five alternating rounds on a loaded machine, BENCHMARKS.md §12): a small
-// gain, not kcat's. The pure Go decoder
-// stays the default: a build without the tag needs no C toolchain. Only
-// whole frames whose output is known to fit (the common case: producers
-// declare the content size) go to libzstd; the rest, and streamed batches,
-// stay with the Go decoder, which also enforces the limits.
+// clients benchmark's zstd topic, on a quiet machine, a connector built with
+// the tag read at 1.08× kcat's msgs/s at 1.08× its CPU per GB, where the
+// default build read at 0.92× at 1.25× (medians of per-round ratios, five
+// alternating rounds; BENCHMARKS.md, "Settings that change throughput"): a
+// small gain. The pure Go decoder stays the default: a build without the tag
+// needs no C toolchain. Only whole frames whose output is known to fit (the
+// common case: producers declare the content size) go to libzstd; the rest,
+// and streamed batches, stay with the Go decoder, which also enforces the
+// limits.
 
 // #cgo LDFLAGS: -lzstd
 // #include <zstd.h>

@@ -16,7 +16,7 @@ import (
 )
 
 // This file breaks BenchmarkRebalanceScale's settle time down by phase
-// (BENCHMARKS.md §9, "Where the settle time goes"). Every ZooKeeper call of
+// (BENCHMARKS.md, "Rebalance at scale"). Every ZooKeeper call of
 // a member and its handler's Revoke and Assign are recorded with their start
 // and end, and after each op the trace of every remaining member is cut
 // into the steps of its rebalance:
