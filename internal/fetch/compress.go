@@ -159,7 +159,7 @@ func decompress(codec int8, data []byte, limit int) ([]byte, error) {
 // gets a buffer of its exact size instead (nil pbuf), as decompress does.
 func decompressPooled(p *pools, codec int8, data []byte, limit int) ([]byte, *pbuf, error) {
 	limit = max(limit, 0)
-	size := 0
+	size, unknown := 0, false
 	if codec == codecSnappy {
 		n, err := snappyLen(data, limit)
 		if err != nil {
@@ -171,7 +171,7 @@ func decompressPooled(p *pools, codec int8, data []byte, limit int) ([]byte, *pb
 		if err != nil {
 			return nil, nil, err
 		}
-		size = hint + room
+		size, unknown = hint+room, hint == 0
 	}
 	if size > limit {
 		// The pooled buffer's slack would not fit: an exact copy of its
@@ -179,7 +179,17 @@ func decompressPooled(p *pools, codec int8, data []byte, limit int) ([]byte, *pb
 		out, err := decompress(codec, data, limit)
 		return out, nil, err
 	}
-	pb := p.payload(size, limit)
+	var pb *pbuf
+	if unknown {
+		// The payload does not say what it holds (an lz4 frame without
+		// its content size, as Kafka's producers write them): any free
+		// buffer the chunk can be charged for, grown as the output needs
+		// (a stream's batches are alike, so the last one freed usually
+		// fits); a new one has room for a usual ratio.
+		pb = p.payload(0, limit, min(startSize(len(data)), limit))
+	} else {
+		pb = p.payload(size, min(2*size, limit), size)
+	}
 	var (
 		out []byte
 		err error

@@ -118,14 +118,15 @@ func (p *pools) response(n int) *pbuf {
 	return b
 }
 
-// payload returns a buffer of capacity at least n for a decompressed
-// payload, held once: one of the free list's of at most twice n and at
-// most limit bytes (what the chunk is charged), or a new one.
-func (p *pools) payload(n, limit int) *pbuf {
+// payload returns a buffer for a decompressed payload, held once: the
+// most recently freed one of the free list's whose capacity is between
+// least and most bytes (most: what the chunk can be charged), or a new
+// one of capacity alloc.
+func (p *pools) payload(least, most, alloc int) *pbuf {
 	p.mu.Lock()
 	var b *pbuf
-	for i, c := range p.bufs {
-		if cap(c.b) >= n && cap(c.b) <= min(2*n, limit) {
+	for i := len(p.bufs) - 1; i >= 0; i-- {
+		if c := p.bufs[i]; cap(c.b) >= least && cap(c.b) <= most {
 			b = c
 			p.bufs = slices.Delete(p.bufs, i, i+1)
 			p.free -= int64(cap(c.b))
@@ -134,7 +135,7 @@ func (p *pools) payload(n, limit int) *pbuf {
 	}
 	p.mu.Unlock()
 	if b == nil {
-		b = &pbuf{b: make([]byte, 0, n), p: p}
+		b = &pbuf{b: make([]byte, 0, alloc), p: p}
 	}
 	b.b = b.b[:0]
 	b.refs.Store(1)
