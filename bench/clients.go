@@ -33,17 +33,19 @@ type result struct {
 	// closed (Shutdown, Close), not part of Seconds.
 	CloseSeconds float64 `json:"close_s,omitempty"`
 	CPU          float64 `json:"cpu_s"` // the process's user+system time
-	// FirstMs is the start-up: from starting the client to its first
-	// message (in-process clients), or the wall time of a read of one
-	// message, process start and exit included (kcat, console).
+	// FirstMs is the start-up: the time from starting the client to its
+	// first message (in-process clients), or to the first byte of output
+	// of a read of one message (kcat with -u, console).
 	FirstMs float64 `json:"first_ms,omitempty"`
 	// Steady is msgs/s at steady state, start-up taken out: the messages
-	// after the first over the time after FirstMs.
+	// after the first over the time after the start-up (for kcat and
+	// console, less the whole wall time of the read of one message, its
+	// exit included).
 	Steady float64 `json:"steady_rate,omitempty"`
-	// SteadyCPU is CPU without the start-up's: for kcat and console, less
-	// the CPU of the one-message read.
+	// SteadyCPU is CPU less the start-up's: for kcat and console, less
+	// the CPU of the read of one message.
 	SteadyCPU float64 `json:"steady_cpu_s,omitempty"`
-	RSSMB        float64 `json:"rss_mb,omitempty"`
+	RSSMB     float64 `json:"rss_mb,omitempty"`
 	// MinFlt is the process's minor page faults (rusage), start-up
 	// included: each is a page of fresh memory the kernel zeroed.
 	MinFlt int64 `json:"minflt,omitempty"`
@@ -152,12 +154,11 @@ func runChild(ctx context.Context, client, variant, topic, endList string) (*res
 		RSSMB: float64(selfHWM()) / 1e6, Rate: float64(p.msgs.Load()) / elapsed.Seconds()}, nil
 }
 
-// setSteady computes Steady from Msgs, Seconds and FirstMs, and SteadyCPU
-// from CPU less startCPU, the CPU of the start-up when it was measured
-// apart. A read too short to leave any time after its start-up gets no
-// steady figures.
-func (r *result) setSteady(startCPU float64) {
-	rest := r.Seconds - r.FirstMs/1000
+// setSteady computes Steady and SteadyCPU, taking out a start-up of
+// startSeconds and startCPU. A read too short to leave any time after its
+// start-up gets no steady figures.
+func (r *result) setSteady(startSeconds, startCPU float64) {
+	rest := r.Seconds - startSeconds
 	if r.Msgs < 2 || rest <= 0 {
 		return
 	}

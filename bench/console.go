@@ -34,6 +34,9 @@ var consoleVariants = map[string][]string{
 	"nocrc":           {"check.crcs=false"},
 	"fetchers=2":      {"num.consumer.fetchers=2"},
 	"rcvbuf=os+nocrc": {"socket.receive.buffer.bytes=-1", "check.crcs=false"},
+	// Kafka mode: --bootstrap-server instead of --zookeeper, the group
+	// coordinated by the broker (classic protocol).
+	"kafka": nil,
 }
 
 // consoleBinary returns the console consumer to run: the binary named by
@@ -70,7 +73,8 @@ func consoleBinary(ctx context.Context) (bin string, cleanup func(), err error) 
 }
 
 // console times the console consumer reading d from the beginning to its
-// exit after d.total messages, output to /dev/null. The read counts only
+// exit after d.total messages, output to /dev/null, in ZooKeeper mode (in
+// Kafka mode for the variant kafka). The read counts only
 // if it exits with status 0 and reports "Processed a total of <d.total>
 // messages", and prints nothing else on stderr but Kafka's deprecation
 // warning of the old consumer.
@@ -82,8 +86,11 @@ func (r *runner) console(ctx context.Context, variant string, d *dataset) (*resu
 	if r.consoleBin == "" {
 		return nil, errors.New("client console: no console-consumer binary")
 	}
-	args := []string{"--zookeeper", r.env.zk, "--topic", d.topic, "--from-beginning",
-		"--max-messages", strconv.FormatInt(d.total, 10)}
+	args := []string{"--zookeeper", r.env.zk}
+	if variant == "kafka" {
+		args = []string{"--bootstrap-server", r.env.brokers[0]}
+	}
+	args = append(args, "--topic", d.topic, "--from-beginning", "--max-messages", strconv.FormatInt(d.total, 10))
 	for _, p := range props {
 		args = append(args, "--consumer-property", p)
 	}
@@ -100,7 +107,7 @@ func (r *runner) console(ctx context.Context, variant string, d *dataset) (*resu
 	// Stopped, it leaves its group and deletes it, as after Ctrl-C.
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 40 * time.Second
-	elapsed, hwm, err := runTimed(cmd)
+	elapsed, first, hwm, err := runTimed(cmd, d.total == 1)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v\n%s", cmd, err, stderr.String())
 	}
@@ -121,6 +128,6 @@ func (r *runner) console(ctx context.Context, variant string, d *dataset) (*resu
 	}
 	cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	return &result{Client: "console", Variant: variant, Msgs: d.total, Bytes: d.total * int64(d.size),
-		Seconds: elapsed.Seconds(), CPU: cpu.Seconds(), RSSMB: float64(hwm) / 1e6, MinFlt: minorFaults(cmd.ProcessState),
+		Seconds: elapsed.Seconds(), FirstMs: ms(first), CPU: cpu.Seconds(), RSSMB: float64(hwm) / 1e6, MinFlt: minorFaults(cmd.ProcessState),
 		Rate: float64(d.total) / elapsed.Seconds()}, nil
 }

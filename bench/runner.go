@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -131,16 +132,17 @@ func (r *runner) measure(ctx context.Context, client string, d *dataset) (*resul
 		if err != nil {
 			return nil, err
 		}
-		// Their start-up is the wall time of a read of one message,
-		// process start and exit included.
+		// A read of one message gives the start-up (to its first byte
+		// of output) and the cost of starting and exiting, which the
+		// steady figures take out.
 		one := *d
 		one.total = 1
 		start, err := external[name](ctx, variant, &one)
 		if err != nil {
 			return nil, fmt.Errorf("start-up (one message): %w", err)
 		}
-		res.Client, res.FirstMs = client, start.Seconds*1000
-		res.setSteady(start.CPU)
+		res.Client, res.FirstMs = client, start.FirstMs
+		res.setSteady(start.Seconds, start.CPU)
 		return res, nil
 	case "scala":
 		return r.scala(ctx, d)
@@ -171,7 +173,7 @@ func (r *runner) measure(ctx context.Context, client string, d *dataset) (*resul
 		return nil, fmt.Errorf("child output %q: %w", stdout.String(), err)
 	}
 	res.Client, res.MinFlt = client, minorFaults(cmd.ProcessState)
-	res.setSteady(0)
+	res.setSteady(res.FirstMs/1000, 0)
 	return &res, nil
 }
 
@@ -214,15 +216,18 @@ func (r *runner) kcat(ctx context.Context, variant string, d *dataset) (*result,
 	var stderr bytes.Buffer
 	args := append([]string{"-C", "-b", r.env.brokers[0], "-t", d.topic, "-o", "beginning",
 		"-c", strconv.FormatInt(d.total, 10), "-e", "-q"}, extra...)
+	if d.total == 1 {
+		args = append(args, "-u") // unbuffered: the message is written when read
+	}
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Stdout, cmd.Stderr = devNull, &stderr
-	elapsed, hwm, err := runTimed(cmd)
+	elapsed, first, hwm, err := runTimed(cmd, d.total == 1)
 	if err != nil || stderr.Len() > 0 {
 		return nil, fmt.Errorf("%s: %v\n%s", cmd, err, stderr.String())
 	}
 	cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	return &result{Client: "kcat", Msgs: d.total, Bytes: d.total * int64(d.size), Seconds: elapsed.Seconds(),
-		CPU: cpu.Seconds(), RSSMB: float64(hwm) / 1e6, MinFlt: minorFaults(cmd.ProcessState),
+		FirstMs: ms(first), CPU: cpu.Seconds(), RSSMB: float64(hwm) / 1e6, MinFlt: minorFaults(cmd.ProcessState),
 		Rate: float64(d.total) / elapsed.Seconds()}, nil
 }
 
@@ -239,7 +244,7 @@ func (r *runner) scala(ctx context.Context, d *dataset) (*result, error) {
 	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	elapsed, hwm, err := runTimed(cmd)
+	elapsed, _, hwm, err := runTimed(cmd, false)
 	if err != nil {
 		return nil, fmt.Errorf("ConsumerPerformance: %v\n%s\n%s", err, stdout.String(), stderr.String())
 	}
@@ -267,19 +272,55 @@ func (r *runner) scala(ctx context.Context, d *dataset) (*result, error) {
 }
 
 // runTimed starts cmd and waits for it. It returns the wall time from the
-// start to its exit and its peak resident set size in bytes.
-func runTimed(cmd *exec.Cmd) (time.Duration, int64, error) {
+// start to its exit and its peak resident set size in bytes; with
+// firstOutput, also the time to the first byte it writes on its standard
+// output (which it then reads through a pipe and discards).
+func runTimed(cmd *exec.Cmd, firstOutput bool) (elapsed, first time.Duration, hwm int64, err error) {
+	var out *os.File
+	firstAt := make(chan time.Time, 1)
+	if firstOutput {
+		r, w, err := os.Pipe()
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		defer r.Close()
+		cmd.Stdout, out = w, r
+	}
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
-		return 0, 0, err
+		if out != nil {
+			_ = cmd.Stdout.(*os.File).Close()
+		}
+		return 0, 0, 0, err
 	}
-	var hwm int64
+	if out != nil {
+		_ = cmd.Stdout.(*os.File).Close() // the child holds its own copy
+		go func() {
+			buf := make([]byte, 64<<10)
+			n, _ := out.Read(buf)
+			if n > 0 {
+				firstAt <- time.Now()
+			}
+			close(firstAt)
+			_, _ = io.Copy(io.Discard, out)
+		}()
+	}
 	stop := testcluster.WatchPeakRSS(cmd.Process.Pid, &hwm)
-	err := cmd.Wait()
-	elapsed := time.Since(start)
+	err = cmd.Wait()
+	elapsed = time.Since(start)
 	stop()
-	return elapsed, hwm, err
+	if out != nil {
+		if at, ok := <-firstAt; ok {
+			first = at.Sub(start)
+		} else if err == nil {
+			err = errors.New("no output")
+		}
+	}
+	return elapsed, first, hwm, err
 }
+
+// ms is d in milliseconds.
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 func loadavg() string {
 	b, err := os.ReadFile("/proc/loadavg")
