@@ -136,7 +136,7 @@ for round in $(seq 1 $((others ? ROUNDS : 0))); do
       tee -a "$OUT/connector.txt" | grep '^Benchmark' || true
   fi
   if has rebalance; then
-    go test -run='^$' -bench='^BenchmarkGracefulLeaveRebalance$' -benchtime="${REBALANCE_OPS}x" -count=1 -timeout=30m ./rebalance |
+    go test -run='^$' -bench='^BenchmarkGracefulLeaveRebalance$' -benchtime="${REBALANCE_OPS}x" -count=1 -timeout=30m ./internal/zkgroup |
       tee -a "$OUT/rebalance.txt" | grep '^Benchmark' || true
   fi
   if has fetcher; then
@@ -152,7 +152,7 @@ done
 
 if has rebalance-scale; then
   echo "== rebalance at scale" >&2
-  go test -run='^$' -bench='^BenchmarkRebalanceScale$' -benchtime="${SCALE_OPS:-3}x" -count=1 -timeout=60m ./rebalance |
+  go test -run='^$' -bench='^BenchmarkRebalanceScale$' -benchtime="${SCALE_OPS:-3}x" -count=1 -timeout=60m ./internal/zkgroup |
     tee "$OUT/rebalance-scale.txt" | grep '^Benchmark' || true
 fi
 
