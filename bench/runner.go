@@ -98,6 +98,7 @@ func (r *runner) run(ctx context.Context, shapes []shape) error {
 	}
 	fmt.Printf("load:     %s (1/5/15 min, after)\n", loadavg())
 	r.summary(sets)
+	r.markdown(sets)
 	return nil
 }
 

@@ -110,6 +110,50 @@ func (r *runner) summary(sets []*dataset) {
 	}
 }
 
+// markdown prints the summary as one Markdown table, as BENCHMARKS.md
+// leads with: per shape and client the medians over the rounds of steady
+// msgs/s, CPU-seconds per GB, peak RSS and start-up, and the median of the
+// per-round ratios of msgs/s and CPU per GB to kcat's.
+func (r *runner) markdown(sets []*dataset) {
+	fmt.Printf("\n== Markdown (medians over %d rounds; x kcat: median of the per-round ratios)\n\n", r.rounds)
+	fmt.Println("| shape | client | msgs/s | x kcat | CPU s/GB | CPU x kcat | peak RSS MB | start-up ms |")
+	fmt.Println("|---|---|---|---|---|---|---|---|")
+	for _, d := range sets {
+		for _, c := range r.clients {
+			rate, cpu, rss, first := r.series(d.name, c)
+			if len(rate) == 0 {
+				continue
+			}
+			ratio, cpuRatio := "", ""
+			if c != "kcat" {
+				if rs, cs := r.ratios(d.name, c, "kcat"); len(rs) > 0 {
+					ratio = fmt.Sprintf("%.2fx", statsOf(rs).med)
+					if len(cs) > 0 {
+						cpuRatio = fmt.Sprintf("%.2fx", statsOf(cs).med)
+					}
+				}
+			}
+			startup := "n/a"
+			if len(first) > 0 {
+				startup = fmt.Sprintf("%.0f", statsOf(first).med)
+			}
+			fmt.Printf("| %s | %s | %s | %s | %.2f | %s | %.0f | %s |\n", d.label, c, humanRate(statsOf(rate).med),
+				ratio, statsOf(cpu).med, cpuRatio, statsOf(rss).med, startup)
+		}
+	}
+}
+
+// humanRate writes msgs/s as 1.23 M or 456 k.
+func humanRate(x float64) string {
+	switch {
+	case x >= 1e6:
+		return fmt.Sprintf("%.2f M", x/1e6)
+	case x >= 1e3:
+		return fmt.Sprintf("%.0f k", x/1e3)
+	}
+	return fmt.Sprintf("%.0f", x)
+}
+
 // consoles returns the console clients (console, console:<variant>) of
 // clients.
 func consoles(clients []string) []string {
