@@ -24,6 +24,10 @@ import (
 //
 // RenegotiatedTimeout (item 4) shares the ensemble: server 1 grants at
 // most 4 s.
+//
+// It runs before the package's parallel tests, not beside them: they hold
+// sessions of 2 to 12 s and bounds of a few seconds, which the start of
+// its four JVMs on a machine of two cores could break.
 func TestLeaseOnEnsemble(t *testing.T) {
 	c := testcluster.Private(t, testcluster.Options{ZooKeeperServers: 3,
 		ZooKeeperServerProperties: []map[string]string{1: {"maxSessionTimeout": "4000"}}})

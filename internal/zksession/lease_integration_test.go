@@ -15,6 +15,7 @@ import (
 // lapses on its own, before the server could expire the session, and holds
 // again, for the same session, once the server answers again.
 func TestLeaseLapsesBeforeExpiryAndComesBack(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx := testwait.Context(t, time.Minute)
 	proxy, err := c.NewZooKeeperProxies()
@@ -71,6 +72,7 @@ func TestLeaseLapsesBeforeExpiryAndComesBack(t *testing.T) {
 // next, including the one replacing an expired session. A write bound to
 // its session fails instead; an unbound one still goes through.
 func TestBoundWriteNotReplayedOnNewSession(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx := testwait.Context(t, time.Minute)
 	proxy, err := c.NewZooKeeperProxies()
