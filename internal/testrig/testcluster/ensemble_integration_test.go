@@ -79,7 +79,7 @@ func waitMode(t *testing.T, ctx context.Context, c *Cluster, i int, want string,
 // server running and serving, in a quorum, as it found them, and starting
 // the cluster (four JVMs) is much of what each would cost alone.
 func TestEnsemble(t *testing.T) {
-	c := Private(t, Options{ZooKeeperServers: 3})
+	c := parallelPrivate(t, Options{ZooKeeperServers: 3})
 	if !t.Run("KillAndRestart", func(t *testing.T) { testEnsembleKillAndRestart(t, c) }) {
 		t.Fatal("IsolateAndPause not run: KillAndRestart failed and may have left the ensemble without a quorum")
 	}
@@ -274,7 +274,9 @@ func testEnsembleIsolateAndPause(t *testing.T, c *Cluster) {
 
 // TestZooKeeperProxies cuts a client from the server it is connected to
 // (it fails over to another, keeping its session), then from the whole
-// ensemble for longer than its session timeout (the session expires).
+// ensemble for longer than its session timeout (the session expires). It is
+// not parallel: its 4 s session must outlive the failover, which the load
+// of the parallel tests (JVMs starting) could prevent.
 func TestZooKeeperProxies(t *testing.T) {
 	c := Shared(t)
 	if c.ZooKeeperServers() < 2 {

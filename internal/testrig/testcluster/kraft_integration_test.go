@@ -55,6 +55,7 @@ func TestKRaftStateEnvLines(t *testing.T) {
 // produces to and deletes, read back with sarama and with Kafka 4's Java
 // console consumer in a group, over the classic and the KIP-848 protocol.
 func TestKRaftClusterServesTopicsAndGroups(t *testing.T) {
+	t.Parallel()
 	c := SharedKRaft(t)
 	ctx := testwait.Context(t, 3*time.Minute)
 	require.True(t, c.KRaft())
@@ -132,6 +133,7 @@ func TestKRaftClusterServesTopicsAndGroups(t *testing.T) {
 // TestJava4ConsoleConsumerOn39 shows that Kafka 4's console consumer, the
 // other Java member of the mixed groups, also reads from the 3.9 broker.
 func TestJava4ConsoleConsumerOn39(t *testing.T) {
+	t.Parallel()
 	c := Shared(t)
 	ctx := testwait.Context(t, 2*time.Minute)
 	topic := UniqueName("harness-java4-on-39")
@@ -159,7 +161,7 @@ func TestJava4ConsoleConsumerOn39(t *testing.T) {
 // serving, that RestartBroker brings it back into the metadata and the
 // ISR, and that StopBroker shuts it down in a controlled way.
 func TestKRaftKillAndRestartBroker(t *testing.T) {
-	c := Private(t, Options{KRaft: true, Brokers: 2, Controllers: 1, BrokerSessionTimeout: 3 * time.Second})
+	c := parallelPrivate(t, Options{KRaft: true, Brokers: 2, Controllers: 1, BrokerSessionTimeout: 3 * time.Second})
 	ctx := testwait.Context(t, 3*time.Minute)
 	topic := UniqueName("kraft-kill")
 	require.NoError(t, c.CreateTopic(ctx, topic, 2, 2))
