@@ -106,23 +106,28 @@ func TestKRaftClusterServesTopicsAndGroups(t *testing.T) {
 
 	// Kafka 4's console consumer, as a member of a group over the classic
 	// protocol and over the new consumer protocol (KIP-848), reads them too
-	// and commits its position.
-	for _, protocol := range []string{"classic", "consumer"} {
-		group := UniqueName("kraft-java-" + protocol)
-		recs, err := JavaConsoleConsume4(ctx, c.BrokerAddrs()[0], topic, group, 5*time.Second,
-			"--consumer-property", "auto.offset.reset=earliest",
-			"--consumer-property", "group.protocol="+protocol)
-		require.NoError(t, err)
-		seqs = seqs[:0]
-		for _, r := range recs {
-			seq, err := ParseSeq([]byte(r.Value))
-			require.NoError(t, err)
-			seqs = append(seqs, seq)
+	// and commits its position; the two groups run side by side.
+	t.Run("JavaGroups", func(t *testing.T) {
+		for _, protocol := range []string{"classic", "consumer"} {
+			t.Run(protocol, func(t *testing.T) {
+				t.Parallel()
+				group := UniqueName("kraft-java-" + protocol)
+				recs, err := JavaConsoleConsume4(ctx, c.BrokerAddrs()[0], topic, group, 5*time.Second,
+					"--consumer-property", "auto.offset.reset=earliest",
+					"--consumer-property", "group.protocol="+protocol)
+				require.NoError(t, err)
+				seqs := make([]int, 0, len(recs))
+				for _, r := range recs {
+					seq, err := ParseSeq([]byte(r.Value))
+					require.NoError(t, err)
+					seqs = append(seqs, seq)
+				}
+				requireSeqs(t, n, seqs)
+				require.Equal(t, map[int32]int64{0: n / 2, 1: n / 2}, committedOffsets(t, c, group, topic), "group %s", group)
+				t.Logf("Kafka 4 ConsoleConsumer (group.protocol=%s) read %d records in group %s and committed", protocol, len(recs), group)
+			})
 		}
-		requireSeqs(t, n, seqs)
-		require.Equal(t, map[int32]int64{0: n / 2, 1: n / 2}, committedOffsets(t, c, group, topic), "group %s", group)
-		t.Logf("Kafka 4 ConsoleConsumer (group.protocol=%s) read %d records in group %s and committed", protocol, len(recs), group)
-	}
+	})
 
 	require.NoError(t, c.DeleteTopic(ctx, topic))
 	listed, err := c.topicListed(topic)
