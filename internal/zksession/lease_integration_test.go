@@ -15,6 +15,7 @@ import (
 // lapses on its own, before the server could expire the session, and holds
 // again, for the same session, once the server answers again.
 func TestLeaseLapsesBeforeExpiryAndComesBack(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx := testwait.Context(t, time.Minute)
 	proxy, err := c.NewZooKeeperProxies()
@@ -71,6 +72,7 @@ func TestLeaseLapsesBeforeExpiryAndComesBack(t *testing.T) {
 // next, including the one replacing an expired session. A write bound to
 // its session fails instead; an unbound one still goes through.
 func TestBoundWriteNotReplayedOnNewSession(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx := testwait.Context(t, time.Minute)
 	proxy, err := c.NewZooKeeperProxies()
@@ -86,6 +88,10 @@ func TestBoundWriteNotReplayedOnNewSession(t *testing.T) {
 	require.Equal(t, s.ID(), old)
 	base := "/" + testcluster.UniqueName("bound")
 	require.NoError(t, s.EnsurePath(ctx, base))
+	// The session's ephemeral node tells when the server has expired it.
+	marker := base + "/marker"
+	require.NoError(t, s.CreateEphemeral(ctx, marker, nil))
+	obs := observer(t, ctx, c.ZKServers())
 
 	proxy.SetMode(testcluster.Blackhole)
 	bound := make(chan error, 1)
@@ -93,7 +99,7 @@ func TestBoundWriteNotReplayedOnNewSession(t *testing.T) {
 	go func() { bound <- in.CreatePersistent(ctx, base+"/bound", []byte("b")) }()
 	go func() { unbound <- s.CreatePersistent(ctx, base+"/unbound", []byte("u")) }()
 	// Past the session timeout the server expires the session.
-	time.Sleep(2*timeout + time.Second)
+	awaitGone(t, ctx, obs, c.Chroot()+marker)
 	proxy.SetMode(testcluster.Refuse)
 	proxy.ResetAll()
 	time.Sleep(200 * time.Millisecond)

@@ -103,6 +103,7 @@ func requireNoWatch(t *testing.T, ch <-chan WatchEvent) {
 // TestSessionChrootAndCreates checks that every path is under the chroot,
 // and the create, set and delete operations with their errors.
 func TestSessionChrootAndCreates(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx := testwait.Context(t, time.Minute)
 	s := dialSession(t, ctx, SessionConfig{Connect: c.ZKConnect()})
@@ -220,6 +221,7 @@ func TestSessionChrootAndCreates(t *testing.T) {
 // TestSessionWatches checks that data, children and exists watches fire
 // once with paths relative to the chroot, and are lost on Close.
 func TestSessionWatches(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx := testwait.Context(t, time.Minute)
 	s := dialSession(t, ctx, SessionConfig{Connect: c.ZKConnect()})
@@ -283,6 +285,7 @@ func TestSessionWatches(t *testing.T) {
 // see the expiry and then the new session, the ephemeral node is gone and
 // pending watches are lost.
 func TestSessionExpiry(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx := testwait.Context(t, 2*time.Minute)
 	tap := &testcluster.SessionTap{}
@@ -370,6 +373,7 @@ func TestSessionExpiry(t *testing.T) {
 // Connected with the same session, the ephemeral node survives, and an
 // operation issued while disconnected completes after the reconnection.
 func TestSessionDisconnectKeepsSession(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx := testwait.Context(t, 2*time.Minute)
 	proxy, err := c.NewZooKeeperProxies()
@@ -436,6 +440,7 @@ func TestSessionDisconnectKeepsSession(t *testing.T) {
 // timeout (5 s here; 750 ms with Kafka's 6 s default, which every
 // Shutdown and every tool run paid).
 func TestSessionCloseDoesNotWaitForTheHeartbeat(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx := testwait.Context(t, time.Minute)
 	s, err := Dial(ctx, SessionConfig{Connect: c.ZKConnect(), SessionTimeout: 40 * time.Second})
@@ -448,6 +453,7 @@ func TestSessionCloseDoesNotWaitForTheHeartbeat(t *testing.T) {
 // TestSessionCloseWhileStalled: Close returns promptly even when the
 // network swallows everything, and fails the operations waiting on it.
 func TestSessionCloseWhileStalled(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx := testwait.Context(t, time.Minute)
 	proxy, err := c.NewZooKeeperProxies()
@@ -483,6 +489,7 @@ func TestSessionCloseWhileStalled(t *testing.T) {
 // credentials, and checks that go-zookeeper re-sends the credentials after
 // a reconnection.
 func TestSessionDigestAuth(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx := testwait.Context(t, time.Minute)
 	proxy, err := c.NewZooKeeperProxies()

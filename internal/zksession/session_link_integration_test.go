@@ -124,6 +124,7 @@ func partitionUntilExpired(t *testing.T, ctx context.Context, s *Session, obs *z
 // and opened a new session on the next, and sent the queued commit there,
 // overwriting the new owner's offset (200) with the stale one (100).
 func TestBoundWriteQueuedAcrossExpiryNotApplied(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx := testwait.Context(t, 2*time.Minute)
 	connect, proxies := proxiedEnsemble(t, c)
@@ -165,6 +166,7 @@ func TestBoundWriteQueuedAcrossExpiryNotApplied(t *testing.T) {
 // session's node, as a stale claim and a stale release would) are never
 // sent on the session that replaces S; they fail.
 func TestLinkNeverCarriesAnotherSession(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx := testwait.Context(t, 2*time.Minute)
 	connect, proxies := proxiedEnsemble(t, c)
@@ -251,6 +253,7 @@ func muteServer(t *testing.T) string {
 // session expired although another server was up. The handshake is now cut
 // to the session timeout divided by the number of servers.
 func TestHandshakeWithSilentServerIsBounded(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx := testwait.Context(t, 2*time.Minute)
 	real, err := testcluster.NewProxy(c.ZKServers()[0])

@@ -15,6 +15,7 @@ import (
 // nodes of the session (with the chroot applied), and, bound to a session
 // that is gone, is not applied by the next one.
 func TestMultiAgainstZooKeeper(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx := testwait.Context(t, time.Minute)
 	s := dialSession(t, ctx, SessionConfig{Connect: c.ZKConnect()})

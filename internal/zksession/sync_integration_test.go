@@ -15,6 +15,7 @@ import (
 // server of the ensemble reads, after Sync, what a session connected to
 // another server wrote and had acknowledged, every time.
 func TestSyncThenReadSeesAnotherSessionsWrite(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	servers := c.ZKServers()
 	if len(servers) < 2 {

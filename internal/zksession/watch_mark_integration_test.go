@@ -17,6 +17,7 @@ import (
 // the mark taken before the watching read has changed already, with no
 // wait. A new session changes every mark.
 func TestWatchMarkChangesBeforeTheNextAnswer(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx := testwait.Context(t, time.Minute)
 	s := dialSession(t, ctx, SessionConfig{Connect: c.ZKConnect()})

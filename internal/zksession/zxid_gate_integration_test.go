@@ -170,6 +170,7 @@ func (c *answerFirstConn) Write(p []byte) (int, error) {
 // carries the last zxid seen before the reconnection. The requests
 // succeed and the watches still fire after all the reconnections.
 func TestReconnectWithWatchesRaceFree(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx := testwait.Context(t, 2*time.Minute)
 	d := newAnswerFirstDialer(t)
@@ -272,6 +273,7 @@ func (d *answerFirstDialer) requireZxidKept(t *testing.T, keeper *zxidKeeper, se
 // SetWatches that goes out carries the last zxid seen before the
 // reconnection. The watches set across each reconnection fire.
 func TestReconnectWithoutWatchesRaceFree(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx := testwait.Context(t, 2*time.Minute)
 	d := newAnswerFirstDialer(t)

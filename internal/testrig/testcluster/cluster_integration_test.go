@@ -19,6 +19,7 @@ import (
 // TestSharedClusterIsRealKafka shows what the integration tests talk to: the
 // broker's protocol versions and its registration in ZooKeeper.
 func TestSharedClusterIsRealKafka(t *testing.T) {
+	t.Parallel()
 	c := Shared(t)
 	ctx := testwait.Context(t, time.Minute)
 
@@ -50,6 +51,7 @@ func TestSharedClusterIsRealKafka(t *testing.T) {
 }
 
 func TestProduceAndReadBack(t *testing.T) {
+	t.Parallel()
 	c := Shared(t)
 	ctx := testwait.Context(t, 2*time.Minute)
 	topic := UniqueName("harness-produce")
@@ -92,6 +94,7 @@ func TestProduceAndReadBack(t *testing.T) {
 // session: a second connection sees its ephemeral node vanish, and the
 // victim is told its session expired when it reconnects.
 func TestSessionTapExpiresSession(t *testing.T) {
+	t.Parallel()
 	c := Shared(t)
 	ctx := testwait.Context(t, time.Minute)
 
@@ -153,6 +156,8 @@ func waitState(t *testing.T, ctx context.Context, states <-chan zk.State, want z
 	}
 }
 
+// TestProxyBlackholeAndReset is not parallel: the requests it forwards
+// must be answered within a 2 s read timeout.
 func TestProxyBlackholeAndReset(t *testing.T) {
 	c := Shared(t)
 	p, err := NewProxy(c.BrokerAddrs()[0])

@@ -74,16 +74,28 @@ func waitMode(t *testing.T, ctx context.Context, c *Cluster, i int, want string,
 	return time.Since(start)
 }
 
-// TestEnsembleKillAndRestart kills and restarts a follower, then the
+// TestEnsemble runs the fault tests of a three-server ensemble under a
+// broker on one private cluster, one after the other: each leaves every
+// server running and serving, in a quorum, as it found them, and starting
+// the cluster (four JVMs) is much of what each would cost alone.
+func TestEnsemble(t *testing.T) {
+	c := parallelPrivate(t, Options{ZooKeeperServers: 3})
+	if !t.Run("KillAndRestart", func(t *testing.T) { testEnsembleKillAndRestart(t, c) }) {
+		t.Fatal("IsolateAndPause not run: KillAndRestart failed and may have left the ensemble without a quorum")
+	}
+	t.Run("IsolateAndPause", func(t *testing.T) { testEnsembleIsolateAndPause(t, c) })
+}
+
+// testEnsembleKillAndRestart kills and restarts a follower, then the
 // leader, of a three-server ensemble under a broker and a client session:
 // the ensemble keeps or regains a leader, the session outlives each
 // downtime (shorter than its timeout), the broker stays registered. Then
 // it kills two of the three (no server serves: no quorum), restarts one
 // (it serves again), and kills and restarts the whole ensemble with the
 // single-server controls.
-func TestEnsembleKillAndRestart(t *testing.T) {
-	c := Private(t, Options{ZooKeeperServers: 3})
+func testEnsembleKillAndRestart(t *testing.T, c *Cluster) {
 	ctx := testwait.Context(t, 10*time.Minute)
+	require.NoError(t, c.WaitZooKeeperQuorum(ctx))
 
 	servers := c.ZKServers()
 	require.Len(t, servers, 3)
@@ -193,15 +205,15 @@ func TestEnsembleKillAndRestart(t *testing.T) {
 	require.Error(t, c.RestartZooKeeper(ctx), "nothing to restart")
 }
 
-// TestEnsembleIsolateAndPause cuts a follower, then the leader, off from
+// testEnsembleIsolateAndPause cuts a follower, then the leader, off from
 // the other servers while their client ports stay reachable, and pauses
 // the leader. An isolated follower stops serving once it gives up on the
 // leader (after about ZooKeeperSyncLimit ticks) while the two others keep
 // their leader; an isolated or paused leader is replaced by the two others;
 // healed or resumed, each rejoins as a follower.
-func TestEnsembleIsolateAndPause(t *testing.T) {
-	c := Private(t, Options{ZooKeeperServers: 3})
+func testEnsembleIsolateAndPause(t *testing.T, c *Cluster) {
 	ctx := testwait.Context(t, 10*time.Minute)
+	require.NoError(t, c.WaitZooKeeperQuorum(ctx))
 	syncTimeout := time.Duration(ZooKeeperSyncLimit) * ZooKeeperTickTime
 
 	leader, err := c.ZooKeeperLeader(ctx)
@@ -262,7 +274,9 @@ func TestEnsembleIsolateAndPause(t *testing.T) {
 
 // TestZooKeeperProxies cuts a client from the server it is connected to
 // (it fails over to another, keeping its session), then from the whole
-// ensemble for longer than its session timeout (the session expires).
+// ensemble for longer than its session timeout (the session expires). It is
+// not parallel: its 4 s session must outlive the failover, which the load
+// of the parallel tests (JVMs starting) could prevent.
 func TestZooKeeperProxies(t *testing.T) {
 	c := Shared(t)
 	if c.ZooKeeperServers() < 2 {

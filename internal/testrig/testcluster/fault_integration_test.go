@@ -9,11 +9,26 @@ import (
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 )
 
+// privateSlots bounds the private clusters this package's tests run at
+// once: each is two to four JVMs on a machine of two cores, beside the
+// tests that use the shared cluster.
+var privateSlots = make(chan struct{}, 2)
+
+// parallelPrivate marks t parallel and starts a private cluster for it once
+// fewer than cap(privateSlots) other tests of this package hold one.
+func parallelPrivate(t *testing.T, opts Options) *Cluster {
+	t.Helper()
+	t.Parallel()
+	privateSlots <- struct{}{}
+	t.Cleanup(func() { <-privateSlots }) // after the cluster's Stop
+	return Private(t, opts)
+}
+
 // TestKillLeaderMovesLeadership kills the leader of a partition replicated
 // three times with SIGKILL and checks that the controller elects another
 // leader, then that the restarted broker registers and rejoins the ISR.
 func TestKillLeaderMovesLeadership(t *testing.T) {
-	c := Private(t, Options{Brokers: 3})
+	c := parallelPrivate(t, Options{Brokers: 3})
 	ctx := testwait.Context(t, 3*time.Minute)
 	topic := UniqueName("harness-kill")
 	require.NoError(t, c.CreateTopic(ctx, topic, 1, 3))

@@ -13,8 +13,10 @@ import (
 // single-file Java program against the kafka-clients jar of the release
 // it names, and refuses a release it does not know.
 func TestClientProgramRunsTheRelease(t *testing.T) {
+	t.Parallel()
 	for release, want := range map[string]string{"3.9": "3.9.", "4": "4."} {
 		t.Run(release, func(t *testing.T) {
+			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			cmd, err := ClientProgram(ctx, release, "testdata/ClientsVersion.java")

@@ -55,6 +55,7 @@ func TestKRaftStateEnvLines(t *testing.T) {
 // produces to and deletes, read back with sarama and with Kafka 4's Java
 // console consumer in a group, over the classic and the KIP-848 protocol.
 func TestKRaftClusterServesTopicsAndGroups(t *testing.T) {
+	t.Parallel()
 	c := SharedKRaft(t)
 	ctx := testwait.Context(t, 3*time.Minute)
 	require.True(t, c.KRaft())
@@ -105,23 +106,28 @@ func TestKRaftClusterServesTopicsAndGroups(t *testing.T) {
 
 	// Kafka 4's console consumer, as a member of a group over the classic
 	// protocol and over the new consumer protocol (KIP-848), reads them too
-	// and commits its position.
-	for _, protocol := range []string{"classic", "consumer"} {
-		group := UniqueName("kraft-java-" + protocol)
-		recs, err := JavaConsoleConsume4(ctx, c.BrokerAddrs()[0], topic, group, 5*time.Second,
-			"--consumer-property", "auto.offset.reset=earliest",
-			"--consumer-property", "group.protocol="+protocol)
-		require.NoError(t, err)
-		seqs = seqs[:0]
-		for _, r := range recs {
-			seq, err := ParseSeq([]byte(r.Value))
-			require.NoError(t, err)
-			seqs = append(seqs, seq)
+	// and commits its position; the two groups run side by side.
+	t.Run("JavaGroups", func(t *testing.T) {
+		for _, protocol := range []string{"classic", "consumer"} {
+			t.Run(protocol, func(t *testing.T) {
+				t.Parallel()
+				group := UniqueName("kraft-java-" + protocol)
+				recs, err := JavaConsoleConsume4(ctx, c.BrokerAddrs()[0], topic, group, 5*time.Second,
+					"--consumer-property", "auto.offset.reset=earliest",
+					"--consumer-property", "group.protocol="+protocol)
+				require.NoError(t, err)
+				seqs := make([]int, 0, len(recs))
+				for _, r := range recs {
+					seq, err := ParseSeq([]byte(r.Value))
+					require.NoError(t, err)
+					seqs = append(seqs, seq)
+				}
+				requireSeqs(t, n, seqs)
+				require.Equal(t, map[int32]int64{0: n / 2, 1: n / 2}, committedOffsets(t, c, group, topic), "group %s", group)
+				t.Logf("Kafka 4 ConsoleConsumer (group.protocol=%s) read %d records in group %s and committed", protocol, len(recs), group)
+			})
 		}
-		requireSeqs(t, n, seqs)
-		require.Equal(t, map[int32]int64{0: n / 2, 1: n / 2}, committedOffsets(t, c, group, topic), "group %s", group)
-		t.Logf("Kafka 4 ConsoleConsumer (group.protocol=%s) read %d records in group %s and committed", protocol, len(recs), group)
-	}
+	})
 
 	require.NoError(t, c.DeleteTopic(ctx, topic))
 	listed, err := c.topicListed(topic)
@@ -132,6 +138,7 @@ func TestKRaftClusterServesTopicsAndGroups(t *testing.T) {
 // TestJava4ConsoleConsumerOn39 shows that Kafka 4's console consumer, the
 // other Java member of the mixed groups, also reads from the 3.9 broker.
 func TestJava4ConsoleConsumerOn39(t *testing.T) {
+	t.Parallel()
 	c := Shared(t)
 	ctx := testwait.Context(t, 2*time.Minute)
 	topic := UniqueName("harness-java4-on-39")
@@ -159,7 +166,7 @@ func TestJava4ConsoleConsumerOn39(t *testing.T) {
 // serving, that RestartBroker brings it back into the metadata and the
 // ISR, and that StopBroker shuts it down in a controlled way.
 func TestKRaftKillAndRestartBroker(t *testing.T) {
-	c := Private(t, Options{KRaft: true, Brokers: 2, Controllers: 1, BrokerSessionTimeout: 3 * time.Second})
+	c := parallelPrivate(t, Options{KRaft: true, Brokers: 2, Controllers: 1, BrokerSessionTimeout: 3 * time.Second})
 	ctx := testwait.Context(t, 3*time.Minute)
 	topic := UniqueName("kraft-kill")
 	require.NoError(t, c.CreateTopic(ctx, topic, 2, 2))

@@ -15,6 +15,7 @@ import (
 // ZooKeeper-coordinated console consumer (the reference implementation for
 // interoperability tests) reads messages produced to our 3.9 broker.
 func TestOldConsoleConsumerReadsFrom39(t *testing.T) {
+	t.Parallel()
 	c := Shared(t)
 	ctx := testwait.Context(t, 3*time.Minute)
 	topic := UniqueName("harness-old-console")
