@@ -200,8 +200,7 @@ func TestIntegrationCappedResponseIsNotRefetched(t *testing.T) {
 	c := testcluster.Shared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	topic := newTopic(t, c, "fetch-capped", 1, 1)
-	produced := produceInflating(ctx, t, c, topic, 40, 4, mib)
+	topic, produced := inflatingTopic(ctx, t, c)
 	var withData, requests atomic.Int32
 	cfg := testConfig(t)
 	cfg.MaxDecodedBytes = 8 * mib
