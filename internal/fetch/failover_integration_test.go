@@ -17,7 +17,6 @@ import (
 // middle of the stream: its partitions move to the new leaders through the
 // leader finder and every message arrives exactly once, in order.
 func TestIntegrationLeaderFailover(t *testing.T) {
-	t.Parallel()
 	c := testcluster.Private(t, testcluster.Options{Brokers: 3, BrokerSessionTimeout: 4 * time.Second})
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
