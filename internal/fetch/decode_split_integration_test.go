@@ -43,6 +43,7 @@ func chunks(t *testing.T, fetchOffset int64, opts decodeOpts, blk *respBlock) []
 // records), and a batch whose payload alone is past the limit (48 MiB in
 // 48 records), which is decompressed as a stream.
 func TestLargeBatchSplitAcrossChunks(t *testing.T) {
+	t.Parallel()
 	limit := decodeLimitForTest(1 << 20)
 	small := func(n int) []byte {
 		return rawRecords(seq(n), func(i int) []byte { return fmt.Appendf(nil, "value-%08d-%020d", i, i%97) })
@@ -197,11 +198,11 @@ func decodedValues(msgs []*streamcore.Message) []string {
 // the whole response) was wasted: about 40 requests with data instead of
 // 1.
 func TestIntegrationCappedResponseIsNotRefetched(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	topic := newTopic(t, c, "fetch-capped", 1, 1)
-	produced := produceInflating(ctx, t, c, topic, 40, 4, mib)
+	topic, produced := inflatingTopic(ctx, t, c)
 	var withData, requests atomic.Int32
 	cfg := testConfig(t)
 	cfg.MaxDecodedBytes = 8 * mib

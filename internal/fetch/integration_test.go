@@ -121,6 +121,7 @@ func readAll(ctx context.Context, t *testing.T, m *ConsumerFetcherManager, infos
 }
 
 func TestIntegrationReadAllExactlyOnce(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -142,9 +143,11 @@ func TestIntegrationReadAllExactlyOnce(t *testing.T) {
 }
 
 func TestIntegrationCodecs(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	for _, codec := range []sarama.CompressionCodec{sarama.CompressionNone, sarama.CompressionGZIP, sarama.CompressionSnappy, sarama.CompressionLZ4, sarama.CompressionZSTD} {
 		t.Run(codec.String(), func(t *testing.T) {
+			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			topic := newTopic(t, c, "fetch-codec-"+codec.String(), 2, 1)
@@ -163,6 +166,7 @@ func TestIntegrationCodecs(t *testing.T) {
 }
 
 func TestIntegrationAutoOffsetReset(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -203,6 +207,7 @@ func TestIntegrationAutoOffsetReset(t *testing.T) {
 }
 
 func TestIntegrationOutOfRangeResetsToSmallest(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -19,6 +19,7 @@ import (
 // surfaces streamcore.ErrMessageTooLarge on its stream and stops its partition
 // at that message.
 func TestIntegrationMessageTooLarge(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -141,6 +142,7 @@ func TestIntegrationMessageTooLarge(t *testing.T) {
 // stays at the big message, and a larger fetch size reads on from there
 // with nothing skipped.
 func TestIntegrationMessageTooLargeMidBatch(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -229,6 +231,7 @@ func produceOneBatch(ctx context.Context, t *testing.T, c *testcluster.Cluster, 
 // exactly as large as the fetch size is delivered, one byte less of fetch
 // size and it is too large.
 func TestIntegrationFetchSizeBoundary(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -329,6 +332,7 @@ func TestIntegrationSlowConsumer(t *testing.T) {
 // split the log exactly: everything below them reached the streams
 // (delivered or still queued), and a restart from them reads the rest.
 func TestIntegrationStopRestartExact(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -345,11 +345,9 @@ func testIntegrationMemoryBoundInflating(t *testing.T, recycle bool) {
 	c := testcluster.Shared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	const batches, per = 40, 4
-	topic := newTopic(t, c, "fetch-inflating", 1, 1)
-	produced := produceInflating(ctx, t, c, topic, batches, per, mib)
+	topic, produced := inflatingTopic(ctx, t, c)
 	size := logSize(t, c, topic)
-	t.Logf("%d batches of %d MiB take %d bytes on the broker", batches, per, size)
+	t.Logf("%d batches of %d MiB take %d bytes on the broker", inflatingBatches, inflatingPer, size)
 
 	warmCodecs(t)
 	cfg := testConfig(t)
@@ -426,6 +424,39 @@ func testIntegrationMemoryBoundInflating(t *testing.T, recycle bool) {
 			Key: bytes.Clone(msg.Key), Value: bytes.Clone(msg.Value[:20])})
 	}
 	checkExactlyOnce(t, got, produced)
+}
+
+const (
+	// inflatingBatches and inflatingPer shape the topic inflatingTopic
+	// returns: batches of records of 1 MiB each.
+	inflatingBatches, inflatingPer = 40, 4
+)
+
+// sharedInflating is the topic inflatingTopic returns, made once per test
+// binary.
+var sharedInflating struct {
+	mu       sync.Mutex
+	topic    string
+	produced testcluster.Produced
+}
+
+// inflatingTopic returns a one-partition topic of inflatingBatches zstd
+// batches of inflatingPer records of 1 MiB (produceInflating), and what was
+// produced. The tests that read it (TestIntegrationMemoryBoundInflating,
+// TestIntegrationCappedResponseIsNotRefetched) only read it, each from
+// offset 0 with a manager of its own, so one topic serves them all: the
+// producer compresses its 160 MiB once per test binary, not three times.
+// The first caller creates it; if that one fails, the next tries again.
+func inflatingTopic(ctx context.Context, t *testing.T, c *testcluster.Cluster) (string, testcluster.Produced) {
+	t.Helper()
+	sharedInflating.mu.Lock()
+	defer sharedInflating.mu.Unlock()
+	if sharedInflating.topic == "" {
+		topic := newTopic(t, c, "fetch-inflating", 1, 1)
+		produced := produceInflating(ctx, t, c, topic, inflatingBatches, inflatingPer, mib)
+		sharedInflating.topic, sharedInflating.produced = topic, produced
+	}
+	return sharedInflating.topic, sharedInflating.produced
 }
 
 // produceInflating writes n batches of per records of size bytes each

@@ -29,8 +29,12 @@ import (
 // a cycle. In the end every message has come out exactly once, in order.
 // With recycled messages too: the dropped chunks give their memory back.
 func TestIntegrationPauseResumeCyclesStayBounded(t *testing.T) {
+	t.Parallel()
 	for _, recycle := range []bool{false, true} {
-		t.Run(fmt.Sprintf("recycle=%v", recycle), func(t *testing.T) { testIntegrationPauseResumeCycles(t, recycle) })
+		t.Run(fmt.Sprintf("recycle=%v", recycle), func(t *testing.T) {
+			t.Parallel()
+			testIntegrationPauseResumeCycles(t, recycle)
+		})
 	}
 }
 

@@ -132,11 +132,13 @@ func TestRecycledMessages(t *testing.T) {
 // released). Every message comes once, in order, and the free lists are
 // used.
 func TestIntegrationRecycledMessages(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
 	for _, codec := range []sarama.CompressionCodec{sarama.CompressionNone, sarama.CompressionLZ4, sarama.CompressionZSTD, sarama.CompressionGZIP} {
 		t.Run(codec.String(), func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
 			topic := newTopic(t, c, "fetch-recycled", 3, 1)
 			produced := produce(ctx, t, c, topic, 3000, testcluster.ProduceOptions{Partition: -1, Compression: codec, ValueSize: 900})
 			cfg := testConfig(t)

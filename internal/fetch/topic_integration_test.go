@@ -19,6 +19,7 @@ import (
 // reports each through OnError with UNKNOWN_TOPIC_OR_PARTITION, once,
 // while another topic of the same fetcher keeps flowing.
 func TestIntegrationDeletedTopicIsReported(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

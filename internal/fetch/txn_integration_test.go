@@ -21,6 +21,7 @@ import (
 // read_committed, the aborted messages; before that, it never passes a
 // message not yet consumed.
 func TestIntegrationConsumedOffsetPassesTransactionMarkers(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -96,6 +97,7 @@ func TestIntegrationConsumedOffsetPassesTransactionMarkers(t *testing.T) {
 // fetch size large or small enough to cut the log into many fetches;
 // under read_uncommitted every message is.
 func TestIntegrationInterleavedAbortedTransactions(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -48,6 +48,7 @@ func limitFor(v int16, readCommitted bool, size int32, topics ...string) int64 {
 // partitions, fetch size, topic names, fetch version and isolation level;
 // with the defaults and 12 partitions (the README's example) it is 13 MiB.
 func TestResponseLimitIsTheREADMEsR(t *testing.T) {
+	t.Parallel()
 	topics := func(p int, name func(int) string) []string {
 		out := make([]string, p)
 		for i := range out {

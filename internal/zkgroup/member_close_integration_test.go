@@ -38,6 +38,7 @@ func (h *blockingHandler) Revoke(ctx context.Context, gen *Generation, lost bool
 // loop is ending a generation for a rebalance must not cancel the
 // hand-over (the handler's commit) halfway.
 func TestCloseDuringRebalanceLetsTheHandOverFinish(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	topic := newTopic(t, c, 2)
 	group := testcluster.UniqueName("g-close")
@@ -113,6 +114,7 @@ func (h *closingHandler) Revoke(ctx context.Context, gen *Generation, lost bool)
 // it or another goroutine that the handler waits for; the member is closed once the handler has
 // returned, and a later Close waits for that.
 func TestCloseFromCallback(t *testing.T) {
+	t.Parallel()
 	for _, elsewhere := range []bool{false, true} {
 		name := "handler goroutine"
 		if elsewhere {

@@ -27,10 +27,12 @@ func newTopic(t *testing.T, c *testcluster.Cluster, partitions int32) string {
 // node is exactly what the assignor predicts; then a member leaves
 // gracefully and the group converges again without it.
 func TestGroupConvergesAcrossProcesses(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	observer := dialObserver(t, c)
 	for _, strategy := range []string{strategyname.Range, strategyname.RoundRobin} {
 		t.Run(strategy, func(t *testing.T) {
+			t.Parallel()
 			topicA, topicB := newTopic(t, c, 12), newTopic(t, c, 5)
 			topics := map[string]int{topicA: 2, topicB: 1}
 			group := testcluster.UniqueName("g-" + strategy)
@@ -54,6 +56,7 @@ func TestGroupConvergesAcrossProcesses(t *testing.T) {
 // TestKilledMemberIsReplaced: a member killed with SIGKILL keeps its
 // partitions until its session times out; then the others take them over.
 func TestKilledMemberIsReplaced(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	observer := dialObserver(t, c)
 	topic := newTopic(t, c, 8)
@@ -74,6 +77,7 @@ func TestKilledMemberIsReplaced(t *testing.T) {
 // its partitions as lost, registers again in the new session, and the group
 // converges again.
 func TestSessionExpiryRejoins(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	observer := dialObserver(t, c)
 	topic := newTopic(t, c, 6)
@@ -100,6 +104,7 @@ func TestSessionExpiryRejoins(t *testing.T) {
 // TestPartitionIncreaseRebalances: adding partitions to a subscribed topic
 // triggers a rebalance through the topic's data watch.
 func TestPartitionIncreaseRebalances(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	observer := dialObserver(t, c)
 	topic := newTopic(t, c, 4)
@@ -119,6 +124,7 @@ func TestPartitionIncreaseRebalances(t *testing.T) {
 // TestTwentyMembersAtOnce starts 20 members concurrently: the herd must
 // settle with every partition owned and every member holding its share.
 func TestTwentyMembersAtOnce(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	observer := dialObserver(t, c)
 	topic := newTopic(t, c, 32)
@@ -145,6 +151,7 @@ func TestTwentyMembersAtOnce(t *testing.T) {
 // TestBrokenRegistrationIsIgnored: a member whose registration is garbage is
 // reported and left out; the rest of the group still rebalances.
 func TestBrokenRegistrationIsIgnored(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	observer := dialObserver(t, c)
 	topic := newTopic(t, c, 4)
@@ -171,6 +178,7 @@ func TestBrokenRegistrationIsIgnored(t *testing.T) {
 // TestWildcardMemberFollowsNewTopics: a whitelist member picks up a
 // matching topic created after it started.
 func TestWildcardMemberFollowsNewTopics(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	prefix := testcluster.UniqueName("wild")
 	filter, err := topicfilter.New(zkutil.PatternWhitelist, prefix+`-.*`)

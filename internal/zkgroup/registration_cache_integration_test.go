@@ -23,6 +23,7 @@ import (
 // again, at once, and its new subscription used; a member that leaves is
 // dropped. Without the cache every reading reads every registration.
 func TestRegistrationCacheReadsOnlyWhatChanged(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -96,6 +97,7 @@ func TestRegistrationCacheReadsOnlyWhatChanged(t *testing.T) {
 // membership changes. Without them every member reads (and decodes) every
 // partition map and lists the group twice on every rebalance.
 func TestRegistrationCacheKeepsPartitionMapsAndListing(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

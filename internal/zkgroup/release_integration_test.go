@@ -21,6 +21,7 @@ import (
 // session that replaced it. A release in the new session reads first and
 // spares the peer's nodes too.
 func TestReleaseOfAnExpiredSessionDeletesNothing(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

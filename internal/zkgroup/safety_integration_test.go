@@ -26,6 +26,7 @@ import (
 // must end exactly once and as lost, and the generation claimed in the new
 // session must not be revoked by the late second signal.
 func TestExpiryEndsOnlyTheExpiredGeneration(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	observer := dialObserver(t, c)
 	topic := newTopic(t, c, 4)
@@ -60,6 +61,7 @@ func TestExpiryEndsOnlyTheExpiredGeneration(t *testing.T) {
 // that does not consume the grown topic must rebalance too; otherwise it
 // keeps owner nodes the others are assigned and they conflict forever.
 func TestRoundRobinMembersWithDifferentTopicsFollowGrowth(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	observer := dialObserver(t, c)
 	group := testcluster.UniqueName("g-rr-grow")
@@ -177,6 +179,7 @@ func TestConflictingClaimsDoNotPileUpWatches(t *testing.T) {
 // be left in ZooKeeper (run with -race: Close used to race on Start's
 // cancel function).
 func TestCloseRacingStart(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	observer := dialObserver(t, c)
 	topic := newTopic(t, c, 2)
@@ -215,6 +218,7 @@ func TestCloseRacingStart(t *testing.T) {
 // node under /ids. The member sees the membership change and registers
 // again instead of staying invisible to the rest of the group.
 func TestDeletedRegistrationIsMadeAgain(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	observer := dialObserver(t, c)
 	topic := newTopic(t, c, 2)
@@ -287,6 +291,7 @@ func TestDeletedTopicsAreReportedAndNotWatched(t *testing.T) {
 // rebalance writes to ZooKeeper only for the partitions that move; the
 // moved ones are owned by their new member.
 func TestKeptPartitionsKeepTheirOwnerNodes(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	observer := dialObserver(t, c)
 	topic := newTopic(t, c, 6)
@@ -327,6 +332,7 @@ func TestKeptPartitionsKeepTheirOwnerNodes(t *testing.T) {
 // arm only the topics' watches there, not the membership's, and sat on
 // partitions assigned to the newcomer until the end of the chaos run.)
 func TestExpiryBetweenAttemptsKeepsWatching(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	observer := dialObserver(t, c)
 	topic := newTopic(t, c, 4)

@@ -18,6 +18,7 @@ import (
 // the registrations they write, and checks that ours for the same
 // subscription and timestamp are the same bytes.
 func TestRegistrationBytesMatchScala(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	observer := dialObserver(t, c)
 	topic := newTopic(t, c, 2)

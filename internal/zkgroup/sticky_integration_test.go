@@ -44,6 +44,7 @@ func stickyNode(ctx context.Context, s *zksession.Session, group string) (*stick
 // group as an observer reads it. A member that joins, then one that leaves,
 // move only what balance needs.
 func TestStickyMembersAgreeThroughZooKeeper(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	observer := dialObserver(t, c)
 	topicA, topicB := newTopic(t, c, 9), newTopic(t, c, 4)
@@ -140,6 +141,7 @@ func TestStickyMembersAgreeThroughZooKeeper(t *testing.T) {
 // every partition; once the Scala consumer is gone, the sticky member
 // joins again and owns everything.
 func TestScalaMemberMakesStickyMembersStepOut(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	observer := dialObserver(t, c)
 	topic := newTopic(t, c, 4)
