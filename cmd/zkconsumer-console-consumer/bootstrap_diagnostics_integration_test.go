@@ -18,6 +18,7 @@ import (
 // within seconds, naming the address, and keeps trying (as Kafka 1.1.1's
 // does) until interrupted. (Before, it printed nothing.)
 func TestBootstrapServerUnreachableIsPrinted(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	addr := ln.Addr().String()
@@ -52,6 +53,7 @@ func TestBootstrapServerUnreachableIsPrinted(t *testing.T) {
 // untrusted broker certificate end the console consumer within seconds,
 // with exit status 1 and, once, an error that names the setting to fix.
 func TestBootstrapServerSecurityFailuresExit(t *testing.T) {
+	t.Parallel()
 	c := testcluster.SharedSecure(t)
 	sec := c.Security()
 	for _, tc := range []struct {

@@ -46,8 +46,10 @@ func TestInterruptWhileConnectingToZooKeeper(t *testing.T) {
 		done <- runOurs(ctx, "--zookeeper", ln.Addr().String(), "--topic", "t",
 			"--consumer-property", "zookeeper.connection.timeout.ms=60000")
 	}()
-	time.Sleep(2 * time.Second) // still connecting: the server never answers
-	cancel()                    // what SIGINT does
+	// Still connecting once the server has accepted its connection: the
+	// server never answers.
+	testwait.WaitFor(t, 30*time.Second, func() bool { return len(held) > 0 }, "a connection to the silent server")
+	cancel() // what SIGINT does
 	start := time.Now()
 	select {
 	case r := <-done:

@@ -22,6 +22,7 @@ import (
 )
 
 func TestCancelExitsCleanlyAndDeletesGeneratedGroup(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx := testwait.Context(t, 2*time.Minute)
 	zk := zkSession(t, ctx, c)
@@ -122,6 +123,7 @@ func TestTimeoutExitsWhenIdle(t *testing.T) {
 }
 
 func TestConsumerConfigFileAndConsumerProperty(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx := testwait.Context(t, 2*time.Minute)
 	zk := zkSession(t, ctx, c)
@@ -168,6 +170,7 @@ func TestConsumerConfigFileAndConsumerProperty(t *testing.T) {
 }
 
 func TestBadRegexIsAnError(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx := testwait.Context(t, time.Minute)
 	r := runOurs(ctx, "--zookeeper", c.ZKConnect(), "--whitelist", "(unclosed", "--group", testcluster.UniqueName("cc-badre"))
@@ -177,6 +180,7 @@ func TestBadRegexIsAnError(t *testing.T) {
 }
 
 func TestNoBrokersInZooKeeper(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx := testwait.Context(t, time.Minute)
 	// A chroot nobody uses has no /brokers/ids.
@@ -201,6 +205,7 @@ func (w *gatedWriter) Write(p []byte) (int, error) {
 }
 
 func TestNothingIsCommittedBeforeItIsWrittenOut(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx := testwait.Context(t, 2*time.Minute)
 	zk := zkSession(t, ctx, c)
@@ -245,6 +250,7 @@ func TestNothingIsCommittedBeforeItIsWrittenOut(t *testing.T) {
 }
 
 func TestWrittenOutputIsCommittedBeforeARebalanceReleasesIt(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx := testwait.Context(t, 2*time.Minute)
 	zk := zkSession(t, ctx, c)
@@ -314,6 +320,7 @@ func TestWrittenOutputIsCommittedBeforeARebalanceReleasesIt(t *testing.T) {
 // Issue 19: --topic nosuch waited forever with nothing on stderr. It still
 // waits for the topic, as Kafka's does, but says so.
 func TestNoMatchingTopicIsReported(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx := testwait.Context(t, 2*time.Minute)
 	topic := testcluster.UniqueName("cc-nosuch")
@@ -349,6 +356,7 @@ func TestNoMatchingTopicIsReported(t *testing.T) {
 // whose reader exits: the group's committed offset is the count of lines
 // the reader got whole.
 func TestClosedPipeCommitsTheMessagesWrittenWhole(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx := testwait.Context(t, 2*time.Minute)
 	zk := zkSession(t, ctx, c)

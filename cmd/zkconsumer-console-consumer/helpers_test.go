@@ -22,6 +22,19 @@ import (
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
+// Tests that call t.Parallel use topics and groups of their own on the
+// shared clusters (a generated group only where they find it as the one
+// owning their topic), or no cluster, or the package's one private
+// cluster (SharedSecure); they change no package state, and the times
+// they bound are many times what they take. The Kafka 1.1.1 tables run
+// their cases, each a JVM start, in parallel too. The others stay serial,
+// and so never run beside a parallel one: TestTimeoutExitsWhenIdle
+// replaces slog.Default; TestClosedStdoutPipeLikeKafka111,
+// TestExitStatusAfterSignalsLikeKafka111 and
+// TestGeneratedGroupIsDeletedOnExitLikeKafka111 compare the cluster's
+// generated console-consumer-* groups before and after, which the
+// parallel tests create; TestInterruptWhileConnectingToZooKeeper takes a
+// second.
 func TestMain(m *testing.M) {
 	if args, ok := os.LookupEnv(mainArgsEnv); ok {
 		// Started by startMain: be the console-consumer command.

@@ -67,6 +67,7 @@ func longDoubleTopic(t *testing.T, c *testcluster.Cluster) (topic string, n int)
 }
 
 func TestDeserializersSkipTimeoutAndSystestEventsLikeKafka111(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	topic, n := longDoubleTopic(t, c)
 
@@ -74,8 +75,10 @@ func TestDeserializersSkipTimeoutAndSystestEventsLikeKafka111(t *testing.T) {
 	// the deserializers; --skip-message-on-error reports the messages they
 	// cannot read and goes on, leaving what was printed before the error;
 	// the run ends by --timeout-ms, with Kafka's message; systest events
-	// add shutdown_complete at the very end.
-	ours, kafka := compareRun(t, c, "--topic", topic, "--from-beginning", "--timeout-ms", "3000",
+	// add shutdown_complete at the very end. --timeout-ms also bounds the
+	// wait for the first message, which starts before the first fetch: 6 s
+	// leaves a JVM on a loaded machine time for it.
+	ours, kafka := compareRun(t, c, "--topic", topic, "--from-beginning", "--timeout-ms", "6000",
 		"--formatter", "kafka.tools.LoggingMessageFormatter",
 		"--key-deserializer", "org.apache.kafka.common.serialization.LongDeserializer",
 		"--property", "value.deserializer=org.apache.kafka.common.serialization.DoubleDeserializer",
@@ -115,6 +118,7 @@ func TestDeserializersSkipTimeoutAndSystestEventsLikeKafka111(t *testing.T) {
 }
 
 func TestChecksumAndNoOpFormattersAndCSVMetricsLikeKafka111(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	topic, n := longDoubleTopic(t, c)
 
@@ -179,6 +183,7 @@ func TestChecksumAndNoOpFormattersAndCSVMetricsLikeKafka111(t *testing.T) {
 }
 
 func TestMoreDeserializersAndIsolationLevelLikeKafka111(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx := testwait.Context(t, time.Minute)
 	ints := testcluster.UniqueName("cc-intfloat")
@@ -228,8 +233,8 @@ func TestMoreDeserializersAndIsolationLevelLikeKafka111(t *testing.T) {
 }
 
 func TestKafkasRefusalsLikeKafka111(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
-	ctx := testwait.Context(t, 3*time.Minute)
 	zk := c.ZKConnect()
 	for _, tc := range []struct {
 		name string
@@ -255,6 +260,8 @@ func TestKafkasRefusalsLikeKafka111(t *testing.T) {
 			want: `Missing required argument "[bootstrap-server]"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // a table of JVM starts, each case on its own
+			ctx := testwait.Context(t, 3*time.Minute)
 			kafka := runKafka(t, ctx, tc.args...)
 			ours := runOurs(ctx, tc.args...)
 			require.Equal(t, 1, kafka.code, "Kafka:\n%s", kafka.stderr)

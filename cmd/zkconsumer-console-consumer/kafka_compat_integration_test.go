@@ -44,6 +44,7 @@ func processed(t *testing.T, r result) int {
 }
 
 func TestSamePartitionOutputAsKafka111(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx := testwait.Context(t, time.Minute)
 	topic := testcluster.UniqueName("cc-one")
@@ -74,6 +75,7 @@ func TestSamePartitionOutputAsKafka111(t *testing.T) {
 }
 
 func TestSameOutputAsKafka111AcrossPartitions(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx := testwait.Context(t, time.Minute)
 	topic := testcluster.UniqueName("cc-multi")
@@ -107,6 +109,7 @@ func TestSameOutputAsKafka111AcrossPartitions(t *testing.T) {
 }
 
 func TestWhitelistLikeKafka111(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx := testwait.Context(t, time.Minute)
 	base := testcluster.UniqueName("cc-wl")
@@ -129,8 +132,10 @@ func TestWhitelistLikeKafka111(t *testing.T) {
 		require.NoError(t, err)
 		require.Less(t, seq, 200, "topic .c is not whitelisted")
 	}
-	// Nothing more arrives: the third topic stays out.
-	ours, kafka = compare(t, c, "--whitelist", whitelist, "--from-beginning", "--timeout-ms", "5000")
+	// Nothing more arrives: the third topic stays out. --timeout-ms also
+	// bounds the wait for the first message, which starts before the first
+	// fetch: 8 s leaves a JVM on a loaded machine time for it.
+	ours, kafka = compare(t, c, "--whitelist", whitelist, "--from-beginning", "--timeout-ms", "8000")
 	require.Len(t, ours.lines(), 40)
 	require.Equal(t, sortedCopy(kafka.lines()), sortedCopy(ours.lines()))
 }
@@ -162,6 +167,7 @@ func TestNotStartingWith(t *testing.T) {
 }
 
 func TestBlacklistLikeKafka111(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx := testwait.Context(t, time.Minute)
 	prefix := testcluster.UniqueName("cc-bl") + "."
@@ -181,6 +187,7 @@ func TestBlacklistLikeKafka111(t *testing.T) {
 }
 
 func TestGroupContinuesAfterCommittedOffsetsLikeKafka111(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx := testwait.Context(t, 3*time.Minute)
 	zk := zkSession(t, ctx, c)
@@ -288,8 +295,8 @@ func TestGeneratedGroupIsDeletedOnExitLikeKafka111(t *testing.T) {
 }
 
 func TestCommandLineMistakesLikeKafka111(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
-	ctx := testwait.Context(t, 3*time.Minute)
 	zk := []string{"--zookeeper", c.ZKConnect()}
 	for _, tc := range []struct {
 		name string
@@ -308,6 +315,8 @@ func TestCommandLineMistakesLikeKafka111(t *testing.T) {
 		{name: "new consumer's reset value", args: []string{"--topic", "t", "--consumer-property", "auto.offset.reset=earliest"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // a table of JVM starts, each case on its own
+			ctx := testwait.Context(t, 3*time.Minute)
 			args := append(append([]string{}, zk...), tc.args...)
 			kafka := runKafka(t, ctx, args...)
 			ours := runOurs(ctx, args...)
@@ -322,6 +331,7 @@ func TestCommandLineMistakesLikeKafka111(t *testing.T) {
 }
 
 func TestTopicIsARegexLikeKafka111(t *testing.T) {
+	t.Parallel()
 	// Kafka's old console consumer subscribes to --topic as a whitelist.
 	c := testcluster.Shared(t)
 	ctx := testwait.Context(t, time.Minute)

@@ -55,6 +55,7 @@ func mirrorChroot(t *testing.T, c *testcluster.Cluster, topics ...string) (strin
 // TestDescribeAllGroups: --describe --all-groups describes every group in
 // turn, each under a "Group:" line, in --list order.
 func TestDescribeAllGroups(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	topic := newTopic(t, c, 2, 10)
 	connect, zk := mirrorChroot(t, c, topic)

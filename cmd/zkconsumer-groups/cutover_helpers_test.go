@@ -59,9 +59,14 @@ func (m *readingMember) stop(ctx context.Context) map[int32][]int64 {
 
 // javaConsume reads the topic with Kafka 3.9's console consumer in group;
 // auto.offset.reset=earliest makes a lost migration show as duplicates.
+// It stops 5 s after the last record: alone in the group, the consumer
+// fetches all three partitions from the start, and what is left of them
+// (at most 200 messages of 32 bytes) comes in its first fetches, so that
+// 5 s with nothing new, ten times its fetch.max.wait.ms, show that nothing
+// more is coming.
 func javaConsume(ctx context.Context, t *testing.T, c *testcluster.Cluster, topic, group string) map[int32][]int64 {
 	t.Helper()
-	recs, err := testcluster.JavaConsoleConsume(ctx, c.BrokerAddrs()[0], topic, group, 10*time.Second,
+	recs, err := testcluster.JavaConsoleConsume(ctx, c.BrokerAddrs()[0], topic, group, 5*time.Second,
 		"--consumer-property", "auto.offset.reset=earliest")
 	require.NoError(t, err)
 	out := map[int32][]int64{}

@@ -27,6 +27,7 @@ const cutoverMessages = 300
 // writes nothing); Kafka 3.9's own Java consumer then reads exactly the
 // rest of the topic in the same group: nothing lost, nothing read twice.
 func TestCutOverToJavaConsumer(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -61,6 +62,7 @@ func TestCutOverToJavaConsumer(t *testing.T) {
 // they are registered, runs with --force, never moves Kafka's offsets back,
 // and after the members stop, the Java consumer reads exactly the rest.
 func TestCutOverWithDualCommit(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -145,6 +147,7 @@ func kafkaOffsets(ctx context.Context, t *testing.T, c *testcluster.Cluster, top
 // without writing anything, for an unknown group, a group without offsets,
 // garbage in an offset node, and unreachable brokers.
 func TestMigrateErrors(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	zk := session(t, c)
 	topic := newTopic(t, c, 2, 10)

@@ -53,6 +53,7 @@ func offsetExists(t *testing.T, zk *zksession.Session, group, topic string, p in
 // deleted; once it left, any offset goes. Unknown topics, partitions and
 // groups are reported; a refusal exits 1.
 func TestDeleteOffsetsZooKeeper(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	zk := session(t, c)
 	subscribed := newTopic(t, c, 2, 20)
@@ -168,6 +169,7 @@ func commitToKafka(t *testing.T, c *testcluster.Cluster, group string, topics ..
 // deleted, an unknown topic reported; and the offsets are gone from the
 // coordinator.
 func TestDeleteOffsetsKafkaLikeKafka39(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	subscribed := newTopic(t, c, 2, 20)
 	other := newTopic(t, c, 2, 0)

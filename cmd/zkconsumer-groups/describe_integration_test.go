@@ -25,6 +25,7 @@ func kafkaDescribe(t *testing.T, c *testcluster.Cluster, group string) string {
 // 1.1.1's kafka-consumer-groups.sh --zookeeper --describe, while two
 // members consume and after they stopped; the layout is Kafka's.
 func TestDescribeMatchesKafka111(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	zk := session(t, c)
 	topic := newTopic(t, c, 4, 200)
@@ -75,6 +76,7 @@ func TestDescribeMatchesKafka111(t *testing.T) {
 // leaves a registered member without partitions; both tools list it on a
 // row of its own.
 func TestDescribeIdleMember(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	zk := session(t, c)
 	topic := newTopic(t, c, 1, 10)
@@ -103,6 +105,7 @@ func TestDescribeIdleMember(t *testing.T) {
 // partitions, streams, pattern and registration time; --state tells
 // Stable, then Empty.
 func TestDescribeMembersAndState(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	zk := session(t, c)
 	topic := newTopic(t, c, 3, 30)

@@ -56,6 +56,7 @@ func TestUsageErrors(t *testing.T) {
 // TestUnknownGroupAndTopic: describing an unknown group fails with Kafka's
 // message and exit code 1.
 func TestUnknownGroupAndTopic(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	r := runTool(t, "--zookeeper", c.ZKConnect(), "--describe", "--group", "no-such-group-"+testcluster.UniqueName("x"))
 	require.Equal(t, 1, r.code)
@@ -89,6 +90,7 @@ func TestUnreachableZooKeeper(t *testing.T) {
 // nothing: --describe prints what it can, warns about the rest and exits
 // 1, within the timeout; --members marks the garbage registration.
 func TestGarbageAndChroot(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	chroot := "/" + testcluster.UniqueName("groups-chroot")
 	connect := c.ZKServer() + chroot

@@ -18,6 +18,7 @@ import (
 // format) of a real group's offsets; after the offsets moved, --reset-offsets
 // --from-file with that file (either format) brings them back.
 func TestExportRoundTrip(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	zk := session(t, c)
 	topic := newTopic(t, c, 3, 60)
@@ -61,6 +62,7 @@ func TestExportRoundTrip(t *testing.T) {
 // Kafka 1.1.1's kafka.tools.ImportZkOffsets, and a file written by its
 // ExportZkOffsets is read by our --reset-offsets --from-file.
 func TestZkFormatInteropWithKafka111(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	zk := session(t, c)
 	topic := newTopic(t, c, 2, 40)
@@ -93,6 +95,7 @@ func TestZkFormatInteropWithKafka111(t *testing.T) {
 // TestExportErrors: unknown group and garbage offsets fail, and no output
 // file is left behind.
 func TestExportErrors(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	zk := session(t, c)
 	topic := newTopic(t, c, 2, 0)
@@ -115,6 +118,7 @@ func TestExportErrors(t *testing.T) {
 // on a Kafka-based group, dry run), and the CSV its --reset-offsets
 // --export prints is what our --from-file reads.
 func TestCSVInteropWithKafka111(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	zk := session(t, c)
 	topic := newTopic(t, c, 3, 30)

@@ -51,6 +51,7 @@ func groupExists(t *testing.T, zk *zksession.Session, group string) bool {
 // TestListMatchesKafka111: --list prints the groups Kafka 1.1.1's --list
 // prints, sorted.
 func TestListMatchesKafka111(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	topic := newTopic(t, c, 1, 0)
 	// A chroot of its own: other tests create groups on the shared cluster
@@ -75,6 +76,7 @@ func TestListMatchesKafka111(t *testing.T) {
 // --group --topic deletes one topic's offsets and owners, and the whole
 // group when it is its only topic, as Kafka's did.
 func TestDeleteRefusedWhileActiveLikeKafka111(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	zk := session(t, c)
 	topic := newTopic(t, c, 2, 20)
@@ -120,6 +122,7 @@ func TestDeleteRefusedWhileActiveLikeKafka111(t *testing.T) {
 // inactive group (both tools), the whole group when it is the only topic;
 // --delete --topic alone cleans every inactive group and keeps active ones.
 func TestDeleteTopic(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	zk := session(t, c)
 	t1, t2 := newTopic(t, c, 1, 0), newTopic(t, c, 1, 0)

@@ -38,6 +38,7 @@ func listStates(t *testing.T, out string) map[string]string {
 // without regard to case. --describe --verbose adds HOST and THREAD (the
 // owner znode) to the offsets view and ASSIGNMENT to --members.
 func TestListStateAndVerbose(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	zk := session(t, c)
 	topic := newTopic(t, c, 2, 20)

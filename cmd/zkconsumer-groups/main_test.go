@@ -18,6 +18,14 @@ import (
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
+// Tests that call t.Parallel work on topics, groups or chroots of their
+// own on the shared cluster, or on the package's one private cluster
+// (SharedSecure); they change no package state, and where they bound how
+// long a failure takes, the bound is five times the --timeout it follows
+// or more. The others stay serial, and so never run beside a parallel
+// one: TestResetModes resets by a time and by a duration with a margin of
+// about a second; TestUnreachableZooKeeper, TestRefusedZooKeeperFailsFast,
+// TestUsageErrors and the help tests take no time.
 func TestMain(m *testing.M) { testcluster.Main(m) }
 
 // result is what one run of the command produced.

@@ -153,6 +153,7 @@ func TestResetModes(t *testing.T) {
 // an unknown group, topic or partition, and for a malformed file, naming
 // the line; in each case nothing is written and the exit code is 1.
 func TestResetRefusals(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	zk := session(t, c)
 	topic := newTopic(t, c, 2, 20)
@@ -201,6 +202,7 @@ func TestResetRefusals(t *testing.T) {
 // offsets for the topics named with --topic, in every mode that needs no
 // committed offset; --all-topics still needs the group's own topics.
 func TestResetNewGroup(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	zk := session(t, c)
 	topic := newTopic(t, c, 1, 7)

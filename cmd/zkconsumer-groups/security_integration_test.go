@@ -26,6 +26,7 @@ func writeCommandConfig(t *testing.T, lines ...string) string {
 // log end offsets over SASL_SSL and --migrate-to-kafka commits through a
 // SASL_SSL bootstrap server; a wrong password fails naming the setting.
 func TestCommandConfigSecuresBrokers(t *testing.T) {
+	t.Parallel()
 	c := testcluster.SharedSecure(t)
 	sec := c.Security()
 	topic := newTopic(t, c, 2, 20)

@@ -24,9 +24,11 @@ import (
 // here an unreadable registration in its group; each still exits cleanly
 // on SIGINT.
 func TestExamplesReportErrors(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	for _, name := range []string{"simple", "manual-commit"} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			ctx := testwait.Context(t, 2*time.Minute)
 			bin := build(t, name)
 			topic, group := testcluster.UniqueName("smoke-missing"), testcluster.UniqueName("smoke-missing")
@@ -47,6 +49,7 @@ func TestExamplesReportErrors(t *testing.T) {
 		})
 	}
 	t.Run("wildcard", func(t *testing.T) {
+		t.Parallel()
 		ctx := testwait.Context(t, 2*time.Minute)
 		bin := build(t, "wildcard")
 		base, group := testcluster.UniqueName("smoke-broken"), testcluster.UniqueName("smoke-broken")

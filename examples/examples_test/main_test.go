@@ -9,4 +9,7 @@ import (
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 )
 
+// Each test runs its examples as processes of their own, on a topic and a
+// group of its own on the shared cluster, and so runs in parallel with
+// the others (t.Parallel); TestPauseResume alone stays serial (see there).
 func TestMain(m *testing.M) { testcluster.Main(m) }

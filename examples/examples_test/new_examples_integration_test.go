@@ -22,13 +22,10 @@ import (
 // TestKafkaMode: the kafka-mode example, given only bootstrap.servers,
 // reads what the topic holds on a first run and commits it to Kafka.
 func TestKafkaMode(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx := testwait.Context(t, 3*time.Minute)
-	bin := build(t, "kafka-mode")
-	topic, group := testcluster.UniqueName("smoke-kafkamode"), testcluster.UniqueName("smoke-kafkamode")
-	require.NoError(t, c.CreateTopic(ctx, topic, 2, 1))
-	produced, err := c.Produce(ctx, topic, 20, testcluster.ProduceOptions{Partition: -1})
-	require.NoError(t, err)
+	bin, topic, group, produced := prepare(t, ctx, c, "kafka-mode", "smoke-kafkamode", 2, 20)
 
 	p := start(t, ctx, bin, "-bootstrap", strings.Join(c.BrokerAddrs(), ","), "-topic", topic, "-group", group)
 	p.waitLines(t, 20)
@@ -43,13 +40,10 @@ func TestKafkaMode(t *testing.T) {
 // warning of a key the connector does not know, reads what the topic holds
 // on a first run, and stops on a value the connector refuses.
 func TestProperties(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx := testwait.Context(t, 3*time.Minute)
-	bin := build(t, "properties")
-	topic, group := testcluster.UniqueName("smoke-props"), testcluster.UniqueName("smoke-props")
-	require.NoError(t, c.CreateTopic(ctx, topic, 2, 1))
-	produced, err := c.Produce(ctx, topic, 20, testcluster.ProduceOptions{Partition: -1})
-	require.NoError(t, err)
+	bin, topic, group, produced := prepare(t, ctx, c, "properties", "smoke-props", 2, 20)
 	sample := filepath.Join(repoRoot(t), "examples", "properties", "consumer.properties")
 
 	p := start(t, ctx, bin, "-config", sample, "-set", "zookeeper.connect="+c.ZKConnect(),
@@ -75,13 +69,12 @@ var readyRE = regexp.MustCompile(`readiness check on (http://\S+/ready)`)
 // readiness check answers 503 while they are paused and 200 while it
 // consumes, and every message is printed once and committed.
 func TestPauseResume(t *testing.T) {
+	// Not parallel: its readiness check must be seen answering 503 in the
+	// short windows while the partitions are paused, which a machine
+	// loaded by the other tests can let it miss.
 	c := testcluster.Shared(t)
 	ctx := testwait.Context(t, 3*time.Minute)
-	bin := build(t, "pause-resume")
-	topic, group := testcluster.UniqueName("smoke-pause"), testcluster.UniqueName("smoke-pause")
-	require.NoError(t, c.CreateTopic(ctx, topic, 2, 1))
-	produced, err := c.Produce(ctx, topic, 30, testcluster.ProduceOptions{Partition: -1})
-	require.NoError(t, err)
+	bin, topic, group, produced := prepare(t, ctx, c, "pause-resume", "smoke-pause", 2, 30)
 
 	p := start(t, ctx, bin, "-zookeeper", c.ZKConnect(), "-topic", topic, "-group", group,
 		"-queue", "4", "-work", "30ms", "-listen", "127.0.0.1:0")

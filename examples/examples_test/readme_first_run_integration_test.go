@@ -26,6 +26,7 @@ import (
 // run prints only what was produced since, as the README says: the group
 // resumes after what the first committed on Ctrl-C.
 func TestREADMEFirstRun(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx := testwait.Context(t, 4*time.Minute)
 	root := repoRoot(t)

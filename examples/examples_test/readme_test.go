@@ -40,6 +40,7 @@ func readmePrograms(t *testing.T, file string) []string {
 // CONTRIBUTING.md and the pages of docs/. Each must be a whole program
 // (package main), so that what a user copies compiles as it stands.
 func TestREADMEProgramsCompile(t *testing.T) {
+	t.Parallel()
 	root := repoRoot(t)
 	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	if err != nil {

@@ -20,13 +20,10 @@ import (
 )
 
 func TestSimple(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx := testwait.Context(t, 3*time.Minute)
-	bin := build(t, "simple")
-	topic, group := testcluster.UniqueName("smoke-simple"), testcluster.UniqueName("smoke-simple")
-	require.NoError(t, c.CreateTopic(ctx, topic, 2, 1))
-	produced, err := c.Produce(ctx, topic, 30, testcluster.ProduceOptions{Partition: -1})
-	require.NoError(t, err)
+	bin, topic, group, produced := prepare(t, ctx, c, "simple", "smoke-simple", 2, 30)
 	args := []string{"-zookeeper", c.ZKConnect(), "-topic", topic, "-group", group}
 
 	p := start(t, ctx, bin, args...)
@@ -46,13 +43,10 @@ func TestSimple(t *testing.T) {
 }
 
 func TestWorkers(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx := testwait.Context(t, 3*time.Minute)
-	bin := build(t, "workers")
-	topic, group := testcluster.UniqueName("smoke-workers"), testcluster.UniqueName("smoke-workers")
-	require.NoError(t, c.CreateTopic(ctx, topic, 4, 1))
-	produced, err := c.Produce(ctx, topic, 200, testcluster.ProduceOptions{Partition: -1})
-	require.NoError(t, err)
+	bin, topic, group, produced := prepare(t, ctx, c, "workers", "smoke-workers", 4, 200)
 
 	p := start(t, ctx, bin, "-zookeeper", c.ZKConnect(), "-topic", topic, "-group", group, "-streams", "4")
 	testwait.WaitFor(t, time.Minute, func() bool { return strings.Contains(p.stderr.String(), " 200 messages so far") },
@@ -66,13 +60,10 @@ func TestWorkers(t *testing.T) {
 // commits off, every message its workers processed, and its last batches
 // when it is interrupted.
 func TestPool(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx := testwait.Context(t, 3*time.Minute)
-	bin := build(t, "pool")
-	topic, group := testcluster.UniqueName("smoke-pool"), testcluster.UniqueName("smoke-pool")
-	require.NoError(t, c.CreateTopic(ctx, topic, 4, 1))
-	produced, err := c.Produce(ctx, topic, 200, testcluster.ProduceOptions{Partition: -1})
-	require.NoError(t, err)
+	bin, topic, group, produced := prepare(t, ctx, c, "pool", "smoke-pool", 4, 200)
 
 	p := start(t, ctx, bin, "-zookeeper", c.ZKConnect(), "-topic", topic, "-group", group, "-workers", "3", "-batch", "7")
 	testwait.WaitFor(t, time.Minute, func() bool { return strings.Contains(p.stderr.String(), "200 messages processed, 200 committed") },
@@ -85,6 +76,7 @@ func TestPool(t *testing.T) {
 }
 
 func TestWildcard(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx := testwait.Context(t, 3*time.Minute)
 	bin := build(t, "wildcard")
@@ -120,13 +112,10 @@ func TestWildcard(t *testing.T) {
 }
 
 func TestManualCommit(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx := testwait.Context(t, 3*time.Minute)
-	bin := build(t, "manual-commit")
-	topic, group := testcluster.UniqueName("smoke-manual"), testcluster.UniqueName("smoke-manual")
-	require.NoError(t, c.CreateTopic(ctx, topic, 2, 1))
-	produced, err := c.Produce(ctx, topic, 300, testcluster.ProduceOptions{Partition: -1})
-	require.NoError(t, err)
+	bin, topic, group, produced := prepare(t, ctx, c, "manual-commit", "smoke-manual", 2, 300)
 
 	p := start(t, ctx, bin, "-zookeeper", c.ZKConnect(), "-topic", topic, "-group", group, "-batch", "100")
 	testwait.WaitFor(t, time.Minute, func() bool { return strings.Contains(p.stderr.String(), "committed after 300 messages") },
@@ -138,9 +127,23 @@ func TestManualCommit(t *testing.T) {
 	require.Contains(t, p.stderr.String(), "committed after 300 messages (final)")
 	requireCommitted(t, ctx, c, group, map[string]testcluster.Produced{topic: produced})
 
-	_, err = exec.Command(bin, "-batch", "0").CombinedOutput()
+	_, err := exec.Command(bin, "-batch", "0").CombinedOutput()
 	var exit *exec.ExitError
 	require.ErrorAs(t, err, &exit, "-batch 0 is refused")
+}
+
+// prepare builds the example name and makes what a run of it reads: a
+// topic of partitions partitions holding n messages (round-robin over the
+// partitions, sequence numbers from 0), and a group name. The topic and
+// the group, both named after prefix, are the test's alone.
+func prepare(t *testing.T, ctx context.Context, c *testcluster.Cluster, name, prefix string, partitions int32, n int) (bin, topic, group string, produced testcluster.Produced) {
+	t.Helper()
+	bin = build(t, name)
+	topic, group = testcluster.UniqueName(prefix), testcluster.UniqueName(prefix)
+	require.NoError(t, c.CreateTopic(ctx, topic, partitions, 1))
+	produced, err := c.Produce(ctx, topic, n, testcluster.ProduceOptions{Partition: -1})
+	require.NoError(t, err)
+	return bin, topic, group, produced
 }
 
 // build compiles an example into a temporary directory, with -race when
