@@ -39,7 +39,7 @@ func TestStaticMemberRestartKeepsAssignment(t *testing.T) {
 	require.Equal(t, []int32{2, 3}, gb.Assignment[topic])
 
 	a.stop() // no LeaveGroup for a static member
-	time.Sleep(2 * time.Second)
+	waitAnsweredSince(t, gb, time.Now())
 	require.NoError(t, gb.Err(), "closing a static member rebalanced the group")
 
 	a2 := startRunner(t, cfgA)
@@ -48,8 +48,21 @@ func TestStaticMemberRestartKeepsAssignment(t *testing.T) {
 	require.NotEqual(t, ga.MemberID, g.MemberID)
 	require.Equal(t, ga.Assignment, g.Assignment)
 	require.Equal(t, gb.ID, g.ID, "the restart started no new generation")
-	time.Sleep(time.Second)
+	waitAnsweredSince(t, gb, time.Now())
 	require.NoError(t, gb.Err(), "the restart rebalanced the group")
+}
+
+// waitAnsweredSince waits until the coordinator has answered a heartbeat
+// of g sent after since, or until g has ended. Had the group begun to
+// rebalance before since, that heartbeat's answer would be
+// REBALANCE_IN_PROGRESS, which ends g (ErrRebalanceStarted) and renews
+// nothing: a live g afterwards shows the group did not rebalance. Only an
+// answer without error renews the lease, from the heartbeat's send time.
+func waitAnsweredSince(t *testing.T, g *Generation, since time.Time) {
+	t.Helper()
+	testwait.WaitFor(t, 30*time.Second, func() bool {
+		return g.Err() != nil || g.lease.Until().After(since.Add(g.lease.Length()))
+	}, "a heartbeat of generation %d sent after %v answered", g.ID, since.Format("15:04:05.000"))
 }
 
 // TestStaticMemberFenced: when a second process joins with a
