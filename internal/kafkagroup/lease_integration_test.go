@@ -16,6 +16,7 @@ import (
 // succeed holds its lease at every moment of its generation all the same:
 // it heartbeats often enough to renew the lease before it lapses.
 func TestHealthyMemberAlwaysHoldsItsLease(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	topic := createTopic(t, c, "kg-lease", 2)
 	cfg := testConfig(c, testcluster.UniqueName("kg-lease"), topic)

@@ -21,6 +21,7 @@ import (
 // session timeout, it gets its old partitions back under a new member id,
 // and the other member's generation goes on undisturbed (KIP-345).
 func TestStaticMemberRestartKeepsAssignment(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	topic := createTopic(t, c, "kg-static", 4)
 	group := testcluster.UniqueName("kg-static")
@@ -70,6 +71,7 @@ func waitAnsweredSince(t *testing.T, g *Generation, since time.Time) {
 // generation ends with an ErrFatal error (FENCED_INSTANCE_ID) and Join
 // refuses to go on.
 func TestStaticMemberFenced(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	topic := createTopic(t, c, "kg-fenced", 2)
 	group := testcluster.UniqueName("kg-fenced")
@@ -108,6 +110,7 @@ func TestStaticMemberFenced(t *testing.T) {
 // millisecond, the first's lease is never held once the second's is, on
 // Kafka 3.9 (ZooKeeper mode) and Kafka 4.x (KRaft).
 func TestStaticReplacementLeasesNeverOverlap(t *testing.T) {
+	t.Parallel()
 	for name, cluster := range map[string]func(testing.TB) *testcluster.Cluster{
 		"kafka3.9": testcluster.Shared, "kraft4": testcluster.SharedKRaft,
 	} {
@@ -184,6 +187,7 @@ func TestStaticReplacementLeasesNeverOverlap(t *testing.T) {
 // noticed and assigned, on Kafka 3.9 and Kafka 4.x. (Before, only the
 // leader watched, and below v9 they were not.)
 func TestStaticLeaderRestartStillFollowsPartitions(t *testing.T) {
+	t.Parallel()
 	for name, cluster := range map[string]func(testing.TB) *testcluster.Cluster{
 		"kafka3.9": testcluster.Shared, "kraft4": testcluster.SharedKRaft,
 	} {
@@ -248,6 +252,7 @@ func TestStaticLeaderRestartStillFollowsPartitions(t *testing.T) {
 // new partitions were never assigned (KAFKAGROUP_NO_JOIN_V9=1 makes the
 // member send JoinGroup v5: the test then fails).
 func TestStaticLeaderRestartWatchesForJavaFollower(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	mine := createTopic(t, c, "kg-skip-mine", 2)
 	theirs := createTopic(t, c, "kg-skip-java", 2)
