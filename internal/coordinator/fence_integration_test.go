@@ -126,6 +126,7 @@ func (d *proxiedDialer) setMode(m testcluster.ProxyMode) {
 // session's lease, tells of its lapse by the clock is checked by
 // connector's TestKafkaCommitCutOffWhenZooKeeperLeaseLapses.
 func TestFencedCommitCutOffWhenFenceLapses(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
