@@ -38,6 +38,7 @@ func TestChaosShort(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: skipped by -short")
 	}
+	t.Parallel()
 	topology, commandLine := TopologyEnsemble, "go test -run TestChaosShort ./chaos/"
 	if name := os.Getenv("CHAOS_SHORT_TOPOLOGY"); name != "" {
 		var err error

@@ -24,6 +24,7 @@ func TestObserveCommitsOfRealStores(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: skipped by -short")
 	}
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "cluster")
 	c := testcluster.Private(t, testcluster.Options{
 		Brokers: 1, ZooKeeperServers: 3, Dir: dir,

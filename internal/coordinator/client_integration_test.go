@@ -18,6 +18,7 @@ import (
 // from them, and while it is a member the group is active and the
 // coordinator refuses commits from outside.
 func TestCommitFromOutside(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

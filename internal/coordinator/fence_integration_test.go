@@ -2,8 +2,10 @@ package coordinator
 
 import (
 	"context"
+	"encoding/binary"
 	"net"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 
 	"github.com/zkconsumer/zkconsumer/internal/abortdial"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
+	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
 	"github.com/zkconsumer/zkconsumer/zkutil"
 )
 
@@ -45,11 +48,40 @@ func (f *testFence) set(held bool) {
 }
 
 // proxiedDialer dials every broker through a proxy of its own, which the
-// test can cut like a network partition.
+// test can cut like a network partition. It counts the OffsetCommit
+// requests written into a cut path.
 type proxiedDialer struct {
 	t       *testing.T
 	mu      sync.Mutex
 	proxies map[string]*testcluster.Proxy
+	cut     bool
+	// commitsIntoCut counts the OffsetCommit requests written while cut.
+	commitsIntoCut atomic.Int64
+}
+
+// watchedConn is a client's connection to a proxy that tells its dialer
+// of every OffsetCommit request written while the proxies are cut.
+type watchedConn struct {
+	*net.TCPConn // SetLinger too, for abortdial's Reset
+	d            *proxiedDialer
+}
+
+// apiKeyOffsetCommit is OffsetCommit's key in a Kafka request header.
+const apiKeyOffsetCommit = 8
+
+func (c watchedConn) Write(b []byte) (int, error) {
+	n, err := c.TCPConn.Write(b)
+	// A request is written in one piece: its size (4 bytes), then its
+	// API key (2 bytes).
+	if n > 0 && len(b) >= 6 && binary.BigEndian.Uint16(b[4:6]) == apiKeyOffsetCommit {
+		c.d.mu.Lock()
+		cut := c.d.cut
+		c.d.mu.Unlock()
+		if cut {
+			c.d.commitsIntoCut.Add(1)
+		}
+	}
+	return n, err
 }
 
 func (d *proxiedDialer) Dial(network, addr string) (net.Conn, error) {
@@ -65,12 +97,17 @@ func (d *proxiedDialer) Dial(network, addr string) (net.Conn, error) {
 		d.t.Cleanup(func() { _ = p.Close() })
 	}
 	d.mu.Unlock()
-	return net.DialTimeout(network, p.Addr(), 5*time.Second)
+	c, err := net.DialTimeout(network, p.Addr(), 5*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	return watchedConn{TCPConn: c.(*net.TCPConn), d: d}, nil
 }
 
 func (d *proxiedDialer) setMode(m testcluster.ProxyMode) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.cut = m == testcluster.Blackhole
 	for _, p := range d.proxies {
 		p.SetMode(m)
 	}
@@ -89,6 +126,7 @@ func (d *proxiedDialer) setMode(m testcluster.ProxyMode) {
 // session's lease, tells of its lapse by the clock is checked by
 // connector's TestKafkaCommitCutOffWhenZooKeeperLeaseLapses.
 func TestFencedCommitCutOffWhenFenceLapses(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -132,9 +170,11 @@ func TestFencedCommitCutOffWhenFenceLapses(t *testing.T) {
 		}
 		require.NoError(t, commit(ctx, map[zkutil.TopicPartition]int64{tp: offset - 1}), "a commit on a healthy path")
 		dial.setMode(testcluster.Blackhole)
+		sent := dial.commitsIntoCut.Load()
 		result := make(chan error, 1)
 		go func() { result <- commit(ctx, map[zkutil.TopicPartition]int64{tp: offset}) }()
-		time.Sleep(time.Second) // the request waits in the partitioned path
+		// The request waits in the partitioned path.
+		testwait.WaitFor(t, 30*time.Second, func() bool { return dial.commitsIntoCut.Load() > sent }, "the commit written into the partition")
 		if fence == nil {
 			dial.setMode(testcluster.Forward)
 			return <-result

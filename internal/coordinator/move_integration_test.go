@@ -21,6 +21,7 @@ import (
 // coordinator takes it; a fetch then reads it from the new coordinator,
 // with the Client's one connection now to another broker.
 func TestClientFollowsCoordinatorMove(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Private(t, testcluster.Options{Brokers: 3})
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()

@@ -149,6 +149,7 @@ func TestCooperativeStickyGolden(t *testing.T) {
 // up to its fair share, and, once the follow-up rebalance is done, be
 // complete and balanced.
 func TestCooperativeStickyProperties(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 11))
 	for round := 0; round < 300; round++ {
 		counts := map[string]int32{"a": int32(1 + rng.IntN(10)), "b": int32(rng.IntN(8)), "c": int32(1 + rng.IntN(5))}
@@ -305,6 +306,7 @@ func checkComplete(t *testing.T, counts map[string]int32, members map[string]mem
 // subscriptions are drawn too (the oracle must accept them), but only
 // TestCooperativeStickyProperties judges their assignments.
 func TestCooperativeStickyAgainstKafka(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 13))
 	var inputs []groupInput
 	for i := 0; i < 400; i++ {

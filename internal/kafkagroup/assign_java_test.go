@@ -225,6 +225,7 @@ func randomJavaGroup(rng *rand.Rand) groupInput {
 // Java range assignor then stays on its non-rack path, the one this package
 // implements.
 func TestJavaAssignorsAgainstKafka(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
 	var inputs []groupInput
 	var strategies []string

@@ -19,7 +19,8 @@ import (
 // fakeCoordinator answers a member's requests over in-memory
 // connections, each connection's in order as a broker does: heartbeats as
 // the test says (each request arrives on reqs, and the next answer sent on
-// answers goes back); an OffsetCommit is announced on commits and never
+// answers goes back), except the one a member leaves with, which is
+// answered at once; an OffsetCommit is announced on commits and never
 // answered.
 type fakeCoordinator struct {
 	reqs    chan *kip848.HeartbeatRequest
@@ -56,6 +57,22 @@ func connectFake(t *testing.T, m *Member) *fakeCoordinator {
 	m.coord = &coordinator{id: 1, addr: "fake:9092", ctrl: sarama.NewBroker("fake:9092"), ctrlT: newTracker(m.cfg, time.Second), fetchVersion: 5,
 		consumer: &consumerConns{t: newTracker(m.cfg, time.Second), conn: dial(), hb: dial(), hbVersion: 1}}
 	m.coordMu.Unlock()
+	// Close the member while the fake still serves it (cleanups run last
+	// registered first), so that its leave is answered instead of retried
+	// until Close's leave timeout (5 s). A member that dropped the fake (a
+	// request of its was aborted) would look for a coordinator at brokers
+	// that do not exist: it leaves nothing, as a crashed one.
+	t.Cleanup(func() {
+		m.coordMu.Lock()
+		dropped := m.coord == nil
+		m.coordMu.Unlock()
+		if dropped {
+			m.consumer.mu.Lock()
+			m.consumer.epoch = 0
+			m.consumer.mu.Unlock()
+		}
+		_ = m.Close()
+	})
 	return f
 }
 
@@ -89,16 +106,18 @@ func (f *fakeCoordinator) serve(c net.Conn) {
 			if err != nil {
 				return
 			}
-			select {
-			case f.reqs <- req:
-			case <-f.stop:
-				return
-			}
-			var resp *kip848.HeartbeatResponse
-			select {
-			case resp = <-f.answers:
-			case <-f.stop:
-				return
+			resp := &kip848.HeartbeatResponse{MemberID: &req.MemberID, MemberEpoch: req.MemberEpoch}
+			if req.MemberEpoch >= 0 { // not leaving: the test answers
+				select {
+				case f.reqs <- req:
+				case <-f.stop:
+					return
+				}
+				select {
+				case resp = <-f.answers:
+				case <-f.stop:
+					return
+				}
 			}
 			body = append([]byte{0}, resp.Encode()...) // response header v1: no tags
 		case kip848.APIKeyOffsetCommit:

@@ -24,6 +24,7 @@ import (
 // set on the group itself (consumer.session.timeout.ms, 50 s) is read at
 // the next Join.
 func TestLeaseFollowsTheBrokersSessionTimeout(t *testing.T) {
+	t.Parallel()
 	c := testcluster.SharedKRaft(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -21,6 +21,7 @@ import (
 // behind it, and a 4.5 s lease (session.timeout.ms 6 s) would lapse while
 // the member is healthy. The member's lease holds throughout.
 func TestHeartbeatsDoNotWaitBehindACommit(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Private(t, testcluster.Options{Brokers: 3})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

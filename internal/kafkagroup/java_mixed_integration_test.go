@@ -20,6 +20,7 @@ import (
 // covering it, the coordinator stores the same assignment both believe in,
 // and the Java consumer prints records of exactly its partitions.
 func TestMixedGroupWithJavaConsumer(t *testing.T) {
+	t.Parallel()
 	t.Run("zkconsumer leads", func(t *testing.T) { mixedGroup(t, false) })
 	t.Run("java leads", func(t *testing.T) { mixedGroup(t, true) })
 }

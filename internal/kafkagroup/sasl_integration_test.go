@@ -18,6 +18,7 @@ import (
 // can say. (Before, with SASL the member sent JoinGroup v5, whose
 // connection spoke SASL, and came back without SkippedAssignment.)
 func TestStaticLeaderRestartSkipsAssignmentOverSASL(t *testing.T) {
+	t.Parallel()
 	c := testcluster.SharedSecure(t)
 	sec := c.Security()
 	for _, tc := range []struct {

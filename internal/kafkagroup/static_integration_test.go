@@ -21,6 +21,7 @@ import (
 // session timeout, it gets its old partitions back under a new member id,
 // and the other member's generation goes on undisturbed (KIP-345).
 func TestStaticMemberRestartKeepsAssignment(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	topic := createTopic(t, c, "kg-static", 4)
 	group := testcluster.UniqueName("kg-static")
@@ -39,7 +40,7 @@ func TestStaticMemberRestartKeepsAssignment(t *testing.T) {
 	require.Equal(t, []int32{2, 3}, gb.Assignment[topic])
 
 	a.stop() // no LeaveGroup for a static member
-	time.Sleep(2 * time.Second)
+	waitAnsweredSince(t, gb, time.Now())
 	require.NoError(t, gb.Err(), "closing a static member rebalanced the group")
 
 	a2 := startRunner(t, cfgA)
@@ -48,8 +49,21 @@ func TestStaticMemberRestartKeepsAssignment(t *testing.T) {
 	require.NotEqual(t, ga.MemberID, g.MemberID)
 	require.Equal(t, ga.Assignment, g.Assignment)
 	require.Equal(t, gb.ID, g.ID, "the restart started no new generation")
-	time.Sleep(time.Second)
+	waitAnsweredSince(t, gb, time.Now())
 	require.NoError(t, gb.Err(), "the restart rebalanced the group")
+}
+
+// waitAnsweredSince waits until the coordinator has answered a heartbeat
+// of g sent after since, or until g has ended. Had the group begun to
+// rebalance before since, that heartbeat's answer would be
+// REBALANCE_IN_PROGRESS, which ends g (ErrRebalanceStarted) and renews
+// nothing: a live g afterwards shows the group did not rebalance. Only an
+// answer without error renews the lease, from the heartbeat's send time.
+func waitAnsweredSince(t *testing.T, g *Generation, since time.Time) {
+	t.Helper()
+	testwait.WaitFor(t, 30*time.Second, func() bool {
+		return g.Err() != nil || g.lease.Until().After(since.Add(g.lease.Length()))
+	}, "a heartbeat of generation %d sent after %v answered", g.ID, since.Format("15:04:05.000"))
 }
 
 // TestStaticMemberFenced: when a second process joins with a
@@ -57,6 +71,7 @@ func TestStaticMemberRestartKeepsAssignment(t *testing.T) {
 // generation ends with an ErrFatal error (FENCED_INSTANCE_ID) and Join
 // refuses to go on.
 func TestStaticMemberFenced(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	topic := createTopic(t, c, "kg-fenced", 2)
 	group := testcluster.UniqueName("kg-fenced")
@@ -95,6 +110,7 @@ func TestStaticMemberFenced(t *testing.T) {
 // millisecond, the first's lease is never held once the second's is, on
 // Kafka 3.9 (ZooKeeper mode) and Kafka 4.x (KRaft).
 func TestStaticReplacementLeasesNeverOverlap(t *testing.T) {
+	t.Parallel()
 	for name, cluster := range map[string]func(testing.TB) *testcluster.Cluster{
 		"kafka3.9": testcluster.Shared, "kraft4": testcluster.SharedKRaft,
 	} {
@@ -171,6 +187,7 @@ func TestStaticReplacementLeasesNeverOverlap(t *testing.T) {
 // noticed and assigned, on Kafka 3.9 and Kafka 4.x. (Before, only the
 // leader watched, and below v9 they were not.)
 func TestStaticLeaderRestartStillFollowsPartitions(t *testing.T) {
+	t.Parallel()
 	for name, cluster := range map[string]func(testing.TB) *testcluster.Cluster{
 		"kafka3.9": testcluster.Shared, "kraft4": testcluster.SharedKRaft,
 	} {
@@ -235,6 +252,7 @@ func TestStaticLeaderRestartStillFollowsPartitions(t *testing.T) {
 // new partitions were never assigned (KAFKAGROUP_NO_JOIN_V9=1 makes the
 // member send JoinGroup v5: the test then fails).
 func TestStaticLeaderRestartWatchesForJavaFollower(t *testing.T) {
+	t.Parallel()
 	c := testcluster.Shared(t)
 	mine := createTopic(t, c, "kg-skip-mine", 2)
 	theirs := createTopic(t, c, "kg-skip-java", 2)
