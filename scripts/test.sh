@@ -10,11 +10,13 @@
 # kill or pause processes always start private clusters of their own from
 # the jars.
 #
-# The Prometheus adapter, plugin/prometheus, is a module of its own (so that
-# the core module does not depend on client_golang); it is built, vetted
-# and tested after the core, against the same cluster, and against the
-# core of this working tree: the repository's go.work puts both in one
-# workspace (its published go.mod requires a released core instead).
+# The Prometheus adapter, plugin/prometheus, and the fault-injection suite,
+# chaos/, are modules of their own (so that the core module does not
+# depend on client_golang, and no importable package holds the chaos rig);
+# they are built, vetted and tested with the core, against the same
+# cluster, and against the core of this working tree: the repository's
+# go.work puts them in one workspace (the plugin's published go.mod
+# requires a released core instead).
 #
 # Three test-only modules live outside the workspace (GOWORK=off), so that
 # their dependencies stay out of the published modules' build lists:
@@ -61,12 +63,17 @@ fi
 echo "test.sh: integration tests use ZOOKEEPER_CONNECT=$ZOOKEEPER_CONNECT KAFKA_BROKERS=$KAFKA_BROKERS KRAFT_BROKERS=$KRAFT_BROKERS"
 go run ./internal/testrig/cmd/zkcluster info
 
-# Tests that share a cluster safely call t.Parallel (connector: those that
-# inject no fault into a cluster another test uses); they mostly wait on the
-# cluster, so four at a time beside the packages go test runs side by side
-# (-p, the number of CPUs) keep a 2-core machine busy without starving a
-# session's heartbeats.
-go test -race -count=1 -parallel 4 -timeout 40m ${GOTESTFLAGS:-} ./...
-(cd plugin/prometheus && go test -race -count=1 -timeout 10m ${GOTESTFLAGS:-} ./...)
-(cd chaos && go test -race -count=1 -timeout 10m ${GOTESTFLAGS:-} ./...)
+# One go test for the core and the two workspace modules built against it
+# (chaos, plugin/prometheus), so that their packages share the lanes go
+# test runs side by side (-p, the number of CPUs) instead of running after
+# the core's. go test starts packages in the order given: the longest come
+# first, so that no long one starts last and runs alone at the end.
+#
+# Tests that share a cluster safely call t.Parallel (those that inject no
+# fault into a cluster another test uses); they mostly wait on the
+# cluster, so four at a time per package keep a 2-core machine busy
+# without starving a session's heartbeats.
+longest_first=(./connector ./internal/fetch ./cmd/zkconsumer-console-consumer ./internal/testrig/testcluster
+  ./internal/kafkagroup ./internal/zksession ./chaos/... ./cmd/zkconsumer-groups ./internal/zkgroup)
+go test -race -count=1 -parallel 4 -timeout 40m ${GOTESTFLAGS:-} "${longest_first[@]}" ./... ./plugin/prometheus/...
 (cd scripts/exporters && GOWORK=off go test -race -count=1 -timeout 5m ${GOTESTFLAGS:-} ./...)
