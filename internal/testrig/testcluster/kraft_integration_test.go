@@ -116,13 +116,7 @@ func TestKRaftClusterServesTopicsAndGroups(t *testing.T) {
 					"--consumer-property", "auto.offset.reset=earliest",
 					"--consumer-property", "group.protocol="+protocol)
 				require.NoError(t, err)
-				seqs := make([]int, 0, len(recs))
-				for _, r := range recs {
-					seq, err := ParseSeq([]byte(r.Value))
-					require.NoError(t, err)
-					seqs = append(seqs, seq)
-				}
-				requireSeqs(t, n, seqs)
+				requireRecordSeqs(t, n, recs)
 				require.Equal(t, map[int32]int64{0: n / 2, 1: n / 2}, committedOffsets(t, c, group, topic), "group %s", group)
 				t.Logf("Kafka 4 ConsoleConsumer (group.protocol=%s) read %d records in group %s and committed", protocol, len(recs), group)
 			})
@@ -150,13 +144,7 @@ func TestJava4ConsoleConsumerOn39(t *testing.T) {
 	recs, err := JavaConsoleConsume4(ctx, c.BrokerAddrs()[0], topic, group, 5*time.Second,
 		"--consumer-property", "auto.offset.reset=earliest")
 	require.NoError(t, err)
-	seqs := make([]int, 0, len(recs))
-	for _, r := range recs {
-		seq, err := ParseSeq([]byte(r.Value))
-		require.NoError(t, err)
-		seqs = append(seqs, seq)
-	}
-	requireSeqs(t, n, seqs)
+	requireRecordSeqs(t, n, recs)
 	require.Equal(t, map[int32]int64{0: n / 2, 1: n / 2}, committedOffsets(t, c, group, topic))
 }
 
@@ -226,6 +214,19 @@ func requireSeqs(t *testing.T, n int, seqs []int) {
 	for i, s := range sorted {
 		require.Equal(t, i, s, "every message exactly once")
 	}
+}
+
+// requireRecordSeqs checks that the records a Java console consumer
+// printed carry the sequence numbers 0..n-1, each once.
+func requireRecordSeqs(t *testing.T, n int, recs []JavaRecord) {
+	t.Helper()
+	seqs := make([]int, 0, len(recs))
+	for _, r := range recs {
+		seq, err := ParseSeq([]byte(r.Value))
+		require.NoError(t, err)
+		seqs = append(seqs, seq)
+	}
+	requireSeqs(t, n, seqs)
 }
 
 // committedOffsets reads a group's committed offsets for topic.
