@@ -33,6 +33,17 @@ func dialSession(t *testing.T, ctx context.Context, cfg SessionConfig) *Session 
 
 // observer opens a plain go-zookeeper connection without chroot or
 // credentials, to look at what a Session did.
+// caughtUp makes raw's server catch up with the leader (ZooKeeper's sync)
+// and returns raw, so that a read through it sees what a session on
+// another server of the ensemble has written: a follower may lag, and the
+// tests run side by side.
+func caughtUp(t *testing.T, raw *zk.Conn) *zk.Conn {
+	t.Helper()
+	_, err := raw.Sync("/")
+	require.NoError(t, err)
+	return raw
+}
+
 func observer(t *testing.T, ctx context.Context, servers []string) *zk.Conn {
 	t.Helper()
 	conn, events, err := zk.Connect(servers, 10*time.Second, zk.WithLogger(discardZKLogger{}))
@@ -122,14 +133,14 @@ func TestSessionChrootAndCreates(t *testing.T) {
 
 	// Persistent node with parents; the parents hold null.
 	require.NoError(t, s.CreatePersistent(ctx, base+"/a/b", []byte("x")))
-	data, st, err := raw.Get("/kafka" + base + "/a/b")
+	data, st, err := caughtUp(t, raw).Get("/kafka" + base + "/a/b")
 	require.NoError(t, err)
 	require.Equal(t, "x", string(data))
 	require.Zero(t, st.EphemeralOwner)
-	data, _, err = raw.Get("/kafka" + base + "/a")
+	data, _, err = caughtUp(t, raw).Get("/kafka" + base + "/a")
 	require.NoError(t, err)
 	require.Empty(t, data)
-	ok, _, err := raw.Exists(base)
+	ok, _, err := caughtUp(t, raw).Exists(base)
 	require.NoError(t, err)
 	require.False(t, ok, "nothing is created outside the chroot")
 
@@ -141,7 +152,7 @@ func TestSessionChrootAndCreates(t *testing.T) {
 	// Ephemeral node with parents, owned by the session.
 	eph := base + "/ids/member-1"
 	require.NoError(t, s.CreateEphemeral(ctx, eph, []byte("reg")))
-	_, st, err = raw.Get("/kafka" + eph)
+	_, st, err = caughtUp(t, raw).Get("/kafka" + eph)
 	require.NoError(t, err)
 	require.Equal(t, s.ID(), st.EphemeralOwner)
 	ok, sst, err := s.Exists(ctx, eph)
@@ -210,7 +221,7 @@ func TestSessionChrootAndCreates(t *testing.T) {
 	require.NoError(t, s.Close())
 	_, err = raw.Sync("/kafka" + eph)
 	require.NoError(t, err)
-	ok, _, err = raw.Exists("/kafka" + eph)
+	ok, _, err = caughtUp(t, raw).Exists("/kafka" + eph)
 	require.NoError(t, err)
 	require.False(t, ok, "the ephemeral node is gone as soon as the session is closed")
 	_, _, err = s.Get(ctx, off)
@@ -326,7 +337,7 @@ func TestSessionExpiry(t *testing.T) {
 	armed.Store(true)
 	require.NoError(t, tap.Expire())
 	token <- struct{}{}
-	ok, _, err := raw.Exists("/kafka" + eph)
+	ok, _, err := caughtUp(t, raw).Exists("/kafka" + eph)
 	require.NoError(t, err)
 	require.False(t, ok, "ZooKeeper deleted the ephemeral node of the expired session")
 
@@ -363,7 +374,7 @@ func TestSessionExpiry(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, ok)
 	require.NoError(t, s.CreateEphemeral(ctx, eph, []byte("reg")))
-	_, st, err := raw.Get("/kafka" + eph)
+	_, st, err := caughtUp(t, raw).Get("/kafka" + eph)
 	require.NoError(t, err)
 	require.Equal(t, s.ID(), st.EphemeralOwner)
 }
@@ -507,9 +518,9 @@ func TestSessionDigestAuth(t *testing.T) {
 	require.NoError(t, s.CreatePersistent(ctx, path, []byte("s3cr3t")))
 
 	raw := observer(t, ctx, c.ZKServers())
-	_, _, err = raw.Get("/kafka" + path)
+	_, _, err = caughtUp(t, raw).Get("/kafka" + path)
 	require.ErrorIs(t, err, zk.ErrNoAuth, "an unauthenticated connection cannot read the node")
-	_, _, err = raw.Children("/kafka" + path[:strings.LastIndexByte(path, '/')])
+	_, _, err = caughtUp(t, raw).Children("/kafka" + path[:strings.LastIndexByte(path, '/')])
 	require.ErrorIs(t, err, zk.ErrNoAuth, "the parents created along got the same ACL")
 
 	anon := dialSession(t, ctx, SessionConfig{Connect: c.ZKConnect()})
