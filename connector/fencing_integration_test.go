@@ -139,6 +139,23 @@ func TestFrozenMemberDeliversNothingOfLostPartitions(t *testing.T) {
 	topic := newTopic(t, c, 4, 200)
 	group := testcluster.UniqueName("g-frozen")
 	cfg := testConfig(c, group) // 4 s session
+	deferred := frozenMember(t, c, cfg, topic,
+		func(members int) { waitOwners(t, c, group, topic, 4, members) },
+		func() { time.Sleep(2*cfg.ZooKeeperSessionTimeout + time.Second) })
+	require.NotEmpty(t, deferred)
+}
+
+// frozenMember runs the frozen-member scenario of both modes on topic (4
+// partitions): a child process "frozen" and a connector "peer" in cfg's
+// group share it (waitMembers(2)) while messages are produced; the child
+// is stopped (SIGSTOP) for as long as whileFrozen waits, then woken, and
+// once both members share the topic again the production stops and every
+// message must be delivered. The woken member must not hand out a message
+// of a partition the peer took over before the peer's last delivery of it
+// (checkFrozenMemberDeferred, whose partitions it returns), and the peer
+// must lose nothing.
+func frozenMember(t *testing.T, c *testcluster.Cluster, cfg Config, topic string, waitMembers func(members int), whileFrozen func()) map[int32]time.Time {
+	t.Helper()
 	col := newCollector()
 	frozen := startChild(t, col, childSpec{Name: "frozen", Props: props(cfg), Topic: topic, Streams: 1})
 	peer := newConnector(t, cfg)
@@ -146,7 +163,7 @@ func TestFrozenMemberDeliversNothingOfLostPartitions(t *testing.T) {
 	streams, err := peer.CreateMessageStreams(ctx, map[string]int{topic: 1})
 	require.NoError(t, err)
 	col.read(ctx, "peer", streams[topic][0])
-	waitOwners(t, c, group, topic, 4, 2)
+	waitMembers(2)
 
 	stop := make(chan struct{})
 	var once sync.Once
@@ -156,22 +173,24 @@ func TestFrozenMemberDeliversNothingOfLostPartitions(t *testing.T) {
 	time.Sleep(time.Second)
 	stopped := time.Now()
 	require.NoError(t, frozen.cmd.Process.Signal(syscall.SIGSTOP))
-	time.Sleep(2*cfg.ZooKeeperSessionTimeout + time.Second)
+	whileFrozen()
 	resumed := time.Now()
 	require.NoError(t, frozen.cmd.Process.Signal(syscall.SIGCONT))
-	waitOwners(t, c, group, topic, 4, 2)
+	t.Logf("frozen for %v", resumed.Sub(stopped).Round(time.Millisecond))
+	waitMembers(2)
 	time.Sleep(2 * time.Second)
 	stopProducing()
 	n := <-produced
 	rs := col.waitAll(t, 0, n, 2*time.Minute)
 
-	require.NotEmpty(t, checkFrozenMemberDeferred(t, rs, stopped, resumed))
+	deferred := checkFrozenMemberDeferred(t, rs, stopped, resumed)
 	select {
 	case err := <-peer.Errors():
 		require.NotErrorIs(t, err, zkgroup.ErrOwnershipLost, "the peer lost nothing")
 	default:
 	}
 	frozen.leave(t)
+	return deferred
 }
 
 // checkFrozenMemberDeferred checks the deliveries rs of a member "frozen"

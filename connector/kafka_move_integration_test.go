@@ -2,8 +2,6 @@ package connector
 
 import (
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -11,7 +9,6 @@ import (
 
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testcluster"
 	"github.com/zkconsumer/zkconsumer/internal/testrig/testwait"
-	"github.com/zkconsumer/zkconsumer/internal/zkgroup"
 )
 
 // TestMoveOffZooKeeper is the end-to-end move: a group consuming through
@@ -87,41 +84,13 @@ func TestKafkaModeFrozenMemberDeliversNothingOfLostPartitions(t *testing.T) {
 	topic := newTopic(t, c, 4, 200)
 	group := testcluster.UniqueName("g-kfrozen")
 	cfg := kafkaConfig(c, group) // 6 s session
-	col := newCollector()
-	frozen := startChild(t, col, childSpec{Name: "frozen", Props: props(cfg), Topic: topic, Streams: 1})
-	peer := newConnector(t, cfg)
-	ctx := testwait.Context(t, 3*time.Minute)
-	streams, err := peer.CreateMessageStreams(ctx, map[string]int{topic: 1})
-	require.NoError(t, err)
-	col.read(ctx, "peer", streams[topic][0])
-	waitGroup(t, c, group, topic, 4, 2)
-
-	stop := make(chan struct{})
-	var once sync.Once
-	stopProducing := func() { once.Do(func() { close(stop) }) }
-	defer stopProducing()
-	produced := produceWhile(t, c, topic, 200, 8, 50*time.Millisecond, stop)
-	time.Sleep(time.Second)
-	stopped := time.Now()
-	require.NoError(t, frozen.cmd.Process.Signal(syscall.SIGSTOP))
-	waitGroup(t, c, group, topic, 4, 1) // the coordinator removed the frozen member
-	time.Sleep(time.Second)
-	resumed := time.Now()
-	require.NoError(t, frozen.cmd.Process.Signal(syscall.SIGCONT))
-	t.Logf("frozen for %v", resumed.Sub(stopped).Round(time.Millisecond))
-	waitGroup(t, c, group, topic, 4, 2)
-	time.Sleep(2 * time.Second)
-	stopProducing()
-	n := <-produced
-	rs := col.waitAll(t, 0, n, 2*time.Minute)
-
-	require.Len(t, checkFrozenMemberDeferred(t, rs, stopped, resumed), 4, "the peer took every partition over")
-	select {
-	case err := <-peer.Errors():
-		require.NotErrorIs(t, err, zkgroup.ErrOwnershipLost, "the peer lost nothing")
-	default:
-	}
-	frozen.leave(t)
+	deferred := frozenMember(t, c, cfg, topic,
+		func(members int) { waitGroup(t, c, group, topic, 4, members) },
+		func() {
+			waitGroup(t, c, group, topic, 4, 1) // the coordinator removed the frozen member
+			time.Sleep(time.Second)
+		})
+	require.Len(t, deferred, 4, "the peer took every partition over")
 }
 
 // TestKafkaModeStalledReaderLeavesGroup: a stream whose reader stops
