@@ -42,6 +42,9 @@ func TestRegistrationCacheReadsOnlyWhatChanged(t *testing.T) {
 	register(s, a, map[string]int{t1: 1})
 	register(w, b, map[string]int{t1: 1})
 	register(w, m3, map[string]int{t1: 1})
+	// s reads what w wrote through another server of the ensemble: it
+	// catches up with the leader first.
+	require.NoError(t, s.Sync(ctx, ids))
 
 	var ops opCounter
 	cache := newRegistrationCache(group)
@@ -115,6 +118,9 @@ func TestRegistrationCacheKeepsPartitionMapsAndListing(t *testing.T) {
 	}
 	a, b := group+"_a", group+"_b"
 	register(s, a)
+	// The broker wrote the topic's partition map through its own
+	// session: s catches up with the leader before reading it.
+	require.NoError(t, s.Sync(ctx, zkbrokers.TopicPath(topic)))
 
 	var ops opCounter
 	cache := newRegistrationCache(group)
