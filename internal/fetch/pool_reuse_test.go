@@ -2,6 +2,7 @@ package fetch
 
 import (
 	"bytes"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -36,14 +37,21 @@ func TestRecycledLZ4PayloadsReuseTheirBuffers(t *testing.T) {
 	}
 	require.Equal(t, int64(cap(first.b)), p.free, "the free list holds the one buffer in use")
 
-	allocs := testing.AllocsPerRun(50, func() {
-		_, pb, err := decompressPooled(p, codecLZ4, frame, limit)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pb.release()
-	})
-	require.LessOrEqual(t, allocs, 2.0, "allocations per payload of unknown size")
+	// AllocsPerRun counts every allocation in the process, and goroutines
+	// an earlier test left winding down allocate too: beside a busy test
+	// binary one run counted 3. Others can only add, so the least of a
+	// few runs is the payload's own count.
+	least := math.Inf(1)
+	for range 5 {
+		least = min(least, testing.AllocsPerRun(50, func() {
+			_, pb, err := decompressPooled(p, codecLZ4, frame, limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pb.release()
+		}))
+	}
+	require.LessOrEqual(t, least, 2.0, "allocations per payload of unknown size")
 }
 
 // TestRecycledPayloadOfKnownSizeTakesAFittingBuffer: a payload that
