@@ -3,9 +3,12 @@ package connector
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
+	"net"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -181,9 +184,15 @@ func testKeptPartitionsFlow(t *testing.T, c *testcluster.Cluster, event string, 
 	streams, err := a.CreateMessageStreams(ctx, map[string]int{topic: 1})
 	require.NoError(t, err)
 	log.read(ctx, "a", streams[topic][0])
+	// B's ZooKeeper dials are refused while held: after its session
+	// expires, B must not register again before A's rebalance has read
+	// the group without it, or A gains nothing and there is no step to
+	// hold.
+	var held atomic.Bool
 	startB := func() (*ConsumerConnector, *testcluster.SessionTap) {
 		tap := &testcluster.SessionTap{}
-		b := newConnector(t, cfgB, WithDialer(tap.DialerFor(c.ZKServers())))
+		d := heldDialer{next: tap.DialerFor(c.ZKServers()), zk: c.ZKServers(), held: &held}
+		b := newConnector(t, cfgB, WithDialer(d))
 		streams, err := b.CreateMessageStreams(ctx, map[string]int{topic: 1})
 		require.NoError(t, err)
 		log.read(ctx, "b", streams[topic][0])
@@ -209,6 +218,7 @@ func testKeptPartitionsFlow(t *testing.T, c *testcluster.Cluster, event string, 
 		if event == "leave" {
 			require.NoError(t, b.Shutdown(ctx))
 		} else {
+			held.Store(true)
 			require.NoError(t, tap.Expire())
 		}
 	}
@@ -218,6 +228,7 @@ func testKeptPartitionsFlow(t *testing.T, c *testcluster.Cluster, event string, 
 	case <-ctx.Done():
 		t.Fatal("the listener was never called at the step that holds the rebalance")
 	}
+	held.Store(false)
 	// Leave the first and last moments of the hold out: the kept
 	// partitions must flow in the middle of it.
 	during := log.count("a", []int32{0, 1}, pause[0].Add(300*time.Millisecond), pause[1].Add(-100*time.Millisecond))
@@ -266,4 +277,18 @@ func testKeptPartitionsFlow(t *testing.T, c *testcluster.Cluster, event string, 
 		require.NoError(t, b.Shutdown(ctx))
 	}
 	require.NoError(t, a.Shutdown(ctx))
+}
+
+// heldDialer dials through next, but refuses ZooKeeper dials while held.
+type heldDialer struct {
+	next *testcluster.TapDialer
+	zk   []string
+	held *atomic.Bool
+}
+
+func (d heldDialer) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
+	if d.held.Load() && slices.Contains(d.zk, address) {
+		return nil, fmt.Errorf("test holds dials to ZooKeeper %s", address)
+	}
+	return d.next.DialContext(ctx, network, address)
 }
