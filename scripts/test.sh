@@ -33,6 +33,34 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 testinfra/fetch-jars.sh
+go build -o .cache/zkcluster ./internal/testrig/cmd/zkcluster
+zkcluster=.cache/zkcluster
+
+# The clusters start in the background while the modules are built, vetted
+# and the offline checks run; one trap stops whichever clusters this
+# script started, once their start has ended.
+state=.cache/test-cluster
+kraft_state=.cache/test-kraft
+stop=()
+starting=()
+trap 'wait "${starting[@]}" 2>/dev/null; for s in "${stop[@]}"; do "$zkcluster" -state "$s" down; done' EXIT
+start_cluster() { # state dir, then zkcluster up's flags
+  local s=$1
+  shift
+  # A leftover from an interrupted run would block the start.
+  "$zkcluster" -state "$s" down >/dev/null 2>&1 || true
+  stop+=("$s")
+  "$zkcluster" -state "$s" up "$@" >"$s.log" 2>&1 &
+  starting+=($!)
+}
+mkdir -p .cache
+if [[ -z "${ZOOKEEPER_CONNECT:-}" ]]; then
+  start_cluster "$state" -brokers 1 -zookeepers 3
+fi
+if [[ -z "${KRAFT_BROKERS:-}" ]]; then
+  start_cluster "$kraft_state" -kraft -brokers 1
+fi
+
 go build ./...
 go vet ./...
 (cd plugin/prometheus && go build ./... && go vet ./...)
@@ -42,26 +70,22 @@ for m in scripts/gettable plugin/prometheus/monitoring/check; do
 done
 (cd scripts/exporters && GOWORK=off go vet ./...)
 
-state=.cache/test-cluster
-kraft_state=.cache/test-kraft
-# One trap stops whichever clusters this script started.
-stop=()
-trap 'for s in "${stop[@]}"; do go run ./internal/testrig/cmd/zkcluster -state "$s" down; done' EXIT
+for pid in "${starting[@]}"; do
+  if ! wait "$pid"; then
+    cat .cache/test-cluster.log .cache/test-kraft.log 2>/dev/null >&2
+    echo "test.sh: a test cluster did not start" >&2
+    exit 1
+  fi
+done
+starting=()
 if [[ -z "${ZOOKEEPER_CONNECT:-}" ]]; then
-  # A leftover from an interrupted run would block the start.
-  go run ./internal/testrig/cmd/zkcluster -state "$state" down >/dev/null 2>&1 || true
-  stop+=("$state")
-  go run ./internal/testrig/cmd/zkcluster -state "$state" up -brokers 1 -zookeepers 3 >/dev/null
   set -a; source "$state/env"; set +a
 fi
 if [[ -z "${KRAFT_BROKERS:-}" ]]; then
-  go run ./internal/testrig/cmd/zkcluster -state "$kraft_state" down >/dev/null 2>&1 || true
-  stop+=("$kraft_state")
-  go run ./internal/testrig/cmd/zkcluster -state "$kraft_state" up -kraft -brokers 1 >/dev/null
   set -a; source "$kraft_state/env"; set +a
 fi
 echo "test.sh: integration tests use ZOOKEEPER_CONNECT=$ZOOKEEPER_CONNECT KAFKA_BROKERS=$KAFKA_BROKERS KRAFT_BROKERS=$KRAFT_BROKERS"
-go run ./internal/testrig/cmd/zkcluster info
+"$zkcluster" info
 
 # One go test for the core and the two workspace modules built against it
 # (chaos, plugin/prometheus), so that their packages share the lanes go
