@@ -68,6 +68,7 @@ func newConnectorLax(t *testing.T, cfg Config) *ConsumerConnector {
 // assignment in silence, and heartbeats and metadata checks failed
 // silently.)
 func TestKafkaModeRefusalsAndOutagesAreReported(t *testing.T) {
+	oneAtATime(t)
 	c := testcluster.Private(t, testcluster.Options{KRaft: true, BrokerProperties: map[string]string{
 		"authorizer.class.name":          "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
 		"allow.everyone.if.no.acl.found": "true",

@@ -88,6 +88,7 @@ func throughProxy(t *testing.T, c *testcluster.Cluster, cfg Config) (Config, *te
 // re-reading what it had consumed (before the lease, a grace timer
 // dropped the generation and the member re-read from the last commit).
 func TestCutOffMemberPausesDeliveryAndKeepsItsSession(t *testing.T) {
+	oneAtATime(t)
 	c := testcluster.Shared(t)
 	topic := newTopic(t, c, 2, 100)
 	group := testcluster.UniqueName("g-cut")
@@ -135,6 +136,7 @@ func TestCutOffMemberPausesDeliveryAndKeepsItsSession(t *testing.T) {
 // the freeze, whatever answers wait in its sockets. It rejoins, and the
 // group converges; every message is delivered.
 func TestFrozenMemberDeliversNothingOfLostPartitions(t *testing.T) {
+	oneAtATime(t)
 	c := testcluster.Shared(t)
 	topic := newTopic(t, c, 4, 200)
 	group := testcluster.UniqueName("g-frozen")
@@ -220,6 +222,7 @@ func checkFrozenMemberDeferred(t *testing.T, rs []record, stopped, resumed time.
 // that never ends must still return when ZooKeeper does not answer; it used
 // to wait forever to release the owner nodes.
 func TestShutdownReturnsWhileZooKeeperIsUnreachable(t *testing.T) {
+	oneAtATime(t)
 	c := testcluster.Shared(t)
 	topic := newTopic(t, c, 2, 50)
 	group := testcluster.UniqueName("g-shut-cut")

@@ -69,6 +69,7 @@ func (d *brokerProxies) links() int {
 // lease used to signal renewals and revocations only, so the commit waited
 // for its answer and returned nil once the path healed.
 func TestKafkaCommitCutOffWhenZooKeeperLeaseLapses(t *testing.T) {
+	oneAtATime(t)
 	c := testcluster.Shared(t)
 	ctx := testwait.Context(t, 3*time.Minute)
 	topic := newTopic(t, c, 1, 0)

@@ -19,6 +19,7 @@ import (
 // consumed offset committed. (The roundrobin chaos topology found Shutdown
 // failing here, the offsets left behind.)
 func TestLastCommitCutByALapsedLeaseIsMadeAgain(t *testing.T) {
+	oneAtATime(t)
 	c := testcluster.Shared(t)
 	ctx := testwait.Context(t, 3*time.Minute)
 	const n = 50

@@ -153,6 +153,7 @@ func (l *pausingListener) BeforeStartingFetchers(_ context.Context, _ *ConsumerC
 // told about the moved partitions only, no message is lost, and the group
 // ends with every partition delivered by its new owner.
 func TestKeptPartitionsFlowDuringRebalance(t *testing.T) {
+	oneAtATime(t)
 	c := testcluster.Shared(t)
 	for _, event := range []string{"join", "leave", "expiry"} {
 		for _, protocol := range []RebalanceProtocol{RebalanceCooperative, RebalanceEager} {

@@ -27,6 +27,7 @@ import (
 // the moved partitions end up delivered by their new owner alone, and no
 // message is lost.
 func TestKafkaCooperativeKeptPartitionsFlow(t *testing.T) {
+	oneAtATime(t)
 	c := testcluster.Shared(t)
 	for _, event := range []string{"join", "leave"} {
 		for _, strategy := range []AssignmentStrategy{StrategyCooperativeSticky, StrategyRange} {

@@ -80,6 +80,7 @@ func TestMoveOffZooKeeper(t *testing.T) {
 // its lease counts from heartbeats sent before the freeze, whatever
 // answers wait in its sockets. It rejoins and the group converges.
 func TestKafkaModeFrozenMemberDeliversNothingOfLostPartitions(t *testing.T) {
+	oneAtATime(t)
 	c := testcluster.SharedKRaft(t)
 	topic := newTopic(t, c, 4, 200)
 	group := testcluster.UniqueName("g-kfrozen")

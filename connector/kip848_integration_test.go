@@ -350,6 +350,7 @@ func checkOneOwnerAtATime(t *testing.T, rs []record) {
 // When the second leaves, the first takes everything back without
 // releasing anything. Every message is read exactly once.
 func TestConsumerProtocolTwoMembers(t *testing.T) {
+	oneAtATime(t)
 	c := testcluster.SharedKRaft(t)
 	const parts = 6
 	topic := newTopic(t, c, parts, 60)
