@@ -97,13 +97,13 @@ if [[ -z "${ZOOKEEPER_CONNECT:-}" ]]; then
   stops+=("$state")
   # One ZooKeeper server, as when BENCHMARKS.md's figures were measured
   # (an ensemble adds two JVMs on the 2 cores and quorum writes).
-  go run ./internal/testrig/cmd/zkcluster -state "$state" up -brokers 1 -zookeepers 1 >/dev/null
+  go run ./internal/testrig/cmd/zkcluster -state "$state" up -full-jit -brokers 1 -zookeepers 1 >/dev/null
   set -a; source "$state/env"; set +a
 fi
 if [[ "$BENCH_REBALANCE" == 1 && -z "${KRAFT_BROKERS:-}" ]]; then
   go run ./internal/testrig/cmd/zkcluster -state "$kstate" down -kraft >/dev/null 2>&1 || true
   stops+=("$kstate")
-  go run ./internal/testrig/cmd/zkcluster -state "$kstate" up -kraft -brokers 1 >/dev/null
+  go run ./internal/testrig/cmd/zkcluster -state "$kstate" up -full-jit -kraft -brokers 1 >/dev/null
   set -a; source "$kstate/env"; set +a
 fi
 

@@ -53,7 +53,7 @@ func (c *Cluster) addKafkaServer(name, dir, cp, logFlag string, id, port int, ad
 		name:    name,
 		detach:  c.opts.Detach,
 		logPath: filepath.Join(dir, "server.log"),
-		args:    append(serverJVMFlags("512m", logFlag, dir), "-cp", cp, "kafka.Kafka", cfg),
+		args:    append(c.serverJVMFlags("512m", logFlag, dir), "-cp", cp, "kafka.Kafka", cfg),
 	}})
 	c.brokerAddrs = append(c.brokerAddrs, addr)
 	return cfg, nil

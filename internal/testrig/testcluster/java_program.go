@@ -46,7 +46,7 @@ func ClientProgram(ctx context.Context, release, source string, args ...string) 
 	if err != nil {
 		return nil, err
 	}
-	jargs := append([]string{"-Xms64m", "-Xmx512m", "-XX:-UsePerfData", logFlag,
+	jargs := append([]string{"-Xms64m", "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData", logFlag,
 		"-cp", filepath.Join(lib, "*"), src}, args...)
 	cmd := exec.CommandContext(ctx, "java", jargs...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}

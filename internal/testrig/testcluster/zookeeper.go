@@ -145,7 +145,7 @@ func (c *Cluster) addZooKeeperServer(cp, log4j string, i int, ports []zkPorts) e
 	if err := writeProperties(cfg, props); err != nil {
 		return err
 	}
-	flags := jvmFlags("256m", log4j, dir)
+	flags := c.jvmFlags("256m", log4j, dir)
 	// A server that lost its peers retries them at most every 2 s (60 s by
 	// default), so that a healed server rejoins promptly.
 	flags = append(flags, "-Dzookeeper.fastleader.maxNotificationInterval=2000")

@@ -3,11 +3,12 @@
 // with -kraft, Apache Kafka 4.x nodes in KRaft mode (no ZooKeeper), running
 // as JVMs from the jars testinfra/fetch-jars.sh resolves.
 //
-//	zkcluster [-state DIR] up [-brokers N] [-zookeepers Z]
+//	zkcluster [-state DIR] up [-brokers N] [-zookeepers Z] [-full-jit]
 //	                                         start in the background, print the settings
 //	                                         (ZOOKEEPER_CONNECT listing every ZooKeeper
 //	                                         server, KAFKA_BROKERS); Z ZooKeeper servers,
-//	                                         default 3 (an ensemble), 1 for a single one
+//	                                         default 3 (an ensemble), 1 for a single one;
+//	                                         -full-jit: JVMs with both compilers (benchmarks)
 //	zkcluster [-state DIR] up -kraft [-brokers N] [-controllers K]
 //	                                         the same for N Kafka 4 KRaft nodes, the first K
 //	                                         (default all) also controllers (KRAFT_BROKERS)
@@ -64,7 +65,9 @@ func run(args []string) error {
 	fl := flag.NewFlagSet(args[0], flag.ContinueOnError)
 	kraft := fl.Bool("kraft", false, "a Kafka 4 cluster in KRaft mode, without ZooKeeper")
 	var brokers, controllers, zookeepers *int
+	fullJIT := new(bool)
 	if args[0] == "up" {
+		fullJIT = fl.Bool("full-jit", false, "run the JVMs with both of HotSpot's compilers, as production does (for benchmarks); tests' clusters stop at C1, which costs less CPU")
 		brokers = fl.Int("brokers", 1, "number of Kafka brokers (KRaft nodes)")
 		zookeepers = fl.Int("zookeepers", 3, "number of ZooKeeper servers: 3 or 5 for an ensemble, 1 for a single server (ignored with -kraft)")
 		controllers = fl.Int("controllers", 0, "with -kraft: how many nodes are also controllers (0: all)")
@@ -88,7 +91,7 @@ func run(args []string) error {
 		if *kraft {
 			nzk = 0
 		}
-		c, err := testcluster.Start(ctx, testcluster.Options{Brokers: *brokers, KRaft: *kraft, Controllers: *controllers, ZooKeeperServers: nzk, Detach: true,
+		c, err := testcluster.Start(ctx, testcluster.Options{Brokers: *brokers, KRaft: *kraft, Controllers: *controllers, ZooKeeperServers: nzk, Detach: true, FullJIT: *fullJIT,
 			Logf: func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) }})
 		if err != nil {
 			return err
