@@ -243,6 +243,7 @@ func (r *runner) scala(ctx context.Context, d *dataset) (*result, error) {
 	if err != nil {
 		return nil, err
 	}
+	productionJVM(cmd)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	elapsed, _, hwm, err := runTimed(cmd, false)
@@ -350,4 +351,22 @@ func machine() string {
 		cpus = strings.Count(string(b), "processor\t:")
 	}
 	return fmt.Sprintf("%d CPUs, %s", cpus, model)
+}
+
+// productionJVM gives a tool's JVM the settings Kafka's scripts give it
+// (kafka-run-class.sh: G1, both of HotSpot's compilers) instead of the
+// serial collector and first compiler only that tests start tools with,
+// so that the peer is measured as its users run it.
+func productionJVM(cmd *exec.Cmd) {
+	args := cmd.Args[:1:1]
+	for _, a := range cmd.Args[1:] {
+		switch a {
+		case "-XX:TieredStopAtLevel=1":
+		case "-XX:+UseSerialGC":
+			args = append(args, "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-XX:InitiatingHeapOccupancyPercent=35")
+		default:
+			args = append(args, a)
+		}
+	}
+	cmd.Args = args
 }
