@@ -63,6 +63,10 @@ type Config struct {
 	CommandLine string
 	// Logger receives the driver's progress; discarded if nil.
 	Logger *slog.Logger
+	// FullJIT runs the cluster's JVMs with both of HotSpot's compilers, as
+	// production does (testcluster.Options.FullJIT): the full runs of
+	// make chaos do; the short run of make test saves the CPU.
+	FullJIT bool
 }
 
 // DefaultConfig is the full run of one topology in make chaos: a million
@@ -84,6 +88,7 @@ func DefaultConfig(t Topology) Config {
 		DrainTimeout:     3 * time.Minute,
 		SettleTimeout:    90 * time.Second,
 		ExitTimeout:      30 * time.Second,
+		FullJIT:          true,
 	}
 }
 
@@ -105,6 +110,7 @@ func ShortConfigOf(t Topology) Config {
 	c.Duration = 60 * time.Second
 	c.DrainTimeout = 2 * time.Minute
 	c.SettleTimeout = 90 * time.Second
+	c.FullJIT = false
 	c.Kinds = []FaultKind{
 		MemberKill, MemberStop, MemberLeave,
 		MemberZKCutExpiry, MemberBrokerCutShort,

@@ -701,7 +701,7 @@ func clusterOptions(cfg Config) testcluster.Options {
 		"offsets.topic.segment.bytes": "1073741824",
 	}
 	if !cfg.Topology.kraft() {
-		return testcluster.Options{Brokers: brokers, ZooKeeperServers: cfg.ZooKeeperServers, BrokerProperties: props}
+		return testcluster.Options{Brokers: brokers, ZooKeeperServers: cfg.ZooKeeperServers, BrokerProperties: props, FullJIT: cfg.FullJIT}
 	}
 	// With the consumer protocol the session timeout and the heartbeat
 	// interval are the broker's: the broker's default and minimum are the
@@ -714,5 +714,5 @@ func clusterOptions(cfg Config) testcluster.Options {
 	props["group.consumer.max.session.timeout.ms"] = strconv.FormatInt(max(60_000, session), 10)
 	props["group.consumer.min.heartbeat.interval.ms"] = strconv.FormatInt(heartbeat, 10)
 	props["group.consumer.heartbeat.interval.ms"] = strconv.FormatInt(heartbeat, 10)
-	return testcluster.Options{KRaft: true, Brokers: brokers, Controllers: brokers, BrokerProperties: props}
+	return testcluster.Options{KRaft: true, Brokers: brokers, Controllers: brokers, BrokerProperties: props, FullJIT: cfg.FullJIT}
 }
