@@ -25,8 +25,7 @@
 # a local file-based module proxy and builds a program against it,
 # offline); plugin/prometheus/monitoring/check checks the plugin's alerting
 # rules, recording rules and Grafana dashboard with Prometheus's own rule
-# parser and PromQL engine; both need no cluster and run beside the
-# integration tests, at a lower priority.
+# parser and PromQL engine; both run while the clusters start.
 # scripts/exporters needs the cluster: it reads a group zkconsumer
 # committed with kazoo-go, the library kafka_exporter's ZooKeeper lag reads
 # groups with, as kafka_exporter does; it runs after the plugin's tests.
@@ -66,9 +65,10 @@ go build ./...
 go vet ./...
 (cd plugin/prometheus && go build ./... && go vet ./...)
 (cd chaos && go build ./... && go vet ./...)
-for m in scripts/gettable plugin/prometheus/monitoring/check scripts/exporters; do
-  (cd "$m" && GOWORK=off go vet ./...)
+for m in scripts/gettable plugin/prometheus/monitoring/check; do
+  (cd "$m" && GOWORK=off go vet ./... && GOWORK=off go test -count=1 ${GOTESTFLAGS:-} ./...)
 done
+(cd scripts/exporters && GOWORK=off go vet ./...)
 
 for pid in "${starting[@]}"; do
   if ! wait "$pid"; then
@@ -99,25 +99,5 @@ echo "test.sh: integration tests use ZOOKEEPER_CONNECT=$ZOOKEEPER_CONNECT KAFKA_
 # without starving a session's heartbeats.
 longest_first=(./connector ./internal/fetch ./cmd/zkconsumer-console-consumer ./internal/testrig/testcluster
   ./internal/kafkagroup ./internal/zksession ./chaos/... ./cmd/zkconsumer-groups ./internal/zkgroup)
-#
-# The two offline checks (gettable, the plugin's monitoring rules) need no
-# cluster: they run beside it at a lower priority, in the moments its
-# tests wait on the cluster, and report after it.
-offline_log=.cache/offline-checks.log
-(
-  for m in scripts/gettable plugin/prometheus/monitoring/check; do
-    (cd "$m" && GOWORK=off nice -n 10 go test -count=1 ${GOTESTFLAGS:-} ./...) || exit 1
-  done
-) >"$offline_log" 2>&1 &
-offline=$!
-status=0
-go test -race -count=1 -parallel 4 -timeout 40m ${GOTESTFLAGS:-} "${longest_first[@]}" ./... ./plugin/prometheus/... || status=$?
-offline_status=0
-wait "$offline" || offline_status=$?
-cat "$offline_log"
-if ((offline_status != 0)); then
-  echo "test.sh: the offline checks failed" >&2
-  status=1
-fi
-((status == 0)) || exit "$status"
+go test -race -count=1 -parallel 4 -timeout 40m ${GOTESTFLAGS:-} "${longest_first[@]}" ./... ./plugin/prometheus/...
 (cd scripts/exporters && GOWORK=off go test -race -count=1 -timeout 5m ${GOTESTFLAGS:-} ./...)
