@@ -72,7 +72,7 @@ done
 
 for pid in "${starting[@]}"; do
   if ! wait "$pid"; then
-    cat .cache/test-cluster.log .cache/test-kraft.log 2>/dev/null >&2
+    cat "$state.log" "$kraft_state.log" 2>/dev/null >&2
     echo "test.sh: a test cluster did not start" >&2
     exit 1
   fi
